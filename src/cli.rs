@@ -1,0 +1,225 @@
+//! The command line as clap sees it: every flag, its help text, its
+//! `RETRY_*` environment variable and its value parser. Cross-field rules
+//! (`--cap` below `--base`, overlapping code lists) live in `config`.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+use crate::codes::CodeSet;
+use crate::strategy::Jitter;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "retry",
+    version,
+    about = "Rerun a failing command with exponential backoff and jitter",
+    long_about = "Rerun a failing command with exponential backoff and jitter.\n\n\
+        Runs COMMAND; when its exit status is retryable, sleeps for a delay computed by the \
+        chosen jitter strategy and runs it again, up to --max-attempts times. The command's \
+        stdout and stderr pass through untouched; retry's own messages go to stderr. retry \
+        exits with the command's status, or 2 for bad usage, 124 for a timeout, 126/127 when \
+        the command cannot run and 128+N when ended by signal N.",
+    after_help = "Every option can also be set with an environment variable RETRY_<OPTION> \
+        (for example RETRY_BASE=200ms); a flag on the command line wins.",
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Backoff strategy for the sleep between attempts
+    #[arg(short, long, env = "RETRY_JITTER", value_enum, default_value_t = Jitter::Full)]
+    pub jitter: Jitter,
+
+    /// Base delay: the first sleep's ceiling
+    #[arg(short, long, env = "RETRY_BASE", value_name = "DURATION", default_value = "1s",
+          value_parser = crate::duration::parse)]
+    pub base: Duration,
+
+    /// The largest sleep
+    #[arg(short, long, env = "RETRY_CAP", value_name = "DURATION", default_value = "20s",
+          value_parser = crate::duration::parse)]
+    pub cap: Duration,
+
+    /// Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)
+    #[arg(short, long, env = "RETRY_FACTOR", value_name = "F", default_value = "2",
+          value_parser = parse_factor)]
+    pub factor: f64,
+
+    /// Total runs of COMMAND, the first included, or `unlimited`
+    #[arg(short = 'n', long, env = "RETRY_MAX_ATTEMPTS", value_name = "N|unlimited",
+          default_value = "5", value_parser = parse_attempts)]
+    pub max_attempts: Attempts,
+
+    /// Exit codes that are retried; any other failing code stops at once
+    /// [default: every code that is not a success]
+    #[arg(long, env = "RETRY_RETRY_ON", value_name = "CODES")]
+    pub retry_on: Option<CodeSet>,
+
+    /// Exit codes that stop at once, even if --retry-on covers them
+    #[arg(long, env = "RETRY_FATAL_ON", value_name = "CODES")]
+    pub fatal_on: Option<CodeSet>,
+
+    /// Exit codes that count as success
+    #[arg(long, env = "RETRY_SUCCESS_ON", value_name = "CODES", default_value = "0")]
+    pub success_on: CodeSet,
+
+    /// Limit for one attempt; on expiry the command and its descendants get
+    /// SIGTERM, then SIGKILL after --kill-after, and the attempt counts as
+    /// exit code 124
+    #[arg(short, long, env = "RETRY_TIMEOUT", value_name = "DURATION",
+          value_parser = crate::duration::parse)]
+    pub timeout: Option<Duration>,
+
+    /// Grace between SIGTERM and SIGKILL when an attempt is stopped
+    #[arg(long, env = "RETRY_KILL_AFTER", value_name = "DURATION", default_value = "5s",
+          value_parser = crate::duration::parse)]
+    pub kill_after: Duration,
+
+    /// Limit for the whole run: a sleep that would end past it is not taken,
+    /// and at the limit the running attempt is stopped as by --timeout
+    #[arg(short, long, env = "RETRY_MAX_TIME", value_name = "DURATION",
+          value_parser = crate::duration::parse)]
+    pub max_time: Option<Duration>,
+
+    /// Fixed random seed, for reproducible schedules and tests only: clients
+    /// sharing a seed sleep in lockstep, which defeats jitter
+    #[arg(long, env = "RETRY_SEED", value_name = "U64")]
+    pub seed: Option<u64>,
+
+    /// How retry's own log lines are written
+    #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// Log only when giving up
+    #[arg(short, long, env = "RETRY_QUIET", conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Also log each attempt's start and a first-try success
+    #[arg(short, long, env = "RETRY_VERBOSE")]
+    pub verbose: bool,
+
+    /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)
+    #[arg(short, long, env = "RETRY_SHELL")]
+    pub shell: bool,
+
+    /// Whether the command stays in the terminal's foreground process group
+    /// (so it can read the terminal) or gets a process group of its own (so
+    /// timeouts and signals reach all its descendants); `auto` picks the
+    /// foreground when stdin is a terminal and retry is in its foreground
+    #[arg(long, env = "RETRY_FOREGROUND", value_enum, default_value_t = Foreground::Auto,
+          value_name = "WHEN")]
+    pub foreground: Foreground,
+
+    /// The command to run and its arguments (`--` is needed only when COMMAND starts with `-`)
+    #[arg(value_name = "COMMAND", trailing_var_arg = true, required = true,
+          value_parser = clap::value_parser!(OsString))]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// One readable line per event
+    Text,
+    /// One JSON object per line
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Foreground {
+    /// Foreground when stdin is a terminal whose foreground group is retry's
+    Auto,
+    /// Always share retry's process group (interactive commands)
+    Always,
+    /// Always give the command a process group of its own
+    Never,
+}
+
+/// `--max-attempts`: a positive count or no limit at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attempts {
+    Limit(u32),
+    Unlimited,
+}
+
+impl Attempts {
+    /// Whether attempt number `attempt` (1-based) may be followed by another.
+    pub fn allows_after(self, attempt: u32) -> bool {
+        match self {
+            Attempts::Limit(max) => attempt < max,
+            Attempts::Unlimited => true,
+        }
+    }
+}
+
+impl std::fmt::Display for Attempts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Attempts::Limit(n) => write!(f, "{n}"),
+            Attempts::Unlimited => f.write_str("unlimited"),
+        }
+    }
+}
+
+fn parse_attempts(text: &str) -> Result<Attempts, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("unlimited") {
+        return Ok(Attempts::Unlimited);
+    }
+    match text.parse::<u32>() {
+        Ok(0) => Err("0 attempts would never run the command; for no limit use `unlimited`".into()),
+        Ok(n) => Ok(Attempts::Limit(n)),
+        Err(_) => Err("expected a positive whole number or `unlimited`".into()),
+    }
+}
+
+fn parse_factor(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 1.0 => Ok(f),
+        Ok(_) => Err("the factor must be a finite number of at least 1 (1 keeps the delay constant)".into()),
+        Err(_) => Err("expected a number such as `2` or `1.5`".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn attempts_accept_counts_and_unlimited() {
+        assert_eq!(parse_attempts("3"), Ok(Attempts::Limit(3)));
+        assert_eq!(parse_attempts("Unlimited"), Ok(Attempts::Unlimited));
+        assert!(parse_attempts("0").unwrap_err().contains("unlimited"));
+        assert!(parse_attempts("-1").is_err() && parse_attempts("many").is_err());
+    }
+
+    #[test]
+    fn attempts_limit_the_next_one() {
+        assert!(Attempts::Limit(2).allows_after(1));
+        assert!(!Attempts::Limit(2).allows_after(2));
+        assert!(Attempts::Unlimited.allows_after(u32::MAX));
+    }
+
+    #[test]
+    fn factor_must_be_finite_and_at_least_one() {
+        assert_eq!(parse_factor("1"), Ok(1.0));
+        assert_eq!(parse_factor("2.5"), Ok(2.5));
+        for bad in ["0.5", "inf", "NaN", "-2", "x"] {
+            assert!(parse_factor(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn command_after_options_keeps_its_own_flags() {
+        let cli = Cli::try_parse_from(["retry", "-n", "3", "curl", "-fsS", "--retry", "x"]).unwrap();
+        assert_eq!(cli.max_attempts, Attempts::Limit(3));
+        assert_eq!(cli.command, ["curl", "-fsS", "--retry", "x"]);
+        let dashed = Cli::try_parse_from(["retry", "--", "-weird", "-n"]).unwrap();
+        assert_eq!(dashed.command, ["-weird", "-n"]);
+    }
+}

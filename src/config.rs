@@ -1,0 +1,154 @@
+//! From what clap parsed to what a run needs: the cross-field rules that no
+//! single value parser can check, applied once, so the rest of the program
+//! only ever sees a valid `Config`.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::CommandFactory;
+use clap::error::ErrorKind;
+
+use crate::cli::{Attempts, Cli, Foreground, LogFormat};
+use crate::policy::Policy;
+use crate::strategy::Backoff;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
+
+#[derive(Debug)]
+pub struct Config {
+    pub backoff: Backoff,
+    pub attempts: Attempts,
+    pub policy: Policy,
+    pub timeout: Option<Duration>,
+    pub kill_after: Duration,
+    pub max_time: Option<Duration>,
+    pub seed: Option<u64>,
+    pub log_format: LogFormat,
+    pub verbosity: Verbosity,
+    pub foreground: Foreground,
+    /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
+    pub program: OsString,
+    pub args: Vec<OsString>,
+}
+
+impl Config {
+    pub fn from_cli(cli: Cli) -> Result<Self, clap::Error> {
+        if cli.cap < cli.base {
+            return Err(usage(format!(
+                "`--cap {}` is below `--base {}`: the cap must be at least the base",
+                humantime::format_duration(cli.cap),
+                humantime::format_duration(cli.base)
+            )));
+        }
+        if let Some(retry) = cli.retry_on {
+            let overlap = retry.intersection(&cli.success_on);
+            if !overlap.is_empty() {
+                return Err(usage(format!(
+                    "`--retry-on {retry}` and `--success-on {}` both list {overlap}: a code cannot be both",
+                    cli.success_on
+                )));
+            }
+        }
+        if let Some(fatal) = cli.fatal_on {
+            let overlap = fatal.intersection(&cli.success_on);
+            if !overlap.is_empty() {
+                return Err(usage(format!(
+                    "`--fatal-on {fatal}` and `--success-on {}` both list {overlap}: a code cannot be both",
+                    cli.success_on
+                )));
+            }
+        }
+        if cli.timeout == Some(Duration::ZERO) {
+            return Err(usage("`--timeout 0s` would stop every attempt before it starts; leave it out for no limit".into()));
+        }
+        if cli.max_time == Some(Duration::ZERO) {
+            return Err(usage("`--max-time 0s` would stop the run before it starts; leave it out for no limit".into()));
+        }
+
+        let mut words = cli.command.into_iter();
+        let (program, args) = if cli.shell {
+            let script = words.collect::<Vec<_>>().join(std::ffi::OsStr::new(" "));
+            ("/bin/sh".into(), vec!["-c".into(), script])
+        } else {
+            // clap guarantees at least one word.
+            (words.next().unwrap_or_default(), words.collect())
+        };
+
+        Ok(Config {
+            backoff: Backoff { jitter: cli.jitter, base: cli.base, cap: cli.cap, factor: cli.factor },
+            attempts: cli.max_attempts,
+            policy: Policy::new(cli.success_on, cli.retry_on, cli.fatal_on),
+            timeout: cli.timeout,
+            kill_after: cli.kill_after,
+            max_time: cli.max_time,
+            seed: cli.seed,
+            log_format: cli.log_format,
+            verbosity: match (cli.quiet, cli.verbose) {
+                (true, _) => Verbosity::Quiet,
+                (_, true) => Verbosity::Verbose,
+                _ => Verbosity::Normal,
+            },
+            foreground: cli.foreground,
+            program,
+            args,
+        })
+    }
+}
+
+/// A usage error in clap's own shape, so it is printed and exits like one.
+fn usage(message: String) -> clap::Error {
+    Cli::command().error(ErrorKind::ArgumentConflict, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> Result<Config, String> {
+        let cli = Cli::try_parse_from(["retry"].iter().chain(args)).map_err(|e| e.to_string())?;
+        Config::from_cli(cli).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn cap_below_base_is_refused() {
+        let err = config(&["--base", "2s", "--cap", "1s", "true"]).unwrap_err();
+        assert!(err.contains("--cap 1s") && err.contains("--base 2s"), "{err}");
+        assert!(config(&["--base", "1s", "--cap", "1s", "true"]).is_ok());
+    }
+
+    #[test]
+    fn overlapping_lists_are_refused() {
+        let err = config(&["--retry-on", "0-3", "true"]).unwrap_err();
+        assert!(err.contains("--retry-on 0-3") && err.contains("both list 0"), "{err}");
+        let err = config(&["--fatal-on", "2", "--success-on", "0,2", "true"]).unwrap_err();
+        assert!(err.contains("both list 2"), "{err}");
+    }
+
+    #[test]
+    fn zero_limits_are_refused() {
+        assert!(config(&["--timeout", "0s", "true"]).unwrap_err().contains("--timeout 0s"));
+        assert!(config(&["--max-time", "0ms", "true"]).unwrap_err().contains("--max-time 0s"));
+    }
+
+    #[test]
+    fn shell_mode_joins_words_into_one_script() {
+        let c = config(&["-s", "echo", "a|", "wc"]).unwrap();
+        assert_eq!(c.program, "/bin/sh");
+        assert_eq!(c.args, ["-c", "echo a| wc"]);
+        let c = config(&["echo", "a|", "wc"]).unwrap();
+        assert_eq!((c.program.as_os_str(), c.args.len()), ("echo".as_ref(), 2));
+    }
+
+    #[test]
+    fn quiet_and_verbose_choose_verbosity() {
+        assert_eq!(config(&["-q", "true"]).unwrap().verbosity, Verbosity::Quiet);
+        assert_eq!(config(&["-v", "true"]).unwrap().verbosity, Verbosity::Verbose);
+        assert!(config(&["-q", "-v", "true"]).is_err());
+    }
+}

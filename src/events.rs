@@ -1,0 +1,74 @@
+//! What happens during a run, as data: the runner emits these and `log`
+//! decides how (and whether) each is written.
+
+use crate::cli::Attempts;
+use crate::status::Status;
+use crate::strategy::{Jitter, Sleep};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// An attempt is about to start (shown with `--verbose`).
+    Starting { attempt: u32, limit: Attempts },
+    /// An attempt failed and the next one follows after `sleep`.
+    Retrying { attempt: u32, limit: Attempts, status: Status, sleep: Sleep, jitter: Jitter },
+    Succeeded { attempt: u32, limit: Attempts, status: Status },
+    GaveUp { attempt: u32, limit: Attempts, reason: GiveUp },
+}
+
+/// Why a run ended without success.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GiveUp {
+    /// The last allowed attempt failed.
+    Attempts(Status),
+    /// The code is listed in `--fatal-on`.
+    Fatal(Status),
+    /// The code is neither a success nor listed in `--retry-on`.
+    NotRetryable(Status),
+    /// `--max-time` ended the running attempt.
+    MaxTimeReached(Status),
+    /// The next sleep would have ended past `--max-time`.
+    MaxTimeAhead { status: Status, sleep_ms: u128 },
+    /// retry received this signal; `status` is the command's, if it was running.
+    Signal { signal: i32, status: Option<Status> },
+    /// The command could not be started.
+    Spawn { code: i32, message: String },
+}
+
+impl GiveUp {
+    /// The word of the `reason` field in JSON logs.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            GiveUp::Attempts(_) => "attempts",
+            GiveUp::Fatal(_) | GiveUp::NotRetryable(_) => "fatal",
+            GiveUp::MaxTimeReached(_) | GiveUp::MaxTimeAhead { .. } => "max_time",
+            GiveUp::Signal { .. } => "signal",
+            GiveUp::Spawn { .. } => "spawn",
+        }
+    }
+
+    /// retry's exit status for this ending.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            GiveUp::Attempts(s)
+            | GiveUp::Fatal(s)
+            | GiveUp::NotRetryable(s)
+            | GiveUp::MaxTimeReached(s)
+            | GiveUp::MaxTimeAhead { status: s, .. } => s.code,
+            GiveUp::Signal { signal, .. } => 128 + signal,
+            GiveUp::Spawn { code, .. } => *code,
+        }
+    }
+
+    /// The command's last status, where there was one.
+    pub fn status(&self) -> Option<Status> {
+        match self {
+            GiveUp::Attempts(s)
+            | GiveUp::Fatal(s)
+            | GiveUp::NotRetryable(s)
+            | GiveUp::MaxTimeReached(s)
+            | GiveUp::MaxTimeAhead { status: s, .. } => Some(*s),
+            GiveUp::Signal { status, .. } => *status,
+            GiveUp::Spawn { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! retry's own messages on stderr, as text or JSON lines. The command's
+//! output never passes through here. Writes ignore errors: a closed stderr
+//! must not turn into a panic or change the exit status.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use crate::cli::LogFormat;
+use crate::config::Verbosity;
+use crate::duration::millis;
+use crate::events::{Event, GiveUp};
+use crate::status::{Cause, Status, signal_name};
+
+pub struct Log {
+    format: LogFormat,
+    verbosity: Verbosity,
+}
+
+impl Log {
+    pub fn new(format: LogFormat, verbosity: Verbosity) -> Self {
+        Self { format, verbosity }
+    }
+
+    pub fn emit(&self, event: &Event) {
+        if !self.shows(event) {
+            return;
+        }
+        let text = match self.format {
+            LogFormat::Text => text(event),
+            LogFormat::Json => json(event),
+        };
+        // One write per event, so lines from retry never interleave mid-line.
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    }
+
+    fn shows(&self, event: &Event) -> bool {
+        match event {
+            Event::Starting { .. } => self.verbosity == Verbosity::Verbose,
+            Event::Retrying { .. } => self.verbosity >= Verbosity::Normal,
+            // A first-try success is silent: retry is invisible when nothing failed.
+            Event::Succeeded { attempt, .. } => {
+                self.verbosity == Verbosity::Verbose
+                    || (*attempt > 1 && self.verbosity >= Verbosity::Normal)
+            }
+            Event::GaveUp { .. } => true,
+        }
+    }
+}
+
+/// One line, in the spirit of the AWS article's sample output:
+/// `retry: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)`.
+pub fn text(event: &Event) -> String {
+    match event {
+        Event::Starting { attempt, limit } => format!("retry: attempt {attempt}/{limit} starting\n"),
+        Event::Retrying { attempt, limit, status, sleep, jitter } => format!(
+            "retry: attempt {attempt}/{limit} failed with {}; sleep: {} ms ({}, up to {} ms)\n",
+            status.describe(),
+            millis(sleep.duration),
+            jitter.label(),
+            millis(sleep.ceiling)
+        ),
+        Event::Succeeded { attempt, limit, .. } => {
+            format!("retry: attempt {attempt}/{limit} succeeded\n")
+        }
+        Event::GaveUp { attempt, limit, reason } => {
+            let why = match reason {
+                GiveUp::Attempts(s) => {
+                    format!("giving up after {attempt} attempts: the last failed with {}", s.describe())
+                }
+                GiveUp::Fatal(s) => format!(
+                    "giving up after attempt {attempt}/{limit}: {} is fatal (--fatal-on)",
+                    s.describe()
+                ),
+                GiveUp::NotRetryable(s) => format!(
+                    "giving up after attempt {attempt}/{limit}: {} is not retryable (--retry-on)",
+                    s.describe()
+                ),
+                GiveUp::MaxTimeReached(_) => {
+                    format!("giving up: --max-time reached during attempt {attempt}/{limit}")
+                }
+                GiveUp::MaxTimeAhead { status, sleep_ms } => format!(
+                    "giving up after attempt {attempt}/{limit} failed with {}: a sleep of {sleep_ms} ms would end past --max-time",
+                    status.describe()
+                ),
+                GiveUp::Signal { signal, .. } => format!(
+                    "interrupted by {} during attempt {attempt}/{limit}; exiting with {}",
+                    signal_name(*signal),
+                    reason.exit_code()
+                ),
+                GiveUp::Spawn { message, .. } => message.clone(),
+            };
+            format!("retry: {why}\n")
+        }
+    }
+}
+
+/// One JSON object per line. A failed attempt that is retried gives two
+/// lines, `attempt_failed` and `sleep`, so each event has one shape.
+pub fn json(event: &Event) -> String {
+    let mut out = String::new();
+    match event {
+        Event::Starting { attempt, limit } => {
+            let _ = writeln!(out, r#"{{"event":"attempt_started","attempt":{attempt},"max_attempts":{}}}"#, limit_json(limit));
+        }
+        Event::Retrying { attempt, limit, status, sleep, jitter } => {
+            let _ = writeln!(
+                out,
+                r#"{{"event":"attempt_failed","attempt":{attempt},"max_attempts":{},"exit_code":{}{}}}"#,
+                limit_json(limit),
+                status.code,
+                cause_json(status, "")
+            );
+            let _ = writeln!(
+                out,
+                r#"{{"event":"sleep","attempt":{attempt},"exit_code":{},"sleep_ms":{},"ceiling_ms":{},"strategy":"{}"}}"#,
+                status.code,
+                millis(sleep.duration),
+                millis(sleep.ceiling),
+                jitter.name()
+            );
+        }
+        Event::Succeeded { attempt, limit, status } => {
+            let _ = writeln!(
+                out,
+                r#"{{"event":"succeeded","attempt":{attempt},"max_attempts":{},"exit_code":{}}}"#,
+                limit_json(limit),
+                status.code
+            );
+        }
+        Event::GaveUp { attempt, limit, reason } => {
+            let code = reason.exit_code();
+            let _ = write!(
+                out,
+                r#"{{"event":"gave_up","attempt":{attempt},"max_attempts":{},"exit_code":{code},"reason":"{}""#,
+                limit_json(limit),
+                reason.reason()
+            );
+            if let Some(status) = reason.status() {
+                let _ = write!(out, r#","command_exit_code":{}{}"#, status.code, cause_json(&status, "command_"));
+            }
+            match reason {
+                GiveUp::Signal { signal, .. } => {
+                    let _ = write!(out, r#","signal":"{}""#, signal_name(*signal));
+                }
+                GiveUp::Spawn { message, .. } => {
+                    let _ = write!(out, r#","message":"{}""#, escape(message));
+                }
+                _ => {}
+            }
+            out.push_str("}\n");
+        }
+    }
+    out
+}
+
+fn limit_json(limit: &crate::cli::Attempts) -> String {
+    match limit {
+        crate::cli::Attempts::Limit(n) => n.to_string(),
+        crate::cli::Attempts::Unlimited => "null".into(),
+    }
+}
+
+/// The extra fields of a status that did not come from a plain exit.
+fn cause_json(status: &Status, prefix: &str) -> String {
+    match status.cause {
+        Cause::Exited => String::new(),
+        Cause::Signaled(signal) => format!(r#","{prefix}signal":"{}""#, signal_name(signal)),
+        Cause::TimedOut(_) => format!(r#","{prefix}timed_out":true"#),
+    }
+}
+
+/// JSON string escaping for the few free-text fields (a command name in a message).
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Attempts;
+    use crate::strategy::{Jitter, Sleep};
+    use std::time::Duration;
+
+    fn retrying() -> Event {
+        Event::Retrying {
+            attempt: 2,
+            limit: Attempts::Limit(5),
+            status: Status::exited(22),
+            sleep: Sleep { duration: Duration::from_micros(691_700), ceiling: Duration::from_secs(2) },
+            jitter: Jitter::Full,
+        }
+    }
+
+    #[test]
+    fn text_retry_line_matches_the_article_style() {
+        assert_eq!(
+            text(&retrying()),
+            "retry: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+        );
+    }
+
+    #[test]
+    fn json_retry_is_two_events() {
+        assert_eq!(
+            json(&retrying()),
+            "{\"event\":\"attempt_failed\",\"attempt\":2,\"max_attempts\":5,\"exit_code\":22}\n\
+             {\"event\":\"sleep\",\"attempt\":2,\"exit_code\":22,\"sleep_ms\":692,\"ceiling_ms\":2000,\"strategy\":\"full\"}\n"
+        );
+    }
+
+    #[test]
+    fn json_gave_up_names_reason_and_signal() {
+        let event = Event::GaveUp {
+            attempt: 1,
+            limit: Attempts::Unlimited,
+            reason: GiveUp::Signal { signal: 15, status: Some(Status::from_exit(std::os::unix::process::ExitStatusExt::from_raw(15))) },
+        };
+        assert_eq!(
+            json(&event),
+            "{\"event\":\"gave_up\",\"attempt\":1,\"max_attempts\":null,\"exit_code\":143,\"reason\":\"signal\",\"command_exit_code\":143,\"command_signal\":\"SIGTERM\",\"signal\":\"SIGTERM\"}\n"
+        );
+    }
+
+    #[test]
+    fn json_escapes_messages() {
+        assert_eq!(escape("a \"b\"\\\n"), "a \\\"b\\\"\\\\\\u000a");
+    }
+
+    #[test]
+    fn first_try_success_is_silent_unless_verbose() {
+        let ok = |attempt| Event::Succeeded { attempt, limit: Attempts::Limit(3), status: Status::exited(0) };
+        let normal = Log::new(LogFormat::Text, Verbosity::Normal);
+        assert!(!normal.shows(&ok(1)) && normal.shows(&ok(2)));
+        assert!(Log::new(LogFormat::Text, Verbosity::Verbose).shows(&ok(1)));
+        assert!(!Log::new(LogFormat::Text, Verbosity::Quiet).shows(&retrying()));
+    }
+}

@@ -1,0 +1,75 @@
+//! Judging one attempt's exit status against `--success-on`, `--fatal-on`
+//! and `--retry-on`. The order of the checks is the rule: success first,
+//! then fatal (which overrides retry), then retry; anything else stops.
+
+use crate::codes::CodeSet;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Success,
+    Retry,
+    /// Listed in `--fatal-on`.
+    Fatal,
+    /// Neither success nor listed in `--retry-on`.
+    NotRetryable,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    pub success: CodeSet,
+    pub retry: CodeSet,
+    pub fatal: CodeSet,
+}
+
+impl Policy {
+    /// `retry` defaults to every code that is not a success.
+    pub fn new(success: CodeSet, retry: Option<CodeSet>, fatal: Option<CodeSet>) -> Self {
+        let retry = retry.unwrap_or_else(|| success.complement());
+        Self { success, retry, fatal: fatal.unwrap_or_default() }
+    }
+
+    pub fn classify(&self, code: i32) -> Verdict {
+        if self.success.contains(code) {
+            Verdict::Success
+        } else if self.fatal.contains(code) {
+            Verdict::Fatal
+        } else if self.retry.contains(code) {
+            Verdict::Retry
+        } else {
+            Verdict::NotRetryable
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> CodeSet {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn defaults_retry_every_failure() {
+        let p = Policy::new(codes("0"), None, None);
+        assert_eq!(p.classify(0), Verdict::Success);
+        assert_eq!(p.classify(1), Verdict::Retry);
+        assert_eq!(p.classify(124), Verdict::Retry);
+        assert_eq!(p.classify(255), Verdict::Retry);
+    }
+
+    #[test]
+    fn fatal_overrides_retry() {
+        let p = Policy::new(codes("0"), Some(codes("1-10")), Some(codes("5")));
+        assert_eq!(p.classify(4), Verdict::Retry);
+        assert_eq!(p.classify(5), Verdict::Fatal);
+        assert_eq!(p.classify(11), Verdict::NotRetryable);
+    }
+
+    #[test]
+    fn extra_success_codes_are_not_retried_by_default() {
+        let p = Policy::new(codes("0,3"), None, None);
+        assert_eq!(p.classify(3), Verdict::Success);
+        assert_eq!(p.classify(4), Verdict::Retry);
+    }
+}

@@ -1,0 +1,354 @@
+//! The attempt loop: run, judge, sleep, run again. Everything that touches
+//! the outside world (clock, processes, signals) is behind `Host`, so this
+//! file holds only the rules and its tests run without a process or a sleep.
+//!
+//! ```text
+//!   ┌─> run attempt ──> success? ──yes──> exit with its status
+//!   │        │ no
+//!   │   fatal / not retryable / last attempt / max-time? ──yes──> give up
+//!   │        │ no
+//!   └── sleep (Schedule::next_sleep) <── a signal here gives up at once
+//! ```
+
+use std::time::Instant;
+
+use rand::Rng;
+
+use crate::cli::Attempts;
+use crate::config::Config;
+use crate::events::{Event, GiveUp};
+use crate::policy::Verdict;
+use crate::status::Status;
+use crate::strategy::Schedule;
+
+/// What an attempt needs to know about itself (exported to the child).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptInfo {
+    pub number: u32,
+    pub limit: Attempts,
+    pub previous_code: Option<i32>,
+}
+
+/// How one attempt ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    Exited(Status),
+    /// Stopped at the deadline it was given.
+    TimedOut,
+    /// retry received `signal`; the command was stopped and reaped.
+    Interrupted { signal: i32, status: Status },
+}
+
+/// The command could not be started (126 or 127).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpawnError {
+    pub code: i32,
+    pub message: String,
+}
+
+/// The outside world as the runner sees it.
+pub trait Host {
+    fn now(&self) -> Instant;
+    /// Runs one attempt to its end, stopping it at `deadline`.
+    fn run(&mut self, attempt: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError>;
+    /// Sleeps until `until`; returns the signal that cut it short, if any.
+    fn sleep_until(&mut self, until: Instant) -> Option<i32>;
+}
+
+/// Runs the loop to its end and returns retry's exit status.
+pub fn run<R: Rng>(
+    config: &Config,
+    host: &mut impl Host,
+    emit: &mut impl FnMut(&Event),
+    new_rng: impl FnOnce() -> R,
+) -> i32 {
+    let limit = config.attempts;
+    let run_deadline = config.max_time.map(|max| host.now() + max);
+    let mut schedule = Schedule::new(config.backoff);
+    // Seeded only when a first sleep is needed: a run that succeeds at once
+    // never pays for entropy.
+    let mut new_rng = Some(new_rng);
+    let mut rng: Option<R> = None;
+    let mut previous_code = None;
+    let mut number = 1;
+    loop {
+        emit(&Event::Starting { attempt: number, limit });
+        let info = AttemptInfo { number, limit, previous_code };
+        let attempt_deadline = config.timeout.map(|t| host.now() + t);
+        let deadline = earliest(attempt_deadline, run_deadline);
+        let give_up = |reason: GiveUp, emit: &mut dyn FnMut(&Event)| {
+            let code = reason.exit_code();
+            emit(&Event::GaveUp { attempt: number, limit, reason });
+            code
+        };
+
+        let ended = match host.run(info, deadline) {
+            Ok(ended) => ended,
+            Err(SpawnError { code, message }) => return give_up(GiveUp::Spawn { code, message }, emit),
+        };
+        let (status, max_time_hit) = match ended {
+            Ended::Exited(status) => (status, false),
+            Ended::TimedOut => {
+                let by_max_time = deadline.is_some() && deadline == run_deadline;
+                let limit = if by_max_time { config.max_time } else { config.timeout };
+                (Status::timed_out(limit.unwrap_or_default()), by_max_time)
+            }
+            Ended::Interrupted { signal, status } => {
+                return give_up(GiveUp::Signal { signal, status: Some(status) }, emit);
+            }
+        };
+
+        match config.policy.classify(status.code) {
+            Verdict::Success => {
+                emit(&Event::Succeeded { attempt: number, limit, status });
+                return status.code;
+            }
+            _ if max_time_hit => return give_up(GiveUp::MaxTimeReached(status), emit),
+            Verdict::Fatal => return give_up(GiveUp::Fatal(status), emit),
+            Verdict::NotRetryable => return give_up(GiveUp::NotRetryable(status), emit),
+            Verdict::Retry if !limit.allows_after(number) => {
+                return give_up(GiveUp::Attempts(status), emit);
+            }
+            Verdict::Retry => {}
+        }
+
+        let rng = rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
+        let sleep = schedule.next_sleep(rng);
+        let wake = host.now() + sleep.duration;
+        if run_deadline.is_some_and(|end| wake > end) {
+            let sleep_ms = crate::duration::millis(sleep.duration);
+            return give_up(GiveUp::MaxTimeAhead { status, sleep_ms }, emit);
+        }
+        emit(&Event::Retrying { attempt: number, limit, status, sleep, jitter: config.backoff.jitter });
+        if let Some(signal) = host.sleep_until(wake) {
+            return give_up(GiveUp::Signal { signal, status: None }, emit);
+        }
+        previous_code = Some(status.code);
+        number = number.saturating_add(1);
+    }
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use crate::cli::Cli;
+    use clap::Parser;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// A scripted world: each attempt takes `attempt_ms` of fake time and
+    /// ends as the next entry of `script` says; sleeps advance the clock.
+    struct FakeHost {
+        start: Instant,
+        elapsed: Duration,
+        script: Vec<Result<Ended, SpawnError>>,
+        attempt_ms: u64,
+        seen: Vec<AttemptInfo>,
+        sleeps: Vec<Duration>,
+        signal_in_sleep: Option<i32>,
+    }
+
+    impl FakeHost {
+        fn new(script: Vec<Result<Ended, SpawnError>>) -> Self {
+            Self {
+                start: Instant::now(),
+                elapsed: Duration::ZERO,
+                script,
+                attempt_ms: 1,
+                seen: vec![],
+                sleeps: vec![],
+                signal_in_sleep: None,
+            }
+        }
+    }
+
+    impl Host for FakeHost {
+        fn now(&self) -> Instant {
+            self.start + self.elapsed
+        }
+        fn run(&mut self, attempt: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError> {
+            self.seen.push(attempt);
+            let end = self.now() + MS * self.attempt_ms as u32;
+            if let Some(deadline) = deadline.filter(|d| *d < end) {
+                self.elapsed = deadline - self.start;
+                return Ok(Ended::TimedOut);
+            }
+            self.elapsed = end - self.start;
+            self.script.remove(0)
+        }
+        fn sleep_until(&mut self, until: Instant) -> Option<i32> {
+            self.sleeps.push(until - self.now());
+            if self.signal_in_sleep.is_some() {
+                return self.signal_in_sleep;
+            }
+            self.elapsed = until - self.start;
+            None
+        }
+    }
+
+    fn exit(code: i32) -> Result<Ended, SpawnError> {
+        Ok(Ended::Exited(Status::exited(code)))
+    }
+
+    fn config(args: &[&str]) -> Config {
+        let argv = ["retry", "--seed", "1"].iter().chain(args).chain(&["cmd"]);
+        Config::from_cli(Cli::try_parse_from(argv).unwrap()).unwrap()
+    }
+
+    fn run_with(config: &Config, host: &mut FakeHost) -> (i32, Vec<Event>) {
+        let mut events = vec![];
+        let code = run(config, host, &mut |e: &Event| events.push(e.clone()), || {
+            ChaCha8Rng::seed_from_u64(1)
+        });
+        events.retain(|e| !matches!(e, Event::Starting { .. }));
+        (code, events)
+    }
+
+    fn gave_up(events: &[Event]) -> &GiveUp {
+        match events.last() {
+            Some(Event::GaveUp { reason, .. }) => reason,
+            other => panic!("expected a give-up, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn first_success_runs_once_and_sleeps_never() {
+        let mut host = FakeHost::new(vec![exit(0)]);
+        let (code, events) = run_with(&config(&[]), &mut host);
+        assert_eq!(code, 0);
+        assert_eq!(host.seen.len(), 1);
+        assert!(host.sleeps.is_empty());
+        assert!(matches!(events[..], [Event::Succeeded { attempt: 1, .. }]));
+    }
+
+    #[test]
+    fn retries_until_success_with_the_schedules_sleeps() {
+        let mut host = FakeHost::new(vec![exit(1), exit(7), exit(0)]);
+        let c = config(&["--jitter", "none", "--base", "10ms"]);
+        let (code, events) = run_with(&c, &mut host);
+        assert_eq!(code, 0);
+        assert_eq!(host.sleeps, [MS * 10, MS * 20]);
+        let previous: Vec<_> = host.seen.iter().map(|a| (a.number, a.previous_code)).collect();
+        assert_eq!(previous, [(1, None), (2, Some(1)), (3, Some(7))]);
+        assert!(matches!(events.last(), Some(Event::Succeeded { attempt: 3, .. })));
+    }
+
+    #[test]
+    fn exhausted_attempts_exit_with_the_last_status() {
+        let mut host = FakeHost::new(vec![exit(1), exit(2), exit(3)]);
+        let (code, events) = run_with(&config(&["-n", "3", "--base", "1ms"]), &mut host);
+        assert_eq!(code, 3);
+        assert_eq!(host.seen.len(), 3);
+        assert_eq!(gave_up(&events), &GiveUp::Attempts(Status::exited(3)));
+    }
+
+    #[test]
+    fn fatal_and_unlisted_codes_stop_at_once() {
+        let c = config(&["--retry-on", "1-9", "--fatal-on", "5"]);
+        let mut host = FakeHost::new(vec![exit(5)]);
+        let (code, events) = run_with(&c, &mut host);
+        assert_eq!((code, host.seen.len()), (5, 1));
+        assert_eq!(gave_up(&events), &GiveUp::Fatal(Status::exited(5)));
+
+        let mut host = FakeHost::new(vec![exit(42)]);
+        let (code, events) = run_with(&c, &mut host);
+        assert_eq!((code, host.seen.len()), (42, 1));
+        assert_eq!(gave_up(&events), &GiveUp::NotRetryable(Status::exited(42)));
+    }
+
+    #[test]
+    fn timeout_is_124_and_retryable() {
+        let mut host = FakeHost::new(vec![exit(0)]);
+        host.attempt_ms = 50;
+        let c = config(&["--timeout", "10ms", "-n", "2", "--base", "1ms"]);
+        let (code, events) = run_with(&c, &mut host);
+        assert_eq!(code, 124);
+        assert_eq!(host.seen.len(), 2);
+        assert_eq!(gave_up(&events), &GiveUp::Attempts(Status::timed_out(MS * 10)));
+    }
+
+    #[test]
+    fn timeout_listed_as_fatal_stops() {
+        let mut host = FakeHost::new(vec![]);
+        host.attempt_ms = 50;
+        let c = config(&["--timeout", "10ms", "--fatal-on", "124"]);
+        let (code, _) = run_with(&c, &mut host);
+        assert_eq!((code, host.seen.len()), (124, 1));
+    }
+
+    #[test]
+    fn max_time_refuses_a_sleep_that_would_end_past_it() {
+        let mut host = FakeHost::new(vec![exit(1), exit(1), exit(1)]);
+        // Sleeps 100, 200: the second would end at ~302 ms, past 250 ms.
+        let c = config(&["--jitter", "none", "--base", "100ms", "--max-time", "250ms", "-n", "9"]);
+        let (code, events) = run_with(&c, &mut host);
+        assert_eq!(code, 1);
+        assert_eq!(host.seen.len(), 2);
+        assert_eq!(gave_up(&events), &GiveUp::MaxTimeAhead { status: Status::exited(1), sleep_ms: 200 });
+    }
+
+    #[test]
+    fn max_time_stops_the_running_attempt() {
+        let mut host = FakeHost::new(vec![]);
+        host.attempt_ms = 1000;
+        let c = config(&["--max-time", "30ms", "--timeout", "1h"]);
+        let (code, events) = run_with(&c, &mut host);
+        assert_eq!((code, host.seen.len()), (124, 1));
+        assert_eq!(gave_up(&events), &GiveUp::MaxTimeReached(Status::timed_out(MS * 30)));
+    }
+
+    #[test]
+    fn signal_during_sleep_ends_the_run() {
+        let mut host = FakeHost::new(vec![exit(1)]);
+        host.signal_in_sleep = Some(15);
+        let (code, events) = run_with(&config(&[]), &mut host);
+        assert_eq!((code, host.seen.len()), (143, 1));
+        assert_eq!(gave_up(&events), &GiveUp::Signal { signal: 15, status: None });
+    }
+
+    #[test]
+    fn signal_during_attempt_exits_128_plus_n() {
+        let status = Status::exited(0);
+        let mut host = FakeHost::new(vec![Ok(Ended::Interrupted { signal: 2, status })]);
+        let (code, _) = run_with(&config(&[]), &mut host);
+        assert_eq!((code, host.seen.len()), (130, 1));
+    }
+
+    #[test]
+    fn spawn_failure_is_not_retried() {
+        let err = SpawnError { code: 127, message: "not found".into() };
+        let mut host = FakeHost::new(vec![Err(err)]);
+        let (code, events) = run_with(&config(&[]), &mut host);
+        assert_eq!((code, host.seen.len()), (127, 1));
+        assert_eq!(gave_up(&events).reason(), "spawn");
+    }
+
+    #[test]
+    fn retry_events_carry_the_computed_sleep() {
+        let mut host = FakeHost::new(vec![exit(22), exit(0)]);
+        let (_, events) = run_with(&config(&["--jitter", "full", "--base", "2s"]), &mut host);
+        let Event::Retrying { attempt, sleep, status, .. } = &events[0] else { panic!("{events:?}") };
+        assert_eq!((*attempt, status.code), (1, 22));
+        assert_eq!(sleep.ceiling, Duration::from_secs(2));
+        assert_eq!(host.sleeps, [sleep.duration]);
+    }
+
+    #[test]
+    fn unlimited_keeps_going() {
+        let mut script: Vec<_> = (0..50).map(|_| exit(1)).collect();
+        script.push(exit(0));
+        let mut host = FakeHost::new(script);
+        let (code, _) = run_with(&config(&["-n", "unlimited", "--base", "0ms"]), &mut host);
+        assert_eq!((code, host.seen.len()), (0, 51));
+    }
+}

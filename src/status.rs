@@ -1,0 +1,90 @@
+//! One attempt's result as retry reports it: a single exit code (0..=255,
+//! or 128+N for death by signal N, as shells do) and how it came about.
+
+use std::process::ExitStatus;
+use std::time::Duration;
+
+/// The status `timeout(1)` uses for an attempt stopped at its limit.
+pub const TIMED_OUT: i32 = 124;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    Exited,
+    /// Killed by this signal number.
+    Signaled(i32),
+    /// Stopped by retry at `--timeout` or `--max-time`, after this long.
+    TimedOut(Duration),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status {
+    pub code: i32,
+    pub cause: Cause,
+}
+
+impl Status {
+    pub fn exited(code: i32) -> Self {
+        Self { code, cause: Cause::Exited }
+    }
+
+    pub fn timed_out(after: Duration) -> Self {
+        Self { code: TIMED_OUT, cause: Cause::TimedOut(after) }
+    }
+
+    pub fn from_exit(status: ExitStatus) -> Self {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Self::exited(code),
+            (None, Some(signal)) => Self { code: 128 + signal, cause: Cause::Signaled(signal) },
+            // Stopped or continued: not an end state; waitpid never reports them to us.
+            (None, None) => Self::exited(1),
+        }
+    }
+
+    /// "exit code 22", "signal 9 (SIGKILL), exit code 137", "timeout after 2s (exit code 124)".
+    pub fn describe(&self) -> String {
+        match self.cause {
+            Cause::Exited => format!("exit code {}", self.code),
+            Cause::Signaled(signal) => {
+                format!("signal {signal} ({}), exit code {}", signal_name(signal), self.code)
+            }
+            Cause::TimedOut(after) => {
+                format!("timeout after {} (exit code {})", humantime::format_duration(after), self.code)
+            }
+        }
+    }
+}
+
+/// `SIGTERM` for 15; the number itself for a signal nix does not know.
+pub fn signal_name(signal: i32) -> String {
+    nix::sys::signal::Signal::try_from(signal)
+        .map(|s| s.as_str().to_owned())
+        .unwrap_or_else(|_| format!("signal {signal}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn signal_death_is_128_plus_n() {
+        let status = Status::from_exit(ExitStatus::from_raw(9));
+        assert_eq!(status, Status { code: 137, cause: Cause::Signaled(9) });
+        assert_eq!(status.describe(), "signal 9 (SIGKILL), exit code 137");
+    }
+
+    #[test]
+    fn exit_codes_pass_through() {
+        let status = Status::from_exit(ExitStatus::from_raw(22 << 8));
+        assert_eq!(status, Status::exited(22));
+        assert_eq!(status.describe(), "exit code 22");
+    }
+
+    #[test]
+    fn timeouts_are_124() {
+        let status = Status::timed_out(Duration::from_secs(2));
+        assert_eq!(status.code, 124);
+        assert_eq!(status.describe(), "timeout after 2s (exit code 124)");
+    }
+}

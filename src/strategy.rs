@@ -1,0 +1,320 @@
+//! The four backoff strategies of the AWS Architecture Blog's "Exponential
+//! Backoff And Jitter", as pure functions of (retry number, previous sleep,
+//! random source). No clock and no global RNG: the runner, `--plan` and the
+//! tests all drive the very same code with the generator they choose.
+//!
+//! `n` counts retries from 0: the sleep after the first failed attempt uses
+//! `n = 0`, so its ceiling is `min(cap, base)`.
+
+use std::time::Duration;
+
+use rand::{Rng, RngExt};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Jitter {
+    /// sleep = min(cap, base * factor^n)
+    None,
+    /// sleep = random_between(0, min(cap, base * factor^n))
+    Full,
+    /// t = min(cap, base * factor^n); sleep = t/2 + random_between(0, t/2)
+    Equal,
+    /// sleep = min(cap, random_between(base, previous sleep * 3))
+    Decorrelated,
+}
+
+impl Jitter {
+    /// The word used in `--jitter` and in JSON logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Jitter::None => "none",
+            Jitter::Full => "full",
+            Jitter::Equal => "equal",
+            Jitter::Decorrelated => "decorrelated",
+        }
+    }
+
+    /// How a text log line names it: "full jitter", "no jitter".
+    pub fn label(self) -> &'static str {
+        match self {
+            Jitter::None => "no jitter",
+            Jitter::Full => "full jitter",
+            Jitter::Equal => "equal jitter",
+            Jitter::Decorrelated => "decorrelated jitter",
+        }
+    }
+}
+
+/// The parameters of a backoff schedule, validated by `config`
+/// (`cap >= base`, `factor >= 1` and finite).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backoff {
+    pub jitter: Jitter,
+    pub base: Duration,
+    pub cap: Duration,
+    pub factor: f64,
+}
+
+/// One computed sleep and the upper bound it was drawn under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sleep {
+    pub duration: Duration,
+    pub ceiling: Duration,
+}
+
+impl Backoff {
+    /// `min(cap, base * factor^n)`, saturating at `cap` for any `n`.
+    pub fn exponential(&self, n: u32) -> Duration {
+        if self.base.is_zero() {
+            return Duration::ZERO;
+        }
+        // factor^n overflows to +inf for large n; min() then yields the cap.
+        let secs = self.base.as_secs_f64() * self.factor.powf(f64::from(n));
+        self.clamp(secs)
+    }
+
+    /// The sleep after retry number `n`, given the previous sleep (only
+    /// decorrelated jitter looks at it; pass `base` before the first).
+    pub fn sleep(&self, n: u32, previous: Duration, rng: &mut impl Rng) -> Sleep {
+        match self.jitter {
+            Jitter::None => {
+                let ceiling = self.exponential(n);
+                Sleep { duration: ceiling, ceiling }
+            }
+            Jitter::Full => {
+                let ceiling = self.exponential(n);
+                let duration = self.clamp(ceiling.as_secs_f64() * unit(rng)).min(ceiling);
+                Sleep { duration, ceiling }
+            }
+            Jitter::Equal => {
+                let ceiling = self.exponential(n);
+                let half = ceiling.as_secs_f64() / 2.0;
+                let duration = self.clamp(half + half * unit(rng)).min(ceiling);
+                Sleep { duration, ceiling }
+            }
+            Jitter::Decorrelated => {
+                let low = self.base.as_secs_f64();
+                let high = (previous.as_secs_f64() * 3.0).max(low);
+                let ceiling = self.clamp(high);
+                let duration = self.clamp(low + (high - low) * unit(rng));
+                Sleep { duration, ceiling }
+            }
+        }
+    }
+
+    /// Seconds to a Duration no larger than the cap (never panics on inf/NaN).
+    fn clamp(&self, secs: f64) -> Duration {
+        if secs.is_nan() || secs <= 0.0 {
+            return Duration::ZERO;
+        }
+        Duration::try_from_secs_f64(secs.min(self.cap.as_secs_f64()))
+            .unwrap_or(self.cap)
+            .min(self.cap)
+    }
+}
+
+/// A uniform draw from [0, 1).
+fn unit(rng: &mut impl Rng) -> f64 {
+    rng.random::<f64>()
+}
+
+/// The running state of one client's schedule: which retry comes next and
+/// the previous sleep. A real run and `--plan` both step through this.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    backoff: Backoff,
+    retries: u32,
+    previous: Duration,
+}
+
+impl Schedule {
+    pub fn new(backoff: Backoff) -> Self {
+        Self { backoff, retries: 0, previous: backoff.base }
+    }
+
+    pub fn next_sleep(&mut self, rng: &mut impl Rng) -> Sleep {
+        let sleep = self.backoff.sleep(self.retries, self.previous, rng);
+        self.retries = self.retries.saturating_add(1);
+        self.previous = sleep.duration;
+        sleep
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn backoff(jitter: Jitter, base_ms: u64, cap_ms: u64, factor: f64) -> Backoff {
+        Backoff { jitter, base: MS * base_ms as u32, cap: MS * cap_ms as u32, factor }
+    }
+
+    fn rng() -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(7)
+    }
+
+    #[test]
+    fn none_doubles_until_the_cap() {
+        let b = backoff(Jitter::None, 100, 1000, 2.0);
+        let sleeps: Vec<u128> =
+            (0..6).map(|n| b.sleep(n, b.base, &mut rng()).duration.as_millis()).collect();
+        assert_eq!(sleeps, [100, 200, 400, 800, 1000, 1000]);
+    }
+
+    #[test]
+    fn factor_one_is_constant() {
+        let b = backoff(Jitter::None, 250, 10_000, 1.0);
+        assert!((0..50).all(|n| b.exponential(n) == MS * 250));
+    }
+
+    #[test]
+    fn large_n_saturates_at_cap_without_panic() {
+        let year = Duration::from_secs(365 * 86_400);
+        for jitter in [Jitter::None, Jitter::Full, Jitter::Equal, Jitter::Decorrelated] {
+            let b = Backoff { jitter, base: Duration::from_secs(1), cap: year * 100, factor: 2.0 };
+            let sleep = b.sleep(10_000, b.cap, &mut rng());
+            assert_eq!(sleep.ceiling, b.cap, "{jitter:?}");
+            assert!(sleep.duration <= b.cap);
+            let huge = Backoff { factor: f64::MAX, ..b };
+            assert_eq!(huge.exponential(u32::MAX), b.cap);
+        }
+    }
+
+    #[test]
+    fn zero_base_sleeps_zero() {
+        for jitter in [Jitter::None, Jitter::Full, Jitter::Equal, Jitter::Decorrelated] {
+            let b = Backoff { jitter, base: Duration::ZERO, cap: MS * 1000, factor: 2.0 };
+            assert_eq!(b.sleep(10_000, Duration::ZERO, &mut rng()).duration, Duration::ZERO);
+        }
+    }
+
+    #[test]
+    fn decorrelated_grows_from_previous_sleep() {
+        let b = backoff(Jitter::Decorrelated, 10, 100_000, 2.0);
+        let sleep = b.sleep(0, MS * 10, &mut rng());
+        assert_eq!(sleep.ceiling, MS * 30);
+        assert!(sleep.duration >= MS * 10 && sleep.duration <= MS * 30);
+        let later = b.sleep(0, MS * 1000, &mut rng());
+        assert_eq!(later.ceiling, MS * 3000);
+    }
+
+    #[test]
+    fn schedule_steps_n_and_previous() {
+        let b = backoff(Jitter::None, 1, 1_000_000, 3.0);
+        let mut schedule = Schedule::new(b);
+        let ms: Vec<u128> =
+            (0..4).map(|_| schedule.next_sleep(&mut rng()).duration.as_millis()).collect();
+        assert_eq!(ms, [1, 3, 9, 27]);
+    }
+
+    #[test]
+    fn seeded_schedules_repeat() {
+        let b = backoff(Jitter::Full, 100, 10_000, 2.0);
+        let draw = || {
+            let mut r = rng();
+            let mut s = Schedule::new(b);
+            (0..10).map(|_| s.next_sleep(&mut r).duration).collect::<Vec<_>>()
+        };
+        assert_eq!(draw(), draw());
+    }
+
+    /// Kolmogorov-Smirnov distance of `samples` (in [0,1]) from U(0,1).
+    fn ks_distance(mut samples: Vec<f64>) -> f64 {
+        samples.sort_by(f64::total_cmp);
+        let n = samples.len() as f64;
+        samples
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (x - i as f64 / n).abs().max(((i + 1) as f64 / n - x).abs()))
+            .fold(0.0, f64::max)
+    }
+
+    /// The KS critical value at alpha = 0.001 is 1.95 / sqrt(n).
+    fn assert_uniform(jitter: Jitter, low_fraction: f64) {
+        let b = backoff(jitter, 1000, 1000, 2.0);
+        let mut r = ChaCha8Rng::seed_from_u64(2015);
+        let n = 20_000;
+        let ceiling = b.exponential(0).as_secs_f64();
+        let low = ceiling * low_fraction;
+        let samples: Vec<f64> = (0..n)
+            .map(|_| (b.sleep(0, b.base, &mut r).duration.as_secs_f64() - low) / (ceiling - low))
+            .collect();
+        assert!(samples.iter().all(|x| (0.0..=1.0).contains(x)), "{jitter:?} out of range");
+        let d = ks_distance(samples);
+        assert!(d < 1.95 / (n as f64).sqrt(), "{jitter:?}: KS distance {d}");
+    }
+
+    #[test]
+    fn full_jitter_is_uniform_on_zero_to_ceiling() {
+        assert_uniform(Jitter::Full, 0.0);
+    }
+
+    #[test]
+    fn equal_jitter_is_uniform_on_upper_half() {
+        assert_uniform(Jitter::Equal, 0.5);
+    }
+
+    #[test]
+    fn ks_test_rejects_a_skewed_sample() {
+        // The check above must be able to fail: squared uniforms are not uniform.
+        let mut r = ChaCha8Rng::seed_from_u64(1);
+        let skewed: Vec<f64> = (0..20_000).map(|_| unit(&mut r).powi(2)).collect();
+        assert!(ks_distance(skewed) > 1.95 / (20_000f64).sqrt());
+    }
+
+    fn any_jitter() -> impl Strategy<Value = Jitter> {
+        prop_oneof![
+            Just(Jitter::None),
+            Just(Jitter::Full),
+            Just(Jitter::Equal),
+            Just(Jitter::Decorrelated)
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn every_strategy_stays_in_bounds(
+            jitter in any_jitter(),
+            base_ns in 0u64..10_000_000_000,
+            extra_ns in 0u64..u64::MAX / 4,
+            factor in 1.0f64..1000.0,
+            n in 0u32..20_000,
+            prev_ns in 0u64..u64::MAX / 4,
+            seed in any::<u64>(),
+        ) {
+            let base = Duration::from_nanos(base_ns);
+            let cap = base + Duration::from_nanos(extra_ns);
+            let b = Backoff { jitter, base, cap, factor };
+            let previous = Duration::from_nanos(prev_ns).clamp(base, cap);
+            let mut r = ChaCha8Rng::seed_from_u64(seed);
+            let sleep = b.sleep(n, previous, &mut r);
+            prop_assert!(sleep.duration <= sleep.ceiling && sleep.ceiling <= cap);
+            let exp = b.exponential(n);
+            match jitter {
+                Jitter::None => prop_assert_eq!(sleep.duration, exp),
+                Jitter::Full => prop_assert_eq!(sleep.ceiling, exp),
+                Jitter::Equal => {
+                    prop_assert_eq!(sleep.ceiling, exp);
+                    prop_assert!(sleep.duration.as_secs_f64() >= exp.as_secs_f64() / 2.0 * (1.0 - 1e-9));
+                }
+                Jitter::Decorrelated => prop_assert!(sleep.duration >= base.min(cap)),
+            }
+        }
+
+        #[test]
+        fn exponential_never_shrinks(
+            base_ms in 0u64..1000, cap_extra in 0u64..1_000_000, factor in 1.0f64..10.0, n in 0u32..5000,
+        ) {
+            let b = Backoff {
+                jitter: Jitter::None,
+                base: Duration::from_millis(base_ms),
+                cap: Duration::from_millis(base_ms + cap_extra),
+                factor,
+            };
+            prop_assert!(b.exponential(n) <= b.exponential(n + 1));
+        }
+    }
+}
