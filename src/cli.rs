@@ -32,22 +32,22 @@ pub struct Cli {
 
     /// Base delay: the first sleep's ceiling
     #[arg(short, long, env = "RETRY_BASE", value_name = "DURATION", default_value = "1s",
-          value_parser = crate::duration::parse)]
+          value_parser = crate::duration::parse, allow_hyphen_values = true)]
     pub base: Duration,
 
     /// The largest sleep
     #[arg(short, long, env = "RETRY_CAP", value_name = "DURATION", default_value = "20s",
-          value_parser = crate::duration::parse)]
+          value_parser = crate::duration::parse, allow_hyphen_values = true)]
     pub cap: Duration,
 
     /// Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)
     #[arg(short, long, env = "RETRY_FACTOR", value_name = "F", default_value = "2",
-          value_parser = parse_factor)]
+          value_parser = parse_factor, allow_hyphen_values = true)]
     pub factor: f64,
 
     /// Total runs of COMMAND, the first included, or `unlimited`
     #[arg(short = 'n', long, env = "RETRY_MAX_ATTEMPTS", value_name = "N|unlimited",
-          default_value = "5", value_parser = parse_attempts)]
+          default_value = "5", value_parser = parse_attempts, allow_hyphen_values = true)]
     pub max_attempts: Attempts,
 
     /// Exit codes that are retried; any other failing code stops at once
@@ -60,30 +60,40 @@ pub struct Cli {
     pub fatal_on: Option<CodeSet>,
 
     /// Exit codes that count as success
-    #[arg(long, env = "RETRY_SUCCESS_ON", value_name = "CODES", default_value = "0")]
+    #[arg(
+        long,
+        env = "RETRY_SUCCESS_ON",
+        value_name = "CODES",
+        default_value = "0"
+    )]
     pub success_on: CodeSet,
 
     /// Limit for one attempt; on expiry the command and its descendants get
     /// SIGTERM, then SIGKILL after --kill-after, and the attempt counts as
     /// exit code 124
     #[arg(short, long, env = "RETRY_TIMEOUT", value_name = "DURATION",
-          value_parser = crate::duration::parse)]
+          value_parser = crate::duration::parse, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
 
     /// Grace between SIGTERM and SIGKILL when an attempt is stopped
     #[arg(long, env = "RETRY_KILL_AFTER", value_name = "DURATION", default_value = "5s",
-          value_parser = crate::duration::parse)]
+          value_parser = crate::duration::parse, allow_hyphen_values = true)]
     pub kill_after: Duration,
 
     /// Limit for the whole run: a sleep that would end past it is not taken,
     /// and at the limit the running attempt is stopped as by --timeout
     #[arg(short, long, env = "RETRY_MAX_TIME", value_name = "DURATION",
-          value_parser = crate::duration::parse)]
+          value_parser = crate::duration::parse, allow_hyphen_values = true)]
     pub max_time: Option<Duration>,
 
     /// Fixed random seed, for reproducible schedules and tests only: clients
     /// sharing a seed sleep in lockstep, which defeats jitter
-    #[arg(long, env = "RETRY_SEED", value_name = "U64")]
+    #[arg(
+        long,
+        env = "RETRY_SEED",
+        value_name = "U64",
+        allow_hyphen_values = true
+    )]
     pub seed: Option<u64>,
 
     /// How retry's own log lines are written
@@ -175,7 +185,9 @@ fn parse_attempts(text: &str) -> Result<Attempts, String> {
 fn parse_factor(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(f) if f.is_finite() && f >= 1.0 => Ok(f),
-        Ok(_) => Err("the factor must be a finite number of at least 1 (1 keeps the delay constant)".into()),
+        Ok(_) => Err(
+            "the factor must be a finite number of at least 1 (1 keeps the delay constant)".into(),
+        ),
         Err(_) => Err("expected a number such as `2` or `1.5`".into()),
     }
 }
@@ -216,7 +228,8 @@ mod tests {
 
     #[test]
     fn command_after_options_keeps_its_own_flags() {
-        let cli = Cli::try_parse_from(["retry", "-n", "3", "curl", "-fsS", "--retry", "x"]).unwrap();
+        let cli =
+            Cli::try_parse_from(["retry", "-n", "3", "curl", "-fsS", "--retry", "x"]).unwrap();
         assert_eq!(cli.max_attempts, Attempts::Limit(3));
         assert_eq!(cli.command, ["curl", "-fsS", "--retry", "x"]);
         let dashed = Cli::try_parse_from(["retry", "--", "-weird", "-n"]).unwrap();

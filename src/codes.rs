@@ -32,7 +32,9 @@ impl CodeSet {
 
     /// Every code in 0..=255 that is not in this set.
     pub fn complement(&self) -> Self {
-        Self { bits: self.bits.map(|b| !b) }
+        Self {
+            bits: self.bits.map(|b| !b),
+        }
     }
 
     pub fn intersection(&self, other: &Self) -> Self {
@@ -100,7 +102,9 @@ impl FromStr for CodeSet {
                 }
             };
             if low > high {
-                return Err(format!("range `{item}` runs backwards; write `{high}-{low}`"));
+                return Err(format!(
+                    "range `{item}` runs backwards; write `{high}-{low}`"
+                ));
             }
             for code in low..=high {
                 set.insert(code);
@@ -113,12 +117,16 @@ impl FromStr for CodeSet {
 fn parse_code(text: &str, item: &str) -> Result<u8, String> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(format!("`{item}` is not an exit code or a range such as `75-78`"));
+        return Err(format!(
+            "`{item}` is not an exit code or a range such as `75-78`"
+        ));
     }
     match text.parse::<u32>() {
         Ok(code) if code <= 255 => Ok(code as u8),
         Ok(_) => Err(format!("exit code `{text}` is out of range 0-255")),
-        Err(_) => Err(format!("`{item}` is not an exit code or a range such as `75-78`")),
+        Err(_) => Err(format!(
+            "`{item}` is not an exit code or a range such as `75-78`"
+        )),
     }
 }
 
@@ -144,7 +152,9 @@ mod tests {
 
     #[test]
     fn refuses_malformed_lists() {
-        for bad in ["", " ", "1,", ",1", "a", "1-", "-1", "5-3", "256", "1,,2", "1.5", "1-2-3"] {
+        for bad in [
+            "", " ", "1,", ",1", "a", "1-", "-1", "5-3", "256", "1,,2", "1.5", "1-2-3",
+        ] {
             assert!(bad.parse::<CodeSet>().is_err(), "{bad:?} was accepted");
         }
     }

@@ -67,7 +67,10 @@ impl Config {
             return Err(usage("`--timeout 0s` would stop every attempt before it starts; leave it out for no limit".into()));
         }
         if cli.max_time == Some(Duration::ZERO) {
-            return Err(usage("`--max-time 0s` would stop the run before it starts; leave it out for no limit".into()));
+            return Err(usage(
+                "`--max-time 0s` would stop the run before it starts; leave it out for no limit"
+                    .into(),
+            ));
         }
 
         let mut words = cli.command.into_iter();
@@ -80,7 +83,12 @@ impl Config {
         };
 
         Ok(Config {
-            backoff: Backoff { jitter: cli.jitter, base: cli.base, cap: cli.cap, factor: cli.factor },
+            backoff: Backoff {
+                jitter: cli.jitter,
+                base: cli.base,
+                cap: cli.cap,
+                factor: cli.factor,
+            },
             attempts: cli.max_attempts,
             policy: Policy::new(cli.success_on, cli.retry_on, cli.fatal_on),
             timeout: cli.timeout,
@@ -118,22 +126,36 @@ mod tests {
     #[test]
     fn cap_below_base_is_refused() {
         let err = config(&["--base", "2s", "--cap", "1s", "true"]).unwrap_err();
-        assert!(err.contains("--cap 1s") && err.contains("--base 2s"), "{err}");
+        assert!(
+            err.contains("--cap 1s") && err.contains("--base 2s"),
+            "{err}"
+        );
         assert!(config(&["--base", "1s", "--cap", "1s", "true"]).is_ok());
     }
 
     #[test]
     fn overlapping_lists_are_refused() {
         let err = config(&["--retry-on", "0-3", "true"]).unwrap_err();
-        assert!(err.contains("--retry-on 0-3") && err.contains("both list 0"), "{err}");
+        assert!(
+            err.contains("--retry-on 0-3") && err.contains("both list 0"),
+            "{err}"
+        );
         let err = config(&["--fatal-on", "2", "--success-on", "0,2", "true"]).unwrap_err();
         assert!(err.contains("both list 2"), "{err}");
     }
 
     #[test]
     fn zero_limits_are_refused() {
-        assert!(config(&["--timeout", "0s", "true"]).unwrap_err().contains("--timeout 0s"));
-        assert!(config(&["--max-time", "0ms", "true"]).unwrap_err().contains("--max-time 0s"));
+        assert!(
+            config(&["--timeout", "0s", "true"])
+                .unwrap_err()
+                .contains("--timeout 0s")
+        );
+        assert!(
+            config(&["--max-time", "0ms", "true"])
+                .unwrap_err()
+                .contains("--max-time 0s")
+        );
     }
 
     #[test]
@@ -148,7 +170,10 @@ mod tests {
     #[test]
     fn quiet_and_verbose_choose_verbosity() {
         assert_eq!(config(&["-q", "true"]).unwrap().verbosity, Verbosity::Quiet);
-        assert_eq!(config(&["-v", "true"]).unwrap().verbosity, Verbosity::Verbose);
+        assert_eq!(
+            config(&["-v", "true"]).unwrap().verbosity,
+            Verbosity::Verbose
+        );
         assert!(config(&["-q", "-v", "true"]).is_err());
     }
 }

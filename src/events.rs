@@ -10,9 +10,23 @@ pub enum Event {
     /// An attempt is about to start (shown with `--verbose`).
     Starting { attempt: u32, limit: Attempts },
     /// An attempt failed and the next one follows after `sleep`.
-    Retrying { attempt: u32, limit: Attempts, status: Status, sleep: Sleep, jitter: Jitter },
-    Succeeded { attempt: u32, limit: Attempts, status: Status },
-    GaveUp { attempt: u32, limit: Attempts, reason: GiveUp },
+    Retrying {
+        attempt: u32,
+        limit: Attempts,
+        status: Status,
+        sleep: Sleep,
+        jitter: Jitter,
+    },
+    Succeeded {
+        attempt: u32,
+        limit: Attempts,
+        status: Status,
+    },
+    GaveUp {
+        attempt: u32,
+        limit: Attempts,
+        reason: GiveUp,
+    },
 }
 
 /// Why a run ended without success.

@@ -51,8 +51,16 @@ impl Log {
 /// `retry: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)`.
 pub fn text(event: &Event) -> String {
     match event {
-        Event::Starting { attempt, limit } => format!("retry: attempt {attempt}/{limit} starting\n"),
-        Event::Retrying { attempt, limit, status, sleep, jitter } => format!(
+        Event::Starting { attempt, limit } => {
+            format!("retry: attempt {attempt}/{limit} starting\n")
+        }
+        Event::Retrying {
+            attempt,
+            limit,
+            status,
+            sleep,
+            jitter,
+        } => format!(
             "retry: attempt {attempt}/{limit} failed with {}; sleep: {} ms ({}, up to {} ms)\n",
             status.describe(),
             millis(sleep.duration),
@@ -62,10 +70,17 @@ pub fn text(event: &Event) -> String {
         Event::Succeeded { attempt, limit, .. } => {
             format!("retry: attempt {attempt}/{limit} succeeded\n")
         }
-        Event::GaveUp { attempt, limit, reason } => {
+        Event::GaveUp {
+            attempt,
+            limit,
+            reason,
+        } => {
             let why = match reason {
                 GiveUp::Attempts(s) => {
-                    format!("giving up after {attempt} attempts: the last failed with {}", s.describe())
+                    format!(
+                        "giving up after {attempt} attempts: the last failed with {}",
+                        s.describe()
+                    )
                 }
                 GiveUp::Fatal(s) => format!(
                     "giving up after attempt {attempt}/{limit}: {} is fatal (--fatal-on)",
@@ -100,9 +115,19 @@ pub fn json(event: &Event) -> String {
     let mut out = String::new();
     match event {
         Event::Starting { attempt, limit } => {
-            let _ = writeln!(out, r#"{{"event":"attempt_started","attempt":{attempt},"max_attempts":{}}}"#, limit_json(limit));
+            let _ = writeln!(
+                out,
+                r#"{{"event":"attempt_started","attempt":{attempt},"max_attempts":{}}}"#,
+                limit_json(limit)
+            );
         }
-        Event::Retrying { attempt, limit, status, sleep, jitter } => {
+        Event::Retrying {
+            attempt,
+            limit,
+            status,
+            sleep,
+            jitter,
+        } => {
             let _ = writeln!(
                 out,
                 r#"{{"event":"attempt_failed","attempt":{attempt},"max_attempts":{},"exit_code":{}{}}}"#,
@@ -119,7 +144,11 @@ pub fn json(event: &Event) -> String {
                 jitter.name()
             );
         }
-        Event::Succeeded { attempt, limit, status } => {
+        Event::Succeeded {
+            attempt,
+            limit,
+            status,
+        } => {
             let _ = writeln!(
                 out,
                 r#"{{"event":"succeeded","attempt":{attempt},"max_attempts":{},"exit_code":{}}}"#,
@@ -127,7 +156,11 @@ pub fn json(event: &Event) -> String {
                 status.code
             );
         }
-        Event::GaveUp { attempt, limit, reason } => {
+        Event::GaveUp {
+            attempt,
+            limit,
+            reason,
+        } => {
             let code = reason.exit_code();
             let _ = write!(
                 out,
@@ -136,7 +169,12 @@ pub fn json(event: &Event) -> String {
                 reason.reason()
             );
             if let Some(status) = reason.status() {
-                let _ = write!(out, r#","command_exit_code":{}{}"#, status.code, cause_json(&status, "command_"));
+                let _ = write!(
+                    out,
+                    r#","command_exit_code":{}{}"#,
+                    status.code,
+                    cause_json(&status, "command_")
+                );
             }
             match reason {
                 GiveUp::Signal { signal, .. } => {
@@ -197,7 +235,10 @@ mod tests {
             attempt: 2,
             limit: Attempts::Limit(5),
             status: Status::exited(22),
-            sleep: Sleep { duration: Duration::from_micros(691_700), ceiling: Duration::from_secs(2) },
+            sleep: Sleep {
+                duration: Duration::from_micros(691_700),
+                ceiling: Duration::from_secs(2),
+            },
             jitter: Jitter::Full,
         }
     }
@@ -224,7 +265,12 @@ mod tests {
         let event = Event::GaveUp {
             attempt: 1,
             limit: Attempts::Unlimited,
-            reason: GiveUp::Signal { signal: 15, status: Some(Status::from_exit(std::os::unix::process::ExitStatusExt::from_raw(15))) },
+            reason: GiveUp::Signal {
+                signal: 15,
+                status: Some(Status::from_exit(
+                    std::os::unix::process::ExitStatusExt::from_raw(15),
+                )),
+            },
         };
         assert_eq!(
             json(&event),
@@ -239,7 +285,11 @@ mod tests {
 
     #[test]
     fn first_try_success_is_silent_unless_verbose() {
-        let ok = |attempt| Event::Succeeded { attempt, limit: Attempts::Limit(3), status: Status::exited(0) };
+        let ok = |attempt| Event::Succeeded {
+            attempt,
+            limit: Attempts::Limit(3),
+            status: Status::exited(0),
+        };
         let normal = Log::new(LogFormat::Text, Verbosity::Normal);
         assert!(!normal.shows(&ok(1)) && normal.shows(&ok(2)));
         assert!(Log::new(LogFormat::Text, Verbosity::Verbose).shows(&ok(1)));

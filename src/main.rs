@@ -39,7 +39,10 @@ fn main() -> ExitCode {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
-            let _ = writeln!(std::io::stderr(), "retry: cannot install signal handlers: {error}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "retry: cannot install signal handlers: {error}"
+            );
             return ExitCode::from(126);
         }
     };
@@ -52,17 +55,25 @@ fn main() -> ExitCode {
     );
     let log = log::Log::new(config.log_format, config.verbosity);
     let seed = config.seed;
-    let code = runner::run(&config, &mut host, &mut |event| log.emit(event), || match seed {
-        Some(seed) => ChaCha8Rng::seed_from_u64(seed),
-        None => rand::make_rng(),
-    });
+    let code = runner::run(
+        &config,
+        &mut host,
+        &mut |event| log.emit(event),
+        || match seed {
+            Some(seed) => ChaCha8Rng::seed_from_u64(seed),
+            None => rand::make_rng(),
+        },
+    );
     ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX))
 }
 
 /// Help and version go to stdout as usual; a real error becomes one line on
 /// stderr (clap's first line plus its tip, if any) and exit status 2.
 fn usage_error(error: &clap::Error) -> ExitCode {
-    if matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
         let _ = error.print();
         return ExitCode::SUCCESS;
     }

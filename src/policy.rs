@@ -25,7 +25,11 @@ impl Policy {
     /// `retry` defaults to every code that is not a success.
     pub fn new(success: CodeSet, retry: Option<CodeSet>, fatal: Option<CodeSet>) -> Self {
         let retry = retry.unwrap_or_else(|| success.complement());
-        Self { success, retry, fatal: fatal.unwrap_or_default() }
+        Self {
+            success,
+            retry,
+            fatal: fatal.unwrap_or_default(),
+        }
     }
 
     pub fn classify(&self, code: i32) -> Verdict {

@@ -36,7 +36,10 @@ pub enum Ended {
     /// Stopped at the deadline it was given.
     TimedOut,
     /// retry received `signal`; the command was stopped and reaped.
-    Interrupted { signal: i32, status: Status },
+    Interrupted {
+        signal: i32,
+        status: Status,
+    },
 }
 
 /// The command could not be started (126 or 127).
@@ -50,7 +53,8 @@ pub struct SpawnError {
 pub trait Host {
     fn now(&self) -> Instant;
     /// Runs one attempt to its end, stopping it at `deadline`.
-    fn run(&mut self, attempt: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError>;
+    fn run(&mut self, attempt: AttemptInfo, deadline: Option<Instant>)
+    -> Result<Ended, SpawnError>;
     /// Sleeps until `until`; returns the signal that cut it short, if any.
     fn sleep_until(&mut self, until: Instant) -> Option<i32>;
 }
@@ -72,35 +76,62 @@ pub fn run<R: Rng>(
     let mut previous_code = None;
     let mut number = 1;
     loop {
-        emit(&Event::Starting { attempt: number, limit });
-        let info = AttemptInfo { number, limit, previous_code };
+        emit(&Event::Starting {
+            attempt: number,
+            limit,
+        });
+        let info = AttemptInfo {
+            number,
+            limit,
+            previous_code,
+        };
         let attempt_deadline = config.timeout.map(|t| host.now() + t);
         let deadline = earliest(attempt_deadline, run_deadline);
         let give_up = |reason: GiveUp, emit: &mut dyn FnMut(&Event)| {
             let code = reason.exit_code();
-            emit(&Event::GaveUp { attempt: number, limit, reason });
+            emit(&Event::GaveUp {
+                attempt: number,
+                limit,
+                reason,
+            });
             code
         };
 
         let ended = match host.run(info, deadline) {
             Ok(ended) => ended,
-            Err(SpawnError { code, message }) => return give_up(GiveUp::Spawn { code, message }, emit),
+            Err(SpawnError { code, message }) => {
+                return give_up(GiveUp::Spawn { code, message }, emit);
+            }
         };
         let (status, max_time_hit) = match ended {
             Ended::Exited(status) => (status, false),
             Ended::TimedOut => {
                 let by_max_time = deadline.is_some() && deadline == run_deadline;
-                let limit = if by_max_time { config.max_time } else { config.timeout };
+                let limit = if by_max_time {
+                    config.max_time
+                } else {
+                    config.timeout
+                };
                 (Status::timed_out(limit.unwrap_or_default()), by_max_time)
             }
             Ended::Interrupted { signal, status } => {
-                return give_up(GiveUp::Signal { signal, status: Some(status) }, emit);
+                return give_up(
+                    GiveUp::Signal {
+                        signal,
+                        status: Some(status),
+                    },
+                    emit,
+                );
             }
         };
 
         match config.policy.classify(status.code) {
             Verdict::Success => {
-                emit(&Event::Succeeded { attempt: number, limit, status });
+                emit(&Event::Succeeded {
+                    attempt: number,
+                    limit,
+                    status,
+                });
                 return status.code;
             }
             _ if max_time_hit => return give_up(GiveUp::MaxTimeReached(status), emit),
@@ -119,9 +150,21 @@ pub fn run<R: Rng>(
             let sleep_ms = crate::duration::millis(sleep.duration);
             return give_up(GiveUp::MaxTimeAhead { status, sleep_ms }, emit);
         }
-        emit(&Event::Retrying { attempt: number, limit, status, sleep, jitter: config.backoff.jitter });
+        emit(&Event::Retrying {
+            attempt: number,
+            limit,
+            status,
+            sleep,
+            jitter: config.backoff.jitter,
+        });
         if let Some(signal) = host.sleep_until(wake) {
-            return give_up(GiveUp::Signal { signal, status: None }, emit);
+            return give_up(
+                GiveUp::Signal {
+                    signal,
+                    status: None,
+                },
+                emit,
+            );
         }
         previous_code = Some(status.code);
         number = number.saturating_add(1);
@@ -138,11 +181,11 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
     use crate::cli::Cli;
     use clap::Parser;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
+    use std::time::Duration;
 
     const MS: Duration = Duration::from_millis(1);
 
@@ -176,7 +219,11 @@ mod tests {
         fn now(&self) -> Instant {
             self.start + self.elapsed
         }
-        fn run(&mut self, attempt: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError> {
+        fn run(
+            &mut self,
+            attempt: AttemptInfo,
+            deadline: Option<Instant>,
+        ) -> Result<Ended, SpawnError> {
             self.seen.push(attempt);
             let end = self.now() + MS * self.attempt_ms as u32;
             if let Some(deadline) = deadline.filter(|d| *d < end) {
@@ -207,9 +254,12 @@ mod tests {
 
     fn run_with(config: &Config, host: &mut FakeHost) -> (i32, Vec<Event>) {
         let mut events = vec![];
-        let code = run(config, host, &mut |e: &Event| events.push(e.clone()), || {
-            ChaCha8Rng::seed_from_u64(1)
-        });
+        let code = run(
+            config,
+            host,
+            &mut |e: &Event| events.push(e.clone()),
+            || ChaCha8Rng::seed_from_u64(1),
+        );
         events.retain(|e| !matches!(e, Event::Starting { .. }));
         (code, events)
     }
@@ -238,9 +288,16 @@ mod tests {
         let (code, events) = run_with(&c, &mut host);
         assert_eq!(code, 0);
         assert_eq!(host.sleeps, [MS * 10, MS * 20]);
-        let previous: Vec<_> = host.seen.iter().map(|a| (a.number, a.previous_code)).collect();
+        let previous: Vec<_> = host
+            .seen
+            .iter()
+            .map(|a| (a.number, a.previous_code))
+            .collect();
         assert_eq!(previous, [(1, None), (2, Some(1)), (3, Some(7))]);
-        assert!(matches!(events.last(), Some(Event::Succeeded { attempt: 3, .. })));
+        assert!(matches!(
+            events.last(),
+            Some(Event::Succeeded { attempt: 3, .. })
+        ));
     }
 
     #[test]
@@ -274,7 +331,10 @@ mod tests {
         let (code, events) = run_with(&c, &mut host);
         assert_eq!(code, 124);
         assert_eq!(host.seen.len(), 2);
-        assert_eq!(gave_up(&events), &GiveUp::Attempts(Status::timed_out(MS * 10)));
+        assert_eq!(
+            gave_up(&events),
+            &GiveUp::Attempts(Status::timed_out(MS * 10))
+        );
     }
 
     #[test]
@@ -290,11 +350,26 @@ mod tests {
     fn max_time_refuses_a_sleep_that_would_end_past_it() {
         let mut host = FakeHost::new(vec![exit(1), exit(1), exit(1)]);
         // Sleeps 100, 200: the second would end at ~302 ms, past 250 ms.
-        let c = config(&["--jitter", "none", "--base", "100ms", "--max-time", "250ms", "-n", "9"]);
+        let c = config(&[
+            "--jitter",
+            "none",
+            "--base",
+            "100ms",
+            "--max-time",
+            "250ms",
+            "-n",
+            "9",
+        ]);
         let (code, events) = run_with(&c, &mut host);
         assert_eq!(code, 1);
         assert_eq!(host.seen.len(), 2);
-        assert_eq!(gave_up(&events), &GiveUp::MaxTimeAhead { status: Status::exited(1), sleep_ms: 200 });
+        assert_eq!(
+            gave_up(&events),
+            &GiveUp::MaxTimeAhead {
+                status: Status::exited(1),
+                sleep_ms: 200
+            }
+        );
     }
 
     #[test]
@@ -304,7 +379,10 @@ mod tests {
         let c = config(&["--max-time", "30ms", "--timeout", "1h"]);
         let (code, events) = run_with(&c, &mut host);
         assert_eq!((code, host.seen.len()), (124, 1));
-        assert_eq!(gave_up(&events), &GiveUp::MaxTimeReached(Status::timed_out(MS * 30)));
+        assert_eq!(
+            gave_up(&events),
+            &GiveUp::MaxTimeReached(Status::timed_out(MS * 30))
+        );
     }
 
     #[test]
@@ -313,7 +391,13 @@ mod tests {
         host.signal_in_sleep = Some(15);
         let (code, events) = run_with(&config(&[]), &mut host);
         assert_eq!((code, host.seen.len()), (143, 1));
-        assert_eq!(gave_up(&events), &GiveUp::Signal { signal: 15, status: None });
+        assert_eq!(
+            gave_up(&events),
+            &GiveUp::Signal {
+                signal: 15,
+                status: None
+            }
+        );
     }
 
     #[test]
@@ -326,7 +410,10 @@ mod tests {
 
     #[test]
     fn spawn_failure_is_not_retried() {
-        let err = SpawnError { code: 127, message: "not found".into() };
+        let err = SpawnError {
+            code: 127,
+            message: "not found".into(),
+        };
         let mut host = FakeHost::new(vec![Err(err)]);
         let (code, events) = run_with(&config(&[]), &mut host);
         assert_eq!((code, host.seen.len()), (127, 1));
@@ -337,7 +424,15 @@ mod tests {
     fn retry_events_carry_the_computed_sleep() {
         let mut host = FakeHost::new(vec![exit(22), exit(0)]);
         let (_, events) = run_with(&config(&["--jitter", "full", "--base", "2s"]), &mut host);
-        let Event::Retrying { attempt, sleep, status, .. } = &events[0] else { panic!("{events:?}") };
+        let Event::Retrying {
+            attempt,
+            sleep,
+            status,
+            ..
+        } = &events[0]
+        else {
+            panic!("{events:?}")
+        };
         assert_eq!((*attempt, status.code), (1, 22));
         assert_eq!(sleep.ceiling, Duration::from_secs(2));
         assert_eq!(host.sleeps, [sleep.duration]);

@@ -47,13 +47,18 @@ impl Signals {
         signal_hook::low_level::pipe::register(SIGCHLD, child_tx)?;
         terminate.set_nonblocking(true)?;
         child.set_nonblocking(true)?;
-        Ok(Self { terminate, child, last })
+        Ok(Self {
+            terminate,
+            child,
+            last,
+        })
     }
 
     /// Blocks until a signal arrives, `until` passes, or (with `child`) a
     /// SIGCHLD arrives. Returns at once if any of these is already pending.
     pub fn wait(&self, until: Option<Instant>, child: bool) -> Wake {
-        let timeout = until.map(|t| TimeSpec::from_duration(t.saturating_duration_since(Instant::now())));
+        let timeout =
+            until.map(|t| TimeSpec::from_duration(t.saturating_duration_since(Instant::now())));
         let mut fds = vec![PollFd::new(self.terminate.as_fd(), PollFlags::POLLIN)];
         if child {
             fds.push(PollFd::new(self.child.as_fd(), PollFlags::POLLIN));

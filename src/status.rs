@@ -24,18 +24,27 @@ pub struct Status {
 
 impl Status {
     pub fn exited(code: i32) -> Self {
-        Self { code, cause: Cause::Exited }
+        Self {
+            code,
+            cause: Cause::Exited,
+        }
     }
 
     pub fn timed_out(after: Duration) -> Self {
-        Self { code: TIMED_OUT, cause: Cause::TimedOut(after) }
+        Self {
+            code: TIMED_OUT,
+            cause: Cause::TimedOut(after),
+        }
     }
 
     pub fn from_exit(status: ExitStatus) -> Self {
         use std::os::unix::process::ExitStatusExt;
         match (status.code(), status.signal()) {
             (Some(code), _) => Self::exited(code),
-            (None, Some(signal)) => Self { code: 128 + signal, cause: Cause::Signaled(signal) },
+            (None, Some(signal)) => Self {
+                code: 128 + signal,
+                cause: Cause::Signaled(signal),
+            },
             // Stopped or continued: not an end state; waitpid never reports them to us.
             (None, None) => Self::exited(1),
         }
@@ -46,10 +55,18 @@ impl Status {
         match self.cause {
             Cause::Exited => format!("exit code {}", self.code),
             Cause::Signaled(signal) => {
-                format!("signal {signal} ({}), exit code {}", signal_name(signal), self.code)
+                format!(
+                    "signal {signal} ({}), exit code {}",
+                    signal_name(signal),
+                    self.code
+                )
             }
             Cause::TimedOut(after) => {
-                format!("timeout after {} (exit code {})", humantime::format_duration(after), self.code)
+                format!(
+                    "timeout after {} (exit code {})",
+                    humantime::format_duration(after),
+                    self.code
+                )
             }
         }
     }
@@ -70,7 +87,13 @@ mod tests {
     #[test]
     fn signal_death_is_128_plus_n() {
         let status = Status::from_exit(ExitStatus::from_raw(9));
-        assert_eq!(status, Status { code: 137, cause: Cause::Signaled(9) });
+        assert_eq!(
+            status,
+            Status {
+                code: 137,
+                cause: Cause::Signaled(9)
+            }
+        );
         assert_eq!(status.describe(), "signal 9 (SIGKILL), exit code 137");
     }
 

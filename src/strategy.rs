@@ -78,7 +78,10 @@ impl Backoff {
         match self.jitter {
             Jitter::None => {
                 let ceiling = self.exponential(n);
-                Sleep { duration: ceiling, ceiling }
+                Sleep {
+                    duration: ceiling,
+                    ceiling,
+                }
             }
             Jitter::Full => {
                 let ceiling = self.exponential(n);
@@ -128,7 +131,11 @@ pub struct Schedule {
 
 impl Schedule {
     pub fn new(backoff: Backoff) -> Self {
-        Self { backoff, retries: 0, previous: backoff.base }
+        Self {
+            backoff,
+            retries: 0,
+            previous: backoff.base,
+        }
     }
 
     pub fn next_sleep(&mut self, rng: &mut impl Rng) -> Sleep {
@@ -149,7 +156,12 @@ mod tests {
     const MS: Duration = Duration::from_millis(1);
 
     fn backoff(jitter: Jitter, base_ms: u64, cap_ms: u64, factor: f64) -> Backoff {
-        Backoff { jitter, base: MS * base_ms as u32, cap: MS * cap_ms as u32, factor }
+        Backoff {
+            jitter,
+            base: MS * base_ms as u32,
+            cap: MS * cap_ms as u32,
+            factor,
+        }
     }
 
     fn rng() -> ChaCha8Rng {
@@ -159,8 +171,9 @@ mod tests {
     #[test]
     fn none_doubles_until_the_cap() {
         let b = backoff(Jitter::None, 100, 1000, 2.0);
-        let sleeps: Vec<u128> =
-            (0..6).map(|n| b.sleep(n, b.base, &mut rng()).duration.as_millis()).collect();
+        let sleeps: Vec<u128> = (0..6)
+            .map(|n| b.sleep(n, b.base, &mut rng()).duration.as_millis())
+            .collect();
         assert_eq!(sleeps, [100, 200, 400, 800, 1000, 1000]);
     }
 
@@ -173,21 +186,47 @@ mod tests {
     #[test]
     fn large_n_saturates_at_cap_without_panic() {
         let year = Duration::from_secs(365 * 86_400);
-        for jitter in [Jitter::None, Jitter::Full, Jitter::Equal, Jitter::Decorrelated] {
-            let b = Backoff { jitter, base: Duration::from_secs(1), cap: year * 100, factor: 2.0 };
+        for jitter in [
+            Jitter::None,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+        ] {
+            let b = Backoff {
+                jitter,
+                base: Duration::from_secs(1),
+                cap: year * 100,
+                factor: 2.0,
+            };
             let sleep = b.sleep(10_000, b.cap, &mut rng());
             assert_eq!(sleep.ceiling, b.cap, "{jitter:?}");
             assert!(sleep.duration <= b.cap);
-            let huge = Backoff { factor: f64::MAX, ..b };
+            let huge = Backoff {
+                factor: f64::MAX,
+                ..b
+            };
             assert_eq!(huge.exponential(u32::MAX), b.cap);
         }
     }
 
     #[test]
     fn zero_base_sleeps_zero() {
-        for jitter in [Jitter::None, Jitter::Full, Jitter::Equal, Jitter::Decorrelated] {
-            let b = Backoff { jitter, base: Duration::ZERO, cap: MS * 1000, factor: 2.0 };
-            assert_eq!(b.sleep(10_000, Duration::ZERO, &mut rng()).duration, Duration::ZERO);
+        for jitter in [
+            Jitter::None,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+        ] {
+            let b = Backoff {
+                jitter,
+                base: Duration::ZERO,
+                cap: MS * 1000,
+                factor: 2.0,
+            };
+            assert_eq!(
+                b.sleep(10_000, Duration::ZERO, &mut rng()).duration,
+                Duration::ZERO
+            );
         }
     }
 
@@ -205,8 +244,9 @@ mod tests {
     fn schedule_steps_n_and_previous() {
         let b = backoff(Jitter::None, 1, 1_000_000, 3.0);
         let mut schedule = Schedule::new(b);
-        let ms: Vec<u128> =
-            (0..4).map(|_| schedule.next_sleep(&mut rng()).duration.as_millis()).collect();
+        let ms: Vec<u128> = (0..4)
+            .map(|_| schedule.next_sleep(&mut rng()).duration.as_millis())
+            .collect();
         assert_eq!(ms, [1, 3, 9, 27]);
     }
 
@@ -216,7 +256,9 @@ mod tests {
         let draw = || {
             let mut r = rng();
             let mut s = Schedule::new(b);
-            (0..10).map(|_| s.next_sleep(&mut r).duration).collect::<Vec<_>>()
+            (0..10)
+                .map(|_| s.next_sleep(&mut r).duration)
+                .collect::<Vec<_>>()
         };
         assert_eq!(draw(), draw());
     }
@@ -242,7 +284,10 @@ mod tests {
         let samples: Vec<f64> = (0..n)
             .map(|_| (b.sleep(0, b.base, &mut r).duration.as_secs_f64() - low) / (ceiling - low))
             .collect();
-        assert!(samples.iter().all(|x| (0.0..=1.0).contains(x)), "{jitter:?} out of range");
+        assert!(
+            samples.iter().all(|x| (0.0..=1.0).contains(x)),
+            "{jitter:?} out of range"
+        );
         let d = ks_distance(samples);
         assert!(d < 1.95 / (n as f64).sqrt(), "{jitter:?}: KS distance {d}");
     }

@@ -43,7 +43,13 @@ impl<'a> Supervisor<'a> {
             Foreground::Never => true,
             Foreground::Auto => !in_terminal_foreground(),
         };
-        Self { program, args, own_group, kill_after, signals }
+        Self {
+            program,
+            args,
+            own_group,
+            kill_after,
+            signals,
+        }
     }
 
     fn spawn(&self, info: AttemptInfo) -> Result<Child, SpawnError> {
@@ -61,7 +67,9 @@ impl<'a> Supervisor<'a> {
             // Keeps std on its posix_spawn path (POSIX_SPAWN_SETPGROUP), unlike pre_exec.
             command.process_group(0);
         }
-        command.spawn().map_err(|error| spawn_error(self.program, &error))
+        command
+            .spawn()
+            .map_err(|error| spawn_error(self.program, &error))
     }
 
     /// Waits for the child to end, stopping it at `deadline` or on a signal.
@@ -94,7 +102,11 @@ impl<'a> Supervisor<'a> {
                 killed = true;
             }
             let until = if killed { None } else { kill_at.or(deadline) };
-            let Wake { signals, last_signal, .. } = self.signals.wait(until, true);
+            let Wake {
+                signals,
+                last_signal,
+                ..
+            } = self.signals.wait(until, true);
             if signals == 0 {
                 continue;
             }
@@ -112,7 +124,9 @@ impl<'a> Supervisor<'a> {
 
     /// Passes a signal retry received on to the command.
     fn forward(&self, pid: Pid, signal: i32) {
-        let Ok(signal) = Signal::try_from(signal) else { return };
+        let Ok(signal) = Signal::try_from(signal) else {
+            return;
+        };
         // In the foreground the terminal already sent SIGINT/SIGQUIT/SIGHUP to the
         // whole foreground group, the command included; a second copy would count twice.
         if self.own_group || signal == Signal::SIGTERM {
@@ -123,7 +137,11 @@ impl<'a> Supervisor<'a> {
     /// Signals the command's whole group, or just the command in the foreground.
     fn send(&self, pid: Pid, signal: Signal) {
         // ESRCH (already gone) is the expected race here, not an error.
-        let _ = if self.own_group { killpg(pid, signal) } else { kill(pid, signal) };
+        let _ = if self.own_group {
+            killpg(pid, signal)
+        } else {
+            kill(pid, signal)
+        };
     }
 
     /// Signals what is left of the group once the leader was reaped. Without a
@@ -171,10 +189,15 @@ fn spawn_error(program: &OsStr, error: &io::Error) -> SpawnError {
     let name = program.to_string_lossy();
     let (code, why) = match error.kind() {
         io::ErrorKind::NotFound => (127, "command not found".to_owned()),
-        io::ErrorKind::PermissionDenied => (126, "permission denied (is it executable?)".to_owned()),
+        io::ErrorKind::PermissionDenied => {
+            (126, "permission denied (is it executable?)".to_owned())
+        }
         _ => (126, error.to_string()),
     };
-    SpawnError { code, message: format!("cannot run `{name}`: {why}") }
+    SpawnError {
+        code,
+        message: format!("cannot run `{name}`: {why}"),
+    }
 }
 
 /// Whether stdin is a terminal and retry's group is in its foreground: then
@@ -191,10 +214,16 @@ mod tests {
 
     #[test]
     fn spawn_errors_map_to_shell_codes() {
-        let not_found = spawn_error(OsStr::new("nope"), &io::Error::from(io::ErrorKind::NotFound));
+        let not_found = spawn_error(
+            OsStr::new("nope"),
+            &io::Error::from(io::ErrorKind::NotFound),
+        );
         assert_eq!(not_found.code, 127);
         assert_eq!(not_found.message, "cannot run `nope`: command not found");
-        let denied = spawn_error(OsStr::new("x"), &io::Error::from(io::ErrorKind::PermissionDenied));
+        let denied = spawn_error(
+            OsStr::new("x"),
+            &io::Error::from(io::ErrorKind::PermissionDenied),
+        );
         assert_eq!(denied.code, 126);
     }
 }

@@ -1,0 +1,10 @@
+//! End-to-end tests of the real `retry` binary, one file per rule family.
+//! Process tests synchronise on files the child writes, never on a fixed
+//! sleep; only a few use real time, in milliseconds, with generous bounds.
+
+mod logging;
+mod outcomes;
+mod processes;
+mod usage;
+
+pub mod harness;

@@ -1,0 +1,166 @@
+//! A small builder around the real binary: `retry(&[..]).stdin(..).run()`
+//! and assertions on the result that print everything when they fail.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
+
+pub struct Retry {
+    command: Command,
+}
+
+/// `retry ARGS...` with no RETRY_* variables inherited from the test's environment.
+pub fn retry(args: &[&str]) -> Retry {
+    let mut command = Command::new(BIN);
+    command.args(args).stdin(Stdio::null());
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("RETRY_") {
+            command.env_remove(key);
+        }
+    }
+    Retry { command }
+}
+
+impl Retry {
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.env(key, value);
+        self
+    }
+
+    pub fn current_dir(mut self, dir: &Path) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
+    pub fn run(mut self) -> Finished {
+        let start = Instant::now();
+        let output = self.command.output().expect("the retry binary runs");
+        Finished {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            elapsed: start.elapsed(),
+        }
+    }
+
+    /// Starts retry without waiting, with piped stdout and stderr.
+    pub fn spawn(mut self) -> std::process::Child {
+        self.command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        self.command.spawn().expect("the retry binary starts")
+    }
+}
+
+#[derive(Debug)]
+pub struct Finished {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Finished {
+    #[track_caller]
+    pub fn code(&self, expected: i32) -> &Self {
+        assert_eq!(self.code, Some(expected), "wrong exit status\n{self:#?}");
+        self
+    }
+
+    #[track_caller]
+    pub fn stdout_is(&self, expected: &str) -> &Self {
+        assert_eq!(self.stdout, expected, "wrong stdout\n{self:#?}");
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_has(&self, needle: &str) -> &Self {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n{self:#?}"
+        );
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_is(&self, expected: &str) -> &Self {
+        assert_eq!(self.stderr, expected, "wrong stderr\n{self:#?}");
+        self
+    }
+
+    #[track_caller]
+    pub fn stderr_lines(&self, expected: usize) -> &Self {
+        assert_eq!(
+            self.stderr.lines().count(),
+            expected,
+            "wrong number of stderr lines\n{self:#?}"
+        );
+        self
+    }
+}
+
+/// A scratch directory for pid files, counters and scripts.
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary directory")
+}
+
+/// Waits (polling a file, bounded) until `path` exists with content; returns it.
+#[track_caller]
+pub fn wait_for_file(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Whether a process with this pid still exists (and is not a zombie).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Waits (bounded) for a process to be gone; true if it went.
+pub fn gone_soon(pid: i32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+pub fn path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(name)
+}
+
+/// A shell snippet that fails `n` times then succeeds, counting in `dir/count`.
+pub fn fail_times(dir: &Path, n: u32, code: i32) -> String {
+    let count = dir.join("count");
+    format!(
+        "c=$(cat {c} 2>/dev/null || echo 0); c=$((c+1)); echo $c > {c}; [ $c -gt {n} ] || exit {code}",
+        c = count.display()
+    )
+}
+
+pub fn count(dir: &Path) -> u32 {
+    std::fs::read_to_string(dir.join("count")).map_or(0, |t| t.trim().parse().unwrap_or(0))
+}

@@ -1,0 +1,169 @@
+//! Exit statuses and the code lists, with the real binary and real commands.
+
+use crate::harness::{count, fail_times, retry, scratch};
+
+#[test]
+fn first_try_success_is_silent_and_transparent() {
+    let out = retry(&["--", "sh", "-c", "echo hello; echo warn >&2"]).run();
+    out.code(0).stdout_is("hello\n").stderr_is("warn\n");
+}
+
+#[test]
+fn success_after_failures_exits_zero() {
+    let dir = scratch();
+    let out = retry(&[
+        "--base",
+        "1ms",
+        "--",
+        "sh",
+        "-c",
+        &fail_times(dir.path(), 2, 3),
+    ])
+    .run();
+    out.code(0)
+        .stderr_lines(3)
+        .stderr_has("attempt 3/5 succeeded");
+    assert_eq!(count(dir.path()), 3);
+}
+
+#[test]
+fn exhausted_attempts_exit_with_the_last_status() {
+    let dir = scratch();
+    let out = retry(&[
+        "-n",
+        "3",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        &fail_times(dir.path(), 9, 7),
+    ])
+    .run();
+    out.code(7).stderr_has("giving up after 3 attempts");
+    assert_eq!(count(dir.path()), 3);
+}
+
+#[test]
+fn codes_outside_retry_on_stop_at_once() {
+    let dir = scratch();
+    let out = retry(&[
+        "--retry-on",
+        "1-5",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        &fail_times(dir.path(), 9, 9),
+    ])
+    .run();
+    out.code(9).stderr_has("not retryable");
+    assert_eq!(count(dir.path()), 1);
+}
+
+#[test]
+fn fatal_codes_stop_even_when_retryable() {
+    let dir = scratch();
+    let out = retry(&[
+        "--fatal-on",
+        "4",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        &fail_times(dir.path(), 9, 4),
+    ])
+    .run();
+    out.code(4).stderr_has("fatal");
+    assert_eq!(count(dir.path()), 1);
+}
+
+#[test]
+fn success_on_adds_success_codes() {
+    let dir = scratch();
+    let out = retry(&[
+        "--success-on",
+        "0,3",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        &fail_times(dir.path(), 9, 3),
+    ])
+    .run();
+    out.code(3).stderr_is("");
+    assert_eq!(count(dir.path()), 1);
+}
+
+#[test]
+fn command_not_found_is_127_without_retry() {
+    let out = retry(&["--base", "1ms", "no-such-command-anywhere"]).run();
+    out.code(127)
+        .stderr_lines(1)
+        .stderr_has("cannot run `no-such-command-anywhere`: command not found");
+}
+
+#[test]
+fn not_executable_is_126_without_retry() {
+    let dir = scratch();
+    let script = dir.path().join("script.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    let out = retry(&["--base", "1ms", script.to_str().unwrap()]).run();
+    out.code(126)
+        .stderr_lines(1)
+        .stderr_has("permission denied");
+}
+
+#[test]
+fn death_by_signal_is_128_plus_n() {
+    let out = retry(&["-n", "2", "--base", "1ms", "sh", "-c", "kill -9 $$"]).run();
+    out.code(137).stderr_has("signal 9 (SIGKILL)");
+}
+
+#[test]
+fn double_dash_is_optional_and_command_flags_are_its_own() {
+    retry(&["sh", "-c", "exit 0", "-n", "9"]).run().code(0);
+    retry(&["-n", "1", "--", "sh", "-c", "exit 5"])
+        .run()
+        .code(5);
+}
+
+#[test]
+fn shell_mode_runs_pipelines() {
+    let out = retry(&["-s", "echo", "a b c", "|", "wc", "-w"]).run();
+    out.code(0);
+    assert_eq!(out.stdout.trim(), "3");
+}
+
+#[test]
+fn environment_configures_and_flags_win() {
+    let dir = scratch();
+    let script = fail_times(dir.path(), 9, 1);
+    retry(&["--base", "1ms", "sh", "-c", &script])
+        .env("RETRY_MAX_ATTEMPTS", "2")
+        .run()
+        .code(1);
+    assert_eq!(count(dir.path()), 2);
+    std::fs::remove_file(dir.path().join("count")).unwrap();
+    retry(&["-n", "3", "--base", "1ms", "sh", "-c", &script])
+        .env("RETRY_MAX_ATTEMPTS", "2")
+        .run()
+        .code(1);
+    assert_eq!(count(dir.path()), 3);
+}
+
+#[test]
+fn max_time_gives_up_instead_of_oversleeping() {
+    // Sleeps of 1 s would pass the 300 ms budget: one attempt, no sleep.
+    let out = retry(&[
+        "--jitter",
+        "none",
+        "--base",
+        "1s",
+        "--max-time",
+        "300ms",
+        "false",
+    ])
+    .run();
+    out.code(1).stderr_has("past --max-time");
+    assert!(out.elapsed.as_millis() < 900, "{out:#?}");
+}

@@ -1,0 +1,208 @@
+//! Timeouts, signals and process groups: nothing is left behind.
+//! Each test learns pids from files the command writes, never from timing.
+
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::harness::{alive, gone_soon, retry, scratch, wait_for_file};
+
+fn send(child: &std::process::Child, signal: Signal) {
+    kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+}
+
+#[test]
+fn timeout_kills_grandchildren_and_exits_124() {
+    let dir = scratch();
+    let pids = dir.path().join("pids");
+    let script = format!("sleep 100 & echo $! >> {}; wait", pids.display());
+    let out = retry(&[
+        "-t",
+        "50ms",
+        "--kill-after",
+        "1s",
+        "-n",
+        "2",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .run();
+    out.code(124)
+        .stderr_has("timeout after 50ms (exit code 124)");
+    let pids: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "both attempts ran");
+    for pid in pids {
+        assert!(gone_soon(pid), "grandchild {pid} survived the timeout");
+    }
+    assert!(out.elapsed < Duration::from_secs(5), "{out:#?}");
+}
+
+#[test]
+fn timeout_escalates_to_sigkill_after_the_grace() {
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    let script = format!(
+        "trap '' TERM; echo $$ > {}; while :; do sleep 0.01; done",
+        ready.display()
+    );
+    let start = Instant::now();
+    let out = retry(&[
+        "-t",
+        "100ms",
+        "--kill-after",
+        "100ms",
+        "-n",
+        "1",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .run();
+    out.code(124);
+    let pid: i32 = std::fs::read_to_string(&ready)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!alive(pid));
+    assert!(
+        start.elapsed() >= Duration::from_millis(200),
+        "killed before the grace ended"
+    );
+}
+
+#[test]
+fn sigterm_reaches_the_whole_group_and_exits_143() {
+    let dir = scratch();
+    let pids = dir.path().join("pids");
+    let script = format!("sleep 100 & echo \"$$ $!\" > {}; wait", pids.display());
+    let child = retry(&["sh", "-c", &script]).spawn();
+    let line = wait_for_file(&pids);
+    send(&child, Signal::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted by SIGTERM"));
+    for pid in line.split_whitespace().map(|p| p.parse::<i32>().unwrap()) {
+        assert!(gone_soon(pid), "{pid} survived SIGTERM to retry");
+    }
+}
+
+#[test]
+fn sigint_is_forwarded_and_no_further_attempt_starts() {
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    let runs = dir.path().join("runs");
+    let script = format!(
+        "echo x >> {}; echo $$ > {}; sleep 100",
+        runs.display(),
+        ready.display()
+    );
+    let child = retry(&["--base", "1ms", "sh", "-c", &script]).spawn();
+    let pid: i32 = wait_for_file(&ready).trim().parse().unwrap();
+    send(&child, Signal::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(gone_soon(pid));
+    assert_eq!(
+        std::fs::read_to_string(&runs).unwrap(),
+        "x\n",
+        "a second attempt started"
+    );
+}
+
+#[test]
+fn a_second_signal_sends_sigkill() {
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    let script = format!(
+        "trap '' TERM INT; echo $$ > {}; while :; do sleep 0.01; done",
+        ready.display()
+    );
+    let child = retry(&["sh", "-c", &script]).spawn();
+    let pid: i32 = wait_for_file(&ready).trim().parse().unwrap();
+    send(&child, Signal::SIGTERM);
+    // The first signal is ignored by the command: it must still be running.
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        alive(pid),
+        "the command ignores SIGTERM and should still run"
+    );
+    send(&child, Signal::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "exit reflects the first signal: {out:?}"
+    );
+    assert!(gone_soon(pid));
+}
+
+#[test]
+fn a_signal_during_the_sleep_ends_it_at_once() {
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    let script = format!("echo $$ > {}; exit 1", ready.display());
+    let child = retry(&[
+        "--jitter", "none", "--base", "1h", "--cap", "1h", "sh", "-c", &script,
+    ])
+    .spawn();
+    wait_for_file(&ready);
+    // The first attempt has ended; retry is in (or about to enter) its hour-long sleep.
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_millis(20));
+    send(&child, Signal::SIGHUP);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(129), "{out:?}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn foreground_mode_keeps_the_command_in_retrys_group() {
+    let own = retry(&[
+        "--foreground",
+        "never",
+        "sh",
+        "-c",
+        "cut -d' ' -f5 /proc/$$/stat /proc/$PPID/stat",
+    ])
+    .run();
+    let shared = retry(&[
+        "--foreground",
+        "always",
+        "sh",
+        "-c",
+        "cut -d' ' -f5 /proc/$$/stat /proc/$PPID/stat",
+    ])
+    .run();
+    let groups = |out: &crate::harness::Finished| -> Vec<String> {
+        out.stdout.split_whitespace().map(str::to_owned).collect()
+    };
+    let (own, shared) = (groups(&own), groups(&shared));
+    assert_eq!(own.len(), 2, "/proc said {own:?}");
+    assert_ne!(own[0], own[1], "own-group mode shares retry's group");
+    assert_eq!(shared[0], shared[1], "foreground mode left retry's group");
+}
+
+#[test]
+fn timeout_in_foreground_mode_still_stops_the_command() {
+    retry(&[
+        "--foreground",
+        "always",
+        "-t",
+        "50ms",
+        "-n",
+        "1",
+        "sleep",
+        "100",
+    ])
+    .run()
+    .code(124);
+}
