@@ -8,6 +8,9 @@ use nix::unistd::Pid;
 
 use crate::harness::{alive, gone_soon, retry, scratch, wait_for_file};
 
+/// The process group ids of a command and of its parent (retry), as the command sees them.
+const GROUPS: &str = r#"cut -d" " -f5 /proc/$$/stat /proc/$PPID/stat"#;
+
 fn send(child: &std::process::Child, signal: Signal) {
     kill(Pid::from_raw(child.id() as i32), signal).unwrap();
 }
@@ -166,22 +169,8 @@ fn a_signal_during_the_sleep_ends_it_at_once() {
 
 #[test]
 fn foreground_mode_keeps_the_command_in_retrys_group() {
-    let own = retry(&[
-        "--foreground",
-        "never",
-        "sh",
-        "-c",
-        "cut -d' ' -f5 /proc/$$/stat /proc/$PPID/stat",
-    ])
-    .run();
-    let shared = retry(&[
-        "--foreground",
-        "always",
-        "sh",
-        "-c",
-        "cut -d' ' -f5 /proc/$$/stat /proc/$PPID/stat",
-    ])
-    .run();
+    let own = retry(&["--foreground", "never", "sh", "-c", GROUPS]).run();
+    let shared = retry(&["--foreground", "always", "sh", "-c", GROUPS]).run();
     let groups = |out: &crate::harness::Finished| -> Vec<String> {
         out.stdout.split_whitespace().map(str::to_owned).collect()
     };
@@ -205,4 +194,27 @@ fn timeout_in_foreground_mode_still_stops_the_command() {
     ])
     .run()
     .code(124);
+}
+
+#[test]
+fn auto_mode_picks_by_terminal_foreground() {
+    // Without a terminal (the tests' stdin is /dev/null): a group of its own.
+    let out = retry(&["sh", "-c", GROUPS]).run();
+    let groups: Vec<&str> = out.stdout.split_whitespace().collect();
+    assert!(groups.len() == 2 && groups[0] != groups[1], "{out:#?}");
+
+    // In a terminal's foreground (util-linux `script` gives retry a pty): shared.
+    let inner = format!("{} sh -c '{GROUPS}'", crate::harness::BIN);
+    let out = std::process::Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .output();
+    let Ok(out) = out else {
+        return eprintln!("skipped: util-linux `script` is not installed");
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let groups: Vec<&str> = text.split_whitespace().collect();
+    assert!(
+        groups.len() == 2 && groups[0] == groups[1],
+        "under a pty: {text:?}"
+    );
 }
