@@ -35,10 +35,11 @@ pub enum Ended {
     Exited(Status),
     /// Stopped at the deadline it was given.
     TimedOut,
-    /// retry received `signal`; the command was stopped and reaped.
+    /// retry received `signal`; the command, if it had started, was stopped
+    /// and reaped with `status`.
     Interrupted {
         signal: i32,
-        status: Status,
+        status: Option<Status>,
     },
 }
 
@@ -115,13 +116,7 @@ pub fn run<R: Rng>(
                 (Status::timed_out(limit.unwrap_or_default()), by_max_time)
             }
             Ended::Interrupted { signal, status } => {
-                return give_up(
-                    GiveUp::Signal {
-                        signal,
-                        status: Some(status),
-                    },
-                    emit,
-                );
+                return give_up(GiveUp::Signal { signal, status }, emit);
             }
         };
 
@@ -403,7 +398,10 @@ mod tests {
     #[test]
     fn signal_during_attempt_exits_128_plus_n() {
         let status = Status::exited(0);
-        let mut host = FakeHost::new(vec![Ok(Ended::Interrupted { signal: 2, status })]);
+        let mut host = FakeHost::new(vec![Ok(Ended::Interrupted {
+            signal: 2,
+            status: Some(status),
+        })]);
         let (code, _) = run_with(&config(&[]), &mut host);
         assert_eq!((code, host.seen.len()), (130, 1));
     }

@@ -29,8 +29,6 @@ pub struct Wake {
     /// Terminating signals received since the last wait, and the latest one.
     pub signals: usize,
     pub last_signal: i32,
-    /// A child may have changed state.
-    pub child: bool,
 }
 
 impl Signals {
@@ -65,11 +63,19 @@ impl Signals {
         }
         // EINTR is a wake like any other: the caller re-checks its state.
         let _ = ppoll(&mut fds, timeout, None);
-        let signals = drain(&self.terminate);
+        if child {
+            // Only a wake-up: the caller asks waitpid. Left unread, it would
+            // keep every later ppoll returning at once.
+            drain(&self.child);
+        }
+        self.take()
+    }
+
+    /// The terminating signals received since the last look, without waiting.
+    pub fn take(&self) -> Wake {
         Wake {
-            signals,
+            signals: drain(&self.terminate),
             last_signal: self.last.load(Ordering::SeqCst) as i32,
-            child: child && drain(&self.child) > 0,
         }
     }
 }

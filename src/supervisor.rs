@@ -86,7 +86,10 @@ impl<'a> Supervisor<'a> {
                     self.send_group_only(pid, Signal::SIGKILL);
                 }
                 return match (interrupted, kill_at) {
-                    (Some(signal), _) => Ended::Interrupted { signal, status },
+                    (Some(signal), _) => Ended::Interrupted {
+                        signal,
+                        status: Some(status),
+                    },
                     (None, Some(_)) => Ended::TimedOut,
                     (None, None) => Ended::Exited(status),
                 };
@@ -159,6 +162,15 @@ impl Host for Supervisor<'_> {
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError> {
+        // A signal that came after the last wait (between a sleep and this
+        // attempt) must not let one more attempt start.
+        let pending = self.signals.take();
+        if pending.signals > 0 {
+            return Ok(Ended::Interrupted {
+                signal: pending.last_signal,
+                status: None,
+            });
+        }
         let mut child = self.spawn(info)?;
         Ok(self.supervise(&mut child, deadline))
     }
