@@ -113,3 +113,45 @@ fn child_variables_do_not_configure_a_nested_retry() {
     let out = retry(&["-n", "1", "sh", "-c", &inner]).run();
     out.code(1).stderr_has("giving up after 2 attempts");
 }
+
+#[test]
+fn json_reports_spawn_failures_and_time_limits() {
+    let out = retry(&["--log-format", "json", "no-such-command-anywhere"]).run();
+    out.code(127).stderr_is(
+        "{\"event\":\"gave_up\",\"attempt\":1,\"max_attempts\":5,\"exit_code\":127,\"reason\":\"spawn\",\
+         \"message\":\"cannot run `no-such-command-anywhere`: command not found\"}\n",
+    );
+    let out = retry(&["--log-format", "json", "--max-time", "50ms", "sleep", "10"]).run();
+    out.code(124).stderr_is(
+        "{\"event\":\"gave_up\",\"attempt\":1,\"max_attempts\":5,\"exit_code\":124,\"reason\":\"max_time\",\
+         \"command_exit_code\":124,\"command_timed_out\":true}\n",
+    );
+}
+
+#[test]
+fn json_reports_fatal_codes_and_success_after_retries() {
+    let out = retry(&[
+        "--log-format",
+        "json",
+        "--fatal-on",
+        "3",
+        "sh",
+        "-c",
+        "exit 3",
+    ])
+    .run();
+    out.code(3).stderr_has(r#""reason":"fatal""#);
+    let dir = scratch();
+    let out = retry(&[
+        "--log-format",
+        "json",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        &fail_times(dir.path(), 1, 1),
+    ])
+    .run();
+    out.code(0)
+        .stderr_has(r#"{"event":"succeeded","attempt":2,"max_attempts":5,"exit_code":0}"#);
+}

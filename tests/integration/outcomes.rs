@@ -167,3 +167,22 @@ fn max_time_gives_up_instead_of_oversleeping() {
     out.code(1).stderr_has("past --max-time");
     assert!(out.elapsed.as_millis() < 900, "{out:#?}");
 }
+
+#[test]
+fn max_time_stops_a_running_attempt_with_124() {
+    let out = retry(&["--max-time", "100ms", "--kill-after", "1s", "sleep", "10"]).run();
+    out.code(124)
+        .stderr_has("--max-time reached during attempt 1/5");
+    assert!(out.elapsed.as_secs() < 5, "{out:#?}");
+}
+
+#[test]
+fn huge_caps_and_many_attempts_saturate() {
+    // 100 years is accepted; ceilings double from 1 ms without overflow.
+    let out = retry(&[
+        "--cap", "100y", "--base", "1ms", "--jitter", "none", "-n", "3", "false",
+    ])
+    .run();
+    out.code(1)
+        .stderr_has("sleep: 2 ms (no jitter, up to 2 ms)");
+}
