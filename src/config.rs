@@ -9,6 +9,7 @@ use clap::CommandFactory;
 use clap::error::ErrorKind;
 
 use crate::cli::{Attempts, Cli, Foreground, LogFormat};
+use crate::codes::CodeSet;
 use crate::policy::Policy;
 use crate::strategy::Backoff;
 
@@ -45,22 +46,9 @@ impl Config {
                 humantime::format_duration(cli.base)
             )));
         }
-        if let Some(retry) = cli.retry_on {
-            let overlap = retry.intersection(&cli.success_on);
-            if !overlap.is_empty() {
-                return Err(usage(format!(
-                    "`--retry-on {retry}` and `--success-on {}` both list {overlap}: a code cannot be both",
-                    cli.success_on
-                )));
-            }
-        }
-        if let Some(fatal) = cli.fatal_on {
-            let overlap = fatal.intersection(&cli.success_on);
-            if !overlap.is_empty() {
-                return Err(usage(format!(
-                    "`--fatal-on {fatal}` and `--success-on {}` both list {overlap}: a code cannot be both",
-                    cli.success_on
-                )));
+        for (flag, list) in [("--retry-on", cli.retry_on), ("--fatal-on", cli.fatal_on)] {
+            if let Some(list) = list {
+                disjoint_from_success(flag, list, cli.success_on)?;
             }
         }
         if cli.timeout == Some(Duration::ZERO) {
@@ -106,6 +94,17 @@ impl Config {
             args,
         })
     }
+}
+
+/// A code cannot both end the run as a success and be retried or fatal.
+fn disjoint_from_success(flag: &str, list: CodeSet, success: CodeSet) -> Result<(), clap::Error> {
+    let overlap = list.intersection(&success);
+    if overlap.is_empty() {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "`{flag} {list}` and `--success-on {success}` both list {overlap}: a code cannot be both"
+    )))
 }
 
 /// A usage error in clap's own shape, so it is printed and exits like one.
