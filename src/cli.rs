@@ -13,7 +13,8 @@ use crate::strategy::Jitter;
 #[derive(Debug, Parser)]
 #[command(
     name = "retry",
-    version,
+    // The crate name tells this retry from Debian's unrelated /usr/bin/retry.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (retry-jitter)"),
     about = "Rerun a failing command with exponential backoff and jitter",
     long_about = "Rerun a failing command with exponential backoff and jitter.\n\n\
         Runs COMMAND; when its exit status is retryable, sleeps for a delay computed by the \

@@ -110,7 +110,8 @@ fn help_and_version_go_to_stdout() {
         assert!(help.stdout.contains(needle), "--help lacks {needle}");
     }
     let version = retry(&["--version"]).run();
-    version
-        .code(0)
-        .stdout_is(&format!("retry {}\n", env!("CARGO_PKG_VERSION")));
+    version.code(0).stdout_is(&format!(
+        "retry {} (retry-jitter)\n",
+        env!("CARGO_PKG_VERSION")
+    ));
 }

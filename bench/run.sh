@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The performance benchmark: every figure of bench/RESULTS.md, each against a
+# baseline measured in the same run (ratios are what count: machines are noisy).
+#
+#   bash bench/run.sh            # builds the release binary if needed, ~2 minutes
+#
+# Installs hyperfine, GNU time and a C compiler from Debian's packages when
+# missing. Writes bench/RESULTS.md and prints the same table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() { # need COMMAND PACKAGE
+    command -v "$1" >/dev/null 2>&1 && return
+    echo "bench: installing $2" >&2
+    if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq >&2; APT_UPDATED=1; fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2
+}
+need hyperfine hyperfine
+need python3 python3
+need cc gcc
+[ -x /usr/bin/time ] || need /usr/bin/time time
+
+cargo build --release --quiet
+RETRY="$PWD/target/x86_64-unknown-linux-gnu/release/retry"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cc -O2 -o "$work/stamp" bench/stamp.c
+rustc -O -C target-feature=+crt-static -o "$work/floor" bench/floor.rs
+TRUE=$(type -P true)
+FALSE=$(type -P false)
+# Debian's unrelated `retry` package, if installed, as a peer.
+PEER=""
+if [ -x /usr/bin/retry ] && /usr/bin/retry --help 2>&1 | grep -q -- '--times'; then PEER=/usr/bin/retry; fi
+
+results="$work/rows.tsv" # figure, command, median seconds, ratio, target, verdict
+: >"$results"
+
+# hyperfine_rows FIGURE TARGET_RATIO RUNS BASELINE_CMD CMD...: one row per command.
+hyperfine_rows() {
+    local figure=$1 target=$2 runs=$3
+    shift 3
+    hyperfine -N -i --warmup "$(( runs / 10 + 1 ))" --runs "$runs" --export-json "$work/h.json" "$@" >/dev/null 2>&1
+    python3 - "$work/h.json" "$figure" "$target" >>"$results" <<'PY'
+import json, sys
+path, figure, target = sys.argv[1], sys.argv[2], float(sys.argv[3])
+rows = json.load(open(path))["results"]
+base = rows[0]["median"]
+for i, r in enumerate(rows):
+    ratio = r["median"] / base
+    verdict = "baseline" if i == 0 else ("met" if ratio <= target else "missed")
+    if "/floor " in r["command"]: verdict = "reference"
+    if "/usr/bin/retry " in r["command"]: verdict = "peer"
+    print(f"{figure}\t{r['command']}\t{r['median']*1e3:.3f} ms\t{ratio:.2f}\t<= {target}\t{verdict}")
+PY
+}
+
+echo "bench: start-up overhead" >&2
+peer_start=(); [ -n "$PEER" ] && peer_start=("$PEER -- $TRUE")
+hyperfine_rows "start-up" 2.0 500 "$TRUE" "$RETRY -- $TRUE" "$work/floor 1 $TRUE" "${peer_start[@]}"
+
+echo "bench: per-attempt cost" >&2
+loop="sh -c 'i=0; while [ \$i -lt 1000 ]; do $FALSE; i=\$((i+1)); done'"
+peer_loop=(); [ -n "$PEER" ] && peer_loop=("$PEER --times=1000 --delay=0 -- $FALSE")
+hyperfine_rows "per-attempt (1000)" 1.0 10 "$loop" "$RETRY -n 1000 --base 0ms -- $FALSE" \
+    "$work/floor 1000 $FALSE" "${peer_loop[@]}"
+
+echo "bench: peak memory" >&2
+rss_true=$(/usr/bin/time -f %M "$TRUE" 2>&1 >/dev/null | tail -1)
+rss_retry=$(/usr/bin/time -f %M "$RETRY" -- "$TRUE" 2>&1 >/dev/null | tail -1)
+python3 - "$rss_true" "$rss_retry" >>"$results" <<'PY'
+import sys
+base, retry = int(sys.argv[1]), int(sys.argv[2])
+print(f"peak memory\ttrue (max RSS)\t{base/1024:.2f} MiB\t1.00\t\tbaseline")
+# GNU time reports the largest RSS of retry and its (reaped) child alike.
+print(f"peak memory\tretry -- true (max RSS)\t{retry/1024:.2f} MiB\t{retry/base:.2f}\t<= 2.5 MiB\t{'met' if retry <= 2.5*1024 else 'missed'}")
+PY
+
+echo "bench: sleep accuracy" >&2
+# 100 sleeps growing from 1 ms to ~19 ms (factor 1.03). The command stamps its
+# start and end; a run with --base 0ms measures the same gap without a sleep
+# (exit, reap, spawn, exec), and that baseline is subtracted.
+sleep_args=(--jitter none --cap 20ms --factor 1.03 -n 101 --seed 1 -q)
+"$RETRY" "${sleep_args[@]}" --base 0ms -- "$work/stamp" "$work/base.log" 2>/dev/null || true
+"$RETRY" "${sleep_args[@]}" --base 1ms -- "$work/stamp" "$work/sleep.log" 2>/dev/null || true
+python3 - "$work/base.log" "$work/sleep.log" >>"$results" <<'PY'
+import statistics, sys
+def gaps(path):
+    stamps = [line.split() for line in open(path)]
+    ends = [int(t) for k, t in stamps if k == "end"]
+    starts = [int(t) for k, t in stamps if k == "start"]
+    return [(s - e) / 1e6 for e, s in zip(ends, starts[1:])]
+base = statistics.median(gaps(sys.argv[1]))
+gap = gaps(sys.argv[2])
+# The sleeps of --jitter none: min(cap, base * factor^n), n from 0.
+sleeps = [min(20.0, 1.0 * 1.03 ** n) for n in range(len(gap))]
+raw = [g - s for g, s in zip(gap, sleeps)]
+late = [r - base for r in raw]
+early = sum(1 for r in raw if r < 0)
+med, worst = statistics.median(late), max(late)
+ok = med <= 0.3 and worst <= 2.0 and early == 0
+print(f"sleep accuracy\tspawn gap without sleep (baseline)\t{base:.3f} ms\t\t\tbaseline")
+print(f"sleep accuracy\tlateness over {len(late)} sleeps of 1-19 ms: median / worst / early\t{med:.3f} / {worst:.3f} ms / {early}\t\t<= 0.3 / 2 ms / 0\t{'met' if ok else 'missed'}")
+PY
+
+echo "bench: binary size" >&2
+size=$(stat -c %s "$RETRY")
+python3 - "$size" >>"$results" <<'PY'
+import sys
+size = int(sys.argv[1])
+print(f"binary size\trelease, stripped, static\t{size/1048576:.2f} MiB\t\t<= 1.5 MiB\t{'met' if size <= 1.5*1048576 else 'missed'}")
+PY
+
+machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), Linux $(uname -r), $(date -u +%Y-%m-%d)"
+{
+    echo "# Benchmark results"
+    echo
+    echo "Produced by \`bash bench/run.sh\` on: $machine."
+    echo "Ratios are against the baseline row of the same figure, measured in the same run."
+    echo "How each figure is measured, and why two targets are out of reach: bench/README.md."
+    echo
+    echo "| figure | command | median | ratio | target | verdict |"
+    echo "|---|---|---|---|---|---|"
+    sed -e "s|$RETRY|retry|g; s|$work/floor|floor|g; s|$work/stamp|stamp|g" -e 's/\t/ | /g; s/^/| /; s/$/ |/' "$results"
+} >bench/RESULTS.md
+cat bench/RESULTS.md
