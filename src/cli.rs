@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 
 use crate::codes::CodeSet;
+use crate::duration::parse as parse_duration;
 use crate::strategy::Jitter;
 
 #[derive(Debug, Parser)]
@@ -27,18 +28,18 @@ use crate::strategy::Jitter;
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Backoff strategy for the sleep between attempts
-    #[arg(short, long, env = "RETRY_JITTER", value_enum, default_value_t = Jitter::Full)]
-    pub jitter: Jitter,
+    /// Backoff strategy for the sleep between attempts (`all` only with --simulate)
+    #[arg(short, long, env = "RETRY_JITTER", value_enum, default_value_t = JitterChoice::Full)]
+    pub jitter: JitterChoice,
 
     /// Base delay: the first sleep's ceiling
     #[arg(short, long, env = "RETRY_BASE", value_name = "DURATION", default_value = "1s",
-          value_parser = crate::duration::parse, allow_hyphen_values = true)]
+          value_parser = parse_duration, allow_hyphen_values = true)]
     pub base: Duration,
 
     /// The largest sleep
     #[arg(short, long, env = "RETRY_CAP", value_name = "DURATION", default_value = "20s",
-          value_parser = crate::duration::parse, allow_hyphen_values = true)]
+          value_parser = parse_duration, allow_hyphen_values = true)]
     pub cap: Duration,
 
     /// Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)
@@ -73,18 +74,18 @@ pub struct Cli {
     /// SIGTERM, then SIGKILL after --kill-after, and the attempt counts as
     /// exit code 124
     #[arg(short, long, env = "RETRY_TIMEOUT", value_name = "DURATION",
-          value_parser = crate::duration::parse, allow_hyphen_values = true)]
+          value_parser = parse_duration, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
 
     /// Grace between SIGTERM and SIGKILL when an attempt is stopped
     #[arg(long, env = "RETRY_KILL_AFTER", value_name = "DURATION", default_value = "5s",
-          value_parser = crate::duration::parse, allow_hyphen_values = true)]
+          value_parser = parse_duration, allow_hyphen_values = true)]
     pub kill_after: Duration,
 
     /// Limit for the whole run: a sleep that would end past it is not taken,
     /// and at the limit the running attempt is stopped as by --timeout
     #[arg(short, long, env = "RETRY_MAX_TIME", value_name = "DURATION",
-          value_parser = crate::duration::parse, allow_hyphen_values = true)]
+          value_parser = parse_duration, allow_hyphen_values = true)]
     pub max_time: Option<Duration>,
 
     /// Fixed random seed, for reproducible schedules and tests only: clients
@@ -122,9 +123,143 @@ pub struct Cli {
     pub foreground: Foreground,
 
     /// The command to run and its arguments (`--` is needed only when COMMAND starts with `-`)
-    #[arg(value_name = "COMMAND", trailing_var_arg = true, required = true,
+    #[arg(value_name = "COMMAND", trailing_var_arg = true,
+          required_unless_present_any = ["plan", "simulate"],
+          conflicts_with_all = ["plan", "simulate"],
           value_parser = clap::value_parser!(OsString))]
     pub command: Vec<OsString>,
+
+    /// Print the sleeps a run with these options would take, and run nothing
+    #[arg(long, group = "mode", help_heading = "Modes (run no command)")]
+    pub plan: bool,
+
+    /// Simulate competing clients as in the AWS "Exponential Backoff And
+    /// Jitter" post (work and completion time per strategy), and run nothing.
+    /// Without --base/--cap it uses the post's: 10ms (5ms for decorrelated), 2s
+    #[arg(long, group = "mode", help_heading = "Modes (run no command)")]
+    pub simulate: bool,
+
+    /// Output of --plan and --simulate
+    #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = Format::Table,
+          help_heading = "Modes (run no command)")]
+    pub format: Format,
+
+    /// --simulate: client counts, as counts and ranges with a step (`1,2,5,10-190:10`)
+    #[arg(long, env = "RETRY_CLIENTS", value_name = "LIST", default_value = "10-190:10",
+          value_parser = parse_clients, help_heading = "Modes (run no command)")]
+    pub clients: ClientCounts,
+
+    /// --simulate: repetitions per strategy and client count
+    #[arg(long, env = "RETRY_REPS", value_name = "R", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..), help_heading = "Modes (run no command)")]
+    pub reps: u32,
+
+    /// --simulate: mean one-way network delay
+    #[arg(long, env = "RETRY_NET_DELAY", value_name = "DURATION", default_value = "10ms",
+          value_parser = parse_duration, allow_hyphen_values = true,
+          help_heading = "Modes (run no command)")]
+    pub net_delay: Duration,
+
+    /// --simulate: standard deviation of the network delay
+    #[arg(long, env = "RETRY_NET_SD", value_name = "DURATION", default_value = "2ms",
+          value_parser = parse_duration, allow_hyphen_values = true,
+          help_heading = "Modes (run no command)")]
+    pub net_sd: Duration,
+
+    /// --simulate: also draw the post's two charts (work and completion time
+    /// against clients) into this SVG file
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "simulate",
+        help_heading = "Modes (run no command)"
+    )]
+    pub svg: Option<std::path::PathBuf>,
+
+    /// Whether --base and --cap were left at their defaults (--simulate then uses the post's).
+    #[arg(skip)]
+    pub backoff_defaulted: bool,
+}
+
+/// Parses the real command line (and RETRY_* variables).
+pub fn parse() -> Result<Cli, clap::Error> {
+    use clap::parser::ValueSource;
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().try_get_matches()?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
+    cli.backoff_defaulted = defaulted("base") && defaulted("cap");
+    Ok(cli)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum JitterChoice {
+    /// sleep = min(cap, base * factor^n)
+    None,
+    /// sleep = random_between(0, min(cap, base * factor^n))
+    Full,
+    /// t = min(cap, base * factor^n); sleep = t/2 + random_between(0, t/2)
+    Equal,
+    /// sleep = min(cap, random_between(base, previous sleep * 3))
+    Decorrelated,
+    /// --simulate only: every strategy side by side, plus no backoff at all
+    All,
+}
+
+impl JitterChoice {
+    /// The one strategy chosen, or `None` for `all`.
+    pub fn single(self) -> Option<Jitter> {
+        match self {
+            JitterChoice::None => Some(Jitter::None),
+            JitterChoice::Full => Some(Jitter::Full),
+            JitterChoice::Equal => Some(Jitter::Equal),
+            JitterChoice::Decorrelated => Some(Jitter::Decorrelated),
+            JitterChoice::All => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned columns for people
+    Table,
+    /// Comma-separated values with a header row
+    Csv,
+    /// One JSON array of objects
+    Json,
+}
+
+/// `--clients`: the client counts to simulate, in the order given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientCounts(pub Vec<u32>);
+
+/// `1,2,5,10-190:10`: counts, and inclusive ranges with an optional step.
+fn parse_clients(text: &str) -> Result<ClientCounts, String> {
+    let bad = |item: &str| format!("`{item}` is not a client count or a range such as `10-190:10`");
+    let mut counts = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let (range, step) = match item.split_once(':') {
+            Some((range, step)) => (range, step.parse::<u32>().map_err(|_| bad(item))?),
+            None => (item, 1),
+        };
+        let (low, high) = match range.split_once('-') {
+            Some((low, high)) => (low.parse::<u32>(), high.parse::<u32>()),
+            None => (range.parse::<u32>(), range.parse::<u32>()),
+        };
+        let (Ok(low), Ok(high)) = (low, high) else {
+            return Err(bad(item));
+        };
+        if low == 0 || step == 0 || low > high {
+            return Err(format!(
+                "`{item}` needs counts of at least 1, rising, with a step of at least 1"
+            ));
+        }
+        if high > 100_000 {
+            return Err(format!("`{item}`: at most 100000 clients"));
+        }
+        counts.extend((low..=high).step_by(step as usize));
+    }
+    Ok(ClientCounts(counts))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -197,6 +332,25 @@ fn parse_factor(text: &str) -> Result<f64, String> {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn client_lists_take_counts_and_stepped_ranges() {
+        assert_eq!(parse_clients("1,2,5").unwrap().0, [1, 2, 5]);
+        assert_eq!(parse_clients("10-50:10").unwrap().0, [10, 20, 30, 40, 50]);
+        assert_eq!(parse_clients("3-5").unwrap().0, [3, 4, 5]);
+        assert_eq!(parse_clients("10-190:10").unwrap().0.len(), 19);
+        for bad in ["", "0", "5-3", "1-9:0", "x", "1,,2", "1-", "-4"] {
+            assert!(parse_clients(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn modes_need_no_command_and_refuse_one() {
+        assert!(Cli::try_parse_from(["retry", "--plan"]).unwrap().plan);
+        assert!(Cli::try_parse_from(["retry", "--plan", "--", "true"]).is_err());
+        assert!(Cli::try_parse_from(["retry", "--plan", "--simulate"]).is_err());
+        assert!(Cli::try_parse_from(["retry"]).is_err());
+    }
 
     #[test]
     fn definition_is_consistent() {

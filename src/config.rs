@@ -11,7 +11,7 @@ use clap::error::ErrorKind;
 use crate::cli::{Attempts, Cli, Foreground, LogFormat};
 use crate::codes::CodeSet;
 use crate::policy::Policy;
-use crate::strategy::Backoff;
+use crate::strategy::{Backoff, Jitter};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verbosity {
@@ -20,8 +20,18 @@ pub enum Verbosity {
     Verbose,
 }
 
+/// What retry was asked to do.
+#[derive(Debug)]
+pub enum Mode {
+    Run,
+    Plan,
+    Simulate(crate::simulate::Options),
+}
+
 #[derive(Debug)]
 pub struct Config {
+    pub mode: Mode,
+    pub format: crate::cli::Format,
     pub backoff: Backoff,
     pub attempts: Attempts,
     pub policy: Policy,
@@ -61,22 +71,43 @@ impl Config {
             ));
         }
 
+        let jitter = match (cli.jitter.single(), cli.simulate) {
+            (Some(jitter), _) => jitter,
+            // The run's own backoff is unused when every strategy is simulated.
+            (None, true) => Jitter::Full,
+            (None, false) => {
+                return Err(usage(
+                    "`--jitter all` compares strategies in --simulate; a run or a plan needs one of none, full, equal, decorrelated".into(),
+                ));
+            }
+        };
+        let backoff = Backoff {
+            jitter,
+            base: cli.base,
+            cap: cli.cap,
+            factor: cli.factor,
+        };
+        let mode = if cli.plan {
+            Mode::Plan
+        } else if cli.simulate {
+            Mode::Simulate(crate::simulate::Options::new(&cli, backoff))
+        } else {
+            Mode::Run
+        };
+
         let mut words = cli.command.into_iter();
         let (program, args) = if cli.shell {
             let script = words.collect::<Vec<_>>().join(std::ffi::OsStr::new(" "));
             ("/bin/sh".into(), vec!["-c".into(), script])
         } else {
-            // clap guarantees at least one word.
+            // clap guarantees at least one word, unless in a mode that runs nothing.
             (words.next().unwrap_or_default(), words.collect())
         };
 
         Ok(Config {
-            backoff: Backoff {
-                jitter: cli.jitter,
-                base: cli.base,
-                cap: cli.cap,
-                factor: cli.factor,
-            },
+            mode,
+            format: cli.format,
+            backoff,
             attempts: cli.max_attempts,
             policy: Policy::new(cli.success_on, cli.retry_on, cli.fatal_on),
             timeout: cli.timeout,
@@ -164,6 +195,16 @@ mod tests {
         assert_eq!(c.args, ["-c", "echo a| wc"]);
         let c = config(&["echo", "a|", "wc"]).unwrap();
         assert_eq!((c.program.as_os_str(), c.args.len()), ("echo".as_ref(), 2));
+    }
+
+    #[test]
+    fn jitter_all_is_only_for_simulate() {
+        let err = config(&["--jitter", "all", "true"]).unwrap_err();
+        assert!(
+            err.contains("--jitter all") && err.contains("--simulate"),
+            "{err}"
+        );
+        assert!(config(&["--jitter", "all", "--plan"]).is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! Reading order: `cli` (flags) → `config` (validation) → `runner` (the
 //! attempt loop, using `policy`, `strategy` and `codes`) → `supervisor`
 //! (the child process) with `signals` → `events` rendered by `log`.
+//! The modes that run no command: `plan` and `simulate`, printed by `report`.
 
 mod cli;
 mod codes;
@@ -10,9 +11,12 @@ mod config;
 mod duration;
 mod events;
 mod log;
+mod plan;
 mod policy;
+mod report;
 mod runner;
 mod signals;
+mod simulate;
 mod status;
 mod strategy;
 mod supervisor;
@@ -20,22 +24,32 @@ mod supervisor;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
 use clap::error::ErrorKind;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 
-use crate::cli::Cli;
-use crate::config::Config;
+use crate::config::{Config, Mode};
 
 /// Bad usage, as documented: nothing has run.
 const USAGE: u8 = 2;
 
 fn main() -> ExitCode {
-    let config = match Cli::try_parse().and_then(Config::from_cli) {
+    let config = match cli::parse().and_then(Config::from_cli) {
         Ok(config) => config,
         Err(error) => return usage_error(&error),
     };
+    let code = match &config.mode {
+        Mode::Run => run(&config),
+        Mode::Plan => {
+            let plan = plan::plan(config.backoff, config.attempts, config.seed);
+            let text = plan::render(&plan, config.backoff, config.format);
+            u8::from(std::io::stdout().write_all(text.as_bytes()).is_err())
+        }
+        Mode::Simulate(options) => simulate::run(options, config.seed, config.format),
+    };
+    ExitCode::from(code)
+}
+
+/// The real thing: run COMMAND until it succeeds or retry gives up.
+fn run(config: &Config) -> u8 {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
@@ -43,7 +57,7 @@ fn main() -> ExitCode {
                 std::io::stderr(),
                 "retry: cannot install signal handlers: {error}"
             );
-            return ExitCode::from(126);
+            return 126;
         }
     };
     let mut host = supervisor::Supervisor::new(
@@ -55,16 +69,10 @@ fn main() -> ExitCode {
     );
     let log = log::Log::new(config.log_format, config.verbosity);
     let seed = config.seed;
-    let code = runner::run(
-        &config,
-        &mut host,
-        &mut |event| log.emit(event),
-        || match seed {
-            Some(seed) => ChaCha8Rng::seed_from_u64(seed),
-            None => rand::make_rng(),
-        },
-    );
-    ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX))
+    let code = runner::run(config, &mut host, &mut |event| log.emit(event), || {
+        strategy::rng(seed)
+    });
+    u8::try_from(code).unwrap_or(u8::MAX)
 }
 
 /// Help and version go to stdout as usual; a real error becomes one line on

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rand::{Rng, RngExt};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Jitter {
     /// sleep = min(cap, base * factor^n)
     None,
@@ -23,6 +23,13 @@ pub enum Jitter {
 }
 
 impl Jitter {
+    pub const ALL: [Jitter; 4] = [
+        Jitter::None,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+    ];
+
     /// The word used in `--jitter` and in JSON logs.
     pub fn name(self) -> &'static str {
         match self {
@@ -112,6 +119,16 @@ impl Backoff {
         Duration::try_from_secs_f64(secs.min(self.cap.as_secs_f64()))
             .unwrap_or(self.cap)
             .min(self.cap)
+    }
+}
+
+/// The generator of a run and of `--plan`: the same seed gives both the same
+/// sleeps. Without a seed it is seeded from the OS.
+pub fn rng(seed: Option<u64>) -> rand_chacha::ChaCha8Rng {
+    use rand::SeedableRng;
+    match seed {
+        Some(seed) => rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+        None => rand::make_rng(),
     }
 }
 

@@ -1,0 +1,160 @@
+//! `--simulate`: the AWS "Exponential Backoff And Jitter" experiment, to
+//! choose a strategy, base and cap from evidence. `model` is one run of
+//! the experiment, `sweep` runs every repetition on all cores, `chart`
+//! draws the post's two charts.
+
+mod chart;
+mod model;
+mod sweep;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use model::Net;
+pub use sweep::{Contender, Summary};
+
+use crate::cli::{Cli, Format};
+use crate::report::{Cell, Report};
+use crate::strategy::{Backoff, Jitter};
+
+#[derive(Debug)]
+pub struct Options {
+    pub contenders: Vec<Contender>,
+    pub clients: Vec<u32>,
+    pub reps: u32,
+    pub net: Net,
+    pub svg: Option<PathBuf>,
+}
+
+impl Options {
+    /// Left at their defaults, --base and --cap become the post's: 10 ms
+    /// (5 ms for decorrelated jitter) and 2 s. A run's 1 s base would make
+    /// every strategy look slow against a 10 ms network.
+    pub fn new(cli: &Cli, backoff: Backoff) -> Self {
+        let with = |jitter: Jitter| {
+            let (base, cap) = if cli.backoff_defaulted {
+                let base_ms = if jitter == Jitter::Decorrelated {
+                    5
+                } else {
+                    10
+                };
+                (Duration::from_millis(base_ms), Duration::from_secs(2))
+            } else {
+                (backoff.base, backoff.cap)
+            };
+            Contender {
+                name: jitter.name(),
+                backoff: Some(Backoff {
+                    jitter,
+                    base,
+                    cap,
+                    ..backoff
+                }),
+            }
+        };
+        let contenders = match cli.jitter.single() {
+            Some(jitter) => vec![with(jitter)],
+            None => {
+                let mut all: Vec<Contender> = Jitter::ALL.into_iter().map(with).collect();
+                all.push(Contender {
+                    name: "no-backoff",
+                    backoff: None,
+                });
+                all
+            }
+        };
+        Options {
+            contenders,
+            clients: cli.clients.0.clone(),
+            reps: cli.reps,
+            net: Net {
+                mean_ms: cli.net_delay.as_secs_f64() * 1e3,
+                sd_ms: cli.net_sd.as_secs_f64() * 1e3,
+            },
+            svg: cli.svg.clone(),
+        }
+    }
+}
+
+/// Runs the sweep, prints it, and draws the charts; returns the exit status.
+pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
+    let seed = seed.unwrap_or_else(|| rand::RngExt::random(&mut crate::strategy::rng(None)));
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let reps_total = options.contenders.len() * options.clients.len() * options.reps as usize;
+    let bar = progress_bar(options, reps_total);
+    let rows = sweep::sweep(
+        &options.contenders,
+        &options.clients,
+        options.reps,
+        options.net,
+        seed,
+        threads,
+        &|| {
+            if let Some(bar) = &bar {
+                bar.inc(1);
+            }
+        },
+    );
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(render(&rows, format).as_bytes()).is_err() {
+        return 1;
+    }
+    if let Some(path) = &options.svg
+        && let Err(error) = chart::draw(&rows, path)
+    {
+        let _ = writeln!(
+            std::io::stderr(),
+            "retry: cannot write `{}`: {error}",
+            path.display()
+        );
+        return 1;
+    }
+    0
+}
+
+/// A progress bar on a terminal, and only for a sweep that takes a moment
+/// (more than about a tenth of a second of simulated client-repetitions).
+fn progress_bar(options: &Options, reps_total: usize) -> Option<indicatif::ProgressBar> {
+    let weight: u64 = options
+        .clients
+        .iter()
+        .map(|&n| u64::from(n) * u64::from(n))
+        .sum::<u64>()
+        * u64::from(options.reps)
+        * options.contenders.len() as u64;
+    (std::io::stderr().is_terminal() && weight > 2_000_000)
+        .then(|| indicatif::ProgressBar::new(reps_total as u64))
+}
+
+pub fn render(rows: &[Summary], format: Format) -> String {
+    let report = Report {
+        columns: vec![
+            "strategy",
+            "clients",
+            "reps",
+            "work_mean",
+            "work_sd",
+            "time_ms_mean",
+            "time_ms_sd",
+        ],
+        rows: rows
+            .iter()
+            .map(|r| {
+                vec![
+                    Cell::Text(r.strategy.into()),
+                    Cell::Int(r.clients.into()),
+                    Cell::Int(r.reps.into()),
+                    Cell::Num(r.work_mean, 1),
+                    Cell::Num(r.work_sd, 1),
+                    Cell::Num(r.time_ms_mean, 1),
+                    Cell::Num(r.time_ms_sd, 1),
+                ]
+            })
+            .collect(),
+    };
+    report.render(format)
+}
