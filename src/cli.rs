@@ -181,6 +181,9 @@ pub struct Cli {
     pub backoff_defaulted: bool,
 }
 
+/// Options that only `--simulate` reads.
+const SIMULATE_ONLY: [&str; 5] = ["clients", "reps", "net_delay", "net_sd", "svg"];
+
 /// Parses the real command line (and RETRY_* variables).
 pub fn parse() -> Result<Cli, clap::Error> {
     use clap::parser::ValueSource;
@@ -189,6 +192,25 @@ pub fn parse() -> Result<Cli, clap::Error> {
     let mut cli = Cli::from_arg_matches(&matches)?;
     let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
     cli.backoff_defaulted = defaulted("base") && defaulted("cap");
+    // A mode's options on the command line without the mode are a mistake
+    // (from the environment they may be meant for another invocation).
+    let given = |id: &&&str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    let stray = if cli.simulate {
+        None
+    } else if let Some(id) = SIMULATE_ONLY.iter().find(given) {
+        Some((*id, "--simulate"))
+    } else if !cli.plan && given(&&"format") {
+        Some(("format", "--plan or --simulate"))
+    } else {
+        None
+    };
+    if let Some((id, mode)) = stray {
+        let flag = format!("--{}", id.replace('_', "-"));
+        return Err(Cli::command().error(
+            clap::error::ErrorKind::ArgumentConflict,
+            format!("`{flag}` is only for {mode}"),
+        ));
+    }
     Ok(cli)
 }
 

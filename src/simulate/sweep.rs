@@ -205,4 +205,30 @@ mod tests {
             "no-backoff work grew {growth}x for 2x clients"
         );
     }
+
+    /// The figures the post and its published simulator give at 100 clients.
+    #[test]
+    fn agrees_with_the_published_simulator_at_100_clients() {
+        let rows = sweep(&post(), &[100], 40, NET, 1, 2, &|| {});
+        let work = |name| row(&rows, name, 100).work_mean;
+        let time = |name| row(&rows, name, 100).time_ms_mean;
+        assert!(
+            (760.0..840.0).contains(&work("full")),
+            "full jitter: {} writes",
+            work("full")
+        );
+        assert!(work("equal") > work("full") && work("equal") < work("full") * 1.1);
+        assert!(
+            work("none") > 2.0 * work("full"),
+            "none {} vs full {}",
+            work("none"),
+            work("full")
+        );
+        assert!(
+            time("none") > 10.0 * time("full"),
+            "none {} ms vs full {} ms",
+            time("none"),
+            time("full")
+        );
+    }
 }

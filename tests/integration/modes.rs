@@ -1,0 +1,196 @@
+//! `--plan` and `--simulate`: they run no command, print to stdout in three
+//! formats, and agree with a real run.
+
+use crate::harness::{retry, scratch};
+
+fn numbers(json: &str, key: &str) -> Vec<u64> {
+    let needle = format!("\"{key}\":");
+    json.split(&needle)
+        .skip(1)
+        .map(|rest| {
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            rest[..end].parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_plan_and_a_run_with_one_seed_sleep_alike() {
+    let args = ["--seed", "77", "--base", "2ms", "--cap", "40ms", "-n", "5"];
+    let plan = retry(&[&args[..], &["--plan", "--format", "json"]].concat()).run();
+    plan.code(0);
+    let run = retry(&[&args[..], &["--log-format", "json", "false"]].concat()).run();
+    run.code(1);
+    let planned = numbers(&plan.stdout, "sleep_ms");
+    assert_eq!(planned.len(), 4, "{plan:#?}");
+    assert_eq!(planned, numbers(&run.stderr, "sleep_ms"));
+    assert_eq!(
+        numbers(&plan.stdout, "ceiling_ms"),
+        numbers(&run.stderr, "ceiling_ms")
+    );
+}
+
+#[test]
+fn plan_formats_have_the_documented_shapes() {
+    let args = ["--plan", "--jitter", "none", "--base", "100ms", "-n", "3"];
+    let csv = retry(&[&args[..], &["--format", "csv"]].concat()).run();
+    csv.code(0)
+        .stdout_is("attempt,ceiling_ms,sleep_ms,cumulative_ms\n1,100,100,100\n2,200,200,300\n");
+    let json = retry(&[&args[..], &["--format", "json"]].concat()).run();
+    json.code(0).stdout_is(
+        "[{\"attempt\":1,\"ceiling_ms\":100,\"sleep_ms\":100,\"cumulative_ms\":100},\n \
+         {\"attempt\":2,\"ceiling_ms\":200,\"sleep_ms\":200,\"cumulative_ms\":300}]\n",
+    );
+    let table = retry(&args).run();
+    table.code(0).stderr_is("");
+    assert!(table.stdout.ends_with(
+        "smallest 300 ms, expected 300 ms, largest 300 ms (no jitter, from the formulas)\n"
+    ));
+}
+
+#[test]
+fn modes_run_no_command_and_take_none() {
+    retry(&["--plan", "--", "true"])
+        .run()
+        .code(2)
+        .stderr_has("--plan");
+    retry(&["--simulate", "true"]).run().code(2).stderr_lines(1);
+    retry(&["--plan", "--jitter", "all"])
+        .run()
+        .code(2)
+        .stderr_has("--jitter all");
+    retry(&["--svg", "x.svg", "true"])
+        .run()
+        .code(2)
+        .stderr_has("`--svg` is only for --simulate");
+    retry(&["--plan", "--reps", "3"])
+        .run()
+        .code(2)
+        .stderr_has("`--reps` is only for --simulate");
+    retry(&["--format", "csv", "true"])
+        .run()
+        .code(2)
+        .stderr_has("`--format`");
+    retry(&["--simulate", "--clients", "0"])
+        .run()
+        .code(2)
+        .stderr_has("--clients");
+}
+
+const SIM: [&str; 8] = [
+    "--simulate",
+    "--jitter",
+    "all",
+    "--clients",
+    "1,4",
+    "--reps",
+    "5",
+    "--seed",
+];
+
+#[test]
+fn simulate_csv_has_one_row_per_strategy_and_count() {
+    let out = retry(&[&SIM[..], &["3", "--format", "csv"]].concat()).run();
+    out.code(0);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "strategy,clients,reps,work_mean,work_sd,time_ms_mean,time_ms_sd"
+    );
+    assert_eq!(lines.len(), 1 + 5 * 2, "{out:#?}");
+    let names: Vec<&str> = lines[1..]
+        .iter()
+        .step_by(2)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["none", "full", "equal", "decorrelated", "no-backoff"]
+    );
+    // One client always needs exactly one write.
+    assert!(lines[1].starts_with("none,1,5,1.0,0.0,"), "{}", lines[1]);
+}
+
+#[test]
+fn simulate_is_reproducible_with_a_seed() {
+    let run = |seed| {
+        retry(&[&SIM[..], &[seed, "--format", "json"]].concat())
+            .run()
+            .stdout
+    };
+    let first = run("9");
+    assert!(
+        first.starts_with("[{\"strategy\":\"none\",\"clients\":1,\"reps\":5,\"work_mean\":1.0,"),
+        "{first}"
+    );
+    assert_eq!(first, run("9"));
+    assert_ne!(first, run("10"));
+}
+
+#[test]
+fn simulate_draws_both_charts_as_well_formed_svg() {
+    let dir = scratch();
+    let svg = dir.path().join("charts.svg");
+    let out = retry(&[&SIM[..], &["1", "--svg", svg.to_str().unwrap()]].concat()).run();
+    out.code(0);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+    assert_balanced(&text);
+    for needle in [
+        "Work: conditional writes against clients",
+        "Completion time against clients",
+        "clients",
+        "decorrelated",
+        "no-backoff",
+    ] {
+        assert!(text.contains(needle), "the SVG lacks {needle:?}");
+    }
+    // Five strategies in each of two charts, and a legend sample for each.
+    let thick = text
+        .split("<polyline")
+        .filter(|p| p.contains("stroke-width=\"2\""))
+        .count();
+    assert_eq!(
+        thick, 20,
+        "one line per strategy in each chart, plus the legends"
+    );
+}
+
+/// Every opened element is closed, in order (a small well-formedness check).
+fn assert_balanced(svg: &str) {
+    let mut open: Vec<&str> = Vec::new();
+    for tag in svg.split('<').skip(1) {
+        let tag = &tag[..tag.find('>').expect("an unterminated tag")];
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(open.pop(), Some(name.trim()), "mismatched </{name}>");
+        } else if !tag.ends_with('/') && !tag.starts_with('?') && !tag.starts_with('!') {
+            open.push(tag.split_whitespace().next().unwrap_or(""));
+        }
+    }
+    assert!(open.is_empty(), "unclosed elements: {open:?}");
+}
+
+#[test]
+fn simulate_defaults_to_the_posts_parameters() {
+    // With the post's 10 ms base, one client finishes in about four network hops.
+    let out = retry(&[
+        "--simulate",
+        "--jitter",
+        "full",
+        "--clients",
+        "1",
+        "--reps",
+        "20",
+        "--format",
+        "csv",
+        "--seed",
+        "2",
+    ])
+    .run();
+    out.code(0);
+    let row: Vec<&str> = out.stdout.lines().nth(1).unwrap().split(',').collect();
+    let time: f64 = row[5].parse().unwrap();
+    assert!((30.0..50.0).contains(&time), "{out:#?}");
+}
