@@ -60,6 +60,7 @@ fn chart(
         .configure_mesh()
         .x_desc("clients")
         .y_desc(y_label)
+        .y_label_formatter(&|v| format!("{v:.0}"))
         .draw()?;
     let mut names: Vec<&str> = rows.iter().map(|r| r.strategy).collect();
     names.dedup();
