@@ -177,33 +177,29 @@ mod tests {
         assert_eq!(mean_sd([3.0].into_iter()), (3.0, 0.0));
     }
 
-    /// The post's qualitative claims, at a size that runs in milliseconds:
-    /// jitter cuts work against plain exponential backoff, full jitter does
-    /// least work, and without backoff work grows about quadratically.
-    #[test]
-    fn the_posts_claims_hold_at_small_sizes() {
-        let rows = sweep(&post(), &[10, 20, 40], 30, NET, 2015, 2, &|| {});
-        for clients in [20, 40] {
-            let work = |name| row(&rows, name, clients).work_mean;
-            assert!(
-                work("full") < work("none"),
-                "{clients}: full {} vs none {}",
-                work("full"),
-                work("none")
-            );
-            assert!(work("equal") < work("none"));
-            assert!(work("decorrelated") < work("none"));
-            assert!(work("full") <= work("equal") * 1.05);
-            let time = |name| row(&rows, name, clients).time_ms_mean;
-            assert!(time("full") < time("none"));
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(6))]
+
+        /// The post's qualitative claims, for any seed, at a size that runs in
+        /// milliseconds: jitter cuts work against plain exponential backoff,
+        /// full jitter does about the least, plain exponential backoff takes
+        /// longest, and without backoff work grows about quadratically.
+        #[test]
+        fn the_posts_claims_hold_at_small_sizes(seed in proptest::prelude::any::<u64>()) {
+            let rows = sweep(&post(), &[20, 40], 30, NET, seed, 2, &|| {});
+            for clients in [20, 40] {
+                let work = |name| row(&rows, name, clients).work_mean;
+                let time = |name| row(&rows, name, clients).time_ms_mean;
+                for jittered in ["full", "equal", "decorrelated"] {
+                    proptest::prop_assert!(work(jittered) < work("none"), "{jittered} at {clients}");
+                    proptest::prop_assert!(time(jittered) < time("none"), "{jittered} at {clients}");
+                }
+                proptest::prop_assert!(work("full") <= work("equal") * 1.05);
+            }
+            let baseline = |clients| row(&rows, "no-backoff", clients).work_mean;
+            let growth = baseline(40) / baseline(20);
+            proptest::prop_assert!((2.5..5.0).contains(&growth), "no-backoff work grew {}x for 2x clients", growth);
         }
-        let baseline = |clients| row(&rows, "no-backoff", clients).work_mean;
-        // Doubling the clients roughly quadruples the work with no backoff.
-        let growth = baseline(40) / baseline(20);
-        assert!(
-            (3.0..5.0).contains(&growth),
-            "no-backoff work grew {growth}x for 2x clients"
-        );
     }
 
     /// The figures the post and its published simulator give at 100 clients.
