@@ -124,8 +124,8 @@ pub struct Cli {
 
     /// The command to run and its arguments (`--` is needed only when COMMAND starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true,
-          required_unless_present_any = ["plan", "simulate"],
-          conflicts_with_all = ["plan", "simulate"],
+          required_unless_present_any = ["plan", "simulate", "completions", "man"],
+          conflicts_with_all = ["plan", "simulate", "completions", "man"],
           value_parser = clap::value_parser!(OsString))]
     pub command: Vec<OsString>,
 
@@ -138,6 +138,20 @@ pub struct Cli {
     /// Without --base/--cap it uses the post's: 10ms (5ms for decorrelated), 2s
     #[arg(long, group = "mode", help_heading = "Modes (run no command)")]
     pub simulate: bool,
+
+    /// Print a completion script for SHELL to stdout, and run nothing
+    #[arg(
+        long,
+        value_name = "SHELL",
+        value_enum,
+        group = "mode",
+        help_heading = "Modes (run no command)"
+    )]
+    pub completions: Option<clap_complete::Shell>,
+
+    /// Print the man page (roff) to stdout, and run nothing
+    #[arg(long, group = "mode", help_heading = "Modes (run no command)")]
+    pub man: bool,
 
     /// Output of --plan and --simulate
     #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = Format::Table,

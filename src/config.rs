@@ -25,6 +25,8 @@ pub enum Verbosity {
 pub enum Mode {
     Run,
     Plan,
+    Completions(clap_complete::Shell),
+    Man,
     Simulate(crate::simulate::Options),
 }
 
@@ -87,7 +89,11 @@ impl Config {
             cap: cli.cap,
             factor: cli.factor,
         };
-        let mode = if cli.plan {
+        let mode = if let Some(shell) = cli.completions {
+            Mode::Completions(shell)
+        } else if cli.man {
+            Mode::Man
+        } else if cli.plan {
             Mode::Plan
         } else if cli.simulate {
             Mode::Simulate(crate::simulate::Options::new(&cli, backoff))

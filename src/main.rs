@@ -10,6 +10,7 @@ mod codes;
 mod config;
 mod duration;
 mod events;
+mod generate;
 mod log;
 mod plan;
 mod policy;
@@ -40,12 +41,18 @@ fn main() -> ExitCode {
         Mode::Run => run(&config),
         Mode::Plan => {
             let plan = plan::plan(config.backoff, config.attempts, config.seed);
-            let text = plan::render(&plan, config.backoff, config.format);
-            u8::from(std::io::stdout().write_all(text.as_bytes()).is_err())
+            print(plan::render(&plan, config.backoff, config.format).as_bytes())
         }
         Mode::Simulate(options) => simulate::run(options, config.seed, config.format),
+        Mode::Completions(shell) => print(&generate::completions(*shell)),
+        Mode::Man => print(&generate::man()),
     };
     ExitCode::from(code)
+}
+
+/// Writes a mode's output; 1 if stdout is closed or full.
+fn print(bytes: &[u8]) -> u8 {
+    u8::from(std::io::stdout().write_all(bytes).is_err())
 }
 
 /// The real thing: run COMMAND until it succeeds or retry gives up.

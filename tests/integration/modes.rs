@@ -194,3 +194,22 @@ fn simulate_defaults_to_the_posts_parameters() {
     let time: f64 = row[5].parse().unwrap();
     assert!((30.0..50.0).contains(&time), "{out:#?}");
 }
+
+#[test]
+fn completions_and_man_page_print_to_stdout() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = retry(&["--completions", shell]).run();
+        out.code(0).stderr_is("");
+        assert!(
+            out.stdout.contains("max-attempts"),
+            "{shell} completions lack --max-attempts"
+        );
+    }
+    let man = retry(&["--man"]).run();
+    man.code(0);
+    assert!(man.stdout.contains(".TH retry 1"), "{man:#?}");
+    retry(&["--completions", "tcsh"])
+        .run()
+        .code(2)
+        .stderr_has("--completions");
+}

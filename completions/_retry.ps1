@@ -1,0 +1,71 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'retry'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'retry' {
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Backoff strategy for the sleep between attempts (`all` only with --simulate)')
+            [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'Backoff strategy for the sleep between attempts (`all` only with --simulate)')
+            [CompletionResult]::new('-b', '-b', [CompletionResultType]::ParameterName, 'Base delay: the first sleep''s ceiling')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Base delay: the first sleep''s ceiling')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'The largest sleep')
+            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'The largest sleep')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)')
+            [CompletionResult]::new('--factor', '--factor', [CompletionResultType]::ParameterName, 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Total runs of COMMAND, the first included, or `unlimited`')
+            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Total runs of COMMAND, the first included, or `unlimited`')
+            [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success]')
+            [CompletionResult]::new('--fatal-on', '--fatal-on', [CompletionResultType]::ParameterName, 'Exit codes that stop at once, even if --retry-on covers them')
+            [CompletionResult]::new('--success-on', '--success-on', [CompletionResultType]::ParameterName, 'Exit codes that count as success')
+            [CompletionResult]::new('-t', '-t', [CompletionResultType]::ParameterName, 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124')
+            [CompletionResult]::new('--kill-after', '--kill-after', [CompletionResultType]::ParameterName, 'Grace between SIGTERM and SIGKILL when an attempt is stopped')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout')
+            [CompletionResult]::new('--max-time', '--max-time', [CompletionResultType]::ParameterName, 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How retry''s own log lines are written')
+            [CompletionResult]::new('--foreground', '--foreground', [CompletionResultType]::ParameterName, 'Whether the command stays in the terminal''s foreground process group (so it can read the terminal) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` picks the foreground when stdin is a terminal and retry is in its foreground')
+            [CompletionResult]::new('--completions', '--completions', [CompletionResultType]::ParameterName, 'Print a completion script for SHELL to stdout, and run nothing')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output of --plan and --simulate')
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, '--simulate: client counts, as counts and ranges with a step (`1,2,5,10-190:10`)')
+            [CompletionResult]::new('--reps', '--reps', [CompletionResultType]::ParameterName, '--simulate: repetitions per strategy and client count')
+            [CompletionResult]::new('--net-delay', '--net-delay', [CompletionResultType]::ParameterName, '--simulate: mean one-way network delay')
+            [CompletionResult]::new('--net-sd', '--net-sd', [CompletionResultType]::ParameterName, '--simulate: standard deviation of the network delay')
+            [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, '--simulate: also draw the post''s two charts (work and completion time against clients) into this SVG file')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Log only when giving up')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Log only when giving up')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also log each attempt''s start and a first-try success')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also log each attempt''s start and a first-try success')
+            [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)')
+            [CompletionResult]::new('--shell', '--shell', [CompletionResultType]::ParameterName, 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)')
+            [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Print the sleeps a run with these options would take, and run nothing')
+            [CompletionResult]::new('--simulate', '--simulate', [CompletionResultType]::ParameterName, 'Simulate competing clients as in the AWS "Exponential Backoff And Jitter" post (work and completion time per strategy), and run nothing. Without --base/--cap it uses the post''s: 10ms (5ms for decorrelated), 2s')
+            [CompletionResult]::new('--man', '--man', [CompletionResultType]::ParameterName, 'Print the man page (roff) to stdout, and run nothing')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

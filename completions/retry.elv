@@ -1,0 +1,65 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[retry] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'retry'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'retry'= {
+            cand -j 'Backoff strategy for the sleep between attempts (`all` only with --simulate)'
+            cand --jitter 'Backoff strategy for the sleep between attempts (`all` only with --simulate)'
+            cand -b 'Base delay: the first sleep''s ceiling'
+            cand --base 'Base delay: the first sleep''s ceiling'
+            cand -c 'The largest sleep'
+            cand --cap 'The largest sleep'
+            cand -f 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)'
+            cand --factor 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)'
+            cand -n 'Total runs of COMMAND, the first included, or `unlimited`'
+            cand --max-attempts 'Total runs of COMMAND, the first included, or `unlimited`'
+            cand --retry-on 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success]'
+            cand --fatal-on 'Exit codes that stop at once, even if --retry-on covers them'
+            cand --success-on 'Exit codes that count as success'
+            cand -t 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124'
+            cand --timeout 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124'
+            cand --kill-after 'Grace between SIGTERM and SIGKILL when an attempt is stopped'
+            cand -m 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout'
+            cand --max-time 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout'
+            cand --seed 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter'
+            cand --log-format 'How retry''s own log lines are written'
+            cand --foreground 'Whether the command stays in the terminal''s foreground process group (so it can read the terminal) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` picks the foreground when stdin is a terminal and retry is in its foreground'
+            cand --completions 'Print a completion script for SHELL to stdout, and run nothing'
+            cand --format 'Output of --plan and --simulate'
+            cand --clients '--simulate: client counts, as counts and ranges with a step (`1,2,5,10-190:10`)'
+            cand --reps '--simulate: repetitions per strategy and client count'
+            cand --net-delay '--simulate: mean one-way network delay'
+            cand --net-sd '--simulate: standard deviation of the network delay'
+            cand --svg '--simulate: also draw the post''s two charts (work and completion time against clients) into this SVG file'
+            cand -q 'Log only when giving up'
+            cand --quiet 'Log only when giving up'
+            cand -v 'Also log each attempt''s start and a first-try success'
+            cand --verbose 'Also log each attempt''s start and a first-try success'
+            cand -s 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)'
+            cand --shell 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)'
+            cand --plan 'Print the sleeps a run with these options would take, and run nothing'
+            cand --simulate 'Simulate competing clients as in the AWS "Exponential Backoff And Jitter" post (work and completion time per strategy), and run nothing. Without --base/--cap it uses the post''s: 10ms (5ms for decorrelated), 2s'
+            cand --man 'Print the man page (roff) to stdout, and run nothing'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,42 @@
+complete -c retry -s j -l jitter -d 'Backoff strategy for the sleep between attempts (`all` only with --simulate)' -r -f -a "none\t'sleep = min(cap, base * factor^n)'
+full\t'sleep = random_between(0, min(cap, base * factor^n))'
+equal\t't = min(cap, base * factor^n); sleep = t/2 + random_between(0, t/2)'
+decorrelated\t'sleep = min(cap, random_between(base, previous sleep * 3))'
+all\t'--simulate only: every strategy side by side, plus no backoff at all'"
+complete -c retry -s b -l base -d 'Base delay: the first sleep\'s ceiling' -r
+complete -c retry -s c -l cap -d 'The largest sleep' -r
+complete -c retry -s f -l factor -d 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)' -r
+complete -c retry -s n -l max-attempts -d 'Total runs of COMMAND, the first included, or `unlimited`' -r
+complete -c retry -l retry-on -d 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success]' -r
+complete -c retry -l fatal-on -d 'Exit codes that stop at once, even if --retry-on covers them' -r
+complete -c retry -l success-on -d 'Exit codes that count as success' -r
+complete -c retry -s t -l timeout -d 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124' -r
+complete -c retry -l kill-after -d 'Grace between SIGTERM and SIGKILL when an attempt is stopped' -r
+complete -c retry -s m -l max-time -d 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout' -r
+complete -c retry -l seed -d 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter' -r
+complete -c retry -l log-format -d 'How retry\'s own log lines are written' -r -f -a "text\t'One readable line per event'
+json\t'One JSON object per line'"
+complete -c retry -l foreground -d 'Whether the command stays in the terminal\'s foreground process group (so it can read the terminal) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` picks the foreground when stdin is a terminal and retry is in its foreground' -r -f -a "auto\t'Foreground when stdin is a terminal whose foreground group is retry\'s'
+always\t'Always share retry\'s process group (interactive commands)'
+never\t'Always give the command a process group of its own'"
+complete -c retry -l completions -d 'Print a completion script for SHELL to stdout, and run nothing' -r -f -a "bash\t''
+elvish\t''
+fish\t''
+powershell\t''
+zsh\t''"
+complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table\t'Aligned columns for people'
+csv\t'Comma-separated values with a header row'
+json\t'One JSON array of objects'"
+complete -c retry -l clients -d '--simulate: client counts, as counts and ranges with a step (`1,2,5,10-190:10`)' -r
+complete -c retry -l reps -d '--simulate: repetitions per strategy and client count' -r
+complete -c retry -l net-delay -d '--simulate: mean one-way network delay' -r
+complete -c retry -l net-sd -d '--simulate: standard deviation of the network delay' -r
+complete -c retry -l svg -d '--simulate: also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
+complete -c retry -s q -l quiet -d 'Log only when giving up'
+complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
+complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)'
+complete -c retry -l plan -d 'Print the sleeps a run with these options would take, and run nothing'
+complete -c retry -l simulate -d 'Simulate competing clients as in the AWS "Exponential Backoff And Jitter" post (work and completion time per strategy), and run nothing. Without --base/--cap it uses the post\'s: 10ms (5ms for decorrelated), 2s'
+complete -c retry -l man -d 'Print the man page (roff) to stdout, and run nothing'
+complete -c retry -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c retry -s V -l version -d 'Print version'
