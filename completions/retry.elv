@@ -38,6 +38,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --max-time 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout'
             cand --seed 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter'
             cand --log-format 'How retry''s own log lines are written'
+            cand --on-retry 'Shell command run with `sh -c` after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal'
             cand --foreground 'Whether the command stays in the terminal''s foreground process group (so it can read the terminal) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` picks the foreground when stdin is a terminal and retry is in its foreground'
             cand --completions 'Print a completion script for SHELL to stdout, and run nothing'
             cand --format 'Output of --plan and --simulate'

@@ -14,8 +14,11 @@ complete -c retry -s t -l timeout -d 'Limit for one attempt; on expiry the comma
 complete -c retry -l kill-after -d 'Grace between SIGTERM and SIGKILL when an attempt is stopped' -r
 complete -c retry -s m -l max-time -d 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout' -r
 complete -c retry -l seed -d 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter' -r
-complete -c retry -l log-format -d 'How retry\'s own log lines are written' -r -f -a "text\t'One readable line per event'
-json\t'One JSON object per line'"
+complete -c retry -l log-format -d 'How retry\'s own log lines are written' -r -f -a "auto\t'`github` when GITHUB_ACTIONS=true, else `text`'
+text\t'One readable line per event'
+json\t'One JSON object per line'
+github\t'GitHub Actions workflow commands: retries as warnings, giving up as an error'"
+complete -c retry -l on-retry -d 'Shell command run with `sh -c` after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal' -r
 complete -c retry -l foreground -d 'Whether the command stays in the terminal\'s foreground process group (so it can read the terminal) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` picks the foreground when stdin is a terminal and retry is in its foreground' -r -f -a "auto\t'Foreground when stdin is a terminal whose foreground group is retry\'s'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"

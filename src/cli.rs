@@ -99,7 +99,7 @@ pub struct Cli {
     pub seed: Option<u64>,
 
     /// How retry's own log lines are written
-    #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
     pub log_format: LogFormat,
 
     /// Log only when giving up
@@ -109,6 +109,12 @@ pub struct Cli {
     /// Also log each attempt's start and a first-try success
     #[arg(short, long, env = "RETRY_VERBOSE")]
     pub verbose: bool,
+
+    /// Shell command run with `sh -c` after a failed attempt, before the
+    /// sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output
+    /// goes to stderr, and its failure is logged, not fatal
+    #[arg(long, env = "RETRY_ON_RETRY", value_name = "SHELL COMMAND")]
+    pub on_retry: Option<String>,
 
     /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)
     #[arg(short, long, env = "RETRY_SHELL")]
@@ -300,10 +306,14 @@ fn parse_clients(text: &str) -> Result<ClientCounts, String> {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
+    /// `github` when GITHUB_ACTIONS=true, else `text`
+    Auto,
     /// One readable line per event
     Text,
     /// One JSON object per line
     Json,
+    /// GitHub Actions workflow commands: retries as warnings, giving up as an error
+    Github,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

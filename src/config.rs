@@ -44,6 +44,8 @@ pub struct Config {
     pub log_format: LogFormat,
     pub verbosity: Verbosity,
     pub foreground: Foreground,
+    /// `--on-retry`: a shell command run between a failed attempt and its sleep.
+    pub on_retry: Option<String>,
     /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
     pub program: OsString,
     pub args: Vec<OsString>,
@@ -120,13 +122,22 @@ impl Config {
             kill_after: cli.kill_after,
             max_time: cli.max_time,
             seed: cli.seed,
-            log_format: cli.log_format,
+            log_format: match cli.log_format {
+                LogFormat::Auto
+                    if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") =>
+                {
+                    LogFormat::Github
+                }
+                LogFormat::Auto => LogFormat::Text,
+                chosen => chosen,
+            },
             verbosity: match (cli.quiet, cli.verbose) {
                 (true, _) => Verbosity::Quiet,
                 (_, true) => Verbosity::Verbose,
                 _ => Verbosity::Normal,
             },
             foreground: cli.foreground,
+            on_retry: cli.on_retry,
             program,
             args,
         })

@@ -1,6 +1,8 @@
 //! What happens during a run, as data: the runner emits these and `log`
 //! decides how (and whether) each is written.
 
+use std::time::Duration;
+
 use crate::cli::Attempts;
 use crate::status::Status;
 use crate::strategy::{Jitter, Sleep};
@@ -17,7 +19,15 @@ pub enum Event {
         sleep: Sleep,
         jitter: Jitter,
     },
+    /// The run succeeded; `slept` is the time spent in backoff sleeps.
     Succeeded {
+        attempt: u32,
+        limit: Attempts,
+        status: Status,
+        slept: Duration,
+    },
+    /// The `--on-retry` command failed (logged; the run goes on).
+    HookFailed {
         attempt: u32,
         limit: Attempts,
         status: Status,

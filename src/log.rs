@@ -1,5 +1,6 @@
-//! retry's own messages on stderr, as text or JSON lines. The command's
-//! output never passes through here. Writes ignore errors: a closed stderr
+//! retry's own messages on stderr: text lines, JSON lines, or GitHub
+//! Actions workflow commands (annotations). The command's output never
+//! passes through here. Writes ignore errors: a closed stderr
 //! must not turn into a panic or change the exit status.
 
 use std::fmt::Write as _;
@@ -26,8 +27,10 @@ impl Log {
             return;
         }
         let text = match self.format {
-            LogFormat::Text => text(event),
             LogFormat::Json => json(event),
+            LogFormat::Github => github(event),
+            // `auto` is resolved by config; text is its fallback anyway.
+            LogFormat::Text | LogFormat::Auto => text(event),
         };
         // One write per event, so lines from retry never interleave mid-line.
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
@@ -36,7 +39,9 @@ impl Log {
     fn shows(&self, event: &Event) -> bool {
         match event {
             Event::Starting { .. } => self.verbosity == Verbosity::Verbose,
-            Event::Retrying { .. } => self.verbosity >= Verbosity::Normal,
+            Event::Retrying { .. } | Event::HookFailed { .. } => {
+                self.verbosity >= Verbosity::Normal
+            }
             // A first-try success is silent: retry is invisible when nothing failed.
             Event::Succeeded { attempt, .. } => {
                 self.verbosity == Verbosity::Verbose
@@ -50,10 +55,36 @@ impl Log {
 /// One line, in the spirit of the AWS article's sample output:
 /// `retry: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)`.
 pub fn text(event: &Event) -> String {
+    format!("retry: {}\n", message(event))
+}
+
+/// GitHub Actions annotations: a retried failure or a failed hook is a
+/// warning, giving up is an error, a success after retries a notice.
+/// https://docs.github.com/actions/reference/workflow-commands-for-github-actions
+pub fn github(event: &Event) -> String {
+    let level = match event {
+        Event::Starting { .. } => return text(event),
+        Event::Retrying { .. } | Event::HookFailed { .. } => "warning",
+        Event::Succeeded { .. } => "notice",
+        Event::GaveUp { .. } => "error",
+    };
+    format!(
+        "::{level} title=retry::{}\n",
+        escape_github(&message(event))
+    )
+}
+
+/// A workflow command's message ends at a newline, and `%` starts an escape.
+fn escape_github(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// What happened, in words, without the `retry: ` prefix.
+fn message(event: &Event) -> String {
     match event {
-        Event::Starting { attempt, limit } => {
-            format!("retry: attempt {attempt}/{limit} starting\n")
-        }
+        Event::Starting { attempt, limit } => format!("attempt {attempt}/{limit} starting"),
         Event::Retrying {
             attempt,
             limit,
@@ -61,51 +92,66 @@ pub fn text(event: &Event) -> String {
             sleep,
             jitter,
         } => format!(
-            "retry: attempt {attempt}/{limit} failed with {}; sleep: {} ms ({}, up to {} ms)\n",
+            "attempt {attempt}/{limit} failed with {}; sleep: {} ms ({}, up to {} ms)",
             status.describe(),
             millis(sleep.duration),
             jitter.label(),
             millis(sleep.ceiling)
         ),
-        Event::Succeeded { attempt, limit, .. } => {
-            format!("retry: attempt {attempt}/{limit} succeeded\n")
-        }
+        Event::Succeeded {
+            attempt: 1, limit, ..
+        } => format!("attempt 1/{limit} succeeded"),
+        // The summary of a run that needed retries.
+        Event::Succeeded {
+            attempt,
+            limit,
+            slept,
+            ..
+        } => format!(
+            "attempt {attempt}/{limit} succeeded; {attempt} attempts, {} ms spent sleeping",
+            millis(*slept)
+        ),
+        Event::HookFailed {
+            attempt,
+            limit,
+            status,
+        } => format!(
+            "--on-retry command failed with {} after attempt {attempt}/{limit}; retrying anyway",
+            status.describe()
+        ),
         Event::GaveUp {
             attempt,
             limit,
             reason,
-        } => {
-            let why = match reason {
-                GiveUp::Attempts(s) => {
-                    format!(
-                        "giving up after {attempt} attempts: the last failed with {}",
-                        s.describe()
-                    )
-                }
-                GiveUp::Fatal(s) => format!(
-                    "giving up after attempt {attempt}/{limit}: {} is fatal (--fatal-on)",
+        } => match reason {
+            GiveUp::Attempts(s) => {
+                format!(
+                    "giving up after {attempt} attempts: the last failed with {}",
                     s.describe()
-                ),
-                GiveUp::NotRetryable(s) => format!(
-                    "giving up after attempt {attempt}/{limit}: {} is not retryable (--retry-on)",
-                    s.describe()
-                ),
-                GiveUp::MaxTimeReached(_) => {
-                    format!("giving up: --max-time reached during attempt {attempt}/{limit}")
-                }
-                GiveUp::MaxTimeAhead { status, sleep_ms } => format!(
-                    "giving up after attempt {attempt}/{limit} failed with {}: a sleep of {sleep_ms} ms would end past --max-time",
-                    status.describe()
-                ),
-                GiveUp::Signal { signal, .. } => format!(
-                    "interrupted by {} during attempt {attempt}/{limit}; exiting with {}",
-                    signal_name(*signal),
-                    reason.exit_code()
-                ),
-                GiveUp::Spawn { message, .. } => message.clone(),
-            };
-            format!("retry: {why}\n")
-        }
+                )
+            }
+            GiveUp::Fatal(s) => format!(
+                "giving up after attempt {attempt}/{limit}: {} is fatal (--fatal-on)",
+                s.describe()
+            ),
+            GiveUp::NotRetryable(s) => format!(
+                "giving up after attempt {attempt}/{limit}: {} is not retryable (--retry-on)",
+                s.describe()
+            ),
+            GiveUp::MaxTimeReached(_) => {
+                format!("giving up: --max-time reached during attempt {attempt}/{limit}")
+            }
+            GiveUp::MaxTimeAhead { status, sleep_ms } => format!(
+                "giving up after attempt {attempt}/{limit} failed with {}: a sleep of {sleep_ms} ms would end past --max-time",
+                status.describe()
+            ),
+            GiveUp::Signal { signal, .. } => format!(
+                "interrupted by {} during attempt {attempt}/{limit}; exiting with {}",
+                signal_name(*signal),
+                reason.exit_code()
+            ),
+            GiveUp::Spawn { message, .. } => message.clone(),
+        },
     }
 }
 
@@ -148,12 +194,27 @@ pub fn json(event: &Event) -> String {
             attempt,
             limit,
             status,
+            slept,
         } => {
             let _ = writeln!(
                 out,
-                r#"{{"event":"succeeded","attempt":{attempt},"max_attempts":{},"exit_code":{}}}"#,
+                r#"{{"event":"succeeded","attempt":{attempt},"max_attempts":{},"exit_code":{},"slept_ms":{}}}"#,
                 limit_json(limit),
-                status.code
+                status.code,
+                millis(*slept)
+            );
+        }
+        Event::HookFailed {
+            attempt,
+            limit,
+            status,
+        } => {
+            let _ = writeln!(
+                out,
+                r#"{{"event":"hook_failed","attempt":{attempt},"max_attempts":{},"exit_code":{}{}}}"#,
+                limit_json(limit),
+                status.code,
+                cause_json(status, "")
             );
         }
         Event::GaveUp {
@@ -284,11 +345,54 @@ mod tests {
     }
 
     #[test]
+    fn github_annotations_escape_and_pick_levels() {
+        assert_eq!(
+            github(&retrying()),
+            "::warning title=retry::attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+        );
+        let gave_up = Event::GaveUp {
+            attempt: 1,
+            limit: Attempts::Limit(5),
+            reason: GiveUp::Spawn {
+                code: 127,
+                message: "cannot run `a%b\nc`".into(),
+            },
+        };
+        assert_eq!(
+            github(&gave_up),
+            "::error title=retry::cannot run `a%25b%0Ac`\n"
+        );
+    }
+
+    #[test]
+    fn success_after_retries_is_a_summary() {
+        let event = Event::Succeeded {
+            attempt: 3,
+            limit: Attempts::Limit(5),
+            status: Status::exited(0),
+            slept: Duration::from_millis(1234),
+        };
+        assert_eq!(
+            text(&event),
+            "retry: attempt 3/5 succeeded; 3 attempts, 1234 ms spent sleeping\n"
+        );
+        assert_eq!(
+            github(&event),
+            "::notice title=retry::attempt 3/5 succeeded; 3 attempts, 1234 ms spent sleeping\n"
+        );
+        assert_eq!(
+            json(&event),
+            "{\"event\":\"succeeded\",\"attempt\":3,\"max_attempts\":5,\"exit_code\":0,\"slept_ms\":1234}\n"
+        );
+    }
+
+    #[test]
     fn first_try_success_is_silent_unless_verbose() {
         let ok = |attempt| Event::Succeeded {
             attempt,
             limit: Attempts::Limit(3),
             status: Status::exited(0),
+            slept: Duration::ZERO,
         };
         let normal = Log::new(LogFormat::Text, Verbosity::Normal);
         assert!(!normal.shows(&ok(1)) && normal.shows(&ok(2)));

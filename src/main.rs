@@ -8,6 +8,7 @@
 mod cli;
 mod codes;
 mod config;
+mod countdown;
 mod duration;
 mod events;
 mod generate;
@@ -73,6 +74,9 @@ fn run(config: &Config) -> u8 {
         config.foreground,
         config.kill_after,
         signals,
+        config.log_format == cli::LogFormat::Text
+            && config.verbosity != config::Verbosity::Quiet
+            && countdown::enabled(),
     );
     let log = log::Log::new(config.log_format, config.verbosity);
     let seed = config.seed;

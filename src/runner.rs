@@ -10,7 +10,7 @@
 //!   └── sleep (Schedule::next_sleep) <── a signal here gives up at once
 //! ```
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rand::Rng;
 
@@ -58,6 +58,14 @@ pub trait Host {
     -> Result<Ended, SpawnError>;
     /// Sleeps until `until`; returns the signal that cut it short, if any.
     fn sleep_until(&mut self, until: Instant) -> Option<i32>;
+    /// Runs the `--on-retry` shell command after failed attempt `attempt`.
+    fn run_hook(
+        &mut self,
+        script: &str,
+        attempt: u32,
+        exit_code: i32,
+        deadline: Option<Instant>,
+    ) -> Result<Ended, SpawnError>;
 }
 
 /// Runs the loop to its end and returns retry's exit status.
@@ -75,6 +83,7 @@ pub fn run<R: Rng>(
     let mut new_rng = Some(new_rng);
     let mut rng: Option<R> = None;
     let mut previous_code = None;
+    let mut slept = Duration::ZERO;
     let mut number = 1;
     loop {
         emit(&Event::Starting {
@@ -126,6 +135,7 @@ pub fn run<R: Rng>(
                     attempt: number,
                     limit,
                     status,
+                    slept,
                 });
                 return status.code;
             }
@@ -140,9 +150,10 @@ pub fn run<R: Rng>(
 
         let rng = rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
         let sleep = schedule.next_sleep(rng);
-        let wake = host.now() + sleep.duration;
-        if run_deadline.is_some_and(|end| wake > end) {
-            let sleep_ms = crate::duration::millis(sleep.duration);
+        let sleep_ms = crate::duration::millis(sleep.duration);
+        let past_max_time =
+            |now: Instant| run_deadline.is_some_and(|end| now + sleep.duration > end);
+        if past_max_time(host.now()) {
             return give_up(GiveUp::MaxTimeAhead { status, sleep_ms }, emit);
         }
         emit(&Event::Retrying {
@@ -152,7 +163,38 @@ pub fn run<R: Rng>(
             sleep,
             jitter: config.backoff.jitter,
         });
-        if let Some(signal) = host.sleep_until(wake) {
+        if let Some(script) = &config.on_retry {
+            let hook_status = match host.run_hook(script, number, status.code, run_deadline) {
+                Ok(Ended::Exited(hook)) => hook,
+                Err(SpawnError { code, .. }) => Status::exited(code),
+                Ok(Ended::TimedOut) => return give_up(GiveUp::MaxTimeReached(status), emit),
+                Ok(Ended::Interrupted { signal, .. }) => {
+                    return give_up(
+                        GiveUp::Signal {
+                            signal,
+                            status: None,
+                        },
+                        emit,
+                    );
+                }
+            };
+            if hook_status.code != 0 {
+                emit(&Event::HookFailed {
+                    attempt: number,
+                    limit,
+                    status: hook_status,
+                });
+            }
+            // The hook ran inside the run's time: the sleep must still fit.
+            if past_max_time(host.now()) {
+                return give_up(GiveUp::MaxTimeAhead { status, sleep_ms }, emit);
+            }
+        }
+        let asleep = host.now();
+        let wake = asleep + sleep.duration;
+        let interrupted = host.sleep_until(wake);
+        slept += host.now().saturating_duration_since(asleep);
+        if let Some(signal) = interrupted {
             return give_up(
                 GiveUp::Signal {
                     signal,
@@ -194,6 +236,9 @@ mod tests {
         seen: Vec<AttemptInfo>,
         sleeps: Vec<Duration>,
         signal_in_sleep: Option<i32>,
+        hooks: Vec<(String, u32, i32)>,
+        hook_code: i32,
+        hook_ms: u64,
     }
 
     impl FakeHost {
@@ -206,6 +251,9 @@ mod tests {
                 seen: vec![],
                 sleeps: vec![],
                 signal_in_sleep: None,
+                hooks: vec![],
+                hook_code: 0,
+                hook_ms: 0,
             }
         }
     }
@@ -235,6 +283,17 @@ mod tests {
             }
             self.elapsed = until - self.start;
             None
+        }
+        fn run_hook(
+            &mut self,
+            script: &str,
+            attempt: u32,
+            exit_code: i32,
+            _deadline: Option<Instant>,
+        ) -> Result<Ended, SpawnError> {
+            self.hooks.push((script.to_owned(), attempt, exit_code));
+            self.elapsed += MS * self.hook_ms as u32;
+            Ok(Ended::Exited(Status::exited(self.hook_code)))
         }
     }
 
@@ -443,5 +502,66 @@ mod tests {
         let mut host = FakeHost::new(script);
         let (code, _) = run_with(&config(&["-n", "unlimited", "--base", "0ms"]), &mut host);
         assert_eq!((code, host.seen.len()), (0, 51));
+    }
+
+    #[test]
+    fn success_after_retries_reports_the_time_slept() {
+        let mut host = FakeHost::new(vec![exit(1), exit(1), exit(0)]);
+        let (_, events) = run_with(&config(&["--jitter", "none", "--base", "10ms"]), &mut host);
+        let Some(Event::Succeeded {
+            attempt: 3, slept, ..
+        }) = events.last()
+        else {
+            panic!("{events:?}")
+        };
+        assert_eq!(*slept, MS * 30);
+    }
+
+    #[test]
+    fn on_retry_runs_after_each_retried_failure_only() {
+        let mut host = FakeHost::new(vec![exit(3), exit(4), exit(5)]);
+        let (code, _) = run_with(
+            &config(&["-n", "3", "--base", "1ms", "--on-retry", "rm -f x"]),
+            &mut host,
+        );
+        assert_eq!(code, 5);
+        // Not after the last attempt: no retry follows it.
+        assert_eq!(
+            host.hooks,
+            [("rm -f x".to_owned(), 1, 3), ("rm -f x".to_owned(), 2, 4)]
+        );
+    }
+
+    #[test]
+    fn a_failing_hook_is_logged_and_the_run_goes_on() {
+        let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+        host.hook_code = 7;
+        let (code, events) = run_with(
+            &config(&["--base", "1ms", "--on-retry", "false"]),
+            &mut host,
+        );
+        assert_eq!(code, 0);
+        assert!(events.iter().any(
+            |e| matches!(e, Event::HookFailed { attempt: 1, status, .. } if status.code == 7)
+        ));
+    }
+
+    #[test]
+    fn hook_time_counts_against_max_time() {
+        let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+        host.hook_ms = 200;
+        let c = config(&[
+            "--jitter",
+            "none",
+            "--base",
+            "50ms",
+            "--max-time",
+            "150ms",
+            "--on-retry",
+            "sleep 1",
+        ]);
+        let (code, events) = run_with(&c, &mut host);
+        assert_eq!((code, host.seen.len()), (1, 1));
+        assert_eq!(gave_up(&events).reason(), "max_time");
     }
 }

@@ -10,6 +10,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
@@ -18,6 +19,7 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
 use crate::cli::Foreground;
+use crate::countdown;
 use crate::runner::{AttemptInfo, Ended, Host, SpawnError};
 use crate::signals::{Signals, Wake};
 use crate::status::Status;
@@ -28,6 +30,8 @@ pub struct Supervisor<'a> {
     own_group: bool,
     kill_after: Duration,
     signals: Signals,
+    /// Show a live countdown on stderr during long sleeps (a terminal only).
+    countdown: bool,
 }
 
 impl<'a> Supervisor<'a> {
@@ -37,6 +41,7 @@ impl<'a> Supervisor<'a> {
         foreground: Foreground,
         kill_after: Duration,
         signals: Signals,
+        countdown: bool,
     ) -> Self {
         let own_group = match foreground {
             Foreground::Always => false,
@@ -49,10 +54,11 @@ impl<'a> Supervisor<'a> {
             own_group,
             kill_after,
             signals,
+            countdown,
         }
     }
 
-    fn spawn(&self, info: AttemptInfo) -> Result<Child, SpawnError> {
+    fn attempt(&self, info: AttemptInfo) -> Command {
         let mut command = Command::new(self.program);
         command
             .args(self.args)
@@ -63,13 +69,46 @@ impl<'a> Supervisor<'a> {
             // Not inherited from an outer retry: unset means "first attempt".
             None => command.env_remove("RETRY_PREVIOUS_EXIT_CODE"),
         };
+        command
+    }
+
+    /// The `--on-retry` hook: `sh -c SCRIPT`, its stdout sent to stderr so
+    /// it cannot mix into the command's output (`retry ... | jq`).
+    fn hook(script: &str, attempt: u32, exit_code: i32) -> Command {
+        let mut command = Command::new("/bin/sh");
+        command
+            .arg("-c")
+            .arg(script)
+            .env("RETRY_ATTEMPT", attempt.to_string())
+            .env("RETRY_EXIT_CODE", exit_code.to_string());
+        if let Ok(stderr) = io::stderr().as_fd().try_clone_to_owned() {
+            command.stdout(stderr);
+        }
+        command
+    }
+
+    /// Starts a command (attempt or hook) and sees it to its end, unless a
+    /// signal already arrived: then nothing more may start.
+    fn run_to_end(
+        &self,
+        mut command: Command,
+        deadline: Option<Instant>,
+    ) -> Result<Ended, SpawnError> {
+        let pending = self.signals.take();
+        if pending.signals > 0 {
+            return Ok(Ended::Interrupted {
+                signal: pending.last_signal,
+                status: None,
+            });
+        }
         if self.own_group {
             // Keeps std on its posix_spawn path (POSIX_SPAWN_SETPGROUP), unlike pre_exec.
             command.process_group(0);
         }
-        command
+        let mut child = command
             .spawn()
-            .map_err(|error| spawn_error(self.program, &error))
+            .map_err(|error| spawn_error(command.get_program(), &error))?;
+        Ok(self.supervise(&mut child, deadline))
     }
 
     /// Waits for the child to end, stopping it at `deadline` or on a signal.
@@ -162,27 +201,44 @@ impl Host for Supervisor<'_> {
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError> {
-        // A signal that came after the last wait (between a sleep and this
-        // attempt) must not let one more attempt start.
-        let pending = self.signals.take();
-        if pending.signals > 0 {
-            return Ok(Ended::Interrupted {
-                signal: pending.last_signal,
-                status: None,
-            });
-        }
-        let mut child = self.spawn(info)?;
-        Ok(self.supervise(&mut child, deadline))
+        self.run_to_end(self.attempt(info), deadline)
+    }
+
+    fn run_hook(
+        &mut self,
+        script: &str,
+        attempt: u32,
+        exit_code: i32,
+        deadline: Option<Instant>,
+    ) -> Result<Ended, SpawnError> {
+        self.run_to_end(Self::hook(script, attempt, exit_code), deadline)
     }
 
     fn sleep_until(&mut self, until: Instant) -> Option<i32> {
-        while Instant::now() < until {
-            let wake = self.signals.wait(Some(until), false);
-            if wake.signals > 0 {
-                return Some(wake.last_signal);
+        let show = self.countdown
+            && until.saturating_duration_since(Instant::now()) > countdown::MIN_SLEEP;
+        let mut interrupted = None;
+        while interrupted.is_none() {
+            let now = Instant::now();
+            if now >= until {
+                break;
+            }
+            // With a countdown, wake at each whole second left to redraw it.
+            let wake = if show {
+                countdown::draw(until - now);
+                until.min(now + countdown::until_next_second(until - now))
+            } else {
+                until
+            };
+            let woke = self.signals.wait(Some(wake), false);
+            if woke.signals > 0 {
+                interrupted = Some(woke.last_signal);
             }
         }
-        None
+        if show {
+            countdown::erase();
+        }
+        interrupted
     }
 }
 

@@ -152,6 +152,170 @@ fn json_reports_fatal_codes_and_success_after_retries() {
         &fail_times(dir.path(), 1, 1),
     ])
     .run();
+    out.code(0).stderr_has(
+        r#"{"event":"succeeded","attempt":2,"max_attempts":5,"exit_code":0,"slept_ms":"#,
+    );
+}
+
+#[test]
+fn github_format_writes_annotations() {
+    let dir = scratch();
+    let script = fail_times(dir.path(), 9, 3);
+    let args = [
+        "--log-format",
+        "github",
+        "--jitter",
+        "none",
+        "--base",
+        "2ms",
+        "-n",
+        "2",
+    ];
+    let out = retry(&[&args[..], &["sh", "-c", &script]].concat()).run();
+    out.code(3).stderr_is(
+        "::warning title=retry::attempt 1/2 failed with exit code 3; sleep: 2 ms (no jitter, up to 2 ms)\n\
+         ::error title=retry::giving up after 2 attempts: the last failed with exit code 3\n",
+    );
+}
+
+#[test]
+fn auto_format_picks_github_inside_github_actions() {
+    let on_github = retry(&["-n", "1", "false"])
+        .env("GITHUB_ACTIONS", "true")
+        .run();
+    on_github.code(1).stderr_has("::error title=retry::");
+    let elsewhere = retry(&["-n", "1", "false"])
+        .env("GITHUB_ACTIONS", "false")
+        .run();
+    elsewhere
+        .code(1)
+        .stderr_is("retry: giving up after 1 attempts: the last failed with exit code 1\n");
+}
+
+#[test]
+fn success_after_retries_ends_with_a_summary_line() {
+    let dir = scratch();
+    let out = retry(&[
+        "--jitter",
+        "none",
+        "--base",
+        "3ms",
+        "sh",
+        "-c",
+        &fail_times(dir.path(), 2, 1),
+    ])
+    .run();
+    out.code(0);
+    assert_eq!(out.stderr.lines().count(), 3, "{out:#?}");
+    let last = out.stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with("retry: attempt 3/5 succeeded; 3 attempts, "),
+        "{last}"
+    );
+    let slept: u64 = last
+        .split(", ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (9..200).contains(&slept),
+        "slept {slept} ms for sleeps of 3 + 6 ms"
+    );
+}
+
+#[test]
+fn on_retry_runs_with_the_attempt_in_its_environment() {
+    let dir = scratch();
+    let hook_log = dir.path().join("hook");
+    let hook = format!(
+        "echo \"hook $RETRY_ATTEMPT $RETRY_EXIT_CODE\" >> {}; echo to-stdout",
+        hook_log.display()
+    );
+    let out = retry(&[
+        "-n",
+        "3",
+        "--base",
+        "1ms",
+        "--on-retry",
+        &hook,
+        "sh",
+        "-c",
+        "echo out; exit $((RETRY_ATTEMPT + 10))",
+    ])
+    .run();
+    out.code(13);
+    assert_eq!(
+        std::fs::read_to_string(&hook_log).unwrap(),
+        "hook 1 11\nhook 2 12\n"
+    );
+    // The hook's stdout goes to stderr: the command's stdout stays clean.
+    out.stdout_is("out\nout\nout\n").stderr_has("to-stdout\n");
+}
+
+#[test]
+fn a_failing_on_retry_is_logged_not_fatal() {
+    let dir = scratch();
+    let out = retry(&[
+        "--base",
+        "1ms",
+        "--on-retry",
+        "exit 4",
+        "sh",
+        "-c",
+        &fail_times(dir.path(), 1, 1),
+    ])
+    .run();
     out.code(0)
-        .stderr_has(r#"{"event":"succeeded","attempt":2,"max_attempts":5,"exit_code":0}"#);
+        .stderr_has("--on-retry command failed with exit code 4 after attempt 1/5");
+}
+
+#[test]
+fn no_countdown_when_stderr_is_not_a_terminal() {
+    // The one sleep here is longer than a second: a terminal would show a countdown.
+    let dir = scratch();
+    let out = retry(&[
+        "--jitter",
+        "none",
+        "--base",
+        "1100ms",
+        "sh",
+        "-c",
+        &fail_times(dir.path(), 1, 1),
+    ])
+    .run();
+    out.code(0);
+    assert!(
+        !out.stderr.contains('\r') && !out.stderr.contains('\x1b'),
+        "{out:#?}"
+    );
+}
+
+#[test]
+fn countdown_on_a_terminal_is_erased() {
+    // util-linux `script` gives retry a terminal for stderr.
+    let dir = scratch();
+    let inner = format!(
+        "{} --jitter none --base 1100ms sh -c '{}'",
+        crate::harness::BIN,
+        fail_times(dir.path(), 1, 1)
+    );
+    let Ok(out) = std::process::Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .output()
+    else {
+        return eprintln!("skipped: util-linux `script` is not installed");
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\rretry: next attempt in 2 s\x1b[K"),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("\r\x1b[K"),
+        "the countdown was not erased: {text:?}"
+    );
 }
