@@ -6,9 +6,11 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use regex::bytes::Regex;
 
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
+use crate::pipes::StdinMode;
 use crate::strategy::Jitter;
 
 #[derive(Debug, Parser)]
@@ -115,6 +117,29 @@ pub struct Cli {
     /// goes to stderr, and its failure is logged, not fatal
     #[arg(long, env = "RETRY_ON_RETRY", value_name = "SHELL COMMAND")]
     pub on_retry: Option<String>,
+
+    /// What each attempt reads as stdin
+    #[arg(long, env = "RETRY_STDIN", value_enum, default_value_t = StdinMode::Inherit,
+          value_name = "MODE", help_heading = "Pipelines")]
+    pub stdin: StdinMode,
+
+    /// Hold back each attempt's stdout (in memory, then in a temporary file)
+    /// and write only the attempt that ends the run to stdout; earlier
+    /// attempts' stdout goes to stderr
+    #[arg(long, env = "RETRY_STDOUT_ONCE", help_heading = "Pipelines")]
+    pub stdout_once: bool,
+
+    /// Retry an attempt whose stdout or stderr has a line matching REGEX,
+    /// even if its exit code counts as success (not if it is fatal)
+    #[arg(long, env = "RETRY_RETRY_IF_OUTPUT", value_name = "REGEX",
+          value_parser = parse_regex, help_heading = "Pipelines")]
+    pub retry_if_output: Option<Regex>,
+
+    /// Stop the run at once, with the attempt's own status, when its stdout
+    /// or stderr has a line matching REGEX
+    #[arg(long, env = "RETRY_STOP_IF_OUTPUT", value_name = "REGEX",
+          value_parser = parse_regex, help_heading = "Pipelines")]
+    pub stop_if_output: Option<Regex>,
 
     /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)
     #[arg(short, long, env = "RETRY_SHELL")]
@@ -364,6 +389,16 @@ fn parse_attempts(text: &str) -> Result<Attempts, String> {
     }
 }
 
+/// A regex for the output conditions; the parser's multi-line report
+/// shrinks to its last line, so the usage error stays one line.
+fn parse_regex(text: &str) -> Result<Regex, String> {
+    Regex::new(text).map_err(|error| {
+        let report = error.to_string();
+        let last = report.lines().last().unwrap_or_default().trim();
+        last.strip_prefix("error: ").unwrap_or(last).to_owned()
+    })
+}
+
 fn parse_factor(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(f) if f.is_finite() && f >= 1.0 => Ok(f),
@@ -416,6 +451,12 @@ mod tests {
         assert!(Attempts::Limit(2).allows_after(1));
         assert!(!Attempts::Limit(2).allows_after(2));
         assert!(Attempts::Unlimited.allows_after(u32::MAX));
+    }
+
+    #[test]
+    fn regex_errors_are_one_line() {
+        assert!(parse_regex("rate limit|(?i)quota").is_ok());
+        assert_eq!(parse_regex("(unclosed").unwrap_err(), "unclosed group");
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct Config {
     pub foreground: Foreground,
     /// `--on-retry`: a shell command run between a failed attempt and its sleep.
     pub on_retry: Option<String>,
+    /// `--stdin`, `--stdout-once` and the output conditions.
+    pub pipes: crate::pipes::Settings,
     /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
     pub program: OsString,
     pub args: Vec<OsString>,
@@ -138,6 +140,14 @@ impl Config {
             },
             foreground: cli.foreground,
             on_retry: cli.on_retry,
+            pipes: crate::pipes::Settings {
+                stdin: cli.stdin,
+                stdout_once: cli.stdout_once,
+                matchers: crate::pipes::Matchers {
+                    retry_if: cli.retry_if_output,
+                    stop_if: cli.stop_if_output,
+                },
+            },
             program,
             args,
         })

@@ -16,6 +16,8 @@ pub enum Event {
         attempt: u32,
         limit: Attempts,
         status: Status,
+        /// Its output matched `--retry-if-output`.
+        output_matched: bool,
         sleep: Sleep,
         jitter: Jitter,
     },
@@ -48,6 +50,8 @@ pub enum GiveUp {
     Fatal(Status),
     /// The code is neither a success nor listed in `--retry-on`.
     NotRetryable(Status),
+    /// The output matched `--stop-if-output`.
+    OutputStop(Status),
     /// `--max-time` ended the running attempt.
     MaxTimeReached(Status),
     /// The next sleep would have ended past `--max-time`.
@@ -63,7 +67,7 @@ impl GiveUp {
     pub fn reason(&self) -> &'static str {
         match self {
             GiveUp::Attempts(_) => "attempts",
-            GiveUp::Fatal(_) | GiveUp::NotRetryable(_) => "fatal",
+            GiveUp::Fatal(_) | GiveUp::NotRetryable(_) | GiveUp::OutputStop(_) => "fatal",
             GiveUp::MaxTimeReached(_) | GiveUp::MaxTimeAhead { .. } => "max_time",
             GiveUp::Signal { .. } => "signal",
             GiveUp::Spawn { .. } => "spawn",
@@ -76,6 +80,7 @@ impl GiveUp {
             GiveUp::Attempts(s)
             | GiveUp::Fatal(s)
             | GiveUp::NotRetryable(s)
+            | GiveUp::OutputStop(s)
             | GiveUp::MaxTimeReached(s)
             | GiveUp::MaxTimeAhead { status: s, .. } => s.code,
             GiveUp::Signal { signal, .. } => 128 + signal,
@@ -89,6 +94,7 @@ impl GiveUp {
             GiveUp::Attempts(s)
             | GiveUp::Fatal(s)
             | GiveUp::NotRetryable(s)
+            | GiveUp::OutputStop(s)
             | GiveUp::MaxTimeReached(s)
             | GiveUp::MaxTimeAhead { status: s, .. } => Some(*s),
             GiveUp::Signal { status, .. } => *status,

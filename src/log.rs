@@ -89,11 +89,18 @@ fn message(event: &Event) -> String {
             attempt,
             limit,
             status,
+            output_matched,
             sleep,
             jitter,
         } => format!(
-            "attempt {attempt}/{limit} failed with {}; sleep: {} ms ({}, up to {} ms)",
-            status.describe(),
+            "attempt {attempt}/{limit} failed {}; sleep: {} ms ({}, up to {} ms)",
+            match output_matched {
+                true => format!(
+                    "({}): its output matched --retry-if-output",
+                    status.describe()
+                ),
+                false => format!("with {}", status.describe()),
+            },
             millis(sleep.duration),
             jitter.label(),
             millis(sleep.ceiling)
@@ -138,6 +145,10 @@ fn message(event: &Event) -> String {
                 "giving up after attempt {attempt}/{limit}: {} is not retryable (--retry-on)",
                 s.describe()
             ),
+            GiveUp::OutputStop(s) => format!(
+                "giving up after attempt {attempt}/{limit} ({}): its output matched --stop-if-output",
+                s.describe()
+            ),
             GiveUp::MaxTimeReached(_) => {
                 format!("giving up: --max-time reached during attempt {attempt}/{limit}")
             }
@@ -171,15 +182,21 @@ pub fn json(event: &Event) -> String {
             attempt,
             limit,
             status,
+            output_matched,
             sleep,
             jitter,
         } => {
             let _ = writeln!(
                 out,
-                r#"{{"event":"attempt_failed","attempt":{attempt},"max_attempts":{},"exit_code":{}{}}}"#,
+                r#"{{"event":"attempt_failed","attempt":{attempt},"max_attempts":{},"exit_code":{}{}{}}}"#,
                 limit_json(limit),
                 status.code,
-                cause_json(status, "")
+                cause_json(status, ""),
+                if *output_matched {
+                    r#","output_matched":true"#
+                } else {
+                    ""
+                }
             );
             let _ = writeln!(
                 out,
@@ -296,6 +313,7 @@ mod tests {
             attempt: 2,
             limit: Attempts::Limit(5),
             status: Status::exited(22),
+            output_matched: false,
             sleep: Sleep {
                 duration: Duration::from_micros(691_700),
                 ceiling: Duration::from_secs(2),
@@ -310,6 +328,28 @@ mod tests {
             text(&retrying()),
             "retry: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
         );
+    }
+
+    #[test]
+    fn a_retry_for_its_output_says_so() {
+        let Event::Retrying { sleep, jitter, .. } = retrying() else {
+            unreachable!()
+        };
+        let event = Event::Retrying {
+            attempt: 1,
+            limit: Attempts::Limit(3),
+            status: Status::exited(0),
+            output_matched: true,
+            sleep,
+            jitter,
+        };
+        assert_eq!(
+            text(&event),
+            "retry: attempt 1/3 failed (exit code 0): its output matched --retry-if-output; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+        );
+        assert!(json(&event).starts_with(
+            "{\"event\":\"attempt_failed\",\"attempt\":1,\"max_attempts\":3,\"exit_code\":0,\"output_matched\":true}\n"
+        ));
     }
 
     #[test]

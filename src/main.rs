@@ -13,6 +13,7 @@ mod duration;
 mod events;
 mod generate;
 mod log;
+mod pipes;
 mod plan;
 mod policy;
 mod report;
@@ -77,6 +78,7 @@ fn run(config: &Config) -> u8 {
         config.log_format == cli::LogFormat::Text
             && config.verbosity != config::Verbosity::Quiet
             && countdown::enabled(),
+        pipes::Pipes::new(&config.pipes),
     );
     let log = log::Log::new(config.log_format, config.verbosity);
     let seed = config.seed;

@@ -29,10 +29,17 @@ pub struct AttemptInfo {
     pub previous_code: Option<i32>,
 }
 
+/// What `--retry-if-output` and `--stop-if-output` found in an attempt's output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputSeen {
+    pub retry_if: bool,
+    pub stop_if: bool,
+}
+
 /// How one attempt ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ended {
-    Exited(Status),
+    Exited(Status, OutputSeen),
     /// Stopped at the deadline it was given.
     TimedOut,
     /// retry received `signal`; the command, if it had started, was stopped
@@ -58,6 +65,9 @@ pub trait Host {
     -> Result<Ended, SpawnError>;
     /// Sleeps until `until`; returns the signal that cut it short, if any.
     fn sleep_until(&mut self, until: Instant) -> Option<i32>;
+    /// With `--stdout-once`: where the attempt that just ended sends its
+    /// held-back stdout (stdout if it ends the run, else stderr).
+    fn settle_output(&mut self, to_stdout: bool);
     /// Runs the `--on-retry` shell command after failed attempt `attempt`.
     fn run_hook(
         &mut self,
@@ -113,8 +123,8 @@ pub fn run<R: Rng>(
                 return give_up(GiveUp::Spawn { code, message }, emit);
             }
         };
-        let (status, max_time_hit) = match ended {
-            Ended::Exited(status) => (status, false),
+        let (status, seen, max_time_hit) = match ended {
+            Ended::Exited(status, seen) => (status, seen, false),
             Ended::TimedOut => {
                 let by_max_time = deadline.is_some() && deadline == run_deadline;
                 let limit = if by_max_time {
@@ -122,15 +132,22 @@ pub fn run<R: Rng>(
                 } else {
                     config.timeout
                 };
-                (Status::timed_out(limit.unwrap_or_default()), by_max_time)
+                let status = Status::timed_out(limit.unwrap_or_default());
+                (status, OutputSeen::default(), by_max_time)
             }
             Ended::Interrupted { signal, status } => {
+                host.settle_output(false);
                 return give_up(GiveUp::Signal { signal, status }, emit);
             }
         };
 
-        match config.policy.classify(status.code) {
+        // The output conditions come first: a stop match ends the run, a
+        // retry match makes even a success (but not a fatal code) retryable.
+        let verdict = match config.policy.classify(status.code) {
+            _ if seen.stop_if => Err(GiveUp::OutputStop(status)),
+            Verdict::Success | Verdict::NotRetryable if seen.retry_if => Ok(()),
             Verdict::Success => {
+                host.settle_output(true);
                 emit(&Event::Succeeded {
                     attempt: number,
                     limit,
@@ -139,13 +156,19 @@ pub fn run<R: Rng>(
                 });
                 return status.code;
             }
-            _ if max_time_hit => return give_up(GiveUp::MaxTimeReached(status), emit),
-            Verdict::Fatal => return give_up(GiveUp::Fatal(status), emit),
-            Verdict::NotRetryable => return give_up(GiveUp::NotRetryable(status), emit),
-            Verdict::Retry if !limit.allows_after(number) => {
-                return give_up(GiveUp::Attempts(status), emit);
-            }
-            Verdict::Retry => {}
+            _ if max_time_hit => Err(GiveUp::MaxTimeReached(status)),
+            Verdict::Fatal => Err(GiveUp::Fatal(status)),
+            Verdict::NotRetryable => Err(GiveUp::NotRetryable(status)),
+            Verdict::Retry => Ok(()),
+        };
+        let verdict = verdict.and_then(|()| match limit.allows_after(number) {
+            true => Ok(()),
+            false => Err(GiveUp::Attempts(status)),
+        });
+        if let Err(reason) = verdict {
+            // An attempt retry itself stopped holds partial output: not stdout.
+            host.settle_output(!matches!(ended, Ended::TimedOut));
+            return give_up(reason, emit);
         }
 
         let rng = rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
@@ -154,18 +177,21 @@ pub fn run<R: Rng>(
         let past_max_time =
             |now: Instant| run_deadline.is_some_and(|end| now + sleep.duration > end);
         if past_max_time(host.now()) {
+            host.settle_output(true);
             return give_up(GiveUp::MaxTimeAhead { status, sleep_ms }, emit);
         }
+        host.settle_output(false);
         emit(&Event::Retrying {
             attempt: number,
             limit,
             status,
+            output_matched: seen.retry_if,
             sleep,
             jitter: config.backoff.jitter,
         });
         if let Some(script) = &config.on_retry {
             let hook_status = match host.run_hook(script, number, status.code, run_deadline) {
-                Ok(Ended::Exited(hook)) => hook,
+                Ok(Ended::Exited(hook, _)) => hook,
                 Err(SpawnError { code, .. }) => Status::exited(code),
                 Ok(Ended::TimedOut) => return give_up(GiveUp::MaxTimeReached(status), emit),
                 Ok(Ended::Interrupted { signal, .. }) => {
@@ -237,6 +263,7 @@ mod tests {
         sleeps: Vec<Duration>,
         signal_in_sleep: Option<i32>,
         hooks: Vec<(String, u32, i32)>,
+        settled: Vec<bool>,
         hook_code: i32,
         hook_ms: u64,
     }
@@ -252,6 +279,7 @@ mod tests {
                 sleeps: vec![],
                 signal_in_sleep: None,
                 hooks: vec![],
+                settled: vec![],
                 hook_code: 0,
                 hook_ms: 0,
             }
@@ -284,6 +312,9 @@ mod tests {
             self.elapsed = until - self.start;
             None
         }
+        fn settle_output(&mut self, to_stdout: bool) {
+            self.settled.push(to_stdout);
+        }
         fn run_hook(
             &mut self,
             script: &str,
@@ -293,12 +324,22 @@ mod tests {
         ) -> Result<Ended, SpawnError> {
             self.hooks.push((script.to_owned(), attempt, exit_code));
             self.elapsed += MS * self.hook_ms as u32;
-            Ok(Ended::Exited(Status::exited(self.hook_code)))
+            Ok(Ended::Exited(
+                Status::exited(self.hook_code),
+                OutputSeen::default(),
+            ))
         }
     }
 
     fn exit(code: i32) -> Result<Ended, SpawnError> {
-        Ok(Ended::Exited(Status::exited(code)))
+        Ok(Ended::Exited(Status::exited(code), OutputSeen::default()))
+    }
+
+    fn exit_seeing(code: i32, retry_if: bool, stop_if: bool) -> Result<Ended, SpawnError> {
+        Ok(Ended::Exited(
+            Status::exited(code),
+            OutputSeen { retry_if, stop_if },
+        ))
     }
 
     fn config(args: &[&str]) -> Config {
@@ -563,5 +604,47 @@ mod tests {
         let (code, events) = run_with(&c, &mut host);
         assert_eq!((code, host.seen.len()), (1, 1));
         assert_eq!(gave_up(&events).reason(), "max_time");
+    }
+
+    #[test]
+    fn retry_if_output_retries_even_a_success() {
+        let mut host = FakeHost::new(vec![exit_seeing(0, true, false), exit(0)]);
+        let (code, events) = run_with(&config(&["--base", "1ms"]), &mut host);
+        assert_eq!((code, host.seen.len()), (0, 2));
+        assert!(matches!(
+            events[0],
+            Event::Retrying {
+                output_matched: true,
+                ..
+            }
+        ));
+        // The first attempt's held stdout goes to stderr, the last one's to stdout.
+        assert_eq!(host.settled, [false, true]);
+    }
+
+    #[test]
+    fn retry_if_output_does_not_override_fatal_codes() {
+        let mut host = FakeHost::new(vec![exit_seeing(4, true, false)]);
+        let (code, events) = run_with(&config(&["--fatal-on", "4"]), &mut host);
+        assert_eq!((code, host.seen.len()), (4, 1));
+        assert_eq!(gave_up(&events).reason(), "fatal");
+    }
+
+    #[test]
+    fn stop_if_output_stops_with_its_own_status() {
+        let mut host = FakeHost::new(vec![exit(1), exit_seeing(9, true, true)]);
+        let (code, events) = run_with(&config(&["--base", "1ms"]), &mut host);
+        assert_eq!((code, host.seen.len()), (9, 2));
+        assert_eq!(gave_up(&events), &GiveUp::OutputStop(Status::exited(9)));
+        assert_eq!(host.settled, [false, true]);
+    }
+
+    #[test]
+    fn output_of_an_attempt_retry_stopped_never_reaches_stdout() {
+        let mut host = FakeHost::new(vec![]);
+        host.attempt_ms = 50;
+        let (code, _) = run_with(&config(&["--timeout", "10ms", "-n", "1"]), &mut host);
+        assert_eq!(code, 124);
+        assert_eq!(host.settled, [false]);
     }
 }

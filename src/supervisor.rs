@@ -12,7 +12,7 @@ use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
@@ -20,6 +20,7 @@ use nix::unistd::Pid;
 
 use crate::cli::Foreground;
 use crate::countdown;
+use crate::pipes::{self, Pipes, Spool};
 use crate::runner::{AttemptInfo, Ended, Host, SpawnError};
 use crate::signals::{Signals, Wake};
 use crate::status::Status;
@@ -32,6 +33,10 @@ pub struct Supervisor<'a> {
     signals: Signals,
     /// Show a live countdown on stderr during long sleeps (a terminal only).
     countdown: bool,
+    /// Pipes between the command and retry's stdio, if any flag asks for them.
+    pipes: Option<Pipes>,
+    /// The last attempt's held-back stdout, until the runner settles it.
+    held: Option<Spool>,
 }
 
 impl<'a> Supervisor<'a> {
@@ -42,6 +47,7 @@ impl<'a> Supervisor<'a> {
         kill_after: Duration,
         signals: Signals,
         countdown: bool,
+        pipes: Option<Pipes>,
     ) -> Self {
         let own_group = match foreground {
             Foreground::Always => false,
@@ -55,6 +61,8 @@ impl<'a> Supervisor<'a> {
             kill_after,
             signals,
             countdown,
+            pipes,
+            held: None,
         }
     }
 
@@ -74,7 +82,7 @@ impl<'a> Supervisor<'a> {
 
     /// The `--on-retry` hook: `sh -c SCRIPT`, its stdout sent to stderr so
     /// it cannot mix into the command's output (`retry ... | jq`).
-    fn hook(script: &str, attempt: u32, exit_code: i32) -> Command {
+    fn hook(&self, script: &str, attempt: u32, exit_code: i32) -> Command {
         let mut command = Command::new("/bin/sh");
         command
             .arg("-c")
@@ -84,15 +92,20 @@ impl<'a> Supervisor<'a> {
         if let Ok(stderr) = io::stderr().as_fd().try_clone_to_owned() {
             command.stdout(stderr);
         }
+        if self.pipes.as_ref().is_some_and(Pipes::owns_stdin) {
+            command.stdin(Stdio::null());
+        }
         command
     }
 
     /// Starts a command (attempt or hook) and sees it to its end, unless a
-    /// signal already arrived: then nothing more may start.
+    /// signal already arrived: then nothing more may start. `started` sees
+    /// the child first (to attach its pipes).
     fn run_to_end(
         &self,
         mut command: Command,
         deadline: Option<Instant>,
+        started: impl FnOnce(&mut Child),
     ) -> Result<Ended, SpawnError> {
         let pending = self.signals.take();
         if pending.signals > 0 {
@@ -108,6 +121,7 @@ impl<'a> Supervisor<'a> {
         let mut child = command
             .spawn()
             .map_err(|error| spawn_error(command.get_program(), &error))?;
+        started(&mut child);
         Ok(self.supervise(&mut child, deadline))
     }
 
@@ -130,7 +144,7 @@ impl<'a> Supervisor<'a> {
                         status: Some(status),
                     },
                     (None, Some(_)) => Ended::TimedOut,
-                    (None, None) => Ended::Exited(status),
+                    (None, None) => Ended::Exited(status, Default::default()),
                 };
             }
             let now = Instant::now();
@@ -201,7 +215,25 @@ impl Host for Supervisor<'_> {
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError> {
-        self.run_to_end(self.attempt(info), deadline)
+        let mut command = self.attempt(info);
+        let Some(mut pipes) = self.pipes.take() else {
+            return self.run_to_end(command, deadline, |_| {});
+        };
+        pipes.prepare(&mut command);
+        let ended = self.run_to_end(command, deadline, |child| pipes.attach(child));
+        let (seen, held) = pipes.finish();
+        self.pipes = Some(pipes);
+        self.held = held;
+        Ok(match ended? {
+            Ended::Exited(status, _) => Ended::Exited(status, seen),
+            other => other,
+        })
+    }
+
+    fn settle_output(&mut self, to_stdout: bool) {
+        if let Some(held) = self.held.take() {
+            pipes::release(&held, to_stdout);
+        }
     }
 
     fn run_hook(
@@ -211,7 +243,7 @@ impl Host for Supervisor<'_> {
         exit_code: i32,
         deadline: Option<Instant>,
     ) -> Result<Ended, SpawnError> {
-        self.run_to_end(Self::hook(script, attempt, exit_code), deadline)
+        self.run_to_end(self.hook(script, attempt, exit_code), deadline, |_| {})
     }
 
     fn sleep_until(&mut self, until: Instant) -> Option<i32> {

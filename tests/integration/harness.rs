@@ -9,6 +9,8 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
 
 pub struct Retry {
     command: Command,
+    /// Bytes written to retry's stdin (from a thread, so large inputs cannot deadlock).
+    input: Option<Vec<u8>>,
 }
 
 /// `retry ARGS...` with no RETRY_* variables inherited from the test's environment.
@@ -20,7 +22,10 @@ pub fn retry(args: &[&str]) -> Retry {
             command.env_remove(key);
         }
     }
-    Retry { command }
+    Retry {
+        command,
+        input: None,
+    }
 }
 
 impl Retry {
@@ -34,9 +39,43 @@ impl Retry {
         self
     }
 
-    pub fn run(mut self) -> Finished {
+    /// More words after those given to `retry()` (the command, usually).
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.command.args(args);
+        self
+    }
+
+    pub fn stdin(mut self, stdin: impl Into<Stdio>) -> Self {
+        self.command.stdin(stdin);
+        self
+    }
+
+    pub fn input(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.input = Some(bytes.into());
+        self.stdin(Stdio::piped())
+    }
+
+    /// Runs retry to its end; stdout and stderr as raw bytes.
+    pub fn output(mut self) -> std::process::Output {
+        let mut child = self
+            .command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the retry binary starts");
+        if let (Some(bytes), Some(mut stdin)) = (self.input.take(), child.stdin.take()) {
+            std::thread::spawn(move || {
+                use std::io::Write;
+                // retry may stop reading early (--stdin inherit, null): not an error here.
+                let _ = stdin.write_all(&bytes);
+            });
+        }
+        child.wait_with_output().expect("the retry binary runs")
+    }
+
+    pub fn run(self) -> Finished {
         let start = Instant::now();
-        let output = self.command.output().expect("the retry binary runs");
+        let output = self.output();
         Finished {
             code: output.status.code(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

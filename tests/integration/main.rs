@@ -5,6 +5,7 @@
 mod logging;
 mod modes;
 mod outcomes;
+mod pipes;
 mod processes;
 mod usage;
 

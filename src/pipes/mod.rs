@@ -1,0 +1,173 @@
+//! Everything that may stand between the command and retry's own stdio:
+//! `--stdin null|replay`, `--stdout-once` and the output conditions
+//! (`--retry-if-output`, `--stop-if-output`). Without those flags nothing
+//! here exists and the command inherits retry's stdio: no pipe, no thread.
+
+mod replay;
+mod spool;
+mod watch;
+
+use std::io::{self, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use clap::ValueEnum;
+
+pub use spool::Spool;
+pub use watch::Matchers;
+
+use crate::runner::OutputSeen;
+use replay::Replay;
+use watch::{Collected, Target};
+
+/// Bytes kept in memory before a spool spills to a temporary file.
+const MEMORY_LIMIT: usize = 64 << 20;
+
+/// How long the end of an attempt waits for its output pipes to close: a
+/// background process it left behind may hold them open indefinitely.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StdinMode {
+    /// Pass retry's stdin on as is: a later attempt may find it already consumed
+    Inherit,
+    /// Read stdin once (as it arrives) and feed the same bytes to every attempt
+    Replay,
+    /// Give every attempt an empty stdin, so a command waiting for input fails fast
+    Null,
+}
+
+#[derive(Debug)]
+pub struct Settings {
+    pub stdin: StdinMode,
+    pub stdout_once: bool,
+    pub matchers: Matchers,
+}
+
+pub struct Pipes {
+    stdin: StdinMode,
+    stdout_once: bool,
+    matchers: Arc<Matchers>,
+    replay: Option<Replay>,
+    running: Option<Running>,
+}
+
+/// The output streams of the attempt in progress.
+struct Running {
+    streams: Vec<Arc<Mutex<Collected>>>,
+    /// One message per stream that reached its end.
+    ended: mpsc::Receiver<()>,
+}
+
+impl Pipes {
+    /// `None` when the command can simply inherit retry's stdio.
+    pub fn new(settings: &Settings) -> Option<Self> {
+        let needed =
+            settings.stdin != StdinMode::Inherit || settings.stdout_once || settings.matchers.any();
+        needed.then(|| Pipes {
+            stdin: settings.stdin,
+            stdout_once: settings.stdout_once,
+            matchers: Arc::new(settings.matchers.clone()),
+            // Recording starts now, so the first attempt streams rather than waits.
+            replay: (settings.stdin == StdinMode::Replay).then(|| Replay::start(MEMORY_LIMIT)),
+            running: None,
+        })
+    }
+
+    /// Whether a hook must keep off retry's stdin (the recorder reads it).
+    pub fn owns_stdin(&self) -> bool {
+        self.stdin == StdinMode::Replay
+    }
+
+    /// Sets the attempt's stdio: a pipe only where retry has work to do.
+    pub fn prepare(&self, command: &mut Command) {
+        match self.stdin {
+            StdinMode::Inherit => {}
+            StdinMode::Null => {
+                command.stdin(Stdio::null());
+            }
+            StdinMode::Replay => {
+                command.stdin(Stdio::piped());
+            }
+        }
+        if self.stdout_once || self.matchers.any() {
+            command.stdout(Stdio::piped());
+        }
+        if self.matchers.any() {
+            command.stderr(Stdio::piped());
+        }
+    }
+
+    /// Starts feeding and reading the pipes of a just-spawned attempt.
+    pub fn attach(&mut self, child: &mut Child) {
+        if let (Some(replay), Some(stdin)) = (&self.replay, child.stdin.take()) {
+            replay.feed(stdin);
+        }
+        let (done, ended) = mpsc::channel();
+        let mut streams = Vec::new();
+        if let Some(stdout) = child.stdout.take() {
+            let held = self.stdout_once.then(|| Spool::new(MEMORY_LIMIT));
+            streams.push(self.read(stdout, Target::Stdout, held, done.clone()));
+        }
+        if let Some(stderr) = child.stderr.take() {
+            streams.push(self.read(stderr, Target::Stderr, None, done));
+        }
+        self.running = Some(Running { streams, ended });
+    }
+
+    fn read(
+        &self,
+        pipe: impl io::Read + Send + 'static,
+        target: Target,
+        held: Option<Spool>,
+        done: mpsc::Sender<()>,
+    ) -> Arc<Mutex<Collected>> {
+        let collected = Arc::new(Mutex::new(Collected::new(target, held)));
+        let (matchers, shared) = (Arc::clone(&self.matchers), Arc::clone(&collected));
+        std::thread::spawn(move || {
+            watch::pump(pipe, &matchers, &shared);
+            let _ = done.send(());
+        });
+        collected
+    }
+
+    /// After the attempt ended: waits for its output to drain (up to a
+    /// grace) and returns what the conditions saw and the held-back stdout.
+    pub fn finish(&mut self) -> (OutputSeen, Option<Spool>) {
+        let Some(running) = self.running.take() else {
+            return (OutputSeen::default(), None);
+        };
+        let until = Instant::now() + DRAIN_GRACE;
+        for _ in 0..running.streams.len() {
+            let left = until.saturating_duration_since(Instant::now());
+            if running.ended.recv_timeout(left).is_err() {
+                break;
+            }
+        }
+        let mut seen = OutputSeen::default();
+        let mut held = None;
+        for stream in running.streams {
+            let mut state = stream.lock().unwrap_or_else(|e| e.into_inner());
+            seen.retry_if |= state.seen.retry_if;
+            seen.stop_if |= state.seen.stop_if;
+            if let Some(spool) = state.held.take() {
+                held = Some(spool);
+                // Whatever a lingering process still writes is not this attempt's result.
+                state.target = Target::Stderr;
+            }
+        }
+        (seen, held)
+    }
+}
+
+/// Writes an attempt's held-back stdout to stdout (the attempt that ended
+/// the run) or to stderr (any other), so none of it is lost.
+pub fn release(held: &Spool, to_stdout: bool) {
+    let _ = if to_stdout {
+        let mut out = io::stdout().lock();
+        held.write_to(&mut out).and_then(|()| out.flush())
+    } else {
+        held.write_to(&mut io::stderr().lock())
+    };
+}

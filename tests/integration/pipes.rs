@@ -1,0 +1,287 @@
+//! Pipelines: `--stdin`, `--stdout-once` and the output conditions, with
+//! what retry promises when none of them is given (no pipe of its own).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::harness::{count, fail_times, retry, scratch, wait_for_file};
+
+/// More than the 64 MiB a spool keeps in memory.
+const OVER_MEMORY_LIMIT: usize = 70 << 20;
+
+/// Distinct, binary bytes: every value 0..=255, in an order that is not periodic in 256.
+fn binary(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 7 + i / 251) as u8).collect()
+}
+
+/// How many unlinked temporary files process `pid` holds open.
+const SPILLED: &str = "ls -l /proc/$PPID/fd | grep -c '(deleted)'";
+
+fn is_empty_dir(dir: &Path) -> bool {
+    std::fs::read_dir(dir).unwrap().next().is_none()
+}
+
+#[test]
+fn stdin_inherit_leaves_a_later_attempt_what_the_first_did_not_read() {
+    let out = retry(&["-n", "2", "--base", "1ms", "sh", "-c", "cat; exit 1"])
+        .input("only once\n")
+        .run();
+    out.code(1).stdout_is("only once\n");
+}
+
+#[test]
+fn stdin_null_gives_every_attempt_an_empty_stdin() {
+    // `cat` would wait for input forever on an open stdin; here it ends at once.
+    let out = retry(&["--stdin", "null", "-n", "2", "--base", "1ms"])
+        .stdin(Stdio::piped()) // open, never written, never closed while retry runs
+        .args(&["sh", "-c", "cat; echo \"read by $RETRY_ATTEMPT\"; exit 1"])
+        .run();
+    out.code(1).stdout_is("read by 1\nread by 2\n");
+}
+
+#[test]
+fn stdin_replay_feeds_the_same_bytes_to_every_attempt() {
+    let dir = scratch();
+    let script = format!("cat; {}", fail_times(dir.path(), 2, 1));
+    let out = retry(&["--stdin", "replay", "--base", "1ms", "sh", "-c", &script])
+        .input("a few bytes\n")
+        .run();
+    out.code(0).stdout_is("a few bytes\n".repeat(3).as_str());
+    assert_eq!(count(dir.path()), 3);
+}
+
+#[test]
+fn stdin_replay_of_nothing_is_an_empty_stdin_each_time() {
+    let script = "printf '%s,' $(wc -c); [ $RETRY_ATTEMPT = 3 ]";
+    let out = retry(&["--stdin", "replay", "--base", "1ms", "sh", "-c", script])
+        .input("")
+        .run();
+    out.code(0).stdout_is("0,0,0,");
+}
+
+#[test]
+fn stdin_replay_over_the_memory_limit_spills_and_leaves_no_file() {
+    let dir = scratch();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let expected = dir.path().join("expected");
+    let input = binary(OVER_MEMORY_LIMIT);
+    std::fs::write(&expected, &input).unwrap();
+    // Each attempt compares its stdin with the input byte for byte and
+    // counts retry's unlinked spill files.
+    let script = format!(
+        "cmp - {} && {SPILLED}; [ $RETRY_ATTEMPT = 2 ]",
+        expected.display()
+    );
+    let out = retry(&["--stdin", "replay", "--base", "1ms", "sh", "-c", &script])
+        .env("TMPDIR", &tmp)
+        .input(input)
+        .run();
+    // The first attempt may still be reading while the spill happens; the second cannot.
+    out.code(0);
+    assert!(out.stdout.ends_with("\n1\n"), "{out:#?}");
+    assert!(!out.stderr.contains("differ"), "{out:#?}");
+    assert!(is_empty_dir(&tmp), "a spill file was left in TMPDIR");
+}
+
+#[test]
+fn stdin_replay_starts_the_first_attempt_before_stdin_ends() {
+    let dir = scratch();
+    let started = dir.path().join("started");
+    // The producer finishes its input only once the first attempt has
+    // started: were retry to wait for the end of stdin, it would print `late`.
+    let mut producer = Command::new("sh")
+        .args(["-c", "echo first; i=0; while [ ! -e \"$1\" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done; [ -e \"$1\" ] && echo second || echo late", "sh"])
+        .arg(&started)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let script = format!("touch {}; cat", started.display());
+    let out = retry(&["--stdin", "replay", "sh", "-c", &script])
+        .stdin(producer.stdout.take().unwrap())
+        .run();
+    producer.wait().unwrap();
+    out.code(0).stdout_is("first\nsecond\n");
+}
+
+#[test]
+fn stdout_once_writes_only_the_last_attempts_output() {
+    let script =
+        "printf 'partial %s' $RETRY_ATTEMPT; [ $RETRY_ATTEMPT = 3 ] || exit 1; echo ' complete'";
+    let out = retry(&["--stdout-once", "--base", "1ms", "sh", "-c", script]).run();
+    out.code(0).stdout_is("partial 3 complete\n");
+    // Earlier attempts' output goes to stderr, each before its own log line.
+    out.stderr_has("partial 1retry: attempt 1/5 failed")
+        .stderr_has("partial 2retry: attempt 2/5 failed");
+    assert!(!out.stderr.contains("partial 3"), "{out:#?}");
+}
+
+#[test]
+fn stdout_once_is_binary_safe_and_spills_past_the_memory_limit() {
+    let dir = scratch();
+    let blob = dir.path().join("blob");
+    let bytes = binary(OVER_MEMORY_LIMIT);
+    std::fs::write(&blob, &bytes).unwrap();
+    let script = format!("cat {}; [ $RETRY_ATTEMPT = 2 ]", blob.display());
+    let out = retry(&["--stdout-once", "-q", "--base", "1ms", "sh", "-c", &script]).output();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stdout == bytes,
+        "stdout differs from the last attempt's output"
+    );
+    assert!(
+        out.stderr == bytes,
+        "stderr differs from the first attempt's output"
+    );
+}
+
+#[test]
+fn stdout_once_on_sigterm_sends_held_output_to_stderr_and_leaves_no_file() {
+    let dir = scratch();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let started = dir.path().join("started");
+    // Enough output to spill to a file, then wait to be stopped.
+    let script = format!(
+        "head -c {OVER_MEMORY_LIMIT} /dev/zero; echo; {SPILLED} > {}; exec sleep 100",
+        started.display()
+    );
+    let child = retry(&["--stdout-once", "sh", "-c", &script])
+        .env("TMPDIR", &tmp)
+        .spawn();
+    assert_eq!(
+        wait_for_file(&started),
+        "1\n",
+        "stdout did not spill to a file"
+    );
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143));
+    assert!(
+        out.stdout.is_empty(),
+        "a stopped attempt's output reached stdout"
+    );
+    let zeros = out.stderr.iter().take_while(|&&b| b == 0).count();
+    assert_eq!(
+        zeros, OVER_MEMORY_LIMIT,
+        "held output was lost or duplicated"
+    );
+    assert!(is_empty_dir(&tmp), "a spill file was left in TMPDIR");
+}
+
+#[test]
+fn retry_if_output_on_stdout_retries_a_success() {
+    let dir = scratch();
+    let script = format!(
+        "{}; [ $(cat {}) = 1 ] && echo 'rate limit exceeded' || echo done",
+        fail_times(dir.path(), 0, 1),
+        dir.path().join("count").display()
+    );
+    let out = retry(&[
+        "--retry-if-output",
+        "rate limit",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .run();
+    // The output streams through as usual; only the verdict changes.
+    out.code(0)
+        .stdout_is("rate limit exceeded\ndone\n")
+        .stderr_has("attempt 1/5 failed (exit code 0): its output matched --retry-if-output");
+    assert_eq!(count(dir.path()), 2);
+}
+
+#[test]
+fn stop_if_output_on_stderr_stops_with_the_commands_status() {
+    let script = "echo 'error: permission denied' >&2; exit 3";
+    let out = retry(&[
+        "--stop-if-output",
+        "(?i)Permission Denied",
+        "sh",
+        "-c",
+        script,
+    ])
+    .run();
+    out.code(3)
+        .stderr_has("error: permission denied\n")
+        .stderr_has(
+            "giving up after attempt 1/5 (exit code 3): its output matched --stop-if-output",
+        )
+        .stderr_lines(2);
+}
+
+#[test]
+fn a_match_split_across_two_writes_is_found() {
+    // Two writes 50 ms apart reach retry as two reads.
+    let script = "printf 'rate li'; sleep 0.05; printf 'mit\\n'; exit 0";
+    let out = retry(&[
+        "--retry-if-output",
+        "^rate limit$",
+        "-n",
+        "2",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        script,
+    ])
+    .run();
+    out.code(0).stdout_is("rate limit\nrate limit\n");
+    out.stderr_has("attempt 1/2 failed (exit code 0): its output matched");
+}
+
+#[test]
+fn output_conditions_stream_output_as_it_is_produced() {
+    let dir = scratch();
+    let go = dir.path().join("go");
+    // The command prints a line, then waits for the test to have read it.
+    let script = format!(
+        "echo first; i=0; while [ ! -e {go} ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done; [ -e {go} ] && echo streamed || echo buffered",
+        go = go.display()
+    );
+    let mut child = retry(&["--retry-if-output", "never", "sh", "-c", &script]).spawn();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "first\n");
+    std::fs::write(&go, "").unwrap();
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "streamed\n");
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn without_pipeline_flags_the_command_gets_retrys_own_stdio() {
+    // The command's fds 0, 1 and 2 are the very pipes retry was given.
+    let script = "for fd in 0 1 2; do [ \"$(readlink /proc/$$/fd/$fd)\" = \"$(readlink /proc/$PPID/fd/$fd)\" ] && printf same, || printf other,; done";
+    retry(&["sh", "-c", script])
+        .stdin(Stdio::piped())
+        .run()
+        .code(0)
+        .stdout_is("same,same,same,");
+    retry(&["--stdout-once", "--stdin", "replay", "sh", "-c", script])
+        .input("")
+        .run()
+        .code(0)
+        .stdout_is("other,other,same,");
+}
+
+#[test]
+fn a_bad_regex_is_bad_usage_and_runs_nothing() {
+    let dir = scratch();
+    let marker = dir.path().join("ran");
+    let out = retry(&["--stop-if-output", "(oops", "touch"])
+        .args(&[marker.to_str().unwrap()])
+        .run();
+    out.code(2)
+        .stderr_is("retry: invalid value '(oops' for '--stop-if-output <REGEX>': unclosed group\n");
+    assert!(!marker.exists());
+}
