@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use regex::bytes::Regex;
+use regex::bytes::{Regex, RegexBuilder};
 
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
@@ -118,7 +118,9 @@ pub struct Cli {
     #[arg(long, env = "RETRY_ON_RETRY", value_name = "SHELL COMMAND")]
     pub on_retry: Option<String>,
 
-    /// What each attempt reads as stdin
+    /// What each attempt reads as stdin: `inherit` retry's own (a later
+    /// attempt may find it already consumed), `replay` the same bytes every
+    /// time, or `null` an empty one
     #[arg(long, env = "RETRY_STDIN", value_enum, default_value_t = StdinMode::Inherit,
           value_name = "MODE", help_heading = "Pipelines")]
     pub stdin: StdinMode,
@@ -130,7 +132,8 @@ pub struct Cli {
     pub stdout_once: bool,
 
     /// Retry an attempt whose stdout or stderr has a line matching REGEX,
-    /// even if its exit code counts as success (not if it is fatal)
+    /// even if its exit code counts as success (not if it is fatal); \d \w
+    /// \s and (?i) are ASCII-only
     #[arg(long, env = "RETRY_RETRY_IF_OUTPUT", value_name = "REGEX",
           value_parser = parse_regex, help_heading = "Pipelines")]
     pub retry_if_output: Option<Regex>,
@@ -389,14 +392,19 @@ fn parse_attempts(text: &str) -> Result<Attempts, String> {
     }
 }
 
-/// A regex for the output conditions; the parser's multi-line report
-/// shrinks to its last line, so the usage error stays one line.
+/// A regex for the output conditions, matched against raw bytes with ASCII
+/// classes and case folding (a non-ASCII literal still matches its UTF-8).
+/// The parser's multi-line report shrinks to its last line, so the usage
+/// error stays one line.
 fn parse_regex(text: &str) -> Result<Regex, String> {
-    Regex::new(text).map_err(|error| {
-        let report = error.to_string();
-        let last = report.lines().last().unwrap_or_default().trim();
-        last.strip_prefix("error: ").unwrap_or(last).to_owned()
-    })
+    RegexBuilder::new(text)
+        .unicode(false)
+        .build()
+        .map_err(|error| {
+            let report = error.to_string();
+            let last = report.lines().last().unwrap_or_default().trim();
+            last.strip_prefix("error: ").unwrap_or(last).to_owned()
+        })
 }
 
 fn parse_factor(text: &str) -> Result<f64, String> {
@@ -455,7 +463,11 @@ mod tests {
 
     #[test]
     fn regex_errors_are_one_line() {
-        assert!(parse_regex("rate limit|(?i)quota").is_ok());
+        let regex = parse_regex(r"(?i)rate limit|\d{3} \w+|échec").unwrap();
+        for line in ["RATE LIMIT", "429 Too", "échec"] {
+            assert!(regex.is_match(line.as_bytes()), "{line}");
+        }
+        assert!(!regex.is_match(b"rate-limit"));
         assert_eq!(parse_regex("(unclosed").unwrap_err(), "unclosed group");
     }
 
