@@ -181,7 +181,7 @@ pub struct Cli {
         group = "mode",
         help_heading = "Modes (run no command)"
     )]
-    pub completions: Option<clap_complete::Shell>,
+    pub completions: Option<Shell>,
 
     /// Print the man page (roff) to stdout, and run nothing
     #[arg(long, group = "mode", help_heading = "Modes (run no command)")]
@@ -330,6 +330,16 @@ fn parse_clients(text: &str) -> Result<ClientCounts, String> {
         counts.extend((low..=high).step_by(step as usize));
     }
     Ok(ClientCounts(counts))
+}
+
+/// The shells `--completions` has a script for (those of clap_complete).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Elvish,
+    Fish,
+    Powershell,
+    Zsh,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

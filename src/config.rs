@@ -25,7 +25,7 @@ pub enum Verbosity {
 pub enum Mode {
     Run,
     Plan,
-    Completions(clap_complete::Shell),
+    Completions(crate::cli::Shell),
     Man,
     Simulate(crate::simulate::Options),
 }

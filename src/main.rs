@@ -46,8 +46,8 @@ fn main() -> ExitCode {
             print(plan::render(&plan, config.backoff, config.format).as_bytes())
         }
         Mode::Simulate(options) => simulate::run(options, config.seed, config.format),
-        Mode::Completions(shell) => print(&generate::completions(*shell)),
-        Mode::Man => print(&generate::man()),
+        Mode::Completions(shell) => print(generate::completions(*shell)),
+        Mode::Man => print(generate::man()),
     };
     ExitCode::from(code)
 }

@@ -84,19 +84,18 @@ pub fn pump(mut pipe: impl Read, matchers: &Matchers, collected: &Mutex<Collecte
             Ok(n) => n,
         };
         let chunk = &buf[..n];
-        {
+        // The lock is not held while writing: a slow reader downstream must
+        // not keep the end of the attempt from settling this stream.
+        let forward_to = {
             let mut state = collected.lock().unwrap_or_else(|e| e.into_inner());
             match &mut state.held {
-                Some(spool) => {
-                    // A full disk loses held output; there is nowhere to report it but stderr.
-                    if spool.append(chunk).is_err() {
-                        let _ = write_to(Target::Stderr, chunk);
-                    }
-                }
-                None => {
-                    let _ = write_to(state.target, chunk);
-                }
+                // A full disk: the bytes go to stderr rather than nowhere.
+                Some(spool) => spool.append(chunk).err().map(|_| Target::Stderr),
+                None => Some(state.target),
             }
+        };
+        if let Some(target) = forward_to {
+            let _ = write_to(target, chunk);
         }
         if matchers.any() {
             for piece in chunk.split_inclusive(|&b| b == b'\n') {

@@ -35,12 +35,19 @@ fn stdin_inherit_leaves_a_later_attempt_what_the_first_did_not_read() {
 
 #[test]
 fn stdin_null_gives_every_attempt_an_empty_stdin() {
-    // `cat` would wait for input forever on an open stdin; here it ends at once.
+    // retry's own stdin has bytes; the command reads none of them.
     let out = retry(&["--stdin", "null", "-n", "2", "--base", "1ms"])
-        .stdin(Stdio::piped()) // open, never written, never closed while retry runs
+        .input("not for the command\n")
         .args(&["sh", "-c", "cat; echo \"read by $RETRY_ATTEMPT\"; exit 1"])
         .run();
     out.code(1).stdout_is("read by 1\nread by 2\n");
+    // A stdin that never ends (a terminal, a stalled pipe) does not hang it either.
+    let (_keep_open, reader) = std::io::pipe().unwrap();
+    retry(&["--stdin", "null", "cat"])
+        .stdin(reader)
+        .run()
+        .code(0)
+        .stdout_is("");
 }
 
 #[test]
