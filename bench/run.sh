@@ -131,7 +131,7 @@ machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | s
     echo
     echo "Produced by \`bash bench/run.sh\` on: $machine."
     echo "Ratios are against the baseline row of the same figure, measured in the same run."
-    echo "How each figure is measured, and why two targets are out of reach: bench/README.md."
+    echo "How each figure is measured, and why three targets are out of reach: bench/README.md."
     echo
     echo "| figure | command | median | ratio | target | verdict |"
     echo "|---|---|---|---|---|---|"
