@@ -22,7 +22,7 @@ complete -c retry -l on-retry -d 'Shell command run with `sh -c` after a failed 
 complete -c retry -l stdin -d 'What each attempt reads as stdin: `inherit` retry\'s own (a later attempt may find it already consumed), `replay` the same bytes every time, or `null` an empty one' -r -f -a "inherit\t'Pass retry\'s stdin on as is: a later attempt may find it already consumed'
 replay\t'Read stdin once (as it arrives) and feed the same bytes to every attempt'
 null\t'Give every attempt an empty stdin, so a command waiting for input fails fast'"
-complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (not if it is fatal); \\d \\w \\s and (?i) are ASCII-only' -r
+complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only' -r
 complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX' -r
 complete -c retry -l foreground -d 'Whether the command stays in the terminal\'s foreground process group (so it can read the terminal) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` picks the foreground when stdin is a terminal and retry is in its foreground' -r -f -a "auto\t'Foreground when stdin is a terminal whose foreground group is retry\'s'
 always\t'Always share retry\'s process group (interactive commands)'

@@ -132,8 +132,8 @@ pub struct Cli {
     pub stdout_once: bool,
 
     /// Retry an attempt whose stdout or stderr has a line matching REGEX,
-    /// even if its exit code counts as success (not if it is fatal); \d \w
-    /// \s and (?i) are ASCII-only
+    /// even if its exit code counts as success (it then counts as 1; not if
+    /// the code is fatal); \d \w \s and (?i) are ASCII-only
     #[arg(long, env = "RETRY_RETRY_IF_OUTPUT", value_name = "REGEX",
           value_parser = parse_regex, help_heading = "Pipelines")]
     pub retry_if_output: Option<Regex>,

@@ -16,8 +16,6 @@ pub enum Event {
         attempt: u32,
         limit: Attempts,
         status: Status,
-        /// Its output matched `--retry-if-output`.
-        output_matched: bool,
         sleep: Sleep,
         jitter: Jitter,
     },

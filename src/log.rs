@@ -89,18 +89,11 @@ fn message(event: &Event) -> String {
             attempt,
             limit,
             status,
-            output_matched,
             sleep,
             jitter,
         } => format!(
-            "attempt {attempt}/{limit} failed {}; sleep: {} ms ({}, up to {} ms)",
-            match output_matched {
-                true => format!(
-                    "({}): its output matched --retry-if-output",
-                    status.describe()
-                ),
-                false => format!("with {}", status.describe()),
-            },
+            "attempt {attempt}/{limit} failed with {}; sleep: {} ms ({}, up to {} ms)",
+            status.describe(),
             millis(sleep.duration),
             jitter.label(),
             millis(sleep.ceiling)
@@ -182,21 +175,15 @@ pub fn json(event: &Event) -> String {
             attempt,
             limit,
             status,
-            output_matched,
             sleep,
             jitter,
         } => {
             let _ = writeln!(
                 out,
-                r#"{{"event":"attempt_failed","attempt":{attempt},"max_attempts":{},"exit_code":{}{}{}}}"#,
+                r#"{{"event":"attempt_failed","attempt":{attempt},"max_attempts":{},"exit_code":{}{}}}"#,
                 limit_json(limit),
                 status.code,
-                cause_json(status, ""),
-                if *output_matched {
-                    r#","output_matched":true"#
-                } else {
-                    ""
-                }
+                cause_json(status, "")
             );
             let _ = writeln!(
                 out,
@@ -282,6 +269,9 @@ fn cause_json(status: &Status, prefix: &str) -> String {
         Cause::Exited => String::new(),
         Cause::Signaled(signal) => format!(r#","{prefix}signal":"{}""#, signal_name(signal)),
         Cause::TimedOut(_) => format!(r#","{prefix}timed_out":true"#),
+        Cause::OutputMatched(exited) => {
+            format!(r#","{prefix}output_matched":true,"{prefix}exited_with":{exited}"#)
+        }
     }
 }
 
@@ -313,7 +303,6 @@ mod tests {
             attempt: 2,
             limit: Attempts::Limit(5),
             status: Status::exited(22),
-            output_matched: false,
             sleep: Sleep {
                 duration: Duration::from_micros(691_700),
                 ceiling: Duration::from_secs(2),
@@ -338,18 +327,23 @@ mod tests {
         let event = Event::Retrying {
             attempt: 1,
             limit: Attempts::Limit(3),
-            status: Status::exited(0),
-            output_matched: true,
+            status: Status::exited(0).output_matched(true),
             sleep,
             jitter,
         };
         assert_eq!(
             text(&event),
-            "retry: attempt 1/3 failed (exit code 0): its output matched --retry-if-output; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+            "retry: attempt 1/3 failed with exit code 0 and output matching --retry-if-output (counted as exit code 1); sleep: 692 ms (full jitter, up to 2000 ms)\n"
         );
         assert!(json(&event).starts_with(
-            "{\"event\":\"attempt_failed\",\"attempt\":1,\"max_attempts\":3,\"exit_code\":0,\"output_matched\":true}\n"
+            "{\"event\":\"attempt_failed\",\"attempt\":1,\"max_attempts\":3,\"exit_code\":1,\"output_matched\":true,\"exited_with\":0}\n"
         ));
+        let failing = Status::exited(3).output_matched(false);
+        assert_eq!(failing.code, 3);
+        assert_eq!(
+            failing.describe(),
+            "exit code 3 and output matching --retry-if-output"
+        );
     }
 
     #[test]

@@ -143,7 +143,13 @@ pub fn run<R: Rng>(
 
         // The output conditions come first: a stop match ends the run, a
         // retry match makes even a success (but not a fatal code) retryable.
-        let verdict = match config.policy.classify(status.code) {
+        let verdict = config.policy.classify(status.code);
+        let status = match verdict {
+            _ if seen.stop_if || !seen.retry_if => status,
+            Verdict::Fatal => status,
+            _ => status.output_matched(verdict == Verdict::Success),
+        };
+        let verdict = match verdict {
             _ if seen.stop_if => Err(GiveUp::OutputStop(status)),
             Verdict::Success | Verdict::NotRetryable if seen.retry_if => Ok(()),
             Verdict::Success => {
@@ -185,7 +191,6 @@ pub fn run<R: Rng>(
             attempt: number,
             limit,
             status,
-            output_matched: seen.retry_if,
             sleep,
             jitter: config.backoff.jitter,
         });
@@ -611,15 +616,27 @@ mod tests {
         let mut host = FakeHost::new(vec![exit_seeing(0, true, false), exit(0)]);
         let (code, events) = run_with(&config(&["--base", "1ms"]), &mut host);
         assert_eq!((code, host.seen.len()), (0, 2));
-        assert!(matches!(
-            events[0],
-            Event::Retrying {
-                output_matched: true,
-                ..
-            }
-        ));
+        let Event::Retrying { status, .. } = &events[0] else {
+            panic!("{events:?}")
+        };
+        assert_eq!(*status, Status::exited(0).output_matched(true));
         // The first attempt's held stdout goes to stderr, the last one's to stdout.
         assert_eq!(host.settled, [false, true]);
+    }
+
+    #[test]
+    fn a_run_that_gives_up_on_its_output_does_not_exit_0() {
+        let mut host = FakeHost::new(vec![
+            exit_seeing(0, true, false),
+            exit_seeing(0, true, false),
+        ]);
+        let (code, events) = run_with(&config(&["-n", "2", "--base", "1ms"]), &mut host);
+        assert_eq!(code, 1);
+        assert_eq!(gave_up(&events).reason(), "attempts");
+        // A failing code keeps its own value.
+        let mut host = FakeHost::new(vec![exit_seeing(3, true, false)]);
+        let (code, _) = run_with(&config(&["-n", "1"]), &mut host);
+        assert_eq!(code, 3);
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub enum Cause {
     Signaled(i32),
     /// Stopped by retry at `--timeout` or `--max-time`, after this long.
     TimedOut(Duration),
+    /// Exited with this code, but its output matched `--retry-if-output`.
+    OutputMatched(i32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +36,16 @@ impl Status {
         Self {
             code: TIMED_OUT,
             cause: Cause::TimedOut(after),
+        }
+    }
+
+    /// An attempt whose output matched `--retry-if-output`: it failed, so a
+    /// success code counts as 1 (a script must not read success from a run
+    /// that gave up on it); a failing code stays as it is.
+    pub fn output_matched(self, success: bool) -> Self {
+        Self {
+            code: if success { 1 } else { self.code },
+            cause: Cause::OutputMatched(self.code),
         }
     }
 
@@ -61,6 +73,13 @@ impl Status {
                     self.code
                 )
             }
+            Cause::OutputMatched(exited) if exited == self.code => {
+                format!("exit code {exited} and output matching --retry-if-output")
+            }
+            Cause::OutputMatched(exited) => format!(
+                "exit code {exited} and output matching --retry-if-output (counted as exit code {})",
+                self.code
+            ),
             Cause::TimedOut(after) => {
                 format!(
                     "timeout after {} (exit code {})",

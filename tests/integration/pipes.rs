@@ -201,7 +201,7 @@ fn retry_if_output_on_stdout_retries_a_success() {
     // The output streams through as usual; only the verdict changes.
     out.code(0)
         .stdout_is("rate limit exceeded\ndone\n")
-        .stderr_has("attempt 1/5 failed (exit code 0): its output matched --retry-if-output");
+        .stderr_has("attempt 1/5 failed with exit code 0 and output matching --retry-if-output (counted as exit code 1)");
     assert_eq!(count(dir.path()), 2);
 }
 
@@ -240,8 +240,11 @@ fn a_match_split_across_two_writes_is_found() {
         script,
     ])
     .run();
-    out.code(0).stdout_is("rate limit\nrate limit\n");
-    out.stderr_has("attempt 1/2 failed (exit code 0): its output matched");
+    // Still matching when the attempts ran out: the run failed, whatever the code said.
+    out.code(1)
+        .stdout_is("rate limit\nrate limit\n")
+        .stderr_has("attempt 1/2 failed with exit code 0 and output matching")
+        .stderr_has("giving up after 2 attempts: the last failed with exit code 0 and output matching --retry-if-output (counted as exit code 1)");
 }
 
 #[test]
