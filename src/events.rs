@@ -72,17 +72,14 @@ impl GiveUp {
         }
     }
 
-    /// retry's exit status for this ending.
+    /// retry's exit status for this ending: the command's last status, or
+    /// 128+N for a signal to retry, 126/127 when the command could not start.
     pub fn exit_code(&self) -> i32 {
-        match self {
-            GiveUp::Attempts(s)
-            | GiveUp::Fatal(s)
-            | GiveUp::NotRetryable(s)
-            | GiveUp::OutputStop(s)
-            | GiveUp::MaxTimeReached(s)
-            | GiveUp::MaxTimeAhead { status: s, .. } => s.code,
-            GiveUp::Signal { signal, .. } => 128 + signal,
-            GiveUp::Spawn { code, .. } => *code,
+        match (self, self.status()) {
+            (GiveUp::Signal { signal, .. }, _) => 128 + signal,
+            (GiveUp::Spawn { code, .. }, _) => *code,
+            // Every other ending has the command's status.
+            (_, status) => status.map_or(1, |s| s.code),
         }
     }
 
