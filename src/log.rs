@@ -124,6 +124,9 @@ fn message(event: &Event) -> String {
             limit,
             reason,
         } => match reason {
+            GiveUp::Attempts(s) if *attempt == 1 => {
+                format!("giving up after 1 attempt: it failed with {}", s.describe())
+            }
             GiveUp::Attempts(s) => {
                 format!(
                     "giving up after {attempt} attempts: the last failed with {}",

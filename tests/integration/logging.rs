@@ -189,7 +189,7 @@ fn auto_format_picks_github_inside_github_actions() {
         .run();
     elsewhere
         .code(1)
-        .stderr_is("retry: giving up after 1 attempts: the last failed with exit code 1\n");
+        .stderr_is("retry: giving up after 1 attempt: it failed with exit code 1\n");
 }
 
 #[test]
