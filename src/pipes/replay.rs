@@ -42,19 +42,30 @@ impl Replay {
     fn record(&self, mut input: impl Read) {
         let (state, grown) = &*self.shared;
         let mut buf = vec![0u8; CHUNK];
-        loop {
+        let failure = loop {
             let n = match input.read(&mut buf) {
-                Ok(0) | Err(_) => 0,
+                Ok(0) => break None,
                 Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => break Some(format!("reading stdin failed: {e}")),
             };
             let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
-            if n == 0 || state.spool.append(&buf[..n]).is_err() {
-                state.done = true;
-                grown.notify_all();
-                return;
+            if let Err(e) = state.spool.append(&buf[..n]) {
+                break Some(format!("keeping stdin failed: {e}"));
             }
             grown.notify_all();
+        };
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(why) = failure {
+            // Attempts go on with what was kept: say so rather than hide a short input.
+            let kept = state.spool.len();
+            let _ = writeln!(
+                io::stderr(),
+                "retry: --stdin replay: {why}; every attempt gets the {kept} bytes kept before it"
+            );
         }
+        state.done = true;
+        grown.notify_all();
     }
 
     /// Feeds one attempt's stdin in the background, from the first byte.
@@ -114,6 +125,38 @@ mod tests {
             replay.feed_all(&mut fed);
             assert_eq!(fed, input);
         }
+    }
+
+    /// A reader that fails after its bytes.
+    struct Failing(&'static [u8]);
+
+    impl Read for Failing {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(io::Error::other("disk on fire"));
+            }
+            let n = self.0.len().min(buf.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_read_error_ends_the_input_with_what_was_kept() {
+        let replay = Replay {
+            shared: Arc::new((
+                Mutex::new(State {
+                    spool: Spool::new(10),
+                    done: false,
+                }),
+                Condvar::new(),
+            )),
+        };
+        replay.record(Failing(b"kept"));
+        let mut fed = Vec::new();
+        replay.feed_all(&mut fed);
+        assert_eq!(fed, b"kept");
     }
 
     #[test]

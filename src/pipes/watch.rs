@@ -80,8 +80,10 @@ pub fn pump(mut pipe: impl Read, matchers: &Matchers, collected: &Mutex<Collecte
     let mut seen = OutputSeen::default();
     loop {
         let n = match pipe.read(&mut buf) {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
             Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
         };
         let chunk = &buf[..n];
         // The lock is not held while writing: a slow reader downstream must
