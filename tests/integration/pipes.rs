@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::harness::{count, fail_times, retry, scratch, wait_for_file};
+use crate::harness::{count, fail_times, gone_soon, retry, scratch, wait_for_file};
 
 /// More than the 64 MiB a spool keeps in memory.
 const OVER_MEMORY_LIMIT: usize = 70 << 20;
@@ -152,9 +152,12 @@ fn stdout_once_on_sigterm_sends_held_output_to_stderr_and_leaves_no_file() {
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let started = dir.path().join("started");
-    // Enough output to spill to a file, then wait to be stopped.
+    let pid = dir.path().join("pid");
+    // Enough output to spill to a file, then wait to be stopped (with the
+    // output closed, so a survivor fails `gone_soon` rather than hold the pipes).
     let script = format!(
-        "head -c {OVER_MEMORY_LIMIT} /dev/zero; echo; {SPILLED} > {}; exec sleep 100",
+        "head -c {OVER_MEMORY_LIMIT} /dev/zero; echo; echo $$ > {}; {SPILLED} > {}; exec sleep 100 >/dev/null 2>&1",
+        pid.display(),
         started.display()
     );
     let child = retry(&["--stdout-once", "sh", "-c", &script])
@@ -178,6 +181,12 @@ fn stdout_once_on_sigterm_sends_held_output_to_stderr_and_leaves_no_file() {
         "held output was lost or duplicated"
     );
     assert!(is_empty_dir(&tmp), "a spill file was left in TMPDIR");
+    let pid: i32 = std::fs::read_to_string(&pid)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(gone_soon(pid), "the command survived SIGTERM to retry");
 }
 
 #[test]

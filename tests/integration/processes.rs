@@ -86,7 +86,12 @@ fn timeout_escalates_to_sigkill_after_the_grace() {
 fn sigterm_reaches_the_whole_group_and_exits_143() {
     let dir = scratch();
     let pids = dir.path().join("pids");
-    let script = format!("sleep 100 & echo \"$$ $!\" > {}; wait", pids.display());
+    // The sleep's output goes elsewhere, so a survivor fails `gone_soon`
+    // instead of holding the test's pipes open for 100 s.
+    let script = format!(
+        "sleep 100 >/dev/null 2>&1 & echo \"$$ $!\" > {}; wait",
+        pids.display()
+    );
     let child = retry(&["sh", "-c", &script]).spawn();
     let line = wait_for_file(&pids);
     send(&child, Signal::SIGTERM);
@@ -103,17 +108,20 @@ fn sigint_is_forwarded_and_no_further_attempt_starts() {
     let dir = scratch();
     let ready = dir.path().join("ready");
     let runs = dir.path().join("runs");
+    // The sleep runs in the foreground and reports its own pid before exec.
     let script = format!(
-        "echo x >> {}; echo $$ > {}; sleep 100",
+        "echo x >> {}; sh -c 'echo \"$PPID $$\" > {}; exec sleep 100' >/dev/null 2>&1",
         runs.display(),
         ready.display()
     );
     let child = retry(&["--base", "1ms", "sh", "-c", &script]).spawn();
-    let pid: i32 = wait_for_file(&ready).trim().parse().unwrap();
+    let pids = wait_for_file(&ready);
     send(&child, Signal::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{out:?}");
-    assert!(gone_soon(pid));
+    for pid in pids.split_whitespace().map(|p| p.parse::<i32>().unwrap()) {
+        assert!(gone_soon(pid), "{pid} survived SIGINT to retry");
+    }
     assert_eq!(
         std::fs::read_to_string(&runs).unwrap(),
         "x\n",
