@@ -203,12 +203,7 @@ mod tests {
     #[test]
     fn large_n_saturates_at_cap_without_panic() {
         let year = Duration::from_secs(365 * 86_400);
-        for jitter in [
-            Jitter::None,
-            Jitter::Full,
-            Jitter::Equal,
-            Jitter::Decorrelated,
-        ] {
+        for jitter in Jitter::ALL {
             let b = Backoff {
                 jitter,
                 base: Duration::from_secs(1),
@@ -228,12 +223,7 @@ mod tests {
 
     #[test]
     fn zero_base_sleeps_zero() {
-        for jitter in [
-            Jitter::None,
-            Jitter::Full,
-            Jitter::Equal,
-            Jitter::Decorrelated,
-        ] {
+        for jitter in Jitter::ALL {
             let b = Backoff {
                 jitter,
                 base: Duration::ZERO,

@@ -162,6 +162,19 @@ pub fn wait_for_file(path: &Path) -> String {
     }
 }
 
+/// Sends `signal` to a retry started with `Retry::spawn`.
+pub fn send(child: &std::process::Child, signal: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+}
+
+/// Waits (bounded) for every pid in `text` (whitespace-separated) to be gone.
+#[track_caller]
+pub fn assert_all_gone(text: &str, after: &str) {
+    for pid in text.split_whitespace().map(|p| p.parse::<i32>().unwrap()) {
+        assert!(gone_soon(pid), "{pid} survived {after}");
+    }
+}
+
 /// Whether a process with this pid still exists (and is not a zombie).
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

@@ -5,10 +5,9 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 
-use crate::harness::{count, fail_times, gone_soon, retry, scratch, wait_for_file};
+use crate::harness::{assert_all_gone, count, fail_times, retry, scratch, send, wait_for_file};
 
 /// More than the 64 MiB a spool keeps in memory.
 const OVER_MEMORY_LIMIT: usize = 70 << 20;
@@ -168,7 +167,7 @@ fn stdout_once_on_sigterm_sends_held_output_to_stderr_and_leaves_no_file() {
         "1\n",
         "stdout did not spill to a file"
     );
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    send(&child, Signal::SIGTERM);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(143));
     assert!(
@@ -181,12 +180,7 @@ fn stdout_once_on_sigterm_sends_held_output_to_stderr_and_leaves_no_file() {
         "held output was lost or duplicated"
     );
     assert!(is_empty_dir(&tmp), "a spill file was left in TMPDIR");
-    let pid: i32 = std::fs::read_to_string(&pid)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(gone_soon(pid), "the command survived SIGTERM to retry");
+    assert_all_gone(&std::fs::read_to_string(&pid).unwrap(), "SIGTERM to retry");
 }
 
 #[test]

@@ -3,17 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 
-use crate::harness::{alive, gone_soon, retry, scratch, wait_for_file};
+use crate::harness::{alive, assert_all_gone, gone_soon, retry, scratch, send, wait_for_file};
 
 /// The process group ids of a command and of its parent (retry), as the command sees them.
 const GROUPS: &str = r#"cut -d" " -f5 /proc/$$/stat /proc/$PPID/stat"#;
-
-fn send(child: &std::process::Child, signal: Signal) {
-    kill(Pid::from_raw(child.id() as i32), signal).unwrap();
-}
 
 #[test]
 fn timeout_kills_grandchildren_and_exits_124() {
@@ -98,9 +93,7 @@ fn sigterm_reaches_the_whole_group_and_exits_143() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(143), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted by SIGTERM"));
-    for pid in line.split_whitespace().map(|p| p.parse::<i32>().unwrap()) {
-        assert!(gone_soon(pid), "{pid} survived SIGTERM to retry");
-    }
+    assert_all_gone(&line, "SIGTERM to retry");
 }
 
 #[test]
@@ -119,9 +112,7 @@ fn sigint_is_forwarded_and_no_further_attempt_starts() {
     send(&child, Signal::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{out:?}");
-    for pid in pids.split_whitespace().map(|p| p.parse::<i32>().unwrap()) {
-        assert!(gone_soon(pid), "{pid} survived SIGINT to retry");
-    }
+    assert_all_gone(&pids, "SIGINT to retry");
     assert_eq!(
         std::fs::read_to_string(&runs).unwrap(),
         "x\n",
