@@ -144,14 +144,16 @@ pub fn run<R: Rng>(
         // The output conditions come first: a stop match ends the run, a
         // retry match makes even a success (but not a fatal code) retryable.
         let verdict = config.policy.classify(status.code);
-        let status = match verdict {
-            _ if seen.stop_if || !seen.retry_if => status,
-            Verdict::Fatal => status,
-            _ => status.output_matched(verdict == Verdict::Success),
+        let (status, verdict) = match verdict {
+            _ if seen.stop_if || !seen.retry_if => (status, verdict),
+            Verdict::Fatal => (status, verdict),
+            _ => (
+                status.output_matched(verdict == Verdict::Success),
+                Verdict::Retry,
+            ),
         };
         let verdict = match verdict {
             _ if seen.stop_if => Err(GiveUp::OutputStop(status)),
-            Verdict::Success | Verdict::NotRetryable if seen.retry_if => Ok(()),
             Verdict::Success => {
                 host.settle_output(true);
                 emit(&Event::Succeeded {
