@@ -52,13 +52,38 @@ pub enum GiveUp {
     OutputStop(Status),
     /// `--max-time` ended the running attempt.
     MaxTimeReached(Status),
+    /// `--max-time` ended the `--on-retry` command; the status is the
+    /// attempt's before it, retry exits 124 as for any timeout.
+    MaxTimeInHook(Status),
     /// The next sleep would have ended past `--max-time`.
     MaxTimeAhead { status: Status, sleep_ms: u128 },
     /// retry received this signal; `status` is the command's, if it was running.
-    Signal { signal: i32, status: Option<Status> },
+    Signal {
+        signal: i32,
+        status: Option<Status>,
+        during: Phase,
+    },
     /// The command could not be started.
     Spawn { code: i32, message: String },
+    /// retry could not carry the command's input or output (exit 125).
+    Failed(String),
+    /// retry's stdout was closed before held-back output could be written:
+    /// retry dies of SIGPIPE, as the command would have.
+    StdoutClosed,
 }
+
+/// What retry was doing when a signal stopped it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Attempt,
+    Hook,
+    Sleep,
+    /// Writing held-back output.
+    Output,
+}
+
+/// retry's own failure, as coreutils `timeout` and `env` report theirs.
+pub const RETRY_FAILED: i32 = 125;
 
 impl GiveUp {
     /// The word of the `reason` field in JSON logs.
@@ -66,9 +91,23 @@ impl GiveUp {
         match self {
             GiveUp::Attempts(_) => "attempts",
             GiveUp::Fatal(_) | GiveUp::NotRetryable(_) | GiveUp::OutputStop(_) => "fatal",
-            GiveUp::MaxTimeReached(_) | GiveUp::MaxTimeAhead { .. } => "max_time",
+            GiveUp::MaxTimeReached(_) | GiveUp::MaxTimeAhead { .. } | GiveUp::MaxTimeInHook(_) => {
+                "max_time"
+            }
             GiveUp::Signal { .. } => "signal",
             GiveUp::Spawn { .. } => "spawn",
+            GiveUp::Failed(_) => "io",
+            GiveUp::StdoutClosed => "stdout_closed",
+        }
+    }
+
+    /// How retry ends: dying of the signal that stopped it, or an exit status.
+    pub fn exit(&self) -> crate::runner::Exit {
+        use crate::runner::Exit;
+        match self {
+            GiveUp::Signal { signal, .. } => Exit::Signal(*signal),
+            GiveUp::StdoutClosed => Exit::Signal(signal_hook::consts::SIGPIPE),
+            _ => Exit::Code(self.exit_code()),
         }
     }
 
@@ -78,6 +117,9 @@ impl GiveUp {
         match (self, self.status()) {
             (GiveUp::Signal { signal, .. }, _) => 128 + signal,
             (GiveUp::Spawn { code, .. }, _) => *code,
+            (GiveUp::Failed(_), _) => RETRY_FAILED,
+            (GiveUp::MaxTimeInHook(_), _) => crate::status::TIMED_OUT,
+            (GiveUp::StdoutClosed, _) => 128 + signal_hook::consts::SIGPIPE,
             // Every other ending has the command's status.
             (_, status) => status.map_or(1, |s| s.code),
         }
@@ -91,9 +133,10 @@ impl GiveUp {
             | GiveUp::NotRetryable(s)
             | GiveUp::OutputStop(s)
             | GiveUp::MaxTimeReached(s)
+            | GiveUp::MaxTimeInHook(s)
             | GiveUp::MaxTimeAhead { status: s, .. } => Some(*s),
             GiveUp::Signal { status, .. } => *status,
-            GiveUp::Spawn { .. } => None,
+            GiveUp::Spawn { .. } | GiveUp::Failed(_) | GiveUp::StdoutClosed => None,
         }
     }
 }

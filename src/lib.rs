@@ -15,6 +15,7 @@ mod generate;
 mod log;
 mod pipes;
 mod plan;
+mod platform;
 mod policy;
 mod report;
 mod runner;
@@ -41,7 +42,11 @@ pub fn main() -> ExitCode {
         Err(error) => return usage_error(&error),
     };
     let code = match &config.mode {
-        Mode::Run => run(&config),
+        Mode::Run => match run(&config) {
+            runner::Exit::Code(code) => u8::try_from(code).unwrap_or(u8::MAX),
+            // Everything is cleaned up: die as the command would have.
+            runner::Exit::Signal(signal) => platform::die_by(signal),
+        },
         Mode::Plan => {
             let plan = plan::plan(config.backoff, config.attempts, config.seed);
             print(plan::render(&plan, config.backoff, config.format).as_bytes())
@@ -59,7 +64,7 @@ fn print(bytes: &[u8]) -> u8 {
 }
 
 /// The real thing: run COMMAND until it succeeds or retry gives up.
-fn run(config: &Config) -> u8 {
+fn run(config: &Config) -> runner::Exit {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
@@ -67,7 +72,7 @@ fn run(config: &Config) -> u8 {
                 std::io::stderr(),
                 "retry: cannot install signal handlers: {error}"
             );
-            return 126;
+            return runner::Exit::Code(events::RETRY_FAILED);
         }
     };
     let mut host = supervisor::Supervisor::new(
@@ -83,10 +88,9 @@ fn run(config: &Config) -> u8 {
     );
     let log = log::Log::new(config.log_format, config.verbosity);
     let seed = config.seed;
-    let code = runner::run(config, &mut host, &mut |event| log.emit(event), || {
+    runner::run(config, &mut host, &mut |event| log.emit(event), || {
         strategy::rng(seed)
-    });
-    u8::try_from(code).unwrap_or(u8::MAX)
+    })
 }
 
 /// Help and version go to stdout as usual; a real error becomes one line on

@@ -9,7 +9,7 @@ use std::io::Write as _;
 use crate::cli::LogFormat;
 use crate::config::Verbosity;
 use crate::duration::millis;
-use crate::events::{Event, GiveUp};
+use crate::events::{Event, GiveUp, Phase};
 use crate::status::{Cause, Status, signal_name};
 
 pub struct Log {
@@ -47,6 +47,11 @@ impl Log {
                 self.verbosity == Verbosity::Verbose
                     || (*attempt > 1 && self.verbosity >= Verbosity::Normal)
             }
+            // A reader that went away is a quiet end, as for any pipeline.
+            Event::GaveUp {
+                reason: GiveUp::StdoutClosed,
+                ..
+            } => self.verbosity == Verbosity::Verbose,
             Event::GaveUp { .. } => true,
         }
     }
@@ -152,12 +157,31 @@ fn message(event: &Event) -> String {
                 "giving up after attempt {attempt}/{limit} failed with {}: a sleep of {sleep_ms} ms would end past --max-time",
                 status.describe()
             ),
-            GiveUp::Signal { signal, .. } => format!(
-                "interrupted by {} during attempt {attempt}/{limit}; exiting with {}",
-                signal_name(*signal),
-                reason.exit_code()
+            GiveUp::MaxTimeInHook(_) => format!(
+                "giving up: --max-time reached during the --on-retry command after attempt {attempt}/{limit}"
             ),
+            GiveUp::Signal { signal, during, .. } => {
+                let during = match during {
+                    Phase::Attempt => format!("during attempt {attempt}/{limit}"),
+                    Phase::Hook => {
+                        format!("during the --on-retry command after attempt {attempt}/{limit}")
+                    }
+                    Phase::Sleep => format!("during the sleep after attempt {attempt}/{limit}"),
+                    Phase::Output => {
+                        format!("while writing the output of attempt {attempt}/{limit}")
+                    }
+                };
+                format!(
+                    "interrupted by {} {during}; exiting with {}",
+                    signal_name(*signal),
+                    reason.exit_code()
+                )
+            }
             GiveUp::Spawn { message, .. } => message.clone(),
+            GiveUp::Failed(message) => format!("{message}; exiting with {}", reason.exit_code()),
+            GiveUp::StdoutClosed => format!(
+                "stdout was closed before the output of attempt {attempt}/{limit} was written"
+            ),
         },
     }
 }
@@ -248,7 +272,7 @@ pub fn json(event: &Event) -> String {
                 GiveUp::Signal { signal, .. } => {
                     let _ = write!(out, r#","signal":"{}""#, signal_name(*signal));
                 }
-                GiveUp::Spawn { message, .. } => {
+                GiveUp::Spawn { message, .. } | GiveUp::Failed(message) => {
                     let _ = write!(out, r#","message":"{}""#, escape(message));
                 }
                 _ => {}
@@ -275,6 +299,7 @@ fn cause_json(status: &Status, prefix: &str) -> String {
         Cause::OutputMatched(exited) => {
             format!(r#","{prefix}output_matched":true,"{prefix}exited_with":{exited}"#)
         }
+        Cause::ZeroNotSuccess => format!(r#","{prefix}exited_with":0"#),
     }
 }
 
@@ -365,9 +390,8 @@ mod tests {
             limit: Attempts::Unlimited,
             reason: GiveUp::Signal {
                 signal: 15,
-                status: Some(Status::from_exit(
-                    std::os::unix::process::ExitStatusExt::from_raw(15),
-                )),
+                status: Some(Status::signaled(15)),
+                during: Phase::Attempt,
             },
         };
         assert_eq!(

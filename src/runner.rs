@@ -16,7 +16,7 @@ use rand::Rng;
 
 use crate::cli::Attempts;
 use crate::config::Config;
-use crate::events::{Event, GiveUp};
+use crate::events::{Event, GiveUp, Phase};
 use crate::policy::Verdict;
 use crate::status::Status;
 use crate::strategy::Schedule;
@@ -37,7 +37,7 @@ pub struct OutputSeen {
 }
 
 /// How one attempt ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ended {
     Exited(Status, OutputSeen),
     /// Stopped at the deadline it was given.
@@ -48,6 +48,29 @@ pub enum Ended {
         signal: i32,
         status: Option<Status>,
     },
+    /// retry itself failed to carry the attempt's input or output (its
+    /// pipes); the attempt was stopped, since its result cannot be trusted.
+    Failed(String),
+}
+
+/// Why held-back output could not be settled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unsettled {
+    /// A signal arrived while retry was writing it.
+    Interrupted(i32),
+    /// stdout's reader went away.
+    BrokenPipe,
+    /// Any other write error, as one line.
+    Failed(String),
+}
+
+/// How retry itself ends: with an exit status, or by dying of a signal
+/// (the one that stopped it), so its caller sees what it would have seen
+/// without retry in between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
 }
 
 /// The command could not be started (126 or 127).
@@ -67,7 +90,7 @@ pub trait Host {
     fn sleep_until(&mut self, until: Instant) -> Option<i32>;
     /// With `--stdout-once`: where the attempt that just ended sends its
     /// held-back stdout (stdout if it ends the run, else stderr).
-    fn settle_output(&mut self, to_stdout: bool);
+    fn settle_output(&mut self, to_stdout: bool) -> Result<(), Unsettled>;
     /// Runs the `--on-retry` shell command after failed attempt `attempt`.
     fn run_hook(
         &mut self,
@@ -78,15 +101,17 @@ pub trait Host {
     ) -> Result<Ended, SpawnError>;
 }
 
-/// Runs the loop to its end and returns retry's exit status.
+/// Runs the loop to its end and returns how retry ends.
 pub fn run<R: Rng>(
     config: &Config,
     host: &mut impl Host,
     emit: &mut impl FnMut(&Event),
     new_rng: impl FnOnce() -> R,
-) -> i32 {
+) -> Exit {
     let limit = config.attempts;
-    let run_deadline = config.max_time.map(|max| host.now() + max);
+    // A limit too far away to represent is no limit (never an overflow).
+    let after = |now: Instant, limit: Option<Duration>| limit.and_then(|l| now.checked_add(l));
+    let run_deadline = after(host.now(), config.max_time);
     let mut schedule = Schedule::new(config.backoff);
     // Seeded only when a first sleep is needed: a run that succeeds at once
     // never pays for entropy.
@@ -105,16 +130,30 @@ pub fn run<R: Rng>(
             limit,
             previous_code,
         };
-        let attempt_deadline = config.timeout.map(|t| host.now() + t);
+        let attempt_deadline = after(host.now(), config.timeout);
         let deadline = earliest(attempt_deadline, run_deadline);
         let give_up = |reason: GiveUp, emit: &mut dyn FnMut(&Event)| {
-            let code = reason.exit_code();
+            let exit = reason.exit();
             emit(&Event::GaveUp {
                 attempt: number,
                 limit,
                 reason,
             });
-            code
+            exit
+        };
+        let signal = |signal, status, during| GiveUp::Signal {
+            signal,
+            status,
+            during,
+        };
+        // Settles held-back output; a failure to do so ends the run.
+        let settle = |host: &mut dyn Host, to_stdout: bool| -> Result<(), GiveUp> {
+            host.settle_output(to_stdout)
+                .map_err(|unsettled| match unsettled {
+                    Unsettled::Interrupted(n) => signal(n, None, Phase::Output),
+                    Unsettled::BrokenPipe => GiveUp::StdoutClosed,
+                    Unsettled::Failed(message) => GiveUp::Failed(message),
+                })
         };
 
         let ended = match host.run(info, deadline) {
@@ -135,9 +174,13 @@ pub fn run<R: Rng>(
                 let status = Status::timed_out(limit.unwrap_or_default());
                 (status, OutputSeen::default(), by_max_time)
             }
-            Ended::Interrupted { signal, status } => {
-                host.settle_output(false);
-                return give_up(GiveUp::Signal { signal, status }, emit);
+            Ended::Interrupted { signal: n, status } => {
+                let _ = host.settle_output(false);
+                return give_up(signal(n, status, Phase::Attempt), emit);
+            }
+            Ended::Failed(message) => {
+                let _ = host.settle_output(false);
+                return give_up(GiveUp::Failed(message), emit);
             }
         };
 
@@ -145,24 +188,28 @@ pub fn run<R: Rng>(
         // retry match makes even a success (but not a fatal code) retryable.
         let verdict = config.policy.classify(status.code);
         let (status, verdict) = match verdict {
-            _ if seen.stop_if || !seen.retry_if => (status, verdict),
-            Verdict::Fatal => (status, verdict),
-            _ => (
+            _ if seen.stop_if => (status, verdict),
+            Verdict::Success if !seen.retry_if => (status, verdict),
+            Verdict::Success | Verdict::Retry | Verdict::NotRetryable if seen.retry_if => (
                 status.output_matched(verdict == Verdict::Success),
                 Verdict::Retry,
             ),
+            // A failure never reports 0: `retry ... && deploy` must not deploy.
+            _ => (status.as_failure(), verdict),
         };
         let verdict = match verdict {
             _ if seen.stop_if => Err(GiveUp::OutputStop(status)),
             Verdict::Success => {
-                host.settle_output(true);
+                if let Err(reason) = settle(host, true) {
+                    return give_up(reason, emit);
+                }
                 emit(&Event::Succeeded {
                     attempt: number,
                     limit,
                     status,
                     slept,
                 });
-                return status.code;
+                return Exit::Code(status.code);
             }
             _ if max_time_hit => Err(GiveUp::MaxTimeReached(status)),
             Verdict::Fatal => Err(GiveUp::Fatal(status)),
@@ -175,20 +222,24 @@ pub fn run<R: Rng>(
         });
         if let Err(reason) = verdict {
             // An attempt retry itself stopped holds partial output: not stdout.
-            host.settle_output(!matches!(ended, Ended::TimedOut));
-            return give_up(reason, emit);
+            let settled = settle(host, !matches!(ended, Ended::TimedOut));
+            return give_up(settled.err().unwrap_or(reason), emit);
         }
 
         let rng = rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
         let sleep = schedule.next_sleep(rng);
         let sleep_ms = crate::duration::millis(sleep.duration);
-        let past_max_time =
-            |now: Instant| run_deadline.is_some_and(|end| now + sleep.duration > end);
+        let past_max_time = |now: Instant| {
+            run_deadline.is_some_and(|end| now.checked_add(sleep.duration).is_none_or(|w| w > end))
+        };
         if past_max_time(host.now()) {
-            host.settle_output(true);
-            return give_up(GiveUp::MaxTimeAhead { status, sleep_ms }, emit);
+            let settled = settle(host, true);
+            let reason = GiveUp::MaxTimeAhead { status, sleep_ms };
+            return give_up(settled.err().unwrap_or(reason), emit);
         }
-        host.settle_output(false);
+        if let Err(reason) = settle(host, false) {
+            return give_up(reason, emit);
+        }
         emit(&Event::Retrying {
             attempt: number,
             limit,
@@ -200,16 +251,11 @@ pub fn run<R: Rng>(
             let hook_status = match host.run_hook(script, number, status.code, run_deadline) {
                 Ok(Ended::Exited(hook, _)) => hook,
                 Err(SpawnError { code, .. }) => Status::exited(code),
-                Ok(Ended::TimedOut) => return give_up(GiveUp::MaxTimeReached(status), emit),
-                Ok(Ended::Interrupted { signal, .. }) => {
-                    return give_up(
-                        GiveUp::Signal {
-                            signal,
-                            status: None,
-                        },
-                        emit,
-                    );
+                Ok(Ended::TimedOut) => return give_up(GiveUp::MaxTimeInHook(status), emit),
+                Ok(Ended::Interrupted { signal: n, .. }) => {
+                    return give_up(signal(n, None, Phase::Hook), emit);
                 }
+                Ok(Ended::Failed(message)) => return give_up(GiveUp::Failed(message), emit),
             };
             if hook_status.code != 0 {
                 emit(&Event::HookFailed {
@@ -224,21 +270,27 @@ pub fn run<R: Rng>(
             }
         }
         let asleep = host.now();
-        let wake = asleep + sleep.duration;
-        let interrupted = host.sleep_until(wake);
+        // A sleep too long to represent ends never: only a signal ends it.
+        let interrupted = match asleep.checked_add(sleep.duration) {
+            Some(wake) => host.sleep_until(wake),
+            None => host.sleep_until(far_future(asleep)),
+        };
         slept += host.now().saturating_duration_since(asleep);
-        if let Some(signal) = interrupted {
-            return give_up(
-                GiveUp::Signal {
-                    signal,
-                    status: None,
-                },
-                emit,
-            );
+        if let Some(n) = interrupted {
+            return give_up(signal(n, None, Phase::Sleep), emit);
         }
-        previous_code = Some(status.code);
+        previous_code = Some(match status.cause {
+            crate::status::Cause::ZeroNotSuccess => 0,
+            _ => status.code,
+        });
         number = number.saturating_add(1);
     }
+}
+
+/// The latest instant that is safe to compute from `now`: about a century on.
+fn far_future(now: Instant) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 86_400);
+    now.checked_add(CENTURY).unwrap_or(now)
 }
 
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
@@ -273,6 +325,8 @@ mod tests {
         settled: Vec<bool>,
         hook_code: i32,
         hook_ms: u64,
+        /// What the next settle_output fails with, if anything.
+        unsettled: Option<Unsettled>,
     }
 
     impl FakeHost {
@@ -289,6 +343,7 @@ mod tests {
                 settled: vec![],
                 hook_code: 0,
                 hook_ms: 0,
+                unsettled: None,
             }
         }
     }
@@ -319,8 +374,9 @@ mod tests {
             self.elapsed = until - self.start;
             None
         }
-        fn settle_output(&mut self, to_stdout: bool) {
+        fn settle_output(&mut self, to_stdout: bool) -> Result<(), Unsettled> {
             self.settled.push(to_stdout);
+            self.unsettled.take().map_or(Ok(()), Err)
         }
         fn run_hook(
             &mut self,
@@ -354,7 +410,17 @@ mod tests {
         Config::from_cli(Cli::try_parse_from(argv).unwrap()).unwrap()
     }
 
+    /// The run's exit status as a shell sees it (128+N for a signal death).
     fn run_with(config: &Config, host: &mut FakeHost) -> (i32, Vec<Event>) {
+        let (exit, events) = run_exit(config, host);
+        let code = match exit {
+            Exit::Code(code) => code,
+            Exit::Signal(n) => 128 + n,
+        };
+        (code, events)
+    }
+
+    fn run_exit(config: &Config, host: &mut FakeHost) -> (Exit, Vec<Event>) {
         let mut events = vec![];
         let code = run(
             config,
@@ -497,7 +563,8 @@ mod tests {
             gave_up(&events),
             &GiveUp::Signal {
                 signal: 15,
-                status: None
+                status: None,
+                during: Phase::Sleep,
             }
         );
     }

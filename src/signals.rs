@@ -1,26 +1,48 @@
-//! Termination signals sent to retry (SIGINT, SIGTERM, SIGHUP, SIGQUIT) and
-//! SIGCHLD, turned into bytes on two self-pipes so that one `ppoll` waits
-//! for "the child exited", "a signal arrived" and "the deadline passed" at
-//! once: no thread, no busy polling, and the handlers only write a byte.
+//! The signals that ask retry to stop (every catchable signal whose default
+//! action ends a process, see `platform::terminating_signals`) and SIGCHLD,
+//! turned into bytes on two self-pipes so that one `ppoll` waits for "a
+//! child changed state", "a signal arrived" and "the deadline passed" at
+//! once: no busy polling, and the handlers only write a byte.
+//!
+//! A signal the caller left ignored (`nohup`, a shell's background job) is
+//! not caught: it stays ignored, and the command inherits that. Threads of
+//! retry's own (the pipes) wake the same wait through a `Waker`.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use nix::poll::{PollFd, PollFlags, ppoll};
 use nix::sys::time::TimeSpec;
-use signal_hook::consts::{SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+use signal_hook::consts::SIGCHLD;
 
-pub const TERMINATING: [i32; 4] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT];
+use crate::platform;
+
+/// The longest single wait: a deadline further away is waited for in steps,
+/// so no timeout can overflow the kernel's time type.
+const LONGEST_WAIT: Duration = Duration::from_secs(86_400);
 
 pub struct Signals {
     terminate: UnixStream,
     child: UnixStream,
+    /// The write end of `child`, for `Waker`s.
+    wake_tx: Arc<UnixStream>,
     /// The number of the latest terminating signal (0 before any).
     last: Arc<AtomicUsize>,
+}
+
+/// Wakes a `Signals::wait` that listens for children, from any thread.
+#[derive(Clone)]
+pub struct Waker(Arc<UnixStream>);
+
+impl Waker {
+    pub fn wake(&self) {
+        // Full pipe: a wake-up is already pending, which is all this says.
+        let _ = (&*self.0).write(&[1]);
+    }
 }
 
 /// What woke a wait.
@@ -32,31 +54,45 @@ pub struct Wake {
 }
 
 impl Signals {
-    /// Installs the handlers. Call before spawning, so no SIGCHLD is missed.
+    /// Starts from an empty signal mask and installs the handlers. Call
+    /// before spawning anything, so no SIGCHLD is missed.
     pub fn install() -> io::Result<Self> {
+        platform::reset_signal_mask()?;
         let last = Arc::new(AtomicUsize::new(0));
         let (terminate, terminate_tx) = UnixStream::pair()?;
-        for signal in TERMINATING {
+        for signal in platform::terminating_signals() {
+            if platform::is_ignored(signal) {
+                continue;
+            }
             // Registered in this order, so the flag is set before the byte wakes us.
             signal_hook::flag::register_usize(signal, Arc::clone(&last), signal as usize)?;
             signal_hook::low_level::pipe::register(signal, terminate_tx.try_clone()?)?;
         }
         let (child, child_tx) = UnixStream::pair()?;
-        signal_hook::low_level::pipe::register(SIGCHLD, child_tx)?;
+        child_tx.set_nonblocking(true)?;
+        signal_hook::low_level::pipe::register(SIGCHLD, child_tx.try_clone()?)?;
         terminate.set_nonblocking(true)?;
         child.set_nonblocking(true)?;
         Ok(Self {
             terminate,
             child,
+            wake_tx: Arc::new(child_tx),
             last,
         })
     }
 
+    pub fn waker(&self) -> Waker {
+        Waker(Arc::clone(&self.wake_tx))
+    }
+
     /// Blocks until a signal arrives, `until` passes, or (with `child`) a
-    /// SIGCHLD arrives. Returns at once if any of these is already pending.
+    /// SIGCHLD or a `Waker` fires. Returns at once if any of these is
+    /// already pending. It may also return early; callers re-check.
     pub fn wait(&self, until: Option<Instant>, child: bool) -> Wake {
-        let timeout =
-            until.map(|t| TimeSpec::from_duration(t.saturating_duration_since(Instant::now())));
+        let timeout = until.map(|t| {
+            let left = t.saturating_duration_since(Instant::now());
+            TimeSpec::from_duration(left.min(LONGEST_WAIT))
+        });
         let mut fds = vec![PollFd::new(self.terminate.as_fd(), PollFlags::POLLIN)];
         if child {
             fds.push(PollFd::new(self.child.as_fd(), PollFlags::POLLIN));
@@ -95,20 +131,29 @@ fn drain(mut pipe: &UnixStream) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use signal_hook::consts::SIGHUP;
 
-    // One test, not two: handlers are process-wide, so a raise in a parallel
-    // test would wake every `Signals` in the test binary.
+    // One test, not several: handlers are process-wide, so a raise in a
+    // parallel test would wake every `Signals` in the test binary.
     #[test]
-    fn wakes_on_deadline_then_on_a_signal() {
+    fn wakes_on_deadline_on_a_waker_and_on_a_signal() {
         let signals = Signals::install().unwrap();
         let start = Instant::now();
         let wake = signals.wait(Some(start + Duration::from_millis(5)), false);
         assert!(start.elapsed() >= Duration::from_millis(5));
         assert_eq!(wake.signals, 0);
 
+        // A waker ends a wait for children long before its deadline.
+        let waker = signals.waker();
+        std::thread::spawn(move || waker.wake());
+        let start = Instant::now();
+        signals.wait(Some(start + Duration::from_secs(20)), true);
+        assert!(start.elapsed() < Duration::from_secs(10));
+
+        // A deadline centuries away is waited for in steps, not refused.
         signal_hook::low_level::raise(SIGHUP).unwrap();
-        let wake = signals.wait(Some(Instant::now() + Duration::from_secs(5)), false);
+        let far = Instant::now().checked_add(Duration::from_secs(1 << 40));
+        let wake = signals.wait(far, false);
         assert_eq!((wake.signals, wake.last_signal), (1, SIGHUP));
     }
 }

@@ -1,7 +1,6 @@
 //! One attempt's result as retry reports it: a single exit code (0..=255,
 //! or 128+N for death by signal N, as shells do) and how it came about.
 
-use std::process::ExitStatus;
 use std::time::Duration;
 
 /// The status `timeout(1)` uses for an attempt stopped at its limit.
@@ -16,6 +15,9 @@ pub enum Cause {
     TimedOut(Duration),
     /// Exited with this code, but its output matched `--retry-if-output`.
     OutputMatched(i32),
+    /// Exited 0, which `--success-on` does not list: counted as 1, so a run
+    /// that gives up never exits 0.
+    ZeroNotSuccess,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +34,25 @@ impl Status {
         }
     }
 
+    pub fn signaled(signal: i32) -> Self {
+        Self {
+            code: 128 + signal,
+            cause: Cause::Signaled(signal),
+        }
+    }
+
+    /// A failed attempt's status as a run reports it: never 0, since a
+    /// script reads 0 as success (`retry ... && deploy`).
+    pub fn as_failure(self) -> Self {
+        match self.cause {
+            Cause::Exited if self.code == 0 => Self {
+                code: 1,
+                cause: Cause::ZeroNotSuccess,
+            },
+            _ => self,
+        }
+    }
+
     pub fn timed_out(after: Duration) -> Self {
         Self {
             code: TIMED_OUT,
@@ -40,25 +61,16 @@ impl Status {
     }
 
     /// An attempt whose output matched `--retry-if-output`: it failed, so a
-    /// success code counts as 1 (a script must not read success from a run
-    /// that gave up on it); a failing code stays as it is.
+    /// success code (or 0) counts as 1 (a script must not read success from
+    /// a run that gave up on it); a failing code stays as it is.
     pub fn output_matched(self, success: bool) -> Self {
         Self {
-            code: if success { 1 } else { self.code },
-            cause: Cause::OutputMatched(self.code),
-        }
-    }
-
-    pub fn from_exit(status: ExitStatus) -> Self {
-        use std::os::unix::process::ExitStatusExt;
-        match (status.code(), status.signal()) {
-            (Some(code), _) => Self::exited(code),
-            (None, Some(signal)) => Self {
-                code: 128 + signal,
-                cause: Cause::Signaled(signal),
+            code: if success || self.code == 0 {
+                1
+            } else {
+                self.code
             },
-            // Stopped or continued: not an end state; waitpid never reports them to us.
-            (None, None) => Self::exited(1),
+            cause: Cause::OutputMatched(self.code),
         }
     }
 
@@ -80,6 +92,9 @@ impl Status {
                 "exit code {exited} and output matching --retry-if-output (counted as exit code {})",
                 self.code
             ),
+            Cause::ZeroNotSuccess => {
+                "exit code 0, not listed in --success-on (counted as exit code 1)".to_owned()
+            }
             Cause::TimedOut(after) => {
                 format!(
                     "timeout after {} (exit code {})",
@@ -101,11 +116,10 @@ pub fn signal_name(signal: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::process::ExitStatusExt;
 
     #[test]
     fn signal_death_is_128_plus_n() {
-        let status = Status::from_exit(ExitStatus::from_raw(9));
+        let status = Status::signaled(9);
         assert_eq!(
             status,
             Status {
@@ -117,10 +131,16 @@ mod tests {
     }
 
     #[test]
-    fn exit_codes_pass_through() {
-        let status = Status::from_exit(ExitStatus::from_raw(22 << 8));
-        assert_eq!(status, Status::exited(22));
-        assert_eq!(status.describe(), "exit code 22");
+    fn a_failure_never_reports_0() {
+        let zero = Status::exited(0).as_failure();
+        assert_eq!(zero.code, 1);
+        assert!(
+            zero.describe().contains("not listed in --success-on"),
+            "{}",
+            zero.describe()
+        );
+        assert_eq!(Status::exited(3).as_failure(), Status::exited(3));
+        assert_eq!(Status::signaled(9).as_failure().code, 137);
     }
 
     #[test]

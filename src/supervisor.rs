@@ -1,27 +1,31 @@
 //! Running one attempt for real: spawn the command, wait for it with a
 //! deadline, forward signals, and stop it (SIGTERM, SIGCONT, the grace,
-//! SIGKILL, as coreutils `timeout` does). This is the `Host` of the runner.
+//! SIGKILL, as coreutils `timeout` does). This is the `Host` of the runner;
+//! every OS call it makes goes through `platform`.
 //!
 //! By default the command leads a process group of its own, so a timeout
-//! or a forwarded signal reaches everything it started (`sh -c` included).
-//! In the terminal's foreground (`--foreground`) it stays in retry's group
-//! so it can read the terminal; the terminal then delivers Ctrl-C, Ctrl-\
-//! and hangups to it directly, and only SIGTERM is forwarded.
+//! or a forwarded signal reaches everything it started (`sh -c` included);
+//! on Linux retry is also a child subreaper, so descendants that left the
+//! group are found and stopped with it. When stdin is a terminal
+//! (`--foreground`) the command stays in retry's group so it can read the
+//! terminal and job control stops and continues both together; the terminal
+//! then delivers Ctrl-C, Ctrl-\ and hangups to it directly, and other
+//! signals are forwarded.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::AsFd;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, kill, killpg};
-use nix::unistd::Pid;
+use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM};
 
 use crate::cli::Foreground;
 use crate::countdown;
-use crate::pipes::{self, Pipes, Spool};
-use crate::runner::{AttemptInfo, Ended, Host, SpawnError};
+use crate::pipes::{self, Pipes, ReleaseError, Spool};
+use crate::platform::{self, Waited};
+use crate::runner::{AttemptInfo, Ended, Host, SpawnError, Unsettled};
 use crate::signals::{Signals, Wake};
 use crate::status::Status;
 
@@ -29,6 +33,8 @@ pub struct Supervisor<'a> {
     program: &'a OsStr,
     args: &'a [OsString],
     own_group: bool,
+    /// Whether the platform adopts orphaned descendants (Linux).
+    subreaper: bool,
     kill_after: Duration,
     signals: Signals,
     /// Show a live countdown on stderr during long sleeps (a terminal only).
@@ -47,17 +53,22 @@ impl<'a> Supervisor<'a> {
         kill_after: Duration,
         signals: Signals,
         countdown: bool,
-        pipes: Option<Pipes>,
+        mut pipes: Option<Pipes>,
     ) -> Self {
         let own_group = match foreground {
             Foreground::Always => false,
             Foreground::Never => true,
-            Foreground::Auto => !in_terminal_foreground(),
+            Foreground::Auto => !platform::stdin_is_terminal(),
         };
+        if let Some(pipes) = &mut pipes {
+            let waker = signals.waker();
+            pipes.set_waker(std::sync::Arc::new(move || waker.wake()));
+        }
         Self {
             program,
             args,
             own_group,
+            subreaper: platform::reaper::become_subreaper(),
             kill_after,
             signals,
             countdown,
@@ -99,13 +110,13 @@ impl<'a> Supervisor<'a> {
     }
 
     /// Starts a command (attempt or hook) and sees it to its end, unless a
-    /// signal already arrived: then nothing more may start. `started` sees
-    /// the child first (to attach its pipes).
+    /// signal already arrived: then nothing more may start. An attempt
+    /// (`with_pipes`) has its pipes attached first.
     fn run_to_end(
-        &self,
+        &mut self,
         mut command: Command,
         deadline: Option<Instant>,
-        started: impl FnOnce(&mut Child),
+        with_pipes: bool,
     ) -> Result<Ended, SpawnError> {
         let pending = self.signals.take();
         if pending.signals > 0 {
@@ -114,98 +125,215 @@ impl<'a> Supervisor<'a> {
                 status: None,
             });
         }
-        if self.own_group {
-            // Keeps std on its posix_spawn path (POSIX_SPAWN_SETPGROUP), unlike pre_exec.
-            command.process_group(0);
-        }
+        platform::prepare(&mut command, self.own_group);
+        // Children retry already has (left on purpose by an earlier attempt,
+        // or by whatever exec'd retry) are not this attempt's to stop.
+        let spared = if self.subreaper {
+            platform::reaper::adopted(&[])
+        } else {
+            Vec::new()
+        };
         let mut child = command
             .spawn()
             .map_err(|error| spawn_error(command.get_program(), &error))?;
-        started(&mut child);
-        Ok(self.supervise(&mut child, deadline))
+        if let Some(pipes) = self.pipes.as_mut().filter(|_| with_pipes) {
+            pipes.attach(&mut child);
+        }
+        Ok(self.supervise(child.id() as i32, deadline, &spared))
     }
 
-    /// Waits for the child to end, stopping it at `deadline` or on a signal.
-    fn supervise(&self, child: &mut Child, deadline: Option<Instant>) -> Ended {
-        let pid = Pid::from_raw(child.id() as i32);
-        let mut signals_seen = 0;
-        let mut interrupted = None;
-        let mut kill_at = None; // set when the deadline passes and SIGTERM goes out
-        let mut killed = false;
+    /// Waits for the child to end, stopping it at `deadline`, on a signal,
+    /// or when the pipes report a failure (then its result cannot be trusted).
+    fn supervise(&self, pid: i32, deadline: Option<Instant>, spared: &[i32]) -> Ended {
+        let mut stop = Stop::default();
         loop {
-            if let Some(status) = reap(child) {
-                if interrupted.is_some() || kill_at.is_some() {
-                    // The leader is gone; nothing it started may outlive the stop.
-                    self.send_group_only(pid, Signal::SIGKILL);
+            match platform::reap(pid) {
+                Waited::Running => {}
+                // Job control: a command stopped (say, reading the terminal
+                // from the background in a group of its own) stops retry too,
+                // so the shell shows the job as stopped; `fg` or `bg` then
+                // continues retry, which continues the command.
+                Waited::Stopped => {
+                    if self.own_group {
+                        platform::stop_self();
+                    }
+                    self.send(pid, SIGCONT);
+                    continue;
                 }
-                return match (interrupted, kill_at) {
-                    (Some(signal), _) => Ended::Interrupted {
-                        signal,
-                        status: Some(status),
-                    },
-                    (None, Some(_)) => Ended::TimedOut,
-                    (None, None) => Ended::Exited(status, Default::default()),
-                };
+                Waited::Exited(code) => {
+                    return self.ended(pid, &stop, Status::exited(code), spared);
+                }
+                Waited::Killed(signal) => {
+                    return self.ended(pid, &stop, Status::signaled(signal), spared);
+                }
             }
             let now = Instant::now();
-            if kill_at.is_none() && deadline.is_some_and(|d| now >= d) {
-                self.send(pid, Signal::SIGTERM);
-                self.send(pid, Signal::SIGCONT);
-                kill_at = Some(now + self.kill_after);
+            if stop.why.is_none() {
+                if deadline.is_some_and(|d| now >= d) {
+                    stop.why = Some(Why::Deadline);
+                } else if let Some(message) = self.failure() {
+                    stop.why = Some(Why::Failed(message));
+                }
+                if stop.why.is_some() {
+                    self.send(pid, SIGTERM);
+                    self.send(pid, SIGCONT);
+                    stop.escalate_from(now, self.kill_after);
+                }
             }
-            if !killed && kill_at.is_some_and(|k| now >= k) {
-                self.send(pid, Signal::SIGKILL);
-                killed = true;
+            if !stop.killed && stop.kill_at.is_some_and(|k| now >= k) {
+                self.send(pid, SIGKILL);
+                stop.killed = true;
             }
-            let until = if killed { None } else { kill_at.or(deadline) };
+            let until = if stop.killed {
+                None
+            } else {
+                stop.kill_at.or(deadline)
+            };
             let Wake {
                 signals,
                 last_signal,
-                ..
             } = self.signals.wait(until, true);
             if signals == 0 {
                 continue;
             }
-            signals_seen += signals;
-            if interrupted.is_none() {
-                interrupted = Some(last_signal);
+            stop.signals_seen += signals;
+            if stop.interrupted.is_none() {
+                stop.interrupted = Some(last_signal);
                 self.forward(pid, last_signal);
+                // A command that ignores the signal is killed after the grace,
+                // as at a timeout: an outer supervisor's SIGKILL to retry must
+                // never find the command still running without its parent.
+                if stop.kill_at.is_none() {
+                    stop.escalate_from(now, self.kill_after);
+                }
             }
-            if signals_seen >= 2 && !killed {
-                self.send(pid, Signal::SIGKILL);
-                killed = true;
+            if stop.signals_seen >= 2 && !stop.killed {
+                self.send(pid, SIGKILL);
+                stop.killed = true;
             }
         }
     }
 
-    /// Passes a signal retry received on to the command.
-    fn forward(&self, pid: Pid, signal: i32) {
-        let Ok(signal) = Signal::try_from(signal) else {
+    /// The leader is reaped: after a stop, nothing it started may outlive it.
+    fn ended(&self, pid: i32, stop: &Stop, status: Status, spared: &[i32]) -> Ended {
+        if stop.interrupted.is_some() || stop.why.is_some() {
+            self.stop_leftovers(pid, spared);
+        }
+        match (stop.interrupted, &stop.why) {
+            (Some(signal), _) => Ended::Interrupted {
+                signal,
+                status: Some(status),
+            },
+            (None, Some(Why::Deadline)) => Ended::TimedOut,
+            (None, Some(Why::Failed(message))) => Ended::Failed(message.clone()),
+            (None, None) => Ended::Exited(status, Default::default()),
+        }
+    }
+
+    /// Kills what is left of a stopped attempt: the rest of its process
+    /// group, then (where the platform adopts orphans) every descendant that
+    /// left the group, each given SIGTERM and the grace before SIGKILL.
+    fn stop_leftovers(&self, pid: i32, spared: &[i32]) {
+        if self.own_group {
+            platform::send(pid, SIGKILL, true);
+        }
+        if !self.subreaper {
+            return;
+        }
+        // Bounded: each round kills what it finds; their orphans are next.
+        for round in 0..16 {
+            platform::reap_orphans();
+            let adopted = platform::reaper::adopted(spared);
+            if adopted.is_empty() {
+                if !self.own_group || !platform::group_exists(pid) {
+                    return;
+                }
+                // Group members still dying: their orphans arrive shortly.
+                self.signals.wait(Some(Instant::now() + ROUND), true);
+                continue;
+            }
+            let signal = if round == 0 { SIGTERM } else { SIGKILL };
+            for &orphan in &adopted {
+                // Its own group too: a setsid'd daemon leads one.
+                platform::send(orphan, signal, true);
+                platform::send(orphan, signal, false);
+                platform::send(orphan, SIGCONT, false);
+            }
+            if round == 0 {
+                self.await_exit(&adopted);
+            }
+        }
+    }
+
+    /// Waits up to the grace for `pids` to exit (reaping them as they do).
+    fn await_exit(&self, pids: &[i32]) {
+        let Some(until) = Instant::now().checked_add(self.kill_after) else {
             return;
         };
+        while Instant::now() < until {
+            platform::reap_orphans();
+            let left = platform::reaper::adopted(&[]);
+            if !pids.iter().any(|p| left.contains(p)) {
+                return;
+            }
+            if self
+                .signals
+                .wait(Some(until.min(Instant::now() + ROUND)), true)
+                .signals
+                > 0
+            {
+                return; // a second signal: no more grace
+            }
+        }
+    }
+
+    /// A failure of the pipes that makes the attempt's result untrustworthy.
+    fn failure(&self) -> Option<String> {
+        self.pipes.as_ref().and_then(Pipes::failure)
+    }
+
+    /// Passes a signal retry received on to the command, and continues it in
+    /// case it is stopped (a stopped process would not act on it).
+    fn forward(&self, pid: i32, signal: i32) {
         // In the foreground the terminal already sent SIGINT/SIGQUIT/SIGHUP to the
         // whole foreground group, the command included; a second copy would count twice.
-        if self.own_group || signal == Signal::SIGTERM {
+        let from_terminal = [SIGINT, SIGQUIT, SIGHUP].contains(&signal);
+        if self.own_group || !from_terminal {
             self.send(pid, signal);
         }
+        self.send(pid, SIGCONT);
     }
 
     /// Signals the command's whole group, or just the command in the foreground.
-    fn send(&self, pid: Pid, signal: Signal) {
-        // ESRCH (already gone) is the expected race here, not an error.
-        let _ = if self.own_group {
-            killpg(pid, signal)
-        } else {
-            kill(pid, signal)
-        };
+    fn send(&self, pid: i32, signal: i32) {
+        platform::send(pid, signal, self.own_group);
     }
+}
 
-    /// Signals what is left of the group once the leader was reaped. Without a
-    /// group of its own there is nothing safe to signal: the pid may be reused.
-    fn send_group_only(&self, pid: Pid, signal: Signal) {
-        if self.own_group {
-            let _ = killpg(pid, signal);
-        }
+/// How often the clean-up of escaped descendants looks again.
+const ROUND: Duration = Duration::from_millis(20);
+
+/// Why the supervisor is stopping an attempt, besides a signal.
+enum Why {
+    Deadline,
+    Failed(String),
+}
+
+/// The state of stopping one attempt.
+#[derive(Default)]
+struct Stop {
+    why: Option<Why>,
+    /// The first terminating signal retry received during the attempt.
+    interrupted: Option<i32>,
+    signals_seen: usize,
+    /// When SIGKILL follows SIGTERM; `None` for never (a grace too long to count).
+    kill_at: Option<Instant>,
+    killed: bool,
+}
+
+impl Stop {
+    fn escalate_from(&mut self, now: Instant, grace: Duration) {
+        self.kill_at = now.checked_add(grace);
     }
 }
 
@@ -216,23 +344,46 @@ impl Host for Supervisor<'_> {
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError> {
         let mut command = self.attempt(info);
-        let Some(mut pipes) = self.pipes.take() else {
-            return self.run_to_end(command, deadline, |_| {});
-        };
-        pipes.prepare(&mut command);
-        let ended = self.run_to_end(command, deadline, |child| pipes.attach(child));
-        let (seen, held) = pipes.finish();
-        self.pipes = Some(pipes);
+        if let Some(pipes) = &self.pipes {
+            pipes.prepare(&mut command);
+        }
+        let ended = self.run_to_end(command, deadline, true);
+        let pipes = self.pipes.as_mut().map(Pipes::finish);
+        let (seen, held) = pipes.unwrap_or_default();
         self.held = held;
         Ok(match ended? {
+            // A failure found only as the attempt ended counts the same.
+            Ended::Exited(..) if self.failure().is_some() => {
+                Ended::Failed(self.failure().unwrap_or_default())
+            }
             Ended::Exited(status, _) => Ended::Exited(status, seen),
             other => other,
         })
     }
 
-    fn settle_output(&mut self, to_stdout: bool) {
-        if let Some(held) = self.held.take() {
-            pipes::release(&held, to_stdout);
+    /// Writes held-back stdout from a thread, so that a slow or stalled
+    /// reader cannot keep retry from honouring a signal meanwhile.
+    fn settle_output(&mut self, to_stdout: bool) -> Result<(), Unsettled> {
+        let Some(held) = self.held.take() else {
+            return Ok(());
+        };
+        let (done, finished) = mpsc::channel();
+        let waker = self.signals.waker();
+        std::thread::spawn(move || {
+            let _ = done.send(pipes::release(&held, to_stdout));
+            waker.wake();
+        });
+        loop {
+            if let Ok(result) = finished.try_recv() {
+                return result.map_err(|error| match error {
+                    ReleaseError::BrokenPipe => Unsettled::BrokenPipe,
+                    ReleaseError::Other(message) => Unsettled::Failed(message),
+                });
+            }
+            let wake = self.signals.wait(None, true);
+            if wake.signals > 0 {
+                return Err(Unsettled::Interrupted(wake.last_signal));
+            }
         }
     }
 
@@ -243,7 +394,8 @@ impl Host for Supervisor<'_> {
         exit_code: i32,
         deadline: Option<Instant>,
     ) -> Result<Ended, SpawnError> {
-        self.run_to_end(self.hook(script, attempt, exit_code), deadline, |_| {})
+        let hook = self.hook(script, attempt, exit_code);
+        self.run_to_end(hook, deadline, false)
     }
 
     fn sleep_until(&mut self, until: Instant) -> Option<i32> {
@@ -274,15 +426,6 @@ impl Host for Supervisor<'_> {
     }
 }
 
-/// The child's status once it has ended; `None` while it runs.
-fn reap(child: &mut Child) -> Option<Status> {
-    match child.try_wait() {
-        Ok(status) => status.map(Status::from_exit),
-        // waitpid failing means the child is no longer ours to wait for.
-        Err(_) => Some(Status::exited(1)),
-    }
-}
-
 /// 127 when the command does not exist, 126 when it exists but cannot run,
 /// as POSIX shells report it.
 fn spawn_error(program: &OsStr, error: &io::Error) -> SpawnError {
@@ -298,14 +441,6 @@ fn spawn_error(program: &OsStr, error: &io::Error) -> SpawnError {
         code,
         message: format!("cannot run `{name}`: {why}"),
     }
-}
-
-/// Whether stdin is a terminal and retry's group is in its foreground: then
-/// the command must stay in that group to read the terminal.
-fn in_terminal_foreground() -> bool {
-    use std::io::IsTerminal;
-    let stdin = io::stdin();
-    stdin.is_terminal() && nix::unistd::tcgetpgrp(&stdin) == Ok(nix::unistd::getpgrp())
 }
 
 #[cfg(test)]

@@ -51,6 +51,9 @@ pub struct Pipes {
     matchers: Arc<Matchers>,
     replay: Option<Replay>,
     running: Option<Running>,
+    /// Wakes the supervisor (set by it); see `failure`.
+    #[allow(dead_code)]
+    wake: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 /// The output streams of the attempt in progress.
@@ -72,7 +75,18 @@ impl Pipes {
             // Recording starts now, so the first attempt streams rather than waits.
             replay: (settings.stdin == StdinMode::Replay).then(|| Replay::start(MEMORY_LIMIT)),
             running: None,
+            wake: None,
         })
+    }
+
+    /// Gives the pipes' threads a way to wake the supervisor when they fail.
+    pub fn set_waker(&mut self, wake: Arc<dyn Fn() + Send + Sync>) {
+        self.wake = Some(wake);
+    }
+
+    /// A failure that makes the running attempt's result untrustworthy.
+    pub fn failure(&self) -> Option<String> {
+        None
     }
 
     /// Whether a hook must keep off retry's stdin (the recorder reads it).
@@ -161,13 +175,30 @@ impl Pipes {
     }
 }
 
+/// Why held-back stdout could not be written.
+#[derive(Debug)]
+pub enum ReleaseError {
+    /// stdout's reader went away (EPIPE).
+    BrokenPipe,
+    /// Any other write error, as one line.
+    Other(String),
+}
+
 /// Writes an attempt's held-back stdout to stdout (the attempt that ended
-/// the run) or to stderr (any other), so none of it is lost.
-pub fn release(held: &Spool, to_stdout: bool) {
-    let _ = if to_stdout {
-        let mut out = io::stdout().lock();
-        held.write_to(&mut out).and_then(|()| out.flush())
-    } else {
-        held.write_to(&mut io::stderr().lock())
-    };
+/// the run) or to stderr (any other), so none of it is lost. Errors on
+/// stdout are reported: that output is the run's result.
+pub fn release(held: &Spool, to_stdout: bool) -> Result<(), ReleaseError> {
+    if !to_stdout {
+        let _ = held.write_to(&mut io::stderr().lock());
+        return Ok(());
+    }
+    let mut out = io::stdout().lock();
+    held.write_to(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(|error| match error.kind() {
+            io::ErrorKind::BrokenPipe => ReleaseError::BrokenPipe,
+            _ => ReleaseError::Other(format!(
+                "cannot write the command's output to stdout: {error}"
+            )),
+        })
 }

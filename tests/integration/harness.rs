@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::Signal;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
 
 pub struct Retry {
@@ -163,8 +165,24 @@ pub fn wait_for_file(path: &Path) -> String {
 }
 
 /// Sends `signal` to a retry started with `Retry::spawn`.
-pub fn send(child: &std::process::Child, signal: nix::sys::signal::Signal) {
+pub fn send(child: &std::process::Child, signal: Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+}
+
+/// Asserts that retry died of `signal` (as the shell sees it: 128+N), not
+/// merely exited with that number: callers' scripts stop only on a real death.
+#[track_caller]
+pub fn assert_died_of(
+    status: std::process::ExitStatus,
+    signal: Signal,
+    context: &dyn std::fmt::Debug,
+) {
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        status.signal(),
+        Some(signal as i32),
+        "retry did not die of {signal:?}: {status:?}\n{context:?}"
+    );
 }
 
 /// Waits (bounded) for every pid in `text` (whitespace-separated) to be gone.

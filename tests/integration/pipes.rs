@@ -7,7 +7,9 @@ use std::process::{Command, Stdio};
 
 use nix::sys::signal::Signal;
 
-use crate::harness::{assert_all_gone, count, fail_times, retry, scratch, send, wait_for_file};
+use crate::harness::{
+    assert_all_gone, assert_died_of, count, fail_times, retry, scratch, send, wait_for_file,
+};
 
 /// More than the 64 MiB a spool keeps in memory.
 const OVER_MEMORY_LIMIT: usize = 70 << 20;
@@ -169,7 +171,7 @@ fn stdout_once_on_sigterm_sends_held_output_to_stderr_and_leaves_no_file() {
     );
     send(&child, Signal::SIGTERM);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(143));
+    assert_died_of(out.status, Signal::SIGTERM, &out);
     assert!(
         out.stdout.is_empty(),
         "a stopped attempt's output reached stdout"
