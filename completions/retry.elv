@@ -28,7 +28,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --factor 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)'
             cand -n 'Total runs of COMMAND, the first included, or `unlimited`'
             cand --max-attempts 'Total runs of COMMAND, the first included, or `unlimited`'
-            cand --retry-on 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success]'
+            cand --retry-on 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success, except 126 and 127 (the command cannot run) and 141 (killed by SIGPIPE: its reader went away)]'
             cand --fatal-on 'Exit codes that stop at once, even if --retry-on covers them'
             cand --success-on 'Exit codes that count as success'
             cand -t 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124'

@@ -7,7 +7,7 @@ complete -c retry -s b -l base -d 'Base delay: the first sleep\'s ceiling' -r
 complete -c retry -s c -l cap -d 'The largest sleep' -r
 complete -c retry -s f -l factor -d 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)' -r
 complete -c retry -s n -l max-attempts -d 'Total runs of COMMAND, the first included, or `unlimited`' -r
-complete -c retry -l retry-on -d 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success]' -r
+complete -c retry -l retry-on -d 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success, except 126 and 127 (the command cannot run) and 141 (killed by SIGPIPE: its reader went away)]' -r
 complete -c retry -l fatal-on -d 'Exit codes that stop at once, even if --retry-on covers them' -r
 complete -c retry -l success-on -d 'Exit codes that count as success' -r
 complete -c retry -s t -l timeout -d 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124' -r

@@ -55,7 +55,8 @@ pub struct Cli {
     pub max_attempts: Attempts,
 
     /// Exit codes that are retried; any other failing code stops at once
-    /// [default: every code that is not a success]
+    /// [default: every code that is not a success, except 126 and 127 (the
+    /// command cannot run) and 141 (killed by SIGPIPE: its reader went away)]
     #[arg(long, env = "RETRY_RETRY_ON", value_name = "CODES")]
     pub retry_on: Option<CodeSet>,
 

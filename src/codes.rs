@@ -13,7 +13,6 @@ pub struct CodeSet {
 }
 
 impl CodeSet {
-    #[cfg(test)]
     pub fn of(codes: &[u8]) -> Self {
         let mut set = Self::default();
         for &code in codes {
@@ -35,6 +34,14 @@ impl CodeSet {
         Self {
             bits: self.bits.map(|b| !b),
         }
+    }
+
+    pub fn union(&self, other: &Self) -> Self {
+        let mut bits = self.bits;
+        for (b, o) in bits.iter_mut().zip(other.bits) {
+            *b |= o;
+        }
+        Self { bits }
     }
 
     pub fn intersection(&self, other: &Self) -> Self {

@@ -21,10 +21,19 @@ pub struct Policy {
     pub fatal: CodeSet,
 }
 
+/// Failures that another attempt cannot mend, left out of the default
+/// `--retry-on`: 126 and 127 (the command cannot run, as a shell reports it
+/// with `--shell`) and 141 (128 + SIGPIPE: the command's reader went away).
+pub const NEVER_RETRIED_BY_DEFAULT: [u8; 3] = [126, 127, 141];
+
 impl Policy {
-    /// `retry` defaults to every code that is not a success.
+    /// `retry` defaults to every code that is neither a success nor one of
+    /// `NEVER_RETRIED_BY_DEFAULT`.
     pub fn new(success: CodeSet, retry: Option<CodeSet>, fatal: Option<CodeSet>) -> Self {
-        let retry = retry.unwrap_or_else(|| success.complement());
+        let retry = retry.unwrap_or_else(|| {
+            let hopeless = CodeSet::of(&NEVER_RETRIED_BY_DEFAULT);
+            success.union(&hopeless).complement()
+        });
         Self {
             success,
             retry,
@@ -60,6 +69,16 @@ mod tests {
         assert_eq!(p.classify(1), Verdict::Retry);
         assert_eq!(p.classify(124), Verdict::Retry);
         assert_eq!(p.classify(255), Verdict::Retry);
+    }
+
+    #[test]
+    fn cannot_run_and_sigpipe_are_not_retried_unless_listed() {
+        let p = Policy::new(codes("0"), None, None);
+        for hopeless in [126, 127, 141] {
+            assert_eq!(p.classify(hopeless), Verdict::NotRetryable, "{hopeless}");
+        }
+        let listed = Policy::new(codes("0"), Some(codes("1-255")), None);
+        assert_eq!(listed.classify(141), Verdict::Retry);
     }
 
     #[test]

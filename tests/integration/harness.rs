@@ -9,6 +9,12 @@ use nix::sys::signal::Signal;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
 
+/// The binary under test: `RETRY_BIN_UNDER_TEST` names another build (an
+/// older one, to see a new test fail against it), else this crate's.
+pub fn bin() -> String {
+    std::env::var("RETRY_BIN_UNDER_TEST").unwrap_or_else(|_| BIN.to_owned())
+}
+
 pub struct Retry {
     command: Command,
     /// Bytes written to retry's stdin (from a thread, so large inputs cannot deadlock).
@@ -17,7 +23,7 @@ pub struct Retry {
 
 /// `retry ARGS...` with no RETRY_* variables inherited from the test's environment.
 pub fn retry(args: &[&str]) -> Retry {
-    let mut command = Command::new(BIN);
+    let mut command = Command::new(bin());
     command.args(args).stdin(Stdio::null());
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("RETRY_") {

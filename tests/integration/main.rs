@@ -7,6 +7,7 @@ mod modes;
 mod outcomes;
 mod pipes;
 mod processes;
+mod trust;
 mod usage;
 
 pub mod harness;

@@ -1,0 +1,377 @@
+//! What a wrapper must never do: hang, orphan the command, panic, or report
+//! success for a run that failed. Each test is a defect once found in
+//! retry; pids come from files the command writes, never from timing.
+
+#![allow(unsafe_code)] // pre_exec, to start retry from a hostile parent
+
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{SigSet, SigmaskHow, Signal};
+
+use crate::harness::{
+    alive, assert_all_gone, assert_died_of, bin, retry, scratch, send, wait_for_file,
+};
+
+/// Waits (bounded) for a spawned retry; fails instead of hanging.
+#[track_caller]
+fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("retry did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_sigchld_blocked_by_the_caller_does_not_hang_it() {
+    let mut command = Command::new(bin());
+    command.args(["-n1", "--", "sh", "-c", "sleep 0.1; exit 3"]);
+    // SAFETY: only async-signal-safe calls (pthread_sigmask) after fork.
+    unsafe {
+        command.pre_exec(|| {
+            let blocked = SigSet::from(Signal::SIGCHLD);
+            nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&blocked), None)?;
+            Ok(())
+        });
+    }
+    let mut child = command.stderr(Stdio::null()).spawn().unwrap();
+    let status = wait_bounded(&mut child, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(3), "the command's status is reported");
+}
+
+#[test]
+fn a_forwarded_signal_escalates_to_sigkill_after_the_grace() {
+    let dir = scratch();
+    let pids = dir.path().join("pids");
+    // The command and its background child ignore SIGTERM.
+    let script = format!(
+        "trap '' TERM; sleep 100 >/dev/null 2>&1 & echo \"$$ $!\" > {}; wait",
+        pids.display()
+    );
+    let mut child = retry(&["--kill-after", "100ms", "sh", "-c", &script]).spawn();
+    let line = wait_for_file(&pids);
+    send(&child, Signal::SIGTERM);
+    let status = wait_bounded(&mut child, Duration::from_secs(10));
+    assert_died_of(status, Signal::SIGTERM, &line);
+    assert_all_gone(&line, "a SIGTERM the command ignores");
+}
+
+#[test]
+fn every_terminating_signal_stops_the_command_and_kills_retry_by_it() {
+    for signal in [Signal::SIGUSR1, Signal::SIGUSR2, Signal::SIGALRM] {
+        let dir = scratch();
+        let pids = dir.path().join("pids");
+        let script = format!(
+            "sleep 100 >/dev/null 2>&1 & echo \"$$ $!\" > {}; wait",
+            pids.display()
+        );
+        let mut child = retry(&["sh", "-c", &script]).spawn();
+        let line = wait_for_file(&pids);
+        send(&child, signal);
+        let status = wait_bounded(&mut child, Duration::from_secs(10));
+        assert_died_of(status, signal, &line);
+        assert_all_gone(&line, &format!("{signal:?} to retry"));
+    }
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn descendants_that_left_the_group_are_stopped_at_a_timeout() {
+    let dir = scratch();
+    let pids = dir.path().join("pids");
+    // setsid puts the sleep in a session and group of its own; its parent
+    // dies at the timeout, so only retry (a subreaper) can still find it.
+    let script = format!(
+        "setsid sleep 100 >/dev/null 2>&1 & echo $! > {}; sleep 100",
+        pids.display()
+    );
+    let out = retry(&[
+        "-t",
+        "200ms",
+        "--kill-after",
+        "100ms",
+        "-n",
+        "1",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .run();
+    out.code(124);
+    assert_all_gone(&std::fs::read_to_string(&pids).unwrap(), "the timeout");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_daemon_left_on_purpose_by_a_finished_attempt_is_spared() {
+    let dir = scratch();
+    let pids = dir.path().join("pids");
+    // Attempt 1 leaves a daemon and fails; attempt 2 times out: the daemon
+    // was not part of the attempt that was stopped.
+    let script = format!(
+        "if [ \"$RETRY_ATTEMPT\" = 1 ]; then setsid sleep 30 >/dev/null 2>&1 & echo $! > {}; exit 1; fi; sleep 100",
+        pids.display()
+    );
+    let out = retry(&[
+        "-t", "300ms", "-n", "2", "--base", "1ms", "sh", "-c", &script,
+    ])
+    .run();
+    out.code(124);
+    let daemon: i32 = std::fs::read_to_string(&pids)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(daemon), "the daemon of attempt 1 was killed");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(daemon), Signal::SIGKILL).unwrap();
+}
+
+#[test]
+fn limits_too_large_to_represent_mean_no_limit_and_never_panic() {
+    let huge = "300000000000y";
+    for flag in ["--timeout", "--max-time", "--kill-after"] {
+        retry(&[flag, huge, "-n", "1", "true"]).run().code(0);
+    }
+    retry(&["-n", "1", "true"])
+        .env("RETRY_TIMEOUT", huge)
+        .run()
+        .code(0);
+    // A huge grace after a timeout: SIGTERM still ends a command that obeys it.
+    retry(&[
+        "-t",
+        "50ms",
+        "--kill-after",
+        huge,
+        "-n",
+        "1",
+        "sleep",
+        "100",
+    ])
+    .run()
+    .code(124);
+    // A sleep of 300 billion years is entered, and a signal ends it.
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    let script = format!("echo x > {}; exit 1", ready.display());
+    let args = [
+        "-n2", "-j", "none", "--base", huge, "--cap", huge, "sh", "-c", &script,
+    ];
+    let mut child = retry(&args).spawn();
+    wait_for_file(&ready);
+    std::thread::sleep(Duration::from_millis(50));
+    send(&child, Signal::SIGTERM);
+    let status = wait_bounded(&mut child, Duration::from_secs(10));
+    assert_died_of(status, Signal::SIGTERM, &"a signal during the huge sleep");
+}
+
+#[test]
+fn a_run_that_gives_up_never_exits_0() {
+    retry(&["-n2", "--base", "1ms", "--success-on", "1", "true"])
+        .run()
+        .code(1)
+        .stderr_has("exit code 0, not listed in --success-on (counted as exit code 1)");
+    retry(&["--success-on", "1", "--retry-on", "2", "true"])
+        .run()
+        .code(1);
+}
+
+#[test]
+fn what_another_attempt_cannot_mend_is_not_retried_by_default() {
+    // Killed by SIGPIPE: its reader went away.
+    let out = retry(&["--base", "1ms", "sh", "-c", "echo x >> n; kill -PIPE $$"])
+        .current_dir(scratch().path())
+        .run();
+    out.code(141).stderr_has("not retryable");
+    // sh's "command not found" under --shell, as without it.
+    retry(&["-s", "--base", "1ms", "no-such-command-anywhere"])
+        .run()
+        .code(127)
+        .stderr_has("giving up after attempt 1/5");
+    // Still retried when listed.
+    retry(&[
+        "--retry-on",
+        "141",
+        "-n",
+        "2",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        "kill -PIPE $$",
+    ])
+    .run()
+    .code(141)
+    .stderr_has("giving up after 2 attempts");
+}
+
+#[test]
+fn a_stopped_command_stops_retry_until_it_is_continued() {
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    // The command stops itself, as a background job reading the terminal would.
+    let script = format!("echo $$ > {}; kill -STOP $$; echo resumed", ready.display());
+    let mut child = retry(&["--foreground", "never", "sh", "-c", &script]).spawn();
+    wait_for_file(&ready);
+    let retry_pid = child.id() as i32;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while state(retry_pid) != Some('T') {
+        assert!(
+            Instant::now() < deadline,
+            "retry never stopped with its command"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // `fg`/`bg` continue retry; retry continues the command.
+    send(&child, Signal::SIGCONT);
+    let status = wait_bounded(&mut child, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0));
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert_eq!(stdout, "resumed\n");
+}
+
+/// The state letter of a process (`R`, `S`, `T` for stopped, ...).
+fn state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+#[test]
+fn children_start_with_default_dispositions_and_inherit_ignored_ones() {
+    // The command ignores exactly what retry inherited as ignored: nothing
+    // of retry's own (glibc's posix_spawn used to add signals 32 and 33).
+    // SIGPIPE is the exception both ways: Rust ignores it in retry, and
+    // every child gets it back at its default.
+    let out = retry(&[
+        "sh",
+        "-c",
+        "grep SigIgn /proc/$PPID/status /proc/self/status",
+    ])
+    .run();
+    let masks: Vec<u64> = out
+        .stdout
+        .lines()
+        .map(|l| u64::from_str_radix(l.rsplit('\t').next().unwrap(), 16).unwrap())
+        .collect();
+    let sigpipe = 1 << (libc::SIGPIPE - 1);
+    assert_eq!(masks.len(), 2, "{out:#?}");
+    assert_eq!(
+        masks[1],
+        masks[0] & !sigpipe,
+        "retry {:x}, command {:x}",
+        masks[0],
+        masks[1]
+    );
+
+    // Under nohup, SIGHUP stays ignored: the command inherits it, and a
+    // hangup ends neither the command nor retry.
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    let script = format!(
+        "grep SigIgn /proc/self/status; echo x > {}; sleep 0.3",
+        ready.display()
+    );
+    let mut command = Command::new(bin());
+    command.args(["sh", "-c", &script]).stdout(Stdio::piped());
+    // SAFETY: only async-signal-safe calls (sigaction) after fork.
+    unsafe {
+        command.pre_exec(|| {
+            nix::sys::signal::signal(Signal::SIGHUP, nix::sys::signal::SigHandler::SigIgn)?;
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    wait_for_file(&ready);
+    send(&child, Signal::SIGHUP);
+    let status = wait_bounded(&mut child, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0), "{:?}", status.signal());
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let mask = u64::from_str_radix(stdout.trim().rsplit('\t').next().unwrap(), 16).unwrap();
+    assert_ne!(
+        mask & 1,
+        0,
+        "SIGHUP is not ignored in the command: {stdout}"
+    );
+}
+
+#[test]
+fn signals_are_honoured_while_held_output_waits_for_a_stalled_reader() {
+    let dir = scratch();
+    let done = dir.path().join("done");
+    // More than a pipe holds: writing it blocks while nobody reads stdout.
+    let script = format!("head -c 1000000 /dev/zero; echo x > {}", done.display());
+    let mut child = retry(&["--stdout-once", "sh", "-c", &script]).spawn();
+    wait_for_file(&done);
+    std::thread::sleep(Duration::from_millis(100));
+    send(&child, Signal::SIGTERM);
+    let status = wait_bounded(&mut child, Duration::from_secs(10));
+    assert_died_of(status, Signal::SIGTERM, &"blocked writing held output");
+}
+
+#[test]
+fn a_signal_says_what_retry_was_doing() {
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    let script = format!("echo $$ > {}; exit 1", ready.display());
+    let child = retry(&[
+        "--jitter", "none", "--base", "1h", "--cap", "1h", "sh", "-c", &script,
+    ])
+    .spawn();
+    wait_for_file(&ready);
+    std::thread::sleep(Duration::from_millis(50));
+    send(&child, Signal::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("interrupted by SIGINT during the sleep after attempt 1/5"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_hook_that_outlives_max_time_is_a_timeout() {
+    retry(&[
+        "--max-time",
+        "300ms",
+        "--base",
+        "1ms",
+        "--kill-after",
+        "100ms",
+        "--on-retry",
+        "sleep 100",
+        "false",
+    ])
+    .run()
+    .code(124)
+    .stderr_has("--max-time reached during the --on-retry command after attempt 1/5");
+}
+
+#[test]
+fn the_commands_words_cannot_forge_log_lines() {
+    let out = retry(&["-n", "1", "x\n::error::INJECTED\x1b[31m"]).run();
+    out.code(127);
+    assert_eq!(out.stderr.lines().count(), 1, "{out:#?}");
+    assert!(!out.stderr.contains('\x1b'), "{out:#?}");
+    assert!(
+        out.stderr.contains(r"x\n::error::INJECTED\x1b[31m"),
+        "{out:#?}"
+    );
+}
+
+#[test]
+fn a_directory_as_command_says_so() {
+    let dir = scratch();
+    retry(&[dir.path().to_str().unwrap()])
+        .run()
+        .code(126)
+        .stderr_has("is a directory");
+}
