@@ -42,7 +42,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --stdin 'What each attempt reads as stdin: `inherit` retry''s own (a later attempt may find it already consumed), `replay` the same bytes every time, or `null` an empty one'
             cand --retry-if-output 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \d \w \s and (?i) are ASCII-only'
             cand --stop-if-output 'Stop the run at once, with the attempt''s own status, when its stdout or stderr has a line matching REGEX'
-            cand --foreground 'Whether the command stays in the terminal''s foreground process group (so it can read the terminal) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` picks the foreground when stdin is a terminal and retry is in its foreground'
+            cand --foreground 'Whether the command stays in retry''s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry''s group when stdin is a terminal'
             cand --completions 'Print a completion script for SHELL to stdout, and run nothing'
             cand --format 'Output of --plan and --simulate'
             cand --clients '--simulate: client counts, as counts and ranges with a step (`1,2,5,10-190:10`)'

@@ -24,7 +24,7 @@ replay\t'Read stdin once (as it arrives) and feed the same bytes to every attemp
 null\t'Give every attempt an empty stdin, so a command waiting for input fails fast'"
 complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only' -r
 complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX' -r
-complete -c retry -l foreground -d 'Whether the command stays in the terminal\'s foreground process group (so it can read the terminal) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` picks the foreground when stdin is a terminal and retry is in its foreground' -r -f -a "auto\t'Foreground when stdin is a terminal whose foreground group is retry\'s'
+complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"
 complete -c retry -l completions -d 'Print a completion script for SHELL to stdout, and run nothing' -r -f -a "bash\t''

@@ -149,10 +149,10 @@ pub struct Cli {
     #[arg(short, long, env = "RETRY_SHELL")]
     pub shell: bool,
 
-    /// Whether the command stays in the terminal's foreground process group
-    /// (so it can read the terminal) or gets a process group of its own (so
-    /// timeouts and signals reach all its descendants); `auto` picks the
-    /// foreground when stdin is a terminal and retry is in its foreground
+    /// Whether the command stays in retry's process group (so it can read the
+    /// terminal, and job control stops and continues both) or gets a process
+    /// group of its own (so timeouts and signals reach all its descendants);
+    /// `auto` keeps it in retry's group when stdin is a terminal
     #[arg(long, env = "RETRY_FOREGROUND", value_enum, default_value_t = Foreground::Auto,
           value_name = "WHEN")]
     pub foreground: Foreground,
@@ -357,7 +357,7 @@ pub enum LogFormat {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Foreground {
-    /// Foreground when stdin is a terminal whose foreground group is retry's
+    /// retry's group when stdin is a terminal, else a group of its own
     Auto,
     /// Always share retry's process group (interactive commands)
     Always,

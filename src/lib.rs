@@ -2,7 +2,8 @@
 //!
 //! Reading order: `cli` (flags) → `config` (validation) → `runner` (the
 //! attempt loop, using `policy`, `strategy` and `codes`) → `supervisor`
-//! (the child process) with `signals` → `events` rendered by `log`.
+//! (the child process) with `signals`, both over `platform` (every OS
+//! call) → `events` rendered by `log`.
 //! The modes that run no command: `plan` and `simulate`, printed by `report`.
 
 mod cli;
