@@ -153,11 +153,12 @@ impl<'a> Supervisor<'a> {
                 // from the background in a group of its own) stops retry too,
                 // so the shell shows the job as stopped; `fg` or `bg` then
                 // continues retry, which continues the command.
+                // (In retry's own group the terminal stops both already.)
                 Waited::Stopped => {
                     if self.own_group {
                         platform::stop_self();
+                        self.send(pid, SIGCONT);
                     }
-                    self.send(pid, SIGCONT);
                     continue;
                 }
                 Waited::Exited(code) => {
@@ -240,8 +241,9 @@ impl<'a> Supervisor<'a> {
         if !self.subreaper {
             return;
         }
-        // Bounded: each round kills what it finds; their orphans are next.
-        for round in 0..16 {
+        let mut warned: Vec<i32> = Vec::new();
+        // Bounded: each round stops what it finds; their orphans come next.
+        for _ in 0..32 {
             platform::reap_orphans();
             let adopted = platform::reaper::adopted(spared);
             if adopted.is_empty() {
@@ -252,15 +254,21 @@ impl<'a> Supervisor<'a> {
                 self.signals.wait(Some(Instant::now() + ROUND), true);
                 continue;
             }
-            let signal = if round == 0 { SIGTERM } else { SIGKILL };
-            for &orphan in &adopted {
+            let (old, new): (Vec<i32>, Vec<i32>) =
+                adopted.into_iter().partition(|p| warned.contains(p));
+            for &orphan in &old {
                 // Its own group too: a setsid'd daemon leads one.
-                platform::send(orphan, signal, true);
-                platform::send(orphan, signal, false);
+                platform::send(orphan, SIGKILL, true);
+                platform::send(orphan, SIGKILL, false);
+            }
+            for &orphan in &new {
+                platform::send(orphan, SIGTERM, true);
+                platform::send(orphan, SIGTERM, false);
                 platform::send(orphan, SIGCONT, false);
             }
-            if round == 0 {
-                self.await_exit(&adopted);
+            if !new.is_empty() {
+                self.await_exit(&new);
+                warned.extend(new);
             }
         }
     }

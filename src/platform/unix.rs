@@ -15,7 +15,9 @@ use nix::unistd::Pid;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Waited {
     Running,
-    /// Stopped by a signal (SIGTSTP, SIGTTIN, SIGSTOP): it waits for SIGCONT.
+    /// Stopped by job control (SIGTSTP, SIGTTIN, SIGTTOU): it waits for
+    /// SIGCONT. A plain SIGSTOP (a debugger, `kill -STOP`) is not reported:
+    /// whoever sent it continues it.
     Stopped,
     Exited(i32),
     Killed(i32),
@@ -119,7 +121,7 @@ pub fn reap(leader: i32) -> Waited {
         match status {
             WaitStatus::Exited(_, code) => return Waited::Exited(code),
             WaitStatus::Signaled(_, signal, _) => return Waited::Killed(signal as i32),
-            WaitStatus::Stopped(..) => return Waited::Stopped,
+            WaitStatus::Stopped(_, signal) if signal != Signal::SIGSTOP => return Waited::Stopped,
             _ => {}
         }
     }

@@ -216,8 +216,9 @@ fn what_another_attempt_cannot_mend_is_not_retried_by_default() {
 fn a_stopped_command_stops_retry_until_it_is_continued() {
     let dir = scratch();
     let ready = dir.path().join("ready");
-    // The command stops itself, as a background job reading the terminal would.
-    let script = format!("echo $$ > {}; kill -STOP $$; echo resumed", ready.display());
+    // The command stops itself, as Ctrl-Z or reading the terminal from the
+    // background would (SIGTSTP, SIGTTIN: job control, not a plain SIGSTOP).
+    let script = format!("echo $$ > {}; kill -TSTP $$; echo resumed", ready.display());
     let mut child = retry(&["--foreground", "never", "sh", "-c", &script]).spawn();
     wait_for_file(&ready);
     let retry_pid = child.id() as i32;
