@@ -1,23 +1,22 @@
 //! The signals that ask retry to stop (every catchable signal whose default
 //! action ends a process, see `platform::terminating_signals`) and SIGCHLD,
-//! turned into bytes on two self-pipes so that one `ppoll` waits for "a
-//! child changed state", "a signal arrived" and "the deadline passed" at
-//! once: no busy polling, and the handlers only write a byte.
+//! turned into bytes on two self-pipes (by `platform::catch_signals`) so
+//! that one `ppoll` waits for "a child changed state", "a signal arrived"
+//! and "the deadline passed" at once: no busy polling, and the handlers
+//! only write a byte.
 //!
 //! A signal the caller left ignored (`nohup`, a shell's background job) is
 //! not caught: it stays ignored, and the command inherits that. Threads of
 //! retry's own (the pipes) wake the same wait through a `Waker`.
 
 use std::io::{self, Read, Write};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::poll::{PollFd, PollFlags, ppoll};
 use nix::sys::time::TimeSpec;
-use signal_hook::consts::SIGCHLD;
 
 use crate::platform;
 
@@ -28,10 +27,8 @@ const LONGEST_WAIT: Duration = Duration::from_secs(86_400);
 pub struct Signals {
     terminate: UnixStream,
     child: UnixStream,
-    /// The write end of `child`, for `Waker`s.
+    /// A write end of `child`, for `Waker`s.
     wake_tx: Arc<UnixStream>,
-    /// The number of the latest terminating signal (0 before any).
-    last: Arc<AtomicUsize>,
 }
 
 /// Wakes a `Signals::wait` that listens for children, from any thread.
@@ -57,27 +54,17 @@ impl Signals {
     /// Starts from an empty signal mask and installs the handlers. Call
     /// before spawning anything, so no SIGCHLD is missed.
     pub fn install() -> io::Result<Self> {
-        platform::reset_signal_mask()?;
-        let last = Arc::new(AtomicUsize::new(0));
         let (terminate, terminate_tx) = UnixStream::pair()?;
-        for signal in platform::terminating_signals() {
-            if platform::is_ignored(signal) {
-                continue;
-            }
-            // Registered in this order, so the flag is set before the byte wakes us.
-            signal_hook::flag::register_usize(signal, Arc::clone(&last), signal as usize)?;
-            signal_hook::low_level::pipe::register(signal, terminate_tx.try_clone()?)?;
-        }
         let (child, child_tx) = UnixStream::pair()?;
-        child_tx.set_nonblocking(true)?;
-        signal_hook::low_level::pipe::register(SIGCHLD, child_tx.try_clone()?)?;
-        terminate.set_nonblocking(true)?;
-        child.set_nonblocking(true)?;
+        for end in [&terminate, &terminate_tx, &child, &child_tx] {
+            end.set_nonblocking(true)?;
+        }
+        let wake_tx = Arc::new(child_tx.try_clone()?);
+        platform::catch_signals(OwnedFd::from(terminate_tx), OwnedFd::from(child_tx))?;
         Ok(Self {
             terminate,
             child,
-            wake_tx: Arc::new(child_tx),
-            last,
+            wake_tx,
         })
     }
 
@@ -111,7 +98,7 @@ impl Signals {
     pub fn take(&self) -> Wake {
         Wake {
             signals: drain(&self.terminate),
-            last_signal: self.last.load(Ordering::SeqCst) as i32,
+            last_signal: platform::last_signal(),
         }
     }
 }
@@ -131,7 +118,6 @@ fn drain(mut pipe: &UnixStream) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use signal_hook::consts::SIGHUP;
 
     // One test, not several: handlers are process-wide, so a raise in a
     // parallel test would wake every `Signals` in the test binary.
@@ -151,9 +137,9 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(10));
 
         // A deadline centuries away is waited for in steps, not refused.
-        signal_hook::low_level::raise(SIGHUP).unwrap();
+        nix::sys::signal::raise(nix::sys::signal::Signal::SIGHUP).unwrap();
         let far = Instant::now().checked_add(Duration::from_secs(1 << 40));
         let wake = signals.wait(far, false);
-        assert_eq!((wake.signals, wake.last_signal), (1, SIGHUP));
+        assert_eq!((wake.signals, wake.last_signal), (1, libc::SIGHUP));
     }
 }

@@ -1,13 +1,17 @@
 //! The Unix implementation of the platform seam. The few `unsafe` blocks
 //! are plain libc calls without memory to get wrong (`kill`, `raise`,
-//! querying or resetting one signal's disposition); each says why it is sound.
+//! `write`, setting or querying one signal's disposition); each says why
+//! it is sound.
 #![allow(unsafe_code)]
 
 use std::io::{self, IsTerminal};
+use std::os::fd::{IntoRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+use std::sync::atomic::{AtomicI32, Ordering};
 
-use nix::sys::signal::{SigSet, Signal};
+use nix::errno::Errno;
+use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
@@ -50,16 +54,83 @@ pub fn terminating_signals() -> Vec<i32> {
     signals
 }
 
-/// Whether `signal` is ignored (SIG_IGN) in this process: a parent such as
-/// `nohup` or a shell's background job chose that, and the command must
-/// inherit it rather than find a handler of retry's in its place.
-pub fn is_ignored(signal: i32) -> bool {
-    let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
-    // SAFETY: a null new action only reads the current one into `old`,
-    // which is zero-initialised and large enough; nothing else is touched.
-    let ok = unsafe { libc::sigaction(signal, std::ptr::null(), old.as_mut_ptr()) } == 0;
-    // SAFETY: sigaction filled `old` on success; zeroed is a valid value too.
-    ok && unsafe { old.assume_init() }.sa_sigaction == libc::SIG_IGN
+/// Where the handlers write one byte per signal: the write ends of the
+/// self-pipes (non-blocking; -1 before `catch_signals`).
+static TERMINATE_FD: AtomicI32 = AtomicI32::new(-1);
+static CHILD_FD: AtomicI32 = AtomicI32::new(-1);
+/// The number of the latest terminating signal (0 before any).
+static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_terminating(signal: libc::c_int) {
+    LAST_SIGNAL.store(signal, Ordering::SeqCst);
+    write_byte(&TERMINATE_FD);
+}
+
+extern "C" fn on_child(_: libc::c_int) {
+    write_byte(&CHILD_FD);
+}
+
+/// Async-signal-safe: an atomic load and write(2), with errno kept intact
+/// for whatever the handler interrupted.
+fn write_byte(fd: &AtomicI32) {
+    let saved = Errno::last_raw();
+    let fd = fd.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: writes one byte from a live one-byte buffer; a full pipe
+        // (non-blocking) or a closed fd is an error code, not UB.
+        unsafe {
+            libc::write(fd, [1u8].as_ptr().cast(), 1);
+        }
+    }
+    Errno::set_raw(saved);
+}
+
+/// Catches every terminating signal that is not ignored (see
+/// `terminating_signals`) and SIGCHLD: each delivery writes a byte to
+/// `terminate` or `child` (non-blocking write ends, kept open for good).
+/// A signal the caller left ignored stays ignored, with no window in which
+/// it would be caught: everything is blocked meanwhile, and a pending
+/// signal that is ignored again is discarded. Ends with an empty mask, so a
+/// blocked SIGCHLD inherited from the caller cannot hang retry.
+/// One handler and no allocation per signal: start-up is a product feature.
+pub fn catch_signals(terminate: OwnedFd, child: OwnedFd) -> io::Result<()> {
+    TERMINATE_FD.store(terminate.into_raw_fd(), Ordering::SeqCst);
+    CHILD_FD.store(child.into_raw_fd(), Ordering::SeqCst);
+    nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::all()), None)?;
+    let mut result = install(libc::SIGCHLD, on_child);
+    for signal in terminating_signals() {
+        result = result.and(install(signal, on_terminating));
+    }
+    reset_signal_mask()?;
+    result
+}
+
+/// Sets `handler` for `signal` unless it was ignored, which is then restored.
+fn install(signal: i32, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
+    // SAFETY: zeroed is a valid `sigaction` (no handler, empty flags).
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = handler as libc::sighandler_t;
+    // Reads of stdin (replay) restart; the wait's ppoll returns EINTR anyway.
+    action.sa_flags = libc::SA_RESTART;
+    // SAFETY: as above, a valid value to write the old action into.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live, initialised `sigaction`s, and the
+    // handler only does async-signal-safe work (`write_byte`).
+    if unsafe { libc::sigaction(signal, &action, &mut old) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if old.sa_sigaction == libc::SIG_IGN {
+        // SAFETY: puts back exactly what was there.
+        unsafe {
+            libc::sigaction(signal, &old, std::ptr::null_mut());
+        }
+    }
+    Ok(())
+}
+
+/// The latest terminating signal a handler saw (0 before any).
+pub fn last_signal() -> i32 {
+    LAST_SIGNAL.load(Ordering::SeqCst)
 }
 
 /// Starts from a known signal mask: a blocked SIGCHLD inherited from the
@@ -180,11 +251,5 @@ mod tests {
         for fault in [libc::SIGSEGV, libc::SIGKILL, libc::SIGSTOP, libc::SIGABRT] {
             assert!(!signals.contains(&fault), "{fault}");
         }
-    }
-
-    #[test]
-    fn sigpipe_is_ignored_in_a_rust_program_and_sigterm_is_not() {
-        assert!(is_ignored(libc::SIGPIPE));
-        assert!(!is_ignored(libc::SIGTERM));
     }
 }
