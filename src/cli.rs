@@ -23,8 +23,9 @@ use crate::strategy::Jitter;
         Runs COMMAND; when its exit status is retryable, sleeps for a delay computed by the \
         chosen jitter strategy and runs it again, up to --max-attempts times. The command's \
         stdout and stderr pass through untouched; retry's own messages go to stderr. retry \
-        exits with the command's status, or 2 for bad usage, 124 for a timeout, 126/127 when \
-        the command cannot run and 128+N when ended by signal N.",
+        exits with the command's status, or 2 for bad usage, 124 for a timeout, 125 when retry \
+        itself fails (an input or output it cannot carry whole), 126/127 when the command \
+        cannot run and 128+N when ended by signal N.",
     after_help = "Every option can also be set with an environment variable RETRY_<OPTION> \
         (for example RETRY_BASE=200ms); a flag on the command line wins.",
     max_term_width = 100

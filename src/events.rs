@@ -58,7 +58,12 @@ pub enum GiveUp {
     Signal { signal: i32, status: Option<Status> },
     /// The command could not be started.
     Spawn { code: i32, message: String },
+    /// retry could not carry the command's input or output (exit 125).
+    Failed(String),
 }
+
+/// retry's own failure, as coreutils `timeout` and `env` report theirs.
+pub const RETRY_FAILED: i32 = 125;
 
 impl GiveUp {
     /// The word of the `reason` field in JSON logs.
@@ -69,6 +74,7 @@ impl GiveUp {
             GiveUp::MaxTimeReached(_) | GiveUp::MaxTimeAhead { .. } => "max_time",
             GiveUp::Signal { .. } => "signal",
             GiveUp::Spawn { .. } => "spawn",
+            GiveUp::Failed(_) => "io",
         }
     }
 
@@ -78,6 +84,7 @@ impl GiveUp {
         match (self, self.status()) {
             (GiveUp::Signal { signal, .. }, _) => 128 + signal,
             (GiveUp::Spawn { code, .. }, _) => *code,
+            (GiveUp::Failed(_), _) => RETRY_FAILED,
             // Every other ending has the command's status.
             (_, status) => status.map_or(1, |s| s.code),
         }
@@ -93,7 +100,7 @@ impl GiveUp {
             | GiveUp::MaxTimeReached(s)
             | GiveUp::MaxTimeAhead { status: s, .. } => Some(*s),
             GiveUp::Signal { status, .. } => *status,
-            GiveUp::Spawn { .. } => None,
+            GiveUp::Spawn { .. } | GiveUp::Failed(_) => None,
         }
     }
 }

@@ -158,6 +158,7 @@ fn message(event: &Event) -> String {
                 reason.exit_code()
             ),
             GiveUp::Spawn { message, .. } => message.clone(),
+            GiveUp::Failed(message) => format!("{message}; exiting with {}", reason.exit_code()),
         },
     }
 }
@@ -248,7 +249,7 @@ pub fn json(event: &Event) -> String {
                 GiveUp::Signal { signal, .. } => {
                     let _ = write!(out, r#","signal":"{}""#, signal_name(*signal));
                 }
-                GiveUp::Spawn { message, .. } => {
+                GiveUp::Spawn { message, .. } | GiveUp::Failed(message) => {
                     let _ = write!(out, r#","message":"{}""#, escape(message));
                 }
                 _ => {}

@@ -37,7 +37,7 @@ pub struct OutputSeen {
 }
 
 /// How one attempt ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ended {
     Exited(Status, OutputSeen),
     /// Stopped at the deadline it was given.
@@ -48,6 +48,9 @@ pub enum Ended {
         signal: i32,
         status: Option<Status>,
     },
+    /// retry's pipes failed (`Pipes::failure`): the attempt cannot be
+    /// trusted, nor a later one fed or heard. The run gives up with 125.
+    Failed(String),
 }
 
 /// The command could not be started (126 or 127).
@@ -139,6 +142,10 @@ pub fn run<R: Rng>(
                 host.settle_output(false);
                 return give_up(GiveUp::Signal { signal, status }, emit);
             }
+            Ended::Failed(message) => {
+                host.settle_output(false);
+                return give_up(GiveUp::Failed(message), emit);
+            }
         };
 
         // The output conditions come first: a stop match ends the run, a
@@ -201,6 +208,7 @@ pub fn run<R: Rng>(
                 Ok(Ended::Exited(hook, _)) => hook,
                 Err(SpawnError { code, .. }) => Status::exited(code),
                 Ok(Ended::TimedOut) => return give_up(GiveUp::MaxTimeReached(status), emit),
+                Ok(Ended::Failed(message)) => return give_up(GiveUp::Failed(message), emit),
                 Ok(Ended::Interrupted { signal, .. }) => {
                     return give_up(
                         GiveUp::Signal {
@@ -656,6 +664,20 @@ mod tests {
         assert_eq!((code, host.seen.len()), (9, 2));
         assert_eq!(gave_up(&events), &GiveUp::OutputStop(Status::exited(9)));
         assert_eq!(host.settled, [false, true]);
+    }
+
+    #[test]
+    fn a_failure_of_the_pipes_ends_the_run_with_125() {
+        let failed = Ok(Ended::Failed("--stdin replay: cannot keep stdin".into()));
+        let mut host = FakeHost::new(vec![failed]);
+        let (code, events) = run_with(&config(&["-n", "3"]), &mut host);
+        assert_eq!((code, host.seen.len()), (125, 1));
+        assert_eq!(
+            gave_up(&events),
+            &GiveUp::Failed("--stdin replay: cannot keep stdin".into())
+        );
+        // Nothing it held back may pass for its result.
+        assert_eq!(host.settled, [false]);
     }
 
     #[test]

@@ -220,13 +220,22 @@ impl Host for Supervisor<'_> {
             return self.run_to_end(command, deadline, |_| {});
         };
         pipes.prepare(&mut command);
-        let ended = self.run_to_end(command, deadline, |child| pipes.attach(child));
+        // An input that already failed cannot be fed to any attempt.
+        let ended = match pipes.failure() {
+            Some(message) => Ok(Ended::Failed(message)),
+            None => self.run_to_end(command, deadline, |child| pipes.attach(child)),
+        };
         let (seen, held) = pipes.finish();
+        let failure = pipes.failure();
         self.pipes = Some(pipes);
         self.held = held;
-        Ok(match ended? {
-            Ended::Exited(status, _) => Ended::Exited(status, seen),
-            other => other,
+        Ok(match (ended?, failure) {
+            // A signal to retry still ends the run as a signal does.
+            (ended @ Ended::Interrupted { .. }, _) => ended,
+            // The pipes failed during the attempt: its result cannot be trusted.
+            (_, Some(message)) => Ended::Failed(message),
+            (Ended::Exited(status, _), None) => Ended::Exited(status, seen),
+            (other, None) => other,
         })
     }
 

@@ -2,7 +2,12 @@
 //! `--stdin null|replay`, `--stdout-once` and the output conditions
 //! (`--retry-if-output`, `--stop-if-output`). Without those flags nothing
 //! here exists and the command inherits retry's stdio: no pipe, no thread.
+//!
+//! What cannot be carried faithfully (stdin that cannot be kept whole) is
+//! never passed off as if it had been: it is a `failure` that ends the run
+//! with exit status 125.
 
+mod failure;
 mod replay;
 mod spool;
 mod watch;
@@ -18,6 +23,7 @@ pub use spool::Spool;
 pub use watch::Matchers;
 
 use crate::runner::OutputSeen;
+use failure::Failure;
 use replay::Replay;
 use watch::{Collected, Target};
 
@@ -51,6 +57,7 @@ pub struct Pipes {
     matchers: Arc<Matchers>,
     replay: Option<Replay>,
     running: Option<Running>,
+    failure: Arc<Failure>,
 }
 
 /// The output streams of the attempt in progress.
@@ -65,19 +72,36 @@ impl Pipes {
     pub fn new(settings: &Settings) -> Option<Self> {
         let needed =
             settings.stdin != StdinMode::Inherit || settings.stdout_once || settings.matchers.any();
+        let failure = Arc::new(Failure::default());
         needed.then(|| Pipes {
             stdin: settings.stdin,
             stdout_once: settings.stdout_once,
             matchers: Arc::new(settings.matchers.clone()),
             // Recording starts now, so the first attempt streams rather than waits.
-            replay: (settings.stdin == StdinMode::Replay).then(|| Replay::start(MEMORY_LIMIT)),
+            replay: (settings.stdin == StdinMode::Replay)
+                .then(|| Replay::start(MEMORY_LIMIT, Arc::clone(&failure))),
             running: None,
+            failure,
         })
     }
 
     /// Whether a hook must keep off retry's stdin (the recorder reads it).
     pub fn owns_stdin(&self) -> bool {
         self.stdin == StdinMode::Replay
+    }
+
+    /// Gives the pipes' threads a way to wake the supervisor when they fail
+    /// (see `failure`). Called at once if a failure came first.
+    #[allow(dead_code, reason = "the supervisor installs it on the main branch")]
+    pub fn set_waker(&mut self, wake: Arc<dyn Fn() + Send + Sync>) {
+        self.failure.set_waker(wake);
+    }
+
+    /// A failure that makes the running attempt's result untrustworthy, as
+    /// one line without the `retry: ` prefix. Once set, it stays set: the
+    /// run must give up (exit 125).
+    pub fn failure(&self) -> Option<String> {
+        self.failure.message()
     }
 
     /// Sets the attempt's stdio: a pipe only where retry has work to do.
@@ -133,7 +157,9 @@ impl Pipes {
     }
 
     /// After the attempt ended: waits for its output to drain (up to a
-    /// grace) and returns what the conditions saw and the held-back stdout.
+    /// grace) and returns what the conditions saw and the held-back stdout
+    /// (`None` after a failure: an untrustworthy attempt's output is
+    /// dropped, not released).
     pub fn finish(&mut self) -> (OutputSeen, Option<Spool>) {
         let Some(running) = self.running.take() else {
             return (OutputSeen::default(), None);
@@ -156,6 +182,9 @@ impl Pipes {
                 // Whatever a lingering process still writes is not this attempt's result.
                 state.target = Target::Stderr;
             }
+        }
+        if self.failure().is_some() {
+            held = None;
         }
         (seen, held)
     }

@@ -298,3 +298,29 @@ fn a_bad_regex_is_bad_usage_and_runs_nothing() {
         .stderr_is("retry: invalid value '(oops' for '--stop-if-output <REGEX>': unclosed group\n");
     assert!(!marker.exists());
 }
+
+#[test]
+fn stdin_replay_of_an_unreadable_stdin_fails_and_feeds_no_attempt() {
+    let dir = scratch();
+    // A directory: reading it fails at once. No attempt may take that for
+    // an empty input; any attempt that started is stopped (here by
+    // --timeout at the latest) before wc can print a count.
+    let out = retry(&[
+        "--stdin",
+        "replay",
+        "-n",
+        "3",
+        "--base",
+        "1ms",
+        "--timeout",
+        "1s",
+        "sh",
+        "-c",
+        "wc -c; exit 1",
+    ])
+    .stdin(std::fs::File::open(dir.path()).unwrap())
+    .run();
+    out.code(125)
+        .stdout_is("")
+        .stderr_is("retry: --stdin replay: cannot read stdin: Is a directory; the attempt was stopped so it never sees a truncated input; exiting with 125\n");
+}
