@@ -40,6 +40,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --log-format 'How retry''s own log lines are written'
             cand --on-retry 'Shell command run with `sh -c` after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal'
             cand --stdin 'What each attempt reads as stdin: `inherit` retry''s own (a later attempt may find it already consumed), `replay` the same bytes every time, or `null` an empty one'
+            cand --stdin-limit 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that cannot be kept (disk full), stops the run with exit status 125 rather than feed any attempt a truncated input'
             cand --retry-if-output 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \d \w \s and (?i) are ASCII-only'
             cand --stop-if-output 'Stop the run at once, with the attempt''s own status, when its stdout or stderr has a line matching REGEX'
             cand --foreground 'Whether the command stays in the terminal''s foreground process group (so it can read the terminal) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` picks the foreground when stdin is a terminal and retry is in its foreground'

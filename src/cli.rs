@@ -11,6 +11,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
 use crate::pipes::StdinMode;
+use crate::size::Size;
 use crate::strategy::Jitter;
 
 #[derive(Debug, Parser)]
@@ -125,6 +126,15 @@ pub struct Cli {
     #[arg(long, env = "RETRY_STDIN", value_enum, default_value_t = StdinMode::Inherit,
           value_name = "MODE", help_heading = "Pipelines")]
     pub stdin: StdinMode,
+
+    /// With --stdin replay: the most bytes of stdin kept to replay (past
+    /// 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that
+    /// cannot be kept (disk full), stops the run with exit status 125 rather
+    /// than feed any attempt a truncated input
+    #[arg(long, env = "RETRY_STDIN_LIMIT", value_name = "SIZE",
+          default_value = crate::pipes::DEFAULT_STDIN_LIMIT, value_parser = crate::size::parse,
+          help_heading = "Pipelines")]
+    pub stdin_limit: Size,
 
     /// Hold back each attempt's stdout (in memory, then in a temporary file)
     /// and write only the attempt that ends the run to stdout; earlier

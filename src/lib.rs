@@ -20,6 +20,7 @@ mod report;
 mod runner;
 mod signals;
 mod simulate;
+mod size;
 mod status;
 mod strategy;
 mod supervisor;

@@ -3,7 +3,8 @@
 //! (`--retry-if-output`, `--stop-if-output`). Without those flags nothing
 //! here exists and the command inherits retry's stdio: no pipe, no thread.
 //!
-//! What cannot be carried faithfully (stdin that cannot be kept whole) is
+//! What cannot be carried faithfully (stdin that cannot be kept whole,
+//! within `--stdin-limit`) is
 //! never passed off as if it had been: it is a `failure` that ends the run
 //! with exit status 125.
 
@@ -23,12 +24,19 @@ pub use spool::Spool;
 pub use watch::Matchers;
 
 use crate::runner::OutputSeen;
+use crate::size::Size;
 use failure::Failure;
 use replay::Replay;
 use watch::{Collected, Target};
 
 /// Bytes kept in memory before a spool spills to a temporary file.
 const MEMORY_LIMIT: usize = 64 << 20;
+
+/// `--stdin-limit` unless given: room for the usual payloads (a dump, an
+/// archive, a request body) while an endless or mistaken stdin (`yes`, a
+/// log followed forever) fails within seconds instead of filling TMPDIR,
+/// often a tmpfs in memory and on CI runners only a few GiB.
+pub const DEFAULT_STDIN_LIMIT: &str = "1GiB";
 
 /// How long the end of an attempt waits for its output pipes to close: a
 /// background process it left behind may hold them open indefinitely.
@@ -47,6 +55,8 @@ pub enum StdinMode {
 #[derive(Debug)]
 pub struct Settings {
     pub stdin: StdinMode,
+    /// `--stdin-limit`: the most bytes of stdin `--stdin replay` keeps.
+    pub stdin_limit: Size,
     pub stdout_once: bool,
     pub matchers: Matchers,
 }
@@ -79,7 +89,7 @@ impl Pipes {
             matchers: Arc::new(settings.matchers.clone()),
             // Recording starts now, so the first attempt streams rather than waits.
             replay: (settings.stdin == StdinMode::Replay)
-                .then(|| Replay::start(MEMORY_LIMIT, Arc::clone(&failure))),
+                .then(|| Replay::start(MEMORY_LIMIT, settings.stdin_limit, Arc::clone(&failure))),
             running: None,
             failure,
         })

@@ -3,8 +3,8 @@
 //! once and is fed as the bytes arrive (a producer upstream may be slow);
 //! later attempts get what was recorded, then whatever still comes.
 //!
-//! An input that cannot be kept whole (unreadable, no room for the spill
-//! file) is never passed off as complete: recording
+//! An input that cannot be kept whole (unreadable, past `--stdin-limit`,
+//! no room for the spill file) is never passed off as complete: recording
 //! stops, the failure is reported, and no attempt's stdin is closed from
 //! then on. A closed pipe is the one thing a command takes for "that was
 //! all", so the pipes stay open, undelivered, until the supervisor has
@@ -16,6 +16,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use super::failure::{Failure, describe, temp_dir_note};
 use super::spool::Spool;
+use crate::size::Size;
 
 struct State {
     spool: Spool,
@@ -31,6 +32,8 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     grown: Condvar,
+    /// `--stdin-limit`: the most bytes kept.
+    limit: Size,
     failure: Arc<Failure>,
 }
 
@@ -45,7 +48,7 @@ const CHUNK: usize = 64 * 1024;
 const CONSEQUENCE: &str = "the attempt was stopped so it never sees a truncated input";
 
 impl Replay {
-    fn new(spool: Spool, failure: Arc<Failure>) -> Self {
+    fn new(spool: Spool, limit: Size, failure: Arc<Failure>) -> Self {
         Replay {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
@@ -55,14 +58,15 @@ impl Replay {
                     withheld: Vec::new(),
                 }),
                 grown: Condvar::new(),
+                limit,
                 failure,
             }),
         }
     }
 
-    /// Starts recording retry's stdin.
-    pub fn start(memory_limit: usize, failure: Arc<Failure>) -> Self {
-        let replay = Replay::new(Spool::new(memory_limit), failure);
+    /// Starts recording retry's stdin, keeping up to `limit` bytes.
+    pub fn start(memory_limit: usize, limit: Size, failure: Arc<Failure>) -> Self {
+        let replay = Replay::new(Spool::new(memory_limit), limit, failure);
         let recorder = replay.clone();
         std::thread::spawn(move || recorder.record(io::stdin().lock()));
         replay
@@ -84,6 +88,12 @@ impl Replay {
                 Err(e) => break Some(format!("cannot read stdin: {}", describe(&e))),
             };
             let mut state = self.lock();
+            if state.spool.len() + n as u64 > self.shared.limit.bytes() {
+                break Some(format!(
+                    "stdin is longer than --stdin-limit {}",
+                    self.shared.limit
+                ));
+            }
             if let Err(e) = state.spool.append(&buf[..n]) {
                 break Some(format!(
                     "cannot keep stdin: {} ({})",
@@ -162,14 +172,14 @@ impl Replay {
 mod tests {
     use super::*;
 
-    fn replay(spool: Spool) -> (Replay, Arc<Failure>) {
+    fn replay(spool: Spool, limit: u64) -> (Replay, Arc<Failure>) {
         let failure = Arc::new(Failure::default());
-        let replay = Replay::new(spool, Arc::clone(&failure));
+        let replay = Replay::new(spool, Size::from_bytes(limit), Arc::clone(&failure));
         (replay, failure)
     }
 
     fn recorded(input: &[u8], memory_limit: usize) -> Replay {
-        let (replay, _) = replay(Spool::new(memory_limit));
+        let (replay, _) = replay(Spool::new(memory_limit), u64::MAX);
         replay.record(input);
         replay
     }
@@ -205,7 +215,7 @@ mod tests {
 
     #[test]
     fn a_read_error_fails_the_run_and_never_ends_an_attempts_input() {
-        let (replay, failure) = replay(Spool::new(10));
+        let (replay, failure) = replay(Spool::new(10), u64::MAX);
         replay.record(Failing(b"kept"));
         assert_eq!(
             failure.message().as_deref(),
@@ -219,7 +229,7 @@ mod tests {
 
     #[test]
     fn a_spill_file_that_cannot_be_made_fails_the_run() {
-        let (replay, failure) = replay(Spool::new_in(4, "/nonexistent".into()));
+        let (replay, failure) = replay(Spool::new_in(4, "/nonexistent".into()), u64::MAX);
         replay.record(&b"more than four"[..]);
         let message = failure.message().unwrap_or_default();
         assert!(
@@ -232,8 +242,28 @@ mod tests {
     }
 
     #[test]
+    fn input_up_to_the_limit_is_kept_and_past_it_fails() {
+        let (replay, failure) = replay(Spool::new(4), 5);
+        replay.record(&b"12345"[..]);
+        assert_eq!(failure.message(), None);
+        let mut fed = Vec::new();
+        assert!(replay.feed_all(&mut fed).is_none());
+        assert_eq!(fed, b"12345");
+
+        let (replay, failure) = super::tests::replay(Spool::new(4), 5);
+        replay.record(&b"123456"[..]);
+        assert_eq!(
+            failure.message().as_deref(),
+            Some(
+                "--stdin replay: stdin is longer than --stdin-limit 5 bytes; the attempt was stopped so it never sees a truncated input"
+            )
+        );
+        assert!(replay.feed_all(Vec::new()).is_some());
+    }
+
+    #[test]
     fn a_feeder_waiting_for_input_is_held_when_recording_fails() {
-        let (replay, failure) = replay(Spool::new_in(4, "/nonexistent".into()));
+        let (replay, failure) = replay(Spool::new(1 << 20), 8);
         let feeder = replay.clone();
         let fed = std::thread::spawn(move || feeder.feed_all(Vec::new()));
         // Fed in pieces: the feeder passes the first on, then waits for more.

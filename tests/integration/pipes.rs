@@ -324,3 +324,73 @@ fn stdin_replay_of_an_unreadable_stdin_fails_and_feeds_no_attempt() {
         .stdout_is("")
         .stderr_is("retry: --stdin replay: cannot read stdin: Is a directory; the attempt was stopped so it never sees a truncated input; exiting with 125\n");
 }
+
+#[test]
+fn stdin_longer_than_the_limit_fails_and_no_attempt_sees_an_end() {
+    let limit_args = [
+        "--stdin",
+        "replay",
+        "--stdin-limit",
+        "1KiB",
+        "-n",
+        "1",
+        "--timeout",
+        "1s",
+        "wc",
+        "-c",
+    ];
+    // At the limit: fed whole.
+    retry(&limit_args)
+        .input(vec![b'x'; 1024])
+        .run()
+        .code(0)
+        .stdout_is("1024\n");
+    // One byte more: wc never sees the end of its input (it is stopped and
+    // prints nothing), and the run fails, naming the option and the limit.
+    let out = retry(&limit_args).input(vec![b'x'; 1025]).run();
+    out.code(125).stdout_is("").stderr_lines(1).stderr_has(
+        "retry: --stdin replay: stdin is longer than --stdin-limit 1 KiB; the attempt was stopped",
+    );
+    // The environment sets it too.
+    let out = retry(&limit_args[4..])
+        .env("RETRY_STDIN", "replay")
+        .env("RETRY_STDIN_LIMIT", "1500")
+        .input(vec![b'x'; 1501])
+        .run();
+    out.code(125).stderr_has("--stdin-limit 1500 bytes");
+}
+
+#[test]
+fn an_endless_stdin_ends_the_run_at_the_limit_instead_of_filling_the_disk() {
+    let dir = scratch();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut yes = Command::new("yes").stdout(Stdio::piped()).spawn().unwrap();
+    // Every attempt reads a few bytes and fails: only the limit ends this
+    // run (--max-time is a watchdog that would end it with another status).
+    let out = retry(&[
+        "--stdin",
+        "replay",
+        "--stdin-limit",
+        "2MiB",
+        "-n",
+        "unlimited",
+        "--base",
+        "1ms",
+        "--cap",
+        "1ms",
+        "--max-time",
+        "10s",
+        "-q",
+        "sh",
+        "-c",
+        "head -c 10 >/dev/null; exit 1",
+    ])
+    .env("TMPDIR", &tmp)
+    .stdin(yes.stdout.take().unwrap())
+    .run();
+    let _ = yes.kill();
+    let _ = yes.wait();
+    out.code(125).stderr_has("--stdin-limit 2 MiB");
+    assert!(is_empty_dir(&tmp), "a spill file was left in TMPDIR");
+}
