@@ -60,6 +60,9 @@ pub enum GiveUp {
     Spawn { code: i32, message: String },
     /// retry could not carry the command's input or output (exit 125).
     Failed(String),
+    /// retry's stdout was closed before held-back output could be written:
+    /// retry ends as the command would have, by SIGPIPE (141).
+    StdoutClosed,
 }
 
 /// retry's own failure, as coreutils `timeout` and `env` report theirs.
@@ -75,6 +78,7 @@ impl GiveUp {
             GiveUp::Signal { .. } => "signal",
             GiveUp::Spawn { .. } => "spawn",
             GiveUp::Failed(_) => "io",
+            GiveUp::StdoutClosed => "stdout_closed",
         }
     }
 
@@ -85,6 +89,7 @@ impl GiveUp {
             (GiveUp::Signal { signal, .. }, _) => 128 + signal,
             (GiveUp::Spawn { code, .. }, _) => *code,
             (GiveUp::Failed(_), _) => RETRY_FAILED,
+            (GiveUp::StdoutClosed, _) => 128 + signal_hook::consts::SIGPIPE,
             // Every other ending has the command's status.
             (_, status) => status.map_or(1, |s| s.code),
         }
@@ -100,7 +105,7 @@ impl GiveUp {
             | GiveUp::MaxTimeReached(s)
             | GiveUp::MaxTimeAhead { status: s, .. } => Some(*s),
             GiveUp::Signal { status, .. } => *status,
-            GiveUp::Spawn { .. } | GiveUp::Failed(_) => None,
+            GiveUp::Spawn { .. } | GiveUp::Failed(_) | GiveUp::StdoutClosed => None,
         }
     }
 }

@@ -47,6 +47,11 @@ impl Log {
                 self.verbosity == Verbosity::Verbose
                     || (*attempt > 1 && self.verbosity >= Verbosity::Normal)
             }
+            // A reader that went away is a quiet end, as for any pipeline.
+            Event::GaveUp {
+                reason: GiveUp::StdoutClosed,
+                ..
+            } => self.verbosity == Verbosity::Verbose,
             Event::GaveUp { .. } => true,
         }
     }
@@ -159,6 +164,9 @@ fn message(event: &Event) -> String {
             ),
             GiveUp::Spawn { message, .. } => message.clone(),
             GiveUp::Failed(message) => format!("{message}; exiting with {}", reason.exit_code()),
+            GiveUp::StdoutClosed => format!(
+                "stdout was closed before the output of attempt {attempt}/{limit} was written"
+            ),
         },
     }
 }

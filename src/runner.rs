@@ -17,6 +17,7 @@ use rand::Rng;
 use crate::cli::Attempts;
 use crate::config::Config;
 use crate::events::{Event, GiveUp};
+use crate::pipes::ReleaseError;
 use crate::policy::Verdict;
 use crate::status::Status;
 use crate::strategy::Schedule;
@@ -69,8 +70,9 @@ pub trait Host {
     /// Sleeps until `until`; returns the signal that cut it short, if any.
     fn sleep_until(&mut self, until: Instant) -> Option<i32>;
     /// With `--stdout-once`: where the attempt that just ended sends its
-    /// held-back stdout (stdout if it ends the run, else stderr).
-    fn settle_output(&mut self, to_stdout: bool);
+    /// held-back stdout (stdout if it ends the run, else stderr). Only
+    /// writing to stdout can fail.
+    fn settle_output(&mut self, to_stdout: bool) -> Result<(), ReleaseError>;
     /// Runs the `--on-retry` shell command after failed attempt `attempt`.
     fn run_hook(
         &mut self,
@@ -139,11 +141,11 @@ pub fn run<R: Rng>(
                 (status, OutputSeen::default(), by_max_time)
             }
             Ended::Interrupted { signal, status } => {
-                host.settle_output(false);
+                let _ = host.settle_output(false);
                 return give_up(GiveUp::Signal { signal, status }, emit);
             }
             Ended::Failed(message) => {
-                host.settle_output(false);
+                let _ = host.settle_output(false);
                 return give_up(GiveUp::Failed(message), emit);
             }
         };
@@ -162,7 +164,9 @@ pub fn run<R: Rng>(
         let verdict = match verdict {
             _ if seen.stop_if => Err(GiveUp::OutputStop(status)),
             Verdict::Success => {
-                host.settle_output(true);
+                if let Err(reason) = released(host.settle_output(true)) {
+                    return give_up(reason, emit);
+                }
                 emit(&Event::Succeeded {
                     attempt: number,
                     limit,
@@ -182,8 +186,8 @@ pub fn run<R: Rng>(
         });
         if let Err(reason) = verdict {
             // An attempt retry itself stopped holds partial output: not stdout.
-            host.settle_output(!matches!(ended, Ended::TimedOut));
-            return give_up(reason, emit);
+            let settled = released(host.settle_output(!matches!(ended, Ended::TimedOut)));
+            return give_up(settled.err().unwrap_or(reason), emit);
         }
 
         let rng = rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
@@ -192,10 +196,11 @@ pub fn run<R: Rng>(
         let past_max_time =
             |now: Instant| run_deadline.is_some_and(|end| now + sleep.duration > end);
         if past_max_time(host.now()) {
-            host.settle_output(true);
-            return give_up(GiveUp::MaxTimeAhead { status, sleep_ms }, emit);
+            let settled = released(host.settle_output(true));
+            let reason = GiveUp::MaxTimeAhead { status, sleep_ms };
+            return give_up(settled.err().unwrap_or(reason), emit);
         }
-        host.settle_output(false);
+        let _ = host.settle_output(false);
         emit(&Event::Retrying {
             attempt: number,
             limit,
@@ -249,6 +254,15 @@ pub fn run<R: Rng>(
     }
 }
 
+/// Held-back stdout that could not be written ends the run: quietly as by
+/// SIGPIPE when its reader went away, else as retry's own failure (125).
+fn released(result: Result<(), ReleaseError>) -> Result<(), GiveUp> {
+    result.map_err(|error| match error {
+        ReleaseError::BrokenPipe => GiveUp::StdoutClosed,
+        ReleaseError::Other(message) => GiveUp::Failed(message),
+    })
+}
+
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -281,6 +295,8 @@ mod tests {
         settled: Vec<bool>,
         hook_code: i32,
         hook_ms: u64,
+        /// What writing held-back stdout to stdout fails with, once.
+        release_error: Option<ReleaseError>,
     }
 
     impl FakeHost {
@@ -297,6 +313,7 @@ mod tests {
                 settled: vec![],
                 hook_code: 0,
                 hook_ms: 0,
+                release_error: None,
             }
         }
     }
@@ -327,8 +344,12 @@ mod tests {
             self.elapsed = until - self.start;
             None
         }
-        fn settle_output(&mut self, to_stdout: bool) {
+        fn settle_output(&mut self, to_stdout: bool) -> Result<(), ReleaseError> {
             self.settled.push(to_stdout);
+            match self.release_error.take() {
+                Some(error) if to_stdout => Err(error),
+                _ => Ok(()),
+            }
         }
         fn run_hook(
             &mut self,
@@ -678,6 +699,21 @@ mod tests {
         );
         // Nothing it held back may pass for its result.
         assert_eq!(host.settled, [false]);
+    }
+
+    #[test]
+    fn held_stdout_that_cannot_be_written_decides_the_ending() {
+        let mut host = FakeHost::new(vec![exit(0)]);
+        host.release_error = Some(ReleaseError::Other("disk full".into()));
+        let (code, events) = run_with(&config(&[]), &mut host);
+        assert_eq!(code, 125);
+        assert_eq!(gave_up(&events), &GiveUp::Failed("disk full".into()));
+        // A give-up too: the failure to write its output is what is reported.
+        let mut host = FakeHost::new(vec![exit(3)]);
+        host.release_error = Some(ReleaseError::BrokenPipe);
+        let (code, events) = run_with(&config(&["-n", "1"]), &mut host);
+        assert_eq!(code, 141);
+        assert_eq!(gave_up(&events), &GiveUp::StdoutClosed);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use nix::unistd::Pid;
 
 use crate::cli::Foreground;
 use crate::countdown;
-use crate::pipes::{self, Pipes, Spool};
+use crate::pipes::{self, Pipes, ReleaseError, Spool};
 use crate::runner::{AttemptInfo, Ended, Host, SpawnError};
 use crate::signals::{Signals, Wake};
 use crate::status::Status;
@@ -239,9 +239,10 @@ impl Host for Supervisor<'_> {
         })
     }
 
-    fn settle_output(&mut self, to_stdout: bool) {
-        if let Some(held) = self.held.take() {
-            pipes::release(&held, to_stdout);
+    fn settle_output(&mut self, to_stdout: bool) -> Result<(), ReleaseError> {
+        match self.held.take() {
+            Some(held) => pipes::release(&held, to_stdout),
+            None => Ok(()),
         }
     }
 

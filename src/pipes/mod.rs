@@ -13,7 +13,9 @@ mod replay;
 mod spool;
 mod watch;
 
+use std::fs::File;
 use std::io::{self, Write};
+use std::os::fd::AsFd;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -25,7 +27,7 @@ pub use watch::Matchers;
 
 use crate::runner::OutputSeen;
 use crate::size::Size;
-use failure::Failure;
+use failure::{Failure, describe};
 use replay::Replay;
 use watch::{Collected, Target};
 
@@ -200,13 +202,50 @@ impl Pipes {
     }
 }
 
+/// Why held-back stdout could not be written.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReleaseError {
+    /// stdout's reader went away (EPIPE).
+    BrokenPipe,
+    /// Any other error, as one line.
+    Other(String),
+}
+
 /// Writes an attempt's held-back stdout to stdout (the attempt that ended
-/// the run) or to stderr (any other), so none of it is lost.
-pub fn release(held: &Spool, to_stdout: bool) {
-    let _ = if to_stdout {
-        let mut out = io::stdout().lock();
-        held.write_to(&mut out).and_then(|()| out.flush())
-    } else {
-        held.write_to(&mut io::stderr().lock())
+/// the run) or to stderr (any other), so none of it is lost. Errors on
+/// stdout are reported: that output is the run's result. Errors on stderr
+/// are ignored, as for retry's own messages.
+pub fn release(held: &Spool, to_stdout: bool) -> Result<(), ReleaseError> {
+    if !to_stdout {
+        let _ = held.write_to(&mut io::stderr().lock());
+        return Ok(());
+    }
+    let cannot_write = |error: io::Error| match error.kind() {
+        io::ErrorKind::BrokenPipe => ReleaseError::BrokenPipe,
+        _ => ReleaseError::Other(format!(
+            "cannot write the command's output to stdout: {}",
+            describe(&error)
+        )),
     };
+    // Unbuffered, so every error is seen here and no byte waits in a buffer.
+    let mut out = io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(File::from)
+        .map_err(cannot_write)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut offset = 0;
+    loop {
+        let n = held.read_at(offset, &mut buf).map_err(|error| {
+            ReleaseError::Other(format!(
+                "--stdout-once: cannot read the held-back output: {}",
+                describe(&error)
+            ))
+        })?;
+        if n == 0 {
+            return Ok(());
+        }
+        out.write_all(&buf[..n]).map_err(cannot_write)?;
+        offset += n as u64;
+    }
 }

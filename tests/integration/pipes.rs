@@ -1,13 +1,16 @@
 //! Pipelines: `--stdin`, `--stdout-once` and the output conditions, with
 //! what retry promises when none of them is given (no pipe of its own).
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use crate::harness::{assert_all_gone, count, fail_times, retry, scratch, send, wait_for_file};
+use crate::harness::{
+    BIN, assert_all_gone, count, fail_times, retry, scratch, send, wait_for_file,
+};
 
 /// More than the 64 MiB a spool keeps in memory.
 const OVER_MEMORY_LIMIT: usize = 70 << 20;
@@ -393,4 +396,80 @@ fn an_endless_stdin_ends_the_run_at_the_limit_instead_of_filling_the_disk() {
     let _ = yes.wait();
     out.code(125).stderr_has("--stdin-limit 2 MiB");
     assert!(is_empty_dir(&tmp), "a spill file was left in TMPDIR");
+}
+
+/// `retry ARGS...` as a bare `Command`, for tests that give it stdio of their own.
+fn retry_command(args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command.args(args).stdin(Stdio::null());
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("RETRY_") {
+            command.env_remove(key);
+        }
+    }
+    command
+}
+
+/// Waits for `child`, killing it and failing the test after 10 s: a
+/// regression here means retry hangs, and the test must say so, not hang too.
+#[track_caller]
+fn wait_at_most_10s(child: &mut Child) -> ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("retry was still running after 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// retry ended as a command killed by SIGPIPE does, as the shell sees it (141).
+fn as_if_sigpipe(status: ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.code() == Some(128 + Signal::SIGPIPE as i32)
+        || status.signal() == Some(Signal::SIGPIPE as i32)
+}
+
+#[test]
+fn held_output_that_cannot_be_written_to_stdout_is_exit_125() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = retry_command(&["-n", "1", "--stdout-once", "echo", "hi"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert_eq!(
+        stderr,
+        "retry: cannot write the command's output to stdout: No space left on device; exiting with 125\n"
+    );
+}
+
+#[test]
+fn held_output_for_a_reader_that_went_away_ends_retry_as_sigpipe_would() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = retry_command(&["-n", "1", "--stdout-once", "echo", "hi"])
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_at_most_10s(&mut child);
+    assert!(as_if_sigpipe(status), "{status:?}");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(stderr, "", "a reader that went away is a quiet end");
 }
