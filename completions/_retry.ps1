@@ -58,7 +58,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Log only when giving up')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also log each attempt''s start and a first-try success')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also log each attempt''s start and a first-try success')
-            [CompletionResult]::new('--stdout-once', '--stdout-once', [CompletionResultType]::ParameterName, 'Hold back each attempt''s stdout (in memory, then in a temporary file) and write only the attempt that ends the run to stdout; earlier attempts'' stdout goes to stderr')
+            [CompletionResult]::new('--stdout-once', '--stdout-once', [CompletionResultType]::ParameterName, 'Hold back each attempt''s stdout (in memory, then in a temporary file) and write only the attempt that ends the run to stdout; earlier attempts'' stdout goes to stderr. Output that cannot be held back or written stops the run with exit status 125')
             [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)')
             [CompletionResult]::new('--shell', '--shell', [CompletionResultType]::ParameterName, 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)')
             [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Print the sleeps a run with these options would take, and run nothing')

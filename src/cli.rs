@@ -138,7 +138,8 @@ pub struct Cli {
 
     /// Hold back each attempt's stdout (in memory, then in a temporary file)
     /// and write only the attempt that ends the run to stdout; earlier
-    /// attempts' stdout goes to stderr
+    /// attempts' stdout goes to stderr. Output that cannot be held back or
+    /// written stops the run with exit status 125
     #[arg(long, env = "RETRY_STDOUT_ONCE", help_heading = "Pipelines")]
     pub stdout_once: bool,
 

@@ -4,18 +4,18 @@
 //! here exists and the command inherits retry's stdio: no pipe, no thread.
 //!
 //! What cannot be carried faithfully (stdin that cannot be kept whole,
-//! within `--stdin-limit`) is
-//! never passed off as if it had been: it is a `failure` that ends the run
-//! with exit status 125.
+//! stdout that cannot be held back or written) is never passed off as if
+//! it had been: it is a `failure` that ends the run with exit status 125.
 
 mod failure;
+mod output;
 mod replay;
 mod spool;
 mod watch;
 
 use std::fs::File;
-use std::io::{self, Write};
-use std::os::fd::AsFd;
+use std::io::{self, PipeReader, Write};
+use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -28,8 +28,9 @@ pub use watch::Matchers;
 use crate::runner::OutputSeen;
 use crate::size::Size;
 use failure::{Failure, describe};
+use output::{OwnStdio, Sink, Target};
 use replay::Replay;
-use watch::{Collected, Target};
+use watch::{Collected, Pump};
 
 /// Bytes kept in memory before a spool spills to a temporary file.
 const MEMORY_LIMIT: usize = 64 << 20;
@@ -141,28 +142,37 @@ impl Pipes {
             replay.feed(stdin);
         }
         let (done, ended) = mpsc::channel();
+        let sink: Arc<dyn Sink> = Arc::new(OwnStdio::new());
         let mut streams = Vec::new();
         if let Some(stdout) = child.stdout.take() {
             let held = self.stdout_once.then(|| Spool::new(MEMORY_LIMIT));
-            streams.push(self.read(stdout, Target::Stdout, held, done.clone()));
+            let pipe = PipeReader::from(OwnedFd::from(stdout));
+            streams.push(self.read(pipe, Target::Stdout, held, &sink, done.clone()));
         }
         if let Some(stderr) = child.stderr.take() {
-            streams.push(self.read(stderr, Target::Stderr, None, done));
+            let pipe = PipeReader::from(OwnedFd::from(stderr));
+            streams.push(self.read(pipe, Target::Stderr, None, &sink, done));
         }
         self.running = Some(Running { streams, ended });
     }
 
     fn read(
         &self,
-        pipe: impl io::Read + Send + 'static,
+        pipe: PipeReader,
         target: Target,
         held: Option<Spool>,
+        sink: &Arc<dyn Sink>,
         done: mpsc::Sender<()>,
     ) -> Arc<Mutex<Collected>> {
         let collected = Arc::new(Mutex::new(Collected::new(target, held)));
-        let (matchers, shared) = (Arc::clone(&self.matchers), Arc::clone(&collected));
+        let pump = Pump::new(
+            Arc::clone(&self.matchers),
+            Arc::clone(&collected),
+            Arc::clone(&self.failure),
+            Arc::clone(sink),
+        );
         std::thread::spawn(move || {
-            watch::pump(pipe, &matchers, &shared);
+            pump.run(pipe);
             let _ = done.send(());
         });
         collected

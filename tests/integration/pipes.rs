@@ -146,6 +146,21 @@ fn stdout_once_is_binary_safe_and_spills_past_the_memory_limit() {
         out.stderr == bytes,
         "stderr differs from the first attempt's output"
     );
+    // Where it cannot be held in full, none of it reaches stdout, and the
+    // run fails loudly instead of sending the rest to stderr.
+    let script = format!("cat {}", blob.display());
+    let out = retry(&["--stdout-once", "-n", "1", "sh", "-c", &script])
+        .env("TMPDIR", "/nonexistent")
+        .output();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(out.stdout.is_empty(), "partial output reached stdout");
+    assert!(
+        stderr.starts_with("retry: --stdout-once: cannot hold back stdout")
+            && stderr.contains("TMPDIR=/nonexistent")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -436,13 +451,16 @@ fn as_if_sigpipe(status: ExitStatus) -> bool {
 }
 
 #[test]
-fn held_output_that_cannot_be_written_to_stdout_is_exit_125() {
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .unwrap();
+fn output_that_cannot_be_written_to_stdout_is_exit_125() {
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    // Held back, then released into a full device.
     let out = retry_command(&["-n", "1", "--stdout-once", "echo", "hi"])
-        .stdout(full)
+        .stdout(full())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -451,10 +469,42 @@ fn held_output_that_cannot_be_written_to_stdout_is_exit_125() {
         stderr,
         "retry: cannot write the command's output to stdout: No space left on device; exiting with 125\n"
     );
+    // Streamed through the output conditions.
+    let out = retry_command(&["-n", "1", "--retry-if-output", "ZZZ", "echo", "hi"])
+        .stdout(full())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(
+        stderr.starts_with("retry: cannot write the command's stdout: No space left on device")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
 }
 
 #[test]
-fn held_output_for_a_reader_that_went_away_ends_retry_as_sigpipe_would() {
+fn a_reader_that_goes_away_stops_the_command_as_without_retry() {
+    // `retry ... -- yes | head -c4`, on stdout and on stderr: once the reader
+    // is gone, yes gets SIGPIPE and the run ends.
+    for (stream, script) in [("stdout", "exec yes"), ("stderr", "exec yes >&2")] {
+        let mut child = retry_command(&["-n", "1", "--retry-if-output", "ZZZ", "sh", "-c", script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe: Box<dyn Read> = match stream {
+            "stdout" => Box::new(child.stdout.take().unwrap()),
+            _ => Box::new(child.stderr.take().unwrap()),
+        };
+        let mut four = [0u8; 4];
+        pipe.read_exact(&mut four).unwrap();
+        assert_eq!(&four, b"y\ny\n");
+        drop(pipe);
+        let status = wait_at_most_10s(&mut child);
+        assert!(as_if_sigpipe(status), "{stream}: {status:?}");
+    }
+    // Held-back stdout released to a reader that is already gone.
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let mut child = retry_command(&["-n", "1", "--stdout-once", "echo", "hi"])
@@ -463,13 +513,5 @@ fn held_output_for_a_reader_that_went_away_ends_retry_as_sigpipe_would() {
         .spawn()
         .unwrap();
     let status = wait_at_most_10s(&mut child);
-    assert!(as_if_sigpipe(status), "{status:?}");
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    assert_eq!(stderr, "", "a reader that went away is a quiet end");
+    assert!(as_if_sigpipe(status), "release: {status:?}");
 }
