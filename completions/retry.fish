@@ -23,8 +23,8 @@ complete -c retry -l stdin -d 'What each attempt reads as stdin: `inherit` retry
 replay\t'Read stdin once (as it arrives) and feed the same bytes to every attempt'
 null\t'Give every attempt an empty stdin, so a command waiting for input fails fast'"
 complete -c retry -l stdin-limit -d 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that cannot be kept (disk full), stops the run with exit status 125 rather than feed any attempt a truncated input' -r
-complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only' -r
-complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX' -r
+complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only. Lines are matched whole up to 1 MiB; a longer one only by a match that ends in its first 1 MiB, where `$` does not match' -r
+complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX (lines as for --retry-if-output)' -r
 complete -c retry -l foreground -d 'Whether the command stays in the terminal\'s foreground process group (so it can read the terminal) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` picks the foreground when stdin is a terminal and retry is in its foreground' -r -f -a "auto\t'Foreground when stdin is a terminal whose foreground group is retry\'s'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"

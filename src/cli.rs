@@ -145,13 +145,15 @@ pub struct Cli {
 
     /// Retry an attempt whose stdout or stderr has a line matching REGEX,
     /// even if its exit code counts as success (it then counts as 1; not if
-    /// the code is fatal); \d \w \s and (?i) are ASCII-only
+    /// the code is fatal); \d \w \s and (?i) are ASCII-only. Lines are
+    /// matched whole up to 1 MiB; a longer one only by a match that ends in
+    /// its first 1 MiB, where `$` does not match
     #[arg(long, env = "RETRY_RETRY_IF_OUTPUT", value_name = "REGEX",
           value_parser = parse_regex, help_heading = "Pipelines")]
     pub retry_if_output: Option<Regex>,
 
     /// Stop the run at once, with the attempt's own status, when its stdout
-    /// or stderr has a line matching REGEX
+    /// or stderr has a line matching REGEX (lines as for --retry-if-output)
     #[arg(long, env = "RETRY_STOP_IF_OUTPUT", value_name = "REGEX",
           value_parser = parse_regex, help_heading = "Pipelines")]
     pub stop_if_output: Option<Regex>,

@@ -8,6 +8,7 @@
 //! it had been: it is a `failure` that ends the run with exit status 125.
 
 mod failure;
+mod lines;
 mod output;
 mod replay;
 mod spool;
@@ -22,12 +23,13 @@ use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
 
+pub use lines::Matchers;
 pub use spool::Spool;
-pub use watch::Matchers;
 
 use crate::runner::OutputSeen;
 use crate::size::Size;
 use failure::{Failure, describe};
+use lines::Patterns;
 use output::{OwnStdio, Sink, Target};
 use replay::Replay;
 use watch::{Collected, Pump};
@@ -67,7 +69,7 @@ pub struct Settings {
 pub struct Pipes {
     stdin: StdinMode,
     stdout_once: bool,
-    matchers: Arc<Matchers>,
+    patterns: Arc<Patterns>,
     replay: Option<Replay>,
     running: Option<Running>,
     failure: Arc<Failure>,
@@ -89,7 +91,7 @@ impl Pipes {
         needed.then(|| Pipes {
             stdin: settings.stdin,
             stdout_once: settings.stdout_once,
-            matchers: Arc::new(settings.matchers.clone()),
+            patterns: Arc::new(Patterns::new(&settings.matchers)),
             // Recording starts now, so the first attempt streams rather than waits.
             replay: (settings.stdin == StdinMode::Replay)
                 .then(|| Replay::start(MEMORY_LIMIT, settings.stdin_limit, Arc::clone(&failure))),
@@ -128,10 +130,10 @@ impl Pipes {
                 command.stdin(Stdio::piped());
             }
         }
-        if self.stdout_once || self.matchers.any() {
+        if self.stdout_once || self.patterns.any() {
             command.stdout(Stdio::piped());
         }
-        if self.matchers.any() {
+        if self.patterns.any() {
             command.stderr(Stdio::piped());
         }
     }
@@ -166,7 +168,7 @@ impl Pipes {
     ) -> Arc<Mutex<Collected>> {
         let collected = Arc::new(Mutex::new(Collected::new(target, held)));
         let pump = Pump::new(
-            Arc::clone(&self.matchers),
+            Arc::clone(&self.patterns),
             Arc::clone(&collected),
             Arc::clone(&self.failure),
             Arc::clone(sink),

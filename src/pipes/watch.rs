@@ -12,36 +12,11 @@
 use std::io::{self, PipeReader, Read};
 use std::sync::{Arc, Mutex};
 
-use regex::bytes::Regex;
-
 use super::failure::{Failure, describe, temp_dir_note};
+use super::lines::{Lines, MAX_LINE, Patterns};
 use super::output::{Sink, Target};
 use super::spool::Spool;
 use crate::runner::OutputSeen;
-
-/// A line longer than this is matched as it stands and then dropped, so
-/// output without newlines cannot grow the line buffer without bound.
-const MAX_LINE: usize = 64 * 1024;
-
-#[derive(Clone, Debug, Default)]
-pub struct Matchers {
-    pub retry_if: Option<Regex>,
-    pub stop_if: Option<Regex>,
-}
-
-impl Matchers {
-    pub fn any(&self) -> bool {
-        self.retry_if.is_some() || self.stop_if.is_some()
-    }
-
-    /// Matches one line, without its line ending, so `$` anchors at its end.
-    fn check(&self, line: &[u8], seen: &mut OutputSeen) {
-        let line = line.strip_suffix(b"\n").unwrap_or(line);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        seen.retry_if |= self.retry_if.as_ref().is_some_and(|r| r.is_match(line));
-        seen.stop_if |= self.stop_if.as_ref().is_some_and(|r| r.is_match(line));
-    }
-}
 
 /// A stream's route and what it produced so far; shared with the reader so
 /// that a stream still open after the command exited (a background process
@@ -66,7 +41,7 @@ impl Collected {
 
 /// Everything one stream's reader needs.
 pub struct Pump {
-    pub matchers: Arc<Matchers>,
+    pub patterns: Arc<Patterns>,
     pub collected: Arc<Mutex<Collected>>,
     pub failure: Arc<Failure>,
     pub sink: Arc<dyn Sink>,
@@ -83,13 +58,13 @@ pub enum Stopped {
 
 impl Pump {
     pub fn new(
-        matchers: Arc<Matchers>,
+        patterns: Arc<Patterns>,
         collected: Arc<Mutex<Collected>>,
         failure: Arc<Failure>,
         sink: Arc<dyn Sink>,
     ) -> Self {
         Pump {
-            matchers,
+            patterns,
             collected,
             failure,
             sink,
@@ -100,12 +75,11 @@ impl Pump {
         self.collected.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Reads `pipe` until its end or a write that cannot be made; matches
-    /// complete lines, including lines split across reads. Returning drops
-    /// `pipe`, which closes it on the command.
+    /// Reads `pipe` until its end or a write that cannot be made. Returning
+    /// drops `pipe`, which closes it on the command.
     pub fn run(&self, mut pipe: PipeReader) -> Stopped {
         let mut buf = vec![0u8; 64 * 1024];
-        let mut line: Vec<u8> = Vec::new();
+        let mut lines = Lines::new(MAX_LINE);
         let mut seen = OutputSeen::default();
         let stopped = loop {
             let n = match pipe.read(&mut buf) {
@@ -114,23 +88,16 @@ impl Pump {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break Stopped::Ended,
             };
-            let chunk = &buf[..n];
-            if !self.pass_on(chunk) {
+            if !self.pass_on(&buf[..n]) {
                 break Stopped::Closed;
             }
-            if self.matchers.any() {
-                for piece in chunk.split_inclusive(|&b| b == b'\n') {
-                    line.extend_from_slice(piece);
-                    if piece.ends_with(b"\n") || line.len() > MAX_LINE {
-                        self.matchers.check(&line, &mut seen);
-                        line.clear();
-                    }
-                }
+            if self.patterns.any() {
+                lines.feed(&buf[..n], &mut |line| self.patterns.check(line, &mut seen));
                 self.lock().seen = seen;
             }
         };
-        if stopped == Stopped::Ended && !line.is_empty() {
-            self.matchers.check(&line, &mut seen);
+        if stopped == Stopped::Ended && self.patterns.any() {
+            lines.finish(&mut |line| self.patterns.check(line, &mut seen));
             self.lock().seen = seen;
         }
         stopped
@@ -180,6 +147,7 @@ impl Pump {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipes::lines::Matchers;
     use std::io::Write;
 
     /// Records what is written, failing writes to `broken` with `error`.
@@ -214,7 +182,7 @@ mod tests {
         };
         let sink = Arc::new(sink);
         let pump = Pump::new(
-            Arc::new(matchers),
+            Arc::new(Patterns::new(&matchers)),
             Arc::new(Mutex::new(Collected::new(target, held))),
             Arc::new(Failure::default()),
             Arc::clone(&sink) as Arc<dyn Sink>,
@@ -335,23 +303,5 @@ mod tests {
             })
             .collect();
         assert_eq!(bytes, b"one\ntwo");
-    }
-
-    #[test]
-    fn matching_is_per_line_and_anchors_at_its_ends() {
-        for (pattern, bytes, matched) in [
-            ("^rate limit$", &b"x\r\nrate limit\r\n"[..], true),
-            ("rate limit", b"rate\nlimit\n", false),
-            ("(?i)QUOTA", b"x\nquota exceeded", true),
-        ] {
-            let setup = make(
-                Target::Stdout,
-                Some(Spool::new(1 << 20)),
-                pattern,
-                Recorder::default(),
-            );
-            pump_bytes(&setup, move |w| w.write_all(bytes).unwrap());
-            assert_eq!(setup.pump.lock().seen.retry_if, matched, "{pattern}");
-        }
     }
 }

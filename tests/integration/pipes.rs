@@ -515,3 +515,30 @@ fn a_reader_that_goes_away_stops_the_command_as_without_retry() {
     let status = wait_at_most_10s(&mut child);
     assert!(as_if_sigpipe(status), "release: {status:?}");
 }
+
+#[test]
+fn long_lines_are_matched_whole_up_to_1_mib_and_never_falsely_anchored() {
+    // Only the status and stderr are shown on failure: stdout is megabytes.
+    let run = |args: &[&str]| {
+        let out = retry(args).output();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // A 200 KB line of `a`s ending in `b`, then a line past the 1 MiB limit
+    // of `a`s and a `b`: no piece of either may pass for a line of `a`s.
+    let script = "head -c 200000 /dev/zero | tr '\\0' a; echo b; \
+                  head -c 1100000 /dev/zero | tr '\\0' a; echo b";
+    let (code, stderr) = run(&["-n", "1", "--retry-if-output", "^a+$", "sh", "-c", script]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""));
+    // A match straddling the old 64 KiB pieces, deep inside a long line.
+    let script = "head -c 524284 /dev/zero | tr '\\0' x; printf 'rate limit'; \
+                  head -c 300000 /dev/zero | tr '\\0' x; echo; exit 3";
+    let (code, stderr) = run(&["--stop-if-output", "rate limit", "sh", "-c", script]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains("its output matched --stop-if-output"),
+        "{stderr}"
+    );
+}
