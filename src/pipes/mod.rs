@@ -15,13 +15,14 @@ mod spool;
 mod watch;
 
 use std::fs::File;
-use std::io::{self, PipeReader, Write};
+use std::io::{self, PipeReader, PipeWriter, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 pub use lines::Matchers;
 pub use spool::Spool;
@@ -32,7 +33,7 @@ use failure::{Failure, describe};
 use lines::Patterns;
 use output::{OwnStdio, Sink, Target};
 use replay::Replay;
-use watch::{Collected, Pump};
+use watch::{Collected, Peek, Pump};
 
 /// Bytes kept in memory before a spool spills to a temporary file.
 const MEMORY_LIMIT: usize = 64 << 20;
@@ -46,6 +47,10 @@ pub const DEFAULT_STDIN_LIMIT: &str = "1GiB";
 /// How long the end of an attempt waits for its output pipes to close: a
 /// background process it left behind may hold them open indefinitely.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// How long the end of an attempt waits for the pipes still held open by a
+/// background process to be handed to a `cat`.
+const HAND_OFF_WAIT: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum StdinMode {
@@ -77,9 +82,18 @@ pub struct Pipes {
 
 /// The output streams of the attempt in progress.
 struct Running {
-    streams: Vec<Arc<Mutex<Collected>>>,
-    /// One message per stream that reached its end.
-    ended: mpsc::Receiver<()>,
+    streams: Vec<Stream>,
+    /// The index of each stream whose reader stopped.
+    ended: mpsc::Receiver<usize>,
+}
+
+struct Stream {
+    collected: Arc<Mutex<Collected>>,
+    /// A copy of the read end, to see whether any writer still holds it.
+    peek: Peek,
+    /// Dropped to tell the reader the attempt is over: hand the pipe off.
+    over: Option<PipeWriter>,
+    open: bool,
 }
 
 impl Pipes {
@@ -149,11 +163,12 @@ impl Pipes {
         if let Some(stdout) = child.stdout.take() {
             let held = self.stdout_once.then(|| Spool::new(MEMORY_LIMIT));
             let pipe = PipeReader::from(OwnedFd::from(stdout));
-            streams.push(self.read(pipe, Target::Stdout, held, &sink, done.clone()));
+            streams.push(self.read(pipe, Target::Stdout, held, &sink, (done.clone(), 0)));
         }
         if let Some(stderr) = child.stderr.take() {
             let pipe = PipeReader::from(OwnedFd::from(stderr));
-            streams.push(self.read(pipe, Target::Stderr, None, &sink, done));
+            let index = streams.len();
+            streams.push(self.read(pipe, Target::Stderr, None, &sink, (done, index)));
         }
         self.running = Some(Running { streams, ended });
     }
@@ -164,41 +179,63 @@ impl Pipes {
         target: Target,
         held: Option<Spool>,
         sink: &Arc<dyn Sink>,
-        done: mpsc::Sender<()>,
-    ) -> Arc<Mutex<Collected>> {
+        (done, index): (mpsc::Sender<usize>, usize),
+    ) -> Stream {
         let collected = Arc::new(Mutex::new(Collected::new(target, held)));
-        let pump = Pump::new(
+        let mut pump = Pump::new(
             Arc::clone(&self.patterns),
             Arc::clone(&collected),
             Arc::clone(&self.failure),
             Arc::clone(sink),
         );
+        let (over, over_writer) = io::pipe().map_or((None, None), |(r, w)| (Some(r), Some(w)));
+        pump.over = over;
+        let peek = Arc::new(Mutex::new(pipe.try_clone().ok()));
+        pump.peek = Arc::clone(&peek);
         std::thread::spawn(move || {
             pump.run(pipe);
-            let _ = done.send(());
+            let _ = done.send(index);
         });
-        collected
+        Stream {
+            collected,
+            peek,
+            over: over_writer,
+            open: true,
+        }
     }
 
-    /// After the attempt ended: waits for its output to drain (up to a
-    /// grace) and returns what the conditions saw and the held-back stdout
-    /// (`None` after a failure: an untrustworthy attempt's output is
-    /// dropped, not released).
+    /// After the attempt ended: waits for its output to drain and returns
+    /// what the conditions saw and the held-back stdout (`None` after a
+    /// failure: an untrustworthy attempt's output is dropped, not released).
+    ///
+    /// A stream the command's processes have all closed is read to its
+    /// end, however slow the reader downstream: its every line counts. One
+    /// still held open a grace after the command exited belongs to a
+    /// background process: it is handed to a `cat` that copies the rest (to
+    /// stderr, if it was held back) for as long as that process writes.
     pub fn finish(&mut self) -> (OutputSeen, Option<Spool>) {
-        let Some(running) = self.running.take() else {
+        let Some(mut running) = self.running.take() else {
             return (OutputSeen::default(), None);
         };
         let until = Instant::now() + DRAIN_GRACE;
-        for _ in 0..running.streams.len() {
+        while running.streams.iter().any(|s| s.open) {
             let left = until.saturating_duration_since(Instant::now());
-            if running.ended.recv_timeout(left).is_err() {
-                break;
+            match running.ended.recv_timeout(left) {
+                Ok(index) => running.streams[index].open = false,
+                Err(_) => break,
+            }
+        }
+        // Only draining: its writers are gone, so its end is near.
+        while running.streams.iter().any(|s| s.open && !held_open(s)) {
+            match running.ended.recv() {
+                Ok(index) => running.streams[index].open = false,
+                Err(_) => break,
             }
         }
         let mut seen = OutputSeen::default();
         let mut held = None;
-        for stream in running.streams {
-            let mut state = stream.lock().unwrap_or_else(|e| e.into_inner());
+        for stream in &mut running.streams {
+            let mut state = stream.collected.lock().unwrap_or_else(|e| e.into_inner());
             seen.retry_if |= state.seen.retry_if;
             seen.stop_if |= state.seen.stop_if;
             if let Some(spool) = state.held.take() {
@@ -206,11 +243,38 @@ impl Pipes {
                 // Whatever a lingering process still writes is not this attempt's result.
                 state.target = Target::Stderr;
             }
+            drop(state);
+            if stream.open {
+                stream.over = None;
+            }
+        }
+        let until = Instant::now() + HAND_OFF_WAIT;
+        while running.streams.iter().any(|s| s.open) {
+            let left = until.saturating_duration_since(Instant::now());
+            match running.ended.recv_timeout(left) {
+                Ok(index) => running.streams[index].open = false,
+                Err(_) => break,
+            }
         }
         if self.failure().is_some() {
             held = None;
         }
         (seen, held)
+    }
+}
+
+/// Whether some process still holds the stream's pipe open for writing.
+fn held_open(stream: &Stream) -> bool {
+    let peek = stream.peek.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(peek) = &*peek else {
+        return true;
+    };
+    let mut fds = [PollFd::new(peek.as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        Ok(_) => !fds[0]
+            .revents()
+            .is_some_and(|r| r.contains(PollFlags::POLLHUP)),
+        Err(_) => true,
     }
 }
 

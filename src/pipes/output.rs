@@ -1,10 +1,13 @@
 //! Where the command's output goes when it passes through retry: retry's
 //! own stdout and stderr, written without a buffer of retry's so each byte
-//! is passed on (or its error seen) at once.
+//! is passed on (or its error seen) at once. And the hand-off of a stream
+//! still open after its attempt (a background process holds it) to a
+//! `cat` that goes on copying it once retry has exited.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, PipeReader, Write};
 use std::os::fd::AsFd;
+use std::process::{Command, Stdio};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -51,4 +54,22 @@ impl Sink for OwnStdio {
             (Target::Stderr, _) => io::stderr().lock().write_all(bytes),
         }
     }
+}
+
+/// Starts `cat` copying the rest of `pipe` to `target`, so that output a
+/// background process writes after retry has exited is still written, as
+/// it would be without retry. On failure, `pipe` is still the caller's.
+pub fn hand_off(pipe: &PipeReader, target: Target) -> io::Result<()> {
+    let out = match target {
+        Target::Stdout => io::stdout().as_fd().try_clone_to_owned()?,
+        Target::Stderr => io::stderr().as_fd().try_clone_to_owned()?,
+    };
+    Command::new("cat")
+        .stdin(pipe.try_clone()?)
+        .stdout(out)
+        // Its own complaints (a reader gone) are not the command's output.
+        .stderr(Stdio::null())
+        .spawn()
+        // Never waited for: it outlives retry. Until then it is a zombie at most.
+        .map(drop)
 }

@@ -2,6 +2,9 @@
 //! each read is passed on at once (or held back for `--stdout-once`) and
 //! its lines are matched against `--retry-if-output` / `--stop-if-output`.
 //!
+//! A stream still open when its attempt is over (a background process
+//! holds it) is handed to a `cat` (see `output::hand_off`).
+//!
 //! When the bytes cannot go where they should, the pipe is closed so the
 //! command learns on its next write, as it would without retry: a reader
 //! that went away (EPIPE) leaves the command its SIGPIPE; output that
@@ -10,11 +13,15 @@
 //! for retry's own messages: the stream is still read and matched.
 
 use std::io::{self, PipeReader, Read};
+use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::failure::{Failure, describe, temp_dir_note};
 use super::lines::{Lines, MAX_LINE, Patterns};
-use super::output::{Sink, Target};
+use super::output::{Sink, Target, hand_off};
 use super::spool::Spool;
 use crate::runner::OutputSeen;
 
@@ -45,7 +52,16 @@ pub struct Pump {
     pub collected: Arc<Mutex<Collected>>,
     pub failure: Arc<Failure>,
     pub sink: Arc<dyn Sink>,
+    /// Becomes readable (its writer dropped) when the attempt is over and
+    /// the stream is to be handed off; `None` to read to the end regardless.
+    pub over: Option<PipeReader>,
+    /// Another copy of the read end (the end of the attempt looks at it),
+    /// dropped with ours so that closing the pipe on the command works.
+    pub peek: Peek,
 }
+
+/// A shared copy of a pipe's read end, to see whether it is still held open.
+pub type Peek = Arc<Mutex<Option<PipeReader>>>;
 
 /// Why a pump stopped reading.
 #[derive(Debug, PartialEq, Eq)]
@@ -54,6 +70,8 @@ pub enum Stopped {
     Ended,
     /// The bytes could go nowhere: the pipe was closed on the command.
     Closed,
+    /// The attempt was over: a `cat` goes on copying the pipe.
+    HandedOff,
 }
 
 impl Pump {
@@ -68,6 +86,8 @@ impl Pump {
             collected,
             failure,
             sink,
+            over: None,
+            peek: Peek::default(),
         }
     }
 
@@ -75,13 +95,21 @@ impl Pump {
         self.collected.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Reads `pipe` until its end or a write that cannot be made. Returning
-    /// drops `pipe`, which closes it on the command.
+    /// Reads `pipe` until its end, a hand-off, or a write that cannot be made.
     pub fn run(&self, mut pipe: PipeReader) -> Stopped {
         let mut buf = vec![0u8; 64 * 1024];
         let mut lines = Lines::new(MAX_LINE);
         let mut seen = OutputSeen::default();
+        let mut over = self.over.as_ref();
         let stopped = loop {
+            if over.is_some_and(|over| over_before_more(&pipe, over)) {
+                let target = self.lock().target;
+                if hand_off(&pipe, target).is_ok() {
+                    break Stopped::HandedOff;
+                }
+                // No `cat`: pass the rest on while retry lives.
+                over = None;
+            }
             let n = match pipe.read(&mut buf) {
                 Ok(0) => break Stopped::Ended,
                 Ok(n) => n,
@@ -96,6 +124,11 @@ impl Pump {
                 self.lock().seen = seen;
             }
         };
+        // Dropping `pipe` closes it on the command (unless `cat` has it),
+        // provided no other copy of it is left open.
+        if stopped == Stopped::Closed {
+            *self.peek.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
         if stopped == Stopped::Ended && self.patterns.any() {
             lines.finish(&mut |line| self.patterns.check(line, &mut seen));
             self.lock().seen = seen;
@@ -140,6 +173,23 @@ impl Pump {
                 ));
                 false
             }
+        }
+    }
+}
+
+/// Waits until `pipe` has bytes (or its end) or `over` says the attempt
+/// is over; true for the latter.
+fn over_before_more(pipe: &PipeReader, over: &PipeReader) -> bool {
+    let mut fds = [
+        PollFd::new(pipe.as_fd(), PollFlags::POLLIN),
+        PollFd::new(over.as_fd(), PollFlags::POLLIN),
+    ];
+    loop {
+        match poll(&mut fds, PollTimeout::NONE) {
+            Err(Errno::EINTR) => continue,
+            // Cannot wait on both: read, as without a hand-off.
+            Err(_) => return false,
+            Ok(_) => return fds[1].any().unwrap_or(false),
         }
     }
 }

@@ -542,3 +542,88 @@ fn long_lines_are_matched_whole_up_to_1_mib_and_never_falsely_anchored() {
         "{stderr}"
     );
 }
+
+#[test]
+fn stdout_once_writes_late_output_of_a_background_process_to_stderr() {
+    let dir = scratch();
+    let go = dir.path().join("go");
+    // The background process writes only once retry has exited.
+    let script = format!(
+        "(i=0; while [ ! -e {go} ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; echo late) & echo now",
+        go = go.display()
+    );
+    let mut child = retry_command(&["--stdout-once", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_at_most_10s(&mut child);
+    assert_eq!(status.code(), Some(0));
+    std::fs::write(&go, "").unwrap();
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(stdout, "now\n");
+    assert_eq!(stderr, "late\n");
+}
+
+#[test]
+fn output_a_slow_reader_has_not_taken_yet_is_still_matched_and_written() {
+    let dir = scratch();
+    let done = dir.path().join("done");
+    // 100 kB and the matching line fit in the pipes between the command and
+    // this test, so the command exits while retry still has them to write.
+    let script = format!(
+        "head -c 100000 /dev/zero; echo; echo 'rate limit'; touch {}",
+        done.display()
+    );
+    let mut child = retry_command(&[
+        "-n",
+        "1",
+        "--retry-if-output",
+        "rate limit",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    wait_for_file_to_exist(&done);
+    // Longer than retry's half-second grace for pipes left open.
+    std::thread::sleep(Duration::from_millis(700));
+    let mut stdout = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    let status = wait_at_most_10s(&mut child);
+    assert_eq!(stdout.len(), 100_000 + 1 + 11, "output was lost");
+    assert_eq!(status.code(), Some(1), "the matching line was not matched");
+}
+
+#[track_caller]
+fn wait_for_file_to_exist(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
