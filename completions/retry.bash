@@ -23,7 +23,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-j -b -c -f -n -t -m -q -v -s -h -V --jitter --base --cap --factor --max-attempts --retry-on --fatal-on --success-on --timeout --kill-after --max-time --seed --log-format --quiet --verbose --on-retry --stdin --stdout-once --retry-if-output --stop-if-output --shell --foreground --plan --simulate --completions --man --format --clients --reps --net-delay --net-sd --svg --help --version"
+            opts="-j -b -c -f -n -t -m -q -v -s -h -V --jitter --base --cap --factor --max-attempts --retry-on --fatal-on --success-on --timeout --kill-after --max-time --seed --log-format --quiet --verbose --on-retry --stdin --stdin-limit --stdout-once --retry-if-output --stop-if-output --shell --foreground --plan --simulate --completions --man --format --clients --reps --net-delay --net-sd --svg --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -115,6 +115,10 @@ _retry() {
                     ;;
                 --stdin)
                     COMPREPLY=($(compgen -W "inherit replay null" -- "${cur}"))
+                    return 0
+                    ;;
+                --stdin-limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --retry-if-output)

@@ -22,8 +22,9 @@ complete -c retry -l on-retry -d 'Shell command run with `sh -c` after a failed 
 complete -c retry -l stdin -d 'What each attempt reads as stdin: `inherit` retry\'s own (a later attempt may find it already consumed), `replay` the same bytes every time, or `null` an empty one' -r -f -a "inherit\t'Pass retry\'s stdin on as is: a later attempt may find it already consumed'
 replay\t'Read stdin once (as it arrives) and feed the same bytes to every attempt'
 null\t'Give every attempt an empty stdin, so a command waiting for input fails fast'"
-complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only' -r
-complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX' -r
+complete -c retry -l stdin-limit -d 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that cannot be kept (disk full), stops the run with exit status 125 rather than feed any attempt a truncated input' -r
+complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only. Lines are matched whole up to 1 MiB; a longer one only by a match that ends in its first 1 MiB, where `$` does not match' -r
+complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX (lines as for --retry-if-output)' -r
 complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"
@@ -42,7 +43,7 @@ complete -c retry -l net-sd -d '--simulate: standard deviation of the network de
 complete -c retry -l svg -d '--simulate: also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
-complete -c retry -l stdout-once -d 'Hold back each attempt\'s stdout (in memory, then in a temporary file) and write only the attempt that ends the run to stdout; earlier attempts\' stdout goes to stderr'
+complete -c retry -l stdout-once -d 'Hold back each attempt\'s stdout (in memory, then in a temporary file) and write only the attempt that ends the run to stdout; earlier attempts\' stdout goes to stderr. Output that cannot be held back or written stops the run with exit status 125'
 complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)'
 complete -c retry -l plan -d 'Print the sleeps a run with these options would take, and run nothing'
 complete -c retry -l simulate -d 'Simulate competing clients as in the AWS "Exponential Backoff And Jitter" post (work and completion time per strategy), and run nothing. Without --base/--cap it uses the post\'s: 10ms (5ms for decorrelated), 2s'

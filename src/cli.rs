@@ -11,6 +11,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
 use crate::pipes::StdinMode;
+use crate::size::Size;
 use crate::strategy::Jitter;
 
 #[derive(Debug, Parser)]
@@ -23,8 +24,9 @@ use crate::strategy::Jitter;
         Runs COMMAND; when its exit status is retryable, sleeps for a delay computed by the \
         chosen jitter strategy and runs it again, up to --max-attempts times. The command's \
         stdout and stderr pass through untouched; retry's own messages go to stderr. retry \
-        exits with the command's status, or 2 for bad usage, 124 for a timeout, 126/127 when \
-        the command cannot run and 128+N when ended by signal N.",
+        exits with the command's status, or 2 for bad usage, 124 for a timeout, 125 when retry \
+        itself fails (an input or output it cannot carry whole), 126/127 when the command \
+        cannot run and 128+N when ended by signal N.",
     after_help = "Every option can also be set with an environment variable RETRY_<OPTION> \
         (for example RETRY_BASE=200ms); a flag on the command line wins.",
     max_term_width = 100
@@ -126,21 +128,33 @@ pub struct Cli {
           value_name = "MODE", help_heading = "Pipelines")]
     pub stdin: StdinMode,
 
+    /// With --stdin replay: the most bytes of stdin kept to replay (past
+    /// 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that
+    /// cannot be kept (disk full), stops the run with exit status 125 rather
+    /// than feed any attempt a truncated input
+    #[arg(long, env = "RETRY_STDIN_LIMIT", value_name = "SIZE",
+          default_value = crate::pipes::DEFAULT_STDIN_LIMIT, value_parser = crate::size::parse,
+          help_heading = "Pipelines")]
+    pub stdin_limit: Size,
+
     /// Hold back each attempt's stdout (in memory, then in a temporary file)
     /// and write only the attempt that ends the run to stdout; earlier
-    /// attempts' stdout goes to stderr
+    /// attempts' stdout goes to stderr. Output that cannot be held back or
+    /// written stops the run with exit status 125
     #[arg(long, env = "RETRY_STDOUT_ONCE", help_heading = "Pipelines")]
     pub stdout_once: bool,
 
     /// Retry an attempt whose stdout or stderr has a line matching REGEX,
     /// even if its exit code counts as success (it then counts as 1; not if
-    /// the code is fatal); \d \w \s and (?i) are ASCII-only
+    /// the code is fatal); \d \w \s and (?i) are ASCII-only. Lines are
+    /// matched whole up to 1 MiB; a longer one only by a match that ends in
+    /// its first 1 MiB, where `$` does not match
     #[arg(long, env = "RETRY_RETRY_IF_OUTPUT", value_name = "REGEX",
           value_parser = parse_regex, help_heading = "Pipelines")]
     pub retry_if_output: Option<Regex>,
 
     /// Stop the run at once, with the attempt's own status, when its stdout
-    /// or stderr has a line matching REGEX
+    /// or stderr has a line matching REGEX (lines as for --retry-if-output)
     #[arg(long, env = "RETRY_STOP_IF_OUTPUT", value_name = "REGEX",
           value_parser = parse_regex, help_heading = "Pipelines")]
     pub stop_if_output: Option<Regex>,

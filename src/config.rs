@@ -142,6 +142,7 @@ impl Config {
             on_retry: cli.on_retry,
             pipes: crate::pipes::Settings {
                 stdin: cli.stdin,
+                stdin_limit: cli.stdin_limit,
                 stdout_once: cli.stdout_once,
                 matchers: crate::pipes::Matchers {
                     retry_if: cli.retry_if_output,
@@ -232,6 +233,15 @@ mod tests {
             "{err}"
         );
         assert!(config(&["--jitter", "all", "--plan"]).is_err());
+    }
+
+    #[test]
+    fn stdin_limit_takes_sizes_and_defaults_to_1_gib() {
+        let limit = |args: &[&str]| config(args).map(|c| c.pipes.stdin_limit.bytes());
+        assert_eq!(limit(&["true"]), Ok(1 << 30));
+        assert_eq!(limit(&["--stdin-limit", "64MiB", "true"]), Ok(64 << 20));
+        let err = limit(&["--stdin-limit", "64M", "true"]).unwrap_err();
+        assert!(err.contains("did you mean `64MiB` or `64MB`?"), "{err}");
     }
 
     #[test]

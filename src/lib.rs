@@ -22,6 +22,7 @@ mod report;
 mod runner;
 mod signals;
 mod simulate;
+mod size;
 mod status;
 mod strategy;
 mod supervisor;

@@ -355,17 +355,19 @@ impl Host for Supervisor<'_> {
         if let Some(pipes) = &self.pipes {
             pipes.prepare(&mut command);
         }
-        let ended = self.run_to_end(command, deadline, true);
-        let pipes = self.pipes.as_mut().map(Pipes::finish);
-        let (seen, held) = pipes.unwrap_or_default();
+        // Input that could not be kept whole fails every later attempt too.
+        let ended = match self.failure() {
+            Some(message) => Ok(Ended::Failed(message)),
+            None => self.run_to_end(command, deadline, true),
+        };
+        let (seen, held) = self.pipes.as_mut().map(Pipes::finish).unwrap_or_default();
         self.held = held;
-        Ok(match ended? {
+        Ok(match (ended?, self.failure()) {
+            (interrupted @ Ended::Interrupted { .. }, _) => interrupted,
             // A failure found only as the attempt ended counts the same.
-            Ended::Exited(..) if self.failure().is_some() => {
-                Ended::Failed(self.failure().unwrap_or_default())
-            }
-            Ended::Exited(status, _) => Ended::Exited(status, seen),
-            other => other,
+            (_, Some(message)) => Ended::Failed(message),
+            (Ended::Exited(status, _), None) => Ended::Exited(status, seen),
+            (other, None) => other,
         })
     }
 

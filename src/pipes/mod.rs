@@ -2,31 +2,55 @@
 //! `--stdin null|replay`, `--stdout-once` and the output conditions
 //! (`--retry-if-output`, `--stop-if-output`). Without those flags nothing
 //! here exists and the command inherits retry's stdio: no pipe, no thread.
+//!
+//! What cannot be carried faithfully (stdin that cannot be kept whole,
+//! stdout that cannot be held back or written) is never passed off as if
+//! it had been: it is a `failure` that ends the run with exit status 125.
 
+mod failure;
+mod lines;
+mod output;
 mod replay;
 mod spool;
 mod watch;
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, PipeReader, PipeWriter, Write};
+use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
+pub use lines::Matchers;
 pub use spool::Spool;
-pub use watch::Matchers;
 
 use crate::runner::OutputSeen;
+use crate::size::Size;
+use failure::{Failure, describe};
+use lines::Patterns;
+use output::{OwnStdio, Sink, Target};
 use replay::Replay;
-use watch::{Collected, Target};
+use watch::{Collected, Peek, Pump};
 
 /// Bytes kept in memory before a spool spills to a temporary file.
 const MEMORY_LIMIT: usize = 64 << 20;
 
+/// `--stdin-limit` unless given: room for the usual payloads (a dump, an
+/// archive, a request body) while an endless or mistaken stdin (`yes`, a
+/// log followed forever) fails within seconds instead of filling TMPDIR,
+/// often a tmpfs in memory and on CI runners only a few GiB.
+pub const DEFAULT_STDIN_LIMIT: &str = "1GiB";
+
 /// How long the end of an attempt waits for its output pipes to close: a
 /// background process it left behind may hold them open indefinitely.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// How long the end of an attempt waits for the pipes still held open by a
+/// background process to be handed to a `cat`.
+const HAND_OFF_WAIT: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum StdinMode {
@@ -41,6 +65,8 @@ pub enum StdinMode {
 #[derive(Debug)]
 pub struct Settings {
     pub stdin: StdinMode,
+    /// `--stdin-limit`: the most bytes of stdin `--stdin replay` keeps.
+    pub stdin_limit: Size,
     pub stdout_once: bool,
     pub matchers: Matchers,
 }
@@ -48,19 +74,26 @@ pub struct Settings {
 pub struct Pipes {
     stdin: StdinMode,
     stdout_once: bool,
-    matchers: Arc<Matchers>,
+    patterns: Arc<Patterns>,
     replay: Option<Replay>,
     running: Option<Running>,
-    /// Wakes the supervisor (set by it); see `failure`.
-    #[allow(dead_code)]
-    wake: Option<Arc<dyn Fn() + Send + Sync>>,
+    failure: Arc<Failure>,
 }
 
 /// The output streams of the attempt in progress.
 struct Running {
-    streams: Vec<Arc<Mutex<Collected>>>,
-    /// One message per stream that reached its end.
-    ended: mpsc::Receiver<()>,
+    streams: Vec<Stream>,
+    /// The index of each stream whose reader stopped.
+    ended: mpsc::Receiver<usize>,
+}
+
+struct Stream {
+    collected: Arc<Mutex<Collected>>,
+    /// A copy of the read end, to see whether any writer still holds it.
+    peek: Peek,
+    /// Dropped to tell the reader the attempt is over: hand the pipe off.
+    over: Option<PipeWriter>,
+    open: bool,
 }
 
 impl Pipes {
@@ -68,30 +101,35 @@ impl Pipes {
     pub fn new(settings: &Settings) -> Option<Self> {
         let needed =
             settings.stdin != StdinMode::Inherit || settings.stdout_once || settings.matchers.any();
+        let failure = Arc::new(Failure::default());
         needed.then(|| Pipes {
             stdin: settings.stdin,
             stdout_once: settings.stdout_once,
-            matchers: Arc::new(settings.matchers.clone()),
+            patterns: Arc::new(Patterns::new(&settings.matchers)),
             // Recording starts now, so the first attempt streams rather than waits.
-            replay: (settings.stdin == StdinMode::Replay).then(|| Replay::start(MEMORY_LIMIT)),
+            replay: (settings.stdin == StdinMode::Replay)
+                .then(|| Replay::start(MEMORY_LIMIT, settings.stdin_limit, Arc::clone(&failure))),
             running: None,
-            wake: None,
+            failure,
         })
-    }
-
-    /// Gives the pipes' threads a way to wake the supervisor when they fail.
-    pub fn set_waker(&mut self, wake: Arc<dyn Fn() + Send + Sync>) {
-        self.wake = Some(wake);
-    }
-
-    /// A failure that makes the running attempt's result untrustworthy.
-    pub fn failure(&self) -> Option<String> {
-        None
     }
 
     /// Whether a hook must keep off retry's stdin (the recorder reads it).
     pub fn owns_stdin(&self) -> bool {
         self.stdin == StdinMode::Replay
+    }
+
+    /// Gives the pipes' threads a way to wake the supervisor when they fail
+    /// (see `failure`). Called at once if a failure came first.
+    pub fn set_waker(&mut self, wake: Arc<dyn Fn() + Send + Sync>) {
+        self.failure.set_waker(wake);
+    }
+
+    /// A failure that makes the running attempt's result untrustworthy, as
+    /// one line without the `retry: ` prefix. Once set, it stays set: the
+    /// run must give up (exit 125).
+    pub fn failure(&self) -> Option<String> {
+        self.failure.message()
     }
 
     /// Sets the attempt's stdio: a pipe only where retry has work to do.
@@ -105,10 +143,10 @@ impl Pipes {
                 command.stdin(Stdio::piped());
             }
         }
-        if self.stdout_once || self.matchers.any() {
+        if self.stdout_once || self.patterns.any() {
             command.stdout(Stdio::piped());
         }
-        if self.matchers.any() {
+        if self.patterns.any() {
             command.stderr(Stdio::piped());
         }
     }
@@ -119,50 +157,84 @@ impl Pipes {
             replay.feed(stdin);
         }
         let (done, ended) = mpsc::channel();
+        let sink: Arc<dyn Sink> = Arc::new(OwnStdio::new());
         let mut streams = Vec::new();
         if let Some(stdout) = child.stdout.take() {
             let held = self.stdout_once.then(|| Spool::new(MEMORY_LIMIT));
-            streams.push(self.read(stdout, Target::Stdout, held, done.clone()));
+            let pipe = PipeReader::from(OwnedFd::from(stdout));
+            streams.push(self.read(pipe, Target::Stdout, held, &sink, (done.clone(), 0)));
         }
         if let Some(stderr) = child.stderr.take() {
-            streams.push(self.read(stderr, Target::Stderr, None, done));
+            let pipe = PipeReader::from(OwnedFd::from(stderr));
+            let index = streams.len();
+            streams.push(self.read(pipe, Target::Stderr, None, &sink, (done, index)));
         }
         self.running = Some(Running { streams, ended });
     }
 
     fn read(
         &self,
-        pipe: impl io::Read + Send + 'static,
+        pipe: PipeReader,
         target: Target,
         held: Option<Spool>,
-        done: mpsc::Sender<()>,
-    ) -> Arc<Mutex<Collected>> {
+        sink: &Arc<dyn Sink>,
+        (done, index): (mpsc::Sender<usize>, usize),
+    ) -> Stream {
         let collected = Arc::new(Mutex::new(Collected::new(target, held)));
-        let (matchers, shared) = (Arc::clone(&self.matchers), Arc::clone(&collected));
+        let mut pump = Pump::new(
+            Arc::clone(&self.patterns),
+            Arc::clone(&collected),
+            Arc::clone(&self.failure),
+            Arc::clone(sink),
+        );
+        let (over, over_writer) = io::pipe().map_or((None, None), |(r, w)| (Some(r), Some(w)));
+        pump.over = over;
+        let peek = Arc::new(Mutex::new(pipe.try_clone().ok()));
+        pump.peek = Arc::clone(&peek);
         std::thread::spawn(move || {
-            watch::pump(pipe, &matchers, &shared);
-            let _ = done.send(());
+            pump.run(pipe);
+            let _ = done.send(index);
         });
-        collected
+        Stream {
+            collected,
+            peek,
+            over: over_writer,
+            open: true,
+        }
     }
 
-    /// After the attempt ended: waits for its output to drain (up to a
-    /// grace) and returns what the conditions saw and the held-back stdout.
+    /// After the attempt ended: waits for its output to drain and returns
+    /// what the conditions saw and the held-back stdout (`None` after a
+    /// failure: an untrustworthy attempt's output is dropped, not released).
+    ///
+    /// A stream the command's processes have all closed is read to its
+    /// end, however slow the reader downstream: its every line counts. One
+    /// still held open a grace after the command exited belongs to a
+    /// background process: it is handed to a `cat` that copies the rest (to
+    /// stderr, if it was held back) for as long as that process writes.
     pub fn finish(&mut self) -> (OutputSeen, Option<Spool>) {
-        let Some(running) = self.running.take() else {
+        let Some(mut running) = self.running.take() else {
             return (OutputSeen::default(), None);
         };
         let until = Instant::now() + DRAIN_GRACE;
-        for _ in 0..running.streams.len() {
+        while running.streams.iter().any(|s| s.open) {
             let left = until.saturating_duration_since(Instant::now());
-            if running.ended.recv_timeout(left).is_err() {
-                break;
+            match running.ended.recv_timeout(left) {
+                Ok(index) => running.streams[index].open = false,
+                Err(_) => break,
+            }
+        }
+        // Only draining: its writers are gone, so its end is near.
+        while running.streams.iter().any(|s| s.open && !held_open(s)) {
+            match running.ended.recv() {
+                Ok(index) => running.streams[index].open = false,
+                Err(_) => break,
             }
         }
         let mut seen = OutputSeen::default();
         let mut held = None;
-        for stream in running.streams {
-            let mut state = stream.lock().unwrap_or_else(|e| e.into_inner());
+        for stream in &mut running.streams {
+            let mut state = stream.collected.lock().unwrap_or_else(|e| e.into_inner());
             seen.retry_if |= state.seen.retry_if;
             seen.stop_if |= state.seen.stop_if;
             if let Some(spool) = state.held.take() {
@@ -170,35 +242,85 @@ impl Pipes {
                 // Whatever a lingering process still writes is not this attempt's result.
                 state.target = Target::Stderr;
             }
+            drop(state);
+            if stream.open {
+                stream.over = None;
+            }
+        }
+        let until = Instant::now() + HAND_OFF_WAIT;
+        while running.streams.iter().any(|s| s.open) {
+            let left = until.saturating_duration_since(Instant::now());
+            match running.ended.recv_timeout(left) {
+                Ok(index) => running.streams[index].open = false,
+                Err(_) => break,
+            }
+        }
+        if self.failure().is_some() {
+            held = None;
         }
         (seen, held)
     }
 }
 
+/// Whether some process still holds the stream's pipe open for writing.
+fn held_open(stream: &Stream) -> bool {
+    let peek = stream.peek.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(peek) = &*peek else {
+        return true;
+    };
+    let mut fds = [PollFd::new(peek.as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        Ok(_) => !fds[0]
+            .revents()
+            .is_some_and(|r| r.contains(PollFlags::POLLHUP)),
+        Err(_) => true,
+    }
+}
+
 /// Why held-back stdout could not be written.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum ReleaseError {
     /// stdout's reader went away (EPIPE).
     BrokenPipe,
-    /// Any other write error, as one line.
+    /// Any other error, as one line.
     Other(String),
 }
 
 /// Writes an attempt's held-back stdout to stdout (the attempt that ended
 /// the run) or to stderr (any other), so none of it is lost. Errors on
-/// stdout are reported: that output is the run's result.
+/// stdout are reported: that output is the run's result. Errors on stderr
+/// are ignored, as for retry's own messages.
 pub fn release(held: &Spool, to_stdout: bool) -> Result<(), ReleaseError> {
     if !to_stdout {
         let _ = held.write_to(&mut io::stderr().lock());
         return Ok(());
     }
-    let mut out = io::stdout().lock();
-    held.write_to(&mut out)
-        .and_then(|()| out.flush())
-        .map_err(|error| match error.kind() {
-            io::ErrorKind::BrokenPipe => ReleaseError::BrokenPipe,
-            _ => ReleaseError::Other(format!(
-                "cannot write the command's output to stdout: {error}"
-            )),
-        })
+    let cannot_write = |error: io::Error| match error.kind() {
+        io::ErrorKind::BrokenPipe => ReleaseError::BrokenPipe,
+        _ => ReleaseError::Other(format!(
+            "cannot write the command's output to stdout: {}",
+            describe(&error)
+        )),
+    };
+    // Unbuffered, so every error is seen here and no byte waits in a buffer.
+    let mut out = io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(File::from)
+        .map_err(cannot_write)?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut offset = 0;
+    loop {
+        let n = held.read_at(offset, &mut buf).map_err(|error| {
+            ReleaseError::Other(format!(
+                "--stdout-once: cannot read the held-back output: {}",
+                describe(&error)
+            ))
+        })?;
+        if n == 0 {
+            return Ok(());
+        }
+        out.write_all(&buf[..n]).map_err(cannot_write)?;
+        offset += n as u64;
+    }
 }

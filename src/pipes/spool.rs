@@ -6,13 +6,17 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
 
 #[derive(Debug)]
 pub struct Spool {
     memory: Vec<u8>,
     file: Option<File>,
     len: u64,
+    /// Bytes kept in memory before spilling.
     limit: usize,
+    /// Where the spill file goes; `None` for the usual (TMPDIR, else /tmp).
+    dir: Option<PathBuf>,
 }
 
 impl Spool {
@@ -22,6 +26,16 @@ impl Spool {
             file: None,
             len: 0,
             limit,
+            dir: None,
+        }
+    }
+
+    /// A spool spilling into `dir`: tests cannot safely change TMPDIR.
+    #[cfg(test)]
+    pub fn new_in(limit: usize, dir: PathBuf) -> Self {
+        Self {
+            dir: Some(dir),
+            ..Self::new(limit)
         }
     }
 
@@ -31,7 +45,10 @@ impl Spool {
 
     pub fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
         if self.file.is_none() && self.memory.len() + bytes.len() > self.limit {
-            let mut file = tempfile::tempfile()?;
+            let mut file = match &self.dir {
+                Some(dir) => tempfile::tempfile_in(dir)?,
+                None => tempfile::tempfile()?,
+            };
             file.write_all(&self.memory)?;
             self.memory = Vec::new();
             self.file = Some(file);

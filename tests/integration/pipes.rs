@@ -1,14 +1,15 @@
 //! Pipelines: `--stdin`, `--stdout-once` and the output conditions, with
 //! what retry promises when none of them is given (no pipe of its own).
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
 use crate::harness::{
-    assert_all_gone, assert_died_of, count, fail_times, retry, scratch, send, wait_for_file,
+    BIN, assert_all_gone, assert_died_of, count, fail_times, retry, scratch, send, wait_for_file,
 };
 
 /// More than the 64 MiB a spool keeps in memory.
@@ -144,6 +145,21 @@ fn stdout_once_is_binary_safe_and_spills_past_the_memory_limit() {
     assert!(
         out.stderr == bytes,
         "stderr differs from the first attempt's output"
+    );
+    // Where it cannot be held in full, none of it reaches stdout, and the
+    // run fails loudly instead of sending the rest to stderr.
+    let script = format!("cat {}", blob.display());
+    let out = retry(&["--stdout-once", "-n", "1", "sh", "-c", &script])
+        .env("TMPDIR", "/nonexistent")
+        .output();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(out.stdout.is_empty(), "partial output reached stdout");
+    assert!(
+        stderr.starts_with("retry: --stdout-once: cannot hold back stdout")
+            && stderr.contains("TMPDIR=/nonexistent")
+            && stderr.lines().count() == 1,
+        "{stderr}"
     );
 }
 
@@ -299,4 +315,317 @@ fn a_bad_regex_is_bad_usage_and_runs_nothing() {
     out.code(2)
         .stderr_is("retry: invalid value '(oops' for '--stop-if-output <REGEX>': unclosed group\n");
     assert!(!marker.exists());
+}
+
+#[test]
+fn stdin_replay_of_an_unreadable_stdin_fails_and_feeds_no_attempt() {
+    let dir = scratch();
+    // A directory: reading it fails at once. No attempt may take that for
+    // an empty input; any attempt that started is stopped (here by
+    // --timeout at the latest) before wc can print a count.
+    let out = retry(&[
+        "--stdin",
+        "replay",
+        "-n",
+        "3",
+        "--base",
+        "1ms",
+        "--timeout",
+        "1s",
+        "sh",
+        "-c",
+        "wc -c; exit 1",
+    ])
+    .stdin(std::fs::File::open(dir.path()).unwrap())
+    .run();
+    out.code(125)
+        .stdout_is("")
+        .stderr_is("retry: --stdin replay: cannot read stdin: Is a directory; the attempt was stopped so it never sees a truncated input; exiting with 125\n");
+}
+
+#[test]
+fn stdin_longer_than_the_limit_fails_and_no_attempt_sees_an_end() {
+    let limit_args = [
+        "--stdin",
+        "replay",
+        "--stdin-limit",
+        "1KiB",
+        "-n",
+        "1",
+        "--timeout",
+        "1s",
+        "wc",
+        "-c",
+    ];
+    // At the limit: fed whole.
+    retry(&limit_args)
+        .input(vec![b'x'; 1024])
+        .run()
+        .code(0)
+        .stdout_is("1024\n");
+    // One byte more: wc never sees the end of its input (it is stopped and
+    // prints nothing), and the run fails, naming the option and the limit.
+    let out = retry(&limit_args).input(vec![b'x'; 1025]).run();
+    out.code(125).stdout_is("").stderr_lines(1).stderr_has(
+        "retry: --stdin replay: stdin is longer than --stdin-limit 1 KiB; the attempt was stopped",
+    );
+    // The environment sets it too.
+    let out = retry(&limit_args[4..])
+        .env("RETRY_STDIN", "replay")
+        .env("RETRY_STDIN_LIMIT", "1500")
+        .input(vec![b'x'; 1501])
+        .run();
+    out.code(125).stderr_has("--stdin-limit 1500 bytes");
+}
+
+#[test]
+fn an_endless_stdin_ends_the_run_at_the_limit_instead_of_filling_the_disk() {
+    let dir = scratch();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut yes = Command::new("yes").stdout(Stdio::piped()).spawn().unwrap();
+    // Every attempt reads a few bytes and fails: only the limit ends this
+    // run (--max-time is a watchdog that would end it with another status;
+    // it also stops an attempt that started as the limit was reached, which
+    // the supervisor otherwise stops only on the main branch).
+    let out = retry(&[
+        "--stdin",
+        "replay",
+        "--stdin-limit",
+        "2MiB",
+        "-n",
+        "unlimited",
+        "--base",
+        "1ms",
+        "--cap",
+        "1ms",
+        "--max-time",
+        "3s",
+        "-q",
+        "sh",
+        "-c",
+        "head -c 10 >/dev/null; exit 1",
+    ])
+    .env("TMPDIR", &tmp)
+    .stdin(yes.stdout.take().unwrap())
+    .run();
+    let _ = yes.kill();
+    let _ = yes.wait();
+    out.code(125).stderr_has("--stdin-limit 2 MiB");
+    assert!(is_empty_dir(&tmp), "a spill file was left in TMPDIR");
+}
+
+/// `retry ARGS...` as a bare `Command`, for tests that give it stdio of their own.
+fn retry_command(args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command.args(args).stdin(Stdio::null());
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("RETRY_") {
+            command.env_remove(key);
+        }
+    }
+    command
+}
+
+/// Waits for `child`, killing it and failing the test after 10 s: a
+/// regression here means retry hangs, and the test must say so, not hang too.
+#[track_caller]
+fn wait_at_most_10s(child: &mut Child) -> ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("retry was still running after 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// retry ended as a command killed by SIGPIPE does, as the shell sees it (141).
+fn as_if_sigpipe(status: ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.code() == Some(128 + Signal::SIGPIPE as i32)
+        || status.signal() == Some(Signal::SIGPIPE as i32)
+}
+
+#[test]
+fn output_that_cannot_be_written_to_stdout_is_exit_125() {
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    // Held back, then released into a full device.
+    let out = retry_command(&["-n", "1", "--stdout-once", "echo", "hi"])
+        .stdout(full())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert_eq!(
+        stderr,
+        "retry: cannot write the command's output to stdout: No space left on device; exiting with 125\n"
+    );
+    // Streamed through the output conditions.
+    let out = retry_command(&["-n", "1", "--retry-if-output", "ZZZ", "echo", "hi"])
+        .stdout(full())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(
+        stderr.starts_with("retry: cannot write the command's stdout: No space left on device")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_reader_that_goes_away_stops_the_command_as_without_retry() {
+    // `retry ... -- yes | head -c4`, on stdout and on stderr: once the reader
+    // is gone, yes gets SIGPIPE and the run ends.
+    for (stream, script) in [("stdout", "exec yes"), ("stderr", "exec yes >&2")] {
+        let mut child = retry_command(&["-n", "1", "--retry-if-output", "ZZZ", "sh", "-c", script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe: Box<dyn Read> = match stream {
+            "stdout" => Box::new(child.stdout.take().unwrap()),
+            _ => Box::new(child.stderr.take().unwrap()),
+        };
+        let mut four = [0u8; 4];
+        pipe.read_exact(&mut four).unwrap();
+        assert_eq!(&four, b"y\ny\n");
+        drop(pipe);
+        let status = wait_at_most_10s(&mut child);
+        assert!(as_if_sigpipe(status), "{stream}: {status:?}");
+    }
+    // Held-back stdout released to a reader that is already gone.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = retry_command(&["-n", "1", "--stdout-once", "echo", "hi"])
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_at_most_10s(&mut child);
+    assert!(as_if_sigpipe(status), "release: {status:?}");
+}
+
+#[test]
+fn long_lines_are_matched_whole_up_to_1_mib_and_never_falsely_anchored() {
+    // Only the status and stderr are shown on failure: stdout is megabytes.
+    let run = |args: &[&str]| {
+        let out = retry(args).output();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // A 200 KB line of `a`s ending in `b`, then a line past the 1 MiB limit
+    // of `a`s and a `b`: no piece of either may pass for a line of `a`s.
+    let script = "head -c 200000 /dev/zero | tr '\\0' a; echo b; \
+                  head -c 1100000 /dev/zero | tr '\\0' a; echo b";
+    let (code, stderr) = run(&["-n", "1", "--retry-if-output", "^a+$", "sh", "-c", script]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""));
+    // A match straddling the old 64 KiB pieces, deep inside a long line.
+    let script = "head -c 524284 /dev/zero | tr '\\0' x; printf 'rate limit'; \
+                  head -c 300000 /dev/zero | tr '\\0' x; echo; exit 3";
+    let (code, stderr) = run(&["--stop-if-output", "rate limit", "sh", "-c", script]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains("its output matched --stop-if-output"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn stdout_once_writes_late_output_of_a_background_process_to_stderr() {
+    let dir = scratch();
+    let go = dir.path().join("go");
+    // The background process writes only once retry has exited.
+    let script = format!(
+        "(i=0; while [ ! -e {go} ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; echo late) & echo now",
+        go = go.display()
+    );
+    let mut child = retry_command(&["--stdout-once", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_at_most_10s(&mut child);
+    assert_eq!(status.code(), Some(0));
+    std::fs::write(&go, "").unwrap();
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(stdout, "now\n");
+    assert_eq!(stderr, "late\n");
+}
+
+#[test]
+fn output_a_slow_reader_has_not_taken_yet_is_still_matched_and_written() {
+    let dir = scratch();
+    let done = dir.path().join("done");
+    // 100 kB and the matching line fit in the pipes between the command and
+    // this test, so the command exits while retry still has them to write.
+    let script = format!(
+        "head -c 100000 /dev/zero; echo; echo 'rate limit'; touch {}",
+        done.display()
+    );
+    let mut child = retry_command(&[
+        "-n",
+        "1",
+        "--retry-if-output",
+        "rate limit",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    wait_for_file_to_exist(&done);
+    // Longer than retry's half-second grace for pipes left open.
+    std::thread::sleep(Duration::from_millis(700));
+    let mut stdout = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    let status = wait_at_most_10s(&mut child);
+    assert_eq!(stdout.len(), 100_000 + 1 + 11, "output was lost");
+    assert_eq!(status.code(), Some(1), "the matching line was not matched");
+}
+
+#[track_caller]
+fn wait_for_file_to_exist(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

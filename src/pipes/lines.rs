@@ -1,0 +1,280 @@
+//! What `--retry-if-output` and `--stop-if-output` see: an output stream
+//! cut into lines, each matched whole without its line ending, so `^` and
+//! `$` anchor at the line's ends and a match may span any number of reads.
+//!
+//! A line is kept in memory until its newline, up to `MAX_LINE` (1 MiB per
+//! stream: longer than any log line and most single-line JSON, and small
+//! beside the 64 MiB a held-back stdout may take). A longer line is matched
+//! on its first `MAX_LINE` bytes only: a match must end within them, and
+//! `$` never matches there, since the line goes on. The rest of such a line
+//! is not matched. So no anchored pattern matches a piece of a line as if
+//! it were the line, and no match inside the limit is missed.
+
+use regex::bytes::Regex;
+use regex_automata::meta;
+use regex_automata::util::syntax;
+use regex_automata::{Input, MatchKind};
+
+use crate::runner::OutputSeen;
+
+/// The longest line matched whole, in bytes without its line ending.
+pub const MAX_LINE: usize = 1 << 20;
+
+#[derive(Clone, Debug, Default)]
+pub struct Matchers {
+    pub retry_if: Option<Regex>,
+    pub stop_if: Option<Regex>,
+}
+
+impl Matchers {
+    pub fn any(&self) -> bool {
+        self.retry_if.is_some() || self.stop_if.is_some()
+    }
+}
+
+/// The patterns ready for both kinds of line.
+#[derive(Debug)]
+pub struct Patterns {
+    retry_if: Option<Pattern>,
+    stop_if: Option<Pattern>,
+}
+
+#[derive(Debug)]
+struct Pattern {
+    whole: Regex,
+    /// The same pattern on the lower-level engine, which can search part of
+    /// a haystack while its assertions see the rest: `$` then cannot match
+    /// where the search stops. `None` only if it did not build (it is the
+    /// pattern `whole` was built from, with the same syntax settings); an
+    /// over-long line then matches nothing rather than something false.
+    within: Option<meta::Regex>,
+}
+
+impl Pattern {
+    fn new(whole: &Regex) -> Self {
+        // As `regex::bytes::RegexBuilder::unicode(false)` configures it (cli::parse_regex).
+        let within = meta::Builder::new()
+            .configure(
+                meta::Config::new()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .utf8_empty(false),
+            )
+            .syntax(syntax::Config::new().unicode(false).utf8(false))
+            .build(whole.as_str())
+            .ok();
+        Pattern {
+            whole: whole.clone(),
+            within,
+        }
+    }
+
+    fn matches(&self, line: Line<'_>) -> bool {
+        match line {
+            Line::Whole(line) => self.whole.is_match(line),
+            // `start` has one byte past the limit, so `$` sees the line go on.
+            Line::Start(start, limit) => self
+                .within
+                .as_ref()
+                .is_some_and(|re| re.is_match(Input::new(start).range(..limit))),
+        }
+    }
+}
+
+impl Patterns {
+    pub fn new(matchers: &Matchers) -> Self {
+        Patterns {
+            retry_if: matchers.retry_if.as_ref().map(Pattern::new),
+            stop_if: matchers.stop_if.as_ref().map(Pattern::new),
+        }
+    }
+
+    pub fn any(&self) -> bool {
+        self.retry_if.is_some() || self.stop_if.is_some()
+    }
+
+    pub fn check(&self, line: Line<'_>, seen: &mut OutputSeen) {
+        seen.retry_if |= self.retry_if.as_ref().is_some_and(|p| p.matches(line));
+        seen.stop_if |= self.stop_if.as_ref().is_some_and(|p| p.matches(line));
+    }
+}
+
+/// A line as the patterns see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// A complete line without its line ending.
+    Whole(&'a [u8]),
+    /// The start of a line longer than the limit (the second field): the
+    /// limit's bytes and the one after them.
+    Start(&'a [u8], usize),
+}
+
+/// Cuts a stream into lines as its reads arrive.
+pub struct Lines {
+    /// The line so far (its line ending not yet seen).
+    buf: Vec<u8>,
+    limit: usize,
+    /// In the rest of a line that was longer than the limit: not matched.
+    skipping: bool,
+}
+
+impl Lines {
+    pub fn new(limit: usize) -> Self {
+        Lines {
+            buf: Vec::new(),
+            limit,
+            skipping: false,
+        }
+    }
+
+    /// Takes the next bytes of the stream; calls `check` for each line they complete.
+    pub fn feed(&mut self, chunk: &[u8], check: &mut impl FnMut(Line<'_>)) {
+        for piece in chunk.split_inclusive(|&b| b == b'\n') {
+            let ends = piece.ends_with(b"\n");
+            if self.skipping {
+                self.skipping = !ends;
+                continue;
+            }
+            if ends && self.buf.is_empty() {
+                // The whole line is in this read: no copy.
+                self.line(&piece[..piece.len() - 1], check);
+                continue;
+            }
+            // Two bytes past the limit can only be a longer line, even if
+            // the last of them is the `\r` of a `\r\n`.
+            let room = (self.limit + 2).saturating_sub(self.buf.len());
+            self.buf.extend_from_slice(&piece[..piece.len().min(room)]);
+            if ends && piece.len() <= room {
+                let line = std::mem::take(&mut self.buf);
+                self.line(&line[..line.len() - 1], check);
+                self.buf = line; // keeps the allocation
+                self.buf.clear();
+            } else if self.buf.len() >= self.limit + 2 {
+                check(Line::Start(&self.buf[..=self.limit], self.limit));
+                self.buf.clear();
+                self.buf.shrink_to(64 * 1024);
+                self.skipping = !ends;
+            }
+        }
+    }
+
+    /// The stream ended: a last line without a newline is still a line.
+    pub fn finish(&mut self, check: &mut impl FnMut(Line<'_>)) {
+        if !self.skipping && !self.buf.is_empty() {
+            let line = std::mem::take(&mut self.buf);
+            self.line(&line, check);
+        }
+    }
+
+    /// One line without its `\n`: drops a `\r` before it, applies the limit.
+    fn line(&self, line: &[u8], check: &mut impl FnMut(Line<'_>)) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.len() <= self.limit {
+            check(Line::Whole(line));
+        } else {
+            check(Line::Start(&line[..=self.limit], self.limit));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines `chunks` make, as the patterns would see them.
+    fn lines(limit: usize, chunks: &[&[u8]]) -> Vec<String> {
+        let mut lines = Lines::new(limit);
+        let mut seen = Vec::new();
+        let mut record = |line: Line<'_>| {
+            seen.push(match line {
+                Line::Whole(l) => String::from_utf8_lossy(l).into_owned(),
+                Line::Start(s, limit) => {
+                    assert_eq!(s.len(), limit + 1);
+                    format!("{}...", String::from_utf8_lossy(s))
+                }
+            })
+        };
+        for chunk in chunks {
+            lines.feed(chunk, &mut record);
+        }
+        lines.finish(&mut record);
+        seen
+    }
+
+    #[test]
+    fn lines_are_whole_whatever_the_reads() {
+        assert_eq!(lines(8, &[b"ab\r\ncd", b"ef\n", b"g"]), ["ab", "cdef", "g"]);
+        assert_eq!(
+            lines(8, &[b"12345678\n", b"1234567", b"8\r\n"]),
+            ["12345678", "12345678"]
+        );
+        assert_eq!(lines(8, &[b"\n\n"]), ["", ""]);
+    }
+
+    #[test]
+    fn a_longer_line_shows_its_start_and_one_byte_more_once() {
+        assert_eq!(lines(4, &[b"123456789\nok\n"]), ["12345...", "ok"]);
+        assert_eq!(
+            lines(4, &[b"12", b"34", b"5", b"6789", b"\n", b"ok"]),
+            ["12345...", "ok"]
+        );
+        // Just past the limit, ended in the same read or in the last one.
+        assert_eq!(lines(4, &[b"12345\n"]), ["12345..."]);
+        assert_eq!(lines(4, &[b"123", b"45"]), ["12345..."]);
+        assert_eq!(lines(4, &[b"1234\r", b"\n"]), ["1234"]);
+    }
+
+    fn matcher(pattern: &str) -> Patterns {
+        let regex = regex::bytes::RegexBuilder::new(pattern)
+            .unicode(false)
+            .build()
+            .unwrap();
+        Patterns::new(&Matchers {
+            retry_if: Some(regex),
+            stop_if: None,
+        })
+    }
+
+    /// Whether `pattern` matches a line of the stream `chunks`, with lines
+    /// matched whole up to `limit` bytes.
+    fn matches_within(limit: usize, pattern: &str, chunks: &[&[u8]]) -> bool {
+        let patterns = matcher(pattern);
+        let mut seen = OutputSeen::default();
+        let mut lines = Lines::new(limit);
+        let mut check = |line: Line<'_>| patterns.check(line, &mut seen);
+        for chunk in chunks {
+            lines.feed(chunk, &mut check);
+        }
+        lines.finish(&mut check);
+        seen.retry_if
+    }
+
+    fn matches(pattern: &str, chunks: &[&[u8]]) -> bool {
+        matches_within(8, pattern, chunks)
+    }
+
+    #[test]
+    fn matches_span_reads_and_anchor_at_line_ends() {
+        let matches = |pattern, chunks| matches_within(MAX_LINE, pattern, chunks);
+        assert!(matches("rate limit", &[b"ok\nrate li", b"mit exceeded\n"]));
+        assert!(matches("^rate$", &[b"x\r\nrate\r\n"]));
+        assert!(!matches("rate limit", &[b"rate\nlimit\n"]));
+        assert!(matches("(?i)QUOTA", &[b"x\nquota"]));
+    }
+
+    #[test]
+    fn in_a_longer_line_a_match_must_end_within_the_limit() {
+        // Within the first 8 bytes, even split across reads, found.
+        assert!(matches("45678", &[b"1234", b"5678", b"9abc\n"]));
+        assert!(matches("^12345678", &[b"123456789abc\n"]));
+        // Ending past them: not matched, and nothing after them is.
+        assert!(!matches("56789", &[b"123456789abc\n"]));
+        assert!(!matches("abc", &[b"123456789abc\n"]));
+        // No false anchor where the line was cut, however the reads fall.
+        assert!(!matches("^1+$", &[b"111111111111x\n"]));
+        assert!(!matches("^1+$", &[b"1111", b"1111", b"1111", b"x"]));
+        assert!(!matches(r"8\b", &[b"123456789\n"]));
+        assert!(matches(r"7\b", &[b"1234567 89\n"]));
+        // The line after a long one is matched as usual.
+        assert!(matches("^ok$", &[b"123456789abc\nok\n"]));
+    }
+}

@@ -1,0 +1,75 @@
+//! Where the command's output goes when it passes through retry: retry's
+//! own stdout and stderr, written without a buffer of retry's so each byte
+//! is passed on (or its error seen) at once. And the hand-off of a stream
+//! still open after its attempt (a background process holds it) to a
+//! `cat` that goes on copying it once retry has exited.
+
+use std::fs::File;
+use std::io::{self, PipeReader, Write};
+use std::os::fd::AsFd;
+use std::process::{Command, Stdio};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Stdout,
+    Stderr,
+}
+
+impl Target {
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Stdout => "stdout",
+            Target::Stderr => "stderr",
+        }
+    }
+}
+
+/// Something the pumps write the command's output to.
+pub trait Sink: Send + Sync {
+    fn write(&self, target: Target, bytes: &[u8]) -> io::Result<()>;
+}
+
+/// retry's real stdout and stderr.
+pub struct OwnStdio {
+    /// A duplicate of fd 1, written directly: std's stdout is line
+    /// buffered, and after a failed write its buffer would hold bytes that a
+    /// later write sends out of order.
+    stdout: io::Result<File>,
+}
+
+impl OwnStdio {
+    pub fn new() -> Self {
+        OwnStdio {
+            stdout: io::stdout().as_fd().try_clone_to_owned().map(File::from),
+        }
+    }
+}
+
+impl Sink for OwnStdio {
+    fn write(&self, target: Target, bytes: &[u8]) -> io::Result<()> {
+        match (target, &self.stdout) {
+            (Target::Stdout, Ok(file)) => (&*file).write_all(bytes),
+            (Target::Stdout, Err(error)) => Err(io::Error::new(error.kind(), error.to_string())),
+            // std's stderr has no buffer.
+            (Target::Stderr, _) => io::stderr().lock().write_all(bytes),
+        }
+    }
+}
+
+/// Starts `cat` copying the rest of `pipe` to `target`, so that output a
+/// background process writes after retry has exited is still written, as
+/// it would be without retry. On failure, `pipe` is still the caller's.
+pub fn hand_off(pipe: &PipeReader, target: Target) -> io::Result<()> {
+    let out = match target {
+        Target::Stdout => io::stdout().as_fd().try_clone_to_owned()?,
+        Target::Stderr => io::stderr().as_fd().try_clone_to_owned()?,
+    };
+    Command::new("cat")
+        .stdin(pipe.try_clone()?)
+        .stdout(out)
+        // Its own complaints (a reader gone) are not the command's output.
+        .stderr(Stdio::null())
+        .spawn()
+        // Never waited for: it outlives retry. Until then it is a zombie at most.
+        .map(drop)
+}
