@@ -10,7 +10,8 @@
 //! 3. the run's TMPDIR is empty;
 //! 4. stdout is byte for byte what the attempts printed (with
 //!    `--stdout-once`: what the attempt that ended the run printed), else
-//!    the run failed and stderr says so with a `retry:` line; held-back
+//!    the run failed and stderr says so with a `retry:` line (cut short:
+//!    only with 125, a closed or full stdout, or a signal); held-back
 //!    output of retried attempts is on stderr, whole and once; what a
 //!    background process writes after its attempt ended is not lost; each
 //!    attempt of `--stdin replay` reads exactly retry's input.
