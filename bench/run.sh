@@ -141,6 +141,8 @@ print(f"binary size\trelease, stripped, static\t{size/1048576:.2f} MiB\t\t<= 1.5
 PY
 
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), Linux $(uname -r), $(date -u +%Y-%m-%d)"
+# bench/chaos.sh's section, at the end of the file, is kept as it was.
+chaos=$(sed -n '/^## Reliability (chaos test)$/,$p' bench/RESULTS.md 2>/dev/null || true)
 {
     echo "# Benchmark results"
     echo
@@ -151,5 +153,6 @@ machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | s
     echo "| figure | command | median | ratio | target | verdict |"
     echo "|---|---|---|---|---|---|"
     sed -e "s|$RETRY|retry|g; s|$work/floor|floor|g; s|$work/stamp|stamp|g; s|$work/lines|LINES|g" -e 's/|/\\|/g; s/\t/ | /g; s/^/| /; s/$/ |/' "$results"
+    if [ -n "$chaos" ]; then printf '\n%s\n' "$chaos"; fi
 } >bench/RESULTS.md
 cat bench/RESULTS.md

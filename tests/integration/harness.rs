@@ -97,6 +97,12 @@ impl Retry {
         self.command.stdout(Stdio::piped()).stderr(Stdio::piped());
         self.command.spawn().expect("the retry binary starts")
     }
+
+    /// The bare command, for a test that wires every stream itself (the
+    /// chaos test: stdout on `/dev/full`, or read slowly, or closed early).
+    pub fn into_command(self) -> Command {
+        self.command
+    }
 }
 
 #[derive(Debug)]

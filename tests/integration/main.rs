@@ -2,6 +2,7 @@
 //! Process tests synchronise on files the child writes, never on a fixed
 //! sleep; only a few use real time, in milliseconds, with generous bounds.
 
+mod chaos;
 mod logging;
 mod modes;
 mod outcomes;

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The reliability (chaos) test at scale: CHAOS_RUNS random scenarios of
+# tests/integration/chaos/ against the release binary, then the counts in
+# bench/RESULTS.md, section "Reliability (chaos test)" (replaced if present).
+#
+#   bash bench/chaos.sh                          # 300 runs, a random first seed, ~1-2 min
+#   CHAOS_RUNS=50 CHAOS_SEED=7 bash bench/chaos.sh
+#
+# The release binary, because it is what users run (panic = "abort", LTO)
+# and because 64 MiB outputs through --retry-if-output take seconds in a
+# debug build. The test harness stays a debug build (cheap to build); it
+# runs the binary named by RETRY_BIN_UNDER_TEST. No network (--offline).
+# Exits 1 if any invariant was violated, after writing the results.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=${CHAOS_RUNS:-300}
+seed=${CHAOS_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+# Far above what 300 runs take; each run has its own 20 s watchdog too.
+limit=${CHAOS_LIMIT:-900}
+
+# The log, and the test's own TMPDIR: a test killed on the way out cannot
+# remove its scratch directory (up to 70 MB), so this script does.
+work=$(mktemp -d)
+log=$work/log
+# Every process of the run, setsid'd grandchildren included, inherits this
+# variable: the clean-up finds them by it, whatever their process group.
+marker="retry-chaos-bench-$$-$RANDOM"
+cleanup() {
+    local env pid
+    for env in /proc/[0-9]*/environ; do
+        pid=${env#/proc/}
+        pid=${pid%/environ}
+        if grep -qzxF "CHAOS_BENCH=$marker" "$env" 2>/dev/null; then
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+cargo build --release --offline --quiet
+cargo test --offline --quiet --test integration --no-run
+bin="$PWD/target/x86_64-unknown-linux-gnu/release/retry"
+test=chaos::random_commands_faults_and_signals_keep_every_invariant
+echo "chaos: $runs runs against $bin, seeds $seed.. (limit ${limit}s)" >&2
+
+start=$(date +%s)
+# In the background, so that a signal to this script is acted on at once.
+CHAOS_BENCH=$marker TMPDIR=$work RETRY_BIN_UNDER_TEST=$bin CHAOS_RUNS=$runs CHAOS_SEED=$seed \
+    timeout --kill-after=5 "$limit" \
+    cargo test --offline --quiet --test integration "$test" -- --exact --nocapture >"$log" 2>&1 &
+wait $! && status=0 || status=$?
+seconds=$(( $(date +%s) - start ))
+
+# Not anchored: libtest's terse progress may precede a line.
+summary=$(grep -m1 -oE 'chaos: [0-9]+ runs, [0-9]+ faults injected, [0-9]+ invariant violations' "$log" || true)
+if [ -z "$summary" ]; then
+    tail -n 30 "$log" >&2
+    [ "$status" = 124 ] && echo "chaos: did not finish within ${limit}s" >&2
+    echo "chaos: no summary; bench/RESULTS.md left as it was" >&2
+    exit 1
+fi
+kinds=$(grep -m1 -oE 'chaos: faults by kind: [^;]*' "$log" | sed 's/^chaos: faults by kind: //')
+violations=$(echo "$summary" | sed -E 's/.* ([0-9]+) invariant violations.*/\1/')
+echo "$summary"
+echo "chaos: faults by kind: $kinds"
+echo "chaos: $seconds s"
+
+machine="$(nproc) cores, $(uname -srm), $(date -u +%Y-%m-%d)"
+results=bench/RESULTS.md
+{
+    # The file without an earlier version of this section.
+    [ -f "$results" ] && awk '/^## Reliability \(chaos test\)$/ { skip = 1; next } /^## / { skip = 0 } !skip' "$results" |
+        sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+    echo
+    echo "## Reliability (chaos test)"
+    echo
+    echo "Produced by \`bash bench/chaos.sh\` on: $machine; release binary, seeds $seed to $(( seed + runs - 1 )), $seconds s."
+    echo "What a run does and the invariants checked after it: tests/integration/chaos/ and the README (Reliability)."
+    echo
+    echo "| runs | faults injected | invariant violations |"
+    echo "|---|---|---|"
+    echo "$summary" | sed -E 's/^chaos: ([0-9]+) runs, ([0-9]+) faults injected, ([0-9]+) invariant violations$/| \1 | \2 | \3 |/'
+    echo
+    echo "Faults by kind: $kinds."
+    if [ "$violations" != 0 ]; then
+        echo
+        echo "Violations (replay one with \`CHAOS_SEED=<seed> CHAOS_RUNS=1 RETRY_BIN_UNDER_TEST=target/x86_64-unknown-linux-gnu/release/retry cargo test --test integration chaos -- --nocapture\`):"
+        echo
+        echo '```text'
+        awk '/chaos: violation, / { keep = 1; sub(/^.*chaos: violation, /, ""); print; next } keep && /^    / { print; next } { keep = 0 }' "$log"
+        echo '```'
+    fi
+} >"$results.new"
+mv "$results.new" "$results"
+echo "chaos: results in $results" >&2
+[ "$violations" = 0 ]

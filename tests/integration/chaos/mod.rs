@@ -1,0 +1,157 @@
+//! Chaos: random commands, faults and signals against the real binary, and
+//! after every run the promises retry makes whatever happened (README: Exit
+//! status, Pipelines, Timeouts and signals):
+//!
+//! 1. the exit status is the command's last code as the scenario predicts,
+//!    or a documented one this run's faults allow (124 with `--timeout`,
+//!    125 when retry cannot keep or write the output, death by the signal
+//!    sent to it, or by SIGPIPE when its stdout was closed);
+//! 2. no process of the run is alive 5 s after retry ended;
+//! 3. the run's TMPDIR is empty;
+//! 4. stdout is byte for byte what the attempts printed (with
+//!    `--stdout-once`: what the attempt that ended the run printed), else
+//!    the run failed and stderr says so with a `retry:` line (cut short:
+//!    only with 125, a closed or full stdout, or a signal); held-back
+//!    output of retried attempts is on stderr, whole and once; what a
+//!    background process writes after its attempt ended is not lost; each
+//!    attempt of `--stdin replay` reads exactly retry's input.
+//!
+//! A seeded ChaCha8 generator draws each run's scenario, so every violation
+//! is printed with its seed and replayed alone with `CHAOS_SEED=<seed>
+//! CHAOS_RUNS=1`. `CHAOS_RUNS` sets the number of runs (a few seconds'
+//! worth by default); `bash bench/chaos.sh` runs hundreds.
+//!
+//! The command is `sh -c SCRIPT`; every process it starts writes its pid to
+//! the run's pid file, and every one of them carries the run's
+//! `CHAOS_TOKEN` in its environment, so a survivor is found even if its pid
+//! never reached the file.
+//!
+//! `scenario.rs` draws a run and writes its command; `run.rs` runs it and
+//! collects what happened; `check.rs` holds the invariants.
+
+mod check;
+mod run;
+mod scenario;
+
+use std::fmt;
+use std::time::Instant;
+
+use crate::harness::scratch;
+use check::check;
+use run::{Observed, execute};
+use scenario::{Pattern, Reader, Scenario, Tmp};
+
+const DEFAULT_RUNS: u64 = 12;
+/// Fixed, so the suite's runs are the same every time; the bench picks one.
+const DEFAULT_SEED: u64 = 20_261_123;
+
+#[test]
+fn random_commands_faults_and_signals_keep_every_invariant() {
+    let runs = env_number("CHAOS_RUNS", DEFAULT_RUNS);
+    let first_seed = env_number("CHAOS_SEED", DEFAULT_SEED);
+    let scenarios: Vec<Scenario> = (0..runs)
+        .map(|i| Scenario::generate(first_seed.wrapping_add(i)))
+        .collect();
+    let root = scratch();
+    let longest = scenarios.iter().map(Scenario::longest).max().unwrap_or(0);
+    let pattern = Pattern::write(root.path(), longest);
+    let started = Instant::now();
+    let mut faults = Faults::default();
+    let mut violations = Vec::new();
+    for scenario in &scenarios {
+        let observed = execute(scenario, root.path(), &pattern);
+        faults.count(scenario, &observed);
+        for violation in check(scenario, &observed, &pattern.bytes) {
+            violations.push(format!(
+                "seed {}: {violation}\n    run: {scenario}\n    {observed}",
+                scenario.seed
+            ));
+        }
+    }
+    println!(
+        "chaos: {runs} runs, {} faults injected, {} invariant violations",
+        faults.total(),
+        violations.len()
+    );
+    println!(
+        "chaos: faults by kind: {faults}; seeds {first_seed}..{}; {:.1} s",
+        first_seed.wrapping_add(runs),
+        started.elapsed().as_secs_f64()
+    );
+    for violation in &violations {
+        println!("chaos: violation, {violation}");
+    }
+    assert!(
+        violations.is_empty(),
+        "{} invariant violations; replay one with CHAOS_SEED=<seed> CHAOS_RUNS=1 \
+         cargo test --test integration chaos -- --nocapture",
+        violations.len()
+    );
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).map_or(default, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name}={v}: not a number"))
+    })
+}
+
+/// Faults injected, by kind; per-attempt ones only in attempts that ran.
+#[derive(Default)]
+struct Faults {
+    signal: usize,
+    tmpdir: usize,
+    slow_reader: usize,
+    closed_reader: usize,
+    full_stdout: usize,
+    ignores_term: usize,
+    setsid: usize,
+    late_output: usize,
+}
+
+impl Faults {
+    fn count(&mut self, s: &Scenario, o: &Observed) {
+        self.signal += usize::from(o.signal_sent);
+        self.tmpdir += usize::from(s.tmpdir != Tmp::Fresh);
+        self.slow_reader += usize::from(matches!(s.reader, Reader::Slow { .. }));
+        self.closed_reader += usize::from(o.closed_early);
+        self.full_stdout += usize::from(s.reader == Reader::Full);
+        for &number in &o.state.started {
+            let attempt = &s.attempts[number - 1];
+            self.ignores_term += usize::from(attempt.ignores_term)
+                + attempt.children.iter().filter(|c| c.ignores_term).count();
+            self.setsid += attempt.children.iter().filter(|c| c.setsid).count();
+            self.late_output += usize::from(attempt.late_ms.is_some());
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.signal
+            + self.tmpdir
+            + self.slow_reader
+            + self.closed_reader
+            + self.full_stdout
+            + self.ignores_term
+            + self.setsid
+            + self.late_output
+    }
+}
+
+impl fmt::Display for Faults {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} signals to retry, {} broken TMPDIRs, {} slow readers, {} readers closed early, \
+             {} stdouts on /dev/full, {} TERM-ignoring processes, {} setsid'd grandchildren, \
+             {} late writers",
+            self.signal,
+            self.tmpdir,
+            self.slow_reader,
+            self.closed_reader,
+            self.full_stdout,
+            self.ignores_term,
+            self.setsid,
+            self.late_output
+        )
+    }
+}
