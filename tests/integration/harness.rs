@@ -207,14 +207,28 @@ pub fn assert_all_gone(text: &str, after: &str) {
 
 /// Whether a process with this pid still exists (and is not a zombie).
 pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z'),
-        Err(_) => false,
+    state(pid).is_some_and(|s| s != 'Z')
+}
+
+/// The state letter of a process (`R`, `S`, `T` for stopped, ...).
+pub fn state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// Waits (bounded) for a spawned retry; fails instead of hanging.
+#[track_caller]
+pub fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("retry did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

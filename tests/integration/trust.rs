@@ -11,24 +11,9 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 
 use crate::harness::{
-    alive, assert_all_gone, assert_died_of, bin, retry, scratch, send, wait_for_file,
+    alive, assert_all_gone, assert_died_of, bin, retry, scratch, send, state, wait_bounded,
+    wait_for_file,
 };
-
-/// Waits (bounded) for a spawned retry; fails instead of hanging.
-#[track_caller]
-fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("retry did not end within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 #[test]
 fn a_sigchld_blocked_by_the_caller_does_not_hang_it() {
@@ -237,12 +222,6 @@ fn a_stopped_command_stops_retry_until_it_is_continued() {
     let mut stdout = String::new();
     std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
     assert_eq!(stdout, "resumed\n");
-}
-
-/// The state letter of a process (`R`, `S`, `T` for stopped, ...).
-fn state(pid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
 #[test]
