@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+mod decorrelated;
+
 use crate::cli::{Attempts, Format};
 use crate::duration::millis;
 use crate::report::{Cell, Report};
@@ -65,109 +67,53 @@ pub fn plan(backoff: Backoff, attempts: Attempts, seed: Option<u64>) -> Plan {
 
 /// The bounds and mean of the total wait over `retries` sleeps.
 pub fn totals(b: Backoff, retries: u32) -> Totals {
-    let ceilings = || (0..retries).map(|n| b.exponential(n).as_secs_f64());
-    let sum: f64 = ceilings().sum();
+    let sum = || -> f64 { (0..retries).map(|n| b.exponential(n).as_secs_f64()).sum() };
     match b.jitter {
         Jitter::None => Totals {
-            smallest: sum,
-            expected: sum,
-            largest: sum,
+            smallest: sum(),
+            expected: sum(),
+            largest: sum(),
         },
         Jitter::Full => Totals {
             smallest: 0.0,
-            expected: sum / 2.0,
-            largest: sum,
+            expected: sum() / 2.0,
+            largest: sum(),
         },
         Jitter::Equal => Totals {
-            smallest: sum / 2.0,
-            expected: sum * 0.75,
-            largest: sum,
+            smallest: sum() / 2.0,
+            expected: sum() * 0.75,
+            largest: sum(),
         },
         Jitter::Decorrelated => decorrelated_totals(b, retries),
     }
 }
 
-/// Decorrelated jitter's sleep depends on the previous one, so its mean is
-/// found by carrying the distribution of the previous sleep forward:
-/// `next = min(cap, U(base, 3 * previous))`, on a fine grid over [base, cap]
-/// plus a point mass at the cap.
+/// Decorrelated jitter: the smallest total is every sleep at `base`, the
+/// largest every sleep at its ceiling (`min(cap, base * 3^k)`), and the mean
+/// is carried forward as a distribution (`decorrelated`).
 fn decorrelated_totals(b: Backoff, retries: u32) -> Totals {
-    const BINS: usize = 4000;
     let (base, cap) = (b.base.as_secs_f64(), b.cap.as_secs_f64());
-    let smallest = base * f64::from(retries);
-    let mut largest = 0.0;
-    let mut top = base;
-    for _ in 0..retries {
+    if cap <= base || base <= 0.0 {
+        // Every sleep is exactly the smaller of the two (zero for a zero base).
+        let each = base.min(cap) * f64::from(retries);
+        return Totals {
+            smallest: each,
+            expected: each,
+            largest: each,
+        };
+    }
+    // Ceilings triple until the cap (at most 60 times: cap/base < 3^60),
+    // then every one is the cap.
+    let (mut largest, mut top, mut climbed) = (0.0, base, 0);
+    while climbed < retries && top < cap {
         top = (top * 3.0).min(cap);
         largest += top;
+        climbed += 1;
     }
-    if cap <= base || base <= 0.0 {
-        // Every sleep is exactly the base (cap == base) or zero.
-        return Totals {
-            smallest,
-            expected: smallest,
-            largest: smallest,
-        };
-    }
-    let width = (cap - base) / BINS as f64;
-    let center = |i: usize| base + (i as f64 + 0.5) * width;
-    // Probability of each bin and of the cap; the first "previous" is base itself.
-    let mut bins = vec![0.0f64; BINS];
-    let mut at_cap = 0.0;
-    let mut atoms: Vec<(f64, f64)> = vec![(base, 1.0)];
-    let mut expected = 0.0;
-    for _ in 0..retries {
-        let mut density = vec![0.0f64; BINS + 1]; // difference array of mass per bin
-        let mut next_cap = 0.0;
-        let mut spread = |value: f64, p: f64, density: &mut Vec<f64>| {
-            if p == 0.0 {
-                return;
-            }
-            let high = value * 3.0;
-            if high <= base {
-                density[0] += p; // degenerate: all at base
-                density[1] -= p;
-                return;
-            }
-            let per_second = p / (high - base);
-            let end = high.min(cap);
-            let full_bins = ((end - base) / width).floor() as usize;
-            let full_bins = full_bins.min(BINS);
-            density[0] += per_second * width;
-            density[full_bins] -= per_second * width;
-            if full_bins < BINS {
-                let rest = end - (base + full_bins as f64 * width);
-                density[full_bins] += per_second * rest;
-                density[full_bins + 1] -= per_second * rest;
-            }
-            if high > cap {
-                next_cap += per_second * (high - cap);
-            }
-        };
-        for &(value, p) in &atoms {
-            spread(value, p, &mut density);
-        }
-        for (i, &p) in bins.iter().enumerate() {
-            spread(center(i), p, &mut density);
-        }
-        spread(cap, at_cap, &mut density);
-        let mut running = 0.0;
-        for (i, bin) in bins.iter_mut().enumerate() {
-            running += density[i];
-            *bin = running.max(0.0);
-        }
-        at_cap = next_cap;
-        atoms.clear();
-        expected += bins
-            .iter()
-            .enumerate()
-            .map(|(i, p)| p * center(i))
-            .sum::<f64>()
-            + at_cap * cap;
-    }
+    largest += cap * f64::from(retries - climbed);
     Totals {
-        smallest,
-        expected,
+        smallest: base * f64::from(retries),
+        expected: decorrelated::expected_total(base, cap, retries),
         largest,
     }
 }
@@ -286,6 +232,130 @@ mod tests {
             (t.expected - mean).abs() / mean < 0.01,
             "formula {} vs sample {mean}",
             t.expected
+        );
+    }
+
+    fn decorrelated(base: Duration, cap: Duration) -> Backoff {
+        Backoff {
+            jitter: Jitter::Decorrelated,
+            base,
+            cap,
+            factor: 2.0,
+        }
+    }
+
+    /// Uncapped, each mean follows from the previous: E[X1] = (base + 3 E[X0]) / 2
+    /// with X0 = base, so E[Xk] = 2 base 1.5^k - base.
+    fn uncapped_mean_total(base: f64, retries: u32) -> f64 {
+        (1..=retries)
+            .map(|k| 2.0 * base * 1.5f64.powi(k as i32) - base)
+            .sum()
+    }
+
+    #[test]
+    fn decorrelated_expectation_is_exact_while_the_cap_is_out_of_reach() {
+        // base * 3^retries stays below the cap, so no sleep is ever capped;
+        // cap/base of 20000 and 1e11 (a linear grid loses the mass near base).
+        let us = Duration::from_micros(1);
+        for (base, cap, retries) in [
+            (MS, MS * 20_000, 9),
+            (Duration::from_nanos(1), Duration::from_secs(100), 23),
+            (us * 10, us * 10 * 3u32.pow(12), 12),
+        ] {
+            let t = totals(decorrelated(base, cap), retries);
+            let exact = uncapped_mean_total(base.as_secs_f64(), retries);
+            assert!(
+                (t.expected - exact).abs() <= exact * 1e-9,
+                "cap/base {}: formula {} vs exact {exact}",
+                cap.as_secs_f64() / base.as_secs_f64(),
+                t.expected
+            );
+        }
+        // The case from the report: 215.7 ms, not 339.
+        let t = totals(decorrelated(MS, MS * 20_000), 9);
+        assert_eq!((t.expected * 1e4).round(), 2157.0, "{t:?}");
+    }
+
+    /// The mean total of `runs` schedules drawn by the run's own code, and
+    /// its standard error.
+    fn sampled_mean_total(b: Backoff, retries: u32, runs: u32, seed: u64) -> (f64, f64) {
+        let mut rng = crate::strategy::rng(Some(seed));
+        let totals: Vec<f64> = (0..runs)
+            .map(|_| {
+                let mut s = Schedule::new(b);
+                (0..retries)
+                    .map(|_| s.next_sleep(&mut rng).duration.as_secs_f64())
+                    .sum::<f64>()
+            })
+            .collect();
+        mean_and_error(&totals)
+    }
+
+    fn mean_and_error(values: &[f64]) -> (f64, f64) {
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, (var / n).sqrt())
+    }
+
+    #[test]
+    fn decorrelated_expectation_matches_samples_when_capped() {
+        // Decorrelated totals vary a lot between runs (a run that falls back
+        // to `base` climbs for many steps), so the tolerance is the sample's
+        // own standard error, and the runs are chosen to make it small.
+        let year = Duration::from_secs(365 * 86_400);
+        for (base, cap, retries, runs) in [
+            (MS, MS * 20_000, 40, 5000),
+            (MS, Duration::from_secs(100_000_000), 300, 800),
+            (Duration::from_secs(1), year * 100, 300, 600),
+            (MS * 100, MS * 300, 12, 5000),
+        ] {
+            let b = decorrelated(base, cap);
+            let t = totals(b, retries);
+            let (mean, error) = sampled_mean_total(b, retries, runs, u64::from(retries));
+            let ratio = cap.as_secs_f64() / base.as_secs_f64();
+            assert!(error < mean * 0.03, "cap/base {ratio}: too noisy to judge");
+            assert!(
+                (t.expected - mean).abs() < 4.0 * error,
+                "cap/base {ratio}: formula {} vs sample {mean} ± {error}",
+                t.expected
+            );
+            let uncapped = uncapped_mean_total(base.as_secs_f64(), retries);
+            assert!(t.expected <= uncapped && t.expected <= t.largest, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn decorrelated_expectation_settles_at_the_long_run_mean() {
+        // Past a few hundred retries every sleep has the long-run mean: the
+        // total grows by exactly that much per retry, up to u32::MAX retries.
+        let b = decorrelated(MS, MS * 20_000);
+        let settled = totals(b, 10_000).expected;
+        let per_retry = totals(b, 10_001).expected - settled;
+        let huge = totals(b, u32::MAX).expected;
+        let extrapolated = settled + per_retry * f64::from(u32::MAX - 10_000);
+        assert!(
+            (huge - extrapolated).abs() <= huge * 1e-9,
+            "{huge} vs {extrapolated}"
+        );
+        // That mean is what one long run averages (batch means for the error).
+        let mut rng = crate::strategy::rng(Some(11));
+        let mut s = Schedule::new(b);
+        for _ in 0..1000 {
+            s.next_sleep(&mut rng);
+        }
+        let batches: Vec<f64> = (0..40)
+            .map(|_| {
+                (0..10_000)
+                    .map(|_| s.next_sleep(&mut rng).duration.as_secs_f64())
+                    .sum::<f64>()
+                    / 10_000.0
+            })
+            .collect();
+        let (mean, error) = mean_and_error(&batches);
+        assert!(
+            (per_retry - mean).abs() < 4.0 * error && error < mean * 0.01,
+            "formula {per_retry} vs run {mean} ± {error}"
         );
     }
 
