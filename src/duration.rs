@@ -18,7 +18,13 @@ pub fn parse(text: &str) -> Result<Duration, String> {
 
 /// Milliseconds, rounded to the nearest: the unit of every log line.
 pub fn millis(d: Duration) -> u128 {
-    (d.as_nanos() + 500_000) / 1_000_000
+    millis_of_nanos(d.as_nanos())
+}
+
+/// The same for a count of nanoseconds beyond `Duration` (a plan's running
+/// total: four billion sleeps of up to `Duration::MAX` fit in a u128).
+pub fn millis_of_nanos(nanos: u128) -> u128 {
+    nanos / 1_000_000 + u128::from(nanos % 1_000_000 >= 500_000)
 }
 
 #[cfg(test)]
@@ -53,6 +59,7 @@ mod tests {
         assert_eq!(millis(Duration::from_micros(691_600)), 692);
         assert_eq!(millis(Duration::from_micros(499)), 0);
         assert_eq!(millis(Duration::from_secs(2)), 2000);
+        assert_eq!(millis_of_nanos(u128::MAX), u128::MAX / 1_000_000);
     }
 
     proptest! {

@@ -42,10 +42,7 @@ pub fn main() -> ExitCode {
     };
     let code = match &config.mode {
         Mode::Run => run(&config),
-        Mode::Plan => {
-            let plan = plan::plan(config.backoff, config.attempts, config.seed);
-            print(plan::render(&plan, config.backoff, config.format).as_bytes())
-        }
+        Mode::Plan => plan::print(config.backoff, config.attempts, config.seed, config.format),
         Mode::Simulate(options) => simulate::run(options, config.seed, config.format),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),

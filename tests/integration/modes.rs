@@ -79,6 +79,79 @@ fn modes_run_no_command_and_take_none() {
         .stderr_has("--clients");
 }
 
+/// `retry ARGS` under `ulimit -v` (KiB of address space), stdout piped.
+fn under_memory_limit(kib: u32, args: &[&str]) -> std::process::Child {
+    let limit = format!("ulimit -v {kib} && exec \"$0\" \"$@\"");
+    let mut all = vec!["-c", &limit, crate::harness::BIN];
+    all.extend(args);
+    std::process::Command::new("sh")
+        .args(&all)
+        .env_clear()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn plan_rows_stream_in_constant_memory() {
+    // 300,000 rows held in memory need far more than 64 MiB; streamed, a few.
+    let child = under_memory_limit(65_536, &["--plan", "-n", "300001", "--format", "csv"]);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.is_empty(), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 300_001);
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("300000,20000,"), "{last}");
+}
+
+#[test]
+fn a_closed_stdout_ends_a_huge_plan_quietly_with_status_1() {
+    use std::io::{BufRead, BufReader};
+    for format in ["table", "csv", "json"] {
+        let mut child =
+            under_memory_limit(65_536, &["--plan", "-n", "4294967295", "--format", format]);
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        for _ in 0..3 {
+            lines.next().unwrap().unwrap();
+        }
+        drop(lines); // like `| head -3`
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}: {out:?}");
+        assert!(out.stderr.is_empty(), "{format}: {out:?}");
+    }
+}
+
+#[test]
+fn plan_table_columns_fit_the_largest_possible_values() {
+    // Cumulative values wider than their header: the widths come from
+    // bounds (retries x cap), not from rows that were never stored.
+    let out = retry(&[
+        "--plan",
+        "-j",
+        "none",
+        "--base",
+        "300000000000y",
+        "--cap",
+        "300000000000y",
+        "-n",
+        "50",
+    ])
+    .run();
+    out.code(0).stderr_is("");
+    let rows: Vec<&str> = out.stdout.lines().take(50).collect();
+    let width = rows[0].len();
+    assert!(rows.iter().all(|r| r.len() == width), "{}", out.stdout);
+    assert!(
+        rows[49].starts_with(
+            "     49  9467280000000000000000  9467280000000000000000  463896720000000000000000"
+        ),
+        "{}",
+        rows[49]
+    );
+}
+
 const SIM: [&str; 8] = [
     "--simulate",
     "--jitter",
