@@ -203,6 +203,31 @@ fn simulate_is_reproducible_with_a_seed() {
 }
 
 #[test]
+fn one_seed_gives_a_strategy_one_answer_alone_or_among_all() {
+    let sweep = |jitter| {
+        let args = [
+            "--simulate",
+            "--clients",
+            "3,8",
+            "--reps",
+            "4",
+            "--seed",
+            "3",
+        ];
+        let out = retry(&[&args[..], &["--jitter", jitter, "--format", "csv"]].concat()).run();
+        out.code(0);
+        out.stdout
+            .lines()
+            .filter(|l| l.starts_with("full,"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let alone = sweep("full");
+    assert_eq!(alone.len(), 2);
+    assert_eq!(alone, sweep("all"));
+}
+
+#[test]
 fn simulate_draws_both_charts_as_well_formed_svg() {
     let dir = scratch();
     let svg = dir.path().join("charts.svg");
