@@ -227,6 +227,105 @@ fn one_seed_gives_a_strategy_one_answer_alone_or_among_all() {
     assert_eq!(alone, sweep("all"));
 }
 
+/// A field of /proc/PID/status in KiB, or /proc/PID/stat's CPU ticks.
+fn proc_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    // utime and stime: fields 14 and 15 of stat, 12 and 13 after the name.
+    fields
+        .get(11..13)
+        .map_or(0, |f| f.iter().filter_map(|t| t.parse::<u64>().ok()).sum())
+}
+
+#[test]
+fn a_sweep_of_four_billion_reps_runs_in_constant_memory() {
+    let mut child = under_memory_limit(
+        1 << 20,
+        &[
+            "--simulate",
+            "--clients",
+            "1",
+            "--reps",
+            "4294967295",
+            "--seed",
+            "1",
+        ],
+    );
+    let pid = child.id();
+    // Synchronise on work done, not on time: a third of a CPU second of
+    // simulating (a list of every task would have failed at once).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while cpu_ticks(pid) < 30 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended: {:?}",
+            child.wait_with_output()
+        );
+        assert!(std::time::Instant::now() < deadline, "no progress");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let peak = proc_kib(pid, "VmHWM:");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(peak > 0 && peak < 20_000, "peak resident memory {peak} KiB");
+}
+
+#[test]
+fn an_unwritable_svg_path_is_refused_before_simulating() {
+    let dir = scratch();
+    let missing = dir.path().join("no/such/dir/charts.svg");
+    for path in [missing.to_str().unwrap(), dir.path().to_str().unwrap()] {
+        let out = retry(&[
+            "--simulate",
+            "--clients",
+            "1",
+            "--reps",
+            "4294967295",
+            "--svg",
+            path,
+        ])
+        .run();
+        out.code(2).stderr_lines(1).stdout_is("");
+        out.stderr_has("retry: cannot write `--svg ")
+            .stderr_has(path);
+    }
+    assert!(!missing.parent().unwrap().exists());
+}
+
+#[test]
+fn an_existing_svg_is_replaced_by_the_new_charts() {
+    let dir = scratch();
+    let svg = dir.path().join("charts.svg");
+    std::fs::write(&svg, "x".repeat(100_000)).unwrap();
+    retry(&[
+        "--simulate",
+        "--clients",
+        "1",
+        "--reps",
+        "2",
+        "--svg",
+        svg.to_str().unwrap(),
+    ])
+    .run()
+    .code(0);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+}
+
 #[test]
 fn simulate_draws_both_charts_as_well_formed_svg() {
     let dir = scratch();
