@@ -170,3 +170,32 @@ pub fn render(rows: &[Summary], format: Format) -> String {
     };
     report.render(format)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_weight_of_the_largest_sweep_is_finite() {
+        // 100,000 client counts up to 100,000 and u32::MAX repetitions:
+        // clients^2 * reps overflowed the u64 this used to be.
+        let options = Options {
+            contenders: vec![
+                Contender {
+                    name: "no-backoff",
+                    backoff: None,
+                };
+                5
+            ],
+            clients: (1..=100_000).collect(),
+            reps: u32::MAX,
+            net: Net {
+                mean_ms: 10.0,
+                sd_ms: 2.0,
+            },
+            svg: None,
+        };
+        let w = weight(&options);
+        assert!(w.is_finite() && w > 1e24, "{w}");
+    }
+}

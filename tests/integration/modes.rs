@@ -152,6 +152,88 @@ fn plan_table_columns_fit_the_largest_possible_values() {
     );
 }
 
+/// The largest duration the parser accepts (u64::MAX seconds), and the
+/// brief's 300 billion years: saturated or computed, never a panic.
+const HUGE: [&str; 2] = ["18446744073709551615s", "300000000000y"];
+
+#[test]
+fn plans_with_extreme_durations_finish_cleanly() {
+    for huge in HUGE {
+        for jitter in ["none", "full", "equal", "decorrelated"] {
+            for (base, n) in [(huge, "50"), ("1ns", "50"), ("0ns", "unlimited")] {
+                for format in ["table", "csv", "json"] {
+                    let out = retry(&[
+                        "--plan", "-j", jitter, "--base", base, "--cap", huge, "-n", n, "--format",
+                        format,
+                    ])
+                    .run();
+                    out.code(0).stderr_is("");
+                    let rows = out.stdout.matches("\n").count();
+                    assert!(rows >= 20, "{jitter} {base} {format}: {out:#?}");
+                    if format == "table" {
+                        let total = out.stdout.lines().last().unwrap();
+                        assert!(!total.contains("inf") && !total.contains("NaN"), "{total}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn simulations_with_extreme_durations_finish_cleanly() {
+    let dir = scratch();
+    let svg = dir.path().join("charts.svg");
+    for huge in HUGE {
+        let out = retry(&[
+            "--simulate",
+            "--clients",
+            "1",
+            "--reps",
+            "1",
+            "--base",
+            huge,
+            "--cap",
+            huge,
+            "--net-delay",
+            huge,
+        ])
+        .run();
+        out.code(0).stderr_is("");
+        let out = retry(&[
+            "--simulate",
+            "--jitter",
+            "all",
+            "--clients",
+            "1,4",
+            "--reps",
+            "2",
+            "--base",
+            "1ns",
+            "--cap",
+            huge,
+            "--net-delay",
+            huge,
+            "--net-sd",
+            huge,
+            "--format",
+            "csv",
+            "--svg",
+            svg.to_str().unwrap(),
+        ])
+        .run();
+        out.code(0).stderr_is("");
+        assert_eq!(out.stdout.lines().count(), 11, "{out:#?}");
+        assert!(!out.stdout.contains("inf") && !out.stdout.contains("NaN"));
+        assert!(
+            std::fs::read_to_string(&svg)
+                .unwrap()
+                .trim_end()
+                .ends_with("</svg>")
+        );
+    }
+}
+
 const SIM: [&str; 8] = [
     "--simulate",
     "--jitter",
