@@ -23,22 +23,19 @@ mod simulate;
 mod status;
 mod strategy;
 mod supervisor;
+mod usage;
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::error::ErrorKind;
-
 use crate::config::{Config, Mode};
-
-/// Bad usage, as documented: nothing has run.
-const USAGE: u8 = 2;
 
 /// The whole program: parse, validate, then run the chosen mode.
 pub fn main() -> ExitCode {
-    let config = match cli::parse().and_then(Config::from_cli) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let config = match cli::parse_from(&args).and_then(Config::from_cli) {
         Ok(config) => config,
-        Err(error) => return usage_error(&error),
+        Err(error) => return usage::exit(&error, &args),
     };
     let code = match &config.mode {
         Mode::Run => run(&config),
@@ -84,37 +81,4 @@ fn run(config: &Config) -> u8 {
         strategy::rng(seed)
     });
     u8::try_from(code).unwrap_or(u8::MAX)
-}
-
-/// Help and version go to stdout as usual; a real error becomes one line on
-/// stderr (clap's first line plus its tip, if any) and exit status 2.
-fn usage_error(error: &clap::Error) -> ExitCode {
-    if matches!(
-        error.kind(),
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
-    ) {
-        let _ = error.print();
-        return ExitCode::SUCCESS;
-    }
-    let rendered = error.render().to_string();
-    // clap's message runs until its usage block; its tips become one aside.
-    let mut parts: Vec<&str> = Vec::new();
-    let mut tip = None;
-    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if line.starts_with("Usage:") || line.starts_with("For more information") {
-            break;
-        }
-        match line.strip_prefix("tip: ") {
-            Some(text) => {
-                tip.get_or_insert(text);
-            }
-            None => parts.push(line.strip_prefix("error: ").unwrap_or(line)),
-        }
-    }
-    let mut line = format!("retry: {}", parts.join(" "));
-    if let Some(tip) = tip {
-        line.push_str(&format!(" ({tip})"));
-    }
-    let _ = writeln!(std::io::stderr(), "{line}");
-    ExitCode::from(USAGE)
 }

@@ -87,6 +87,71 @@ fn bad_environment_values_are_refused_like_flags() {
     out.code(2).stderr_has("--base").stderr_has("100ms");
 }
 
+/// `retry ARGS -- true` with one RETRY_ variable: exit 2 and this one line.
+#[track_caller]
+fn refused_from_env(args: &[&str], env: (&str, &str), line: &str) {
+    let out = retry(args).args(&["--", "true"]).env(env.0, env.1).run();
+    out.code(2).stderr_is(&format!("{line}\n"));
+}
+
+#[test]
+fn a_bad_value_from_the_environment_names_the_variable() {
+    refused_from_env(
+        &[],
+        ("RETRY_BASE", "100"),
+        "retry: invalid value '100' for `RETRY_BASE` (--base): a duration needs a unit: did you mean `100ms` or `100s`?",
+    );
+    refused_from_env(
+        &[],
+        ("RETRY_RETRY_ON", ",,"),
+        "retry: invalid value ',,' for `RETRY_RETRY_ON` (--retry-on): empty item in the code list `,,`",
+    );
+    refused_from_env(
+        &[],
+        ("RETRY_MAX_ATTEMPTS", "0"),
+        "retry: invalid value '0' for `RETRY_MAX_ATTEMPTS` (--max-attempts): 0 attempts would never run the command; for no limit use `unlimited`",
+    );
+    let out = retry(&["true"]).env("RETRY_JITTER", "half").run();
+    out.code(2)
+        .stderr_lines(1)
+        .stderr_has("for `RETRY_JITTER` (--jitter)");
+    let out = retry(&["true"])
+        .env("RETRY_QUIET", "true")
+        .env("RETRY_VERBOSE", "true")
+        .run();
+    out.code(2)
+        .stderr_lines(1)
+        .stderr_has("`RETRY_QUIET` (--quiet)")
+        .stderr_has("`RETRY_VERBOSE` (--verbose)");
+}
+
+#[test]
+fn a_flag_typed_is_named_as_typed_even_with_the_variable_set() {
+    // The command line wins: a bad flag is the flag's fault...
+    let out = retry(&["--base", "100", "true"])
+        .env("RETRY_BASE", "100")
+        .run();
+    out.code(2)
+        .stderr_lines(1)
+        .stderr_has("for '--base <DURATION>'");
+    // ...and a good flag hides a bad variable.
+    retry(&["--base", "1ms", "-n", "1", "true"])
+        .env("RETRY_BASE", "100")
+        .run()
+        .code(0);
+}
+
+#[test]
+fn hints_never_suggest_invalid_values() {
+    refused(&["--base", "nan"], &["--base", "'nan'"]);
+    let out = retry(&["--base", "nan", "true"]).run();
+    assert!(!out.stderr.contains("nanms"), "{out:#?}");
+    refused(&["--base", "-1"], &["'-1'", "cannot be negative"]);
+    let out = retry(&["--base", "-1", "true"]).run();
+    assert!(!out.stderr.contains("-1ms"), "{out:#?}");
+    refused(&["--retry-on", ",,"], &["empty item in the code list `,,`"]);
+}
+
 #[test]
 fn missing_command_is_bad_usage() {
     retry(&[])
