@@ -309,7 +309,7 @@ pub struct ClientCounts(pub Vec<u32>);
 const MAX_CLIENTS: u32 = 100_000;
 
 /// `1,2,5,10-190:10`: counts, and inclusive ranges with an optional step.
-fn parse_clients(text: &str) -> Result<ClientCounts, String> {
+pub(crate) fn parse_clients(text: &str) -> Result<ClientCounts, String> {
     let bad = |item: &str| format!("`{item}` is not a client count or a range such as `10-190:10`");
     let mut counts = Vec::new();
     for item in text.split(',').map(str::trim) {

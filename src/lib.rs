@@ -82,3 +82,72 @@ fn run(config: &Config) -> u8 {
     });
     u8::try_from(code).unwrap_or(u8::MAX)
 }
+
+/// Entry points for the fuzz targets in `fuzz/` and the argument property
+/// tests: thin wrappers over the parsers and validation, not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    use std::ffi::OsString;
+    use std::time::Duration;
+
+    use clap::CommandFactory;
+
+    use crate::cli::{Attempts, Cli, Format};
+    use crate::config::{Config, Mode};
+
+    /// A `--base`/`--cap`/... value.
+    pub fn duration(text: &str) -> Result<Duration, String> {
+        crate::duration::parse(text)
+    }
+
+    /// A `--retry-on`/`--fatal-on`/`--success-on` list, written back.
+    pub fn codes(text: &str) -> Result<String, String> {
+        text.parse::<crate::codes::CodeSet>()
+            .map(|set| set.to_string())
+    }
+
+    /// A `--clients` list.
+    pub fn clients(text: &str) -> Result<Vec<u32>, String> {
+        crate::cli::parse_clients(text).map(|counts| counts.0)
+    }
+
+    /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
+    pub fn options() -> Vec<(String, Option<String>)> {
+        Cli::command()
+            .get_arguments()
+            .filter_map(|arg| {
+                let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+                Some((format!("--{}", arg.get_long()?), env))
+            })
+            .collect()
+    }
+
+    /// A whole command line (program name first) through clap and `Config`,
+    /// as `retry` would take it; nothing is run. A valid `--plan` also
+    /// computes its totals and its first rows. The error is the one line
+    /// retry would print; help and version count as success.
+    pub fn argv(args: &[OsString]) -> Result<(), String> {
+        let config = match crate::cli::parse_from(args).and_then(Config::from_cli) {
+            Ok(config) => config,
+            Err(error) => {
+                use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+                if matches!(error.kind(), DisplayHelp | DisplayVersion) {
+                    return Ok(());
+                }
+                return Err(crate::usage::line(&error, args));
+            }
+        };
+        if let Mode::Plan = config.mode {
+            let retries = match config.attempts {
+                Attempts::Limit(n) => n - 1,
+                Attempts::Unlimited => 20,
+            };
+            crate::plan::totals(config.backoff, retries);
+            let first = Attempts::Limit(retries.min(32) + 1);
+            let mut sink = std::io::sink();
+            let _ =
+                crate::plan::write(&mut sink, config.backoff, first, config.seed, Format::Table);
+        }
+        Ok(())
+    }
+}

@@ -17,7 +17,7 @@ use crate::duration::{millis, millis_of_nanos};
 use crate::report::{Cell, Column, Writer};
 use crate::strategy::{Backoff, Schedule};
 
-use totals::totals;
+pub use totals::totals;
 
 /// Rows shown for `--max-attempts unlimited`.
 const UNLIMITED_ROWS: u32 = 20;
