@@ -4,6 +4,7 @@
 //! attempt loop, using `policy`, `strategy` and `codes`) → `supervisor`
 //! (the child process) with `signals` → `events` rendered by `log`.
 //! The modes that run no command: `plan` and `simulate`, printed by `report`.
+//! Bad usage becomes one line in `usage`; `fuzzing` is for `fuzz/` only.
 
 mod cli;
 mod codes;
