@@ -247,11 +247,11 @@ pub struct Cli {
 /// Options that only `--simulate` reads.
 const SIMULATE_ONLY: [&str; 5] = ["clients", "reps", "net_delay", "net_sd", "svg"];
 
-/// Parses the real command line (and RETRY_* variables).
-pub fn parse() -> Result<Cli, clap::Error> {
+/// Parses a command line (the program name first) and RETRY_* variables.
+pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
     use clap::parser::ValueSource;
     use clap::{CommandFactory, FromArgMatches};
-    let matches = Cli::command().try_get_matches()?;
+    let matches = Cli::command().try_get_matches_from(args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
     let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
     cli.backoff_defaulted = defaulted("base") && defaulted("cap");
@@ -318,11 +318,19 @@ pub enum Format {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientCounts(pub Vec<u32>);
 
+/// At most this many client counts in one list, and at most this many
+/// clients in one count: each range alone may reach it, but a long list of
+/// them would take gigabytes before a single simulation.
+const MAX_CLIENTS: u32 = 100_000;
+
 /// `1,2,5,10-190:10`: counts, and inclusive ranges with an optional step.
-fn parse_clients(text: &str) -> Result<ClientCounts, String> {
+pub(crate) fn parse_clients(text: &str) -> Result<ClientCounts, String> {
     let bad = |item: &str| format!("`{item}` is not a client count or a range such as `10-190:10`");
     let mut counts = Vec::new();
     for item in text.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err(format!("empty item in the client list `{text}`"));
+        }
         let (range, step) = match item.split_once(':') {
             Some((range, step)) => (range, step.parse::<u32>().map_err(|_| bad(item))?),
             None => (item, 1),
@@ -339,8 +347,12 @@ fn parse_clients(text: &str) -> Result<ClientCounts, String> {
                 "`{item}` needs counts of at least 1, rising, with a step of at least 1"
             ));
         }
-        if high > 100_000 {
-            return Err(format!("`{item}`: at most 100000 clients"));
+        if high > MAX_CLIENTS {
+            return Err(format!("`{item}`: at most {MAX_CLIENTS} clients"));
+        }
+        let more = (high - low) / step + 1;
+        if counts.len() + more as usize > MAX_CLIENTS as usize {
+            return Err(format!("at most {MAX_CLIENTS} client counts in one list"));
         }
         counts.extend((low..=high).step_by(step as usize));
     }
@@ -456,6 +468,19 @@ mod tests {
         for bad in ["", "0", "5-3", "1-9:0", "x", "1,,2", "1-", "-4"] {
             assert!(parse_clients(bad).is_err(), "{bad:?} was accepted");
         }
+    }
+
+    #[test]
+    fn client_lists_name_empty_items_and_stay_bounded() {
+        for bad in ["1,,2", ",", "5,"] {
+            let err = parse_clients(bad).unwrap_err();
+            assert_eq!(err, format!("empty item in the client list `{bad}`"));
+        }
+        assert_eq!(parse_clients("1-100000").unwrap().0.len(), 100_000);
+        // Each range is allowed alone; together they would fill gigabytes.
+        let many = vec!["1-100000"; 1000].join(",");
+        let err = parse_clients(&many).unwrap_err();
+        assert!(err.contains("at most 100000 client counts"), "{err}");
     }
 
     #[test]

@@ -101,6 +101,9 @@ impl FromStr for CodeSet {
         let mut set = Self::default();
         for item in text.split(',') {
             let item = item.trim();
+            if item.is_empty() {
+                return Err(format!("empty item in the code list `{text}`"));
+            }
             let (low, high) = match item.split_once('-') {
                 Some((low, high)) => (parse_code(low, item)?, parse_code(high, item)?),
                 None => {
@@ -171,6 +174,14 @@ mod tests {
         assert!("256".parse::<CodeSet>().unwrap_err().contains("0-255"));
         assert!("5-3".parse::<CodeSet>().unwrap_err().contains("3-5"));
         assert!("".parse::<CodeSet>().unwrap_err().contains("empty"));
+    }
+
+    #[test]
+    fn empty_items_are_named_as_such() {
+        for bad in [",,", "1,,2", "1,", ",1", "1, ,2"] {
+            let err = bad.parse::<CodeSet>().unwrap_err();
+            assert_eq!(err, format!("empty item in the code list `{bad}`"));
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! (the child process) with `signals`, both over `platform` (every OS
 //! call) → `events` rendered by `log`.
 //! The modes that run no command: `plan` and `simulate`, printed by `report`.
+//! Bad usage becomes one line in `usage`; `fuzzing` is for `fuzz/` only.
 
 mod cli;
 mod codes;
@@ -26,22 +27,19 @@ mod size;
 mod status;
 mod strategy;
 mod supervisor;
+mod usage;
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::error::ErrorKind;
-
 use crate::config::{Config, Mode};
-
-/// Bad usage, as documented: nothing has run.
-const USAGE: u8 = 2;
 
 /// The whole program: parse, validate, then run the chosen mode.
 pub fn main() -> ExitCode {
-    let config = match cli::parse().and_then(Config::from_cli) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let config = match cli::parse_from(&args).and_then(Config::from_cli) {
         Ok(config) => config,
-        Err(error) => return usage_error(&error),
+        Err(error) => return usage::exit(&error, &args),
     };
     let code = match &config.mode {
         Mode::Run => match run(&config) {
@@ -49,10 +47,7 @@ pub fn main() -> ExitCode {
             // Everything is cleaned up: die as the command would have.
             runner::Exit::Signal(signal) => platform::die_by(signal),
         },
-        Mode::Plan => {
-            let plan = plan::plan(config.backoff, config.attempts, config.seed);
-            print(plan::render(&plan, config.backoff, config.format).as_bytes())
-        }
+        Mode::Plan => plan::print(config.backoff, config.attempts, config.seed, config.format),
         Mode::Simulate(options) => simulate::run(options, config.seed, config.format),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
@@ -95,35 +90,71 @@ fn run(config: &Config) -> runner::Exit {
     })
 }
 
-/// Help and version go to stdout as usual; a real error becomes one line on
-/// stderr (clap's first line plus its tip, if any) and exit status 2.
-fn usage_error(error: &clap::Error) -> ExitCode {
-    if matches!(
-        error.kind(),
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
-    ) {
-        let _ = error.print();
-        return ExitCode::SUCCESS;
+/// Entry points for the fuzz targets in `fuzz/` and the argument property
+/// tests: thin wrappers over the parsers and validation, not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    use std::ffi::OsString;
+    use std::time::Duration;
+
+    use clap::CommandFactory;
+
+    use crate::cli::{Attempts, Cli, Format};
+    use crate::config::{Config, Mode};
+
+    /// A `--base`/`--cap`/... value.
+    pub fn duration(text: &str) -> Result<Duration, String> {
+        crate::duration::parse(text)
     }
-    let rendered = error.render().to_string();
-    // clap's message runs until its usage block; its tips become one aside.
-    let mut parts: Vec<&str> = Vec::new();
-    let mut tip = None;
-    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if line.starts_with("Usage:") || line.starts_with("For more information") {
-            break;
-        }
-        match line.strip_prefix("tip: ") {
-            Some(text) => {
-                tip.get_or_insert(text);
+
+    /// A `--retry-on`/`--fatal-on`/`--success-on` list, written back.
+    pub fn codes(text: &str) -> Result<String, String> {
+        text.parse::<crate::codes::CodeSet>()
+            .map(|set| set.to_string())
+    }
+
+    /// A `--clients` list.
+    pub fn clients(text: &str) -> Result<Vec<u32>, String> {
+        crate::cli::parse_clients(text).map(|counts| counts.0)
+    }
+
+    /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
+    pub fn options() -> Vec<(String, Option<String>)> {
+        Cli::command()
+            .get_arguments()
+            .filter_map(|arg| {
+                let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+                Some((format!("--{}", arg.get_long()?), env))
+            })
+            .collect()
+    }
+
+    /// A whole command line (program name first) through clap and `Config`,
+    /// as `retry` would take it; nothing is run. A valid `--plan` also
+    /// computes its totals and its first rows. The error is the one line
+    /// retry would print; help and version count as success.
+    pub fn argv(args: &[OsString]) -> Result<(), String> {
+        let config = match crate::cli::parse_from(args).and_then(Config::from_cli) {
+            Ok(config) => config,
+            Err(error) => {
+                use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+                if matches!(error.kind(), DisplayHelp | DisplayVersion) {
+                    return Ok(());
+                }
+                return Err(crate::usage::line(&error, args));
             }
-            None => parts.push(line.strip_prefix("error: ").unwrap_or(line)),
+        };
+        if let Mode::Plan = config.mode {
+            let retries = match config.attempts {
+                Attempts::Limit(n) => n - 1,
+                Attempts::Unlimited => 20,
+            };
+            crate::plan::totals(config.backoff, retries);
+            let first = Attempts::Limit(retries.min(32) + 1);
+            let mut sink = std::io::sink();
+            let _ =
+                crate::plan::write(&mut sink, config.backoff, first, config.seed, Format::Table);
         }
+        Ok(())
     }
-    let mut line = format!("retry: {}", parts.join(" "));
-    if let Some(tip) = tip {
-        line.push_str(&format!(" ({tip})"));
-    }
-    let _ = writeln!(std::io::stderr(), "{line}");
-    ExitCode::from(USAGE)
 }

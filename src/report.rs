@@ -1,7 +1,9 @@
-//! The output of `--plan` and `--simulate`: one table of rows, written as
-//! aligned columns, CSV or a JSON array of objects (`--format`).
+//! The output of `--plan` and `--simulate`: rows of cells written as
+//! aligned columns, CSV or a JSON array of objects (`--format`), one row at
+//! a time. Table widths are decided before the first row (from bounds the
+//! caller knows), so a plan of four billion rows is never held in memory.
 
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use crate::cli::Format;
 
@@ -15,15 +17,169 @@ pub enum Cell {
 }
 
 impl Cell {
+    fn write_plain(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let _ = match self {
+            Cell::Int(n) => write!(out, "{n}"),
+            Cell::Num(x, decimals) => write!(out, "{x:.decimals$}"),
+            Cell::Text(text) => write!(out, "{text}"),
+        };
+    }
+
     fn plain(&self) -> String {
-        match self {
-            Cell::Int(n) => n.to_string(),
-            Cell::Num(x, decimals) => format!("{x:.decimals$}"),
-            Cell::Text(text) => text.clone(),
+        let mut out = String::new();
+        self.write_plain(&mut out);
+        out
+    }
+}
+
+/// A column: its header, whether it holds text (left-aligned in a table),
+/// and the widest value it can hold (the header's width is added here).
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub name: &'static str,
+    pub text: bool,
+    pub width: usize,
+}
+
+impl Column {
+    pub fn number(name: &'static str, widest: u128) -> Self {
+        Column {
+            name,
+            text: false,
+            width: digits(widest),
         }
     }
 }
 
+/// Decimal digits of `n`.
+pub fn digits(n: u128) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// Writes rows as they come; `finish` closes a JSON array.
+pub struct Writer<W: Write> {
+    out: W,
+    format: Format,
+    columns: Vec<Column>,
+    rows: u64,
+    /// The line being built, reused so a row costs no allocation.
+    line: String,
+    cell: String,
+}
+
+impl<W: Write> Writer<W> {
+    /// Writes the header (table, CSV) and returns the writer for the rows.
+    pub fn start(out: W, format: Format, mut columns: Vec<Column>) -> io::Result<Self> {
+        for column in &mut columns {
+            column.width = column.width.max(column.name.len());
+        }
+        let mut writer = Writer {
+            out,
+            format,
+            columns,
+            rows: 0,
+            line: String::new(),
+            cell: String::new(),
+        };
+        match format {
+            Format::Table => {
+                let names: Vec<Cell> = writer
+                    .columns
+                    .iter()
+                    .map(|c| Cell::Text(c.name.into()))
+                    .collect();
+                writer.table_line(&names)?;
+            }
+            Format::Csv => {
+                let names: Vec<&str> = writer.columns.iter().map(|c| c.name).collect();
+                writeln!(writer.out, "{}", names.join(","))?;
+            }
+            Format::Json => {}
+        }
+        Ok(writer)
+    }
+
+    pub fn row(&mut self, cells: &[Cell]) -> io::Result<()> {
+        match self.format {
+            Format::Table => self.table_line(cells)?,
+            Format::Csv => self.csv_line(cells)?,
+            Format::Json => self.json_object(cells)?,
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> io::Result<W> {
+        if self.format == Format::Json {
+            let end = if self.rows == 0 { "[]\n" } else { "]\n" };
+            self.out.write_all(end.as_bytes())?;
+        }
+        Ok(self.out)
+    }
+
+    /// Right-aligned numbers, left-aligned text, two spaces between columns.
+    fn table_line(&mut self, cells: &[Cell]) -> io::Result<()> {
+        self.line.clear();
+        for (i, (cell, column)) in cells.iter().zip(&self.columns).enumerate() {
+            self.cell.clear();
+            cell.write_plain(&mut self.cell);
+            if i > 0 {
+                self.line.push_str("  ");
+            }
+            let pad = column.width.saturating_sub(self.cell.chars().count());
+            if !column.text {
+                self.line.extend(std::iter::repeat_n(' ', pad));
+            }
+            self.line.push_str(&self.cell);
+            if column.text {
+                self.line.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        self.line.truncate(self.line.trim_end().len());
+        self.line.push('\n');
+        self.out.write_all(self.line.as_bytes())
+    }
+
+    fn csv_line(&mut self, cells: &[Cell]) -> io::Result<()> {
+        self.line.clear();
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                self.line.push(',');
+            }
+            // Our text cells are strategy names: no commas or quotes to escape.
+            cell.write_plain(&mut self.line);
+        }
+        self.line.push('\n');
+        self.out.write_all(self.line.as_bytes())
+    }
+
+    fn json_object(&mut self, cells: &[Cell]) -> io::Result<()> {
+        self.line.clear();
+        self.line
+            .push_str(if self.rows == 0 { "[{" } else { ",\n {" });
+        for (i, (cell, column)) in cells.iter().zip(&self.columns).enumerate() {
+            if i > 0 {
+                self.line.push(',');
+            }
+            self.line.push('"');
+            self.line.push_str(column.name);
+            self.line.push_str("\":");
+            if matches!(cell, Cell::Text(_)) {
+                self.line.push('"');
+                cell.write_plain(&mut self.line);
+                self.line.push('"');
+            } else {
+                cell.write_plain(&mut self.line);
+            }
+        }
+        self.line.push('}');
+        self.out.write_all(self.line.as_bytes())
+    }
+}
+
+/// A whole table already in memory (`--simulate`'s few summary rows):
+/// widths come from the rows themselves.
 pub struct Report {
     pub columns: Vec<&'static str>,
     pub rows: Vec<Vec<Cell>>,
@@ -31,88 +187,33 @@ pub struct Report {
 
 impl Report {
     pub fn render(&self, format: Format) -> String {
-        match format {
-            Format::Table => self.table(),
-            Format::Csv => self.csv(),
-            Format::Json => self.json(),
-        }
-    }
-
-    /// Right-aligned numbers, left-aligned text, two spaces between columns.
-    fn table(&self) -> String {
-        let cells: Vec<Vec<String>> = self
-            .rows
+        let columns = self
+            .columns
             .iter()
-            .map(|row| row.iter().map(Cell::plain).collect())
-            .collect();
-        let widths: Vec<usize> = (0..self.columns.len())
-            .map(|i| {
-                cells
-                    .iter()
-                    .map(|r| r[i].len())
-                    .chain([self.columns[i].len()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        let text_column: Vec<bool> = (0..self.columns.len())
-            .map(|i| {
-                self.rows
+            .enumerate()
+            .map(|(i, &name)| Column {
+                name,
+                text: self
+                    .rows
                     .first()
-                    .is_some_and(|r| matches!(r[i], Cell::Text(_)))
-            })
-            .collect();
-        let line = |values: &[&str]| {
-            let mut out = String::new();
-            for (i, value) in values.iter().enumerate() {
-                let sep = if i == 0 { "" } else { "  " };
-                let width = widths[i];
-                if text_column[i] {
-                    let _ = write!(out, "{sep}{value:<width$}");
-                } else {
-                    let _ = write!(out, "{sep}{value:>width$}");
-                }
-            }
-            out.truncate(out.trim_end().len());
-            out.push('\n');
-            out
-        };
-        let mut out = line(&self.columns);
-        for row in &cells {
-            out.push_str(&line(&row.iter().map(String::as_str).collect::<Vec<_>>()));
-        }
-        out
-    }
-
-    fn csv(&self) -> String {
-        let mut out = self.columns.join(",");
-        out.push('\n');
-        for row in &self.rows {
-            // Our text cells are strategy names: no commas or quotes to escape.
-            out.push_str(&row.iter().map(Cell::plain).collect::<Vec<_>>().join(","));
-            out.push('\n');
-        }
-        out
-    }
-
-    fn json(&self) -> String {
-        let objects: Vec<String> = self
-            .rows
-            .iter()
-            .map(|row| {
-                let fields: Vec<String> = self
-                    .columns
+                    .is_some_and(|r| matches!(r[i], Cell::Text(_))),
+                width: self
+                    .rows
                     .iter()
-                    .zip(row)
-                    .map(|(name, cell)| match cell {
-                        Cell::Text(text) => format!("\"{name}\":\"{text}\""),
-                        number => format!("\"{name}\":{}", number.plain()),
-                    })
-                    .collect();
-                format!("{{{}}}", fields.join(","))
+                    .map(|r| r[i].plain().chars().count())
+                    .max()
+                    .unwrap_or(0),
             })
             .collect();
-        format!("[{}]\n", objects.join(",\n "))
+        let write = || -> io::Result<Vec<u8>> {
+            let mut writer = Writer::start(Vec::new(), format, columns)?;
+            for row in &self.rows {
+                writer.row(row)?;
+            }
+            writer.finish()
+        };
+        // Writing to memory cannot fail.
+        String::from_utf8_lossy(&write().unwrap_or_default()).into_owned()
     }
 }
 
@@ -155,6 +256,24 @@ mod tests {
         assert_eq!(
             report().render(Format::Json),
             "[{\"name\":\"full\",\"n\":10,\"x\":1.2},\n {\"name\":\"decorrelated\",\"n\":200,\"x\":3.0}]\n"
+        );
+        let empty = Report {
+            columns: vec!["a"],
+            rows: vec![],
+        };
+        assert_eq!(empty.render(Format::Json), "[]\n");
+    }
+
+    #[test]
+    fn streamed_widths_come_from_the_declared_bounds() {
+        let columns = vec![Column::number("n", 99_999), Column::number("total", 5)];
+        let mut writer = Writer::start(Vec::new(), Format::Table, columns).unwrap();
+        writer.row(&[Cell::Int(7), Cell::Int(3)]).unwrap();
+        let out = String::from_utf8(writer.finish().unwrap()).unwrap();
+        assert_eq!(out, "    n  total\n    7      3\n");
+        assert_eq!(
+            (digits(0), digits(9), digits(10), digits(u128::MAX)),
+            (1, 1, 2, 39)
         );
     }
 }

@@ -1,7 +1,15 @@
 //! The post's two charts as one SVG: work (conditional writes) against
 //! clients, and completion time against clients, one line per strategy.
+//!
+//! The file is opened before the sweep (a bad path is refused before any
+//! work), and written only once the charts are drawn: an existing file is
+//! replaced then, and one created for a sweep that ends without charts is
+//! removed.
 
-use std::path::Path;
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Seek, Write};
+use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
@@ -15,11 +23,93 @@ const COLORS: [RGBColor; 5] = [
     RGBColor(148, 103, 189),
 ];
 
+/// Canvas size in pixels: two charts stacked.
+const SIZE: (u32, u32) = (900, 1000);
+
 /// A chart's title, y-axis label, and the value it plots.
 type Chart = (&'static str, &'static str, fn(&Summary) -> f64);
 
-pub fn draw(rows: &[Summary], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::new(path, (900, 1000)).into_drawing_area();
+/// The `--svg` file, open for writing.
+pub struct Output {
+    file: File,
+    path: PathBuf,
+    /// We created it (rather than opened an existing file).
+    created: bool,
+}
+
+/// Why the charts could not be written, naming the file.
+#[derive(Debug)]
+pub struct Error {
+    path: PathBuf,
+    cause: String,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot write `--svg {}`: {}",
+            self.path.display(),
+            self.cause
+        )
+    }
+}
+
+impl Output {
+    /// Opens (or creates) the file without truncating it yet.
+    pub fn open(path: &Path) -> Result<Self, Error> {
+        let error = |cause: io::Error| Error {
+            path: path.to_owned(),
+            cause: cause.to_string(),
+        };
+        let (file, created) = match OpenOptions::new().write(true).create_new(true).open(path) {
+            Ok(file) => (file, true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => (
+                OpenOptions::new().write(true).open(path).map_err(error)?,
+                false,
+            ),
+            Err(e) => return Err(error(e)),
+        };
+        Ok(Output {
+            file,
+            path: path.to_owned(),
+            created,
+        })
+    }
+
+    /// Draws both charts and replaces the file's contents with them.
+    pub fn draw(mut self, rows: &[Summary]) -> Result<(), Error> {
+        let mut svg = String::new();
+        let result = draw(rows, &mut svg)
+            .map_err(|e| e.to_string())
+            .and_then(|()| self.replace(svg.as_bytes()).map_err(|e| e.to_string()));
+        if let Err(cause) = result {
+            let error = Error {
+                path: self.path.clone(),
+                cause,
+            };
+            self.discard();
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    fn replace(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.set_len(0)?;
+        self.file.rewind()?;
+        self.file.write_all(bytes)
+    }
+
+    /// Leaves no empty file behind that only this run created.
+    pub fn discard(self) {
+        if self.created {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn draw(rows: &[Summary], svg: &mut String) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let halves = root.split_evenly((2, 1));
     let charts: [Chart; 2] = [
@@ -40,7 +130,6 @@ pub fn draw(rows: &[Summary], path: &Path) -> Result<(), Box<dyn std::error::Err
     root.present()?;
     Ok(())
 }
-
 fn chart(
     area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
     rows: &[Summary],

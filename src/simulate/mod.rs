@@ -79,10 +79,18 @@ impl Options {
 
 /// Runs the sweep, prints it, and draws the charts; returns the exit status.
 pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
+    // A chart that cannot be written is known before the sweep, not after
+    // it: one line, and nothing simulated (the status of bad usage).
+    let svg = match options.svg.as_deref().map(chart::Output::open).transpose() {
+        Ok(svg) => svg,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr(), "retry: {error}");
+            return 2;
+        }
+    };
     let seed = seed.unwrap_or_else(|| rand::RngExt::random(&mut crate::strategy::rng(None)));
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let reps_total = options.contenders.len() * options.clients.len() * options.reps as usize;
-    let bar = progress_bar(options, reps_total);
+    let bar = progress_bar(options);
     let rows = sweep::sweep(
         &options.contenders,
         &options.clients,
@@ -90,9 +98,9 @@ pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
         options.net,
         seed,
         threads,
-        &|| {
+        &|reps| {
             if let Some(bar) = &bar {
-                bar.inc(1);
+                bar.inc(reps);
             }
         },
     );
@@ -101,16 +109,15 @@ pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
     }
     let mut stdout = std::io::stdout().lock();
     if stdout.write_all(render(&rows, format).as_bytes()).is_err() {
+        if let Some(svg) = svg {
+            svg.discard();
+        }
         return 1;
     }
-    if let Some(path) = &options.svg
-        && let Err(error) = chart::draw(&rows, path)
+    if let Some(svg) = svg
+        && let Err(error) = svg.draw(&rows)
     {
-        let _ = writeln!(
-            std::io::stderr(),
-            "retry: cannot write `{}`: {error}",
-            path.display()
-        );
+        let _ = writeln!(std::io::stderr(), "retry: {error}");
         return 1;
     }
     0
@@ -118,16 +125,21 @@ pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
 
 /// A progress bar on a terminal, and only for a sweep that takes a moment
 /// (more than about a tenth of a second of simulated client-repetitions).
-fn progress_bar(options: &Options, reps_total: usize) -> Option<indicatif::ProgressBar> {
-    let weight: u64 = options
-        .clients
-        .iter()
-        .map(|&n| u64::from(n) * u64::from(n))
-        .sum::<u64>()
-        * u64::from(options.reps)
-        * options.contenders.len() as u64;
-    (std::io::stderr().is_terminal() && weight > 2_000_000)
-        .then(|| indicatif::ProgressBar::new(reps_total as u64))
+fn progress_bar(options: &Options) -> Option<indicatif::ProgressBar> {
+    let reps = |per_group: u32| {
+        let groups = options.contenders.len() * options.clients.len();
+        groups as u64 * u64::from(per_group)
+    };
+    (std::io::stderr().is_terminal() && weight(options) > 2e6)
+        .then(|| indicatif::ProgressBar::new(reps(options.reps)))
+}
+
+/// Roughly the sweep's cost: clients² per repetition (each client's retries
+/// grow with the others). In floating point: 100,000 clients and four
+/// billion repetitions overflow a u64.
+fn weight(options: &Options) -> f64 {
+    let per_rep: f64 = options.clients.iter().map(|&n| f64::from(n).powi(2)).sum();
+    per_rep * f64::from(options.reps) * options.contenders.len() as f64
 }
 
 pub fn render(rows: &[Summary], format: Format) -> String {
@@ -157,4 +169,33 @@ pub fn render(rows: &[Summary], format: Format) -> String {
             .collect(),
     };
     report.render(format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_weight_of_the_largest_sweep_is_finite() {
+        // 100,000 client counts up to 100,000 and u32::MAX repetitions:
+        // clients^2 * reps overflowed the u64 this used to be.
+        let options = Options {
+            contenders: vec![
+                Contender {
+                    name: "no-backoff",
+                    backoff: None,
+                };
+                5
+            ],
+            clients: (1..=100_000).collect(),
+            reps: u32::MAX,
+            net: Net {
+                mean_ms: 10.0,
+                sd_ms: 2.0,
+            },
+            svg: None,
+        };
+        let w = weight(&options);
+        assert!(w.is_finite() && w > 1e24, "{w}");
+    }
 }

@@ -79,6 +79,161 @@ fn modes_run_no_command_and_take_none() {
         .stderr_has("--clients");
 }
 
+/// `retry ARGS` under `ulimit -v` (KiB of address space), stdout piped.
+fn under_memory_limit(kib: u32, args: &[&str]) -> std::process::Child {
+    let limit = format!("ulimit -v {kib} && exec \"$0\" \"$@\"");
+    let mut all = vec!["-c", &limit, crate::harness::BIN];
+    all.extend(args);
+    std::process::Command::new("sh")
+        .args(&all)
+        .env_clear()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn plan_rows_stream_in_constant_memory() {
+    // 300,000 rows held in memory need far more than 64 MiB; streamed, a few.
+    let child = under_memory_limit(65_536, &["--plan", "-n", "300001", "--format", "csv"]);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.is_empty(), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 300_001);
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("300000,20000,"), "{last}");
+}
+
+#[test]
+fn a_closed_stdout_ends_a_huge_plan_quietly_with_status_1() {
+    use std::io::{BufRead, BufReader};
+    for format in ["table", "csv", "json"] {
+        let mut child =
+            under_memory_limit(65_536, &["--plan", "-n", "4294967295", "--format", format]);
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        for _ in 0..3 {
+            lines.next().unwrap().unwrap();
+        }
+        drop(lines); // like `| head -3`
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}: {out:?}");
+        assert!(out.stderr.is_empty(), "{format}: {out:?}");
+    }
+}
+
+#[test]
+fn plan_table_columns_fit_the_largest_possible_values() {
+    // Cumulative values wider than their header: the widths come from
+    // bounds (retries x cap), not from rows that were never stored.
+    let out = retry(&[
+        "--plan",
+        "-j",
+        "none",
+        "--base",
+        "300000000000y",
+        "--cap",
+        "300000000000y",
+        "-n",
+        "50",
+    ])
+    .run();
+    out.code(0).stderr_is("");
+    let rows: Vec<&str> = out.stdout.lines().take(50).collect();
+    let width = rows[0].len();
+    assert!(rows.iter().all(|r| r.len() == width), "{}", out.stdout);
+    assert!(
+        rows[49].starts_with(
+            "     49  9467280000000000000000  9467280000000000000000  463896720000000000000000"
+        ),
+        "{}",
+        rows[49]
+    );
+}
+
+/// The largest duration the parser accepts (u64::MAX seconds), and the
+/// brief's 300 billion years: saturated or computed, never a panic.
+const HUGE: [&str; 2] = ["18446744073709551615s", "300000000000y"];
+
+#[test]
+fn plans_with_extreme_durations_finish_cleanly() {
+    for huge in HUGE {
+        for jitter in ["none", "full", "equal", "decorrelated"] {
+            for (base, n) in [(huge, "50"), ("1ns", "50"), ("0ns", "unlimited")] {
+                for format in ["table", "csv", "json"] {
+                    let out = retry(&[
+                        "--plan", "-j", jitter, "--base", base, "--cap", huge, "-n", n, "--format",
+                        format,
+                    ])
+                    .run();
+                    out.code(0).stderr_is("");
+                    let rows = out.stdout.matches("\n").count();
+                    assert!(rows >= 20, "{jitter} {base} {format}: {out:#?}");
+                    if format == "table" {
+                        let total = out.stdout.lines().last().unwrap();
+                        assert!(!total.contains("inf") && !total.contains("NaN"), "{total}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn simulations_with_extreme_durations_finish_cleanly() {
+    let dir = scratch();
+    let svg = dir.path().join("charts.svg");
+    for huge in HUGE {
+        let out = retry(&[
+            "--simulate",
+            "--clients",
+            "1",
+            "--reps",
+            "1",
+            "--base",
+            huge,
+            "--cap",
+            huge,
+            "--net-delay",
+            huge,
+        ])
+        .run();
+        out.code(0).stderr_is("");
+        let out = retry(&[
+            "--simulate",
+            "--jitter",
+            "all",
+            "--clients",
+            "1,4",
+            "--reps",
+            "2",
+            "--base",
+            "1ns",
+            "--cap",
+            huge,
+            "--net-delay",
+            huge,
+            "--net-sd",
+            huge,
+            "--format",
+            "csv",
+            "--svg",
+            svg.to_str().unwrap(),
+        ])
+        .run();
+        out.code(0).stderr_is("");
+        assert_eq!(out.stdout.lines().count(), 11, "{out:#?}");
+        assert!(!out.stdout.contains("inf") && !out.stdout.contains("NaN"));
+        assert!(
+            std::fs::read_to_string(&svg)
+                .unwrap()
+                .trim_end()
+                .ends_with("</svg>")
+        );
+    }
+}
+
 const SIM: [&str; 8] = [
     "--simulate",
     "--jitter",
@@ -127,6 +282,130 @@ fn simulate_is_reproducible_with_a_seed() {
     );
     assert_eq!(first, run("9"));
     assert_ne!(first, run("10"));
+}
+
+#[test]
+fn one_seed_gives_a_strategy_one_answer_alone_or_among_all() {
+    let sweep = |jitter| {
+        let args = [
+            "--simulate",
+            "--clients",
+            "3,8",
+            "--reps",
+            "4",
+            "--seed",
+            "3",
+        ];
+        let out = retry(&[&args[..], &["--jitter", jitter, "--format", "csv"]].concat()).run();
+        out.code(0);
+        out.stdout
+            .lines()
+            .filter(|l| l.starts_with("full,"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let alone = sweep("full");
+    assert_eq!(alone.len(), 2);
+    assert_eq!(alone, sweep("all"));
+}
+
+/// A field of /proc/PID/status in KiB, or /proc/PID/stat's CPU ticks.
+fn proc_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    // utime and stime: fields 14 and 15 of stat, 12 and 13 after the name.
+    fields
+        .get(11..13)
+        .map_or(0, |f| f.iter().filter_map(|t| t.parse::<u64>().ok()).sum())
+}
+
+#[test]
+fn a_sweep_of_four_billion_reps_runs_in_constant_memory() {
+    let mut child = under_memory_limit(
+        1 << 20,
+        &[
+            "--simulate",
+            "--clients",
+            "1",
+            "--reps",
+            "4294967295",
+            "--seed",
+            "1",
+        ],
+    );
+    let pid = child.id();
+    // Synchronise on work done, not on time: a third of a CPU second of
+    // simulating (a list of every task would have failed at once).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while cpu_ticks(pid) < 30 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended: {:?}",
+            child.wait_with_output()
+        );
+        assert!(std::time::Instant::now() < deadline, "no progress");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let peak = proc_kib(pid, "VmHWM:");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(peak > 0 && peak < 20_000, "peak resident memory {peak} KiB");
+}
+
+#[test]
+fn an_unwritable_svg_path_is_refused_before_simulating() {
+    let dir = scratch();
+    let missing = dir.path().join("no/such/dir/charts.svg");
+    for path in [missing.to_str().unwrap(), dir.path().to_str().unwrap()] {
+        let out = retry(&[
+            "--simulate",
+            "--clients",
+            "1",
+            "--reps",
+            "4294967295",
+            "--svg",
+            path,
+        ])
+        .run();
+        out.code(2).stderr_lines(1).stdout_is("");
+        out.stderr_has("retry: cannot write `--svg ")
+            .stderr_has(path);
+    }
+    assert!(!missing.parent().unwrap().exists());
+}
+
+#[test]
+fn an_existing_svg_is_replaced_by_the_new_charts() {
+    let dir = scratch();
+    let svg = dir.path().join("charts.svg");
+    std::fs::write(&svg, "x".repeat(100_000)).unwrap();
+    retry(&[
+        "--simulate",
+        "--clients",
+        "1",
+        "--reps",
+        "2",
+        "--svg",
+        svg.to_str().unwrap(),
+    ])
+    .run()
+    .code(0);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
 }
 
 #[test]
