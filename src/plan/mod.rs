@@ -97,7 +97,8 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
-    fn backoff(jitter: Jitter) -> Backoff {
+    /// Base 100 ms, cap 1 s, factor 2: the plan tests' schedule (also `totals`').
+    pub(super) fn backoff(jitter: Jitter) -> Backoff {
         Backoff {
             jitter,
             base: MS * 100,

@@ -115,16 +115,9 @@ mod tests {
     use crate::strategy::Schedule;
     use std::time::Duration;
 
-    const MS: Duration = Duration::from_millis(1);
+    use super::super::tests::backoff;
 
-    fn backoff(jitter: Jitter) -> Backoff {
-        Backoff {
-            jitter,
-            base: MS * 100,
-            cap: MS * 1000,
-            factor: 2.0,
-        }
-    }
+    const MS: Duration = Duration::from_millis(1);
 
     #[test]
     fn ceilings_sum_to_the_cap_then_grow_by_it() {
