@@ -1,38 +1,36 @@
 //! `retry`: rerun a failing command with exponential backoff and jitter.
 //!
-//! Reading order: `cli` (flags) → `config` (validation) → `runner` (the
-//! attempt loop, using `policy`, `strategy` and `codes`) → `supervisor`
-//! (the child process) with `signals`, both over `platform` (every OS
-//! call) → `events` rendered by `log`.
-//! The modes that run no command: `plan` and `simulate`, printed by `report`.
-//! Bad usage becomes one line in `usage`; `fuzzing` is for `fuzz/` only.
+//! The layout shows the architecture:
+//! - `cli/`: the command line (flags, validation into a `Config`, usage
+//!   errors, completions and the man page);
+//! - `run/`: everything that runs a command (the attempt loop, the child's
+//!   supervisor, signals, pipes, events and their log lines);
+//! - `platform/`: every call to the OS about processes and signals;
+//! - `plan/`, `simulate/` and `report`: the modes that only print;
+//! - the rules both share, one file each: `strategy` (backoff and jitter),
+//!   `policy` (which exit codes retry), `codes`, `status`, `duration`, `size`.
+//!
+//! `fuzzing` is for `fuzz/` only.
 
 mod cli;
 mod codes;
-mod config;
-mod countdown;
 mod duration;
-mod events;
-mod generate;
-mod log;
-mod pipes;
 mod plan;
 mod platform;
 mod policy;
 mod report;
-mod runner;
-mod signals;
+mod run;
 mod simulate;
 mod size;
 mod status;
 mod strategy;
-mod supervisor;
-mod usage;
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::config::{Config, Mode};
+use crate::cli::config::{self, Config, Mode};
+use crate::cli::{generate, usage};
+use crate::run::{countdown, events, log, pipes, signals, supervisor};
 
 /// The whole program: parse, validate, then run the chosen mode.
 pub fn main() -> ExitCode {
@@ -42,10 +40,10 @@ pub fn main() -> ExitCode {
         Err(error) => return usage::exit(&error, &args),
     };
     let code = match &config.mode {
-        Mode::Run => match run(&config) {
-            runner::Exit::Code(code) => u8::try_from(code).unwrap_or(u8::MAX),
+        Mode::Run => match run_command(&config) {
+            run::Exit::Code(code) => u8::try_from(code).unwrap_or(u8::MAX),
             // Everything is cleaned up: die as the command would have.
-            runner::Exit::Signal(signal) => platform::die_by(signal),
+            run::Exit::Signal(signal) => platform::die_by(signal),
         },
         Mode::Plan => plan::print(config.backoff, config.attempts, config.seed, config.format),
         Mode::Simulate(options) => simulate::run(options, config.seed, config.format),
@@ -61,7 +59,7 @@ fn print(bytes: &[u8]) -> u8 {
 }
 
 /// The real thing: run COMMAND until it succeeds or retry gives up.
-fn run(config: &Config) -> runner::Exit {
+fn run_command(config: &Config) -> run::Exit {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
@@ -69,7 +67,7 @@ fn run(config: &Config) -> runner::Exit {
                 std::io::stderr(),
                 "retry: cannot install signal handlers: {error}"
             );
-            return runner::Exit::Code(events::RETRY_FAILED);
+            return run::Exit::Code(events::RETRY_FAILED);
         }
     };
     let mut host = supervisor::Supervisor::new(
@@ -85,7 +83,7 @@ fn run(config: &Config) -> runner::Exit {
     );
     let log = log::Log::new(config.log_format, config.verbosity);
     let seed = config.seed;
-    runner::run(config, &mut host, &mut |event| log.emit(event), || {
+    run::run(config, &mut host, &mut |event| log.emit(event), || {
         strategy::rng(seed)
     })
 }
@@ -99,8 +97,8 @@ pub mod fuzzing {
 
     use clap::CommandFactory;
 
+    use crate::cli::config::{Config, Mode};
     use crate::cli::{Attempts, Cli, Format};
-    use crate::config::{Config, Mode};
 
     /// A `--base`/`--cap`/... value.
     pub fn duration(text: &str) -> Result<Duration, String> {
@@ -141,7 +139,7 @@ pub mod fuzzing {
                 if matches!(error.kind(), DisplayHelp | DisplayVersion) {
                     return Ok(());
                 }
-                return Err(crate::usage::line(&error, args));
+                return Err(crate::cli::usage::line(&error, args));
             }
         };
         if let Mode::Plan = config.mode {

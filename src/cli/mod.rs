@@ -2,6 +2,10 @@
 //! `RETRY_*` environment variable and its value parser. Cross-field rules
 //! (`--cap` below `--base`, overlapping code lists) live in `config`.
 
+pub mod config;
+pub mod generate;
+pub mod usage;
+
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -10,7 +14,7 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
-use crate::pipes::StdinMode;
+use crate::run::pipes::StdinMode;
 use crate::size::Size;
 use crate::strategy::Jitter;
 
@@ -133,7 +137,7 @@ pub struct Cli {
     /// cannot be kept (disk full), stops the run with exit status 125 rather
     /// than feed any attempt a truncated input
     #[arg(long, env = "RETRY_STDIN_LIMIT", value_name = "SIZE",
-          default_value = crate::pipes::DEFAULT_STDIN_LIMIT, value_parser = crate::size::parse,
+          default_value = crate::run::pipes::DEFAULT_STDIN_LIMIT, value_parser = crate::size::parse,
           help_heading = "Pipelines")]
     pub stdin_limit: Size,
 

@@ -27,7 +27,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 pub use lines::Matchers;
 pub use spool::Spool;
 
-use crate::runner::OutputSeen;
+use crate::run::OutputSeen;
 use crate::size::Size;
 use failure::{Failure, describe};
 use lines::Patterns;

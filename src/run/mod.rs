@@ -10,14 +10,21 @@
 //!   └── sleep (Schedule::next_sleep) <── a signal here gives up at once
 //! ```
 
+pub mod countdown;
+pub mod events;
+pub mod log;
+pub mod pipes;
+pub mod signals;
+pub mod supervisor;
+
 use std::time::{Duration, Instant};
 
 use rand::Rng;
 
 use crate::cli::Attempts;
-use crate::config::Config;
-use crate::events::{Event, GiveUp, Phase};
+use crate::cli::config::Config;
 use crate::policy::Verdict;
+use crate::run::events::{Event, GiveUp, Phase};
 use crate::status::Status;
 use crate::strategy::Schedule;
 

@@ -15,7 +15,7 @@ use regex_automata::meta;
 use regex_automata::util::syntax;
 use regex_automata::{Input, MatchKind};
 
-use crate::runner::OutputSeen;
+use crate::run::OutputSeen;
 
 /// The longest line matched whole, in bytes without its line ending.
 pub const MAX_LINE: usize = 1 << 20;

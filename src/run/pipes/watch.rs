@@ -23,7 +23,7 @@ use super::failure::{Failure, describe, temp_dir_note};
 use super::lines::{Lines, MAX_LINE, Patterns};
 use super::output::{Sink, Target, hand_off};
 use super::spool::Spool;
-use crate::runner::OutputSeen;
+use crate::run::OutputSeen;
 
 /// A stream's route and what it produced so far; shared with the reader so
 /// that a stream still open after the command exited (a background process
@@ -197,7 +197,7 @@ fn over_before_more(pipe: &PipeReader, over: &PipeReader) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipes::lines::Matchers;
+    use crate::run::pipes::lines::Matchers;
     use std::io::Write;
 
     /// Records what is written, failing writes to `broken` with `error`.

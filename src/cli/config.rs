@@ -47,7 +47,7 @@ pub struct Config {
     /// `--on-retry`: a shell command run between a failed attempt and its sleep.
     pub on_retry: Option<String>,
     /// `--stdin`, `--stdout-once` and the output conditions.
-    pub pipes: crate::pipes::Settings,
+    pub pipes: crate::run::pipes::Settings,
     /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
     pub program: OsString,
     pub args: Vec<OsString>,
@@ -140,11 +140,11 @@ impl Config {
             },
             foreground: cli.foreground,
             on_retry: cli.on_retry,
-            pipes: crate::pipes::Settings {
+            pipes: crate::run::pipes::Settings {
                 stdin: cli.stdin,
                 stdin_limit: cli.stdin_limit,
                 stdout_once: cli.stdout_once,
-                matchers: crate::pipes::Matchers {
+                matchers: crate::run::pipes::Matchers {
                     retry_if: cli.retry_if_output,
                     stop_if: cli.stop_if_output,
                 },

@@ -22,11 +22,11 @@ use std::time::{Duration, Instant};
 use libc::{SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM};
 
 use crate::cli::Foreground;
-use crate::countdown;
-use crate::pipes::{self, Pipes, ReleaseError, Spool};
 use crate::platform::{self, Waited};
-use crate::runner::{AttemptInfo, Ended, Host, SpawnError, Unsettled};
-use crate::signals::{Signals, Wake};
+use crate::run::countdown;
+use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
+use crate::run::signals::{Signals, Wake};
+use crate::run::{AttemptInfo, Ended, Host, SpawnError, Unsettled};
 use crate::status::Status;
 
 pub struct Supervisor<'a> {

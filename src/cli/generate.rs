@@ -9,16 +9,16 @@ use crate::cli::Shell;
 
 pub fn completions(shell: Shell) -> &'static [u8] {
     match shell {
-        Shell::Bash => include_bytes!("../completions/retry.bash"),
-        Shell::Elvish => include_bytes!("../completions/retry.elv"),
-        Shell::Fish => include_bytes!("../completions/retry.fish"),
-        Shell::Powershell => include_bytes!("../completions/_retry.ps1"),
-        Shell::Zsh => include_bytes!("../completions/_retry"),
+        Shell::Bash => include_bytes!("../../completions/retry.bash"),
+        Shell::Elvish => include_bytes!("../../completions/retry.elv"),
+        Shell::Fish => include_bytes!("../../completions/retry.fish"),
+        Shell::Powershell => include_bytes!("../../completions/_retry.ps1"),
+        Shell::Zsh => include_bytes!("../../completions/_retry"),
     }
 }
 
 pub fn man() -> &'static [u8] {
-    include_bytes!("../man/retry.1")
+    include_bytes!("../../man/retry.1")
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use crate::cli::LogFormat;
-use crate::config::Verbosity;
+use crate::cli::config::Verbosity;
 use crate::duration::millis;
-use crate::events::{Event, GiveUp, Phase};
+use crate::run::events::{Event, GiveUp, Phase};
 use crate::status::{Cause, Status, signal_name};
 
 pub struct Log {

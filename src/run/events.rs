@@ -102,8 +102,8 @@ impl GiveUp {
     }
 
     /// How retry ends: dying of the signal that stopped it, or an exit status.
-    pub fn exit(&self) -> crate::runner::Exit {
-        use crate::runner::Exit;
+    pub fn exit(&self) -> crate::run::Exit {
+        use crate::run::Exit;
         match self {
             GiveUp::Signal { signal, .. } => Exit::Signal(*signal),
             GiveUp::StdoutClosed => Exit::Signal(libc::SIGPIPE),
