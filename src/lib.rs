@@ -98,7 +98,8 @@ pub mod fuzzing {
     use clap::CommandFactory;
 
     use crate::cli::config::{Config, Mode};
-    use crate::cli::{Attempts, Cli, Format};
+    use crate::cli::{Attempts, Cli};
+    use crate::report::Format;
 
     /// A `--base`/`--cap`/... value.
     pub fn duration(text: &str) -> Result<Duration, String> {
@@ -113,7 +114,7 @@ pub mod fuzzing {
 
     /// A `--clients` list.
     pub fn clients(text: &str) -> Result<Vec<u32>, String> {
-        crate::cli::parse_clients(text).map(|counts| counts.0)
+        crate::simulate::parse_clients(text).map(|counts| counts.0)
     }
 
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.

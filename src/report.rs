@@ -5,7 +5,16 @@
 
 use std::io::{self, Write};
 
-use crate::cli::Format;
+/// `--format`: how `--plan` and `--simulate` write their rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned columns for people
+    Table,
+    /// Comma-separated values with a header row
+    Csv,
+    /// One JSON array of objects
+    Json,
+}
 
 /// One cell: numbers stay numbers in JSON, text is quoted.
 #[derive(Clone, Debug, PartialEq)]

@@ -11,6 +11,7 @@ use clap::error::ErrorKind;
 use crate::cli::{Attempts, Cli, Foreground, LogFormat};
 use crate::codes::CodeSet;
 use crate::policy::Policy;
+use crate::simulate::{self, Experiment, Model, ModelName, Net};
 use crate::strategy::{Backoff, Jitter};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -33,7 +34,7 @@ pub enum Mode {
 #[derive(Debug)]
 pub struct Config {
     pub mode: Mode,
-    pub format: crate::cli::Format,
+    pub format: crate::report::Format,
     pub backoff: Backoff,
     pub attempts: Attempts,
     pub policy: Policy,
@@ -100,7 +101,7 @@ impl Config {
         } else if cli.plan {
             Mode::Plan
         } else if cli.simulate {
-            Mode::Simulate(crate::simulate::Options::new(&cli, backoff))
+            Mode::Simulate(simulate_options(&cli, backoff))
         } else {
             Mode::Run
         };
@@ -152,6 +153,33 @@ impl Config {
             program,
             args,
         })
+    }
+}
+
+/// `--simulate`'s experiment from its flags. Left at their defaults,
+/// --base and --cap become the post's (see `simulate::contenders`).
+fn simulate_options(cli: &Cli, backoff: Backoff) -> simulate::Options {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let model = match cli.model {
+        ModelName::Occ => Model::Occ,
+        ModelName::Busy => Model::Busy {
+            mean_ms: ms(cli.service_time),
+            sd_ms: ms(cli.service_sd),
+        },
+    };
+    simulate::Options {
+        experiment: Experiment {
+            model,
+            net: Net {
+                mean_ms: ms(cli.net_delay),
+                sd_ms: ms(cli.net_sd),
+            },
+            max_work: cli.max_work,
+        },
+        contenders: simulate::contenders(cli.jitter.single(), backoff, cli.backoff_defaulted),
+        clients: cli.clients.0.clone(),
+        reps: cli.reps,
+        svg: cli.svg.clone(),
     }
 }
 

@@ -15,6 +15,8 @@ use regex::bytes::{Regex, RegexBuilder};
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
 use crate::run::pipes::StdinMode;
+use crate::report::Format;
+use crate::simulate::{ClientCounts, ModelName, parse_clients, parse_max_work};
 use crate::size::Size;
 use crate::strategy::Jitter;
 
@@ -233,6 +235,32 @@ pub struct Cli {
           help_heading = "Modes (run no command)")]
     pub net_sd: Duration,
 
+    /// --simulate: the experiment. `occ` is the AWS post's (optimistic
+    /// concurrency on one row); `busy` a server that serves one request at
+    /// a time and rejects the others at once
+    #[arg(long, env = "RETRY_MODEL", value_enum, default_value_t = ModelName::Occ,
+          help_heading = "Modes (run no command)")]
+    pub model: ModelName,
+
+    /// --simulate --model busy: mean time the server takes to serve one request
+    #[arg(long, env = "RETRY_SERVICE_TIME", value_name = "DURATION", default_value = "10ms",
+          value_parser = parse_duration, allow_hyphen_values = true,
+          help_heading = "Modes (run no command)")]
+    pub service_time: Duration,
+
+    /// --simulate --model busy: standard deviation of the service time
+    #[arg(long, env = "RETRY_SERVICE_SD", value_name = "DURATION", default_value = "4ms",
+          value_parser = parse_duration, allow_hyphen_values = true,
+          help_heading = "Modes (run no command)")]
+    pub service_sd: Duration,
+
+    /// --simulate: stop a repetition once the server has handled this many
+    /// requests (its row then counts it under `capped`), or `unlimited`.
+    /// Without backoff, 100,000 clients would take hours
+    #[arg(long, env = "RETRY_MAX_WORK", value_name = "N|unlimited", default_value = "100000000",
+          value_parser = parse_max_work, help_heading = "Modes (run no command)")]
+    pub max_work: u64,
+
     /// --simulate: also draw the post's two charts (work and completion time
     /// against clients) into this SVG file
     #[arg(
@@ -249,7 +277,19 @@ pub struct Cli {
 }
 
 /// Options that only `--simulate` reads.
-const SIMULATE_ONLY: [&str; 5] = ["clients", "reps", "net_delay", "net_sd", "svg"];
+const SIMULATE_ONLY: [&str; 9] = [
+    "clients",
+    "reps",
+    "net_delay",
+    "net_sd",
+    "svg",
+    "model",
+    "service_time",
+    "service_sd",
+    "max_work",
+];
+/// Options that only `--model busy` reads.
+const BUSY_ONLY: [&str; 2] = ["service_time", "service_sd"];
 
 /// Parses a command line (the program name first) and RETRY_* variables.
 pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
@@ -271,6 +311,11 @@ pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
     } else {
         None
     };
+    let stray = stray.or_else(|| {
+        let busy = cli.model == ModelName::Busy;
+        let id = BUSY_ONLY.iter().find(given).filter(|_| cli.simulate && !busy)?;
+        Some((*id, "--simulate --model busy"))
+    });
     if let Some((id, mode)) = stray {
         let flag = format!("--{}", id.replace('_', "-"));
         return Err(Cli::command().error(
@@ -306,61 +351,6 @@ impl JitterChoice {
             JitterChoice::All => None,
         }
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Aligned columns for people
-    Table,
-    /// Comma-separated values with a header row
-    Csv,
-    /// One JSON array of objects
-    Json,
-}
-
-/// `--clients`: the client counts to simulate, in the order given.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClientCounts(pub Vec<u32>);
-
-/// At most this many client counts in one list, and at most this many
-/// clients in one count: each range alone may reach it, but a long list of
-/// them would take gigabytes before a single simulation.
-const MAX_CLIENTS: u32 = 100_000;
-
-/// `1,2,5,10-190:10`: counts, and inclusive ranges with an optional step.
-pub(crate) fn parse_clients(text: &str) -> Result<ClientCounts, String> {
-    let bad = |item: &str| format!("`{item}` is not a client count or a range such as `10-190:10`");
-    let mut counts = Vec::new();
-    for item in text.split(',').map(str::trim) {
-        if item.is_empty() {
-            return Err(format!("empty item in the client list `{text}`"));
-        }
-        let (range, step) = match item.split_once(':') {
-            Some((range, step)) => (range, step.parse::<u32>().map_err(|_| bad(item))?),
-            None => (item, 1),
-        };
-        let (low, high) = match range.split_once('-') {
-            Some((low, high)) => (low.parse::<u32>(), high.parse::<u32>()),
-            None => (range.parse::<u32>(), range.parse::<u32>()),
-        };
-        let (Ok(low), Ok(high)) = (low, high) else {
-            return Err(bad(item));
-        };
-        if low == 0 || step == 0 || low > high {
-            return Err(format!(
-                "`{item}` needs counts of at least 1, rising, with a step of at least 1"
-            ));
-        }
-        if high > MAX_CLIENTS {
-            return Err(format!("`{item}`: at most {MAX_CLIENTS} clients"));
-        }
-        let more = (high - low) / step + 1;
-        if counts.len() + more as usize > MAX_CLIENTS as usize {
-            return Err(format!("at most {MAX_CLIENTS} client counts in one list"));
-        }
-        counts.extend((low..=high).step_by(step as usize));
-    }
-    Ok(ClientCounts(counts))
 }
 
 /// The shells `--completions` has a script for (those of clap_complete).
@@ -462,30 +452,6 @@ fn parse_factor(text: &str) -> Result<f64, String> {
 mod tests {
     use super::*;
     use clap::CommandFactory;
-
-    #[test]
-    fn client_lists_take_counts_and_stepped_ranges() {
-        assert_eq!(parse_clients("1,2,5").unwrap().0, [1, 2, 5]);
-        assert_eq!(parse_clients("10-50:10").unwrap().0, [10, 20, 30, 40, 50]);
-        assert_eq!(parse_clients("3-5").unwrap().0, [3, 4, 5]);
-        assert_eq!(parse_clients("10-190:10").unwrap().0.len(), 19);
-        for bad in ["", "0", "5-3", "1-9:0", "x", "1,,2", "1-", "-4"] {
-            assert!(parse_clients(bad).is_err(), "{bad:?} was accepted");
-        }
-    }
-
-    #[test]
-    fn client_lists_name_empty_items_and_stay_bounded() {
-        for bad in ["1,,2", ",", "5,"] {
-            let err = parse_clients(bad).unwrap_err();
-            assert_eq!(err, format!("empty item in the client list `{bad}`"));
-        }
-        assert_eq!(parse_clients("1-100000").unwrap().0.len(), 100_000);
-        // Each range is allowed alone; together they would fill gigabytes.
-        let many = vec!["1-100000"; 1000].join(",");
-        let err = parse_clients(&many).unwrap_err();
-        assert!(err.contains("at most 100000 client counts"), "{err}");
-    }
 
     #[test]
     fn modes_need_no_command_and_refuse_one() {

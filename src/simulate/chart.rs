@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
-use super::Summary;
+use super::{Model, Summary};
 
 const COLORS: [RGBColor; 5] = [
     RGBColor(31, 119, 180),
@@ -78,9 +78,9 @@ impl Output {
     }
 
     /// Draws both charts and replaces the file's contents with them.
-    pub fn draw(mut self, rows: &[Summary]) -> Result<(), Error> {
+    pub fn draw(mut self, rows: &[Summary], model: Model) -> Result<(), Error> {
         let mut svg = String::new();
-        let result = draw(rows, &mut svg)
+        let result = draw(rows, model, &mut svg)
             .map_err(|e| e.to_string())
             .and_then(|()| self.replace(svg.as_bytes()).map_err(|e| e.to_string()));
         if let Err(cause) = result {
@@ -108,16 +108,23 @@ impl Output {
     }
 }
 
-fn draw(rows: &[Summary], svg: &mut String) -> Result<(), Box<dyn std::error::Error>> {
+fn draw(rows: &[Summary], model: Model, svg: &mut String) -> Result<(), Box<dyn std::error::Error>> {
     let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let halves = root.split_evenly((2, 1));
     let charts: [Chart; 2] = [
-        (
-            "Work: conditional writes against clients",
-            "writes (mean)",
-            |r| r.work_mean,
-        ),
+        match model {
+            Model::Occ => (
+                "Work: conditional writes against clients",
+                "writes (mean)",
+                |r| r.work_mean,
+            ),
+            Model::Busy { .. } => (
+                "Work: requests to the busy server against clients",
+                "requests (mean)",
+                |r| r.work_mean,
+            ),
+        },
         (
             "Completion time against clients",
             "completion time, ms (mean)",

@@ -1,79 +1,87 @@
-//! `--simulate`: the AWS "Exponential Backoff And Jitter" experiment, to
-//! choose a strategy, base and cap from evidence. `model` is one run of
-//! the experiment, `sweep` runs every repetition on all cores, `chart`
-//! draws the post's two charts.
+//! `--simulate`: competing clients, to choose a strategy, base and cap from
+//! evidence. Two experiments: the AWS "Exponential Backoff And Jitter"
+//! post's (`occ.rs`, version conflicts) and a server that serves one
+//! request at a time (`busy.rs`, capacity); `model` holds what they share
+//! and `queue` their event queue. `sweep` runs every repetition on all
+//! cores, `chart` draws the two charts, `clients` reads `--clients`.
 
+mod busy;
 mod chart;
+mod clients;
 mod model;
+mod occ;
+mod queue;
 mod sweep;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use model::Net;
-pub use sweep::{Contender, Summary};
+pub use clients::{ClientCounts, parse_clients};
+pub use model::{Experiment, Model, ModelName, Net};
+pub use sweep::{Contender, Progress, Summary};
 
-use crate::cli::{Cli, Format};
-use crate::report::{Cell, Report};
+use crate::report::{Cell, Format, Report};
 use crate::strategy::{Backoff, Jitter};
 
 #[derive(Debug)]
 pub struct Options {
+    pub experiment: Experiment,
     pub contenders: Vec<Contender>,
     pub clients: Vec<u32>,
     pub reps: u32,
-    pub net: Net,
     pub svg: Option<PathBuf>,
 }
 
-impl Options {
-    /// Left at their defaults, --base and --cap become the post's: 10 ms
-    /// (5 ms for decorrelated jitter) and 2 s. A run's 1 s base would make
-    /// every strategy look slow against a 10 ms network.
-    pub fn new(cli: &Cli, backoff: Backoff) -> Self {
-        let with = |jitter: Jitter| {
-            let (base, cap) = if cli.backoff_defaulted {
-                let base_ms = if jitter == Jitter::Decorrelated {
-                    5
-                } else {
-                    10
-                };
-                (Duration::from_millis(base_ms), Duration::from_secs(2))
+/// The strategies to compare: `jitter` alone, or (None) all four and the
+/// no-backoff baseline. With `posts_backoff`, --base and --cap become the
+/// post's: 10 ms (5 ms for decorrelated jitter) and 2 s; a run's 1 s base
+/// would make every strategy look slow against a 10 ms network.
+pub fn contenders(jitter: Option<Jitter>, backoff: Backoff, posts_backoff: bool) -> Vec<Contender> {
+    let with = |jitter: Jitter| {
+        let (base, cap) = if posts_backoff {
+            let base_ms = if jitter == Jitter::Decorrelated {
+                5
             } else {
-                (backoff.base, backoff.cap)
+                10
             };
-            Contender {
-                name: jitter.name(),
-                backoff: Some(Backoff {
-                    jitter,
-                    base,
-                    cap,
-                    ..backoff
-                }),
-            }
+            (Duration::from_millis(base_ms), Duration::from_secs(2))
+        } else {
+            (backoff.base, backoff.cap)
         };
-        let contenders = match cli.jitter.single() {
-            Some(jitter) => vec![with(jitter)],
-            None => {
-                let mut all: Vec<Contender> = Jitter::ALL.into_iter().map(with).collect();
-                all.push(Contender {
-                    name: "no-backoff",
-                    backoff: None,
-                });
-                all
-            }
-        };
-        Options {
-            contenders,
-            clients: cli.clients.0.clone(),
-            reps: cli.reps,
-            net: Net {
-                mean_ms: cli.net_delay.as_secs_f64() * 1e3,
-                sd_ms: cli.net_sd.as_secs_f64() * 1e3,
-            },
-            svg: cli.svg.clone(),
+        Contender {
+            name: jitter.name(),
+            backoff: Some(Backoff {
+                jitter,
+                base,
+                cap,
+                ..backoff
+            }),
         }
+    };
+    match jitter {
+        Some(jitter) => vec![with(jitter)],
+        None => {
+            let mut all: Vec<Contender> = Jitter::ALL.into_iter().map(with).collect();
+            all.push(Contender {
+                name: "no-backoff",
+                backoff: None,
+            });
+            all
+        }
+    }
+}
+
+/// `--max-work`: a count of requests, or `unlimited`.
+pub fn parse_max_work(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("unlimited") {
+        return Ok(u64::MAX);
+    }
+    match text.replace('_', "").parse::<u64>() {
+        Ok(0) => Err("0 requests would stop before the first; for no limit use `unlimited`".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a positive whole number (`100_000_000`) or `unlimited`".into()),
     }
 }
 
@@ -91,31 +99,47 @@ pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
     let seed = seed.unwrap_or_else(|| rand::RngExt::random(&mut crate::strategy::rng(None)));
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let bar = progress_bar(options);
+    let events = std::sync::atomic::AtomicU64::new(0);
     let rows = sweep::sweep(
+        &options.experiment,
         &options.contenders,
         &options.clients,
         options.reps,
-        options.net,
         seed,
         threads,
-        &|reps| {
+        &|progress| {
             if let Some(bar) = &bar {
-                bar.inc(reps);
+                match progress {
+                    Progress::Reps(reps) => bar.inc(reps),
+                    Progress::Events(count) => {
+                        let total = count
+                            + events.fetch_add(count, std::sync::atomic::Ordering::Relaxed);
+                        bar.set_message(format!("{:.1}M requests and replies", total as f64 / 1e6));
+                    }
+                }
             }
         },
     );
+    let capped: u64 = rows.iter().map(|r| u64::from(r.capped)).sum();
+    if capped > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "retry: {capped} repetitions stopped at --max-work {} requests (column `capped`): their work and time are lower bounds",
+            options.experiment.max_work
+        );
+    }
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(render(&rows, format).as_bytes()).is_err() {
+    if stdout.write_all(render(&rows, options.experiment.model, format).as_bytes()).is_err() {
         if let Some(svg) = svg {
             svg.discard();
         }
         return 1;
     }
     if let Some(svg) = svg
-        && let Err(error) = svg.draw(&rows)
+        && let Err(error) = svg.draw(&rows, options.experiment.model)
     {
         let _ = writeln!(std::io::stderr(), "retry: {error}");
         return 1;
@@ -130,8 +154,15 @@ fn progress_bar(options: &Options) -> Option<indicatif::ProgressBar> {
         let groups = options.contenders.len() * options.clients.len();
         groups as u64 * u64::from(per_group)
     };
-    (std::io::stderr().is_terminal() && weight(options) > 2e6)
-        .then(|| indicatif::ProgressBar::new(reps(options.reps)))
+    (std::io::stderr().is_terminal() && weight(options) > 2e6).then(|| {
+        // The message counts events: one repetition of a fleet runs for
+        // seconds, and the bar alone would not move.
+        let style = indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} repetitions, {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        indicatif::ProgressBar::new(reps(options.reps)).with_style(style)
+    })
 }
 
 /// Roughly the sweep's cost: clients² per repetition (each client's retries
@@ -142,21 +173,28 @@ fn weight(options: &Options) -> f64 {
     per_rep * f64::from(options.reps) * options.contenders.len() as f64
 }
 
-pub fn render(rows: &[Summary], format: Format) -> String {
+/// The table: the post's columns; the busy model adds the server's
+/// utilisation, and a sweep that hit --max-work says in which rows.
+pub fn render(rows: &[Summary], model: Model, format: Format) -> String {
+    let busy = matches!(model, Model::Busy { .. });
+    let capped = rows.iter().any(|r| r.capped > 0);
+    let mut columns = vec![
+        "strategy",
+        "clients",
+        "reps",
+        "work_mean",
+        "work_sd",
+        "time_ms_mean",
+        "time_ms_sd",
+    ];
+    columns.extend(busy.then_some("utilisation"));
+    columns.extend(capped.then_some("capped"));
     let report = Report {
-        columns: vec![
-            "strategy",
-            "clients",
-            "reps",
-            "work_mean",
-            "work_sd",
-            "time_ms_mean",
-            "time_ms_sd",
-        ],
+        columns,
         rows: rows
             .iter()
             .map(|r| {
-                vec![
+                let mut row = vec![
                     Cell::Text(r.strategy.into()),
                     Cell::Int(r.clients.into()),
                     Cell::Int(r.reps.into()),
@@ -164,7 +202,10 @@ pub fn render(rows: &[Summary], format: Format) -> String {
                     Cell::Num(r.work_sd, 1),
                     Cell::Num(r.time_ms_mean, 1),
                     Cell::Num(r.time_ms_sd, 1),
-                ]
+                ];
+                row.extend(busy.then_some(Cell::Num(r.utilisation_mean, 3)));
+                row.extend(capped.then_some(Cell::Int(r.capped.into())));
+                row
             })
             .collect(),
     };
@@ -189,9 +230,13 @@ mod tests {
             ],
             clients: (1..=100_000).collect(),
             reps: u32::MAX,
-            net: Net {
-                mean_ms: 10.0,
-                sd_ms: 2.0,
+            experiment: Experiment {
+                model: Model::Occ,
+                net: Net {
+                    mean_ms: 10.0,
+                    sd_ms: 2.0,
+                },
+                max_work: u64::MAX,
             },
             svg: None,
         };

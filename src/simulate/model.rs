@@ -1,25 +1,35 @@
-//! One repetition of the AWS "Exponential Backoff And Jitter" experiment, as
-//! a discrete-event simulation. N clients each update one shared row once
-//! with optimistic concurrency: read the version, then write conditional on
-//! it; a conflict means sleep (the strategy's backoff) and start over.
+//! What the two models share: the experiment's settings, the network, what
+//! one repetition measures, and the choice between the models.
 //!
-//! ```text
-//! client ──read──> server ──version──> client ──write(v)──> server ──ok/conflict──> client
-//!   each arrow: |Normal(mean, sd)| ms            conflict: sleep, then read again
-//! ```
-//!
-//! The server answers instantly and has no capacity limit: contention comes
-//! only from version conflicts. The client's own steps take no time, so the
-//! simulation schedules only the two server-side events per round; the
-//! client-side hops are folded into their delays.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-use std::collections::binary_heap::PeekMut;
+//! - `occ`: the AWS post's model. N clients each update one shared row with
+//!   optimistic concurrency; the server has no capacity limit, contention
+//!   comes from version conflicts.
+//! - `busy`: a server that serves one request at a time and rejects any
+//!   request that arrives while it is busy; contention comes from capacity.
 
 use rand::{Rng, RngExt};
 
-use crate::strategy::{Backoff, Schedule};
+use super::queue::Calendar;
+use std::time::Duration;
+
+use crate::strategy::Backoff;
+
+/// `--model`: which experiment `--simulate` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModelName {
+    /// The AWS post's: optimistic concurrency on one row (version conflicts)
+    Occ,
+    /// A server that serves one request at a time and rejects the rest at once
+    Busy,
+}
+
+/// The model with its own parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Model {
+    Occ,
+    /// The busy server's service time, `|Normal(mean, sd)|` in milliseconds.
+    Busy { mean_ms: f64, sd_ms: f64 },
+}
 
 /// The one-way network delay, `|Normal(mean, sd)|` in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,197 +38,144 @@ pub struct Net {
     pub sd_ms: f64,
 }
 
+/// Everything a repetition needs besides its strategy, client count and generator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Experiment {
+    pub model: Model,
+    pub net: Net,
+    /// A repetition stops once the server has handled this many requests
+    /// (`--max-work`): without backoff, 100,000 clients would run for hours.
+    pub max_work: u64,
+}
+
 /// What one repetition measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Outcome {
-    /// Conditional writes the server processed (reads are not counted).
+    /// Requests that reached the server: conditional writes (occ; reads are
+    /// not counted) or requests, served or rejected (busy).
     pub writes: u64,
-    /// When the last client received its successful write response, in ms.
+    /// When the last client received its success, in ms (or when the
+    /// repetition stopped at `max_work`).
     pub completion_ms: f64,
+    /// Time the server spent serving (busy; 0 for occ).
+    pub busy_ms: f64,
+    /// Stopped at `max_work` before every client succeeded.
+    pub capped: bool,
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    ReadArrives,
-    WriteArrives,
-}
-
-#[derive(Clone, Copy, PartialEq)]
-struct Event {
-    at_ms: f64,
-    client: u32,
-    kind: Kind,
-}
-
-impl Eq for Event {}
-
-/// Earliest first (BinaryHeap is a max-heap); ties go to the lower client.
-impl Ord for Event {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .at_ms
-            .total_cmp(&self.at_ms)
-            .then(other.client.cmp(&self.client))
+/// Runs one repetition; `backoff` None means no backoff at all (the
+/// baseline). `events` is told, every so many events, how many passed.
+pub fn simulate(
+    experiment: &Experiment,
+    clients: u32,
+    backoff: Option<Backoff>,
+    rng: &mut impl Rng,
+    events: &dyn Fn(u64),
+) -> Outcome {
+    match experiment.model {
+        Model::Occ => super::occ::simulate(experiment, clients, backoff, rng, events),
+        Model::Busy { mean_ms, sd_ms } => {
+            let service = Net { mean_ms, sd_ms };
+            super::busy::simulate(experiment, service, clients, backoff, rng, events)
+        }
     }
 }
 
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
+/// How often a model reports its events: rarely enough to cost nothing.
+pub const TICK: u64 = 1 << 16;
 
 /// Network delays: rand_distr's ziggurat normal, several times faster than
 /// Box-Muller or the polar method (no log or trigonometry per draw), which
 /// matters because a full sweep draws some sixty million of them.
-struct Delays<'r, R> {
-    net: Net,
-    rng: &'r mut R,
+pub struct Delays<'r, R> {
+    pub net: Net,
+    pub rng: &'r mut R,
 }
 
 impl<R: Rng> Delays<'_, R> {
-    fn next(&mut self) -> f64 {
-        let z: f64 = self.rng.sample(rand_distr::StandardNormal);
-        (self.net.mean_ms + self.net.sd_ms * z).abs()
+    pub fn next(&mut self) -> f64 {
+        folded_normal(self.net, self.rng)
+    }
+
+    /// The backoff before a client's next try, in ms (0 without backoff):
+    /// what `Schedule::next_sleep` draws, from the client's compact state.
+    pub fn sleep(&mut self, backoff: Option<&Backoff>, client: &mut Client) -> f64 {
+        let Some(backoff) = backoff else {
+            return 0.0;
+        };
+        let sleep = backoff.sleep(client.retries, client.previous, self.rng);
+        client.retries = client.retries.saturating_add(1);
+        client.previous = sleep.duration;
+        sleep.duration.as_secs_f64() * 1e3
     }
 }
 
-/// Runs one repetition; `backoff` None means no backoff at all (the baseline).
-pub fn simulate(clients: u32, backoff: Option<Backoff>, net: Net, rng: &mut impl Rng) -> Outcome {
-    let n = clients as usize;
-    let mut schedules: Vec<Option<Schedule>> = vec![backoff.map(Schedule::new); n];
-    let mut seen_version = vec![0u64; n];
-    let mut version = 0u64;
-    let mut outcome = Outcome::default();
-    let mut queue = BinaryHeap::with_capacity(n);
-    let mut delays = Delays { net, rng };
-    for client in 0..clients {
-        queue.push(Event {
-            at_ms: delays.next(),
-            client,
-            kind: Kind::ReadArrives,
-        });
+/// One client's state, in one cache line with room to spare: with 100,000
+/// clients, each event touches a client at random, and a `Schedule` per
+/// client (its own copy of the backoff) plus a separate version array took
+/// two cache misses instead of one.
+#[derive(Clone, Copy)]
+pub struct Client {
+    /// Retries so far, and the previous sleep (decorrelated jitter).
+    pub retries: u32,
+    pub previous: Duration,
+    /// The version this client read (occ only).
+    pub seen_version: u64,
+}
+
+impl Client {
+    pub fn fleet(clients: u32, backoff: Option<Backoff>) -> Vec<Client> {
+        let client = Client {
+            retries: 0,
+            previous: backoff.map_or(Duration::ZERO, |b| b.base),
+            seen_version: 0,
+        };
+        vec![client; clients as usize]
     }
-    // Each event either replaces itself with the client's next one (one
-    // sift in place) or, on a success, leaves the queue.
-    while let Some(mut top) = queue.peek_mut() {
-        let Event {
-            at_ms,
-            client,
-            kind,
-        } = *top;
-        let c = client as usize;
-        match kind {
-            Kind::ReadArrives => {
-                seen_version[c] = version;
-                // Reply to the client, which sends its write at once.
-                let at_ms = at_ms + delays.next() + delays.next();
-                *top = Event {
-                    at_ms,
-                    client,
-                    kind: Kind::WriteArrives,
-                };
-            }
-            Kind::WriteArrives => {
-                outcome.writes += 1;
-                let reply_ms = at_ms + delays.next();
-                if seen_version[c] == version {
-                    version += 1;
-                    outcome.completion_ms = outcome.completion_ms.max(reply_ms);
-                    PeekMut::pop(top);
-                } else {
-                    let sleep_ms = match &mut schedules[c] {
-                        Some(schedule) => {
-                            schedule.next_sleep(delays.rng).duration.as_secs_f64() * 1e3
-                        }
-                        None => 0.0,
-                    };
-                    let at_ms = reply_ms + sleep_ms + delays.next();
-                    *top = Event {
-                        at_ms,
-                        client,
-                        kind: Kind::ReadArrives,
-                    };
-                }
-            }
-        }
+}
+
+/// `|Normal(mean, sd)|`.
+pub fn folded_normal(n: Net, rng: &mut impl Rng) -> f64 {
+    let z: f64 = rng.sample(rand_distr::StandardNormal);
+    (n.mean_ms + n.sd_ms * z).abs()
+}
+
+/// An event queue sized for this experiment: its calendar spans the
+/// longest sleep plus a few of every delay around it.
+pub fn queue<E: super::queue::Timed>(
+    experiment: &Experiment,
+    backoff: Option<Backoff>,
+) -> Calendar<E> {
+    let spread = |n: Net| n.mean_ms + 4.0 * n.sd_ms;
+    let mut horizon = 3.0 * spread(experiment.net);
+    if let Some(backoff) = backoff {
+        horizon += backoff.cap.as_secs_f64() * 1e3;
     }
-    outcome
+    if let Model::Busy { mean_ms, sd_ms } = experiment.model {
+        horizon += spread(Net { mean_ms, sd_ms });
+    }
+    Calendar::new(horizon)
+}
+
+/// Used by the `TICK` check of both models.
+pub fn tick(count: u64, events: &dyn Fn(u64)) {
+    if count.is_multiple_of(TICK) {
+        events(TICK);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strategy::Jitter;
-    use std::time::Duration;
-
-    const NET: Net = Net {
-        mean_ms: 10.0,
-        sd_ms: 2.0,
-    };
-
-    fn rng(seed: u64) -> rand_chacha::ChaCha8Rng {
-        crate::strategy::rng(Some(seed))
-    }
-
-    fn backoff(jitter: Jitter) -> Backoff {
-        let base = Duration::from_millis(if jitter == Jitter::Decorrelated {
-            5
-        } else {
-            10
-        });
-        Backoff {
-            jitter,
-            base,
-            cap: Duration::from_secs(2),
-            factor: 2.0,
-        }
-    }
-
-    #[test]
-    fn one_client_writes_exactly_once() {
-        for seed in 0..20 {
-            let out = simulate(1, Some(backoff(Jitter::Full)), NET, &mut rng(seed));
-            assert_eq!(out.writes, 1);
-            // Four one-way messages: read, version, write, answer.
-            assert!(out.completion_ms > 0.0 && out.completion_ms < 4.0 * 30.0);
-        }
-    }
-
-    #[test]
-    fn two_clients_without_backoff_write_three_times() {
-        // Both read version 0; one write wins, the other conflicts, rereads and wins.
-        for seed in 0..50 {
-            assert_eq!(simulate(2, None, NET, &mut rng(seed)).writes, 3);
-        }
-    }
-
-    #[test]
-    fn every_client_finishes_exactly_once() {
-        // Each success increments the version: n clients need n successful writes.
-        for clients in [1, 3, 10, 25] {
-            for jitter in Jitter::ALL {
-                let out = simulate(
-                    clients,
-                    Some(backoff(jitter)),
-                    NET,
-                    &mut rng(u64::from(clients)),
-                );
-                assert!(
-                    out.writes >= u64::from(clients),
-                    "{jitter:?} {clients}: {out:?}"
-                );
-            }
-        }
-    }
 
     #[test]
     fn network_delays_are_folded_normals() {
-        let mut r = rng(3);
-        let mut delays = Delays {
-            net: NET,
-            rng: &mut r,
+        let mut r = crate::strategy::rng(Some(3));
+        let net = Net {
+            mean_ms: 10.0,
+            sd_ms: 2.0,
         };
+        let mut delays = Delays { net, rng: &mut r };
         let draws: Vec<f64> = (0..20_000).map(|_| delays.next()).collect();
         let mean = draws.iter().sum::<f64>() / draws.len() as f64;
         let sd =
@@ -228,18 +185,5 @@ mod tests {
             "mean {mean}, sd {sd}"
         );
         assert!(draws.iter().all(|d| *d >= 0.0));
-    }
-
-    #[test]
-    fn same_seed_same_outcome() {
-        let b = Some(backoff(Jitter::Decorrelated));
-        assert_eq!(
-            simulate(30, b, NET, &mut rng(5)),
-            simulate(30, b, NET, &mut rng(5))
-        );
-        assert_ne!(
-            simulate(30, b, NET, &mut rng(5)),
-            simulate(30, b, NET, &mut rng(6))
-        );
     }
 }

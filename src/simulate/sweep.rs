@@ -16,7 +16,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::model::{Net, Outcome, simulate};
+use super::model::{Experiment, Outcome, simulate};
 use crate::strategy::Backoff;
 
 /// Repetitions per chunk: small enough to balance two cores over a few
@@ -43,17 +43,31 @@ pub struct Summary {
     pub work_sd: f64,
     pub time_ms_mean: f64,
     pub time_ms_sd: f64,
+    /// The server's busy time over the elapsed time, averaged over the
+    /// repetitions (busy model only).
+    pub utilisation_mean: f64,
+    /// Repetitions stopped at `--max-work` (their work and time are lower bounds).
+    pub capped: u32,
 }
 
-/// Runs the sweep; `progress` is called with the repetitions each finished chunk ran.
+/// What the sweep tells its progress bar.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress {
+    /// Repetitions finished.
+    Reps(u64),
+    /// Simulated events, reported while a long repetition runs.
+    Events(u64),
+}
+
+/// Runs the sweep; `progress` hears of finished repetitions and of events.
 pub fn sweep(
+    experiment: &Experiment,
     contenders: &[Contender],
     clients: &[u32],
     reps: u32,
-    net: Net,
     seed: u64,
     threads: usize,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(Progress) + Sync),
 ) -> Vec<Summary> {
     let plan = Chunks {
         contenders,
@@ -67,6 +81,8 @@ pub fn sweep(
             pending: BTreeMap::new(),
             work: Running::default(),
             time: Running::default(),
+            utilisation: Running::default(),
+            capped: 0,
             rows: Vec::with_capacity(contenders.len() * clients.len()),
             failed: false,
         }),
@@ -84,10 +100,11 @@ pub fn sweep(
                         .map(|rep| {
                             let seed = task_seed(seed, contenders[c].name, n, rep);
                             let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                            simulate(n, contenders[c].backoff, net, &mut rng)
+                            let events = |count| progress(Progress::Events(count));
+                            simulate(experiment, n, contenders[c].backoff, &mut rng, &events)
                         })
                         .collect();
-                    progress(u64::from(reps.end - reps.start));
+                    progress(Progress::Reps(u64::from(reps.end - reps.start)));
                     shared.finish(&plan, chunk, outcomes);
                 }
             });
@@ -145,6 +162,8 @@ struct Reducer {
     /// The group being folded.
     work: Running,
     time: Running,
+    utilisation: Running,
+    capped: u32,
     rows: Vec<Summary>,
     /// A worker panicked: the others stop instead of waiting for its chunk.
     failed: bool,
@@ -182,10 +201,19 @@ impl Shared {
             for o in &outcomes {
                 state.work.push(o.writes as f64);
                 state.time.push(o.completion_ms);
+                let busy = if o.completion_ms > 0.0 {
+                    o.busy_ms / o.completion_ms
+                } else {
+                    0.0
+                };
+                state.utilisation.push(busy);
+                state.capped += u32::from(o.capped);
             }
             if plan.is_last_of_group(state.merged) {
                 let (c, n, _) = plan.coordinates(state.merged);
                 let (work, time) = (state.work.take(), state.time.take());
+                let utilisation = state.utilisation.take();
+                let capped = std::mem::take(&mut state.capped);
                 state.rows.push(Summary {
                     strategy: plan.contenders[c].name,
                     clients: n,
@@ -194,6 +222,8 @@ impl Shared {
                     work_sd: work.sd(),
                     time_ms_mean: time.mean,
                     time_ms_sd: time.sd(),
+                    utilisation_mean: utilisation.mean,
+                    capped,
                 });
             }
             state.merged += 1;
@@ -275,10 +305,29 @@ mod tests {
     use crate::strategy::Jitter;
     use std::time::Duration;
 
-    const NET: Net = Net {
-        mean_ms: 10.0,
-        sd_ms: 2.0,
+    use crate::simulate::model::{Model, Net};
+
+    const NET: Experiment = Experiment {
+        model: Model::Occ,
+        net: Net {
+            mean_ms: 10.0,
+            sd_ms: 2.0,
+        },
+        max_work: u64::MAX,
     };
+
+    /// The sweep as the tests call it: the post's model.
+    fn sweep(
+        contenders: &[Contender],
+        clients: &[u32],
+        reps: u32,
+        experiment: Experiment,
+        seed: u64,
+        threads: usize,
+        progress: &(dyn Fn(Progress) + Sync),
+    ) -> Vec<Summary> {
+        super::sweep(&experiment, contenders, clients, reps, seed, threads, progress)
+    }
 
     fn contender(name: &'static str, jitter: Jitter, base_ms: u64) -> Contender {
         let base = Duration::from_millis(base_ms);
