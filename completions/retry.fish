@@ -40,6 +40,11 @@ complete -c retry -l clients -d '--simulate: client counts, as counts and ranges
 complete -c retry -l reps -d '--simulate: repetitions per strategy and client count' -r
 complete -c retry -l net-delay -d '--simulate: mean one-way network delay' -r
 complete -c retry -l net-sd -d '--simulate: standard deviation of the network delay' -r
+complete -c retry -l model -d '--simulate: the experiment. `occ` is the AWS post\'s (optimistic concurrency on one row); `busy` a server that serves one request at a time and rejects the others at once' -r -f -a "occ\t'The AWS post\'s: optimistic concurrency on one row (version conflicts)'
+busy\t'A server that serves one request at a time and rejects the rest at once'"
+complete -c retry -l service-time -d '--simulate --model busy: mean time the server takes to serve one request' -r
+complete -c retry -l service-sd -d '--simulate --model busy: standard deviation of the service time' -r
+complete -c retry -l max-work -d '--simulate: stop a repetition once the server has handled this many requests (its row then counts it under `capped`), or `unlimited`. Without backoff, 100,000 clients would take hours' -r
 complete -c retry -l svg -d '--simulate: also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
