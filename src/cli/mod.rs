@@ -14,8 +14,8 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
-use crate::run::pipes::StdinMode;
 use crate::report::Format;
+use crate::run::pipes::StdinMode;
 use crate::simulate::{ClientCounts, ModelName, parse_clients, parse_max_work};
 use crate::size::Size;
 use crate::strategy::Jitter;
@@ -313,7 +313,10 @@ pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
     };
     let stray = stray.or_else(|| {
         let busy = cli.model == ModelName::Busy;
-        let id = BUSY_ONLY.iter().find(given).filter(|_| cli.simulate && !busy)?;
+        let id = BUSY_ONLY
+            .iter()
+            .find(given)
+            .filter(|_| cli.simulate && !busy)?;
         Some((*id, "--simulate --model busy"))
     });
     if let Some((id, mode)) = stray {

@@ -13,8 +13,8 @@ mod totals;
 use std::io::{self, BufWriter, Write};
 
 use crate::cli::Attempts;
-use crate::report::Format;
 use crate::duration::{millis, millis_of_nanos};
+use crate::report::Format;
 use crate::report::{Cell, Column, Writer};
 use crate::strategy::{Backoff, Schedule};
 

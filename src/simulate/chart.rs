@@ -108,7 +108,11 @@ impl Output {
     }
 }
 
-fn draw(rows: &[Summary], model: Model, svg: &mut String) -> Result<(), Box<dyn std::error::Error>> {
+fn draw(
+    rows: &[Summary],
+    model: Model,
+    svg: &mut String,
+) -> Result<(), Box<dyn std::error::Error>> {
     let root = SVGBackend::with_string(svg, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let halves = root.split_evenly((2, 1));

@@ -112,8 +112,8 @@ pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
                 match progress {
                     Progress::Reps(reps) => bar.inc(reps),
                     Progress::Events(count) => {
-                        let total = count
-                            + events.fetch_add(count, std::sync::atomic::Ordering::Relaxed);
+                        let total =
+                            count + events.fetch_add(count, std::sync::atomic::Ordering::Relaxed);
                         bar.set_message(format!("{:.1}M requests and replies", total as f64 / 1e6));
                     }
                 }
@@ -132,7 +132,10 @@ pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
         bar.finish_and_clear();
     }
     let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(render(&rows, options.experiment.model, format).as_bytes()).is_err() {
+    if stdout
+        .write_all(render(&rows, options.experiment.model, format).as_bytes())
+        .is_err()
+    {
         if let Some(svg) = svg {
             svg.discard();
         }

@@ -28,7 +28,10 @@ pub enum ModelName {
 pub enum Model {
     Occ,
     /// The busy server's service time, `|Normal(mean, sd)|` in milliseconds.
-    Busy { mean_ms: f64, sd_ms: f64 },
+    Busy {
+        mean_ms: f64,
+        sd_ms: f64,
+    },
 }
 
 /// The one-way network delay, `|Normal(mean, sd)|` in milliseconds.

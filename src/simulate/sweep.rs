@@ -326,7 +326,15 @@ mod tests {
         threads: usize,
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Vec<Summary> {
-        super::sweep(&experiment, contenders, clients, reps, seed, threads, progress)
+        super::sweep(
+            &experiment,
+            contenders,
+            clients,
+            reps,
+            seed,
+            threads,
+            progress,
+        )
     }
 
     fn contender(name: &'static str, jitter: Jitter, base_ms: u64) -> Contender {

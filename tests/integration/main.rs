@@ -3,6 +3,7 @@
 //! sleep; only a few use real time, in milliseconds, with generous bounds.
 
 mod chaos;
+mod contention;
 mod logging;
 mod modes;
 mod outcomes;

@@ -1,0 +1,85 @@
+//! The live contention experiment (`bench/contention/`, `examples/contention.rs`)
+//! at the size of a smoke test: a server, a few real `retry` processes, the
+//! simulation beside them, and nothing left running.
+
+use crate::harness::{BIN, scratch};
+
+/// The example binary `cargo test` builds beside the `retry` under test.
+fn driver() -> std::path::PathBuf {
+    let bin = std::path::Path::new(BIN);
+    let path = bin.with_file_name("examples").join("contention");
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo test` builds it (or `cargo build --example contention`)",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn a_small_live_run_measures_every_client_and_writes_its_results() {
+    let dir = scratch();
+    let out = std::process::Command::new(driver())
+        .args(["run", "--retry", BIN, "--clients", "1,4", "--reps", "2"])
+        .args([
+            "--jitter",
+            "full,no-backoff",
+            "--sim-reps",
+            "3",
+            "--limit",
+            "60",
+        ])
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let live = std::fs::read_to_string(dir.path().join("live.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = live
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "{live}");
+    for row in &rows {
+        let clients: f64 = row[1].parse().unwrap();
+        let work: f64 = row[3].parse().unwrap();
+        let time_ms: f64 = row[5].parse().unwrap();
+        let utilisation: f64 = row[7].parse().unwrap();
+        // Every client is served once: at least one request each; one
+        // client alone is served at its first (the server is idle).
+        assert!(work >= clients, "{live}");
+        if clients == 1.0 {
+            assert_eq!(work, 1.0, "{live}");
+        }
+        // Two network delays of ~10 ms and a service of ~10 ms at least.
+        assert!(time_ms > 5.0 && time_ms < 30_000.0, "{live}");
+        assert!(utilisation > 0.0 && utilisation <= 1.0, "{live}");
+    }
+    let sim = std::fs::read_to_string(dir.path().join("sim.csv")).unwrap();
+    assert_eq!(sim.lines().count(), 1 + 5 * 2, "{sim}");
+    let agreement = std::fs::read_to_string(dir.path().join("agreement.md")).unwrap();
+    assert!(agreement.contains("of 4 rows"), "{agreement}");
+    let svg = std::fs::read_to_string(dir.path().join("contention.svg")).unwrap();
+    assert!(svg.trim_end().ends_with("</svg>"));
+}
+
+#[test]
+fn the_server_rejects_while_busy_and_the_client_says_so() {
+    // The client alone, against a port nobody listens on: a failure, fast.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    drop(listener);
+    let status = std::process::Command::new(driver())
+        .args(["client", &port, "0", "0"])
+        .stdin(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(1));
+    let usage = std::process::Command::new(driver())
+        .args(["run", "--clients", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+}
