@@ -126,8 +126,28 @@ fn request(port: u16) -> std::io::Result<bool> {
 #[derive(Default)]
 struct Counters {
     requests: AtomicU64,
-    busy_us: AtomicU64,
     busy: AtomicBool,
+    /// Real busy time: from the request's acceptance to the moment the
+    /// worker is free again, which on a loaded machine is longer than the
+    /// service time it slept (the worker waits to be scheduled).
+    busy_us: AtomicU64,
+    /// Of every request served since the start (never reset): count, sum
+    /// and sum of squares of the real busy times, in µs.
+    served: AtomicU64,
+    served_us: AtomicU64,
+    served_us2: AtomicU64,
+}
+
+impl Counters {
+    /// Mean and standard deviation of the real service time, in ms.
+    fn service_ms(&self) -> (f64, f64) {
+        let n = self.served.load(Ordering::SeqCst) as f64;
+        let sum = self.served_us.load(Ordering::SeqCst) as f64;
+        let squares = self.served_us2.load(Ordering::SeqCst) as f64;
+        let mean = sum / n;
+        let var = (squares - n * mean * mean) / (n - 1.0).max(1.0);
+        (mean / 1e3, var.max(0.0).sqrt() / 1e3)
+    }
 }
 
 /// The server: the accepting thread answers a request that arrives while
@@ -138,18 +158,20 @@ fn serve(service: (f64, f64), seed: u64) -> std::io::Result<(u16, Arc<Counters>)
     let listener = TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
     let port = listener.local_addr()?.port();
     let counters = Arc::new(Counters::default());
-    let (to_worker, work) = mpsc::channel::<TcpStream>();
+    let (to_worker, work) = mpsc::channel::<(TcpStream, Instant)>();
     let worker_counters = Arc::clone(&counters);
     std::thread::spawn(move || {
         let mut rng = Rng::seeded(seed);
-        for mut stream in work {
-            let time = rng.folded(service);
-            std::thread::sleep(time);
+        for (mut stream, since) in work {
+            std::thread::sleep(rng.folded(service));
             // The service ends: the server is free as the answer leaves.
-            worker_counters
-                .busy_us
-                .fetch_add(time.as_micros() as u64, Ordering::Relaxed);
+            let real = since.elapsed().as_micros() as u64;
             worker_counters.busy.store(false, Ordering::Release);
+            let c = &worker_counters;
+            c.busy_us.fetch_add(real, Ordering::Relaxed);
+            c.served.fetch_add(1, Ordering::Relaxed);
+            c.served_us.fetch_add(real, Ordering::Relaxed);
+            c.served_us2.fetch_add(real * real, Ordering::Relaxed);
             answer(&mut stream, "200 OK");
         }
     });
@@ -157,13 +179,14 @@ fn serve(service: (f64, f64), seed: u64) -> std::io::Result<(u16, Arc<Counters>)
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
+            let arrived = Instant::now();
             accept_counters.requests.fetch_add(1, Ordering::Relaxed);
             if read_request(&mut stream).is_err() {
                 continue;
             }
             if accept_counters.busy.swap(true, Ordering::AcqRel) {
                 answer(&mut stream, "503 Service Unavailable");
-            } else if to_worker.send(stream).is_err() {
+            } else if to_worker.send((stream, arrived)).is_err() {
                 return;
             }
         }
@@ -360,14 +383,20 @@ fn run(settings: &Settings) -> Result<(), String> {
     std::fs::create_dir_all(&settings.out).map_err(|e| e.to_string())?;
     let live = live_csv(settings, &rows);
     write(&settings.out.join("live.csv"), &live)?;
-    let sim = simulate(settings)?;
+    // The model as specified, and with the service time the server really
+    // took (the same model, its one measured input replaced).
+    let sim = simulate(settings, settings.service)?;
     write(&settings.out.join("sim.csv"), &sim)?;
+    let measured = counters.service_ms();
+    let calibrated = simulate(settings, measured)?;
+    write(&settings.out.join("sim-measured-service.csv"), &calibrated)?;
     let live = parse_csv(&live);
-    let sim = parse_csv(&sim);
-    let agreement = agreement(settings, &live, &sim, started.elapsed(), &incomplete);
+    let sims = [parse_csv(&sim), parse_csv(&calibrated)];
+    let took = started.elapsed();
+    let agreement = agreement(settings, &live, &sims, measured, took, &incomplete);
     write(&settings.out.join("agreement.md"), &agreement)?;
     print!("{agreement}");
-    chart(&settings.out.join("contention.svg"), &live, &sim)
+    chart(&settings.out.join("contention.svg"), &live, &sims)
 }
 
 /// Starts `n` clients at the same instant and waits for the last success.
@@ -469,9 +498,10 @@ fn mean_sd(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
 }
 
 /// The same experiment through `retry --simulate --model busy`.
-fn simulate(settings: &Settings) -> Result<String, String> {
+fn simulate(settings: &Settings, service: (f64, f64)) -> Result<String, String> {
     let list: Vec<String> = settings.clients.iter().map(u32::to_string).collect();
-    let ms = |v: f64| format!("{v}ms");
+    // Whole microseconds: retry takes durations in whole nanoseconds.
+    let ms = |v: f64| format!("{}us", (v * 1e3).round());
     let out = Command::new(&settings.retry)
         .args([
             "--simulate",
@@ -491,8 +521,8 @@ fn simulate(settings: &Settings) -> Result<String, String> {
             "--net-sd",
             &ms(settings.net.1),
         ])
-        .args(["--service-time", &ms(settings.service.0)])
-        .args(["--service-sd", &ms(settings.service.1)])
+        .args(["--service-time", &ms(service.0)])
+        .args(["--service-sd", &ms(service.1)])
         .output()
         .map_err(|e| e.to_string())?;
     if !out.status.success() {
@@ -523,18 +553,22 @@ fn parse_csv(csv: &str) -> Table {
     table
 }
 
+/// Row by row: the live mean ± 2 sd, and each simulation's mean (A: the
+/// service time as specified, B: as measured), whether it lies inside.
 fn agreement(
     settings: &Settings,
     live: &Table,
-    sim: &Table,
+    sims: &[Table; 2],
+    measured: (f64, f64),
     took: Duration,
     incomplete: &[String],
 ) -> String {
     let mut out = format!(
         "Live runs: {} repetitions per row; simulated: {} (`retry --simulate --model busy`, seed {}).\n\
-         Network |N({}, {})| ms per message, service |N({}, {})| ms; {} s in all.\n\n\
-         | strategy | clients | live work (mean ± 2 sd) | simulated work | within | live time ms | simulated time ms | live / sim utilisation |\n\
-         |---|---|---|---|---|---|---|---|\n",
+         Network |N({}, {})| ms per message. Service time: A as specified, |N({}, {})| ms; \
+         B as the live server took it (acceptance to free again), mean {:.2} ms, sd {:.2} ms. {} s in all.\n\n\
+         | strategy | clients | live work (mean ± 2 sd) | sim A | within | sim B | within | live time ms (± 2 sd) | sim A | sim B | utilisation live / A / B |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
         settings.reps,
         settings.sim_reps,
         settings.seed,
@@ -542,36 +576,48 @@ fn agreement(
         settings.net.1,
         settings.service.0,
         settings.service.1,
+        measured.0,
+        measured.1,
         took.as_secs()
     );
-    let (mut within, mut rows) = (0, 0);
+    let (mut within, mut rows) = ([0; 2], 0);
+    let yes = |inside: bool| if inside { "yes" } else { "no" };
     for strategy in STRATEGIES {
         let Some(by_n) = live.get(strategy) else {
             continue;
         };
         for (n, l) in by_n {
-            let Some(s) = sim.get(strategy).and_then(|m| m.get(n)) else {
+            let find = |t: &Table| t.get(strategy).and_then(|m| m.get(n)).copied();
+            let (Some(a), Some(b)) = (find(&sims[0]), find(&sims[1])) else {
                 continue;
             };
-            let inside = (s[0] - l[0]).abs() <= 2.0 * l[1];
+            let inside = [a, b].map(|s| (s[0] - l[0]).abs() <= 2.0 * l[1]);
             rows += 1;
-            within += usize::from(inside);
+            for (count, inside) in within.iter_mut().zip(inside) {
+                *count += usize::from(inside);
+            }
             out += &format!(
-                "| {strategy} | {n} | {:.0} ± {:.0} | {:.0} | {} | {:.0} ± {:.0} | {:.0} | {:.2} / {:.2} |\n",
+                "| {strategy} | {n} | {:.0} ± {:.0} | {:.0} | {} | {:.0} | {} | {:.0} ± {:.0} | {:.0} | {:.0} | {:.2} / {:.2} / {:.2} |\n",
                 l[0],
                 2.0 * l[1],
-                s[0],
-                if inside { "yes" } else { "no" },
+                a[0],
+                yes(inside[0]),
+                b[0],
+                yes(inside[1]),
                 l[2],
                 2.0 * l[3],
-                s[2],
+                a[2],
+                b[2],
                 l[4],
-                s[4]
+                a[4],
+                b[4]
             );
         }
     }
-    out +=
-        &format!("\nSimulated mean work within the live mean ± 2 sd: {within} of {rows} rows.\n");
+    out += &format!(
+        "\nSimulated mean work within the live mean ± 2 sd: A {} of {rows} rows, B {} of {rows}.\n",
+        within[0], within[1]
+    );
     for note in incomplete {
         out += &format!("Not finished: {note}.\n");
     }
@@ -584,7 +630,7 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 
 /// Work and completion time against clients: simulated as lines, live as
 /// points with a bar of ± 2 sd, one colour per strategy.
-fn chart(path: &Path, live: &Table, sim: &Table) -> Result<(), String> {
+fn chart(path: &Path, live: &Table, sims: &[Table; 2]) -> Result<(), String> {
     use plotters::prelude::*;
     const COLORS: [RGBColor; 5] = [
         RGBColor(31, 119, 180),
@@ -600,23 +646,16 @@ fn chart(path: &Path, live: &Table, sim: &Table) -> Result<(), String> {
         let halves = root.split_evenly((2, 1));
         let charts = [
             (
-                "Busy server, work: requests (line: simulated, points: live ± 2 sd)",
+                "Busy server, work (points: live ± 2 sd; lines: simulated, thin A, thick B)",
                 "requests",
                 0,
             ),
             ("Busy server, time until the last client is served", "ms", 2),
         ];
-        let max_n = sim
-            .values()
-            .chain(live.values())
-            .flat_map(|m| m.keys())
-            .max()
-            .copied()
-            .unwrap_or(1);
+        let every = || sims.iter().flat_map(|t| t.values()).chain(live.values());
+        let max_n = every().flat_map(|m| m.keys()).max().copied().unwrap_or(1);
         for (area, (title, label, at)) in halves.iter().zip(charts) {
-            let top = sim
-                .values()
-                .chain(live.values())
+            let top = every()
                 .flat_map(|m| m.values().map(|v| v[at] + 2.0 * v[at + 1]))
                 .filter(|v| v.is_finite())
                 .fold(1.0, f64::max);
@@ -636,15 +675,17 @@ fn chart(path: &Path, live: &Table, sim: &Table) -> Result<(), String> {
                 .map_err(|e| e.to_string())?;
             for (i, name) in STRATEGIES.iter().enumerate() {
                 let color = COLORS[i % COLORS.len()];
-                if let Some(rows) = sim.get(*name) {
+                for (width, sim) in [1, 3].into_iter().zip(sims) {
+                    let Some(rows) = sim.get(*name) else { continue };
                     let line = rows.iter().map(|(n, v)| (*n, v[at]));
-                    chart
-                        .draw_series(LineSeries::new(line, color.stroke_width(2)))
-                        .map_err(|e| e.to_string())?
-                        .label(*name)
-                        .legend(move |(x, y)| {
-                            PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
+                    let series = chart
+                        .draw_series(LineSeries::new(line, color.stroke_width(width)))
+                        .map_err(|e| e.to_string())?;
+                    if width == 3 {
+                        series.label(*name).legend(move |(x, y)| {
+                            PathElement::new([(x, y), (x + 20, y)], color.stroke_width(3))
                         });
+                    }
                 }
                 if let Some(rows) = live.get(*name) {
                     // plotters' ErrorBar is a feature of its own: a line and a dot.

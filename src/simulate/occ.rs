@@ -21,18 +21,20 @@ use super::model::{Client, Delays, Experiment, Outcome, queue, tick};
 use super::queue::Timed;
 use crate::strategy::Backoff;
 
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    ReadArrives,
-    WriteArrives,
-}
-
+/// A read or a write arriving at the server; a write carries the version
+/// its client read, so a client's version needs no array of its own (at
+/// 100,000 clients, one cache miss fewer per write). 16 bytes.
 #[derive(Clone, Copy, PartialEq)]
 struct Event {
     at_ms: f64,
     client: u32,
-    kind: Kind,
+    /// The version read, or `READ`: this is the read.
+    seen: u32,
 }
+
+/// `Event::seen` of a read. Versions count successes: at most the number
+/// of clients (`--clients` allows 100,000), never this.
+const READ: u32 = u32::MAX;
 
 impl Eq for Event {}
 
@@ -67,7 +69,7 @@ pub fn simulate(
     events: &dyn Fn(u64),
 ) -> Outcome {
     let mut fleet = Client::fleet(clients, backoff);
-    let mut version = 0u64;
+    let mut version = 0u32;
     let mut outcome = Outcome::default();
     let mut queue = queue(experiment, backoff);
     let mut delays = Delays {
@@ -78,7 +80,7 @@ pub fn simulate(
         queue.push(Event {
             at_ms: delays.next(),
             client,
-            kind: Kind::ReadArrives,
+            seen: READ,
         });
     }
     let mut handled = 0u64;
@@ -87,24 +89,22 @@ pub fn simulate(
     while let Some(Event {
         at_ms,
         client,
-        kind,
+        seen,
     }) = queue.pop()
     {
         handled += 1;
         tick(handled, events);
-        let state = &mut fleet[client as usize];
-        match kind {
-            Kind::ReadArrives => {
-                state.seen_version = version;
+        match seen {
+            READ => {
                 // Reply to the client, which sends its write at once.
                 let at_ms = at_ms + delays.next() + delays.next();
                 queue.push(Event {
                     at_ms,
                     client,
-                    kind: Kind::WriteArrives,
+                    seen: version,
                 });
             }
-            Kind::WriteArrives => {
+            seen => {
                 if outcome.writes == experiment.max_work {
                     outcome.capped = true;
                     outcome.completion_ms = outcome.completion_ms.max(at_ms);
@@ -112,16 +112,16 @@ pub fn simulate(
                 }
                 outcome.writes += 1;
                 let reply_ms = at_ms + delays.next();
-                if state.seen_version == version {
+                if seen == version {
                     version += 1;
                     outcome.completion_ms = outcome.completion_ms.max(reply_ms);
                 } else {
-                    let sleep_ms = delays.sleep(backoff.as_ref(), state);
+                    let sleep_ms = delays.sleep(backoff.as_ref(), &mut fleet[client as usize]);
                     let at_ms = reply_ms + sleep_ms + delays.next();
                     queue.push(Event {
                         at_ms,
                         client,
-                        kind: Kind::ReadArrives,
+                        seen: READ,
                     });
                 }
             }
