@@ -9,7 +9,7 @@ pub const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARGS]...";
 pub const EXAMPLES: [(&str, &str); 5] = [
     (
         "retry -- curl -fsS https://example.com/health",
-        "Up to 5 attempts; sleeps drawn below 1s, 2s, 4s, … up to 20s (full jitter)",
+        "Up to 5 attempts; random sleeps below 1s, 2s, 4s, 8s (full jitter)",
     ),
     (
         "retry -n 10 --base 200ms --cap 30s -- ./flaky-test",
