@@ -226,7 +226,10 @@ impl Sources {
     }
 
     fn get(&self, id: &str) -> Option<ValueSource> {
-        self.0.iter().find(|(known, _)| *known == id).map(|(_, s)| *s)
+        self.0
+            .iter()
+            .find(|(known, _)| *known == id)
+            .map(|(_, s)| *s)
     }
 
     fn is_default(&self, id: &str) -> bool {

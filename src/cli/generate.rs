@@ -164,7 +164,13 @@ _retry() {
             .collect();
         let examples: String = help::EXAMPLES
             .iter()
-            .map(|(command, what)| format!(".PP\n\\fB{}\\fR\n.RS 4\n{}\n.RE\n", roff(command), roff(what)))
+            .map(|(command, what)| {
+                format!(
+                    ".PP\n\\fB{}\\fR\n.RS 4\n{}\n.RE\n",
+                    roff(command),
+                    roff(what)
+                )
+            })
             .collect();
         format!(
             ".SH \"DURATION AND CODES\"\n{values}\

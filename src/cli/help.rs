@@ -31,6 +31,7 @@ pub const EXAMPLES: [(&str, &str); 5] = [
 
 /// The options no `RETRY_*` variable sets: the modes, which run no
 /// command, so no variable can turn a run into something else.
+#[cfg(test)]
 pub const NOT_FROM_ENVIRONMENT: [&str; 6] =
     ["plan", "simulate", "completions", "man", "help", "version"];
 

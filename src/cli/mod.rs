@@ -527,6 +527,36 @@ mod tests {
     }
 
     #[test]
+    fn every_option_but_the_modes_has_its_variable() {
+        let mut command = Cli::command();
+        command.build();
+        for arg in command.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+            if help::NOT_FROM_ENVIRONMENT.contains(&long) {
+                assert_eq!(
+                    env, None,
+                    "--{long} is a mode, not read from the environment"
+                );
+            } else {
+                let wanted = format!("RETRY_{}", long.replace('-', "_").to_uppercase());
+                assert_eq!(env, Some(wanted), "--{long}");
+            }
+        }
+    }
+
+    #[test]
+    fn switches_take_yes_and_no_in_their_usual_spellings() {
+        for yes in ["1", "true", "Yes", "ON", "y", " on "] {
+            assert_eq!(parse_switch(yes), Ok(true), "{yes}");
+        }
+        for no in ["0", "FALSE", "no", "off", "N", ""] {
+            assert_eq!(parse_switch(no), Ok(false), "{no}");
+        }
+        assert!(parse_switch("2").is_err() && parse_switch("enabled").is_err());
+    }
+
+    #[test]
     fn attempts_accept_counts_and_unlimited() {
         assert_eq!(parse_attempts("3"), Ok(Attempts::Limit(3)));
         assert_eq!(parse_attempts("Unlimited"), Ok(Attempts::Unlimited));

@@ -56,7 +56,9 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
         return line;
     }
     if error.kind() == ErrorKind::MissingRequiredArgument
-        && error.get(ContextKind::InvalidArg).is_some_and(|a| a.to_string().contains("COMMAND"))
+        && error
+            .get(ContextKind::InvalidArg)
+            .is_some_and(|a| a.to_string().contains("COMMAND"))
     {
         return format!("retry: no COMMAND to run after the options (usage: {USAGE})");
     }
@@ -97,7 +99,9 @@ fn foreign_flag(error: &clap::Error, args: &[OsString]) -> Option<String> {
         return None;
     }
     let typed = error.get(ContextKind::InvalidArg)?.to_string();
-    let flag = typed.split_once('=').map_or(typed.as_str(), |(flag, _)| flag);
+    let flag = typed
+        .split_once('=')
+        .map_or(typed.as_str(), |(flag, _)| flag);
     // `--retries 3` or `--retries=3`: the value, to translate the number.
     let value = args.iter().enumerate().find_map(|(at, word)| {
         let word = word.to_str()?;

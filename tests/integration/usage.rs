@@ -87,10 +87,16 @@ fn unknown_flags_get_a_suggestion() {
 fn flags_of_other_retry_tools_get_retrys_name_for_them() {
     let attempts = ["-n/--max-attempts", "counts attempts"];
     for flag in ["--times", "--tries", "--attempts"] {
-        refused(&[flag, "3"], &[&format!("'{flag}'"), attempts[0], attempts[1], "`-n 3`"]);
+        refused(
+            &[flag, "3"],
+            &[&format!("'{flag}'"), attempts[0], attempts[1], "`-n 3`"],
+        );
     }
     for flag in ["--retries", "--max-retries"] {
-        refused(&[flag, "3"], &[attempts[0], "not retries", "3 retries are `-n 4`"]);
+        refused(
+            &[flag, "3"],
+            &[attempts[0], "not retries", "3 retries are `-n 4`"],
+        );
     }
     refused(&["--retries=2"], &["2 retries are `-n 3`"]);
     for flag in ["--delay", "--interval", "--sleep", "--wait"] {
@@ -102,7 +108,13 @@ fn flags_of_other_retry_tools_get_retrys_name_for_them() {
     refused(&["--backoff", "2"], &["-f/--factor", "-b/--base"]);
     refused(&["--deadline", "5m"], &["-m/--max-time"]);
     // None of clap's misleading guesses survive.
-    for flag in ["--times", "--retries", "--max-retries", "--max-delay", "--delay"] {
+    for flag in [
+        "--times",
+        "--retries",
+        "--max-retries",
+        "--max-delay",
+        "--delay",
+    ] {
         let out = retry(&[flag, "3", "true"]).run();
         for wrong in ["--timeout", "--max-time", "--net-delay", "use '--"] {
             assert!(!out.stderr.contains(wrong), "{flag}: {}", out.stderr);
@@ -153,15 +165,23 @@ fn cross_field_errors_say_where_each_value_came_from() {
     // A default the user never set is called one, with what to do.
     refused(
         &["--base", "2m30s"],
-        &["retry: `--cap 20s` (the default) is below `--base 2m 30s`: the cap must be at least the base; set --cap to 2m 30s or more\n"],
+        &[
+            "retry: `--cap 20s` (the default) is below `--base 2m 30s`: the cap must be at least the base; set --cap to 2m 30s or more\n",
+        ],
     );
     refused(
         &["--cap", "500ms"],
-        &["`--cap 500ms` is below `--base 1s` (the default)", "set --base to 500ms or less"],
+        &[
+            "`--cap 500ms` is below `--base 1s` (the default)",
+            "set --base to 500ms or less",
+        ],
     );
     refused(
         &["--retry-on", "0,1"],
-        &["`--retry-on 0-1` and `--success-on 0` (the default) both list 0", "leave 0 out of --retry-on"],
+        &[
+            "`--retry-on 0-1` and `--success-on 0` (the default) both list 0",
+            "leave 0 out of --retry-on",
+        ],
     );
     // A variable is named as it was set.
     refused_from_env(
@@ -209,14 +229,25 @@ fn switches_from_the_environment_take_what_people_write() {
         "retry: `RETRY_QUIET=maybe`: expected 1 or 0, true or false, yes or no, on or off",
     );
     // Every switch, not only --quiet: `exit 3` runs through sh only with --shell.
-    retry(&["-n", "1", "exit 3"]).env("RETRY_SHELL", "on").run().code(3);
-    retry(&["-n", "1", "exit 3"]).env("RETRY_SHELL", "off").run().code(127);
+    retry(&["-n", "1", "exit 3"])
+        .env("RETRY_SHELL", "on")
+        .run()
+        .code(3);
+    retry(&["-n", "1", "exit 3"])
+        .env("RETRY_SHELL", "off")
+        .run()
+        .code(127);
 }
 
 #[test]
 fn modes_are_not_read_from_the_environment_and_everything_else_is() {
     // RETRY_PLAN and friends are not variables: the command still runs.
-    for mode in ["RETRY_PLAN", "RETRY_SIMULATE", "RETRY_MAN", "RETRY_COMPLETIONS"] {
+    for mode in [
+        "RETRY_PLAN",
+        "RETRY_SIMULATE",
+        "RETRY_MAN",
+        "RETRY_COMPLETIONS",
+    ] {
         let out = retry(&["-n", "1", "echo", "ran"]).env(mode, "bash").run();
         out.code(0).stdout_is("ran\n");
     }
@@ -281,8 +312,15 @@ fn short_help_is_an_overview_with_examples() {
     let lines = short.stdout.lines().count();
     assert!(lines <= 60, "-h has {lines} lines\n{}", short.stdout);
     assert!(short.stdout.contains(&format!("Usage: {USAGE}\n")));
-    let examples = short.stdout.split("Examples:\n").nth(1).expect("-h has examples");
-    let commands = examples.lines().filter(|l| l.starts_with("  retry ")).count();
+    let examples = short
+        .stdout
+        .split("Examples:\n")
+        .nth(1)
+        .expect("-h has examples");
+    let commands = examples
+        .lines()
+        .filter(|l| l.starts_with("  retry "))
+        .count();
     assert_eq!(commands, 5, "{examples}");
     // The details are for --help.
     for detail in ["--clients", "--stdin-limit", "--foreground"] {
@@ -311,7 +349,13 @@ fn long_help_is_complete_and_groups_simulate_only_options() {
     for flag in ["--clients", "--reps", "--net-delay", "--net-sd", "--svg"] {
         assert!(simulation.contains(flag), "{flag} is not under Simulation");
     }
-    for section in ["Examples:", "Environment:", "DURATION:", "CODES:", "Exit status:"] {
+    for section in [
+        "Examples:",
+        "Environment:",
+        "DURATION:",
+        "CODES:",
+        "Exit status:",
+    ] {
         assert!(long.stdout.contains(section), "--help lacks {section}");
     }
 }
@@ -339,17 +383,27 @@ fn man_page_has_the_sections_of_a_man_page() {
     ] {
         assert!(sections.contains(&wanted), "no {wanted} in {sections:?}");
     }
-    let plain = page.replace("\\fB", "").replace("\\fI", "").replace("\\fR", "");
+    let plain = page
+        .replace("\\fB", "")
+        .replace("\\fI", "")
+        .replace("\\fR", "");
     let synopsis = plain.split(".SH SYNOPSIS\n").nth(1).unwrap();
     assert_eq!(synopsis.lines().next(), Some(USAGE));
     let environment = plain.split(".SH ENVIRONMENT\n").nth(1).unwrap();
     let environment = environment.split(".SH").next().unwrap();
     for (flag, variable) in retry_jitter::fuzzing::options() {
         if let Some(variable) = variable {
-            assert!(environment.contains(&variable), "ENVIRONMENT lacks {variable} ({flag})");
+            assert!(
+                environment.contains(&variable),
+                "ENVIRONMENT lacks {variable} ({flag})"
+            );
         }
     }
-    for seen in ["RETRY_ATTEMPT", "RETRY_PREVIOUS_EXIT_CODE", "RETRY_EXIT_CODE"] {
+    for seen in [
+        "RETRY_ATTEMPT",
+        "RETRY_PREVIOUS_EXIT_CODE",
+        "RETRY_EXIT_CODE",
+    ] {
         assert!(environment.contains(seen), "ENVIRONMENT lacks {seen}");
     }
 }
@@ -364,7 +418,11 @@ fn bash_completes(dir: &std::path::Path, line: &[&str]) -> Vec<String> {
         COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 ))
         _retry retry "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
         printf '%s\n' "${COMPREPLY[@]}""#;
-    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let output = std::process::Command::new("bash")
         .args(["--norc", "--noprofile", "-c", test, "bash"])
         .arg(&script)
@@ -389,10 +447,14 @@ fn bash_completes_retrys_options_then_the_commands_own() {
         &mut std::fs::metadata(&program).unwrap().permissions(),
         0o755,
     );
-    std::fs::set_permissions(&program, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("a-file"), "").unwrap();
-    let has = |line: &[&str], word: &str| bash_completes(dir.path(), line).iter().any(|w| w == word);
+    let has =
+        |line: &[&str], word: &str| bash_completes(dir.path(), line).iter().any(|w| w == word);
     // Before COMMAND: retry's own options and values.
     assert!(has(&["retry", "--ti"], "--timeout"));
     assert!(has(&["retry", "-n", "3", "--jitter", "f"], "full"));
@@ -401,10 +463,16 @@ fn bash_completes_retrys_options_then_the_commands_own() {
     assert!(!has(&["retry", "-t", "a"], "a-file"));
     // COMMAND's place: command names, after options and after `--`.
     assert!(has(&["retry", "zz-retry-test"], "zz-retry-test-program"));
-    assert!(has(&["retry", "-n", "3", "--base", "1s", "zz-retry"], "zz-retry-test-program"));
+    assert!(has(
+        &["retry", "-n", "3", "--base", "1s", "zz-retry"],
+        "zz-retry-test-program"
+    ));
     assert!(has(&["retry", "--", "zz-retry"], "zz-retry-test-program"));
     // After COMMAND: never retry's options.
-    for line in [&["retry", "--", "curl", "--ti"][..], &["retry", "-n", "2", "curl", "--ti"]] {
+    for line in [
+        &["retry", "--", "curl", "--ti"][..],
+        &["retry", "-n", "2", "curl", "--ti"],
+    ] {
         assert!(!has(line, "--timeout"), "{line:?} offers retry's --timeout");
     }
 }
@@ -412,7 +480,10 @@ fn bash_completes_retrys_options_then_the_commands_own() {
 #[test]
 fn zsh_and_fish_complete_commands_and_no_files_for_durations() {
     let zsh = retry(&["--completions", "zsh"]).run().stdout;
-    assert!(zsh.contains(":_cmdambivalent'"), "zsh does not complete COMMAND");
+    assert!(
+        zsh.contains(":_cmdambivalent'"),
+        "zsh does not complete COMMAND"
+    );
     let base = zsh.lines().find(|l| l.starts_with("'--base=")).unwrap();
     assert!(base.ends_with(":DURATION:' \\"), "{base}");
     let fish = retry(&["--completions", "fish"]).run().stdout;
