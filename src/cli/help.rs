@@ -58,7 +58,7 @@ pub const CODES: &str = "CODES: exit codes and inclusive ranges, 0 to 255, separ
 pub const EXIT_STATUS: [(&str, &str); 8] = [
     (
         "the command's",
-        "success; a fatal or non-retryable code; the last attempt's when attempts or --max-time run out",
+        "its success or stopping code, or the last attempt's when attempts or time run out",
     ),
     (
         "1",
