@@ -28,7 +28,7 @@ mod strategy;
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::cli::config::{self, Config, Mode};
+use crate::cli::config::{Config, Mode};
 use crate::cli::{generate, usage};
 use crate::run::{countdown, events, log, pipes, signals, supervisor};
 
@@ -76,8 +76,8 @@ fn run_command(config: &Config) -> run::Exit {
         config.foreground,
         config.kill_after,
         signals,
-        config.log_format == cli::LogFormat::Text
-            && config.verbosity != config::Verbosity::Quiet
+        config.log_format == log::LogFormat::Text
+            && config.verbosity != log::Verbosity::Quiet
             && countdown::enabled(),
         pipes::Pipes::new(&config.pipes),
     );
@@ -98,7 +98,8 @@ pub mod fuzzing {
     use clap::CommandFactory;
 
     use crate::cli::config::{Config, Mode};
-    use crate::cli::{Attempts, Cli, Format};
+    use crate::cli::{Cli, Format};
+    use crate::policy::Attempts;
 
     /// A `--base`/`--cap`/... value.
     pub fn duration(text: &str) -> Result<Duration, String> {

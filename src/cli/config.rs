@@ -8,24 +8,20 @@ use std::time::Duration;
 use clap::CommandFactory;
 use clap::error::ErrorKind;
 
-use crate::cli::{Attempts, Cli, Foreground, LogFormat};
+use crate::cli::Cli;
 use crate::codes::CodeSet;
+use crate::policy::Attempts;
 use crate::policy::Policy;
+use crate::run::log::{LogFormat, Verbosity};
+use crate::run::supervisor::Foreground;
 use crate::strategy::{Backoff, Jitter};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verbosity {
-    Quiet,
-    Normal,
-    Verbose,
-}
 
 /// What retry was asked to do.
 #[derive(Debug)]
 pub enum Mode {
     Run,
     Plan,
-    Completions(crate::cli::Shell),
+    Completions(crate::cli::generate::Shell),
     Man,
     Simulate(crate::simulate::Options),
 }

@@ -12,8 +12,9 @@ mod totals;
 
 use std::io::{self, BufWriter, Write};
 
-use crate::cli::{Attempts, Format};
+use crate::cli::Format;
 use crate::duration::{millis, millis_of_nanos};
+use crate::policy::Attempts;
 use crate::report::{Cell, Column, Writer};
 use crate::strategy::{Backoff, Schedule};
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::cli::Attempts;
+use crate::policy::Attempts;
 use crate::status::Status;
 use crate::strategy::{Jitter, Sleep};
 
