@@ -4,8 +4,9 @@
 //! - `cli/`: the command line (flags, validation into a `Config`, usage
 //!   errors, completions and the man page);
 //! - `run/`: everything that runs a command (the attempt loop, the child's
-//!   supervisor, signals, pipes, events and their log lines);
-//! - `platform/`: every call to the OS about processes and signals;
+//!   supervisor, pipes, events and their log lines);
+//! - `platform/`: every call to the OS about processes and signals, and the
+//!   one wait for a child, a signal or a deadline;
 //! - `plan/`, `simulate/` and `report`: the modes that only print;
 //! - the rules both share, one file each: `strategy` (backoff and jitter),
 //!   `policy` (which exit codes retry), `codes`, `status`, `duration`, `size`.
@@ -30,7 +31,8 @@ use std::process::ExitCode;
 
 use crate::cli::config::{Config, Mode};
 use crate::cli::{generate, usage};
-use crate::run::{countdown, events, log, pipes, signals, supervisor};
+use crate::platform::signals;
+use crate::run::{countdown, events, log, pipes, supervisor};
 
 /// The whole program: parse, validate, then run the chosen mode.
 pub fn main() -> ExitCode {

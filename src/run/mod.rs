@@ -17,7 +17,6 @@ pub mod decide;
 pub mod events;
 pub mod log;
 pub mod pipes;
-pub mod signals;
 pub mod supervisor;
 
 use std::time::{Duration, Instant};

@@ -19,12 +19,10 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use libc::{SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM};
-
-use crate::platform::{self, Waited};
+use crate::platform::signals::{Signals, Wake};
+use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
 use crate::run::countdown;
 use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
-use crate::run::signals::{Signals, Wake};
 use crate::run::{AttemptInfo, Ended, Host, SpawnError, Unsettled};
 use crate::status::Status;
 use clap::ValueEnum;
