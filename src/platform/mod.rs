@@ -27,12 +27,14 @@ pub mod signals;
 mod unix;
 
 #[cfg(target_os = "linux")]
+#[cfg_attr(feature = "portable", allow(dead_code))] // still unit-tested
 pub mod reaper_linux;
 
 pub use unix::*;
 
-/// The subreaper of this platform: Linux's, or the portable twin.
-#[cfg(target_os = "linux")]
+/// The subreaper of this platform: Linux's, or the portable twin (also on
+/// Linux with the `portable` feature, so that path is tested here).
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
 pub use reaper_linux as reaper;
-#[cfg(not(target_os = "linux"))]
+#[cfg(any(not(target_os = "linux"), feature = "portable"))]
 pub use reaper_portable as reaper;
