@@ -23,13 +23,39 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use crate::cli::config::Config;
-use crate::policy::Attempts;
+use std::ffi::OsString;
+
+use crate::policy::{Attempts, Policy};
 use crate::run::decide::{Decision, Facts, Rules, Stopped, decide};
 use crate::run::events::{Event, GiveUp, Phase};
+use crate::run::log::{LogFormat, Verbosity};
 use crate::run::pipes::OutputSeen;
+use crate::run::supervisor::Foreground;
 use crate::status::Status;
+use crate::strategy::Backoff;
 use crate::strategy::{Schedule, Sleep};
+
+/// Everything a run of COMMAND needs, validated (`cli::config`).
+#[derive(Debug)]
+pub struct Options {
+    pub backoff: Backoff,
+    pub attempts: Attempts,
+    pub policy: Policy,
+    pub timeout: Option<Duration>,
+    pub kill_after: Duration,
+    pub max_time: Option<Duration>,
+    pub seed: Option<u64>,
+    pub log_format: LogFormat,
+    pub verbosity: Verbosity,
+    pub foreground: Foreground,
+    /// `--on-retry`: a shell command run between a failed attempt and its sleep.
+    pub on_retry: Option<String>,
+    /// `--stdin`, `--stdout-once` and the output conditions.
+    pub pipes: pipes::Settings,
+    /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
+    pub program: OsString,
+    pub args: Vec<OsString>,
+}
 
 /// What an attempt needs to know about itself (exported to the child).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,7 +132,7 @@ pub trait Host {
 
 /// Runs the loop to its end and returns how retry ends.
 pub fn run<R: Rng>(
-    config: &Config,
+    config: &Options,
     host: &mut impl Host,
     emit: &mut impl FnMut(&Event),
     new_rng: impl FnOnce() -> R,
@@ -131,7 +157,7 @@ pub fn run<R: Rng>(
 
 /// The loop's state between attempts.
 struct Loop<'a, R, F> {
-    config: &'a Config,
+    config: &'a Options,
     rules: Rules,
     run_deadline: Option<Instant>,
     schedule: Schedule,
@@ -145,7 +171,7 @@ struct Loop<'a, R, F> {
 }
 
 impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
-    fn new(config: &'a Config, now: Instant, new_rng: F) -> Self {
+    fn new(config: &'a Options, now: Instant, new_rng: F) -> Self {
         Self {
             config,
             rules: Rules {
@@ -464,13 +490,16 @@ mod tests {
         ))
     }
 
-    fn config(args: &[&str]) -> Config {
+    fn config(args: &[&str]) -> Options {
         let argv = ["retry", "--seed", "1"].iter().chain(args).chain(&["cmd"]);
-        Config::from_cli(Cli::try_parse_from(argv).unwrap()).unwrap()
+        match crate::cli::config::from_cli(Cli::try_parse_from(argv).unwrap()).unwrap() {
+            crate::cli::config::Mode::Run(options) => *options,
+            other => panic!("not a run: {other:?}"),
+        }
     }
 
     /// The run's exit status as a shell sees it (128+N for a signal death).
-    fn run_with(config: &Config, host: &mut FakeHost) -> (i32, Vec<Event>) {
+    fn run_with(config: &Options, host: &mut FakeHost) -> (i32, Vec<Event>) {
         let (exit, events) = run_exit(config, host);
         let code = match exit {
             Exit::Code(code) => code,
@@ -479,7 +508,7 @@ mod tests {
         (code, events)
     }
 
-    fn run_exit(config: &Config, host: &mut FakeHost) -> (Exit, Vec<Event>) {
+    fn run_exit(config: &Options, host: &mut FakeHost) -> (Exit, Vec<Event>) {
         let mut events = vec![];
         let code = run(
             config,
