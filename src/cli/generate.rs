@@ -11,7 +11,17 @@
 //! has no field for (SYNOPSIS with values, ENVIRONMENT, EXIT STATUS, …),
 //! written from the same text as `--help` (`help`).
 
-use crate::cli::Shell;
+use clap::ValueEnum;
+
+/// The shells `--completions` has a script for (those of clap_complete).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Elvish,
+    Fish,
+    Powershell,
+    Zsh,
+}
 
 pub fn completions(shell: Shell) -> &'static [u8] {
     match shell {
