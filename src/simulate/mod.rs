@@ -114,12 +114,15 @@ pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
                     Progress::Events(count) => {
                         let total =
                             count + events.fetch_add(count, std::sync::atomic::Ordering::Relaxed);
-                        bar.set_message(format!("{:.1}M requests and replies", total as f64 / 1e6));
+                        bar.set_message(format!("{:.1}M events simulated", total as f64 / 1e6));
                     }
                 }
             }
         },
     );
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     let capped: u64 = rows.iter().map(|r| u64::from(r.capped)).sum();
     if capped > 0 {
         let _ = writeln!(
@@ -127,9 +130,6 @@ pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
             "retry: {capped} repetitions stopped at --max-work {} requests (column `capped`): their work and time are lower bounds",
             options.experiment.max_work
         );
-    }
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
     }
     let mut stdout = std::io::stdout().lock();
     if stdout

@@ -492,3 +492,79 @@ fn completions_and_man_page_print_to_stdout() {
         .code(2)
         .stderr_has("--completions");
 }
+
+#[test]
+fn the_busy_model_adds_the_servers_utilisation() {
+    let out = retry(&[
+        "--simulate",
+        "--model",
+        "busy",
+        "--jitter",
+        "all",
+        "--clients",
+        "1,4",
+        "--reps",
+        "3",
+        "--seed",
+        "3",
+        "--format",
+        "csv",
+    ])
+    .run();
+    out.code(0).stderr_is("");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "strategy,clients,reps,work_mean,work_sd,time_ms_mean,time_ms_sd,utilisation"
+    );
+    assert_eq!(lines.len(), 1 + 5 * 2, "{out:#?}");
+    // One client finds the server idle: one request, served at once.
+    assert!(lines[1].starts_with("none,1,3,1.0,0.0,"), "{}", lines[1]);
+    for line in &lines[1..] {
+        let utilisation: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        assert!(utilisation > 0.0 && utilisation < 1.0, "{line}");
+    }
+}
+
+#[test]
+fn a_repetition_stops_at_max_work_and_its_row_says_so() {
+    let out = retry(&[
+        "--simulate",
+        "--model",
+        "busy",
+        "--jitter",
+        "none",
+        "--clients",
+        "50",
+        "--reps",
+        "2",
+        "--max-work",
+        "100",
+        "--seed",
+        "1",
+        "--format",
+        "csv",
+    ])
+    .run();
+    out.code(0).stderr_lines(1).stderr_has("--max-work 100");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines[0].ends_with(",utilisation,capped"), "{}", lines[0]);
+    assert!(lines[1].starts_with("none,50,2,100.0,0.0,"), "{}", lines[1]);
+    assert!(lines[1].ends_with(",2"), "{}", lines[1]);
+}
+
+#[test]
+fn the_busy_models_options_need_it() {
+    retry(&["--simulate", "--service-time", "5ms"])
+        .run()
+        .code(2)
+        .stderr_has("`--service-time` is only for --simulate --model busy");
+    retry(&["--plan", "--model", "busy"])
+        .run()
+        .code(2)
+        .stderr_has("`--model` is only for --simulate");
+    retry(&["--simulate", "--max-work", "0"])
+        .run()
+        .code(2)
+        .stderr_has("--max-work");
+}
