@@ -20,7 +20,7 @@ use std::cmp::Ordering;
 
 use rand::Rng;
 
-use super::model::{Client, Delays, Experiment, Net, Outcome, folded_normal, queue, tick};
+use super::model::{Delays, Experiment, Fleet, Net, Outcome, folded_normal, queue, tick};
 use super::queue::Timed;
 use crate::strategy::Backoff;
 
@@ -64,7 +64,7 @@ pub fn simulate(
     rng: &mut impl Rng,
     events: &dyn Fn(u64),
 ) -> Outcome {
-    let mut fleet = Client::fleet(clients, backoff);
+    let mut fleet = Fleet::new(clients, backoff);
     let mut queue = queue(experiment, backoff);
     let mut delays = Delays {
         net: experiment.net,
@@ -94,7 +94,7 @@ pub fn simulate(
             outcome.completion_ms = outcome.completion_ms.max(free_at_ms + delays.next());
         } else {
             let back_ms = at_ms + delays.next();
-            let sleep_ms = delays.sleep(backoff.as_ref(), &mut fleet[client as usize]);
+            let sleep_ms = fleet.sleep_ms(client, delays.rng);
             queue.push(Arrival {
                 at_ms: back_ms + sleep_ms + delays.next(),
                 client,

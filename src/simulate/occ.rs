@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 
 use rand::Rng;
 
-use super::model::{Client, Delays, Experiment, Outcome, queue, tick};
+use super::model::{Delays, Experiment, Fleet, Outcome, queue, tick};
 use super::queue::Timed;
 use crate::strategy::Backoff;
 
@@ -68,7 +68,7 @@ pub fn simulate(
     rng: &mut impl Rng,
     events: &dyn Fn(u64),
 ) -> Outcome {
-    let mut fleet = Client::fleet(clients, backoff);
+    let mut fleet = Fleet::new(clients, backoff);
     let mut version = 0u32;
     let mut outcome = Outcome::default();
     let mut queue = queue(experiment, backoff);
@@ -116,7 +116,7 @@ pub fn simulate(
                     version += 1;
                     outcome.completion_ms = outcome.completion_ms.max(reply_ms);
                 } else {
-                    let sleep_ms = delays.sleep(backoff.as_ref(), &mut fleet[client as usize]);
+                    let sleep_ms = fleet.sleep_ms(client, delays.rng);
                     let at_ms = reply_ms + sleep_ms + delays.next();
                     queue.push(Event {
                         at_ms,

@@ -15,7 +15,7 @@
 use std::collections::BinaryHeap;
 
 /// Buckets in the calendar (a power of two, a multiple of 64 for the bitmap).
-const SLOTS: usize = 4096;
+const SLOTS: usize = 1024;
 
 /// Something that happens at a time; `Ord` puts the one to handle first last
 /// (`BinaryHeap` is a max-heap).
