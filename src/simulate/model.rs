@@ -84,9 +84,6 @@ pub fn simulate(
     }
 }
 
-/// How often a model reports its events: rarely enough to cost nothing.
-pub const TICK: u64 = 1 << 16;
-
 /// Network delays: rand_distr's ziggurat normal, several times faster than
 /// Box-Muller or the polar method (no log or trigonometry per draw), which
 /// matters because a full sweep draws some sixty million of them.
@@ -192,7 +189,10 @@ pub fn queue<E: super::queue::Timed>(
     Calendar::new(horizon)
 }
 
-/// Used by the `TICK` check of both models.
+/// How often a model reports its events: rarely enough to cost nothing.
+const TICK: u64 = 1 << 16;
+
+/// Tells `events` of the last `TICK` events when `count` completes them.
 pub fn tick(count: u64, events: &dyn Fn(u64)) {
     if count.is_multiple_of(TICK) {
         events(TICK);
