@@ -4,6 +4,9 @@
 //! signal dispositions and masks, dying by a signal, and collecting the
 //! descendants that escaped the group. The rest of the crate names no OS call.
 //!
+//! `private.rs` creates and opens files only this user may touch (the
+//! shared retry budget's state).
+//!
 //! `unix.rs` is the implementation for every Unix; `reaper_linux.rs` adds
 //! the Linux child subreaper, and `reaper_portable.rs` is its twin for
 //! other Unixes (it finds nothing), compiled and tested on Linux too.
@@ -18,6 +21,7 @@
 //! handle and an event in place of the self-pipe and `ppoll`; and exit codes
 //! as they are (no 128+N: a Windows process does not die "by a signal").
 
+pub mod private;
 pub mod reaper_portable;
 mod unix;
 

@@ -10,8 +10,10 @@
 //!   └── sleep (Schedule::next_sleep) <── a signal here gives up at once
 //! ```
 
+pub mod budget;
 pub mod countdown;
 pub mod events;
+pub mod hint;
 pub mod log;
 pub mod pipes;
 pub mod signals;
