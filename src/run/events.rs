@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::cli::Attempts;
+use crate::policy::Attempts;
 use crate::status::Status;
 use crate::strategy::{Jitter, Sleep};
 
@@ -106,7 +106,7 @@ impl GiveUp {
         use crate::run::Exit;
         match self {
             GiveUp::Signal { signal, .. } => Exit::Signal(*signal),
-            GiveUp::StdoutClosed => Exit::Signal(libc::SIGPIPE),
+            GiveUp::StdoutClosed => Exit::Signal(crate::platform::SIGPIPE),
             _ => Exit::Code(self.exit_code()),
         }
     }
@@ -119,7 +119,7 @@ impl GiveUp {
             (GiveUp::Spawn { code, .. }, _) => *code,
             (GiveUp::Failed(_), _) => RETRY_FAILED,
             (GiveUp::MaxTimeInHook(_), _) => crate::status::TIMED_OUT,
-            (GiveUp::StdoutClosed, _) => 128 + libc::SIGPIPE,
+            (GiveUp::StdoutClosed, _) => 128 + crate::platform::SIGPIPE,
             // Every other ending has the command's status.
             (_, status) => status.map_or(1, |s| s.code),
         }

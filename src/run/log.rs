@@ -6,11 +6,29 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use crate::cli::LogFormat;
-use crate::cli::config::Verbosity;
 use crate::duration::millis;
 use crate::run::events::{Event, GiveUp, Phase};
 use crate::status::{Cause, Status, signal_name};
+use clap::ValueEnum;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// `github` when GITHUB_ACTIONS=true, else `text`
+    Auto,
+    /// One readable line per event
+    Text,
+    /// One JSON object per line
+    Json,
+    /// GitHub Actions workflow commands: retries as warnings, giving up as an error
+    Github,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
 
 pub struct Log {
     format: LogFormat,
@@ -283,10 +301,10 @@ pub fn json(event: &Event) -> String {
     out
 }
 
-fn limit_json(limit: &crate::cli::Attempts) -> String {
+fn limit_json(limit: &crate::policy::Attempts) -> String {
     match limit {
-        crate::cli::Attempts::Limit(n) => n.to_string(),
-        crate::cli::Attempts::Unlimited => "null".into(),
+        crate::policy::Attempts::Limit(n) => n.to_string(),
+        crate::policy::Attempts::Unlimited => "null".into(),
     }
 }
 
@@ -322,7 +340,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Attempts;
+    use crate::policy::Attempts;
     use crate::strategy::{Jitter, Sleep};
     use std::time::Duration;
 
