@@ -25,6 +25,11 @@ null\t'Give every attempt an empty stdin, so a command waiting for input fails f
 complete -c retry -l stdin-limit -d 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that cannot be kept (disk full), stops the run with exit status 125 rather than feed any attempt a truncated input' -r
 complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only. Lines are matched whole up to 1 MiB; a longer one only by a match that ends in its first 1 MiB, where `$` does not match' -r
 complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX (lines as for --retry-if-output)' -r
+complete -c retry -l delay-from-output -d 'Read the server\'s wait from the output: a line matching REGEX (lines as for --retry-if-output) with one capture group holding seconds (`120`, `1.5`), a duration (`250ms`) or an HTTP-date. The sleep after that failed attempt is then at least the hint; a hint longer than --cap, or one that would end past --max-time, gives up rather than come back sooner than asked. Example: \'(?i)^retry-after:\\s*(.+)$\'' -r
+complete -c retry -l budget -d 'Share one retry budget with every retry on this host that names it: a retry costs tokens, and when the budget cannot pay retry gives up at once with the command\'s last status (first attempts always run)' -r
+complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500)' -r
+complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one\'s cost back, a first-try success 1 token' -r
+complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r
 complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"
@@ -33,6 +38,7 @@ elvish\t''
 fish\t''
 powershell\t''
 zsh\t''"
+complete -c retry -l budget-status -d 'Print the state of the shared retry budget NAME, and run nothing' -r
 complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table\t'Aligned columns for people'
 csv\t'Comma-separated values with a header row'
 json\t'One JSON array of objects'"

@@ -56,6 +56,7 @@ pub fn main() -> ExitCode {
         } => simulate::run(options, *seed, *format),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
+        Mode::BudgetStatus(settings) => run::budget::print_status(settings),
     };
     ExitCode::from(code)
 }
@@ -67,6 +68,16 @@ fn print(bytes: &[u8]) -> u8 {
 
 /// The real thing: run COMMAND until it succeeds or retry gives up.
 fn run_command(config: &run::Options) -> run::Exit {
+    // Before anything runs: a budget that is not safely this user's is a
+    // usage error (exit 2), like any other bad option.
+    let budget = match config.budget.as_ref().map(run::budget::Budget::open) {
+        None => None,
+        Some(Ok(budget)) => Some(budget),
+        Some(Err(error)) => {
+            let _ = writeln!(std::io::stderr(), "retry: {error}");
+            return run::Exit::Code(2);
+        }
+    };
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
@@ -88,6 +99,7 @@ fn run_command(config: &run::Options) -> run::Exit {
             && countdown::enabled(),
         pipes::Pipes::new(&config.pipes),
     );
+    host.budget = budget;
     let log = log::Log::new(config.log_format, config.verbosity);
     let seed = config.seed;
     run::run(config, &mut host, &mut |event| log.emit(event), || {

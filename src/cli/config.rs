@@ -26,6 +26,8 @@ pub enum Mode {
     },
     Completions(crate::cli::generate::Shell),
     Man,
+    /// `--budget-status NAME`.
+    BudgetStatus(run::budget::Settings),
 }
 
 /// Applies the cross-field rules and picks the mode.
@@ -74,7 +76,16 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
         return Ok(Mode::Completions(shell));
     } else if cli.man {
         return Ok(Mode::Man);
-    } else if cli.plan {
+    }
+    let budget_params = budget_params(&cli)?;
+    let settings = |name| run::budget::Settings {
+        name,
+        params: budget_params,
+    };
+    if let Some(name) = &cli.budget_status {
+        return Ok(Mode::BudgetStatus(settings(name.clone())));
+    }
+    if cli.plan {
         return Ok(Mode::Plan(plan::Options {
             backoff,
             attempts: cli.max_attempts,
@@ -127,11 +138,29 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
             matchers: crate::run::pipes::Matchers {
                 retry_if: cli.retry_if_output,
                 stop_if: cli.stop_if_output,
+                delay_from: cli.delay_from_output,
             },
         },
+        budget: cli.budget.map(settings),
         program,
         args,
     })))
+}
+
+/// `--budget-tokens`, `--budget-cost`, `--budget-refill`: a budget that
+/// could never pay for one retry is a mistake, not a way to turn retries off.
+fn budget_params(cli: &Cli) -> Result<run::budget::Params, clap::Error> {
+    if cli.budget_tokens < cli.budget_cost {
+        return Err(usage(format!(
+            "`--budget-tokens {}` is below `--budget-cost {}`: the budget could never pay for a retry",
+            cli.budget_tokens, cli.budget_cost
+        )));
+    }
+    Ok(run::budget::Params {
+        tokens: cli.budget_tokens,
+        cost: cli.budget_cost,
+        refill: cli.budget_refill,
+    })
 }
 
 /// A code cannot both end the run as a success and be retried or fatal.

@@ -167,6 +167,42 @@ pub struct Cli {
           value_parser = parse_regex, help_heading = "Pipelines")]
     pub stop_if_output: Option<Regex>,
 
+    /// Read the server's wait from the output: a line matching REGEX (lines
+    /// as for --retry-if-output) with one capture group holding seconds
+    /// (`120`, `1.5`), a duration (`250ms`) or an HTTP-date. The sleep after
+    /// that failed attempt is then at least the hint; a hint longer than
+    /// --cap, or one that would end past --max-time, gives up rather than
+    /// come back sooner than asked. Example: '(?i)^retry-after:\s*(.+)$'
+    #[arg(long, env = "RETRY_DELAY_FROM_OUTPUT", value_name = "REGEX",
+          value_parser = parse_hint_regex, help_heading = "Pipelines")]
+    pub delay_from_output: Option<Regex>,
+
+    /// Share one retry budget with every retry on this host that names it:
+    /// a retry costs tokens, and when the budget cannot pay retry gives up
+    /// at once with the command's last status (first attempts always run)
+    #[arg(long, env = "RETRY_BUDGET", value_name = "NAME",
+          value_parser = crate::run::budget::parse_name, help_heading = "Shared retry budget")]
+    pub budget: Option<String>,
+
+    /// The budget's size, and what a full one holds (AWS SDK retry quota: 500)
+    #[arg(long, env = "RETRY_BUDGET_TOKENS", value_name = "N",
+          default_value_t = crate::run::budget::bucket::DEFAULT_TOKENS,
+          value_parser = clap::value_parser!(u32).range(1..), help_heading = "Shared retry budget")]
+    pub budget_tokens: u32,
+
+    /// Tokens one retry costs, twice that after a timeout; a success after
+    /// retries gives the last one's cost back, a first-try success 1 token
+    #[arg(long, env = "RETRY_BUDGET_COST", value_name = "N",
+          default_value_t = crate::run::budget::bucket::DEFAULT_COST,
+          value_parser = clap::value_parser!(u32).range(1..), help_heading = "Shared retry budget")]
+    pub budget_cost: u32,
+
+    /// Tokens the budget regains per second (0: only successes refill it)
+    #[arg(long, env = "RETRY_BUDGET_REFILL", value_name = "PER_SECOND",
+          default_value_t = crate::run::budget::bucket::DEFAULT_REFILL,
+          value_parser = parse_refill, help_heading = "Shared retry budget")]
+    pub budget_refill: f64,
+
     /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)
     #[arg(short, long, env = "RETRY_SHELL")]
     pub shell: bool,
@@ -181,8 +217,8 @@ pub struct Cli {
 
     /// The command to run and its arguments (`--` is needed only when COMMAND starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true,
-          required_unless_present_any = ["plan", "simulate", "completions", "man"],
-          conflicts_with_all = ["plan", "simulate", "completions", "man"],
+          required_unless_present_any = ["plan", "simulate", "completions", "man", "budget_status"],
+          conflicts_with_all = ["plan", "simulate", "completions", "man", "budget_status"],
           value_parser = clap::value_parser!(OsString))]
     pub command: Vec<OsString>,
 
@@ -209,6 +245,11 @@ pub struct Cli {
     /// Print the man page (roff) to stdout, and run nothing
     #[arg(long, group = "mode", help_heading = "Modes (run no command)")]
     pub man: bool,
+
+    /// Print the state of the shared retry budget NAME, and run nothing
+    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::run::budget::parse_name,
+          help_heading = "Modes (run no command)")]
+    pub budget_status: Option<String>,
 
     /// Output of --plan and --simulate
     #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = Format::Table,
@@ -255,6 +296,9 @@ pub struct Cli {
 /// Options that only `--simulate` reads.
 const SIMULATE_ONLY: [&str; 5] = ["clients", "reps", "net_delay", "net_sd", "svg"];
 
+/// The budget's parameters: meaningless without one.
+const BUDGET_ONLY: [&str; 3] = ["budget_tokens", "budget_cost", "budget_refill"];
+
 /// Parses a command line (the program name first) and RETRY_* variables.
 pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
     use clap::parser::ValueSource;
@@ -272,6 +316,11 @@ pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
         Some((*id, "--simulate"))
     } else if !cli.plan && given(&&"format") {
         Some(("format", "--plan or --simulate"))
+    } else if cli.budget.is_none() && cli.budget_status.is_none() {
+        BUDGET_ONLY
+            .iter()
+            .find(given)
+            .map(|id| (*id, "--budget or --budget-status"))
     } else {
         None
     };
@@ -392,6 +441,25 @@ fn parse_regex(text: &str) -> Result<Regex, String> {
             let last = report.lines().last().unwrap_or_default().trim();
             last.strip_prefix("error: ").unwrap_or(last).to_owned()
         })
+}
+
+/// `--delay-from-output`: an output regex whose one group is the hint.
+fn parse_hint_regex(text: &str) -> Result<Regex, String> {
+    let regex = parse_regex(text)?;
+    match regex.captures_len() - 1 {
+        1 => Ok(regex),
+        0 => Err("the regex needs one capture group around the delay, as in `(?i)^retry-after:\\s*(.+)$`".into()),
+        n => Err(format!(
+            "the regex has {n} capture groups; it needs exactly one around the delay (group others with `(?:...)`)"
+        )),
+    }
+}
+
+fn parse_refill(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate >= 0.0 => Ok(rate),
+        _ => Err("expected tokens per second, a number of at least 0 such as `5` or `0.5`".into()),
+    }
 }
 
 fn parse_factor(text: &str) -> Result<f64, String> {

@@ -57,7 +57,7 @@ impl Log {
     fn shows(&self, event: &Event) -> bool {
         match event {
             Event::Starting { .. } => self.verbosity == Verbosity::Verbose,
-            Event::Retrying { .. } | Event::HookFailed { .. } => {
+            Event::Retrying { .. } | Event::HookFailed { .. } | Event::Warning { .. } => {
                 self.verbosity >= Verbosity::Normal
             }
             // A first-try success is silent: retry is invisible when nothing failed.
@@ -87,7 +87,7 @@ pub fn text(event: &Event) -> String {
 pub fn github(event: &Event) -> String {
     let level = match event {
         Event::Starting { .. } => return text(event),
-        Event::Retrying { .. } | Event::HookFailed { .. } => "warning",
+        Event::Retrying { .. } | Event::HookFailed { .. } | Event::Warning { .. } => "warning",
         Event::Succeeded { .. } => "notice",
         Event::GaveUp { .. } => "error",
     };
@@ -114,13 +114,22 @@ fn message(event: &Event) -> String {
             status,
             sleep,
             jitter,
-        } => format!(
-            "attempt {attempt}/{limit} failed with {}; sleep: {} ms ({}, up to {} ms)",
-            status.describe(),
-            millis(sleep.duration),
-            jitter.label(),
-            millis(sleep.ceiling)
-        ),
+            hint,
+        } => {
+            let drawn = format!("{}, up to {} ms", jitter.label(), millis(sleep.ceiling));
+            let why = match hint {
+                None => drawn,
+                // The server's wait, not a draw: say only that.
+                Some(h) if h.asked >= h.drawn => format!("server asked for {}", seconds(h.asked)),
+                Some(h) => format!("{drawn}; server asked for {}", seconds(h.asked)),
+            };
+            format!(
+                "attempt {attempt}/{limit} failed with {}; sleep: {} ms ({why})",
+                status.describe(),
+                millis(sleep.duration),
+            )
+        }
+        Event::Warning { message, .. } => format!("warning: {message}"),
         Event::Succeeded {
             attempt: 1, limit, ..
         } => format!("attempt 1/{limit} succeeded"),
@@ -175,6 +184,14 @@ fn message(event: &Event) -> String {
                 "giving up after attempt {attempt}/{limit} failed with {}: a sleep of {sleep_ms} ms would end past --max-time",
                 status.describe()
             ),
+            GiveUp::HintTooLong { status, hint_ms } => format!(
+                "giving up after attempt {attempt}/{limit} failed with {}: the server asked to wait {hint_ms} ms, longer than --cap",
+                status.describe()
+            ),
+            GiveUp::Budget(status) => format!(
+                "giving up after attempt {attempt}/{limit} failed with {}: the shared --budget cannot pay for a retry",
+                status.describe()
+            ),
             GiveUp::MaxTimeInHook(_) => format!(
                 "giving up: --max-time reached during the --on-retry command after attempt {attempt}/{limit}"
             ),
@@ -222,6 +239,7 @@ pub fn json(event: &Event) -> String {
             status,
             sleep,
             jitter,
+            hint,
         } => {
             let _ = writeln!(
                 out,
@@ -232,11 +250,27 @@ pub fn json(event: &Event) -> String {
             );
             let _ = writeln!(
                 out,
-                r#"{{"event":"sleep","attempt":{attempt},"exit_code":{},"sleep_ms":{},"ceiling_ms":{},"strategy":"{}"}}"#,
+                r#"{{"event":"sleep","attempt":{attempt},"exit_code":{},"sleep_ms":{},"ceiling_ms":{},"strategy":"{}","source":"{}"{}}}"#,
                 status.code,
                 millis(sleep.duration),
                 millis(sleep.ceiling),
-                jitter.name()
+                jitter.name(),
+                match hint {
+                    Some(h) if h.asked >= h.drawn => "hint",
+                    _ => "strategy",
+                },
+                hint.map_or_else(String::new, |h| format!(
+                    r#","hint_ms":{},"drawn_ms":{}"#,
+                    millis(h.asked),
+                    millis(h.drawn)
+                ))
+            );
+        }
+        Event::Warning { attempt, message } => {
+            let _ = writeln!(
+                out,
+                r#"{{"event":"warning","attempt":{attempt},"message":"{}"}}"#,
+                escape(message)
             );
         }
         Event::Succeeded {
@@ -290,6 +324,9 @@ pub fn json(event: &Event) -> String {
                 GiveUp::Signal { signal, .. } => {
                     let _ = write!(out, r#","signal":"{}""#, signal_name(*signal));
                 }
+                GiveUp::HintTooLong { hint_ms, .. } => {
+                    let _ = write!(out, r#","hint_ms":{hint_ms}"#);
+                }
                 GiveUp::Spawn { message, .. } | GiveUp::Failed(message) => {
                     let _ = write!(out, r#","message":"{}""#, escape(message));
                 }
@@ -299,6 +336,13 @@ pub fn json(event: &Event) -> String {
         }
     }
     out
+}
+
+/// A server's wait as people write it: `30s`, `1s 500ms`.
+/// (HTTP-dates give sub-millisecond noise: rounded.)
+fn seconds(duration: std::time::Duration) -> humantime::FormattedDuration {
+    let ms = u64::try_from(millis(duration)).unwrap_or(u64::MAX);
+    humantime::format_duration(std::time::Duration::from_millis(ms))
 }
 
 fn limit_json(limit: &crate::policy::Attempts) -> String {
@@ -354,6 +398,7 @@ mod tests {
                 ceiling: Duration::from_secs(2),
             },
             jitter: Jitter::Full,
+            hint: None,
         }
     }
 
@@ -376,6 +421,7 @@ mod tests {
             status: Status::exited(0).output_matched(true),
             sleep,
             jitter,
+            hint: None,
         };
         assert_eq!(
             text(&event),
@@ -397,7 +443,7 @@ mod tests {
         assert_eq!(
             json(&retrying()),
             "{\"event\":\"attempt_failed\",\"attempt\":2,\"max_attempts\":5,\"exit_code\":22}\n\
-             {\"event\":\"sleep\",\"attempt\":2,\"exit_code\":22,\"sleep_ms\":692,\"ceiling_ms\":2000,\"strategy\":\"full\"}\n"
+             {\"event\":\"sleep\",\"attempt\":2,\"exit_code\":22,\"sleep_ms\":692,\"ceiling_ms\":2000,\"strategy\":\"full\",\"source\":\"strategy\"}\n"
         );
     }
 

@@ -51,6 +51,8 @@ pub struct Supervisor<'a> {
     pipes: Option<Pipes>,
     /// The last attempt's held-back stdout, until the runner settles it.
     held: Option<Spool>,
+    /// `--budget`: the shared retry budget, opened before the first attempt.
+    pub budget: Option<crate::run::budget::Budget>,
 }
 
 impl<'a> Supervisor<'a> {
@@ -82,6 +84,7 @@ impl<'a> Supervisor<'a> {
             countdown,
             pipes,
             held: None,
+            budget: None,
         }
     }
 
@@ -356,6 +359,14 @@ impl Stop {
 impl Host for Supervisor<'_> {
     fn now(&self) -> Instant {
         Instant::now()
+    }
+
+    fn withdraw(&mut self, tokens: u32) -> (bool, Option<String>) {
+        self.budget.as_mut().map_or((true, None), |b| b.pay(tokens))
+    }
+
+    fn deposit(&mut self, tokens: u32) -> Option<String> {
+        self.budget.as_mut().and_then(|b| b.refund(tokens))
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError> {

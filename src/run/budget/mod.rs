@@ -156,14 +156,6 @@ impl Budget {
         }))
     }
 
-    pub fn params(&self) -> &Params {
-        &self.params
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Pays for a retry now: whether the bucket could.
     pub fn withdraw(&mut self, tokens: u32) -> Result<Updated<bool>, String> {
         let (params, now) = (self.params, now_ms());
@@ -179,6 +171,24 @@ impl Budget {
         self.update(now, |bucket| {
             (Some(bucket.deposit(&params, now, tokens)), ())
         })
+    }
+
+    /// For the loop: whether a retry may go ahead, and what to log. A file
+    /// that cannot be used lets it go ahead, as without a budget: a budget
+    /// must never be the reason a command that would have worked did not.
+    pub fn pay(&mut self, tokens: u32) -> (bool, Option<String>) {
+        match self.withdraw(tokens) {
+            Ok(updated) => (updated.value, updated.reset),
+            Err(e) => (true, Some(format!("{e}; retrying without it"))),
+        }
+    }
+
+    /// For the loop: gives tokens back after a success; what to log.
+    pub fn refund(&mut self, tokens: u32) -> Option<String> {
+        match self.deposit(tokens) {
+            Ok(updated) => updated.reset,
+            Err(e) => Some(e),
+        }
     }
 
     /// The bucket as of now, refilled, changing nothing.
@@ -458,7 +468,7 @@ mod tests {
         let mut budget = open(tmp.path(), "ci");
         assert!(budget.withdraw(5).unwrap().reset.is_none());
         std::fs::write(
-            budget.path(),
+            &budget.path,
             "retry-budget 1 0000 garbage and more than a record holds, \
             so that the file must be cut back to one record's length\n",
         )
@@ -471,7 +481,7 @@ mod tests {
             "{reset}"
         );
         // Reset to full, then paid for: 15 left, and the file is valid again.
-        let bytes = std::fs::read(budget.path()).unwrap();
+        let bytes = std::fs::read(&budget.path).unwrap();
         assert_eq!(decode(&bytes).map(|b| b.milli), Some(15_000));
         assert!(budget.current().unwrap().reset.is_none());
     }
@@ -480,7 +490,7 @@ mod tests {
     fn a_held_lock_makes_an_update_fail_not_hang() {
         let tmp = tempfile::tempdir().unwrap();
         let mut budget = open(tmp.path(), "ci");
-        let holder = File::open(budget.path()).unwrap();
+        let holder = File::open(&budget.path).unwrap();
         holder.lock().unwrap();
         let took = Instant::now();
         assert!(Lock::take(&budget.file, Duration::from_millis(50)).is_err());

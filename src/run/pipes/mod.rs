@@ -51,11 +51,14 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// background process to be handed to a `cat`.
 const HAND_OFF_WAIT: Duration = Duration::from_secs(1);
 
-/// What `--retry-if-output` and `--stop-if-output` found in an attempt's output.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What `--retry-if-output`, `--stop-if-output` and `--delay-from-output`
+/// found in an attempt's output.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OutputSeen {
     pub retry_if: bool,
     pub stop_if: bool,
+    /// The server's hint on its last line that had one (stdout's before stderr's).
+    pub hint: Option<crate::run::hint::Hint>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -243,6 +246,9 @@ impl Pipes {
             let mut state = stream.collected.lock().unwrap_or_else(|e| e.into_inner());
             seen.retry_if |= state.seen.retry_if;
             seen.stop_if |= state.seen.stop_if;
+            if seen.hint.is_none() {
+                seen.hint = state.seen.hint.take();
+            }
             if let Some(spool) = state.held.take() {
                 held = Some(spool);
                 // Whatever a lingering process still writes is not this attempt's result.

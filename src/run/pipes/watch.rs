@@ -121,7 +121,7 @@ impl Pump {
             }
             if self.patterns.any() {
                 lines.feed(&buf[..n], &mut |line| self.patterns.check(line, &mut seen));
-                self.lock().seen = seen;
+                self.lock().seen.clone_from(&seen);
             }
         };
         // Dropping `pipe` closes it on the command (unless `cat` has it),
@@ -228,7 +228,7 @@ mod tests {
     fn make(target: Target, held: Option<Spool>, retry_if: &str, sink: Recorder) -> Setup {
         let matchers = Matchers {
             retry_if: Some(regex::bytes::Regex::new(retry_if).unwrap()),
-            stop_if: None,
+            ..Matchers::default()
         };
         let sink = Arc::new(sink);
         let pump = Pump::new(
