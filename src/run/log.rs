@@ -524,4 +524,80 @@ mod tests {
         assert!(Log::new(LogFormat::Text, Verbosity::Verbose).shows(&ok(1)));
         assert!(!Log::new(LogFormat::Text, Verbosity::Quiet).shows(&retrying()));
     }
+
+    fn hinted(asked_ms: u64) -> Event {
+        let Event::Retrying {
+            attempt,
+            limit,
+            status,
+            sleep,
+            jitter,
+            ..
+        } = retrying()
+        else {
+            unreachable!()
+        };
+        let drawn = sleep.duration;
+        let asked = Duration::from_millis(asked_ms);
+        Event::Retrying {
+            attempt,
+            limit,
+            status,
+            sleep: Sleep {
+                duration: drawn.max(asked),
+                ..sleep
+            },
+            jitter,
+            hint: Some(crate::run::hint::Hinted { asked, drawn }),
+        }
+    }
+
+    #[test]
+    fn a_sleep_the_server_asked_for_says_so() {
+        assert_eq!(
+            text(&hinted(30_000)),
+            "retry: attempt 2/5 failed with exit code 22; sleep: 30000 ms (server asked for 30s)\n"
+        );
+        assert!(json(&hinted(30_000)).ends_with(
+            "\"sleep_ms\":30000,\"ceiling_ms\":2000,\"strategy\":\"full\",\"source\":\"hint\",\"hint_ms\":30000,\"drawn_ms\":692}\n"
+        ));
+        // A hint shorter than the draw: the draw, and what was asked.
+        assert_eq!(
+            text(&hinted(200)),
+            "retry: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms; server asked for 200ms)\n"
+        );
+        assert!(json(&hinted(200)).ends_with(
+            "\"source\":\"strategy\",\"hint_ms\":200,\"drawn_ms\":692}\n"
+        ));
+    }
+
+    #[test]
+    fn budget_and_hint_endings_and_warnings() {
+        let gave_up = |reason| Event::GaveUp {
+            attempt: 3,
+            limit: Attempts::Limit(5),
+            reason,
+        };
+        let budget = gave_up(GiveUp::Budget(Status::exited(7)));
+        assert_eq!(
+            text(&budget),
+            "retry: giving up after attempt 3/5 failed with exit code 7: the shared --budget cannot pay for a retry\n"
+        );
+        assert_eq!(
+            json(&budget),
+            "{\"event\":\"gave_up\",\"attempt\":3,\"max_attempts\":5,\"exit_code\":7,\"reason\":\"budget\",\"command_exit_code\":7}\n"
+        );
+        let hint = gave_up(GiveUp::HintTooLong {
+            status: Status::exited(22),
+            hint_ms: 120_000,
+        });
+        assert!(json(&hint).ends_with("\"reason\":\"hint\",\"command_exit_code\":22,\"hint_ms\":120000}\n"));
+        let warning = Event::Warning {
+            attempt: 1,
+            message: "a \"b\"".into(),
+        };
+        assert_eq!(text(&warning), "retry: warning: a \"b\"\n");
+        assert_eq!(json(&warning), "{\"event\":\"warning\",\"attempt\":1,\"message\":\"a \\\"b\\\"\"}\n");
+        assert_eq!(github(&warning), "::warning title=retry::warning: a \"b\"\n");
+    }
 }

@@ -520,4 +520,34 @@ mod tests {
         );
         assert!(text.ends_with("state: /r/ci (not used yet)\n"), "{text}");
     }
+
+    /// `bash bench/budget.sh` runs this in release: what `--budget` adds
+    /// to one retry decision (lock, read, check, write, unlock).
+    #[test]
+    #[ignore = "a measurement, for bench/budget.sh"]
+    fn cost_of_one_decision() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut budget = Budget::open_in(
+            tmp.path(),
+            &Settings {
+                name: "bench".into(),
+                params: Params {
+                    tokens: u32::MAX,
+                    cost: 1,
+                    refill: 0.0,
+                },
+            },
+            true,
+        )
+        .unwrap()
+        .unwrap();
+        let n = 200_000;
+        let started = Instant::now();
+        for _ in 0..n {
+            assert!(budget.pay(1).0);
+        }
+        let each = started.elapsed() / n;
+        println!("budget: {:.2} us per retry decision ({n} in a row)", each.as_secs_f64() * 1e6);
+        assert!(each < Duration::from_micros(50), "{each:?}");
+    }
 }
