@@ -5,7 +5,6 @@
 //! A port needs the same three answers: who am I (`geteuid`), create
 //! owner-only (`0700`/`0600`, on Windows an owner-only DACL), open without
 //! following a link (`O_NOFOLLOW`, `FILE_FLAG_OPEN_REPARSE_POINT`).
-#![allow(unsafe_code)]
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io;
@@ -14,8 +13,7 @@ use std::path::Path;
 
 /// The effective user id: the owner of every file this process creates.
 pub fn user_id() -> u32 {
-    // SAFETY: geteuid takes nothing, touches no memory and cannot fail.
-    unsafe { libc::geteuid() }
+    nix::unistd::geteuid().as_raw()
 }
 
 /// Creates `path` as a directory only this user may use (`0700`), or

@@ -566,9 +566,10 @@ mod tests {
             text(&hinted(200)),
             "retry: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms; server asked for 200ms)\n"
         );
-        assert!(json(&hinted(200)).ends_with(
-            "\"source\":\"strategy\",\"hint_ms\":200,\"drawn_ms\":692}\n"
-        ));
+        assert!(
+            json(&hinted(200))
+                .ends_with("\"source\":\"strategy\",\"hint_ms\":200,\"drawn_ms\":692}\n")
+        );
     }
 
     #[test]
@@ -591,13 +592,22 @@ mod tests {
             status: Status::exited(22),
             hint_ms: 120_000,
         });
-        assert!(json(&hint).ends_with("\"reason\":\"hint\",\"command_exit_code\":22,\"hint_ms\":120000}\n"));
+        assert!(
+            json(&hint)
+                .ends_with("\"reason\":\"hint\",\"command_exit_code\":22,\"hint_ms\":120000}\n")
+        );
         let warning = Event::Warning {
             attempt: 1,
             message: "a \"b\"".into(),
         };
         assert_eq!(text(&warning), "retry: warning: a \"b\"\n");
-        assert_eq!(json(&warning), "{\"event\":\"warning\",\"attempt\":1,\"message\":\"a \\\"b\\\"\"}\n");
-        assert_eq!(github(&warning), "::warning title=retry::warning: a \"b\"\n");
+        assert_eq!(
+            json(&warning),
+            "{\"event\":\"warning\",\"attempt\":1,\"message\":\"a \\\"b\\\"\"}\n"
+        );
+        assert_eq!(
+            github(&warning),
+            "::warning title=retry::warning: a \"b\"\n"
+        );
     }
 }

@@ -547,7 +547,10 @@ mod tests {
             assert!(budget.pay(1).0);
         }
         let each = started.elapsed() / n;
-        println!("budget: {:.2} us per retry decision ({n} in a row)", each.as_secs_f64() * 1e6);
+        println!(
+            "budget: {:.2} us per retry decision ({n} in a row)",
+            each.as_secs_f64() * 1e6
+        );
         assert!(each < Duration::from_micros(50), "{each:?}");
     }
 }
