@@ -1,7 +1,8 @@
 //! The attempt loop: run, judge, sleep, run again. The judging is
 //! `decide::decide`, a pure function; this file carries its decisions out
 //! (held output, events, `--on-retry`, the sleep). Everything that touches
-//! the outside world (clock, processes, signals) is behind `Host`, so the
+//! the outside world (clock, processes, signals, the shared `--budget`'s
+//! file) is behind `Host`, so the
 //! loop's tests run without a process or a sleep.
 //!
 //! ```text
@@ -9,7 +10,12 @@
 //!   │        │ no
 //!   │   fatal / not retryable / last attempt / max-time? ──yes──> give up
 //!   │        │ no
-//!   └── sleep (Schedule::next_sleep) <── a signal here gives up at once
+//!   │   sleep: the draw, or the server's hint if longer; past --cap or
+//!   │   --max-time? ──yes──> give up
+//!   │        │ no
+//!   │   --budget cannot pay? ──yes──> give up
+//!   │        │ no
+//!   └── sleep <── a signal here gives up at once
 //! ```
 
 pub mod budget;

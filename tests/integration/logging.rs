@@ -56,7 +56,7 @@ fn json_lines_have_the_documented_fields() {
         lines[1]
     );
     assert!(
-        lines[1].ends_with(r#","ceiling_ms":4,"strategy":"equal"}"#),
+        lines[1].ends_with(r#","ceiling_ms":4,"strategy":"equal","source":"strategy"}"#),
         "{}",
         lines[1]
     );

@@ -343,7 +343,7 @@ impl<'a> Lock<'a> {
                 Err(TryLockError::WouldBlock) if Instant::now() >= until => {
                     return Err(io::Error::new(
                         io::ErrorKind::TimedOut,
-                        "another retry has held its lock for 2 s",
+                        format!("another retry has held its lock for {wait:?}"),
                     ));
                 }
                 Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_micros(200)),
