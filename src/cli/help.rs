@@ -65,7 +65,7 @@ pub const CODES: &str = "CODES: exit codes and inclusive ranges, 0 to 255, separ
 pub const EXIT_STATUS: [(&str, &str); 8] = [
     (
         "the command's",
-        "its success or stopping code, or the last attempt's when attempts or time run out",
+        "its success or stopping code, or the last attempt's when attempts, time or --budget run out",
     ),
     (
         "1",
