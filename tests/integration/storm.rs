@@ -243,7 +243,8 @@ fn a_servers_retry_after_sets_the_sleep() {
     // The headers still reach stdout untouched.
     assert!(run.stdout.contains("Retry-After: 1\r\n"), "{run:?}");
     let gap = gap_ms(dir.path());
-    assert!((1000..2500).contains(&gap), "{gap} ms between attempts");
+    // At least what was asked; the upper bound only rules out a draw of seconds.
+    assert!((1000..5000).contains(&gap), "{gap} ms between attempts");
 
     // Text: the server's reason, not the draw.
     let dir = scratch();
@@ -280,8 +281,9 @@ fn an_http_date_is_a_delay_from_now() {
         let start = line.find(r#""sleep_ms":"#).unwrap() + 11;
         line[start..].split(',').next().unwrap().parse().unwrap()
     };
-    // Whole seconds: the date is 1 to 2 s ahead when it is read.
-    assert!((900..=2000).contains(&sleep_ms), "{sleep_ms}");
+    // Whole seconds: the date is 1 to 2 s ahead when written, read a
+    // moment later (a loaded machine may take a while to start `sh`).
+    assert!((500..=2000).contains(&sleep_ms), "{sleep_ms}");
     assert!(gap_ms(dir.path()) >= sleep_ms, "{run:?}");
 }
 
