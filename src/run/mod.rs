@@ -298,7 +298,17 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 hint,
             } => {
                 self.last_paid = paid;
-                self.pause(host, emit, status, sleep, hint)?;
+                if let Err(reason) = self.pause(host, emit, status, sleep, hint) {
+                    // No retry follows (a signal, --max-time after the
+                    // hook): its tokens go back.
+                    if let Some(message) = paid.and_then(|tokens| host.deposit(tokens)) {
+                        emit(&Event::Warning {
+                            attempt: self.number,
+                            message,
+                        });
+                    }
+                    return Err(reason);
+                }
                 self.previous_code = Some(match status.cause {
                     crate::status::Cause::ZeroNotSuccess => 0,
                     _ => status.code,
@@ -979,6 +989,17 @@ mod tests {
         assert_eq!((code, host.seen.len()), (124, 2));
         assert_eq!(host.budget, [-10]);
         assert_eq!(gave_up(&events).reason(), "budget");
+    }
+
+    #[test]
+    fn a_paid_retry_that_does_not_happen_gives_its_tokens_back() {
+        let args: Vec<&str> = BUDGET.iter().copied().chain(["--base", "1ms"]).collect();
+        let mut host = FakeHost::new(vec![exit(1)]);
+        host.tokens = 12;
+        host.signal_in_sleep = Some(15);
+        let (code, _) = run_with(&config(&args), &mut host);
+        assert_eq!(code, 143);
+        assert_eq!((host.budget.as_slice(), host.tokens), (&[-5, 5][..], 12));
     }
 
     #[test]
