@@ -40,11 +40,21 @@ pub fn main() -> ExitCode {
         Err(error) => return usage::exit(&error, &args),
     };
     let code = match &config.mode {
-        Mode::Run => match run_command(&config) {
-            run::Exit::Code(code) => u8::try_from(code).unwrap_or(u8::MAX),
-            // Everything is cleaned up: die as the command would have.
-            run::Exit::Signal(signal) => platform::die_by(signal),
-        },
+        Mode::Run => {
+            let log = match open_log(&config) {
+                Ok(log) => log,
+                Err(line) => {
+                    let _ = writeln!(std::io::stderr(), "{line}");
+                    // Bad usage, as for any other bad value: nothing has run.
+                    return ExitCode::from(2);
+                }
+            };
+            match run_command(&config, log) {
+                run::Exit::Code(code) => u8::try_from(code).unwrap_or(u8::MAX),
+                // Everything is cleaned up: die as the command would have.
+                run::Exit::Signal(signal) => platform::die_by(signal),
+            }
+        }
         Mode::Plan => plan::print(config.backoff, config.attempts, config.seed, config.format),
         Mode::Simulate(options) => simulate::run(options, config.seed, config.format),
         Mode::Completions(shell) => print(generate::completions(*shell)),
@@ -58,8 +68,34 @@ fn print(bytes: &[u8]) -> u8 {
     u8::from(std::io::stdout().write_all(bytes).is_err())
 }
 
+/// retry's log, set up before anything runs: a `--log-file` that cannot
+/// be opened is a bad value, named with its variable if it came from one.
+fn open_log(config: &Config) -> Result<log::Log, String> {
+    let to = match &config.log_file {
+        None => log::Destination::Stderr,
+        Some(path) => match log::open(path) {
+            Ok(file) => log::Destination::File(file),
+            Err(error) => {
+                let from_env = std::env::var_os("RETRY_LOG_FILE").is_some_and(|v| v == *path)
+                    && !std::env::args_os().any(|a| a.to_string_lossy().starts_with("--log-file"));
+                let flag = match from_env {
+                    true => "`RETRY_LOG_FILE` (--log-file)",
+                    false => "--log-file",
+                };
+                return Err(format!(
+                    "retry: cannot open {flag} '{}': {}",
+                    path.display(),
+                    pipes::describe(&error)
+                ));
+            }
+        },
+    };
+    let name = run::name::CommandName::new(&config.program, &config.args);
+    Ok(log::Log::new(config.log_format, config.verbosity, name, to))
+}
+
 /// The real thing: run COMMAND until it succeeds or retry gives up.
-fn run_command(config: &Config) -> run::Exit {
+fn run_command(config: &Config, mut log: log::Log) -> run::Exit {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
@@ -77,11 +113,11 @@ fn run_command(config: &Config) -> run::Exit {
         config.kill_after,
         signals,
         config.log_format == cli::LogFormat::Text
+            && config.log_file.is_none()
             && config.verbosity != config::Verbosity::Quiet
             && countdown::enabled(),
         pipes::Pipes::new(&config.pipes),
     );
-    let log = log::Log::new(config.log_format, config.verbosity);
     let seed = config.seed;
     run::run(config, &mut host, &mut |event| log.emit(event), || {
         strategy::rng(seed)

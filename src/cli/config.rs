@@ -42,6 +42,8 @@ pub struct Config {
     pub max_time: Option<Duration>,
     pub seed: Option<u64>,
     pub log_format: LogFormat,
+    /// `--log-file`: where retry's lines go instead of stderr.
+    pub log_file: Option<std::path::PathBuf>,
     pub verbosity: Verbosity,
     pub foreground: Foreground,
     /// `--on-retry`: a shell command run between a failed attempt and its sleep.
@@ -133,6 +135,7 @@ impl Config {
                 LogFormat::Auto => LogFormat::Text,
                 chosen => chosen,
             },
+            log_file: cli.log_file,
             verbosity: match (cli.quiet, cli.verbose) {
                 (true, _) => Verbosity::Quiet,
                 (_, true) => Verbosity::Verbose,

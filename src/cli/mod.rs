@@ -111,6 +111,12 @@ pub struct Cli {
     #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
     pub log_format: LogFormat,
 
+    /// Append retry's own log lines to this file instead of stderr, which
+    /// then carries only the command's (`--log-file /dev/fd/3` for a
+    /// descriptor the shell opened); created readable by its owner only
+    #[arg(long, env = "RETRY_LOG_FILE", value_name = "PATH")]
+    pub log_file: Option<std::path::PathBuf>,
+
     /// Log only when giving up
     #[arg(short, long, env = "RETRY_QUIET", conflicts_with = "verbose")]
     pub quiet: bool,

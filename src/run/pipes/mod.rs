@@ -25,11 +25,13 @@ use clap::ValueEnum;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 pub use lines::Matchers;
+pub use failure::describe;
+pub use output::take_open_line;
 pub use spool::Spool;
 
 use crate::run::OutputSeen;
 use crate::size::Size;
-use failure::{Failure, describe};
+use failure::Failure;
 use lines::Patterns;
 use output::{OwnStdio, Sink, Target};
 use replay::Replay;
@@ -293,6 +295,9 @@ pub enum ReleaseError {
 pub fn release(held: &Spool, to_stdout: bool) -> Result<(), ReleaseError> {
     if !to_stdout {
         let _ = held.write_to(&mut io::stderr().lock());
+        let mut last = [0u8; 1];
+        let n = held.read_at(held.len().saturating_sub(1), &mut last);
+        output::wrote_to_stderr(&last[..n.unwrap_or(0)]);
         return Ok(());
     }
     let cannot_write = |error: io::Error| match error.kind() {
