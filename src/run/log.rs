@@ -142,9 +142,10 @@ impl Log {
 /// sleep: 692 ms (full jitter, up to 2000 ms)`.
 pub fn text(event: &Event, context: &Context) -> String {
     match event {
-        // Its message names the command already.
+        // The command could not start (the message names it), or retry
+        // itself failed (the message names the option): no subject.
         Event::GaveUp {
-            reason: GiveUp::Spawn { .. },
+            reason: GiveUp::Spawn { .. } | GiveUp::Failed(_),
             ..
         } => format!("retry: {}\n", message(event, context.name)),
         _ => format!(
