@@ -23,7 +23,7 @@ _retry() {
 
     case "${cmd}" in
         retry)
-            opts="-j -b -c -f -n -t -m -q -v -s -h -V --jitter --base --cap --factor --max-attempts --retry-on --fatal-on --success-on --timeout --kill-after --max-time --seed --log-format --quiet --verbose --on-retry --stdin --stdin-limit --stdout-once --retry-if-output --stop-if-output --shell --foreground --plan --simulate --completions --man --format --clients --reps --net-delay --net-sd --svg --help --version"
+            opts="-j -b -c -f -n -t -m -q -v -s -h -V --jitter --base --cap --factor --max-attempts --retry-on --fatal-on --success-on --timeout --kill-after --max-time --seed --log-format --log-file --quiet --verbose --on-retry --stdin --stdin-limit --stdout-once --retry-if-output --stop-if-output --shell --foreground --plan --simulate --completions --man --format --clients --reps --net-delay --net-sd --svg --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -107,6 +107,10 @@ _retry() {
                     ;;
                 --log-format)
                     COMPREPLY=($(compgen -W "auto text json github" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --on-retry)
