@@ -70,7 +70,12 @@ pub fn open(path: &Path) -> std::io::Result<File> {
 }
 
 impl Log {
-    pub fn new(format: LogFormat, verbosity: Verbosity, name: CommandName, to: Destination) -> Self {
+    pub fn new(
+        format: LogFormat,
+        verbosity: Verbosity,
+        name: CommandName,
+        to: Destination,
+    ) -> Self {
         Self {
             format,
             verbosity,
@@ -204,7 +209,7 @@ fn human(ms: u128) -> Option<String> {
     let secs = (ms + 500) / 1000;
     let (big, small, units) = match secs {
         ..60 => return Some(format!("{secs} s")),
-        ..3600 => (secs / 60, secs % 60, ("min", "s")),
+        60..3600 => (secs / 60, secs % 60, ("min", "s")),
         _ => {
             let mins = (secs + 30) / 60;
             (mins / 60, mins % 60, ("h", "min"))
@@ -536,8 +541,7 @@ mod tests {
     }
 
     /// The fields every JSON line starts with, after its event.
-    const HEAD: &str =
-        r#""time":"2026-11-23T11:56:00.250Z","elapsed_ms":1234,"command":"curl""#;
+    const HEAD: &str = r#""time":"2026-11-23T11:56:00.250Z","elapsed_ms":1234,"command":"curl""#;
 
     fn retrying_after(ms: u64) -> Event {
         Event::Retrying {
@@ -737,10 +741,7 @@ mod tests {
             text_of(&starting(1)),
             "retry: curl: attempt 1/5 starting: /usr/bin/curl -fsS https://example.com/health\n"
         );
-        assert_eq!(
-            text_of(&starting(2)),
-            "retry: curl: attempt 2/5 starting\n"
-        );
+        assert_eq!(text_of(&starting(2)), "retry: curl: attempt 2/5 starting\n");
     }
 
     #[test]

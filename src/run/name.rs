@@ -99,7 +99,10 @@ mod tests {
         let curl = name(&["/usr/bin/curl", "-fsS", "https://example.com/a b"]);
         assert_eq!(curl.short, "curl");
         assert_eq!(curl.full, "/usr/bin/curl -fsS 'https://example.com/a b'");
-        assert_eq!(curl.argv, ["/usr/bin/curl", "-fsS", "https://example.com/a b"]);
+        assert_eq!(
+            curl.argv,
+            ["/usr/bin/curl", "-fsS", "https://example.com/a b"]
+        );
         assert_eq!(name(&["./deploy.sh"]).short, "deploy.sh");
         assert_eq!(name(&["my tool"]).subject(), "`my tool`");
     }

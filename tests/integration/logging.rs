@@ -51,7 +51,15 @@ fn a_shell_script_is_named_by_its_start() {
 fn a_long_sleep_is_also_shown_in_seconds() {
     // Refused by --max-time before any sleep: nothing here waits.
     let out = retry(&[
-        "--jitter", "none", "--base", "20s", "--max-time", "1s", "-n", "2", "false",
+        "--jitter",
+        "none",
+        "--base",
+        "20s",
+        "--max-time",
+        "1s",
+        "-n",
+        "2",
+        "false",
     ])
     .run();
     out.code(1).stderr_is(
@@ -100,16 +108,25 @@ fn json_lines_have_the_documented_fields() {
         .collect();
     assert_eq!(lines.len(), 3, "{out:#?}");
     let events: Vec<&str> = lines.iter().map(|l| field(l, "event")).collect();
-    assert_eq!(events, [r#""attempt_failed""#, r#""sleep""#, r#""gave_up""#]);
+    assert_eq!(
+        events,
+        [r#""attempt_failed""#, r#""sleep""#, r#""gave_up""#]
+    );
     let mut elapsed = 0;
     for line in &lines {
-        assert!(line.starts_with(r#"{"event":"#) && line.ends_with('}'), "{line}");
+        assert!(
+            line.starts_with(r#"{"event":"#) && line.ends_with('}'),
+            "{line}"
+        );
         assert_eq!(field(line, "command"), r#""flaky""#);
         // RFC 3339, UTC, milliseconds; during this test.
         let time = field(line, "time").trim_matches('"');
         assert!(time.ends_with('Z') && time.len() == 24, "{time}");
         let time = humantime::parse_rfc3339(time).unwrap();
-        assert!(time + std::time::Duration::from_millis(1) >= before, "{line}");
+        assert!(
+            time + std::time::Duration::from_millis(1) >= before,
+            "{line}"
+        );
         assert!(time <= std::time::SystemTime::now(), "{line}");
         let ms: u64 = field(line, "elapsed_ms").parse().unwrap();
         assert!(ms >= elapsed && ms < 10_000, "{line}");
@@ -152,7 +169,10 @@ fn a_log_file_keeps_retrys_lines_apart_from_the_commands_stderr() {
     out.code(1).stdout_is("out\nout\n").stderr_is("err\nerr\n");
     let written = std::fs::read_to_string(&log).unwrap();
     assert_eq!(written.lines().count(), 3, "{written}");
-    assert!(written.lines().all(|l| l.starts_with(r#"{"event":"#)), "{written}");
+    assert!(
+        written.lines().all(|l| l.starts_with(r#"{"event":"#)),
+        "{written}"
+    );
     // Appended by the next run, named by the environment as well.
     let out = retry(&[&args[..], &command].concat())
         .env("RETRY_LOG_FILE", &log)
@@ -165,7 +185,11 @@ fn a_log_file_keeps_retrys_lines_apart_from_the_commands_stderr() {
 fn a_log_descriptor_pipes_json_into_jq_while_stderr_stays_on_screen() {
     // The README's example: retry's lines on fd 3, into the pipe; stdout
     // dropped; the command's stderr where it was.
-    if std::process::Command::new("jq").arg("--version").output().is_err() {
+    if std::process::Command::new("jq")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         return eprintln!("skipped: jq is not installed");
     }
     let pipeline = format!(
@@ -279,9 +303,9 @@ fn json_reports_fatal_codes_and_success_after_retries() {
     let out = retry(&["--log-format", "json", "--base", "1ms"])
         .args(&[&flaky(dir.path(), 1, 1)])
         .run();
-    out.code(0).stderr_has(r#""event":"succeeded","#).stderr_has(
-        r#","command":"flaky","attempt":2,"max_attempts":5,"exit_code":0,"slept_ms":"#,
-    );
+    out.code(0)
+        .stderr_has(r#""event":"succeeded","#)
+        .stderr_has(r#","command":"flaky","attempt":2,"max_attempts":5,"exit_code":0,"slept_ms":"#);
 }
 
 #[test]
@@ -311,7 +335,9 @@ fn auto_format_picks_github_inside_github_actions() {
     let on_github = retry(&["-n", "1", "false"])
         .env("GITHUB_ACTIONS", "true")
         .run();
-    on_github.code(1).stderr_has("::error title=retry%3A false::");
+    on_github
+        .code(1)
+        .stderr_has("::error title=retry%3A false::");
     let elsewhere = retry(&["-n", "1", "false"])
         .env("GITHUB_ACTIONS", "false")
         .run();
@@ -327,7 +353,11 @@ fn the_summary_adds_up_the_sleeps_shown() {
         .args(&[&flaky(dir.path(), 2, 1)])
         .run();
     out.code(0);
-    let lines: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("retry: ")).collect();
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("retry: "))
+        .collect();
     assert_eq!(
         lines,
         [
@@ -382,8 +412,9 @@ fn a_failing_on_retry_is_logged_not_fatal() {
         &fail_times(dir.path(), 1, 1),
     ])
     .run();
-    out.code(0)
-        .stderr_has("--on-retry command failed with exit code 4 after attempt 1/5; retrying anyway");
+    out.code(0).stderr_has(
+        "--on-retry command failed with exit code 4 after attempt 1/5; retrying anyway",
+    );
 }
 
 #[test]

@@ -136,7 +136,18 @@ fn stdout_once_writes_only_the_last_attempts_output() {
 #[test]
 fn a_log_line_after_streamed_stderr_without_a_newline_starts_a_line() {
     let script = "printf '{\"id\":' >&2; exit 1";
-    let out = retry(&["--retry-if-output", "nothing", "-n", "2", "--base", "1ms", "sh", "-c", script]).run();
+    let out = retry(&[
+        "--retry-if-output",
+        "nothing",
+        "-n",
+        "2",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        script,
+    ])
+    .run();
     out.code(1).stderr_is(
         "{\"id\":\nretry: `printf '{\"id\":' >&2; ex…`: attempt 1/2 failed with exit code 1; \
          sleep: 1 ms (full jitter, up to 1 ms)\n\

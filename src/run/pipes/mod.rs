@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-pub use lines::Matchers;
 pub use failure::describe;
+pub use lines::Matchers;
 pub use output::take_open_line;
 pub use spool::Spool;
 
