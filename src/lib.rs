@@ -1,11 +1,13 @@
 //! `retry`: rerun a failing command with exponential backoff and jitter.
 //!
 //! The layout shows the architecture:
-//! - `cli/`: the command line (flags, validation into a `Config`, usage
+//! - `cli/`: the command line (flags, validation into a `Mode` with its
+//!   options, usage
 //!   errors, completions and the man page);
 //! - `run/`: everything that runs a command (the attempt loop, the child's
-//!   supervisor, signals, pipes, events and their log lines);
-//! - `platform/`: every call to the OS about processes and signals;
+//!   supervisor, pipes, events and their log lines);
+//! - `platform/`: every call to the OS about processes and signals, and the
+//!   one wait for a child, a signal or a deadline;
 //! - `plan/`, `simulate/` and `report`: the modes that only print;
 //! - the rules both share, one file each: `strategy` (backoff and jitter),
 //!   `policy` (which exit codes retry), `codes`, `status`, `duration`, `size`.
@@ -28,20 +30,21 @@ mod strategy;
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::cli::config::{self, Config, Mode};
+use crate::cli::config::Mode;
 use crate::cli::{generate, usage};
-use crate::run::{countdown, events, log, pipes, signals, supervisor};
+use crate::platform::signals;
+use crate::run::{countdown, events, log, pipes, supervisor};
 
 /// The whole program: parse, validate, then run the chosen mode.
 pub fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let config = match cli::parse_from(&args).and_then(Config::from_cli) {
-        Ok(config) => config,
+    let mode = match cli::parse_from(&args).and_then(cli::config::from_cli) {
+        Ok(mode) => mode,
         Err(error) => return usage::exit(&error, &args),
     };
-    let code = match &config.mode {
-        Mode::Run => {
-            let log = match open_log(&config) {
+    let code = match &mode {
+        Mode::Run(options) => {
+            let log = match open_log(options) {
                 Ok(log) => log,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
@@ -49,14 +52,18 @@ pub fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            match run_command(&config, log) {
+            match run_command(options, log) {
                 run::Exit::Code(code) => u8::try_from(code).unwrap_or(u8::MAX),
                 // Everything is cleaned up: die as the command would have.
                 run::Exit::Signal(signal) => platform::die_by(signal),
             }
         }
-        Mode::Plan => plan::print(config.backoff, config.attempts, config.seed, config.format),
-        Mode::Simulate(options) => simulate::run(options, config.seed, config.format),
+        Mode::Plan(options) => plan::print(options),
+        Mode::Simulate {
+            options,
+            seed,
+            format,
+        } => simulate::run(options, *seed, *format),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
     };
@@ -70,7 +77,7 @@ fn print(bytes: &[u8]) -> u8 {
 
 /// retry's log, set up before anything runs: a `--log-file` that cannot
 /// be opened is a bad value, named with its variable if it came from one.
-fn open_log(config: &Config) -> Result<log::Log, String> {
+fn open_log(config: &run::Options) -> Result<log::Log, String> {
     let to = match &config.log_file {
         None => log::Destination::Stderr,
         Some(path) => match log::open(path) {
@@ -95,7 +102,7 @@ fn open_log(config: &Config) -> Result<log::Log, String> {
 }
 
 /// The real thing: run COMMAND until it succeeds or retry gives up.
-fn run_command(config: &Config, mut log: log::Log) -> run::Exit {
+fn run_command(config: &run::Options, mut log: log::Log) -> run::Exit {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
@@ -112,9 +119,9 @@ fn run_command(config: &Config, mut log: log::Log) -> run::Exit {
         config.foreground,
         config.kill_after,
         signals,
-        config.log_format == cli::LogFormat::Text
+        config.log_format == log::LogFormat::Text
             && config.log_file.is_none()
-            && config.verbosity != config::Verbosity::Quiet
+            && config.verbosity != log::Verbosity::Quiet
             && countdown::enabled(),
         pipes::Pipes::new(&config.pipes),
     );
@@ -133,8 +140,9 @@ pub mod fuzzing {
 
     use clap::CommandFactory;
 
-    use crate::cli::config::{Config, Mode};
-    use crate::cli::{Attempts, Cli, Format};
+    use crate::cli::config::Mode;
+    use crate::cli::{Cli, Format};
+    use crate::policy::Attempts;
 
     /// A `--base`/`--cap`/... value.
     pub fn duration(text: &str) -> Result<Duration, String> {
@@ -163,13 +171,13 @@ pub mod fuzzing {
             .collect()
     }
 
-    /// A whole command line (program name first) through clap and `Config`,
+    /// A whole command line (program name first) through clap and validation,
     /// as `retry` would take it; nothing is run. A valid `--plan` also
     /// computes its totals and its first rows. The error is the one line
     /// retry would print; help and version count as success.
     pub fn argv(args: &[OsString]) -> Result<(), String> {
-        let config = match crate::cli::parse_from(args).and_then(Config::from_cli) {
-            Ok(config) => config,
+        let mode = match crate::cli::parse_from(args).and_then(crate::cli::config::from_cli) {
+            Ok(mode) => mode,
             Err(error) => {
                 use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
                 if matches!(error.kind(), DisplayHelp | DisplayVersion) {
@@ -178,7 +186,7 @@ pub mod fuzzing {
                 return Err(crate::cli::usage::line(&error, args));
             }
         };
-        if let Mode::Plan = config.mode {
+        if let Mode::Plan(config) = mode {
             let retries = match config.attempts {
                 Attempts::Limit(n) => n - 1,
                 Attempts::Unlimited => 20,

@@ -1,6 +1,7 @@
 //! Judging one attempt's exit status against `--success-on`, `--fatal-on`
 //! and `--retry-on`. The order of the checks is the rule: success first,
 //! then fatal (which overrides retry), then retry; anything else stops.
+//! `Attempts` is the other limit on retrying: how many runs in all.
 
 use crate::codes::CodeSet;
 
@@ -50,6 +51,32 @@ impl Policy {
             Verdict::Retry
         } else {
             Verdict::NotRetryable
+        }
+    }
+}
+
+/// `--max-attempts`: a positive count or no limit at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attempts {
+    Limit(u32),
+    Unlimited,
+}
+
+impl Attempts {
+    /// Whether attempt number `attempt` (1-based) may be followed by another.
+    pub fn allows_after(self, attempt: u32) -> bool {
+        match self {
+            Attempts::Limit(max) => attempt < max,
+            Attempts::Unlimited => true,
+        }
+    }
+}
+
+impl std::fmt::Display for Attempts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Attempts::Limit(n) => write!(f, "{n}"),
+            Attempts::Unlimited => f.write_str("unlimited"),
         }
     }
 }

@@ -106,11 +106,9 @@ impl Status {
     }
 }
 
-/// `SIGTERM` for 15; the number itself for a signal nix does not know.
+/// `SIGTERM` for 15; the number itself for a signal the platform does not name.
 pub fn signal_name(signal: i32) -> String {
-    nix::sys::signal::Signal::try_from(signal)
-        .map(|s| s.as_str().to_owned())
-        .unwrap_or_else(|_| format!("signal {signal}"))
+    crate::platform::signal_name(signal).map_or_else(|| format!("signal {signal}"), str::to_owned)
 }
 
 #[cfg(test)]

@@ -1,161 +1,138 @@
-//! From what clap parsed to what a run needs: the cross-field rules that no
+//! From what clap parsed to what a mode needs: the cross-field rules that no
 //! single value parser can check, applied once, so the rest of the program
-//! only ever sees a valid `Config`.
+//! only ever sees valid options of the mode it runs.
 
-use std::ffi::OsString;
 use std::time::Duration;
 
 use clap::CommandFactory;
 use clap::error::ErrorKind;
 
-use crate::cli::{Attempts, Cli, Foreground, LogFormat};
+use crate::cli::{Cli, Format};
 use crate::codes::CodeSet;
 use crate::policy::Policy;
+use crate::run::log::{LogFormat, Verbosity};
 use crate::strategy::{Backoff, Jitter};
+use crate::{plan, run};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verbosity {
-    Quiet,
-    Normal,
-    Verbose,
-}
-
-/// What retry was asked to do.
+/// What retry was asked to do, each mode with its own options.
 #[derive(Debug)]
 pub enum Mode {
-    Run,
-    Plan,
-    Completions(crate::cli::Shell),
+    Run(Box<run::Options>),
+    Plan(plan::Options),
+    Simulate {
+        options: crate::simulate::Options,
+        seed: Option<u64>,
+        format: Format,
+    },
+    Completions(crate::cli::generate::Shell),
     Man,
-    Simulate(crate::simulate::Options),
 }
 
-#[derive(Debug)]
-pub struct Config {
-    pub mode: Mode,
-    pub format: crate::cli::Format,
-    pub backoff: Backoff,
-    pub attempts: Attempts,
-    pub policy: Policy,
-    pub timeout: Option<Duration>,
-    pub kill_after: Duration,
-    pub max_time: Option<Duration>,
-    pub seed: Option<u64>,
-    pub log_format: LogFormat,
-    /// `--log-file`: where retry's lines go instead of stderr.
-    pub log_file: Option<std::path::PathBuf>,
-    pub verbosity: Verbosity,
-    pub foreground: Foreground,
-    /// `--on-retry`: a shell command run between a failed attempt and its sleep.
-    pub on_retry: Option<String>,
-    /// `--stdin`, `--stdout-once` and the output conditions.
-    pub pipes: crate::run::pipes::Settings,
-    /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
-    pub program: OsString,
-    pub args: Vec<OsString>,
-}
+/// Applies the cross-field rules and picks the mode.
+pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
+    if cli.cap < cli.base {
+        return Err(usage(format!(
+            "`--cap {}` is below `--base {}`: the cap must be at least the base",
+            humantime::format_duration(cli.cap),
+            humantime::format_duration(cli.base)
+        )));
+    }
+    for (flag, list) in [("--retry-on", cli.retry_on), ("--fatal-on", cli.fatal_on)] {
+        if let Some(list) = list {
+            disjoint_from_success(flag, list, cli.success_on)?;
+        }
+    }
+    if cli.timeout == Some(Duration::ZERO) {
+        return Err(usage(
+            "`--timeout 0s` would stop every attempt before it starts; leave it out for no limit"
+                .into(),
+        ));
+    }
+    if cli.max_time == Some(Duration::ZERO) {
+        return Err(usage(
+            "`--max-time 0s` would stop the run before it starts; leave it out for no limit".into(),
+        ));
+    }
 
-impl Config {
-    pub fn from_cli(cli: Cli) -> Result<Self, clap::Error> {
-        if cli.cap < cli.base {
-            return Err(usage(format!(
-                "`--cap {}` is below `--base {}`: the cap must be at least the base",
-                humantime::format_duration(cli.cap),
-                humantime::format_duration(cli.base)
-            )));
-        }
-        for (flag, list) in [("--retry-on", cli.retry_on), ("--fatal-on", cli.fatal_on)] {
-            if let Some(list) = list {
-                disjoint_from_success(flag, list, cli.success_on)?;
-            }
-        }
-        if cli.timeout == Some(Duration::ZERO) {
-            return Err(usage("`--timeout 0s` would stop every attempt before it starts; leave it out for no limit".into()));
-        }
-        if cli.max_time == Some(Duration::ZERO) {
+    let jitter = match (cli.jitter.single(), cli.simulate) {
+        (Some(jitter), _) => jitter,
+        // The run's own backoff is unused when every strategy is simulated.
+        (None, true) => Jitter::Full,
+        (None, false) => {
             return Err(usage(
-                "`--max-time 0s` would stop the run before it starts; leave it out for no limit"
-                    .into(),
+                "`--jitter all` compares strategies in --simulate; a run or a plan needs one of none, full, equal, decorrelated".into(),
             ));
         }
-
-        let jitter = match (cli.jitter.single(), cli.simulate) {
-            (Some(jitter), _) => jitter,
-            // The run's own backoff is unused when every strategy is simulated.
-            (None, true) => Jitter::Full,
-            (None, false) => {
-                return Err(usage(
-                    "`--jitter all` compares strategies in --simulate; a run or a plan needs one of none, full, equal, decorrelated".into(),
-                ));
-            }
-        };
-        let backoff = Backoff {
-            jitter,
-            base: cli.base,
-            cap: cli.cap,
-            factor: cli.factor,
-        };
-        let mode = if let Some(shell) = cli.completions {
-            Mode::Completions(shell)
-        } else if cli.man {
-            Mode::Man
-        } else if cli.plan {
-            Mode::Plan
-        } else if cli.simulate {
-            Mode::Simulate(crate::simulate::Options::new(&cli, backoff))
-        } else {
-            Mode::Run
-        };
-
-        let mut words = cli.command.into_iter();
-        let (program, args) = if cli.shell {
-            let script = words.collect::<Vec<_>>().join(std::ffi::OsStr::new(" "));
-            ("/bin/sh".into(), vec!["-c".into(), script])
-        } else {
-            // clap guarantees at least one word, unless in a mode that runs nothing.
-            (words.next().unwrap_or_default(), words.collect())
-        };
-
-        Ok(Config {
-            mode,
-            format: cli.format,
+    };
+    let backoff = Backoff {
+        jitter,
+        base: cli.base,
+        cap: cli.cap,
+        factor: cli.factor,
+    };
+    if let Some(shell) = cli.completions {
+        return Ok(Mode::Completions(shell));
+    } else if cli.man {
+        return Ok(Mode::Man);
+    } else if cli.plan {
+        return Ok(Mode::Plan(plan::Options {
             backoff,
             attempts: cli.max_attempts,
-            policy: Policy::new(cli.success_on, cli.retry_on, cli.fatal_on),
-            timeout: cli.timeout,
-            kill_after: cli.kill_after,
-            max_time: cli.max_time,
             seed: cli.seed,
-            log_format: match cli.log_format {
-                LogFormat::Auto
-                    if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") =>
-                {
-                    LogFormat::Github
-                }
-                LogFormat::Auto => LogFormat::Text,
-                chosen => chosen,
-            },
-            log_file: cli.log_file,
-            verbosity: match (cli.quiet, cli.verbose) {
-                (true, _) => Verbosity::Quiet,
-                (_, true) => Verbosity::Verbose,
-                _ => Verbosity::Normal,
-            },
-            foreground: cli.foreground,
-            on_retry: cli.on_retry,
-            pipes: crate::run::pipes::Settings {
-                stdin: cli.stdin,
-                stdin_limit: cli.stdin_limit,
-                stdout_once: cli.stdout_once,
-                matchers: crate::run::pipes::Matchers {
-                    retry_if: cli.retry_if_output,
-                    stop_if: cli.stop_if_output,
-                },
-            },
-            program,
-            args,
-        })
+            format: cli.format,
+        }));
+    } else if cli.simulate {
+        return Ok(Mode::Simulate {
+            options: crate::simulate::Options::new(&cli, backoff),
+            seed: cli.seed,
+            format: cli.format,
+        });
     }
+
+    let mut words = cli.command.into_iter();
+    let (program, args) = if cli.shell {
+        let script = words.collect::<Vec<_>>().join(std::ffi::OsStr::new(" "));
+        ("/bin/sh".into(), vec!["-c".into(), script])
+    } else {
+        // clap guarantees at least one word when a command is run.
+        (words.next().unwrap_or_default(), words.collect())
+    };
+
+    Ok(Mode::Run(Box::new(run::Options {
+        backoff,
+        attempts: cli.max_attempts,
+        policy: Policy::new(cli.success_on, cli.retry_on, cli.fatal_on),
+        timeout: cli.timeout,
+        kill_after: cli.kill_after,
+        max_time: cli.max_time,
+        seed: cli.seed,
+        log_format: match cli.log_format {
+            LogFormat::Auto if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") => {
+                LogFormat::Github
+            }
+            LogFormat::Auto => LogFormat::Text,
+            chosen => chosen,
+        },
+        log_file: cli.log_file,
+        verbosity: match (cli.quiet, cli.verbose) {
+            (true, _) => Verbosity::Quiet,
+            (_, true) => Verbosity::Verbose,
+            _ => Verbosity::Normal,
+        },
+        foreground: cli.foreground,
+        on_retry: cli.on_retry,
+        pipes: crate::run::pipes::Settings {
+            stdin: cli.stdin,
+            stdin_limit: cli.stdin_limit,
+            stdout_once: cli.stdout_once,
+            matchers: crate::run::pipes::Matchers {
+                retry_if: cli.retry_if_output,
+                stop_if: cli.stop_if_output,
+            },
+        },
+        program,
+        args,
+    })))
 }
 
 /// A code cannot both end the run as a success and be retried or fatal.
@@ -179,9 +156,13 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    fn config(args: &[&str]) -> Result<Config, String> {
+    /// The options of a run (every case here runs a command or fails).
+    fn config(args: &[&str]) -> Result<run::Options, String> {
         let cli = Cli::try_parse_from(["retry"].iter().chain(args)).map_err(|e| e.to_string())?;
-        Config::from_cli(cli).map_err(|e| e.to_string())
+        match from_cli(cli).map_err(|e| e.to_string())? {
+            Mode::Run(options) => Ok(*options),
+            other => Err(format!("not a run: {other:?}")),
+        }
     }
 
     #[test]

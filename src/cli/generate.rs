@@ -5,7 +5,17 @@
 //! add nothing to the binary, and a test fails when a copy is stale
 //! (`RETRY_UPDATE_GENERATED=1 cargo test` rewrites them).
 
-use crate::cli::Shell;
+use clap::ValueEnum;
+
+/// The shells `--completions` has a script for (those of clap_complete).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Elvish,
+    Fish,
+    Powershell,
+    Zsh,
+}
 
 pub fn completions(shell: Shell) -> &'static [u8] {
     match shell {

@@ -12,9 +12,13 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use regex::bytes::{Regex, RegexBuilder};
 
+use crate::cli::generate::Shell;
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
+use crate::policy::Attempts;
+use crate::run::log::LogFormat;
 use crate::run::pipes::StdinMode;
+use crate::run::supervisor::Foreground;
 use crate::size::Size;
 use crate::strategy::Jitter;
 
@@ -367,64 +371,6 @@ pub(crate) fn parse_clients(text: &str) -> Result<ClientCounts, String> {
         counts.extend((low..=high).step_by(step as usize));
     }
     Ok(ClientCounts(counts))
-}
-
-/// The shells `--completions` has a script for (those of clap_complete).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Shell {
-    Bash,
-    Elvish,
-    Fish,
-    Powershell,
-    Zsh,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    /// `github` when GITHUB_ACTIONS=true, else `text`
-    Auto,
-    /// One readable line per event
-    Text,
-    /// One JSON object per line
-    Json,
-    /// GitHub Actions workflow commands: retries as warnings, giving up as an error
-    Github,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Foreground {
-    /// retry's group when stdin is a terminal, else a group of its own
-    Auto,
-    /// Always share retry's process group (interactive commands)
-    Always,
-    /// Always give the command a process group of its own
-    Never,
-}
-
-/// `--max-attempts`: a positive count or no limit at all.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Attempts {
-    Limit(u32),
-    Unlimited,
-}
-
-impl Attempts {
-    /// Whether attempt number `attempt` (1-based) may be followed by another.
-    pub fn allows_after(self, attempt: u32) -> bool {
-        match self {
-            Attempts::Limit(max) => attempt < max,
-            Attempts::Unlimited => true,
-        }
-    }
-}
-
-impl std::fmt::Display for Attempts {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Attempts::Limit(n) => write!(f, "{n}"),
-            Attempts::Unlimited => f.write_str("unlimited"),
-        }
-    }
 }
 
 fn parse_attempts(text: &str) -> Result<Attempts, String> {

@@ -12,8 +12,9 @@ mod totals;
 
 use std::io::{self, BufWriter, Write};
 
-use crate::cli::{Attempts, Format};
+use crate::cli::Format;
 use crate::duration::{millis, millis_of_nanos};
+use crate::policy::Attempts;
 use crate::report::{Cell, Column, Writer};
 use crate::strategy::{Backoff, Schedule};
 
@@ -22,9 +23,24 @@ pub use totals::totals;
 /// Rows shown for `--max-attempts unlimited`.
 const UNLIMITED_ROWS: u32 = 20;
 
+/// What `--plan` shows: the schedule of a run with these options.
+#[derive(Debug)]
+pub struct Options {
+    pub backoff: Backoff,
+    pub attempts: Attempts,
+    pub seed: Option<u64>,
+    pub format: Format,
+}
+
 /// Prints the plan to stdout; 1 if stdout is closed or full (quietly: the
 /// reader has gone, as with `| head`), else 0.
-pub fn print(backoff: Backoff, attempts: Attempts, seed: Option<u64>, format: Format) -> u8 {
+pub fn print(options: &Options) -> u8 {
+    let Options {
+        backoff,
+        attempts,
+        seed,
+        format,
+    } = *options;
     let mut out = BufWriter::new(io::stdout().lock());
     let written = write(&mut out, backoff, attempts, seed, format).and_then(|()| out.flush());
     u8::from(written.is_err())

@@ -4,7 +4,8 @@
 //! signal dispositions and masks, dying by a signal, and collecting the
 //! descendants that escaped the group. The rest of the crate names no OS call.
 //!
-//! `unix.rs` is the implementation for every Unix; `reaper_linux.rs` adds
+//! `unix.rs` is the implementation for every Unix, and `signals.rs` the one
+//! wait for a child, a signal or a deadline (self-pipes and `poll`); `reaper_linux.rs` adds
 //! the Linux child subreaper, and `reaper_portable.rs` is its twin for
 //! other Unixes (it finds nothing), compiled and tested on Linux too.
 //!
@@ -15,19 +16,25 @@
 //! `SetConsoleCtrlHandler` for Ctrl-C/Ctrl-Break and
 //! `GenerateConsoleCtrlEvent` to forward them (a new process group via
 //! `CREATE_NEW_PROCESS_GROUP`); `WaitForMultipleObjects` on the process
-//! handle and an event in place of the self-pipe and `ppoll`; and exit codes
+//! handle and an event in place of the self-pipes and `poll` of `signals.rs`; and exit codes
 //! as they are (no 128+N: a Windows process does not die "by a signal").
+//! Outside this folder, `run/pipes/` reads the command's pipes with `poll`
+//! on file descriptors, which every Unix has; on Windows each pipe would
+//! be read by a blocking thread instead (each already has a thread).
 
 pub mod reaper_portable;
+pub mod signals;
 mod unix;
 
 #[cfg(target_os = "linux")]
+#[cfg_attr(feature = "portable", allow(dead_code))] // still unit-tested
 pub mod reaper_linux;
 
 pub use unix::*;
 
-/// The subreaper of this platform: Linux's, or the portable twin.
-#[cfg(target_os = "linux")]
+/// The subreaper of this platform: Linux's, or the portable twin (also on
+/// Linux with the `portable` feature, so that path is tested here).
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
 pub use reaper_linux as reaper;
-#[cfg(not(target_os = "linux"))]
+#[cfg(any(not(target_os = "linux"), feature = "portable"))]
 pub use reaper_portable as reaper;

@@ -15,6 +15,9 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
+/// The signals retry sends or names by number elsewhere in the crate.
+pub use libc::{SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGQUIT, SIGTERM};
+
 /// How a reaped child ended, or that it was stopped (job control).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Waited {
@@ -236,6 +239,11 @@ pub fn die_by(signal: i32) -> ! {
 /// and continues retry and the command together).
 pub fn stdin_is_terminal() -> bool {
     io::stdin().is_terminal()
+}
+
+/// `SIGTERM` for 15; `None` for a number this platform does not name.
+pub fn signal_name(signal: i32) -> Option<&'static str> {
+    Signal::try_from(signal).ok().map(Signal::as_str)
 }
 
 #[cfg(test)]

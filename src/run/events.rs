@@ -1,7 +1,7 @@
 //! What happens during a run, as data: the runner emits these and `log`
 //! decides how (and whether) each is written.
 
-use crate::cli::Attempts;
+use crate::policy::Attempts;
 use crate::status::Status;
 use crate::strategy::{Jitter, Sleep};
 
@@ -106,7 +106,7 @@ impl GiveUp {
         use crate::run::Exit;
         match self {
             GiveUp::Signal { signal, .. } => Exit::Signal(*signal),
-            GiveUp::StdoutClosed => Exit::Signal(libc::SIGPIPE),
+            GiveUp::StdoutClosed => Exit::Signal(crate::platform::SIGPIPE),
             _ => Exit::Code(self.exit_code()),
         }
     }
@@ -119,7 +119,7 @@ impl GiveUp {
             (GiveUp::Spawn { code, .. }, _) => *code,
             (GiveUp::Failed(_), _) => RETRY_FAILED,
             (GiveUp::MaxTimeInHook(_), _) => crate::status::TIMED_OUT,
-            (GiveUp::StdoutClosed, _) => 128 + libc::SIGPIPE,
+            (GiveUp::StdoutClosed, _) => 128 + crate::platform::SIGPIPE,
             // Every other ending has the command's status.
             (_, status) => status.map_or(1, |s| s.code),
         }

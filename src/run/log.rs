@@ -10,18 +10,36 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::cli::LogFormat;
-use crate::cli::config::Verbosity;
 use crate::duration::millis;
 use crate::run::events::{Event, GiveUp, Phase};
 use crate::run::name::CommandName;
 use crate::run::pipes;
 use crate::status::{Cause, Status, signal_name};
 use crate::strategy::{Jitter, Sleep};
+use clap::ValueEnum;
 
 /// Sleeps from this long on are also shown in seconds (or minutes):
 /// `18942 ms` takes a moment to read, `19 s` does not.
 const HUMAN_FROM_MS: u128 = 10_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// `github` when GITHUB_ACTIONS=true, else `text`
+    Auto,
+    /// One readable line per event
+    Text,
+    /// One JSON object per line
+    Json,
+    /// GitHub Actions workflow commands: retries as warnings, giving up as an error
+    Github,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
 
 pub struct Log {
     format: LogFormat,
@@ -460,10 +478,10 @@ pub fn json(event: &Event, context: &Context) -> String {
     out
 }
 
-fn limit_json(limit: &crate::cli::Attempts) -> String {
+fn limit_json(limit: &crate::policy::Attempts) -> String {
     match limit {
-        crate::cli::Attempts::Limit(n) => n.to_string(),
-        crate::cli::Attempts::Unlimited => "null".into(),
+        crate::policy::Attempts::Limit(n) => n.to_string(),
+        crate::policy::Attempts::Unlimited => "null".into(),
     }
 }
 
@@ -499,7 +517,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Attempts;
+    use crate::policy::Attempts;
     use crate::strategy::{Jitter, Sleep};
     use std::ffi::{OsStr, OsString};
     use std::time::Duration;

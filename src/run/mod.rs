@@ -1,9 +1,11 @@
-//! The attempt loop: run, judge, sleep, run again. Everything that touches
-//! the outside world (clock, processes, signals) is behind `Host`, so this
-//! file holds only the rules and its tests run without a process or a sleep.
+//! The attempt loop: run, judge, sleep, run again. The judging is
+//! `decide::decide`, a pure function; this file carries its decisions out
+//! (held output, events, `--on-retry`, the sleep). Everything that touches
+//! the outside world (clock, processes, signals) is behind `Host`, so the
+//! loop's tests run without a process or a sleep.
 //!
 //! ```text
-//!   ┌─> run attempt ──> success? ──yes──> exit with its status
+//!   ┌─> run attempt ──> decide: success? ──yes──> exit with its status
 //!   │        │ no
 //!   │   fatal / not retryable / last attempt / max-time? ──yes──> give up
 //!   │        │ no
@@ -11,23 +13,52 @@
 //! ```
 
 pub mod countdown;
+pub mod decide;
 pub mod events;
 pub mod log;
 pub mod name;
 pub mod pipes;
-pub mod signals;
 pub mod supervisor;
 
 use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use crate::cli::Attempts;
-use crate::cli::config::Config;
-use crate::policy::Verdict;
+use std::ffi::OsString;
+
+use crate::policy::{Attempts, Policy};
+use crate::run::decide::{Decision, Facts, Rules, Stopped, decide};
 use crate::run::events::{Event, GiveUp, Phase};
+use crate::run::log::{LogFormat, Verbosity};
+use crate::run::pipes::OutputSeen;
+use crate::run::supervisor::Foreground;
 use crate::status::Status;
-use crate::strategy::Schedule;
+use crate::strategy::Backoff;
+use crate::strategy::{Schedule, Sleep};
+
+/// Everything a run of COMMAND needs, validated (`cli::config`).
+#[derive(Debug)]
+pub struct Options {
+    pub backoff: Backoff,
+    pub attempts: Attempts,
+    pub policy: Policy,
+    pub timeout: Option<Duration>,
+    pub kill_after: Duration,
+    pub max_time: Option<Duration>,
+    pub seed: Option<u64>,
+    pub log_format: LogFormat,
+    /// `--log-file`: where retry's lines go instead of stderr.
+    pub log_file: Option<std::path::PathBuf>,
+    pub verbosity: Verbosity,
+    pub foreground: Foreground,
+    /// `--on-retry`: a shell command run between a failed attempt and its sleep.
+    pub on_retry: Option<String>,
+    /// `--stdin`, `--stdout-once` and the output conditions.
+    pub pipes: pipes::Settings,
+    /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
+    pub program: OsString,
+    pub args: Vec<OsString>,
+}
 
 /// What an attempt needs to know about itself (exported to the child).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,13 +66,6 @@ pub struct AttemptInfo {
     pub number: u32,
     pub limit: Attempts,
     pub previous_code: Option<i32>,
-}
-
-/// What `--retry-if-output` and `--stop-if-output` found in an attempt's output.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct OutputSeen {
-    pub retry_if: bool,
-    pub stop_if: bool,
 }
 
 /// How one attempt ended.
@@ -111,170 +135,202 @@ pub trait Host {
 
 /// Runs the loop to its end and returns how retry ends.
 pub fn run<R: Rng>(
-    config: &Config,
+    config: &Options,
     host: &mut impl Host,
     emit: &mut impl FnMut(&Event),
     new_rng: impl FnOnce() -> R,
 ) -> Exit {
-    let limit = config.attempts;
-    // A limit too far away to represent is no limit (never an overflow).
-    let after = |now: Instant, limit: Option<Duration>| limit.and_then(|l| now.checked_add(l));
-    let run_deadline = after(host.now(), config.max_time);
-    let mut schedule = Schedule::new(config.backoff);
-    // Seeded only when a first sleep is needed: a run that succeeds at once
-    // never pays for entropy.
-    let mut new_rng = Some(new_rng);
-    let mut rng: Option<R> = None;
-    let mut previous_code = None;
-    let mut slept_ms = 0;
-    let mut number = 1;
+    let mut run = Loop::new(config, host.now(), new_rng);
     loop {
+        match run.step(host, emit) {
+            Ok(None) => {}
+            Ok(Some(exit)) => return exit,
+            Err(reason) => {
+                let exit = reason.exit();
+                emit(&Event::GaveUp {
+                    attempt: run.number,
+                    limit: config.attempts,
+                    reason,
+                });
+                return exit;
+            }
+        }
+    }
+}
+
+/// The loop's state between attempts.
+struct Loop<'a, R, F> {
+    config: &'a Options,
+    rules: Rules,
+    run_deadline: Option<Instant>,
+    schedule: Schedule,
+    /// Seeded only when a first sleep is needed: a run that succeeds at
+    /// once never pays for entropy.
+    new_rng: Option<F>,
+    rng: Option<R>,
+    number: u32,
+    previous_code: Option<i32>,
+    /// The sleeps as the retry lines showed them, added up.
+    slept_ms: u128,
+}
+
+impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
+    fn new(config: &'a Options, now: Instant, new_rng: F) -> Self {
+        Self {
+            config,
+            rules: Rules {
+                policy: config.policy,
+                limit: config.attempts,
+            },
+            run_deadline: after(now, config.max_time),
+            schedule: Schedule::new(config.backoff),
+            new_rng: Some(new_rng),
+            rng: None,
+            number: 1,
+            previous_code: None,
+            slept_ms: 0,
+        }
+    }
+
+    /// One attempt and what follows it: the exit if the run ends there,
+    /// `None` when another attempt follows, or why retry gives up.
+    fn step(
+        &mut self,
+        host: &mut impl Host,
+        emit: &mut impl FnMut(&Event),
+    ) -> Result<Option<Exit>, GiveUp> {
+        let limit = self.config.attempts;
         emit(&Event::Starting {
-            attempt: number,
+            attempt: self.number,
             limit,
         });
-        let info = AttemptInfo {
-            number,
-            limit,
-            previous_code,
+        let facts = self.attempt(host)?;
+        let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
+        let draw = || {
+            let rng =
+                rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
+            schedule.next_sleep(rng)
         };
-        let attempt_deadline = after(host.now(), config.timeout);
-        let deadline = earliest(attempt_deadline, run_deadline);
-        let give_up = |reason: GiveUp, emit: &mut dyn FnMut(&Event)| {
-            let exit = reason.exit();
-            emit(&Event::GaveUp {
-                attempt: number,
-                limit,
-                reason,
-            });
-            exit
-        };
-        let signal = |signal, status, during| GiveUp::Signal {
-            signal,
-            status,
-            during,
-        };
-        // Settles held-back output; a failure to do so ends the run.
-        let settle = |host: &mut dyn Host, to_stdout: bool| -> Result<(), GiveUp> {
-            host.settle_output(to_stdout)
-                .map_err(|unsettled| match unsettled {
-                    Unsettled::Interrupted(n) => signal(n, None, Phase::Output),
-                    Unsettled::BrokenPipe => GiveUp::StdoutClosed,
-                    Unsettled::Failed(message) => GiveUp::Failed(message),
-                })
-        };
-
-        let ended = match host.run(info, deadline) {
-            Ok(ended) => ended,
-            Err(SpawnError { code, message }) => {
-                return give_up(GiveUp::Spawn { code, message }, emit);
+        match decide(&self.rules, &facts, draw) {
+            Decision::Succeed(status) => {
+                settle(host, true)?;
+                emit(&Event::Succeeded {
+                    attempt: self.number,
+                    limit,
+                    status,
+                    slept_ms: self.slept_ms,
+                });
+                Ok(Some(Exit::Code(status.code)))
             }
+            Decision::GiveUp {
+                reason,
+                output_to_stdout,
+            } => {
+                settle(host, output_to_stdout)?;
+                Err(reason)
+            }
+            Decision::Retry { status, sleep } => {
+                self.pause(host, emit, status, sleep)?;
+                self.previous_code = Some(match status.cause {
+                    crate::status::Cause::ZeroNotSuccess => 0,
+                    _ => status.code,
+                });
+                self.number = self.number.saturating_add(1);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Runs the attempt and gathers the facts the rules judge it by.
+    fn attempt(&mut self, host: &mut impl Host) -> Result<Facts, GiveUp> {
+        let config = self.config;
+        let info = AttemptInfo {
+            number: self.number,
+            limit: config.attempts,
+            previous_code: self.previous_code,
         };
-        let (status, seen, max_time_hit) = match ended {
-            Ended::Exited(status, seen) => (status, seen, false),
+        let deadline = earliest(after(host.now(), config.timeout), self.run_deadline);
+        let ended = host
+            .run(info, deadline)
+            .map_err(|SpawnError { code, message }| GiveUp::Spawn { code, message })?;
+        let (status, seen, stopped) = match ended {
+            Ended::Exited(status, seen) => (status, seen, Stopped::No),
             Ended::TimedOut => {
-                let by_max_time = deadline.is_some() && deadline == run_deadline;
-                let limit = if by_max_time {
-                    config.max_time
+                let (limit, stopped) = if deadline.is_some() && deadline == self.run_deadline {
+                    (config.max_time, Stopped::ByMaxTime)
                 } else {
-                    config.timeout
+                    (config.timeout, Stopped::ByTimeout)
                 };
                 let status = Status::timed_out(limit.unwrap_or_default());
-                (status, OutputSeen::default(), by_max_time)
+                (status, OutputSeen::default(), stopped)
             }
-            Ended::Interrupted { signal: n, status } => {
+            // The run ends anyway: held output goes to stderr if it can.
+            Ended::Interrupted { signal, status } => {
                 let _ = host.settle_output(false);
-                return give_up(signal(n, status, Phase::Attempt), emit);
+                return Err(GiveUp::Signal {
+                    signal,
+                    status,
+                    during: Phase::Attempt,
+                });
             }
             Ended::Failed(message) => {
                 let _ = host.settle_output(false);
-                return give_up(GiveUp::Failed(message), emit);
+                return Err(GiveUp::Failed(message));
             }
         };
+        Ok(Facts {
+            number: self.number,
+            status,
+            seen,
+            stopped,
+            time_left: self.time_left(host.now()),
+        })
+    }
 
-        // The output conditions come first: a stop match ends the run, a
-        // retry match makes even a success (but not a fatal code) retryable.
-        let verdict = config.policy.classify(status.code);
-        let (status, verdict) = match verdict {
-            _ if seen.stop_if => (status, verdict),
-            Verdict::Success if !seen.retry_if => (status, verdict),
-            Verdict::Success | Verdict::Retry | Verdict::NotRetryable if seen.retry_if => (
-                status.output_matched(verdict == Verdict::Success),
-                Verdict::Retry,
-            ),
-            // A failure never reports 0: `retry ... && deploy` must not deploy.
-            _ => (status.as_failure(), verdict),
-        };
-        let verdict = match verdict {
-            _ if seen.stop_if => Err(GiveUp::OutputStop(status)),
-            Verdict::Success => {
-                if let Err(reason) = settle(host, true) {
-                    return give_up(reason, emit);
-                }
-                emit(&Event::Succeeded {
-                    attempt: number,
-                    limit,
-                    status,
-                    slept_ms,
-                });
-                return Exit::Code(status.code);
-            }
-            _ if max_time_hit => Err(GiveUp::MaxTimeReached(status)),
-            Verdict::Fatal => Err(GiveUp::Fatal(status)),
-            Verdict::NotRetryable => Err(GiveUp::NotRetryable(status)),
-            Verdict::Retry => Ok(()),
-        };
-        let verdict = verdict.and_then(|()| match limit.allows_after(number) {
-            true => Ok(()),
-            false => Err(GiveUp::Attempts(status)),
-        });
-        if let Err(reason) = verdict {
-            // An attempt retry itself stopped holds partial output: not stdout.
-            let settled = settle(host, !matches!(ended, Ended::TimedOut));
-            return give_up(settled.err().unwrap_or(reason), emit);
-        }
-
-        let rng = rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
-        let sleep = schedule.next_sleep(rng);
-        let sleep_ms = crate::duration::millis(sleep.duration);
-        let past_max_time = |now: Instant| {
-            run_deadline.is_some_and(|end| now.checked_add(sleep.duration).is_none_or(|w| w > end))
-        };
-        if past_max_time(host.now()) {
-            let settled = settle(host, true);
-            let reason = GiveUp::MaxTimeAhead { status, sleep_ms };
-            return give_up(settled.err().unwrap_or(reason), emit);
-        }
-        if let Err(reason) = settle(host, false) {
-            return give_up(reason, emit);
-        }
+    /// Between a failed attempt and the next: its held output to stderr,
+    /// the retry line, `--on-retry`, then the sleep.
+    fn pause(
+        &mut self,
+        host: &mut impl Host,
+        emit: &mut impl FnMut(&Event),
+        status: Status,
+        sleep: Sleep,
+    ) -> Result<(), GiveUp> {
+        let config = self.config;
+        settle(host, false)?;
         emit(&Event::Retrying {
-            attempt: number,
-            limit,
+            attempt: self.number,
+            limit: config.attempts,
             status,
             sleep,
             jitter: config.backoff.jitter,
         });
         if let Some(script) = &config.on_retry {
-            let hook_status = match host.run_hook(script, number, status.code, run_deadline) {
+            let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
+            let hook_status = match hook {
                 Ok(Ended::Exited(hook, _)) => hook,
                 Err(SpawnError { code, .. }) => Status::exited(code),
-                Ok(Ended::TimedOut) => return give_up(GiveUp::MaxTimeInHook(status), emit),
-                Ok(Ended::Interrupted { signal: n, .. }) => {
-                    return give_up(signal(n, None, Phase::Hook), emit);
+                Ok(Ended::TimedOut) => return Err(GiveUp::MaxTimeInHook(status)),
+                Ok(Ended::Interrupted { signal, .. }) => {
+                    return Err(GiveUp::Signal {
+                        signal,
+                        status: None,
+                        during: Phase::Hook,
+                    });
                 }
-                Ok(Ended::Failed(message)) => return give_up(GiveUp::Failed(message), emit),
+                Ok(Ended::Failed(message)) => return Err(GiveUp::Failed(message)),
             };
             if hook_status.code != 0 {
                 emit(&Event::HookFailed {
-                    attempt: number,
-                    limit,
+                    attempt: self.number,
+                    limit: config.attempts,
                     status: hook_status,
                 });
             }
             // The hook ran inside the run's time: the sleep must still fit.
-            if past_max_time(host.now()) {
-                return give_up(GiveUp::MaxTimeAhead { status, sleep_ms }, emit);
+            if !decide::fits(sleep.duration, self.time_left(host.now())) {
+                let sleep_ms = crate::duration::millis(sleep.duration);
+                return Err(GiveUp::MaxTimeAhead { status, sleep_ms });
             }
         }
         let asleep = host.now();
@@ -283,16 +339,41 @@ pub fn run<R: Rng>(
             Some(wake) => host.sleep_until(wake),
             None => host.sleep_until(far_future(asleep)),
         };
-        slept_ms += sleep_ms;
-        if let Some(n) = interrupted {
-            return give_up(signal(n, None, Phase::Sleep), emit);
+        self.slept_ms += crate::duration::millis(sleep.duration);
+        match interrupted {
+            Some(signal) => Err(GiveUp::Signal {
+                signal,
+                status: None,
+                during: Phase::Sleep,
+            }),
+            None => Ok(()),
         }
-        previous_code = Some(match status.cause {
-            crate::status::Cause::ZeroNotSuccess => 0,
-            _ => status.code,
-        });
-        number = number.saturating_add(1);
     }
+
+    fn time_left(&self, now: Instant) -> Option<Duration> {
+        self.run_deadline
+            .map(|end| end.saturating_duration_since(now))
+    }
+}
+
+/// Settles held-back output; a failure to do so ends the run.
+fn settle(host: &mut impl Host, to_stdout: bool) -> Result<(), GiveUp> {
+    host.settle_output(to_stdout)
+        .map_err(|unsettled| match unsettled {
+            Unsettled::Interrupted(signal) => GiveUp::Signal {
+                signal,
+                status: None,
+                during: Phase::Output,
+            },
+            Unsettled::BrokenPipe => GiveUp::StdoutClosed,
+            Unsettled::Failed(message) => GiveUp::Failed(message),
+        })
+}
+
+/// A limit from `now`; one too far away to represent is no limit (never an
+/// overflow).
+fn after(now: Instant, limit: Option<Duration>) -> Option<Instant> {
+    limit.and_then(|l| now.checked_add(l))
 }
 
 /// The latest instant that is safe to compute from `now`: about a century on.
@@ -416,13 +497,16 @@ mod tests {
         ))
     }
 
-    fn config(args: &[&str]) -> Config {
+    fn config(args: &[&str]) -> Options {
         let argv = ["retry", "--seed", "1"].iter().chain(args).chain(&["cmd"]);
-        Config::from_cli(Cli::try_parse_from(argv).unwrap()).unwrap()
+        match crate::cli::config::from_cli(Cli::try_parse_from(argv).unwrap()).unwrap() {
+            crate::cli::config::Mode::Run(options) => *options,
+            other => panic!("not a run: {other:?}"),
+        }
     }
 
     /// The run's exit status as a shell sees it (128+N for a signal death).
-    fn run_with(config: &Config, host: &mut FakeHost) -> (i32, Vec<Event>) {
+    fn run_with(config: &Options, host: &mut FakeHost) -> (i32, Vec<Event>) {
         let (exit, events) = run_exit(config, host);
         let code = match exit {
             Exit::Code(code) => code,
@@ -431,7 +515,7 @@ mod tests {
         (code, events)
     }
 
-    fn run_exit(config: &Config, host: &mut FakeHost) -> (Exit, Vec<Event>) {
+    fn run_exit(config: &Options, host: &mut FakeHost) -> (Exit, Vec<Event>) {
         let mut events = vec![];
         let code = run(
             config,

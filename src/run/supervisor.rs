@@ -19,15 +19,23 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use libc::{SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM};
-
-use crate::cli::Foreground;
-use crate::platform::{self, Waited};
+use crate::platform::signals::{Signals, Wake};
+use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
 use crate::run::countdown;
 use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
-use crate::run::signals::{Signals, Wake};
 use crate::run::{AttemptInfo, Ended, Host, SpawnError, Unsettled};
 use crate::status::Status;
+use clap::ValueEnum;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Foreground {
+    /// retry's group when stdin is a terminal, else a group of its own
+    Auto,
+    /// Always share retry's process group (interactive commands)
+    Always,
+    /// Always give the command a process group of its own
+    Never,
+}
 
 pub struct Supervisor<'a> {
     program: &'a OsStr,

@@ -15,7 +15,7 @@ use regex_automata::meta;
 use regex_automata::util::syntax;
 use regex_automata::{Input, MatchKind};
 
-use crate::run::OutputSeen;
+use crate::run::pipes::OutputSeen;
 
 /// The longest line matched whole, in bytes without its line ending.
 pub const MAX_LINE: usize = 1 << 20;

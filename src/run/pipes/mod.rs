@@ -29,7 +29,6 @@ pub use lines::Matchers;
 pub use output::take_open_line;
 pub use spool::Spool;
 
-use crate::run::OutputSeen;
 use crate::size::Size;
 use failure::Failure;
 use lines::Patterns;
@@ -53,6 +52,13 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// How long the end of an attempt waits for the pipes still held open by a
 /// background process to be handed to a `cat`.
 const HAND_OFF_WAIT: Duration = Duration::from_secs(1);
+
+/// What `--retry-if-output` and `--stop-if-output` found in an attempt's output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputSeen {
+    pub retry_if: bool,
+    pub stop_if: bool,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum StdinMode {

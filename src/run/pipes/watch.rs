@@ -23,7 +23,7 @@ use super::failure::{Failure, describe, temp_dir_note};
 use super::lines::{Lines, MAX_LINE, Patterns};
 use super::output::{Sink, Target, hand_off};
 use super::spool::Spool;
-use crate::run::OutputSeen;
+use crate::run::pipes::OutputSeen;
 
 /// A stream's route and what it produced so far; shared with the reader so
 /// that a stream still open after the command exited (a background process

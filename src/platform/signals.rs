@@ -1,7 +1,7 @@
 //! The signals that ask retry to stop (every catchable signal whose default
 //! action ends a process, see `platform::terminating_signals`) and SIGCHLD,
-//! turned into bytes on two self-pipes (by `platform::catch_signals`) so
-//! that one `ppoll` waits for "a child changed state", "a signal arrived"
+//! turned into bytes on two self-pipes (by `catch_signals`) so that one
+//! `poll` (every Unix has it) waits for "a child changed state", "a signal arrived"
 //! and "the deadline passed" at once: no busy polling, and the handlers
 //! only write a byte.
 //!
@@ -15,13 +15,12 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nix::poll::{PollFd, PollFlags, ppoll};
-use nix::sys::time::TimeSpec;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use crate::platform;
 
 /// The longest single wait: a deadline further away is waited for in steps,
-/// so no timeout can overflow the kernel's time type.
+/// so no timeout can overflow poll's milliseconds (an i32: 24.8 days).
 const LONGEST_WAIT: Duration = Duration::from_secs(86_400);
 
 pub struct Signals {
@@ -76,19 +75,26 @@ impl Signals {
     /// SIGCHLD or a `Waker` fires. Returns at once if any of these is
     /// already pending. It may also return early; callers re-check.
     pub fn wait(&self, until: Option<Instant>, child: bool) -> Wake {
-        let timeout = until.map(|t| {
-            let left = t.saturating_duration_since(Instant::now());
-            TimeSpec::from_duration(left.min(LONGEST_WAIT))
-        });
+        let timeout = match until {
+            None => PollTimeout::NONE,
+            Some(t) => {
+                // Rounded up: a wait that ends a little early would spin.
+                let left = t
+                    .saturating_duration_since(Instant::now())
+                    .min(LONGEST_WAIT);
+                let ms = left.as_nanos().div_ceil(1_000_000);
+                PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX)
+            }
+        };
         let mut fds = vec![PollFd::new(self.terminate.as_fd(), PollFlags::POLLIN)];
         if child {
             fds.push(PollFd::new(self.child.as_fd(), PollFlags::POLLIN));
         }
         // EINTR is a wake like any other: the caller re-checks its state.
-        let _ = ppoll(&mut fds, timeout, None);
+        let _ = poll(&mut fds, timeout);
         if child {
             // Only a wake-up: the caller asks waitpid. Left unread, it would
-            // keep every later ppoll returning at once.
+            // keep every later poll returning at once.
             drain(&self.child);
         }
         self.take()

@@ -1,0 +1,322 @@
+//! The rules of the attempt loop as one pure function: given how an attempt
+//! ended, succeed, give up (and why), or retry after which sleep. Nothing
+//! here touches a clock, a process or the output: the loop in `run/mod.rs`
+//! gathers the facts and carries the decision out, so each rule is a row of
+//! the table tests below.
+//!
+//! The order is the rule: the output conditions first (a `--stop-if-output`
+//! match ends the run, a `--retry-if-output` match makes even a success
+//! retryable, but never a fatal code), then the exit code's verdict, then
+//! the run's limits (`--max-time` reached, attempts left, a sleep that would
+//! end past `--max-time`).
+
+use std::time::Duration;
+
+use crate::policy::{Attempts, Policy, Verdict};
+use crate::run::events::GiveUp;
+use crate::run::pipes::OutputSeen;
+use crate::status::Status;
+use crate::strategy::Sleep;
+
+/// What the decision depends on that does not change during a run.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    pub policy: Policy,
+    pub limit: Attempts,
+}
+
+/// Whether retry itself ended the attempt at a deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// The command exited (or died) by itself.
+    No,
+    /// `--timeout` stopped it.
+    ByTimeout,
+    /// `--max-time` stopped it.
+    ByMaxTime,
+}
+
+/// How one attempt ended, as the rules see it.
+#[derive(Clone, Copy, Debug)]
+pub struct Facts {
+    /// The attempt's number, from 1.
+    pub number: u32,
+    /// Its status (124 when retry stopped it at a deadline).
+    pub status: Status,
+    pub seen: OutputSeen,
+    pub stopped: Stopped,
+    /// What is left of `--max-time` now, if it was given.
+    pub time_left: Option<Duration>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decision {
+    /// The run ends with this (successful) status.
+    Succeed(Status),
+    /// The run ends without success. `output_to_stdout`: where held-back
+    /// output goes (an attempt retry stopped holds partial output: stderr).
+    GiveUp {
+        reason: GiveUp,
+        output_to_stdout: bool,
+    },
+    /// Another attempt follows after `sleep`.
+    Retry { status: Status, sleep: Sleep },
+}
+
+/// Decides what follows an attempt. `draw` computes the next sleep; it is
+/// called only when a retry is possible, so a run that succeeds at once
+/// never seeds a random generator.
+pub fn decide(rules: &Rules, facts: &Facts, draw: impl FnOnce() -> Sleep) -> Decision {
+    let Facts {
+        number,
+        status,
+        seen,
+        stopped,
+        time_left,
+    } = *facts;
+    let verdict = rules.policy.classify(status.code);
+    let (status, verdict) = match verdict {
+        _ if seen.stop_if => (status, verdict),
+        Verdict::Success if !seen.retry_if => (status, verdict),
+        Verdict::Success | Verdict::Retry | Verdict::NotRetryable if seen.retry_if => (
+            status.output_matched(verdict == Verdict::Success),
+            Verdict::Retry,
+        ),
+        // A failure never reports 0: `retry ... && deploy` must not deploy.
+        _ => (status.as_failure(), verdict),
+    };
+    let give_up = |reason| Decision::GiveUp {
+        reason,
+        output_to_stdout: stopped == Stopped::No,
+    };
+    match verdict {
+        // `--stop-if-output` keeps the command's own status, even 0.
+        _ if seen.stop_if => return give_up(GiveUp::OutputStop(status)),
+        Verdict::Success => return Decision::Succeed(status),
+        _ if stopped == Stopped::ByMaxTime => return give_up(GiveUp::MaxTimeReached(status)),
+        Verdict::Fatal => return give_up(GiveUp::Fatal(status)),
+        Verdict::NotRetryable => return give_up(GiveUp::NotRetryable(status)),
+        Verdict::Retry => {}
+    }
+    if !rules.limit.allows_after(number) {
+        return give_up(GiveUp::Attempts(status));
+    }
+    let sleep = draw();
+    if !fits(sleep.duration, time_left) {
+        let sleep_ms = crate::duration::millis(sleep.duration);
+        return give_up(GiveUp::MaxTimeAhead { status, sleep_ms });
+    }
+    Decision::Retry { status, sleep }
+}
+
+/// Whether a sleep ends within what is left of `--max-time`.
+pub fn fits(sleep: Duration, time_left: Option<Duration>) -> bool {
+    time_left.is_none_or(|left| sleep <= left)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::CodeSet;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn rules(limit: u32) -> Rules {
+        Rules {
+            // The defaults: 0 succeeds, everything else but 126/127/141 retries.
+            policy: Policy::new(CodeSet::of(&[0]), None, Some(CodeSet::of(&[5]))),
+            limit: Attempts::Limit(limit),
+        }
+    }
+
+    fn sleep(ms: u32) -> Sleep {
+        Sleep {
+            duration: MS * ms,
+            ceiling: MS * ms,
+        }
+    }
+
+    /// One row: attempt number, code, what the output matched (retry, stop),
+    /// how it was stopped, time left (ms), the drawn sleep (ms).
+    fn decide_row(
+        number: u32,
+        code: i32,
+        seen: (bool, bool),
+        stopped: Stopped,
+        left_ms: Option<u32>,
+    ) -> Decision {
+        let facts = Facts {
+            number,
+            status: match stopped {
+                Stopped::No => Status::exited(code),
+                _ => Status::timed_out(MS * 10),
+            },
+            seen: OutputSeen {
+                retry_if: seen.0,
+                stop_if: seen.1,
+            },
+            stopped,
+            time_left: left_ms.map(|ms| MS * ms),
+        };
+        decide(&rules(3), &facts, || sleep(100))
+    }
+
+    fn gives_up(reason: GiveUp, output_to_stdout: bool) -> Decision {
+        Decision::GiveUp {
+            reason,
+            output_to_stdout,
+        }
+    }
+
+    #[test]
+    fn each_rule_as_a_row() {
+        use Stopped::{ByMaxTime, ByTimeout, No};
+        let exited = Status::exited;
+        let nothing = (false, false);
+        let retry_match = (true, false);
+        let stop_match = (false, true);
+        let retry = |status| Decision::Retry {
+            status,
+            sleep: sleep(100),
+        };
+        let timed_out = Status::timed_out(MS * 10);
+        let rows = [
+            // A success ends the run, however late.
+            (
+                decide_row(1, 0, nothing, No, None),
+                Decision::Succeed(exited(0)),
+            ),
+            (
+                decide_row(3, 0, nothing, No, Some(0)),
+                Decision::Succeed(exited(0)),
+            ),
+            // A retryable failure retries while attempts are left.
+            (decide_row(1, 1, nothing, No, None), retry(exited(1))),
+            (decide_row(2, 7, nothing, No, None), retry(exited(7))),
+            (
+                decide_row(3, 7, nothing, No, None),
+                gives_up(GiveUp::Attempts(exited(7)), true),
+            ),
+            // Fatal and not-retryable codes stop at once.
+            (
+                decide_row(1, 5, nothing, No, None),
+                gives_up(GiveUp::Fatal(exited(5)), true),
+            ),
+            (
+                decide_row(1, 127, nothing, No, None),
+                gives_up(GiveUp::NotRetryable(exited(127)), true),
+            ),
+            // A retry match retries a success (counted as 1) and a
+            // not-retryable code, never a fatal one.
+            (
+                decide_row(1, 0, retry_match, No, None),
+                retry(exited(0).output_matched(true)),
+            ),
+            (
+                decide_row(1, 127, retry_match, No, None),
+                retry(exited(127).output_matched(false)),
+            ),
+            (
+                decide_row(1, 5, retry_match, No, None),
+                gives_up(GiveUp::Fatal(exited(5)), true),
+            ),
+            (
+                decide_row(3, 0, retry_match, No, None),
+                gives_up(GiveUp::Attempts(exited(0).output_matched(true)), true),
+            ),
+            // A stop match wins over everything and keeps the status, even 0.
+            (
+                decide_row(1, 0, stop_match, No, None),
+                gives_up(GiveUp::OutputStop(exited(0)), true),
+            ),
+            (
+                decide_row(1, 9, (true, true), No, None),
+                gives_up(GiveUp::OutputStop(exited(9)), true),
+            ),
+            // Timeouts are 124 and retryable; their partial output is not stdout.
+            (decide_row(1, 0, nothing, ByTimeout, None), retry(timed_out)),
+            (
+                decide_row(3, 0, nothing, ByTimeout, None),
+                gives_up(GiveUp::Attempts(timed_out), false),
+            ),
+            (
+                decide_row(1, 0, nothing, ByMaxTime, None),
+                gives_up(GiveUp::MaxTimeReached(timed_out), false),
+            ),
+            // A sleep must end within --max-time (100 ms drawn).
+            (decide_row(1, 1, nothing, No, Some(100)), retry(exited(1))),
+            (
+                decide_row(1, 1, nothing, No, Some(99)),
+                gives_up(
+                    GiveUp::MaxTimeAhead {
+                        status: exited(1),
+                        sleep_ms: 100,
+                    },
+                    true,
+                ),
+            ),
+        ];
+        for (i, (got, want)) in rows.into_iter().enumerate() {
+            assert_eq!(got, want, "row {i}");
+        }
+    }
+
+    #[test]
+    fn a_failure_that_exits_0_is_reported_as_1() {
+        // 0 is not a success here; giving up must not exit 0.
+        let rules = Rules {
+            policy: Policy::new(CodeSet::of(&[3]), None, None),
+            limit: Attempts::Limit(1),
+        };
+        let facts = Facts {
+            number: 1,
+            status: Status::exited(0),
+            seen: OutputSeen::default(),
+            stopped: Stopped::No,
+            time_left: None,
+        };
+        let Decision::GiveUp { reason, .. } = decide(&rules, &facts, || sleep(1)) else {
+            panic!("expected a give-up")
+        };
+        assert_eq!(reason, GiveUp::Attempts(Status::exited(0).as_failure()));
+        assert_eq!(reason.exit(), crate::run::Exit::Code(1));
+    }
+
+    #[test]
+    fn the_sleep_is_drawn_only_when_a_retry_is_possible() {
+        let mut drawn = 0;
+        for (code, number) in [(0, 1), (5, 1), (1, 3)] {
+            let facts = Facts {
+                number,
+                status: Status::exited(code),
+                seen: OutputSeen::default(),
+                stopped: Stopped::No,
+                time_left: None,
+            };
+            decide(&rules(3), &facts, || {
+                drawn += 1;
+                sleep(1)
+            });
+        }
+        assert_eq!(drawn, 0);
+    }
+
+    #[test]
+    fn unlimited_attempts_always_allow_another() {
+        let rules = Rules {
+            limit: Attempts::Unlimited,
+            ..rules(1)
+        };
+        let facts = Facts {
+            number: u32::MAX,
+            status: Status::exited(1),
+            seen: OutputSeen::default(),
+            stopped: Stopped::No,
+            time_left: None,
+        };
+        assert!(matches!(
+            decide(&rules, &facts, || sleep(1)),
+            Decision::Retry { .. }
+        ));
+    }
+}
