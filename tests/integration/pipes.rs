@@ -131,6 +131,22 @@ fn stdout_once_writes_only_the_last_attempts_output() {
     // Nothing is added where retry's lines go elsewhere (or nowhere).
     let out = retry(&["--stdout-once", "-q", "--base", "1ms", "sh", "-c", script]).run();
     out.code(0).stderr_is("partial 1partial 2");
+    let dir = scratch();
+    let log = dir.path().join("log").display().to_string();
+    let args = [
+        "--stdout-once",
+        "--log-file",
+        &log,
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        script,
+    ];
+    retry(&args).run().code(0).stderr_is("partial 1partial 2");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(logged.lines().count(), 3, "{logged}");
+    assert!(logged.starts_with("retry: `printf"), "{logged}");
 }
 
 #[test]
