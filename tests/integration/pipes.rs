@@ -157,6 +157,8 @@ fn a_log_line_after_streamed_stderr_without_a_newline_starts_a_line() {
         "nothing",
         "-n",
         "2",
+        "--jitter",
+        "none",
         "--base",
         "1ms",
         "sh",
@@ -166,7 +168,7 @@ fn a_log_line_after_streamed_stderr_without_a_newline_starts_a_line() {
     .run();
     out.code(1).stderr_is(
         "{\"id\":\nretry: `printf '{\"id\":' >&2; ex…`: attempt 1/2 failed with exit code 1; \
-         sleep: 1 ms (full jitter, up to 1 ms)\n\
+         sleep: 1 ms (no jitter, up to 1 ms)\n\
          {\"id\":\nretry: `printf '{\"id\":' >&2; ex…`: giving up after 2 attempts: the last failed with exit code 1\n",
     );
 }
