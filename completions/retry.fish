@@ -3,29 +3,29 @@ full\t'sleep = random_between(0, min(cap, base * factor^n))'
 equal\t't = min(cap, base * factor^n); sleep = t/2 + random_between(0, t/2)'
 decorrelated\t'sleep = min(cap, random_between(base, previous sleep * 3))'
 all\t'--simulate only: every strategy side by side, plus no backoff at all'"
-complete -c retry -s b -l base -d 'Base delay: the first sleep\'s ceiling' -r
-complete -c retry -s c -l cap -d 'The largest sleep' -r
-complete -c retry -s f -l factor -d 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)' -r
-complete -c retry -s n -l max-attempts -d 'Total runs of COMMAND, the first included, or `unlimited`' -r
-complete -c retry -l retry-on -d 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success, except 126 and 127 (the command cannot run) and 141 (killed by SIGPIPE: its reader went away)]' -r
-complete -c retry -l fatal-on -d 'Exit codes that stop at once, even if --retry-on covers them' -r
-complete -c retry -l success-on -d 'Exit codes that count as success' -r
-complete -c retry -s t -l timeout -d 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124' -r
-complete -c retry -l kill-after -d 'Grace between SIGTERM and SIGKILL when an attempt is stopped' -r
-complete -c retry -s m -l max-time -d 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout' -r
-complete -c retry -l seed -d 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter' -r
+complete -c retry -s b -l base -d 'Base delay: the first sleep\'s ceiling' -r -f
+complete -c retry -s c -l cap -d 'The largest sleep' -r -f
+complete -c retry -s f -l factor -d 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)' -r -f
+complete -c retry -s n -l max-attempts -d 'Total runs of COMMAND, the first included, or `unlimited`' -r -f
+complete -c retry -l retry-on -d 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success, except 126 and 127 (the command cannot run) and 141 (killed by SIGPIPE: its reader went away)]' -r -f
+complete -c retry -l fatal-on -d 'Exit codes that stop at once, even if --retry-on covers them' -r -f
+complete -c retry -l success-on -d 'Exit codes that count as success' -r -f
+complete -c retry -s t -l timeout -d 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124' -r -f
+complete -c retry -l kill-after -d 'Grace between SIGTERM and SIGKILL when an attempt is stopped' -r -f
+complete -c retry -s m -l max-time -d 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout' -r -f
+complete -c retry -l seed -d 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter' -r -f
 complete -c retry -l log-format -d 'How retry\'s own log lines are written' -r -f -a "auto\t'`github` when GITHUB_ACTIONS=true, else `text`'
 text\t'One readable line per event'
 json\t'One JSON object per line'
 github\t'GitHub Actions workflow commands: retries as warnings, giving up as an error'"
 complete -c retry -l log-file -d 'Append retry\'s own log lines to this file instead of stderr, which then carries only the command\'s (`--log-file /dev/fd/3` for a descriptor the shell opened); created readable by its owner only' -r -F
-complete -c retry -l on-retry -d 'Shell command run with `sh -c` after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal' -r
+complete -c retry -l on-retry -d 'Shell command run with `sh -c` after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal' -r -f -a "(__fish_complete_command)"
 complete -c retry -l stdin -d 'What each attempt reads as stdin: `inherit` retry\'s own (a later attempt may find it already consumed), `replay` the same bytes every time, or `null` an empty one' -r -f -a "inherit\t'Pass retry\'s stdin on as is: a later attempt may find it already consumed'
 replay\t'Read stdin once (as it arrives) and feed the same bytes to every attempt'
 null\t'Give every attempt an empty stdin, so a command waiting for input fails fast'"
-complete -c retry -l stdin-limit -d 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that cannot be kept (disk full), stops the run with exit status 125 rather than feed any attempt a truncated input' -r
-complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only. Lines are matched whole up to 1 MiB; a longer one only by a match that ends in its first 1 MiB, where `$` does not match' -r
-complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX (lines as for --retry-if-output)' -r
+complete -c retry -l stdin-limit -d 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that cannot be kept (disk full), stops the run with exit status 125 rather than feed any attempt a truncated input' -r -f
+complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only. Lines are matched whole up to 1 MiB; a longer one only by a match that ends in its first 1 MiB, where `$` does not match' -r -f
+complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX (lines as for --retry-if-output)' -r -f
 complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"
@@ -37,11 +37,11 @@ zsh\t''"
 complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table\t'Aligned columns for people'
 csv\t'Comma-separated values with a header row'
 json\t'One JSON array of objects'"
-complete -c retry -l clients -d '--simulate: client counts, as counts and ranges with a step (`1,2,5,10-190:10`)' -r
-complete -c retry -l reps -d '--simulate: repetitions per strategy and client count' -r
-complete -c retry -l net-delay -d '--simulate: mean one-way network delay' -r
-complete -c retry -l net-sd -d '--simulate: standard deviation of the network delay' -r
-complete -c retry -l svg -d '--simulate: also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
+complete -c retry -l clients -d 'Client counts, as counts and ranges with a step (`1,2,5,10-190:10`)' -r -f
+complete -c retry -l reps -d 'Repetitions per strategy and client count' -r -f
+complete -c retry -l net-delay -d 'Mean one-way network delay' -r -f
+complete -c retry -l net-sd -d 'Standard deviation of the network delay' -r -f
+complete -c retry -l svg -d 'Also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
 complete -c retry -l stdout-once -d 'Hold back each attempt\'s stdout (in memory, then in a temporary file) and write only the attempt that ends the run to stdout; earlier attempts\' stdout goes to stderr. Output that cannot be held back or written stops the run with exit status 125'

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::CommandFactory;
 use clap::error::ErrorKind;
+use clap::parser::ValueSource;
 
 use crate::cli::{Cli, Format};
 use crate::codes::CodeSet;
@@ -30,28 +31,38 @@ pub enum Mode {
 
 /// Applies the cross-field rules and picks the mode.
 pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
+    let named = |id, value: &dyn std::fmt::Display| cli.sources.name(id, value);
     if cli.cap < cli.base {
+        let (cap, base) = (fmt(cli.cap), fmt(cli.base));
+        let fix = if cli.sources.is_default("cap") {
+            format!("; set --cap to {base} or more")
+        } else if cli.sources.is_default("base") {
+            format!("; set --base to {cap} or less")
+        } else {
+            String::new()
+        };
         return Err(usage(format!(
-            "`--cap {}` is below `--base {}`: the cap must be at least the base",
-            humantime::format_duration(cli.cap),
-            humantime::format_duration(cli.base)
+            "{} is below {}: the cap must be at least the base{fix}",
+            named("cap", &cap),
+            named("base", &base),
         )));
     }
-    for (flag, list) in [("--retry-on", cli.retry_on), ("--fatal-on", cli.fatal_on)] {
+    for (id, list) in [("retry_on", cli.retry_on), ("fatal_on", cli.fatal_on)] {
         if let Some(list) = list {
-            disjoint_from_success(flag, list, cli.success_on)?;
+            disjoint_from_success(&cli.sources, id, list, cli.success_on)?;
         }
     }
     if cli.timeout == Some(Duration::ZERO) {
-        return Err(usage(
-            "`--timeout 0s` would stop every attempt before it starts; leave it out for no limit"
-                .into(),
-        ));
+        return Err(usage(format!(
+            "{} would stop every attempt before it starts; leave it out for no limit",
+            named("timeout", &"0s")
+        )));
     }
     if cli.max_time == Some(Duration::ZERO) {
-        return Err(usage(
-            "`--max-time 0s` would stop the run before it starts; leave it out for no limit".into(),
-        ));
+        return Err(usage(format!(
+            "{} would stop the run before it starts; leave it out for no limit",
+            named("max_time", &"0s")
+        )));
     }
 
     let jitter = match (cli.jitter.single(), cli.simulate) {
@@ -59,9 +70,10 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
         // The run's own backoff is unused when every strategy is simulated.
         (None, true) => Jitter::Full,
         (None, false) => {
-            return Err(usage(
-                "`--jitter all` compares strategies in --simulate; a run or a plan needs one of none, full, equal, decorrelated".into(),
-            ));
+            return Err(usage(format!(
+                "{} compares strategies in --simulate; a run or a plan needs one of none, full, equal, decorrelated",
+                named("jitter", &"all")
+            )));
         }
     };
     let backoff = Backoff {
@@ -136,14 +148,86 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
 }
 
 /// A code cannot both end the run as a success and be retried or fatal.
-fn disjoint_from_success(flag: &str, list: CodeSet, success: CodeSet) -> Result<(), clap::Error> {
+fn disjoint_from_success(
+    sources: &Sources,
+    id: &str,
+    list: CodeSet,
+    success: CodeSet,
+) -> Result<(), clap::Error> {
     let overlap = list.intersection(&success);
     if overlap.is_empty() {
         return Ok(());
     }
+    let fix = if sources.is_default("success_on") {
+        format!("; leave {overlap} out of --{}", id.replace('_', "-"))
+    } else {
+        String::new()
+    };
     Err(usage(format!(
-        "`{flag} {list}` and `--success-on {success}` both list {overlap}: a code cannot be both"
+        "{} and {} both list {overlap}: a code cannot be both{fix}",
+        sources.name(id, &list),
+        sources.name("success_on", &success),
     )))
+}
+
+fn fmt(duration: Duration) -> String {
+    humantime::format_duration(duration).to_string()
+}
+
+/// Where the values that cross-field rules compare came from: the command
+/// line, a `RETRY_*` variable or the default, so an error names what the
+/// user actually set. Without it (a `Cli` parsed directly, in tests) every
+/// value counts as typed.
+#[derive(Clone, Debug, Default)]
+pub struct Sources(Vec<(&'static str, ValueSource)>);
+
+/// The options the rules in `from_cli` name.
+const COMPARED: [&str; 8] = [
+    "base",
+    "cap",
+    "retry_on",
+    "fatal_on",
+    "success_on",
+    "timeout",
+    "max_time",
+    "jitter",
+];
+
+impl Sources {
+    pub fn of(matches: &clap::ArgMatches) -> Self {
+        Sources(
+            COMPARED
+                .iter()
+                .filter_map(|&id| Some((id, matches.value_source(id)?)))
+                .collect(),
+        )
+    }
+
+    fn get(&self, id: &str) -> Option<ValueSource> {
+        self.0
+            .iter()
+            .find(|(known, _)| *known == id)
+            .map(|(_, s)| *s)
+    }
+
+    fn is_default(&self, id: &str) -> bool {
+        self.get(id) == Some(ValueSource::DefaultValue)
+    }
+
+    /// `--cap 20s`, `RETRY_CAP=20s` (as written) or `--cap 20s` (the default).
+    fn name(&self, id: &str, value: &dyn std::fmt::Display) -> String {
+        let flag = format!("--{}", id.replace('_', "-"));
+        match self.get(id) {
+            Some(ValueSource::EnvVariable) => {
+                let variable = format!("RETRY_{}", id.to_uppercase());
+                let written = std::env::var_os(&variable)
+                    .map_or_else(|| value.to_string(), |v| v.to_string_lossy().into_owned());
+                format!("`{variable}={written}`")
+            }
+            Some(ValueSource::DefaultValue) => format!("`{flag} {value}` (the default)"),
+            _ => format!("`{flag} {value}`"),
+        }
+    }
 }
 
 /// A usage error in clap's own shape, so it is printed and exits like one.

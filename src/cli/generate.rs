@@ -4,6 +4,12 @@
 //! `retry --completions SHELL` and `retry --man` print, so the generators
 //! add nothing to the binary, and a test fails when a copy is stale
 //! (`RETRY_UPDATE_GENERATED=1 cargo test` rewrites them).
+//!
+//! Two things are added to what the generators make: bash completion that
+//! hands over to COMMAND's own completion once COMMAND is typed (clap's
+//! script would offer retry's flags there), and the man page sections clap
+//! has no field for (SYNOPSIS with values, ENVIRONMENT, EXIT STATUS, …),
+//! written from the same text as `--help` (`help`).
 
 use clap::ValueEnum;
 
@@ -41,15 +47,154 @@ mod tests {
     fn generated(shell: clap_complete::Shell) -> Vec<u8> {
         let mut out = Vec::new();
         clap_complete::generate(shell, &mut Cli::command(), "retry", &mut out);
+        if shell == clap_complete::Shell::Bash {
+            out = bash_with_command(&out);
+        }
         out
     }
 
+    /// clap's bash script completes retry's options everywhere, also in
+    /// COMMAND's arguments. It becomes `_retry_options`, used only before
+    /// COMMAND; `_retry` finds where COMMAND starts (skipping options and
+    /// their values) and completes a command name there, and COMMAND's own
+    /// arguments after it (bash-completion's `_command_offset`; without
+    /// it, file names).
+    fn bash_with_command(clap_script: &[u8]) -> Vec<u8> {
+        let script = String::from_utf8_lossy(clap_script);
+        let script = script
+            .strip_prefix("_retry() {")
+            .expect("clap's script starts with `_retry`");
+        let script = format!("_retry_options() {{{script}");
+        let mut command = Cli::command();
+        command.build();
+        let with_value: Vec<String> = command
+            .get_arguments()
+            .filter(|a| !a.is_positional() && a.get_action().takes_values())
+            .flat_map(|a| {
+                let long = a.get_long().map(|l| format!("--{l}"));
+                let short = a.get_short().map(|s| format!("-{s}"));
+                long.into_iter().chain(short)
+            })
+            .collect();
+        let wrapper = BASH_WRAPPER.replace("@WITH_VALUE@", &with_value.join(" "));
+        let (body, complete) = script
+            .split_once("\nif [[ \"${BASH_VERSINFO[0]}\" -eq 4")
+            .expect("clap's script ends with the `complete` lines");
+        format!("{body}\n{wrapper}\nif [[ \"${{BASH_VERSINFO[0]}}\" -eq 4{complete}").into_bytes()
+    }
+
+    const BASH_WRAPPER: &str = r#"# Before COMMAND: retry's options and their values. At COMMAND: command
+# names. After it: COMMAND's own completion (bash-completion), else files.
+_retry() {
+    local i=1 word dashes=0 with_value=" @WITH_VALUE@ "
+    while (( i < COMP_CWORD )); do
+        word=${COMP_WORDS[i]}
+        if [[ $word == -- ]]; then
+            dashes=1
+            (( i++ ))
+            break
+        elif [[ $word == -* ]]; then
+            [[ $word != *=* && $with_value == *" $word "* ]] && (( i++ ))
+            (( i++ ))
+        else
+            break
+        fi
+    done
+    if (( i > COMP_CWORD )); then
+        _retry_options "$@"
+    elif (( i == COMP_CWORD )); then
+        if (( dashes )) || [[ ${COMP_WORDS[i]} != -* ]]; then
+            COMPREPLY=($(compgen -c -- "${COMP_WORDS[i]}"))
+        else
+            _retry_options "$@"
+        fi
+    elif declare -F _comp_command_offset >/dev/null; then
+        _comp_command_offset "$i"
+    elif declare -F _command_offset >/dev/null; then
+        _command_offset "$i"
+    else
+        COMPREPLY=()
+    fi
+}
+"#;
+
     fn generated_man() -> Vec<u8> {
+        let man = clap_mangen::Man::new(Cli::command());
         let mut out = Vec::new();
-        clap_mangen::Man::new(Cli::command())
-            .render(&mut out)
-            .unwrap();
+        man.render_title(&mut out).unwrap();
+        man.render_name_section(&mut out).unwrap();
+        out.extend(synopsis().as_bytes());
+        man.render_description_section(&mut out).unwrap();
+        man.render_options_section(&mut out).unwrap();
+        out.extend(man_sections().as_bytes());
+        man.render_version_section(&mut out).unwrap();
         out
+    }
+
+    /// Text as roff reads it: backslashes and dashes escaped, no line
+    /// taken for a request.
+    fn roff(text: &str) -> String {
+        let text = text.replace('\\', "\\e").replace('-', "\\-");
+        match text.starts_with(['.', '\'']) {
+            true => format!("\\&{text}"),
+            false => text,
+        }
+    }
+
+    fn synopsis() -> String {
+        let usage = crate::cli::help::USAGE.split_once(' ').unwrap().1;
+        let usage = roff(usage)
+            .replace("OPTIONS", "\\fIOPTIONS\\fR")
+            .replace("COMMAND", "\\fICOMMAND\\fR")
+            .replace("ARGS", "\\fIARGS\\fR");
+        format!(
+            ".SH SYNOPSIS\n\\fBretry\\fR {usage}\n.br\n\
+             \\fBretry \\-\\-plan\\fR|\\fB\\-\\-simulate\\fR [\\fIOPTIONS\\fR]\n.br\n\
+             \\fBretry \\-\\-completions\\fR \\fISHELL\\fR\n.br\n\
+             \\fBretry \\-\\-man\\fR\n"
+        )
+    }
+
+    /// DURATION AND CODES, ENVIRONMENT, EXIT STATUS, EXAMPLES, SEE ALSO.
+    fn man_sections() -> String {
+        use crate::cli::help;
+        let entry = |tag: &str, text: &str| format!(".TP\n\\fB{}\\fR\n{}\n", roff(tag), roff(text));
+        let mut values = entry("DURATION", help::DURATION.split_once(": ").unwrap().1);
+        values += &entry("CODES", help::CODES.split_once(": ").unwrap().1);
+        let mut command = Cli::command();
+        command.build();
+        let variables: String = command
+            .get_arguments()
+            .filter_map(|arg| Some((arg.get_env()?, arg.get_long()?)))
+            .map(|(variable, long)| entry(&variable.to_string_lossy(), &format!("--{long}")))
+            .collect();
+        let status: String = help::EXIT_STATUS
+            .iter()
+            .map(|(code, when)| entry(code, when))
+            .collect();
+        let examples: String = help::EXAMPLES
+            .iter()
+            .map(|(command, what)| {
+                format!(
+                    ".PP\n\\fB{}\\fR\n.RS 4\n{}\n.RE\n",
+                    roff(command),
+                    roff(what)
+                )
+            })
+            .collect();
+        format!(
+            ".SH \"DURATION AND CODES\"\n{values}\
+             .SH ENVIRONMENT\n{}\n.PD 0\n{variables}.PD\n.PP\n{}\n\
+             .SH \"EXIT STATUS\"\n{status}\
+             .SH EXAMPLES\n{examples}\
+             .SH \"SEE ALSO\"\n\
+             .BR timeout (1),\n.BR sh (1),\n.BR bash (1)\n.PP\n\
+             \"Exponential Backoff And Jitter\", AWS Architecture Blog:\n\\%{}\n",
+            roff(help::ENVIRONMENT),
+            roff(help::COMMAND_SEES),
+            // After \%, which keeps the address from being hyphenated.
+            roff("https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/"),
+        )
     }
 
     /// Each committed file, what retry prints for it, and what the generators make now.

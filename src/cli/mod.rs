@@ -4,12 +4,13 @@
 
 pub mod config;
 pub mod generate;
+pub mod help;
 pub mod usage;
 
 use std::ffi::OsString;
 use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, ValueEnum, ValueHint};
 use regex::bytes::{Regex, RegexBuilder};
 
 use crate::cli::generate::Shell;
@@ -31,12 +32,11 @@ use crate::strategy::Jitter;
     long_about = "Rerun a failing command with exponential backoff and jitter.\n\n\
         Runs COMMAND; when its exit status is retryable, sleeps for a delay computed by the \
         chosen jitter strategy and runs it again, up to --max-attempts times. The command's \
-        stdout and stderr pass through untouched; retry's own messages go to stderr. retry \
-        exits with the command's status, or 2 for bad usage, 124 for a timeout, 125 when retry \
-        itself fails (an input or output it cannot carry whole), 126/127 when the command \
-        cannot run and 128+N when ended by signal N.",
-    after_help = "Every option can also be set with an environment variable RETRY_<OPTION> \
-        (for example RETRY_BASE=200ms); a flag on the command line wins.",
+        stdout and stderr pass through untouched; retry's own messages go to stderr, and retry \
+        exits with the command's status (the others are below).",
+    override_usage = help::USAGE,
+    after_help = help::short_after(),
+    after_long_help = help::long_after(),
     max_term_width = 100
 )]
 pub struct Cli {
@@ -46,32 +46,32 @@ pub struct Cli {
 
     /// Base delay: the first sleep's ceiling
     #[arg(short, long, env = "RETRY_BASE", value_name = "DURATION", default_value = "1s",
-          value_parser = parse_duration, allow_hyphen_values = true)]
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
     pub base: Duration,
 
     /// The largest sleep
     #[arg(short, long, env = "RETRY_CAP", value_name = "DURATION", default_value = "20s",
-          value_parser = parse_duration, allow_hyphen_values = true)]
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
     pub cap: Duration,
 
     /// Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)
     #[arg(short, long, env = "RETRY_FACTOR", value_name = "F", default_value = "2",
-          value_parser = parse_factor, allow_hyphen_values = true)]
+          value_parser = parse_factor, value_hint = ValueHint::Other, allow_hyphen_values = true)]
     pub factor: f64,
 
     /// Total runs of COMMAND, the first included, or `unlimited`
     #[arg(short = 'n', long, env = "RETRY_MAX_ATTEMPTS", value_name = "N|unlimited",
-          default_value = "5", value_parser = parse_attempts, allow_hyphen_values = true)]
+          default_value = "5", value_parser = parse_attempts, value_hint = ValueHint::Other, allow_hyphen_values = true)]
     pub max_attempts: Attempts,
 
     /// Exit codes that are retried; any other failing code stops at once
     /// [default: every code that is not a success, except 126 and 127 (the
     /// command cannot run) and 141 (killed by SIGPIPE: its reader went away)]
-    #[arg(long, env = "RETRY_RETRY_ON", value_name = "CODES")]
+    #[arg(long, env = "RETRY_RETRY_ON", value_name = "CODES", value_hint = ValueHint::Other)]
     pub retry_on: Option<CodeSet>,
 
     /// Exit codes that stop at once, even if --retry-on covers them
-    #[arg(long, env = "RETRY_FATAL_ON", value_name = "CODES")]
+    #[arg(long, env = "RETRY_FATAL_ON", value_name = "CODES", value_hint = ValueHint::Other)]
     pub fatal_on: Option<CodeSet>,
 
     /// Exit codes that count as success
@@ -79,7 +79,8 @@ pub struct Cli {
         long,
         env = "RETRY_SUCCESS_ON",
         value_name = "CODES",
-        default_value = "0"
+        default_value = "0",
+        value_hint = ValueHint::Other
     )]
     pub success_on: CodeSet,
 
@@ -87,18 +88,19 @@ pub struct Cli {
     /// SIGTERM, then SIGKILL after --kill-after, and the attempt counts as
     /// exit code 124
     #[arg(short, long, env = "RETRY_TIMEOUT", value_name = "DURATION",
-          value_parser = parse_duration, allow_hyphen_values = true)]
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
 
     /// Grace between SIGTERM and SIGKILL when an attempt is stopped
     #[arg(long, env = "RETRY_KILL_AFTER", value_name = "DURATION", default_value = "5s",
-          value_parser = parse_duration, allow_hyphen_values = true)]
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          hide_short_help = true)]
     pub kill_after: Duration,
 
     /// Limit for the whole run: a sleep that would end past it is not taken,
     /// and at the limit the running attempt is stopped as by --timeout
     #[arg(short, long, env = "RETRY_MAX_TIME", value_name = "DURATION",
-          value_parser = parse_duration, allow_hyphen_values = true)]
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
     pub max_time: Option<Duration>,
 
     /// Fixed random seed, for reproducible schedules and tests only: clients
@@ -107,39 +109,46 @@ pub struct Cli {
         long,
         env = "RETRY_SEED",
         value_name = "U64",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+        hide_short_help = true
     )]
     pub seed: Option<u64>,
 
     /// How retry's own log lines are written
-    #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto)]
+    #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto,
+          help_heading = "Logging", hide_short_help = true)]
     pub log_format: LogFormat,
 
     /// Append retry's own log lines to this file instead of stderr, which
     /// then carries only the command's (`--log-file /dev/fd/3` for a
     /// descriptor the shell opened); created readable by its owner only
-    #[arg(long, env = "RETRY_LOG_FILE", value_name = "PATH")]
+    #[arg(long, env = "RETRY_LOG_FILE", value_name = "PATH", value_hint = ValueHint::FilePath,
+          help_heading = "Logging", hide_short_help = true)]
     pub log_file: Option<std::path::PathBuf>,
 
     /// Log only when giving up
-    #[arg(short, long, env = "RETRY_QUIET", conflicts_with = "verbose")]
+    #[arg(short, long, env = "RETRY_QUIET", conflicts_with = "verbose",
+          value_parser = parse_switch, help_heading = "Logging")]
     pub quiet: bool,
 
     /// Also log each attempt's start and a first-try success
-    #[arg(short, long, env = "RETRY_VERBOSE")]
+    #[arg(short, long, env = "RETRY_VERBOSE", value_parser = parse_switch,
+          help_heading = "Logging")]
     pub verbose: bool,
 
     /// Shell command run with `sh -c` after a failed attempt, before the
     /// sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output
     /// goes to stderr, and its failure is logged, not fatal
-    #[arg(long, env = "RETRY_ON_RETRY", value_name = "SHELL COMMAND")]
+    #[arg(long, env = "RETRY_ON_RETRY", value_name = "SHELL COMMAND",
+          value_hint = ValueHint::CommandString, hide_short_help = true)]
     pub on_retry: Option<String>,
 
     /// What each attempt reads as stdin: `inherit` retry's own (a later
     /// attempt may find it already consumed), `replay` the same bytes every
     /// time, or `null` an empty one
     #[arg(long, env = "RETRY_STDIN", value_enum, default_value_t = StdinMode::Inherit,
-          value_name = "MODE", help_heading = "Pipelines")]
+          value_name = "MODE", help_heading = "Pipelines", hide_short_help = true)]
     pub stdin: StdinMode,
 
     /// With --stdin replay: the most bytes of stdin kept to replay (past
@@ -147,15 +156,16 @@ pub struct Cli {
     /// cannot be kept (disk full), stops the run with exit status 125 rather
     /// than feed any attempt a truncated input
     #[arg(long, env = "RETRY_STDIN_LIMIT", value_name = "SIZE",
-          default_value = crate::run::pipes::DEFAULT_STDIN_LIMIT, value_parser = crate::size::parse,
-          help_heading = "Pipelines")]
+          default_value = crate::run::pipes::DEFAULT_STDIN_LIMIT, value_parser = crate::size::parse, value_hint = ValueHint::Other,
+          help_heading = "Pipelines", hide_short_help = true)]
     pub stdin_limit: Size,
 
     /// Hold back each attempt's stdout (in memory, then in a temporary file)
     /// and write only the attempt that ends the run to stdout; earlier
     /// attempts' stdout goes to stderr. Output that cannot be held back or
     /// written stops the run with exit status 125
-    #[arg(long, env = "RETRY_STDOUT_ONCE", help_heading = "Pipelines")]
+    #[arg(long, env = "RETRY_STDOUT_ONCE", value_parser = parse_switch,
+          help_heading = "Pipelines", hide_short_help = true)]
     pub stdout_once: bool,
 
     /// Retry an attempt whose stdout or stderr has a line matching REGEX,
@@ -164,17 +174,17 @@ pub struct Cli {
     /// matched whole up to 1 MiB; a longer one only by a match that ends in
     /// its first 1 MiB, where `$` does not match
     #[arg(long, env = "RETRY_RETRY_IF_OUTPUT", value_name = "REGEX",
-          value_parser = parse_regex, help_heading = "Pipelines")]
+          value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines", hide_short_help = true)]
     pub retry_if_output: Option<Regex>,
 
     /// Stop the run at once, with the attempt's own status, when its stdout
     /// or stderr has a line matching REGEX (lines as for --retry-if-output)
     #[arg(long, env = "RETRY_STOP_IF_OUTPUT", value_name = "REGEX",
-          value_parser = parse_regex, help_heading = "Pipelines")]
+          value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines", hide_short_help = true)]
     pub stop_if_output: Option<Regex>,
 
     /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)
-    #[arg(short, long, env = "RETRY_SHELL")]
+    #[arg(short, long, env = "RETRY_SHELL", value_parser = parse_switch)]
     pub shell: bool,
 
     /// Whether the command stays in retry's process group (so it can read the
@@ -182,81 +192,82 @@ pub struct Cli {
     /// group of its own (so timeouts and signals reach all its descendants);
     /// `auto` keeps it in retry's group when stdin is a terminal
     #[arg(long, env = "RETRY_FOREGROUND", value_enum, default_value_t = Foreground::Auto,
-          value_name = "WHEN")]
+          value_name = "WHEN", hide_short_help = true)]
     pub foreground: Foreground,
 
-    /// The command to run and its arguments (`--` is needed only when COMMAND starts with `-`)
+    /// The command to run and its arguments (`--` before it if it starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true,
           required_unless_present_any = ["plan", "simulate", "completions", "man"],
           conflicts_with_all = ["plan", "simulate", "completions", "man"],
+          value_hint = ValueHint::CommandWithArguments,
           value_parser = clap::value_parser!(OsString))]
     pub command: Vec<OsString>,
 
     /// Print the sleeps a run with these options would take, and run nothing
-    #[arg(long, group = "mode", help_heading = "Modes (run no command)")]
+    #[arg(long, group = "mode", help_heading = MODES)]
     pub plan: bool,
 
     /// Simulate competing clients as in the AWS "Exponential Backoff And
     /// Jitter" post (work and completion time per strategy), and run nothing.
     /// Without --base/--cap it uses the post's: 10ms (5ms for decorrelated), 2s
-    #[arg(long, group = "mode", help_heading = "Modes (run no command)")]
+    #[arg(long, group = "mode", help_heading = MODES)]
     pub simulate: bool,
 
     /// Print a completion script for SHELL to stdout, and run nothing
-    #[arg(
-        long,
-        value_name = "SHELL",
-        value_enum,
-        group = "mode",
-        help_heading = "Modes (run no command)"
-    )]
+    #[arg(long, value_name = "SHELL", value_enum, group = "mode", help_heading = MODES,
+          hide_short_help = true)]
     pub completions: Option<Shell>,
 
     /// Print the man page (roff) to stdout, and run nothing
-    #[arg(long, group = "mode", help_heading = "Modes (run no command)")]
+    #[arg(long, group = "mode", help_heading = MODES, hide_short_help = true)]
     pub man: bool,
 
     /// Output of --plan and --simulate
     #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = Format::Table,
-          help_heading = "Modes (run no command)")]
+          help_heading = MODES, hide_short_help = true)]
     pub format: Format,
 
-    /// --simulate: client counts, as counts and ranges with a step (`1,2,5,10-190:10`)
+    /// Client counts, as counts and ranges with a step (`1,2,5,10-190:10`)
     #[arg(long, env = "RETRY_CLIENTS", value_name = "LIST", default_value = "10-190:10",
-          value_parser = parse_clients, help_heading = "Modes (run no command)")]
+          value_parser = parse_clients, value_hint = ValueHint::Other,
+          help_heading = SIMULATION, hide_short_help = true)]
     pub clients: ClientCounts,
 
-    /// --simulate: repetitions per strategy and client count
+    /// Repetitions per strategy and client count
     #[arg(long, env = "RETRY_REPS", value_name = "R", default_value_t = 100,
-          value_parser = clap::value_parser!(u32).range(1..), help_heading = "Modes (run no command)")]
+          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
+          help_heading = SIMULATION, hide_short_help = true)]
     pub reps: u32,
 
-    /// --simulate: mean one-way network delay
+    /// Mean one-way network delay
     #[arg(long, env = "RETRY_NET_DELAY", value_name = "DURATION", default_value = "10ms",
-          value_parser = parse_duration, allow_hyphen_values = true,
-          help_heading = "Modes (run no command)")]
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          help_heading = SIMULATION, hide_short_help = true)]
     pub net_delay: Duration,
 
-    /// --simulate: standard deviation of the network delay
+    /// Standard deviation of the network delay
     #[arg(long, env = "RETRY_NET_SD", value_name = "DURATION", default_value = "2ms",
-          value_parser = parse_duration, allow_hyphen_values = true,
-          help_heading = "Modes (run no command)")]
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          help_heading = SIMULATION, hide_short_help = true)]
     pub net_sd: Duration,
 
-    /// --simulate: also draw the post's two charts (work and completion time
-    /// against clients) into this SVG file
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "simulate",
-        help_heading = "Modes (run no command)"
-    )]
+    /// Also draw the post's two charts (work and completion time against
+    /// clients) into this SVG file
+    #[arg(long, env = "RETRY_SVG", value_name = "FILE", value_hint = ValueHint::FilePath,
+          help_heading = SIMULATION, hide_short_help = true)]
     pub svg: Option<std::path::PathBuf>,
 
     /// Whether --base and --cap were left at their defaults (--simulate then uses the post's).
     #[arg(skip)]
     pub backoff_defaulted: bool,
+
+    /// Where each value came from, so cross-field errors name what the user set.
+    #[arg(skip)]
+    pub sources: config::Sources,
 }
+
+const MODES: &str = "Modes (run no command)";
+const SIMULATION: &str = "Simulation (--simulate only)";
 
 /// Options that only `--simulate` reads.
 const SIMULATE_ONLY: [&str; 5] = ["clients", "reps", "net_delay", "net_sd", "svg"];
@@ -269,6 +280,7 @@ pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
     let mut cli = Cli::from_arg_matches(&matches)?;
     let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
     cli.backoff_defaulted = defaulted("base") && defaulted("cap");
+    cli.sources = config::Sources::of(&matches);
     // A mode's options on the command line without the mode are a mistake
     // (from the environment they may be meant for another invocation).
     let given = |id: &&&str| matches.value_source(id) == Some(ValueSource::CommandLine);
@@ -400,6 +412,21 @@ fn parse_regex(text: &str) -> Result<Regex, String> {
         })
 }
 
+/// A switch from the environment (`RETRY_QUIET=1`): what people write for
+/// yes and no, in any case; empty is no, as if unset.
+fn parse_switch(text: &str) -> Result<bool, String> {
+    const YES: [&str; 5] = ["1", "true", "yes", "on", "y"];
+    const NO: [&str; 6] = ["", "0", "false", "no", "off", "n"];
+    let text = text.trim();
+    if YES.iter().any(|word| text.eq_ignore_ascii_case(word)) {
+        Ok(true)
+    } else if NO.iter().any(|word| text.eq_ignore_ascii_case(word)) {
+        Ok(false)
+    } else {
+        Err("expected 1 or 0, true or false, yes or no, on or off".into())
+    }
+}
+
 fn parse_factor(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(f) if f.is_finite() && f >= 1.0 => Ok(f),
@@ -450,6 +477,36 @@ mod tests {
     #[test]
     fn definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_option_but_the_modes_has_its_variable() {
+        let mut command = Cli::command();
+        command.build();
+        for arg in command.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+            if help::NOT_FROM_ENVIRONMENT.contains(&long) {
+                assert_eq!(
+                    env, None,
+                    "--{long} is a mode, not read from the environment"
+                );
+            } else {
+                let wanted = format!("RETRY_{}", long.replace('-', "_").to_uppercase());
+                assert_eq!(env, Some(wanted), "--{long}");
+            }
+        }
+    }
+
+    #[test]
+    fn switches_take_yes_and_no_in_their_usual_spellings() {
+        for yes in ["1", "true", "Yes", "ON", "y", " on "] {
+            assert_eq!(parse_switch(yes), Ok(true), "{yes}");
+        }
+        for no in ["0", "FALSE", "no", "off", "N", ""] {
+            assert_eq!(parse_switch(no), Ok(false), "{no}");
+        }
+        assert!(parse_switch("2").is_err() && parse_switch("enabled").is_err());
     }
 
     #[test]

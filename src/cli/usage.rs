@@ -5,8 +5,11 @@
 //! `RETRY_*` variable nobody typed on the command line. Its error does not
 //! say where the value came from, so each argument it names is checked by
 //! parsing again with that argument's variable ignored: if the error goes
-//! away, the variable was the culprit, and the line names it:
-//! "invalid value '100' for `RETRY_BASE` (--base): …".
+//! away, the variable was the culprit, and the line names it as set:
+//! "`RETRY_BASE=100`: a duration needs a unit…".
+//!
+//! Flags of other retry tools (`--retries`, `--delay`) get retry's name for
+//! the same thing instead of clap's nearest spelling (`--timeout`).
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -16,9 +19,10 @@ use clap::CommandFactory;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use crate::cli::Cli;
+use crate::cli::help::USAGE;
 
 /// Bad usage, as documented: nothing has run.
-const USAGE: u8 = 2;
+const BAD_USAGE: u8 = 2;
 
 /// Prints the error for `args` (the command line that caused it) and gives
 /// the exit status.
@@ -30,14 +34,34 @@ pub fn exit(error: &clap::Error, args: &[OsString]) -> ExitCode {
         let _ = error.print();
         return ExitCode::SUCCESS;
     }
-    let _ = writeln!(std::io::stderr(), "{}", line(error, args));
-    ExitCode::from(USAGE)
+    let mut stderr = std::io::stderr();
+    // `retry` alone: the usage and where to learn more, as clap would.
+    let text = if args.len() <= 1 && error.kind() == ErrorKind::MissingRequiredArgument {
+        format!(
+            "Usage: {USAGE}\n\nRerun a failing command with exponential backoff and jitter.\n\
+             For examples, try 'retry -h'; for every option, 'retry --help'."
+        )
+    } else {
+        line(error, args)
+    };
+    let _ = writeln!(stderr, "{text}");
+    ExitCode::from(BAD_USAGE)
 }
 
 /// The one line: clap's message up to its usage block, its tip as an
 /// aside, and each argument whose value came from the environment named by
 /// its variable.
 pub fn line(error: &clap::Error, args: &[OsString]) -> String {
+    if let Some(line) = foreign_flag(error, args) {
+        return line;
+    }
+    if error.kind() == ErrorKind::MissingRequiredArgument
+        && error
+            .get(ContextKind::InvalidArg)
+            .is_some_and(|a| a.to_string().contains("COMMAND"))
+    {
+        return format!("retry: no COMMAND to run after the options (usage: {USAGE})");
+    }
     let rendered = error.render().to_string();
     let mut parts: Vec<&str> = Vec::new();
     let mut tip = None;
@@ -56,15 +80,73 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     if let Some(tip) = tip {
         line.push_str(&format!(" ({tip})"));
     }
-    for (shown, variable, flag) in from_environment(error, args) {
-        line = line.replacen(&format!("'{shown}'"), &format!("`{variable}` ({flag})"), 1);
+    for (shown, variable) in from_environment(error, args) {
+        let value = std::env::var_os(&variable).unwrap_or_default();
+        let set = format!("`{variable}={}`", value.to_string_lossy());
+        let invalid = format!("invalid value '{}' for '{shown}'", value.to_string_lossy());
+        line = if line.contains(&invalid) {
+            line.replacen(&invalid, &set, 1)
+        } else {
+            line.replacen(&format!("'{shown}'"), &set, 1)
+        };
     }
-    line
+    line.replacen(" [possible values: ", ": expected one of [", 1)
 }
 
-/// (how clap showed the argument, its variable, its flag) for each
-/// argument in the error whose value came from its variable.
-fn from_environment(error: &clap::Error, args: &[OsString]) -> Vec<(String, String, String)> {
+/// The one line for a flag of another retry tool, if it is one.
+fn foreign_flag(error: &clap::Error, args: &[OsString]) -> Option<String> {
+    if error.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let typed = error.get(ContextKind::InvalidArg)?.to_string();
+    let flag = typed
+        .split_once('=')
+        .map_or(typed.as_str(), |(flag, _)| flag);
+    // `--retries 3` or `--retries=3`: the value, to translate the number.
+    let value = args.iter().enumerate().find_map(|(at, word)| {
+        let word = word.to_str()?;
+        match word.strip_prefix(flag)? {
+            "" => args.get(at + 1)?.to_str(),
+            inline => inline.strip_prefix('='),
+        }
+    });
+    let count = value.and_then(|v| v.trim().parse::<u32>().ok());
+    let advice = match flag {
+        "--times" | "--tries" | "--attempts" | "--max-tries" | "--max-attempt" | "--count" => {
+            let example = count.map_or(String::new(), |n| format!(": `-n {n}`"));
+            format!("use -n/--max-attempts N: it counts attempts, the first included{example}")
+        }
+        "--retries" | "--max-retries" | "--retry" | "--retry-count" | "--num-retries" => {
+            let example = count.map_or(String::new(), |n| {
+                format!(": {n} retries are `-n {}`", n.saturating_add(1))
+            });
+            format!(
+                "use -n/--max-attempts N: it counts attempts, not retries (the first run is \
+                 one){example}"
+            )
+        }
+        "--delay" | "--interval" | "--sleep" | "--wait" | "--initial-delay" | "--min-delay"
+        | "--pause" => "the first sleep is -b/--base DURATION (later ones grow by --factor up to \
+            --cap; `--jitter none --factor 1` keeps it fixed)"
+            .to_owned(),
+        "--max-delay" | "--max-sleep" | "--max-wait" | "--max-interval" | "--max-backoff"
+        | "--delay-max" => "the largest sleep is -c/--cap DURATION".to_owned(),
+        "--backoff" | "--exponential" | "--exponential-backoff" | "--multiplier" => {
+            "retry always backs off: -b/--base is the first sleep, -f/--factor its growth, \
+             -c/--cap the largest, -j/--jitter the strategy"
+                .to_owned()
+        }
+        "--deadline" | "--max-duration" | "--total-timeout" => {
+            "-m/--max-time DURATION limits the whole run, -t/--timeout one attempt".to_owned()
+        }
+        _ => return None,
+    };
+    Some(format!("retry: unknown option '{flag}': {advice}"))
+}
+
+/// (how clap showed the argument, its variable) for each argument in the
+/// error whose value came from its variable.
+fn from_environment(error: &clap::Error, args: &[OsString]) -> Vec<(String, String)> {
     let shown: Vec<&str> = [ContextKind::InvalidArg, ContextKind::PriorArg]
         .into_iter()
         .filter_map(|kind| error.get(kind))
@@ -82,7 +164,7 @@ fn from_environment(error: &clap::Error, args: &[OsString]) -> Vec<(String, Stri
         let Some(arg) = command.get_arguments().find(|a| a.to_string() == shown) else {
             continue;
         };
-        let (Some(variable), Some(long)) = (arg.get_env(), arg.get_long()) else {
+        let Some(variable) = arg.get_env() else {
             continue;
         };
         if std::env::var_os(variable).is_none() {
@@ -93,11 +175,7 @@ fn from_environment(error: &clap::Error, args: &[OsString]) -> Vec<(String, Stri
             .mut_arg(id, |a| a.env(None))
             .try_get_matches_from(args);
         if !same_error(error, without.err().as_ref()) {
-            found.push((
-                shown.to_owned(),
-                variable.to_string_lossy().into_owned(),
-                format!("--{long}"),
-            ));
+            found.push((shown.to_owned(), variable.to_string_lossy().into_owned()));
         }
     }
     found

@@ -8,6 +8,7 @@ mod modes;
 mod outcomes;
 mod pipes;
 mod processes;
+mod readme;
 mod trust;
 mod usage;
 

@@ -84,9 +84,42 @@ fn unknown_flags_get_a_suggestion() {
 }
 
 #[test]
-fn bad_environment_values_are_refused_like_flags() {
-    let out = retry(&["true"]).env("RETRY_BASE", "100").run();
-    out.code(2).stderr_has("--base").stderr_has("100ms");
+fn flags_of_other_retry_tools_get_retrys_name_for_them() {
+    let attempts = ["-n/--max-attempts", "counts attempts"];
+    for flag in ["--times", "--tries", "--attempts"] {
+        refused(
+            &[flag, "3"],
+            &[&format!("'{flag}'"), attempts[0], attempts[1], "`-n 3`"],
+        );
+    }
+    for flag in ["--retries", "--max-retries"] {
+        refused(
+            &[flag, "3"],
+            &[attempts[0], "not retries", "3 retries are `-n 4`"],
+        );
+    }
+    refused(&["--retries=2"], &["2 retries are `-n 3`"]);
+    for flag in ["--delay", "--interval", "--sleep", "--wait"] {
+        refused(&[flag, "5s"], &[&format!("'{flag}'"), "-b/--base DURATION"]);
+    }
+    for flag in ["--max-delay", "--max-wait"] {
+        refused(&[flag, "1m"], &["-c/--cap DURATION"]);
+    }
+    refused(&["--backoff", "2"], &["-f/--factor", "-b/--base"]);
+    refused(&["--deadline", "5m"], &["-m/--max-time"]);
+    // None of clap's misleading guesses survive.
+    for flag in [
+        "--times",
+        "--retries",
+        "--max-retries",
+        "--max-delay",
+        "--delay",
+    ] {
+        let out = retry(&[flag, "3", "true"]).run();
+        for wrong in ["--timeout", "--max-time", "--net-delay", "use '--"] {
+            assert!(!out.stderr.contains(wrong), "{flag}: {}", out.stderr);
+        }
+    }
 }
 
 /// `retry ARGS -- true` with one RETRY_ variable: exit 2 and this one line.
@@ -101,30 +134,132 @@ fn a_bad_value_from_the_environment_names_the_variable() {
     refused_from_env(
         &[],
         ("RETRY_BASE", "100"),
-        "retry: invalid value '100' for `RETRY_BASE` (--base): a duration needs a unit: did you mean `100ms` or `100s`?",
+        "retry: `RETRY_BASE=100`: a duration needs a unit: did you mean `100ms` or `100s`?",
     );
     refused_from_env(
         &[],
         ("RETRY_RETRY_ON", ",,"),
-        "retry: invalid value ',,' for `RETRY_RETRY_ON` (--retry-on): empty item in the code list `,,`",
+        "retry: `RETRY_RETRY_ON=,,`: empty item in the code list `,,`",
     );
     refused_from_env(
         &[],
         ("RETRY_MAX_ATTEMPTS", "0"),
-        "retry: invalid value '0' for `RETRY_MAX_ATTEMPTS` (--max-attempts): 0 attempts would never run the command; for no limit use `unlimited`",
+        "retry: `RETRY_MAX_ATTEMPTS=0`: 0 attempts would never run the command; for no limit use `unlimited`",
     );
-    let out = retry(&["true"]).env("RETRY_JITTER", "half").run();
-    out.code(2)
-        .stderr_lines(1)
-        .stderr_has("for `RETRY_JITTER` (--jitter)");
+    refused_from_env(
+        &[],
+        ("RETRY_JITTER", "half"),
+        "retry: `RETRY_JITTER=half`: expected one of [none, full, equal, decorrelated, all] (a similar value exists: 'all')",
+    );
     let out = retry(&["true"])
         .env("RETRY_QUIET", "true")
-        .env("RETRY_VERBOSE", "true")
+        .env("RETRY_VERBOSE", "1")
         .run();
-    out.code(2)
-        .stderr_lines(1)
-        .stderr_has("`RETRY_QUIET` (--quiet)")
-        .stderr_has("`RETRY_VERBOSE` (--verbose)");
+    out.code(2).stderr_is(
+        "retry: the argument `RETRY_QUIET=true` cannot be used with `RETRY_VERBOSE=1`\n",
+    );
+}
+
+#[test]
+fn cross_field_errors_say_where_each_value_came_from() {
+    // A default the user never set is called one, with what to do.
+    refused(
+        &["--base", "2m30s"],
+        &[
+            "retry: `--cap 20s` (the default) is below `--base 2m 30s`: the cap must be at least the base; set --cap to 2m 30s or more\n",
+        ],
+    );
+    refused(
+        &["--cap", "500ms"],
+        &[
+            "`--cap 500ms` is below `--base 1s` (the default)",
+            "set --base to 500ms or less",
+        ],
+    );
+    refused(
+        &["--retry-on", "0,1"],
+        &[
+            "`--retry-on 0-1` and `--success-on 0` (the default) both list 0",
+            "leave 0 out of --retry-on",
+        ],
+    );
+    // A variable is named as it was set.
+    refused_from_env(
+        &["--base", "2s"],
+        ("RETRY_CAP", "1s"),
+        "retry: `RETRY_CAP=1s` is below `--base 2s`: the cap must be at least the base",
+    );
+    refused_from_env(
+        &[],
+        ("RETRY_TIMEOUT", "0ms"),
+        "retry: `RETRY_TIMEOUT=0ms` would stop every attempt before it starts; leave it out for no limit",
+    );
+    refused_from_env(
+        &[],
+        ("RETRY_JITTER", "all"),
+        "retry: `RETRY_JITTER=all` compares strategies in --simulate; a run or a plan needs one of none, full, equal, decorrelated",
+    );
+    refused_from_env(
+        &["--success-on", "0,3"],
+        ("RETRY_FATAL_ON", "3"),
+        "retry: `RETRY_FATAL_ON=3` and `--success-on 0,3` both list 3: a code cannot be both",
+    );
+}
+
+/// Whether `RETRY_QUIET=value` made a failing run quiet (no retry line).
+fn quiet_with(value: &str) -> bool {
+    let out = retry(&["-n", "2", "--base", "1ms", "false"])
+        .env("RETRY_QUIET", value)
+        .run();
+    out.code(1);
+    !out.stderr.contains("attempt 1/2 failed")
+}
+
+#[test]
+fn switches_from_the_environment_take_what_people_write() {
+    for yes in ["1", "true", "TRUE", "yes", "Yes", "on", "y"] {
+        assert!(quiet_with(yes), "RETRY_QUIET={yes} was not taken as yes");
+    }
+    for no in ["0", "false", "no", "OFF", "n", ""] {
+        assert!(!quiet_with(no), "RETRY_QUIET={no} was not taken as no");
+    }
+    refused_from_env(
+        &[],
+        ("RETRY_QUIET", "maybe"),
+        "retry: `RETRY_QUIET=maybe`: expected 1 or 0, true or false, yes or no, on or off",
+    );
+    // Every switch, not only --quiet: `exit 3` runs through sh only with --shell.
+    retry(&["-n", "1", "exit 3"])
+        .env("RETRY_SHELL", "on")
+        .run()
+        .code(3);
+    retry(&["-n", "1", "exit 3"])
+        .env("RETRY_SHELL", "off")
+        .run()
+        .code(127);
+}
+
+#[test]
+fn modes_are_not_read_from_the_environment_and_everything_else_is() {
+    // RETRY_PLAN and friends are not variables: the command still runs.
+    for mode in [
+        "RETRY_PLAN",
+        "RETRY_SIMULATE",
+        "RETRY_MAN",
+        "RETRY_COMPLETIONS",
+    ] {
+        let out = retry(&["-n", "1", "echo", "ran"]).env(mode, "bash").run();
+        out.code(0).stdout_is("ran\n");
+    }
+    // RETRY_SVG is read by --simulate, and a run ignores it.
+    let dir = scratch();
+    let svg = dir.path().join("charts.svg");
+    let out = retry(&["--simulate", "--clients", "2", "--reps", "1", "--seed", "1"])
+        .env("RETRY_SVG", &svg)
+        .run();
+    out.code(0);
+    assert!(svg.exists(), "RETRY_SVG was ignored\n{out:#?}");
+    retry(&["true"]).env("RETRY_SVG", &svg).run().code(0);
 }
 
 #[test]
@@ -154,13 +289,206 @@ fn hints_never_suggest_invalid_values() {
     refused(&["--retry-on", ",,"], &["empty item in the code list `,,`"]);
 }
 
+const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARGS]...";
+
 #[test]
 fn missing_command_is_bad_usage() {
-    retry(&[])
-        .run()
-        .code(2)
-        .stderr_lines(1)
-        .stderr_has("COMMAND");
+    let alone = retry(&[]).run();
+    alone.code(2);
+    assert!(
+        alone.stderr.starts_with(&format!("Usage: {USAGE}\n")),
+        "{alone:#?}"
+    );
+    alone.stderr_has("'retry --help'");
+    retry(&["-n", "3"]).run().code(2).stderr_is(&format!(
+        "retry: no COMMAND to run after the options (usage: {USAGE})\n"
+    ));
+}
+
+#[test]
+fn short_help_is_an_overview_with_examples() {
+    let short = retry(&["-h"]).run();
+    short.code(0);
+    let lines = short.stdout.lines().count();
+    assert!(lines <= 60, "-h has {lines} lines\n{}", short.stdout);
+    assert!(short.stdout.contains(&format!("Usage: {USAGE}\n")));
+    let examples = short
+        .stdout
+        .split("Examples:\n")
+        .nth(1)
+        .expect("-h has examples");
+    let commands = examples
+        .lines()
+        .filter(|l| l.starts_with("  retry "))
+        .count();
+    assert_eq!(commands, 5, "{examples}");
+    // The details are for --help.
+    for detail in ["--clients", "--stdin-limit", "--foreground"] {
+        assert!(!short.stdout.contains(detail), "-h shows {detail}");
+    }
+    assert!(short.stdout.contains("retry --help"));
+}
+
+#[test]
+fn long_help_is_complete_and_groups_simulate_only_options() {
+    let long = retry(&["--help"]).run();
+    long.code(0);
+    for (flag, _) in retry_jitter::fuzzing::options() {
+        assert!(long.stdout.contains(&flag), "--help lacks {flag}");
+    }
+    let simulation = long
+        .stdout
+        .split("Simulation (--simulate only):\n")
+        .nth(1)
+        .expect("--help has a heading for --simulate's options");
+    let simulation: Vec<&str> = simulation
+        .lines()
+        .take_while(|l| l.is_empty() || l.starts_with(' '))
+        .collect();
+    let simulation = simulation.join("\n");
+    for flag in ["--clients", "--reps", "--net-delay", "--net-sd", "--svg"] {
+        assert!(simulation.contains(flag), "{flag} is not under Simulation");
+    }
+    for section in [
+        "Examples:",
+        "Environment:",
+        "DURATION:",
+        "CODES:",
+        "Exit status:",
+    ] {
+        assert!(long.stdout.contains(section), "--help lacks {section}");
+    }
+}
+
+#[test]
+fn man_page_has_the_sections_of_a_man_page() {
+    let man = retry(&["--man"]).run();
+    man.code(0);
+    let page = man.stdout.replace("\\-", "-");
+    let sections: Vec<&str> = page
+        .lines()
+        .filter_map(|l| l.strip_prefix(".SH "))
+        .map(|s| s.trim_matches('"'))
+        .collect();
+    for wanted in [
+        "NAME",
+        "SYNOPSIS",
+        "DESCRIPTION",
+        "OPTIONS",
+        "DURATION AND CODES",
+        "ENVIRONMENT",
+        "EXIT STATUS",
+        "EXAMPLES",
+        "SEE ALSO",
+    ] {
+        assert!(sections.contains(&wanted), "no {wanted} in {sections:?}");
+    }
+    let plain = page
+        .replace("\\fB", "")
+        .replace("\\fI", "")
+        .replace("\\fR", "");
+    let synopsis = plain.split(".SH SYNOPSIS\n").nth(1).unwrap();
+    assert_eq!(synopsis.lines().next(), Some(USAGE));
+    let environment = plain.split(".SH ENVIRONMENT\n").nth(1).unwrap();
+    let environment = environment.split(".SH").next().unwrap();
+    for (flag, variable) in retry_jitter::fuzzing::options() {
+        if let Some(variable) = variable {
+            assert!(
+                environment.contains(&variable),
+                "ENVIRONMENT lacks {variable} ({flag})"
+            );
+        }
+    }
+    for seen in [
+        "RETRY_ATTEMPT",
+        "RETRY_PREVIOUS_EXIT_CODE",
+        "RETRY_EXIT_CODE",
+    ] {
+        assert!(environment.contains(seen), "ENVIRONMENT lacks {seen}");
+    }
+}
+
+/// What bash completes for the words of `line` (the last one being completed),
+/// with retry's script sourced, in `dir`, with `dir` first in PATH.
+fn bash_completes(dir: &std::path::Path, line: &[&str]) -> Vec<String> {
+    let script = dir.join("retry.bash");
+    let out = retry(&["--completions", "bash"]).run();
+    std::fs::write(&script, &out.stdout).unwrap();
+    let test = r#"source "$1"; shift
+        COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 ))
+        _retry retry "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+        printf '%s\n' "${COMPREPLY[@]}""#;
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", test, "bash"])
+        .arg(&script)
+        .args(line)
+        .current_dir(dir)
+        .env("PATH", path)
+        .output()
+        .expect("bash runs");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn bash_completes_retrys_options_then_the_commands_own() {
+    let dir = scratch();
+    let program = dir.path().join("zz-retry-test-program");
+    std::fs::write(&program, "#!/bin/sh\n").unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&program).unwrap().permissions(),
+        0o755,
+    );
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a-file"), "").unwrap();
+    let has =
+        |line: &[&str], word: &str| bash_completes(dir.path(), line).iter().any(|w| w == word);
+    // Before COMMAND: retry's own options and values.
+    assert!(has(&["retry", "--ti"], "--timeout"));
+    assert!(has(&["retry", "-n", "3", "--jitter", "f"], "full"));
+    // A duration is not a file name.
+    assert!(!has(&["retry", "--base", ""], "a-file"));
+    assert!(!has(&["retry", "-t", "a"], "a-file"));
+    // COMMAND's place: command names, after options and after `--`.
+    assert!(has(&["retry", "zz-retry-test"], "zz-retry-test-program"));
+    assert!(has(
+        &["retry", "-n", "3", "--base", "1s", "zz-retry"],
+        "zz-retry-test-program"
+    ));
+    assert!(has(&["retry", "--", "zz-retry"], "zz-retry-test-program"));
+    // After COMMAND: never retry's options.
+    for line in [
+        &["retry", "--", "curl", "--ti"][..],
+        &["retry", "-n", "2", "curl", "--ti"],
+    ] {
+        assert!(!has(line, "--timeout"), "{line:?} offers retry's --timeout");
+    }
+}
+
+#[test]
+fn zsh_and_fish_complete_commands_and_no_files_for_durations() {
+    let zsh = retry(&["--completions", "zsh"]).run().stdout;
+    assert!(
+        zsh.contains(":_cmdambivalent'"),
+        "zsh does not complete COMMAND"
+    );
+    let base = zsh.lines().find(|l| l.starts_with("'--base=")).unwrap();
+    assert!(base.ends_with(":DURATION:' \\"), "{base}");
+    let fish = retry(&["--completions", "fish"]).run().stdout;
+    let base = fish.lines().find(|l| l.contains("-l base ")).unwrap();
+    assert!(base.ends_with(" -r -f"), "{base}");
 }
 
 #[test]

@@ -1,0 +1,109 @@
+//! The prose around the options, written once for `-h`, `--help` and the
+//! man page (`generate`): the usage line, the examples, the environment
+//! rule, the value syntax and the exit statuses.
+
+/// The one usage line, in errors, help, man page and README alike.
+pub const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARGS]...";
+
+/// The five things people do most: (command line, what it does).
+pub const EXAMPLES: [(&str, &str); 5] = [
+    (
+        "retry -- curl -fsS https://example.com/health",
+        "Up to 5 attempts; random sleeps below 1s, 2s, 4s, 8s (full jitter)",
+    ),
+    (
+        "retry -n 10 --base 200ms --cap 30s -- ./flaky-test",
+        "More attempts, a shorter first sleep, a longer largest sleep",
+    ),
+    (
+        "retry --timeout 30s --max-time 5m -- make deploy",
+        "Stop an attempt after 30s (then retry it) and give up after 5 minutes in all",
+    ),
+    (
+        "retry --retry-on 75,124 -- rsync -a src/ backup:dst/",
+        "Retry only exit codes 75 and 124; any other failure stops at once",
+    ),
+    (
+        "retry --plan -n 6 --base 100ms --cap 2s",
+        "Print the sleeps such a run would take, and run nothing",
+    ),
+];
+
+/// The options no `RETRY_*` variable sets: the modes, which run no
+/// command, so no variable can turn a run into something else.
+#[cfg(test)]
+pub const NOT_FROM_ENVIRONMENT: [&str; 6] =
+    ["plan", "simulate", "completions", "man", "help", "version"];
+
+pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --completions, --man, \
+    --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
+    RETRY_MAX_ATTEMPTS=unlimited); a flag on the command line wins. Switches take 1/0, \
+    true/false, yes/no or on/off (RETRY_QUIET=1). The modes are deliberately not read from \
+    the environment: a variable never turns a run into one that runs nothing.";
+
+pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTEMPT_LIMIT \
+    (the maximum, or `unlimited`) and RETRY_PREVIOUS_EXIT_CODE (unset on the first attempt); \
+    --on-retry's command sees RETRY_ATTEMPT and RETRY_EXIT_CODE. None of these configure a \
+    retry nested inside.";
+
+pub const DURATION: &str = "DURATION: a number with a unit, as in 250ms, 1s, 1.5s, 2m 30s, \
+    1h. A bare number is refused with a hint: a wrong guess between seconds and milliseconds \
+    is off by a factor of 1000.";
+
+pub const CODES: &str = "CODES: exit codes and inclusive ranges, 0 to 255, separated by \
+    commas: 1,2,75-78,124. A code is judged in this order: --success-on (stop, success), \
+    --fatal-on (stop), --retry-on (retry), anything else (stop).";
+
+/// (status, when).
+pub const EXIT_STATUS: [(&str, &str); 8] = [
+    (
+        "the command's",
+        "its success or stopping code, or the last attempt's when attempts or time run out",
+    ),
+    (
+        "1",
+        "attempts ran out while a success code's output still matched --retry-if-output",
+    ),
+    ("2", "bad usage: nothing ran"),
+    (
+        "124",
+        "the last attempt timed out (--timeout, or --max-time during an attempt)",
+    ),
+    (
+        "125",
+        "retry itself failed: an input or output it could not carry whole",
+    ),
+    ("126", "COMMAND exists but cannot be run"),
+    ("127", "COMMAND was not found"),
+    ("128+N", "COMMAND was killed by signal N"),
+];
+
+/// After `-h`: the examples and where the rest is.
+pub fn short_after() -> String {
+    format!(
+        "{}\nMore options (logging, pipelines, --simulate), the environment and exit statuses: \
+         retry --help",
+        examples()
+    )
+}
+
+/// After `--help`: everything the options table does not say.
+pub fn long_after() -> String {
+    let status: String = EXIT_STATUS
+        .iter()
+        .map(|(code, when)| format!("  {code:<14} {when}\n"))
+        .collect();
+    format!(
+        "{}\nEnvironment:\n  {ENVIRONMENT}\n  {COMMAND_SEES}\n\n{DURATION}\n{CODES}\n\n\
+         Exit status:\n{status}",
+        examples()
+    )
+}
+
+fn examples() -> String {
+    let mut text = String::from("Examples:\n");
+    for (command, what) in EXAMPLES {
+        text.push_str(&format!("  {command}\n      {what}\n"));
+    }
+    text
+}
