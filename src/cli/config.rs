@@ -136,6 +136,7 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
             LogFormat::Auto => LogFormat::Text,
             chosen => chosen,
         },
+        log_file: cli.log_file,
         verbosity: match (cli.quiet, cli.verbose) {
             (true, _) => Verbosity::Quiet,
             (_, true) => Verbosity::Verbose,

@@ -120,6 +120,13 @@ pub struct Cli {
           help_heading = "Logging", hide_short_help = true)]
     pub log_format: LogFormat,
 
+    /// Append retry's own log lines to this file instead of stderr, which
+    /// then carries only the command's (`--log-file /dev/fd/3` for a
+    /// descriptor the shell opened); created readable by its owner only
+    #[arg(long, env = "RETRY_LOG_FILE", value_name = "PATH", value_hint = ValueHint::FilePath,
+          help_heading = "Logging", hide_short_help = true)]
+    pub log_file: Option<std::path::PathBuf>,
+
     /// Log only when giving up
     #[arg(short, long, env = "RETRY_QUIET", conflicts_with = "verbose",
           value_parser = parse_switch, help_heading = "Logging")]

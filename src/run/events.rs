@@ -1,8 +1,6 @@
 //! What happens during a run, as data: the runner emits these and `log`
 //! decides how (and whether) each is written.
 
-use std::time::Duration;
-
 use crate::policy::Attempts;
 use crate::run::hint::Hinted;
 use crate::status::Status;
@@ -25,12 +23,14 @@ pub enum Event {
     /// Something retry set aside and goes on without (an unreadable
     /// server hint, a budget file it could not use): logged, not fatal.
     Warning { attempt: u32, message: String },
-    /// The run succeeded; `slept` is the time spent in backoff sleeps.
+    /// The run succeeded; `slept_ms` adds up the sleeps as `Retrying`
+    /// showed them (each rounded to the millisecond), so the summary agrees
+    /// with the lines before it.
     Succeeded {
         attempt: u32,
         limit: Attempts,
         status: Status,
-        slept: Duration,
+        slept_ms: u128,
     },
     /// The `--on-retry` command failed (logged; the run goes on).
     HookFailed {

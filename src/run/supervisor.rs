@@ -478,7 +478,7 @@ fn spawn_error(program: &OsStr, error: &io::Error) -> SpawnError {
 /// The command's words as a log line may show them: a newline or an escape
 /// sequence in a word must not start a line of its own (a forged GitHub
 /// annotation) or repaint the terminal.
-fn escape_control(text: &str) -> String {
+pub fn escape_control(text: &str) -> String {
     text.chars()
         .flat_map(|c| match c {
             '\n' => "\\n".chars().collect::<Vec<_>>(),

@@ -24,11 +24,13 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
+pub use failure::describe;
 pub use lines::Matchers;
+pub use output::take_open_line;
 pub use spool::Spool;
 
 use crate::size::Size;
-use failure::{Failure, describe};
+use failure::Failure;
 use lines::Patterns;
 use output::{OwnStdio, Sink, Target};
 use replay::Replay;
@@ -305,6 +307,9 @@ pub enum ReleaseError {
 pub fn release(held: &Spool, to_stdout: bool) -> Result<(), ReleaseError> {
     if !to_stdout {
         let _ = held.write_to(&mut io::stderr().lock());
+        let mut last = [0u8; 1];
+        let n = held.read_at(held.len().saturating_sub(1), &mut last);
+        output::wrote_to_stderr(&last[..n.unwrap_or(0)]);
         return Ok(());
     }
     let cannot_write = |error: io::Error| match error.kind() {
