@@ -139,13 +139,10 @@ impl Budget {
 
     fn open_in(dir: &Path, settings: &Settings, create: bool) -> Result<Option<Self>, String> {
         let context = |e: String| format!("--budget {}: {e}", settings.name);
-        if create {
-            private::private_dir(dir).map_err(context)?;
-        } else if !dir.exists() {
+        if !create && !dir.exists() {
             return Ok(None);
-        } else {
-            private::private_dir(dir).map_err(context)?;
         }
+        private::private_dir(dir).map_err(context)?;
         let path = dir.join(&settings.name);
         let file = private::open_private(&path, create).map_err(context)?;
         Ok(file.map(|file| Budget {
@@ -157,7 +154,7 @@ impl Budget {
     }
 
     /// Pays for a retry now: whether the bucket could.
-    pub fn withdraw(&mut self, tokens: u32) -> Result<Updated<bool>, String> {
+    fn withdraw(&mut self, tokens: u32) -> Result<Updated<bool>, String> {
         let (params, now) = (self.params, now_ms());
         self.update(now, |bucket| match bucket.withdraw(&params, now, tokens) {
             Some(paid) => (Some(paid), true),
@@ -166,7 +163,7 @@ impl Budget {
     }
 
     /// Gives tokens back (a success).
-    pub fn deposit(&mut self, tokens: u32) -> Result<Updated<()>, String> {
+    fn deposit(&mut self, tokens: u32) -> Result<Updated<()>, String> {
         let (params, now) = (self.params, now_ms());
         self.update(now, |bucket| {
             (Some(bucket.deposit(&params, now, tokens)), ())
@@ -192,7 +189,7 @@ impl Budget {
     }
 
     /// The bucket as of now, refilled, changing nothing.
-    pub fn current(&mut self) -> Result<Updated<Bucket>, String> {
+    fn current(&mut self) -> Result<Updated<Bucket>, String> {
         let (params, now) = (self.params, now_ms());
         self.update(now, |bucket| (None, bucket.refilled(&params, now)))
     }
@@ -245,7 +242,7 @@ impl Budget {
     }
 
     /// What `--budget-status` prints.
-    pub fn describe(name: &str, params: &Params, bucket: Option<Bucket>, path: &Path) -> String {
+    fn describe(name: &str, params: &Params, bucket: Option<Bucket>, path: &Path) -> String {
         let milli = bucket.map_or(params.capacity(), |b| b.milli);
         let tokens = milli as f64 / bucket::MILLI as f64;
         let retries = milli / (u64::from(params.cost) * bucket::MILLI);
