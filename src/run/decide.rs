@@ -105,6 +105,14 @@ pub fn decide(
         reason,
         output_to_stdout: stopped == Stopped::No,
     };
+    // Output was lost and all later output would be: whatever the attempt's
+    // status, the run ends as a writer to a closed pipe does (SIGPIPE).
+    if seen.stdout_closed {
+        return Decision::GiveUp {
+            reason: GiveUp::StdoutClosed,
+            output_to_stdout: false,
+        };
+    }
     match verdict {
         // `--stop-if-output` keeps the command's own status, even 0.
         _ if seen.stop_if => return give_up(GiveUp::OutputStop(status)),
@@ -189,7 +197,7 @@ mod tests {
             seen: OutputSeen {
                 retry_if: seen.0,
                 stop_if: seen.1,
-                hint: None,
+                ..OutputSeen::default()
             },
             stopped,
             time_left: left_ms.map(|ms| MS * ms),
@@ -295,6 +303,28 @@ mod tests {
         ];
         for (i, (got, want)) in rows.into_iter().enumerate() {
             assert_eq!(got, want, "row {i}");
+        }
+    }
+
+    #[test]
+    fn a_closed_stdout_ends_the_run_whatever_the_status() {
+        for code in [0, 1, 5] {
+            let facts = Facts {
+                number: 1,
+                status: Status::exited(code),
+                seen: OutputSeen {
+                    stdout_closed: true,
+                    ..OutputSeen::default()
+                },
+                stopped: Stopped::No,
+                time_left: None,
+            };
+            let decision = decide(&rules(3), &facts, || sleep(1), |_| true);
+            assert_eq!(
+                decision,
+                gives_up(GiveUp::StdoutClosed, false),
+                "exit code {code}"
+            );
         }
     }
 

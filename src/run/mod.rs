@@ -601,7 +601,7 @@ mod tests {
             OutputSeen {
                 retry_if,
                 stop_if,
-                hint: None,
+                ..OutputSeen::default()
             },
         ))
     }

@@ -61,6 +61,9 @@ pub struct OutputSeen {
     pub stop_if: bool,
     /// The server's hint on its last line that had one (stdout's before stderr's).
     pub hint: Option<crate::run::hint::Hint>,
+    /// retry's stdout reader went away (EPIPE) while this attempt's output
+    /// was passed on: some of it was lost, and later output would be too.
+    pub stdout_closed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -248,6 +251,7 @@ impl Pipes {
             let mut state = stream.collected.lock().unwrap_or_else(|e| e.into_inner());
             seen.retry_if |= state.seen.retry_if;
             seen.stop_if |= state.seen.stop_if;
+            seen.stdout_closed |= state.stdout_closed;
             if seen.hint.is_none() {
                 seen.hint = state.seen.hint.take();
             }

@@ -34,6 +34,8 @@ pub struct Collected {
     /// The held-back bytes, with `--stdout-once`; else bytes go to `target`.
     pub held: Option<Spool>,
     pub target: Target,
+    /// A write to stdout met EPIPE: its reader is gone.
+    pub stdout_closed: bool,
 }
 
 impl Collected {
@@ -42,6 +44,7 @@ impl Collected {
             seen: OutputSeen::default(),
             held,
             target,
+            stdout_closed: false,
         }
     }
 }
@@ -163,7 +166,12 @@ impl Pump {
         };
         match self.sink.write(target, chunk) {
             Ok(()) => true,
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => false,
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                if target == Target::Stdout {
+                    self.lock().stdout_closed = true;
+                }
+                false
+            }
             Err(_) if target == Target::Stderr => true,
             Err(e) => {
                 self.failure.report(format!(
