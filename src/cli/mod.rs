@@ -325,21 +325,20 @@ const BUDGET_ONLY: [&str; 3] = ["budget_tokens", "budget_cost", "budget_refill"]
 pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
     use clap::parser::ValueSource;
     use clap::{CommandFactory, FromArgMatches};
-    let matches = Cli::command().try_get_matches_from(args)?;
-    let mut cli = Cli::from_arg_matches(&matches)?;
-    let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
-    cli.backoff_defaulted = defaulted("base") && defaulted("cap");
-    cli.sources = config::Sources::of(&matches);
+    let mut matches = Cli::command().try_get_matches_from(args)?;
     // A mode's options on the command line without the mode are a mistake
     // (from the environment they may be meant for another invocation).
+    // Checked on the matches, before they are moved into `Cli`: converting
+    // without a copy of them is a sixth of retry's start-up instructions.
     let given = |id: &&&str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    let stray = if cli.simulate {
+    let present = |id| matches.value_source(id).is_some();
+    let stray = if matches.get_flag("simulate") {
         None
     } else if let Some(id) = SIMULATE_ONLY.iter().find(given) {
         Some((*id, "--simulate"))
-    } else if !cli.plan && given(&&"format") {
+    } else if !matches.get_flag("plan") && given(&&"format") {
         Some(("format", "--plan or --simulate"))
-    } else if cli.budget.is_none() && cli.budget_status.is_none() {
+    } else if !present("budget") && !present("budget_status") {
         BUDGET_ONLY
             .iter()
             .find(given)
@@ -354,6 +353,12 @@ pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
             format!("`{flag}` is only for {mode}"),
         ));
     }
+    let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
+    let backoff_defaulted = defaulted("base") && defaulted("cap");
+    let sources = config::Sources::of(&matches);
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
+    cli.backoff_defaulted = backoff_defaulted;
+    cli.sources = sources;
     Ok(cli)
 }
 
