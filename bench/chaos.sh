@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The reliability (chaos) test at scale: CHAOS_RUNS random scenarios of
-# tests/integration/chaos/ against the release binary, then the counts in
+# tests/integration/chaos/ against a release build, then the counts in
 # bench/RESULTS.md, section "Reliability (chaos test)" (replaced if present).
 #
 #   bash bench/chaos.sh                          # 300 runs, a random first seed, ~1-2 min
 #   CHAOS_RUNS=50 CHAOS_SEED=7 bash bench/chaos.sh
 #
-# The release binary, because it is what users run (panic = "abort", LTO)
+# The plain release build (target/release/retry, what `cargo install`
+# gives), because it is what users run (panic = "abort", LTO), on any host,
 # and because 64 MiB outputs through --retry-if-output take seconds in a
 # debug build. The test harness stays a debug build (cheap to build); it
 # runs the binary named by RETRY_BIN_UNDER_TEST. No network (--offline).
+# The downloadable artifact (the same code, linked statically) instead:
+#   RETRY_BIN_UNDER_TEST=$(bash scripts/dist.sh) bash bench/chaos.sh
 # Exits 1 if any invariant was violated, after writing the results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +47,7 @@ trap 'exit 143' TERM
 
 cargo build --release --offline --quiet
 cargo test --offline --quiet --test integration --no-run
-bin="$PWD/target/x86_64-unknown-linux-gnu/release/retry"
+bin=${RETRY_BIN_UNDER_TEST:-$PWD/target/release/retry}
 test=chaos::random_commands_faults_and_signals_keep_every_invariant
 echo "chaos: $runs runs against $bin, seeds $seed.. (limit ${limit}s)" >&2
 
@@ -79,7 +82,7 @@ results=bench/RESULTS.md
     echo
     echo "## Reliability (chaos test)"
     echo
-    echo "Produced by \`bash bench/chaos.sh\` on: $machine; release binary, seeds $seed to $(( seed + runs - 1 )), $seconds s."
+    echo "Produced by \`bash bench/chaos.sh\` on: $machine; binary ${bin#"$PWD"/}, seeds $seed to $(( seed + runs - 1 )), $seconds s."
     echo "What a run does and the invariants checked after it: tests/integration/chaos/ and the README (Reliability)."
     echo
     echo "| runs | faults injected | invariant violations |"
@@ -89,7 +92,7 @@ results=bench/RESULTS.md
     echo "Faults by kind: $kinds."
     if [ "$violations" != 0 ]; then
         echo
-        echo "Violations (replay one with \`CHAOS_SEED=<seed> CHAOS_RUNS=1 RETRY_BIN_UNDER_TEST=target/x86_64-unknown-linux-gnu/release/retry cargo test --test integration chaos -- --nocapture\`):"
+        echo "Violations (replay one with \`CHAOS_SEED=<seed> CHAOS_RUNS=1 RETRY_BIN_UNDER_TEST=target/release/retry cargo test --test integration chaos -- --nocapture\`):"
         echo
         echo '```text'
         awk '/chaos: violation, / { keep = 1; sub(/^.*chaos: violation, /, ""); print; next } keep && /^    / { print; next } { keep = 0 }' "$log"

@@ -25,7 +25,7 @@ cargo build --quiet
 mkdir -p fuzz/target
 dict="$PWD/fuzz/target/argv.dict"
 {
-    target/x86_64-unknown-linux-gnu/debug/retry --help | grep -o -- '--[a-z][a-z-]*' | sort -u |
+    target/debug/retry --help | grep -o -- '--[a-z][a-z-]*' | sort -u |
         while read -r flag; do printf '"%s"\n"\\x00%s\\x00"\n' "$flag" "$flag"; done
     printf '"%s"\n' unlimited all decorrelated ms s y 1-100000 300000000000y
 } >"$dict"

@@ -2,10 +2,17 @@
 # The performance benchmark: every figure of bench/RESULTS.md, each against a
 # baseline measured in the same run (ratios are what count: machines are noisy).
 #
-#   bash bench/run.sh            # builds the release binary if needed, ~2 minutes
+#   bash bench/run.sh            # builds both binaries if needed, ~2 minutes
 #
-# Installs hyperfine, GNU time and a C compiler from Debian's packages when
-# missing. Writes bench/RESULTS.md and prints the same table.
+# Two builds of retry, side by side: the release artifact people download
+# (`bash scripts/dist.sh`: static glibc, not position-independent) and the
+# plain `cargo build --release` (target/release/retry: dynamically linked, what
+# `cargo install` gives). Every figure measures the release artifact; start-up,
+# per-attempt cost, peak memory and binary size measure the plain build too.
+#
+# Installs hyperfine, GNU time, a C compiler and Debian's `retry` (the peer)
+# from Debian's packages when missing. Writes bench/RESULTS.md and prints the
+# same table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,27 +27,49 @@ need python3 python3
 need cc gcc
 need taskset util-linux
 [ -x /usr/bin/time ] || need /usr/bin/time time
+# Debian's unrelated `retry` package (/usr/bin/retry), the peer of start-up.
+[ -e /usr/bin/retry ] || need /usr/bin/retry retry
 
-cargo build --release --quiet
-RETRY="$PWD/target/x86_64-unknown-linux-gnu/release/retry"
+cargo build --release --locked --quiet
+PLAIN="$PWD/target/release/retry"
+RETRY="$PWD/$(bash scripts/dist.sh 2>/dev/null)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O2 -o "$work/stamp" bench/stamp.c
-rustc -O -C target-feature=+crt-static -o "$work/floor" bench/floor.rs
+# Built like the release artifact: static, not position-independent.
+rustc -O -C target-feature=+crt-static -C relocation-model=static -o "$work/floor" bench/floor.rs
 TRUE=$(type -P true)
 FALSE=$(type -P false)
-# Debian's unrelated `retry` package, if installed, as a peer.
+# Debian's `retry`, if /usr/bin/retry is it (not ours, installed there).
 PEER=""
 if [ -x /usr/bin/retry ] && /usr/bin/retry --help 2>&1 | grep -q -- '--times'; then PEER=/usr/bin/retry; fi
 
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 results="$work/rows.tsv" # figure, command, median seconds, ratio, target, verdict
 : >"$results"
 
 # hyperfine_rows FIGURE TARGET_RATIO|- RUNS BASELINE_CMD CMD...: one row per command.
+# With ROUNDS=R the RUNS are taken in R rounds of RUNS/R, each round running
+# every command in turn, and the median is over all of them: load that comes
+# and goes (other builds on the machine) then falls on every command alike
+# instead of on whichever hyperfine was timing at that moment.
 hyperfine_rows() {
-    local figure=$1 target=$2 runs=$3
+    local figure=$1 target=$2 runs=$3 rounds=${ROUNDS:-1} round
     shift 3
-    hyperfine -N -i --warmup "$(( runs / 10 + 1 ))" --runs "$runs" --export-json "$work/h.json" "$@" >/dev/null 2>&1
+    for round in $(seq "$rounds"); do
+        hyperfine -N -i --warmup "$(( runs / rounds / 10 + 1 ))" --runs "$(( runs / rounds ))" \
+            --export-json "$work/h.$round.json" "$@" >/dev/null 2>&1
+    done
+    python3 - "$work/h.json" "$work"/h.[0-9]*.json <<'PY'
+import json, statistics, sys
+out, parts = sys.argv[1], [json.load(open(p))["results"] for p in sys.argv[2:]]
+merged = [{"command": rows[0]["command"]} for rows in zip(*parts)]
+for i, m in enumerate(merged):
+    m["times"] = [t for part in parts for t in part[i]["times"]]
+    m["median"] = statistics.median(m["times"])
+json.dump({"results": merged}, open(out, "w"))
+PY
+    rm -f "$work"/h.[0-9]*.json
     python3 - "$work/h.json" "$figure" "$target" >>"$results" <<'PY'
 import json, sys
 path, figure = sys.argv[1], sys.argv[2]
@@ -52,6 +81,7 @@ for i, r in enumerate(rows):
     verdict = "baseline" if i == 0 else "measured" if target is None else ("met" if ratio <= target else "missed")
     if "/floor " in r["command"]: verdict = "reference"
     if "/usr/bin/retry " in r["command"]: verdict = "peer"
+    if "/target/release/retry " in r["command"]: verdict = "measured (plain build)"
     bound = "" if target is None else f"<= {target}"
     print(f"{figure}\t{r['command']}\t{r['median']*1e3:.3f} ms\t{ratio:.2f}\t{bound}\t{verdict}")
 PY
@@ -59,13 +89,29 @@ PY
 
 echo "bench: start-up overhead" >&2
 peer_start=(); [ -n "$PEER" ] && peer_start=("$PEER -- $TRUE")
-hyperfine_rows "start-up" 2.0 500 "$TRUE" "$RETRY -- $TRUE" "$work/floor 1 $TRUE" "${peer_start[@]}"
+ROUNDS=10 hyperfine_rows "start-up" 2.0 500 "$TRUE" "$RETRY -- $TRUE" "$PLAIN -- $TRUE" "$work/floor 1 $TRUE" "${peer_start[@]}"
+# The same run read against the peer: the release artifact's start-up within
+# 1.1 times that of Debian's C `retry` (its dynamic loader included).
+if [ -n "$PEER" ]; then
+    python3 - "$work/h.json" >>"$results" <<'PY'
+import json, sys
+rows = {r["command"]: r["median"] for r in json.load(open(sys.argv[1]))["results"]}
+peer = next(v for k, v in rows.items() if k.startswith("/usr/bin/retry "))
+print(f"start-up vs peer\tDebian's retry -- true\t{peer*1e3:.3f} ms\t1.00\t\tbaseline")
+for cmd, t in rows.items():
+    if "/dist/retry " in cmd:
+        verdict = "met" if t / peer <= 1.1 else "missed"
+        print(f"start-up vs peer\trelease artifact: {cmd}\t{t*1e3:.3f} ms\t{t/peer:.2f}\t<= 1.1\t{verdict}")
+    elif "/target/release/retry " in cmd:
+        print(f"start-up vs peer\tplain build: {cmd}\t{t*1e3:.3f} ms\t{t/peer:.2f}\t\tmeasured (plain build)")
+PY
+fi
 
 echo "bench: per-attempt cost" >&2
 loop="sh -c 'i=0; while [ \$i -lt 1000 ]; do $FALSE; i=\$((i+1)); done'"
 peer_loop=(); [ -n "$PEER" ] && peer_loop=("$PEER --times=1000 --delay=0 -- $FALSE")
 hyperfine_rows "per-attempt (1000)" 1.0 10 "$loop" "$RETRY -n 1000 --base 0ms -- $FALSE" \
-    "$work/floor 1000 $FALSE" "${peer_loop[@]}"
+    "$PLAIN -n 1000 --base 0ms -- $FALSE" "$work/floor 1000 $FALSE" "${peer_loop[@]}"
 
 echo "bench: pipeline flags" >&2
 # 100 MB of text lines through each flag that puts retry between the command
@@ -82,13 +128,18 @@ hyperfine_rows "pipeline (100 MB)" - 10 "sh -c 'cat $lines | cat'" \
 
 echo "bench: peak memory" >&2
 rss_true=$(/usr/bin/time -f %M "$TRUE" 2>&1 >/dev/null | tail -1)
-rss_retry=$(/usr/bin/time -f %M "$RETRY" -- "$TRUE" 2>&1 >/dev/null | tail -1)
-python3 - "$rss_true" "$rss_retry" >>"$results" <<'PY'
+# The median of 11 runs each: one run's RSS varies by a few pages.
+rss() { for _ in 1 2 3 4 5 6 7 8 9 10 11; do /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; done | sort -n | sed -n 6p; }
+rss_true=$(rss "$TRUE")
+rss_retry=$(rss "$RETRY" -- "$TRUE")
+rss_plain=$(rss "$PLAIN" -- "$TRUE")
+python3 - "$rss_true" "$rss_retry" "$rss_plain" >>"$results" <<'PY'
 import sys
-base, retry = int(sys.argv[1]), int(sys.argv[2])
+base, retry, plain = (int(a) for a in sys.argv[1:])
 print(f"peak memory\ttrue (max RSS)\t{base/1024:.2f} MiB\t1.00\t\tbaseline")
 # GNU time reports the largest RSS of retry and its (reaped) child alike.
-print(f"peak memory\tretry -- true (max RSS)\t{retry/1024:.2f} MiB\t{retry/base:.2f}\t<= 2.5 MiB\t{'met' if retry <= 2.5*1024 else 'missed'}")
+print(f"peak memory\trelease artifact: retry -- true (max RSS)\t{retry/1024:.2f} MiB\t{retry/base:.2f}\t<= 2.5 MiB\t{'met' if retry <= 2.5*1024 else 'missed'}")
+print(f"peak memory\tplain build: retry -- true (max RSS)\t{plain/1024:.2f} MiB\t{plain/base:.2f}\t\tmeasured (plain build)")
 PY
 
 echo "bench: sleep accuracy" >&2
@@ -133,11 +184,11 @@ print(f"simulate sweep\t--simulate --jitter all (all cores)\t{both['median']:.3f
 PY
 
 echo "bench: binary size" >&2
-size=$(stat -c %s "$RETRY")
-python3 - "$size" >>"$results" <<'PY'
+python3 - "$(stat -c %s "$RETRY")" "$(stat -c %s "$PLAIN")" >>"$results" <<'PY'
 import sys
-size = int(sys.argv[1])
-print(f"binary size\trelease, stripped, static\t{size/1048576:.2f} MiB\t\t<= 1.5 MiB\t{'met' if size <= 1.5*1048576 else 'missed'}")
+size, plain = int(sys.argv[1]), int(sys.argv[2])
+print(f"binary size\trelease artifact: stripped, static glibc\t{size/1048576:.2f} MiB\t\t<= 1.5 MiB\t{'met' if size <= 1.5*1048576 else 'missed'}")
+print(f"binary size\tplain build: stripped, dynamic\t{plain/1048576:.2f} MiB\t\t<= 1.5 MiB\t{'met' if plain <= 1.5*1048576 else 'missed'}")
 PY
 
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), Linux $(uname -r), $(date -u +%Y-%m-%d)"
@@ -147,12 +198,14 @@ chaos=$(sed -n '/^## Reliability (chaos test)$/,$p' bench/RESULTS.md 2>/dev/null
     echo "# Benchmark results"
     echo
     echo "Produced by \`bash bench/run.sh\` on: $machine."
+    echo "Load average when it started: $load (other work shares the machine; ratios within a run are what count)."
+    echo "retry is the release artifact (\`bash scripts/dist.sh\`); \"plain build\" rows are \`cargo build --release\`."
     echo "Ratios are against the baseline row of the same figure, measured in the same run."
-    echo "How each figure is measured, and why three targets are out of reach: bench/README.md."
+    echo "How each figure is measured, and why some targets are out of reach: bench/README.md."
     echo
     echo "| figure | command | median | ratio | target | verdict |"
     echo "|---|---|---|---|---|---|"
-    sed -e "s|$RETRY|retry|g; s|$work/floor|floor|g; s|$work/stamp|stamp|g; s|$work/lines|LINES|g" -e 's/|/\\|/g; s/\t/ | /g; s/^/| /; s/$/ |/' "$results"
+    sed -e "s|$RETRY|retry|g; s|$PLAIN|target/release/retry|g; s|$work/floor|floor|g; s|$work/stamp|stamp|g; s|$work/lines|LINES|g" -e 's/|/\\|/g; s/\t/ | /g; s/^/| /; s/$/ |/' "$results"
     if [ -n "$chaos" ]; then printf '\n%s\n' "$chaos"; fi
 } >bench/RESULTS.md
 cat bench/RESULTS.md

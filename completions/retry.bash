@@ -23,7 +23,7 @@ _retry_options() {
 
     case "${cmd}" in
         retry)
-            opts="-j -b -c -f -n -t -m -q -v -s -h -V --jitter --base --cap --factor --max-attempts --retry-on --fatal-on --success-on --timeout --kill-after --max-time --seed --log-format --quiet --verbose --on-retry --stdin --stdin-limit --stdout-once --retry-if-output --stop-if-output --shell --foreground --plan --simulate --completions --man --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --svg --help --version"
+            opts="-j -b -c -f -n -t -m -q -v -s -h -V --jitter --base --cap --factor --max-attempts --retry-on --fatal-on --success-on --timeout --kill-after --max-time --seed --log-format --log-file --quiet --verbose --on-retry --stdin --stdin-limit --stdout-once --retry-if-output --stop-if-output --delay-from-output --budget --budget-tokens --budget-cost --budget-refill --shell --foreground --plan --simulate --completions --man --budget-status --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --svg --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -160,6 +160,21 @@ _retry_options() {
                     COMPREPLY=($(compgen -W "auto text json github" -- "${cur}"))
                     return 0
                     ;;
+                --log-file)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
                 --on-retry)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -189,12 +204,54 @@ _retry_options() {
                     fi
                     return 0
                     ;;
+                --delay-from-output)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --budget)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --budget-tokens)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --budget-cost)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --budget-refill)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --foreground)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --completions)
                     COMPREPLY=($(compgen -W "bash elvish fish powershell zsh" -- "${cur}"))
+                    return 0
+                    ;;
+                --budget-status)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --format)
@@ -282,7 +339,7 @@ _retry_options() {
 # Before COMMAND: retry's options and their values. At COMMAND: command
 # names. After it: COMMAND's own completion (bash-completion), else files.
 _retry() {
-    local i=1 word dashes=0 with_value=" --jitter -j --base -b --cap -c --factor -f --max-attempts -n --retry-on --fatal-on --success-on --timeout -t --kill-after --max-time -m --seed --log-format --on-retry --stdin --stdin-limit --retry-if-output --stop-if-output --foreground --completions --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --svg "
+    local i=1 word dashes=0 with_value=" --jitter -j --base -b --cap -c --factor -f --max-attempts -n --retry-on --fatal-on --success-on --timeout -t --kill-after --max-time -m --seed --log-format --log-file --on-retry --stdin --stdin-limit --retry-if-output --stop-if-output --delay-from-output --budget --budget-tokens --budget-cost --budget-refill --foreground --completions --budget-status --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --svg "
     while (( i < COMP_CWORD )); do
         word=${COMP_WORDS[i]}
         if [[ $word == -- ]]; then

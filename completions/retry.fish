@@ -18,6 +18,7 @@ complete -c retry -l log-format -d 'How retry\'s own log lines are written' -r -
 text\t'One readable line per event'
 json\t'One JSON object per line'
 github\t'GitHub Actions workflow commands: retries as warnings, giving up as an error'"
+complete -c retry -l log-file -d 'Append retry\'s own log lines to this file instead of stderr, which then carries only the command\'s (`--log-file /dev/fd/3` for a descriptor the shell opened); created readable by its owner only' -r -F
 complete -c retry -l on-retry -d 'Shell command run with `sh -c` after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal' -r -f -a "(__fish_complete_command)"
 complete -c retry -l stdin -d 'What each attempt reads as stdin: `inherit` retry\'s own (a later attempt may find it already consumed), `replay` the same bytes every time, or `null` an empty one' -r -f -a "inherit\t'Pass retry\'s stdin on as is: a later attempt may find it already consumed'
 replay\t'Read stdin once (as it arrives) and feed the same bytes to every attempt'
@@ -25,6 +26,11 @@ null\t'Give every attempt an empty stdin, so a command waiting for input fails f
 complete -c retry -l stdin-limit -d 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that cannot be kept (disk full), stops the run with exit status 125 rather than feed any attempt a truncated input' -r -f
 complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only. Lines are matched whole up to 1 MiB; a longer one only by a match that ends in its first 1 MiB, where `$` does not match' -r -f
 complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX (lines as for --retry-if-output)' -r -f
+complete -c retry -l delay-from-output -d 'Read the server\'s wait from the output: a line matching REGEX (lines as for --retry-if-output) with one capture group holding seconds (`120`, `1.5`), a duration (`250ms`) or an HTTP-date. The sleep after that failed attempt is then at least the hint; a hint longer than --cap, or one that would end past --max-time, gives up rather than come back sooner than asked. Example: \'(?i)^retry-after:\\s*(.+)$\'' -r -f
+complete -c retry -l budget -d 'Share one retry budget with every retry on this host that names it: a retry costs tokens, and when the budget cannot pay retry gives up at once with the command\'s last status (first attempts always run)' -r -f
+complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500)' -r -f
+complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one\'s cost back, a first-try success 1 token' -r -f
+complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"
@@ -33,6 +39,7 @@ elvish\t''
 fish\t''
 powershell\t''
 zsh\t''"
+complete -c retry -l budget-status -d 'Print the state of the shared retry budget NAME, and run nothing' -r -f
 complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table\t'Aligned columns for people'
 csv\t'Comma-separated values with a header row'
 json\t'One JSON array of objects'"

@@ -29,6 +29,8 @@ pub enum Mode {
     },
     Completions(crate::cli::generate::Shell),
     Man,
+    /// `--budget-status NAME`.
+    BudgetStatus(run::budget::Settings),
 }
 
 /// Applies the cross-field rules and picks the mode.
@@ -88,7 +90,16 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
         return Ok(Mode::Completions(shell));
     } else if cli.man {
         return Ok(Mode::Man);
-    } else if cli.plan {
+    }
+    let budget_params = budget_params(&cli)?;
+    let settings = |name| run::budget::Settings {
+        name,
+        params: budget_params,
+    };
+    if let Some(name) = &cli.budget_status {
+        return Ok(Mode::BudgetStatus(settings(name.clone())));
+    }
+    if cli.plan {
         return Ok(Mode::Plan(plan::Options {
             backoff,
             attempts: cli.max_attempts,
@@ -127,6 +138,7 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
             LogFormat::Auto => LogFormat::Text,
             chosen => chosen,
         },
+        log_file: cli.log_file,
         verbosity: match (cli.quiet, cli.verbose) {
             (true, _) => Verbosity::Quiet,
             (_, true) => Verbosity::Verbose,
@@ -141,8 +153,10 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
             matchers: crate::run::pipes::Matchers {
                 retry_if: cli.retry_if_output,
                 stop_if: cli.stop_if_output,
+                delay_from: cli.delay_from_output,
             },
         },
+        budget: cli.budget.map(settings),
         program,
         args,
     })))
@@ -173,6 +187,23 @@ fn simulate_options(cli: &Cli, backoff: Backoff) -> simulate::Options {
         reps: cli.reps,
         svg: cli.svg.clone(),
     }
+}
+
+/// `--budget-tokens`, `--budget-cost`, `--budget-refill`: a budget that
+/// could never pay for one retry is a mistake, not a way to turn retries off.
+fn budget_params(cli: &Cli) -> Result<run::budget::Params, clap::Error> {
+    if cli.budget_tokens < cli.budget_cost {
+        return Err(usage(format!(
+            "{} is below {}: the budget could never pay for a retry",
+            cli.sources.name("budget_tokens", &cli.budget_tokens),
+            cli.sources.name("budget_cost", &cli.budget_cost),
+        )));
+    }
+    Ok(run::budget::Params {
+        tokens: cli.budget_tokens,
+        cost: cli.budget_cost,
+        refill: cli.budget_refill,
+    })
 }
 
 /// A code cannot both end the run as a success and be retried or fatal.
@@ -210,7 +241,7 @@ fn fmt(duration: Duration) -> String {
 pub struct Sources(Vec<(&'static str, ValueSource)>);
 
 /// The options the rules in `from_cli` name.
-const COMPARED: [&str; 8] = [
+const COMPARED: [&str; 10] = [
     "base",
     "cap",
     "retry_on",
@@ -219,6 +250,8 @@ const COMPARED: [&str; 8] = [
     "timeout",
     "max_time",
     "jitter",
+    "budget_tokens",
+    "budget_cost",
 ];
 
 impl Sources {

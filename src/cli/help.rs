@@ -32,11 +32,18 @@ pub const EXAMPLES: [(&str, &str); 5] = [
 /// The options no `RETRY_*` variable sets: the modes, which run no
 /// command, so no variable can turn a run into something else.
 #[cfg(test)]
-pub const NOT_FROM_ENVIRONMENT: [&str; 6] =
-    ["plan", "simulate", "completions", "man", "help", "version"];
+pub const NOT_FROM_ENVIRONMENT: [&str; 7] = [
+    "plan",
+    "simulate",
+    "completions",
+    "man",
+    "budget-status",
+    "help",
+    "version",
+];
 
 pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --completions, --man, \
-    --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
+    --budget-status, --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
     RETRY_MAX_ATTEMPTS=unlimited); a flag on the command line wins. Switches take 1/0, \
     true/false, yes/no or on/off (RETRY_QUIET=1). The modes are deliberately not read from \
     the environment: a variable never turns a run into one that runs nothing.";
@@ -58,7 +65,7 @@ pub const CODES: &str = "CODES: exit codes and inclusive ranges, 0 to 255, separ
 pub const EXIT_STATUS: [(&str, &str); 8] = [
     (
         "the command's",
-        "its success or stopping code, or the last attempt's when attempts or time run out",
+        "its success or stopping code, or the last attempt's when attempts, time or --budget run out",
     ),
     (
         "1",

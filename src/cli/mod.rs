@@ -122,6 +122,13 @@ pub struct Cli {
           help_heading = "Logging", hide_short_help = true)]
     pub log_format: LogFormat,
 
+    /// Append retry's own log lines to this file instead of stderr, which
+    /// then carries only the command's (`--log-file /dev/fd/3` for a
+    /// descriptor the shell opened); created readable by its owner only
+    #[arg(long, env = "RETRY_LOG_FILE", value_name = "PATH", value_hint = ValueHint::FilePath,
+          help_heading = "Logging", hide_short_help = true)]
+    pub log_file: Option<std::path::PathBuf>,
+
     /// Log only when giving up
     #[arg(short, long, env = "RETRY_QUIET", conflicts_with = "verbose",
           value_parser = parse_switch, help_heading = "Logging")]
@@ -178,6 +185,46 @@ pub struct Cli {
           value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines", hide_short_help = true)]
     pub stop_if_output: Option<Regex>,
 
+    /// Read the server's wait from the output: a line matching REGEX (lines
+    /// as for --retry-if-output) with one capture group holding seconds
+    /// (`120`, `1.5`), a duration (`250ms`) or an HTTP-date. The sleep after
+    /// that failed attempt is then at least the hint; a hint longer than
+    /// --cap, or one that would end past --max-time, gives up rather than
+    /// come back sooner than asked. Example: '(?i)^retry-after:\s*(.+)$'
+    #[arg(long, env = "RETRY_DELAY_FROM_OUTPUT", value_name = "REGEX",
+          value_parser = parse_hint_regex, value_hint = ValueHint::Other, help_heading = "Pipelines",
+          hide_short_help = true)]
+    pub delay_from_output: Option<Regex>,
+
+    /// Share one retry budget with every retry on this host that names it:
+    /// a retry costs tokens, and when the budget cannot pay retry gives up
+    /// at once with the command's last status (first attempts always run)
+    #[arg(long, env = "RETRY_BUDGET", value_name = "NAME", value_parser = crate::run::budget::parse_name,
+          value_hint = ValueHint::Other, help_heading = BUDGET, hide_short_help = true)]
+    pub budget: Option<String>,
+
+    /// The budget's size, and what a full one holds (AWS SDK retry quota: 500)
+    #[arg(long, env = "RETRY_BUDGET_TOKENS", value_name = "N",
+          default_value_t = crate::run::budget::bucket::DEFAULT_TOKENS,
+          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
+          help_heading = BUDGET, hide_short_help = true)]
+    pub budget_tokens: u32,
+
+    /// Tokens one retry costs, twice that after a timeout; a success after
+    /// retries gives the last one's cost back, a first-try success 1 token
+    #[arg(long, env = "RETRY_BUDGET_COST", value_name = "N",
+          default_value_t = crate::run::budget::bucket::DEFAULT_COST,
+          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
+          help_heading = BUDGET, hide_short_help = true)]
+    pub budget_cost: u32,
+
+    /// Tokens the budget regains per second (0: only successes refill it)
+    #[arg(long, env = "RETRY_BUDGET_REFILL", value_name = "PER_SECOND",
+          default_value_t = crate::run::budget::bucket::DEFAULT_REFILL,
+          value_parser = parse_refill, value_hint = ValueHint::Other,
+          help_heading = BUDGET, hide_short_help = true)]
+    pub budget_refill: f64,
+
     /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)
     #[arg(short, long, env = "RETRY_SHELL", value_parser = parse_switch)]
     pub shell: bool,
@@ -192,8 +239,8 @@ pub struct Cli {
 
     /// The command to run and its arguments (`--` before it if it starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true,
-          required_unless_present_any = ["plan", "simulate", "completions", "man"],
-          conflicts_with_all = ["plan", "simulate", "completions", "man"],
+          required_unless_present_any = ["plan", "simulate", "completions", "man", "budget_status"],
+          conflicts_with_all = ["plan", "simulate", "completions", "man", "budget_status"],
           value_hint = ValueHint::CommandWithArguments,
           value_parser = clap::value_parser!(OsString))]
     pub command: Vec<OsString>,
@@ -216,6 +263,11 @@ pub struct Cli {
     /// Print the man page (roff) to stdout, and run nothing
     #[arg(long, group = "mode", help_heading = MODES, hide_short_help = true)]
     pub man: bool,
+
+    /// Print the state of the shared retry budget NAME, and run nothing
+    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::run::budget::parse_name,
+          value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
+    pub budget_status: Option<String>,
 
     /// Output of --plan and --simulate
     #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = Format::Table,
@@ -290,6 +342,7 @@ pub struct Cli {
 
 const MODES: &str = "Modes (run no command)";
 const SIMULATION: &str = "Simulation (--simulate only)";
+const BUDGET: &str = "Shared retry budget (--budget)";
 
 /// Options that only `--simulate` reads.
 const SIMULATE_ONLY: [&str; 9] = [
@@ -306,33 +359,40 @@ const SIMULATE_ONLY: [&str; 9] = [
 /// Options that only `--simulate --model busy` reads.
 const BUSY_ONLY: [&str; 2] = ["service_time", "service_sd"];
 
+/// The budget's parameters: meaningless without one.
+const BUDGET_ONLY: [&str; 3] = ["budget_tokens", "budget_cost", "budget_refill"];
+
 /// Parses a command line (the program name first) and RETRY_* variables.
 pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
     use clap::parser::ValueSource;
     use clap::{CommandFactory, FromArgMatches};
-    let matches = Cli::command().try_get_matches_from(args)?;
-    let mut cli = Cli::from_arg_matches(&matches)?;
-    let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
-    cli.backoff_defaulted = defaulted("base") && defaulted("cap");
-    cli.sources = config::Sources::of(&matches);
+    let mut matches = Cli::command().try_get_matches_from(args)?;
     // A mode's options on the command line without the mode are a mistake
     // (from the environment they may be meant for another invocation).
+    // Checked on the matches, before they are moved into `Cli`: converting
+    // without a copy of them is a sixth of retry's start-up instructions.
     let given = |id: &&&str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    let stray = if cli.simulate {
+    let present = |id| matches.value_source(id).is_some();
+    let stray = if matches.get_flag("simulate") {
         None
     } else if let Some(id) = SIMULATE_ONLY.iter().find(given) {
         Some((*id, "--simulate"))
-    } else if !cli.plan && given(&&"format") {
+    } else if !matches.get_flag("plan") && given(&&"format") {
         Some(("format", "--plan or --simulate"))
+    } else if !present("budget") && !present("budget_status") {
+        BUDGET_ONLY
+            .iter()
+            .find(given)
+            .map(|id| (*id, "--budget or --budget-status"))
     } else {
         None
     };
     let stray = stray.or_else(|| {
-        let busy = cli.model == ModelName::Busy;
+        let busy = matches.get_one::<ModelName>("model") == Some(&ModelName::Busy);
         let id = BUSY_ONLY
             .iter()
             .find(given)
-            .filter(|_| cli.simulate && !busy)?;
+            .filter(|_| matches.get_flag("simulate") && !busy)?;
         Some((*id, "--simulate --model busy"))
     });
     if let Some((id, mode)) = stray {
@@ -342,6 +402,12 @@ pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
             format!("`{flag}` is only for {mode}"),
         ));
     }
+    let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
+    let backoff_defaulted = defaulted("base") && defaulted("cap");
+    let sources = config::Sources::of(&matches);
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
+    cli.backoff_defaulted = backoff_defaulted;
+    cli.sources = sources;
     Ok(cli)
 }
 
@@ -411,6 +477,25 @@ fn parse_switch(text: &str) -> Result<bool, String> {
         Ok(false)
     } else {
         Err("expected 1 or 0, true or false, yes or no, on or off".into())
+    }
+}
+
+/// `--delay-from-output`: an output regex whose one group is the hint.
+fn parse_hint_regex(text: &str) -> Result<Regex, String> {
+    let regex = parse_regex(text)?;
+    match regex.captures_len() - 1 {
+        1 => Ok(regex),
+        0 => Err("the regex needs one capture group around the delay, as in `(?i)^retry-after:\\s*(.+)$`".into()),
+        n => Err(format!(
+            "the regex has {n} capture groups; it needs exactly one around the delay (group others with `(?:...)`)"
+        )),
+    }
+}
+
+fn parse_refill(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate >= 0.0 => Ok(rate),
+        _ => Err("expected tokens per second, a number of at least 0 such as `5` or `0.5`".into()),
     }
 }
 

@@ -4,6 +4,9 @@
 //! signal dispositions and masks, dying by a signal, and collecting the
 //! descendants that escaped the group. The rest of the crate names no OS call.
 //!
+//! `private.rs` creates and opens files only this user may touch (the
+//! shared retry budget's state).
+//!
 //! `unix.rs` is the implementation for every Unix, and `signals.rs` the one
 //! wait for a child, a signal or a deadline (self-pipes and `poll`); `reaper_linux.rs` adds
 //! the Linux child subreaper, and `reaper_portable.rs` is its twin for
@@ -22,6 +25,7 @@
 //! on file descriptors, which every Unix has; on Windows each pipe would
 //! be read by a blocking thread instead (each already has a thread).
 
+pub mod private;
 pub mod reaper_portable;
 pub mod signals;
 mod unix;

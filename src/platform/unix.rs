@@ -36,7 +36,7 @@ pub enum Waited {
 /// alone: they are retry's own crash, not a request to stop. SIGPIPE stays
 /// ignored as Rust sets it: a closed reader is an EPIPE to handle.
 pub fn terminating_signals() -> Vec<i32> {
-    let mut signals = vec![
+    let portable = [
         libc::SIGHUP,
         libc::SIGINT,
         libc::SIGQUIT,
@@ -50,11 +50,12 @@ pub fn terminating_signals() -> Vec<i32> {
         libc::SIGXFSZ,
     ];
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        signals.extend([libc::SIGIO, libc::SIGPWR, libc::SIGSTKFLT]);
-        signals.extend(libc::SIGRTMIN()..=libc::SIGRTMAX());
-    }
-    signals
+    let more = [libc::SIGIO, libc::SIGPWR, libc::SIGSTKFLT]
+        .into_iter()
+        .chain(libc::SIGRTMIN()..=libc::SIGRTMAX());
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let more = std::iter::empty();
+    portable.into_iter().chain(more).collect()
 }
 
 /// Where the handlers write one byte per signal: the write ends of the

@@ -7,13 +7,16 @@
 //! The order is the rule: the output conditions first (a `--stop-if-output`
 //! match ends the run, a `--retry-if-output` match makes even a success
 //! retryable, but never a fatal code), then the exit code's verdict, then
-//! the run's limits (`--max-time` reached, attempts left, a sleep that would
-//! end past `--max-time`).
+//! the run's limits (`--max-time` reached, attempts left), then the sleep
+//! (the server's hint within `--cap`, a sleep that would end past
+//! `--max-time`), and last the shared `--budget`, which pays only for a
+//! retry that nothing else stops.
 
 use std::time::Duration;
 
 use crate::policy::{Attempts, Policy, Verdict};
 use crate::run::events::GiveUp;
+use crate::run::hint::{self, Hint, Hinted};
 use crate::run::pipes::OutputSeen;
 use crate::status::Status;
 use crate::strategy::Sleep;
@@ -23,6 +26,8 @@ use crate::strategy::Sleep;
 pub struct Rules {
     pub policy: Policy,
     pub limit: Attempts,
+    /// `--cap`: the longest sleep, a server's hint included.
+    pub cap: Duration,
 }
 
 /// Whether retry itself ended the attempt at a deadline.
@@ -37,7 +42,7 @@ pub enum Stopped {
 }
 
 /// How one attempt ended, as the rules see it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Facts {
     /// The attempt's number, from 1.
     pub number: u32,
@@ -59,18 +64,29 @@ pub enum Decision {
         reason: GiveUp,
         output_to_stdout: bool,
     },
-    /// Another attempt follows after `sleep`.
-    Retry { status: Status, sleep: Sleep },
+    /// Another attempt follows after `sleep` (`hint`: the server had a say).
+    Retry {
+        status: Status,
+        sleep: Sleep,
+        hint: Option<Hinted>,
+    },
 }
 
 /// Decides what follows an attempt. `draw` computes the next sleep; it is
 /// called only when a retry is possible, so a run that succeeds at once
-/// never seeds a random generator.
-pub fn decide(rules: &Rules, facts: &Facts, draw: impl FnOnce() -> Sleep) -> Decision {
+/// never seeds a random generator. `pay` asks the `--budget` for a retry
+/// (true: a retry after a timeout) and is called only when nothing else
+/// stops it, so no token pays for a retry that does not happen.
+pub fn decide(
+    rules: &Rules,
+    facts: &Facts,
+    draw: impl FnOnce() -> Sleep,
+    pay: impl FnOnce(bool) -> bool,
+) -> Decision {
     let Facts {
         number,
         status,
-        seen,
+        ref seen,
         stopped,
         time_left,
     } = *facts;
@@ -89,6 +105,14 @@ pub fn decide(rules: &Rules, facts: &Facts, draw: impl FnOnce() -> Sleep) -> Dec
         reason,
         output_to_stdout: stopped == Stopped::No,
     };
+    // Output was lost and all later output would be: whatever the attempt's
+    // status, the run ends as a writer to a closed pipe does (SIGPIPE).
+    if seen.stdout_closed {
+        return Decision::GiveUp {
+            reason: GiveUp::StdoutClosed,
+            output_to_stdout: false,
+        };
+    }
     match verdict {
         // `--stop-if-output` keeps the command's own status, even 0.
         _ if seen.stop_if => return give_up(GiveUp::OutputStop(status)),
@@ -101,12 +125,30 @@ pub fn decide(rules: &Rules, facts: &Facts, draw: impl FnOnce() -> Sleep) -> Dec
     if !rules.limit.allows_after(number) {
         return give_up(GiveUp::Attempts(status));
     }
-    let sleep = draw();
+    // An unreadable hint is no hint (the loop logs it).
+    let asked = match seen.hint {
+        Some(Hint::Delay(asked)) => Some(asked),
+        _ => None,
+    };
+    let (sleep, hint) = match hint::choose(draw(), asked, rules.cap) {
+        Ok(chosen) => chosen,
+        Err(asked) => {
+            let hint_ms = crate::duration::millis(asked);
+            return give_up(GiveUp::HintTooLong { status, hint_ms });
+        }
+    };
     if !fits(sleep.duration, time_left) {
         let sleep_ms = crate::duration::millis(sleep.duration);
         return give_up(GiveUp::MaxTimeAhead { status, sleep_ms });
     }
-    Decision::Retry { status, sleep }
+    if !pay(stopped == Stopped::ByTimeout) {
+        return give_up(GiveUp::Budget(status));
+    }
+    Decision::Retry {
+        status,
+        sleep,
+        hint,
+    }
 }
 
 /// Whether a sleep ends within what is left of `--max-time`.
@@ -126,6 +168,7 @@ mod tests {
             // The defaults: 0 succeeds, everything else but 126/127/141 retries.
             policy: Policy::new(CodeSet::of(&[0]), None, Some(CodeSet::of(&[5]))),
             limit: Attempts::Limit(limit),
+            cap: MS * 1000,
         }
     }
 
@@ -154,11 +197,12 @@ mod tests {
             seen: OutputSeen {
                 retry_if: seen.0,
                 stop_if: seen.1,
+                ..OutputSeen::default()
             },
             stopped,
             time_left: left_ms.map(|ms| MS * ms),
         };
-        decide(&rules(3), &facts, || sleep(100))
+        decide(&rules(3), &facts, || sleep(100), |_| true)
     }
 
     fn gives_up(reason: GiveUp, output_to_stdout: bool) -> Decision {
@@ -178,6 +222,7 @@ mod tests {
         let retry = |status| Decision::Retry {
             status,
             sleep: sleep(100),
+            hint: None,
         };
         let timed_out = Status::timed_out(MS * 10);
         let rows = [
@@ -262,11 +307,34 @@ mod tests {
     }
 
     #[test]
+    fn a_closed_stdout_ends_the_run_whatever_the_status() {
+        for code in [0, 1, 5] {
+            let facts = Facts {
+                number: 1,
+                status: Status::exited(code),
+                seen: OutputSeen {
+                    stdout_closed: true,
+                    ..OutputSeen::default()
+                },
+                stopped: Stopped::No,
+                time_left: None,
+            };
+            let decision = decide(&rules(3), &facts, || sleep(1), |_| true);
+            assert_eq!(
+                decision,
+                gives_up(GiveUp::StdoutClosed, false),
+                "exit code {code}"
+            );
+        }
+    }
+
+    #[test]
     fn a_failure_that_exits_0_is_reported_as_1() {
         // 0 is not a success here; giving up must not exit 0.
         let rules = Rules {
             policy: Policy::new(CodeSet::of(&[3]), None, None),
             limit: Attempts::Limit(1),
+            cap: MS * 1000,
         };
         let facts = Facts {
             number: 1,
@@ -275,7 +343,7 @@ mod tests {
             stopped: Stopped::No,
             time_left: None,
         };
-        let Decision::GiveUp { reason, .. } = decide(&rules, &facts, || sleep(1)) else {
+        let Decision::GiveUp { reason, .. } = decide(&rules, &facts, || sleep(1), |_| true) else {
             panic!("expected a give-up")
         };
         assert_eq!(reason, GiveUp::Attempts(Status::exited(0).as_failure()));
@@ -293,10 +361,15 @@ mod tests {
                 stopped: Stopped::No,
                 time_left: None,
             };
-            decide(&rules(3), &facts, || {
-                drawn += 1;
-                sleep(1)
-            });
+            decide(
+                &rules(3),
+                &facts,
+                || {
+                    drawn += 1;
+                    sleep(1)
+                },
+                |_| panic!("paid for a retry that cannot happen"),
+            );
         }
         assert_eq!(drawn, 0);
     }
@@ -315,8 +388,128 @@ mod tests {
             time_left: None,
         };
         assert!(matches!(
-            decide(&rules, &facts, || sleep(1)),
+            decide(&rules, &facts, || sleep(1), |_| true),
             Decision::Retry { .. }
         ));
+    }
+
+    /// A failed attempt (exit 1, attempt 1 of 3) whose output carried
+    /// `hint`, with `left_ms` of --max-time, a draw of 100 ms, a cap of
+    /// 1000 ms and a budget that pays if `budget` says so; the decision,
+    /// and what the budget was asked for (Some(after a timeout)).
+    fn hinted_row(
+        hint: Option<Hint>,
+        stopped: Stopped,
+        left_ms: Option<u32>,
+        budget: bool,
+    ) -> (Decision, Option<bool>) {
+        let facts = Facts {
+            number: 1,
+            status: Status::exited(1),
+            seen: OutputSeen {
+                hint,
+                ..OutputSeen::default()
+            },
+            stopped,
+            time_left: left_ms.map(|ms| MS * ms),
+        };
+        let mut asked = None;
+        let decision = decide(
+            &rules(3),
+            &facts,
+            || sleep(100),
+            |timeout| {
+                asked = Some(timeout);
+                budget
+            },
+        );
+        (decision, asked)
+    }
+
+    #[test]
+    fn hints_and_the_budget_as_rows() {
+        use Stopped::{ByTimeout, No};
+        let status = Status::exited(1);
+        let delay = |ms| Some(Hint::Delay(MS * ms));
+        let retry = |ms, hint: Option<(u32, u32)>| Decision::Retry {
+            status,
+            sleep: Sleep {
+                duration: MS * ms,
+                ceiling: MS * 100,
+            },
+            hint: hint.map(|(asked, drawn)| Hinted {
+                asked: MS * asked,
+                drawn: MS * drawn,
+            }),
+        };
+        let rows = [
+            // No hint: the draw, paid for by the budget.
+            (
+                hinted_row(None, No, None, true),
+                (retry(100, None), Some(false)),
+            ),
+            // A longer hint is the sleep; a shorter one leaves the draw.
+            (
+                hinted_row(delay(400), No, None, true),
+                (retry(400, Some((400, 100))), Some(false)),
+            ),
+            (
+                hinted_row(delay(40), No, None, true),
+                (retry(100, Some((40, 100))), Some(false)),
+            ),
+            // Up to the cap, not one millisecond more: then give up, unpaid.
+            (
+                hinted_row(delay(1000), No, None, true),
+                (retry(1000, Some((1000, 100))), Some(false)),
+            ),
+            (
+                hinted_row(delay(1001), No, None, true),
+                (
+                    gives_up(
+                        GiveUp::HintTooLong {
+                            status,
+                            hint_ms: 1001,
+                        },
+                        true,
+                    ),
+                    None,
+                ),
+            ),
+            // A hint that would end past --max-time gives up, unpaid.
+            (
+                hinted_row(delay(400), No, Some(399), true),
+                (
+                    gives_up(
+                        GiveUp::MaxTimeAhead {
+                            status,
+                            sleep_ms: 400,
+                        },
+                        true,
+                    ),
+                    None,
+                ),
+            ),
+            // An unreadable hint is none.
+            (
+                hinted_row(Some(Hint::Unparseable("soon".into())), No, None, true),
+                (retry(100, None), Some(false)),
+            ),
+            // A budget that cannot pay ends the run with the last status.
+            (
+                hinted_row(None, No, None, false),
+                (gives_up(GiveUp::Budget(status), true), Some(false)),
+            ),
+            // A retry after a timeout is asked for as such.
+            (
+                hinted_row(None, ByTimeout, None, false),
+                (
+                    gives_up(GiveUp::Budget(Status::exited(1)), false),
+                    Some(true),
+                ),
+            ),
+        ];
+        for (i, (got, want)) in rows.into_iter().enumerate() {
+            assert_eq!(got, want, "row {i}");
+        }
     }
 }

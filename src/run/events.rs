@@ -1,9 +1,8 @@
 //! What happens during a run, as data: the runner emits these and `log`
 //! decides how (and whether) each is written.
 
-use std::time::Duration;
-
 use crate::policy::Attempts;
+use crate::run::hint::Hinted;
 use crate::status::Status;
 use crate::strategy::{Jitter, Sleep};
 
@@ -18,13 +17,20 @@ pub enum Event {
         status: Status,
         sleep: Sleep,
         jitter: Jitter,
+        /// The server's hint, when the attempt's output had one.
+        hint: Option<Hinted>,
     },
-    /// The run succeeded; `slept` is the time spent in backoff sleeps.
+    /// Something retry set aside and goes on without (an unreadable
+    /// server hint, a budget file it could not use): logged, not fatal.
+    Warning { attempt: u32, message: String },
+    /// The run succeeded; `slept_ms` adds up the sleeps as `Retrying`
+    /// showed them (each rounded to the millisecond), so the summary agrees
+    /// with the lines before it.
     Succeeded {
         attempt: u32,
         limit: Attempts,
         status: Status,
-        slept: Duration,
+        slept_ms: u128,
     },
     /// The `--on-retry` command failed (logged; the run goes on).
     HookFailed {
@@ -57,6 +63,10 @@ pub enum GiveUp {
     MaxTimeInHook(Status),
     /// The next sleep would have ended past `--max-time`.
     MaxTimeAhead { status: Status, sleep_ms: u128 },
+    /// The server asked for a wait longer than `--cap`.
+    HintTooLong { status: Status, hint_ms: u128 },
+    /// The shared `--budget` could not pay for a retry.
+    Budget(Status),
     /// retry received this signal; `status` is the command's, if it was running.
     Signal {
         signal: i32,
@@ -90,6 +100,8 @@ impl GiveUp {
     pub fn reason(&self) -> &'static str {
         match self {
             GiveUp::Attempts(_) => "attempts",
+            GiveUp::HintTooLong { .. } => "hint",
+            GiveUp::Budget(_) => "budget",
             GiveUp::Fatal(_) | GiveUp::NotRetryable(_) | GiveUp::OutputStop(_) => "fatal",
             GiveUp::MaxTimeReached(_) | GiveUp::MaxTimeAhead { .. } | GiveUp::MaxTimeInHook(_) => {
                 "max_time"
@@ -134,7 +146,9 @@ impl GiveUp {
             | GiveUp::OutputStop(s)
             | GiveUp::MaxTimeReached(s)
             | GiveUp::MaxTimeInHook(s)
-            | GiveUp::MaxTimeAhead { status: s, .. } => Some(*s),
+            | GiveUp::MaxTimeAhead { status: s, .. }
+            | GiveUp::HintTooLong { status: s, .. }
+            | GiveUp::Budget(s) => Some(*s),
             GiveUp::Signal { status, .. } => *status,
             GiveUp::Spawn { .. } | GiveUp::Failed(_) | GiveUp::StdoutClosed => None,
         }

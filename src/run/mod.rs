@@ -1,7 +1,8 @@
 //! The attempt loop: run, judge, sleep, run again. The judging is
 //! `decide::decide`, a pure function; this file carries its decisions out
 //! (held output, events, `--on-retry`, the sleep). Everything that touches
-//! the outside world (clock, processes, signals) is behind `Host`, so the
+//! the outside world (clock, processes, signals, the shared `--budget`'s
+//! file) is behind `Host`, so the
 //! loop's tests run without a process or a sleep.
 //!
 //! ```text
@@ -9,13 +10,21 @@
 //!   │        │ no
 //!   │   fatal / not retryable / last attempt / max-time? ──yes──> give up
 //!   │        │ no
-//!   └── sleep (Schedule::next_sleep) <── a signal here gives up at once
+//!   │   sleep: the draw, or the server's hint if longer; past --cap or
+//!   │   --max-time? ──yes──> give up
+//!   │        │ no
+//!   │   --budget cannot pay? ──yes──> give up
+//!   │        │ no
+//!   └── sleep <── a signal here gives up at once
 //! ```
 
+pub mod budget;
 pub mod countdown;
 pub mod decide;
 pub mod events;
+pub mod hint;
 pub mod log;
+pub mod name;
 pub mod pipes;
 pub mod supervisor;
 
@@ -28,6 +37,7 @@ use std::ffi::OsString;
 use crate::policy::{Attempts, Policy};
 use crate::run::decide::{Decision, Facts, Rules, Stopped, decide};
 use crate::run::events::{Event, GiveUp, Phase};
+use crate::run::hint::{Hint, Hinted};
 use crate::run::log::{LogFormat, Verbosity};
 use crate::run::pipes::OutputSeen;
 use crate::run::supervisor::Foreground;
@@ -46,12 +56,16 @@ pub struct Options {
     pub max_time: Option<Duration>,
     pub seed: Option<u64>,
     pub log_format: LogFormat,
+    /// `--log-file`: where retry's lines go instead of stderr.
+    pub log_file: Option<std::path::PathBuf>,
     pub verbosity: Verbosity,
     pub foreground: Foreground,
     /// `--on-retry`: a shell command run between a failed attempt and its sleep.
     pub on_retry: Option<String>,
     /// `--stdin`, `--stdout-once` and the output conditions.
     pub pipes: pipes::Settings,
+    /// `--budget`: the shared retry budget's name and parameters.
+    pub budget: Option<budget::Settings>,
     /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
     pub program: OsString,
     pub args: Vec<OsString>,
@@ -128,6 +142,15 @@ pub trait Host {
         exit_code: i32,
         deadline: Option<Instant>,
     ) -> Result<Ended, SpawnError>;
+    /// `--budget`: takes `tokens` for a retry from the shared budget;
+    /// whether it could, and a warning to log. Without one, always.
+    fn withdraw(&mut self, _tokens: u32) -> (bool, Option<String>) {
+        (true, None)
+    }
+    /// `--budget`: gives `tokens` back after a success; a warning to log.
+    fn deposit(&mut self, _tokens: u32) -> Option<String> {
+        None
+    }
 }
 
 /// Runs the loop to its end and returns how retry ends.
@@ -167,7 +190,12 @@ struct Loop<'a, R, F> {
     rng: Option<R>,
     number: u32,
     previous_code: Option<i32>,
-    slept: Duration,
+    /// The sleeps as the retry lines showed them, added up.
+    slept_ms: u128,
+    /// What the `--budget` was paid for the last retry (refunded on success).
+    last_paid: Option<u32>,
+    /// An unreadable server hint is logged once a run.
+    hint_warned: bool,
 }
 
 impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
@@ -177,6 +205,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             rules: Rules {
                 policy: config.policy,
                 limit: config.attempts,
+                cap: config.backoff.cap,
             },
             run_deadline: after(now, config.max_time),
             schedule: Schedule::new(config.backoff),
@@ -184,7 +213,9 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             rng: None,
             number: 1,
             previous_code: None,
-            slept: Duration::ZERO,
+            slept_ms: 0,
+            last_paid: None,
+            hint_warned: false,
         }
     }
 
@@ -201,20 +232,60 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             limit,
         });
         let facts = self.attempt(host)?;
+        if let Some(Hint::Unparseable(text)) = &facts.seen.hint
+            && !std::mem::replace(&mut self.hint_warned, true)
+        {
+            emit(&Event::Warning {
+                attempt: self.number,
+                message: format!(
+                    "--delay-from-output captured `{text}`, which is not a number of seconds, a duration or an HTTP-date; ignored (said once)"
+                ),
+            });
+        }
         let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
         let draw = || {
             let rng =
                 rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
             schedule.next_sleep(rng)
         };
-        match decide(&self.rules, &facts, draw) {
+        let budget = self.config.budget.as_ref().map(|b| b.params);
+        let (mut paid, mut warning) = (None, None);
+        let pay = |after_timeout| {
+            let Some(params) = budget else {
+                return true;
+            };
+            let tokens = params.retry_cost(after_timeout);
+            let (ok, said) = host.withdraw(tokens);
+            warning = said;
+            paid = ok.then_some(tokens);
+            ok
+        };
+        let decision = decide(&self.rules, &facts, draw, pay);
+        if let Some(message) = warning {
+            emit(&Event::Warning {
+                attempt: self.number,
+                message,
+            });
+        }
+        match decision {
             Decision::Succeed(status) => {
+                if budget.is_some() {
+                    // AWS's rule: a first-try success adds 1, a later one
+                    // refunds what its last retry cost.
+                    let tokens = self.last_paid.unwrap_or(1);
+                    if let Some(message) = host.deposit(tokens) {
+                        emit(&Event::Warning {
+                            attempt: self.number,
+                            message,
+                        });
+                    }
+                }
                 settle(host, true)?;
                 emit(&Event::Succeeded {
                     attempt: self.number,
                     limit,
                     status,
-                    slept: self.slept,
+                    slept_ms: self.slept_ms,
                 });
                 Ok(Some(Exit::Code(status.code)))
             }
@@ -225,8 +296,23 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 settle(host, output_to_stdout)?;
                 Err(reason)
             }
-            Decision::Retry { status, sleep } => {
-                self.pause(host, emit, status, sleep)?;
+            Decision::Retry {
+                status,
+                sleep,
+                hint,
+            } => {
+                self.last_paid = paid;
+                if let Err(reason) = self.pause(host, emit, status, sleep, hint) {
+                    // No retry follows (a signal, --max-time after the
+                    // hook): its tokens go back.
+                    if let Some(message) = paid.and_then(|tokens| host.deposit(tokens)) {
+                        emit(&Event::Warning {
+                            attempt: self.number,
+                            message,
+                        });
+                    }
+                    return Err(reason);
+                }
                 self.previous_code = Some(match status.cause {
                     crate::status::Cause::ZeroNotSuccess => 0,
                     _ => status.code,
@@ -291,6 +377,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         emit: &mut impl FnMut(&Event),
         status: Status,
         sleep: Sleep,
+        hint: Option<Hinted>,
     ) -> Result<(), GiveUp> {
         let config = self.config;
         settle(host, false)?;
@@ -300,6 +387,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             status,
             sleep,
             jitter: config.backoff.jitter,
+            hint,
         });
         if let Some(script) = &config.on_retry {
             let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
@@ -335,7 +423,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             Some(wake) => host.sleep_until(wake),
             None => host.sleep_until(far_future(asleep)),
         };
-        self.slept += host.now().saturating_duration_since(asleep);
+        self.slept_ms += crate::duration::millis(sleep.duration);
         match interrupted {
             Some(signal) => Err(GiveUp::Signal {
                 signal,
@@ -412,6 +500,13 @@ mod tests {
         hook_ms: u64,
         /// What the next settle_output fails with, if anything.
         unsettled: Option<Unsettled>,
+        /// How much longer than asked each sleep lasts, as a busy machine's do.
+        oversleep: Duration,
+        /// A shared budget's tokens; each withdrawal (negative) and deposit.
+        tokens: u32,
+        budget: Vec<i64>,
+        /// What the budget says with each update (a reset, a failure).
+        budget_says: Option<String>,
     }
 
     impl FakeHost {
@@ -429,6 +524,10 @@ mod tests {
                 hook_code: 0,
                 hook_ms: 0,
                 unsettled: None,
+                oversleep: Duration::ZERO,
+                tokens: 0,
+                budget: vec![],
+                budget_says: None,
             }
         }
     }
@@ -456,12 +555,25 @@ mod tests {
             if self.signal_in_sleep.is_some() {
                 return self.signal_in_sleep;
             }
-            self.elapsed = until - self.start;
+            self.elapsed = until - self.start + self.oversleep;
             None
         }
         fn settle_output(&mut self, to_stdout: bool) -> Result<(), Unsettled> {
             self.settled.push(to_stdout);
             self.unsettled.take().map_or(Ok(()), Err)
+        }
+        fn withdraw(&mut self, tokens: u32) -> (bool, Option<String>) {
+            let paid = self.tokens >= tokens;
+            if paid {
+                self.tokens -= tokens;
+                self.budget.push(-i64::from(tokens));
+            }
+            (paid, self.budget_says.clone())
+        }
+        fn deposit(&mut self, tokens: u32) -> Option<String> {
+            self.tokens += tokens;
+            self.budget.push(i64::from(tokens));
+            self.budget_says.clone()
         }
         fn run_hook(
             &mut self,
@@ -486,7 +598,11 @@ mod tests {
     fn exit_seeing(code: i32, retry_if: bool, stop_if: bool) -> Result<Ended, SpawnError> {
         Ok(Ended::Exited(
             Status::exited(code),
-            OutputSeen { retry_if, stop_if },
+            OutputSeen {
+                retry_if,
+                stop_if,
+                ..OutputSeen::default()
+            },
         ))
     }
 
@@ -708,16 +824,20 @@ mod tests {
     }
 
     #[test]
-    fn success_after_retries_reports_the_time_slept() {
+    fn success_after_retries_reports_the_sleeps_it_showed() {
         let mut host = FakeHost::new(vec![exit(1), exit(1), exit(0)]);
+        host.oversleep = MS * 3;
         let (_, events) = run_with(&config(&["--jitter", "none", "--base", "10ms"]), &mut host);
         let Some(Event::Succeeded {
-            attempt: 3, slept, ..
+            attempt: 3,
+            slept_ms,
+            ..
         }) = events.last()
         else {
             panic!("{events:?}")
         };
-        assert_eq!(*slept, MS * 30);
+        // 10 + 20 ms as shown, not the 36 ms the clock saw.
+        assert_eq!(*slept_ms, 30);
     }
 
     #[test]
@@ -820,5 +940,137 @@ mod tests {
         let (code, _) = run_with(&config(&["--timeout", "10ms", "-n", "1"]), &mut host);
         assert_eq!(code, 124);
         assert_eq!(host.settled, [false]);
+    }
+
+    fn exit_hinting(code: i32, hint: Hint) -> Result<Ended, SpawnError> {
+        let seen = OutputSeen {
+            hint: Some(hint),
+            ..OutputSeen::default()
+        };
+        Ok(Ended::Exited(Status::exited(code), seen))
+    }
+
+    const BUDGET: [&str; 6] = [
+        "--budget",
+        "ci",
+        "--budget-tokens",
+        "12",
+        "--budget-cost",
+        "5",
+    ];
+
+    #[test]
+    fn a_budget_that_cannot_pay_ends_the_run_at_once() {
+        let mut host = FakeHost::new((0..9).map(|_| exit(3)).collect());
+        host.tokens = 12;
+        let args: Vec<&str> = BUDGET
+            .iter()
+            .copied()
+            .chain(["-n", "9", "--base", "1ms"])
+            .collect();
+        let (code, events) = run_with(&config(&args), &mut host);
+        // 12 tokens at 5 pay for two retries; the third is refused, unslept.
+        assert_eq!((code, host.seen.len(), host.sleeps.len()), (3, 3, 2));
+        assert_eq!(host.budget, [-5, -5]);
+        assert_eq!(gave_up(&events), &GiveUp::Budget(Status::exited(3)));
+        // Without --budget, the host's budget is never asked.
+        let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+        run_with(&config(&["--base", "1ms"]), &mut host);
+        assert!(host.budget.is_empty());
+    }
+
+    #[test]
+    fn successes_refund_and_timeouts_cost_double() {
+        let args: Vec<&str> = BUDGET.iter().copied().chain(["--base", "1ms"]).collect();
+        // First try: 1 token back. After retries: the last retry's cost.
+        let mut host = FakeHost::new(vec![exit(0)]);
+        host.tokens = 12;
+        run_with(&config(&args), &mut host);
+        assert_eq!(host.budget, [1]);
+        let mut host = FakeHost::new(vec![exit(1), exit(1), exit(0)]);
+        host.tokens = 12;
+        run_with(&config(&args), &mut host);
+        assert_eq!(host.budget, [-5, -5, 5]);
+        // A retry after a timeout costs 10: 12 tokens pay for one.
+        let mut host = FakeHost::new(vec![]);
+        host.attempt_ms = 50;
+        host.tokens = 12;
+        let timed: Vec<&str> = args.iter().copied().chain(["--timeout", "10ms"]).collect();
+        let (code, events) = run_with(&config(&timed), &mut host);
+        assert_eq!((code, host.seen.len()), (124, 2));
+        assert_eq!(host.budget, [-10]);
+        assert_eq!(gave_up(&events).reason(), "budget");
+    }
+
+    #[test]
+    fn a_paid_retry_that_does_not_happen_gives_its_tokens_back() {
+        let args: Vec<&str> = BUDGET.iter().copied().chain(["--base", "1ms"]).collect();
+        let mut host = FakeHost::new(vec![exit(1)]);
+        host.tokens = 12;
+        host.signal_in_sleep = Some(15);
+        let (code, _) = run_with(&config(&args), &mut host);
+        assert_eq!(code, 143);
+        assert_eq!((host.budget.as_slice(), host.tokens), (&[-5, 5][..], 12));
+    }
+
+    #[test]
+    fn what_the_budget_says_is_logged_and_the_run_goes_on() {
+        let args: Vec<&str> = BUDGET.iter().copied().chain(["--base", "1ms"]).collect();
+        let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+        host.tokens = 12;
+        host.budget_says = Some("cannot lock it".into());
+        let (code, events) = run_with(&config(&args), &mut host);
+        assert_eq!(code, 0);
+        let warnings: Vec<_> = events
+            .iter()
+            .filter(|e| matches!(e, Event::Warning { message, .. } if message == "cannot lock it"))
+            .collect();
+        assert_eq!(warnings.len(), 2);
+    }
+
+    #[test]
+    fn a_servers_hint_sets_the_sleep() {
+        let s = Duration::from_secs(1);
+        let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 3)), exit(1), exit(0)]);
+        let c = config(&["--jitter", "none", "--base", "10ms"]);
+        let (code, events) = run_with(&c, &mut host);
+        assert_eq!(code, 0);
+        // The hint for the attempt that had one; the draw after one that had none.
+        assert_eq!(host.sleeps, [s * 3, MS * 20]);
+        let hints: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Retrying { hint, .. } => Some(*hint),
+                _ => None,
+            })
+            .collect();
+        let hinted = Hinted {
+            asked: s * 3,
+            drawn: MS * 10,
+        };
+        assert_eq!(hints, [Some(hinted), None]);
+        // Longer than --cap: no retry at all.
+        let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 30))]);
+        let (code, events) = run_with(&c, &mut host);
+        assert_eq!((code, host.seen.len()), (1, 1));
+        assert_eq!(gave_up(&events).reason(), "hint");
+    }
+
+    #[test]
+    fn an_unreadable_hint_is_logged_once() {
+        let soon = || exit_hinting(1, Hint::Unparseable("soon".into()));
+        let mut host = FakeHost::new(vec![soon(), soon(), exit(0)]);
+        let (code, events) = run_with(&config(&["--base", "1ms"]), &mut host);
+        assert_eq!((code, host.seen.len()), (0, 3));
+        let warnings: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Warning { attempt, message } => Some((*attempt, message.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].0, 1);
+        assert!(warnings[0].1.contains("`soon`"), "{warnings:?}");
     }
 }

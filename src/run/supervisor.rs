@@ -51,6 +51,8 @@ pub struct Supervisor<'a> {
     pipes: Option<Pipes>,
     /// The last attempt's held-back stdout, until the runner settles it.
     held: Option<Spool>,
+    /// `--budget`: the shared retry budget, opened before the first attempt.
+    pub budget: Option<crate::run::budget::Budget>,
 }
 
 impl<'a> Supervisor<'a> {
@@ -82,6 +84,7 @@ impl<'a> Supervisor<'a> {
             countdown,
             pipes,
             held: None,
+            budget: None,
         }
     }
 
@@ -358,6 +361,14 @@ impl Host for Supervisor<'_> {
         Instant::now()
     }
 
+    fn withdraw(&mut self, tokens: u32) -> (bool, Option<String>) {
+        self.budget.as_mut().map_or((true, None), |b| b.pay(tokens))
+    }
+
+    fn deposit(&mut self, tokens: u32) -> Option<String> {
+        self.budget.as_mut().and_then(|b| b.refund(tokens))
+    }
+
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError> {
         let mut command = self.attempt(info);
         if let Some(pipes) = &self.pipes {
@@ -467,7 +478,7 @@ fn spawn_error(program: &OsStr, error: &io::Error) -> SpawnError {
 /// The command's words as a log line may show them: a newline or an escape
 /// sequence in a word must not start a line of its own (a forged GitHub
 /// annotation) or repaint the terminal.
-fn escape_control(text: &str) -> String {
+pub fn escape_control(text: &str) -> String {
     text.chars()
         .flat_map(|c| match c {
             '\n' => "\\n".chars().collect::<Vec<_>>(),

@@ -1,32 +1,91 @@
 //! retry's own log lines (stderr only) and the environment the child sees.
 
+use std::path::Path;
+
 use crate::harness::{fail_times, retry, scratch};
 
+/// An executable `flaky` in `dir` that fails `n` times with `code`, saying
+/// so on stderr as a real command would: log lines name it `flaky`.
+fn flaky(dir: &Path, n: u32, code: i32) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("flaky");
+    let script = format!(
+        "#!/bin/sh\nc=$(cat {c} 2>/dev/null || echo 0); c=$((c+1)); echo $c > {c}\n\
+         [ $c -gt {n} ] && exit 0\necho \"flaky: try $c failed\" >&2; exit {code}\n",
+        c = dir.join("count").display()
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
 #[test]
-fn retry_lines_name_attempt_status_and_sleep() {
+fn retry_lines_name_the_command_its_status_and_the_sleep() {
     let dir = scratch();
+    let out = retry(&["--jitter", "none", "--base", "2ms", "-n", "3"])
+        .args(&[&flaky(dir.path(), 9, 22)])
+        .run();
+    out.code(22).stdout_is("").stderr_is(
+        "flaky: try 1 failed\n\
+         retry: flaky: attempt 1/3 failed with exit code 22; sleep: 2 ms (no jitter, up to 2 ms)\n\
+         flaky: try 2 failed\n\
+         retry: flaky: attempt 2/3 failed with exit code 22; sleep: 4 ms (no jitter, up to 4 ms)\n\
+         flaky: try 3 failed\n\
+         retry: flaky: giving up after 3 attempts: the last failed with exit code 22\n",
+    );
+}
+
+#[test]
+fn a_shell_script_is_named_by_its_start() {
+    let out = retry(&["-n", "1", "-s", "--", "echo", "oops", ">&2;", "exit", "3"]).run();
+    out.code(3).stderr_is(
+        "oops\nretry: `echo oops >&2; exit 3`: giving up after 1 attempt: it failed with exit code 3\n",
+    );
+    // Cut past 24 characters: a line names the command, it does not list it.
+    let out = retry(&["-n", "1", "sh", "-c", "exit 4; : and a long tail"]).run();
+    out.code(4)
+        .stderr_has("retry: `exit 4; : and a long ta…`: giving up");
+}
+
+#[test]
+fn a_long_sleep_is_also_shown_in_seconds() {
+    // Refused by --max-time before any sleep: nothing here waits.
     let out = retry(&[
         "--jitter",
         "none",
         "--base",
-        "2ms",
+        "20s",
+        "--max-time",
+        "1s",
         "-n",
-        "3",
-        "sh",
-        "-c",
-        &fail_times(dir.path(), 9, 22),
+        "2",
+        "false",
     ])
     .run();
-    out.code(22).stdout_is("").stderr_is(
-        "retry: attempt 1/3 failed with exit code 22; sleep: 2 ms (no jitter, up to 2 ms)\n\
-         retry: attempt 2/3 failed with exit code 22; sleep: 4 ms (no jitter, up to 4 ms)\n\
-         retry: giving up after 3 attempts: the last failed with exit code 22\n",
+    out.code(1).stderr_is(
+        "retry: false: giving up after attempt 1/2 failed with exit code 1: a sleep of 20000 ms (20 s) would end past --max-time\n",
     );
+}
+
+/// The value of `"key":` in a JSON line, as written (strings with quotes).
+fn field<'a>(line: &'a str, key: &str) -> &'a str {
+    let start = line
+        .find(&format!("\"{key}\":"))
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+        + key.len()
+        + 3;
+    let rest = &line[start..];
+    let end = match rest.strip_prefix('[') {
+        Some(_) => rest.find(']').unwrap() + 1,
+        None => rest.find([',', '}']).unwrap(),
+    };
+    &rest[..end]
 }
 
 #[test]
 fn json_lines_have_the_documented_fields() {
     let dir = scratch();
+    let before = std::time::SystemTime::now();
     let out = retry(&[
         "--log-format",
         "json",
@@ -38,42 +97,143 @@ fn json_lines_have_the_documented_fields() {
         "3",
         "-n",
         "2",
-        "sh",
-        "-c",
-        &fail_times(dir.path(), 9, 5),
     ])
+    .args(&[&flaky(dir.path(), 9, 5)])
     .run();
     out.code(5);
-    let lines: Vec<&str> = out.stderr.lines().collect();
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| !l.starts_with("flaky: "))
+        .collect();
     assert_eq!(lines.len(), 3, "{out:#?}");
+    let events: Vec<&str> = lines.iter().map(|l| field(l, "event")).collect();
     assert_eq!(
-        lines[0],
-        r#"{"event":"attempt_failed","attempt":1,"max_attempts":2,"exit_code":5}"#
+        events,
+        [r#""attempt_failed""#, r#""sleep""#, r#""gave_up""#]
+    );
+    let mut elapsed = 0;
+    for line in &lines {
+        assert!(
+            line.starts_with(r#"{"event":"#) && line.ends_with('}'),
+            "{line}"
+        );
+        assert_eq!(field(line, "command"), r#""flaky""#);
+        // RFC 3339, UTC, milliseconds; during this test.
+        let time = field(line, "time").trim_matches('"');
+        assert!(time.ends_with('Z') && time.len() == 24, "{time}");
+        let time = humantime::parse_rfc3339(time).unwrap();
+        assert!(
+            time + std::time::Duration::from_millis(1) >= before,
+            "{line}"
+        );
+        assert!(time <= std::time::SystemTime::now(), "{line}");
+        let ms: u64 = field(line, "elapsed_ms").parse().unwrap();
+        assert!(ms >= elapsed && ms < 10_000, "{line}");
+        elapsed = ms;
+    }
+    // Only the run's first line has the whole command.
+    assert_eq!(
+        field(lines[0], "argv"),
+        format!("[\"{}/flaky\"]", dir.path().display())
+    );
+    assert!(!lines[1].contains("argv") && !lines[2].contains("argv"));
+    assert!(
+        lines[0].ends_with(r#","attempt":1,"max_attempts":2,"exit_code":5}"#),
+        "{}",
+        lines[0]
     );
     assert!(
-        lines[1].starts_with(r#"{"event":"sleep","attempt":1,"exit_code":5,"sleep_ms":"#),
+        lines[1].contains(r#","attempt":1,"exit_code":5,"sleep_ms":"#)
+            && lines[1].ends_with(r#","ceiling_ms":4,"strategy":"equal","source":"strategy"}"#),
         "{}",
         lines[1]
     );
     assert!(
-        lines[1].ends_with(r#","ceiling_ms":4,"strategy":"equal"}"#),
+        lines[2].ends_with(
+            r#","attempt":2,"max_attempts":2,"exit_code":5,"reason":"attempts","command_exit_code":5}"#
+        ),
         "{}",
-        lines[1]
+        lines[2]
     );
+}
+
+#[test]
+fn a_log_file_keeps_retrys_lines_apart_from_the_commands_stderr() {
+    let dir = scratch();
+    let log = dir.path().join("retry.jsonl");
+    let log_arg = log.display().to_string();
+    let command = ["sh", "-c", "echo out; echo err >&2; exit 1"];
+    let args = ["--log-format", "json", "-n", "2", "--base", "1ms"];
+    let out = retry(&[&args[..], &["--log-file", &log_arg], &command].concat()).run();
+    out.code(1).stdout_is("out\nout\n").stderr_is("err\nerr\n");
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(written.lines().count(), 3, "{written}");
+    assert!(
+        written.lines().all(|l| l.starts_with(r#"{"event":"#)),
+        "{written}"
+    );
+    // Appended by the next run, named by the environment as well.
+    let out = retry(&[&args[..], &command].concat())
+        .env("RETRY_LOG_FILE", &log)
+        .run();
+    out.code(1).stderr_is("err\nerr\n");
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 6);
+}
+
+#[test]
+fn a_log_descriptor_pipes_json_into_jq_while_stderr_stays_on_screen() {
+    // The README's example: retry's lines on fd 3, into the pipe; stdout
+    // dropped; the command's stderr where it was.
+    if std::process::Command::new("jq")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return eprintln!("skipped: jq is not installed");
+    }
+    let pipeline = format!(
+        "{} --log-format json --log-file /dev/fd/3 -n 2 --base 1ms -- \
+         sh -c 'echo out; echo err >&2; exit 7' 3>&1 >/dev/null | jq -c '[.event, .exit_code]'",
+        crate::harness::bin()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &pipeline])
+        .output()
+        .unwrap();
     assert_eq!(
-        lines[2],
-        r#"{"event":"gave_up","attempt":2,"max_attempts":2,"exit_code":5,"reason":"attempts","command_exit_code":5}"#
+        String::from_utf8_lossy(&out.stdout),
+        "[\"attempt_failed\",7]\n[\"sleep\",7]\n[\"gave_up\",7]\n"
     );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "err\nerr\n");
+}
+
+#[test]
+fn a_log_file_that_cannot_be_opened_is_bad_usage_and_nothing_runs() {
+    let dir = scratch();
+    let ran = dir.path().join("ran");
+    let touch = format!("touch {}", ran.display());
+    let out = retry(&["--log-file", "/nonexistent/retry.log", "sh", "-c", &touch]).run();
+    out.code(2).stderr_is(
+        "retry: cannot open --log-file '/nonexistent/retry.log': No such file or directory\n",
+    );
+    let out = retry(&["sh", "-c", &touch])
+        .env("RETRY_LOG_FILE", dir.path())
+        .run();
+    out.code(2)
+        .stderr_lines(1)
+        .stderr_has("retry: cannot open `RETRY_LOG_FILE` (--log-file) '");
+    assert!(!ran.exists(), "the command ran");
 }
 
 #[test]
 fn quiet_keeps_only_the_give_up_line_and_verbose_adds_starts() {
     let quiet = retry(&["-q", "-n", "3", "--base", "1ms", "false"]).run();
     quiet.code(1).stderr_lines(1).stderr_has("giving up");
-    let verbose = retry(&["-v", "true"]).run();
-    verbose
-        .code(0)
-        .stderr_is("retry: attempt 1/5 starting\nretry: attempt 1/5 succeeded\n");
+    let verbose = retry(&["-v", "true", "it's"]).run();
+    verbose.code(0).stderr_is(
+        "retry: true: attempt 1/5 starting: true 'it'\\''s'\nretry: true: attempt 1/5 succeeded\n",
+    );
 }
 
 #[test]
@@ -117,14 +277,12 @@ fn child_variables_do_not_configure_a_nested_retry() {
 #[test]
 fn json_reports_spawn_failures_and_time_limits() {
     let out = retry(&["--log-format", "json", "no-such-command-anywhere"]).run();
-    out.code(127).stderr_is(
-        "{\"event\":\"gave_up\",\"attempt\":1,\"max_attempts\":5,\"exit_code\":127,\"reason\":\"spawn\",\
-         \"message\":\"cannot run `no-such-command-anywhere`: command not found\"}\n",
+    out.code(127).stderr_lines(1).stderr_has(
+        r#""command":"no-such-command-anywhere","argv":["no-such-command-anywhere"],"attempt":1,"max_attempts":5,"exit_code":127,"reason":"spawn","message":"cannot run `no-such-command-anywhere`: command not found"}"#,
     );
     let out = retry(&["--log-format", "json", "--max-time", "50ms", "sleep", "10"]).run();
-    out.code(124).stderr_is(
-        "{\"event\":\"gave_up\",\"attempt\":1,\"max_attempts\":5,\"exit_code\":124,\"reason\":\"max_time\",\
-         \"command_exit_code\":124,\"command_timed_out\":true}\n",
+    out.code(124).stderr_lines(1).stderr_has(
+        r#","attempt":1,"max_attempts":5,"exit_code":124,"reason":"max_time","command_exit_code":124,"command_timed_out":true}"#,
     );
 }
 
@@ -142,25 +300,17 @@ fn json_reports_fatal_codes_and_success_after_retries() {
     .run();
     out.code(3).stderr_has(r#""reason":"fatal""#);
     let dir = scratch();
-    let out = retry(&[
-        "--log-format",
-        "json",
-        "--base",
-        "1ms",
-        "sh",
-        "-c",
-        &fail_times(dir.path(), 1, 1),
-    ])
-    .run();
-    out.code(0).stderr_has(
-        r#"{"event":"succeeded","attempt":2,"max_attempts":5,"exit_code":0,"slept_ms":"#,
-    );
+    let out = retry(&["--log-format", "json", "--base", "1ms"])
+        .args(&[&flaky(dir.path(), 1, 1)])
+        .run();
+    out.code(0)
+        .stderr_has(r#""event":"succeeded","#)
+        .stderr_has(r#","command":"flaky","attempt":2,"max_attempts":5,"exit_code":0,"slept_ms":"#);
 }
 
 #[test]
-fn github_format_writes_annotations() {
+fn github_format_writes_annotations_titled_with_the_command() {
     let dir = scratch();
-    let script = fail_times(dir.path(), 9, 3);
     let args = [
         "--log-format",
         "github",
@@ -171,10 +321,12 @@ fn github_format_writes_annotations() {
         "-n",
         "2",
     ];
-    let out = retry(&[&args[..], &["sh", "-c", &script]].concat()).run();
+    let out = retry(&args).args(&[&flaky(dir.path(), 9, 3)]).run();
     out.code(3).stderr_is(
-        "::warning title=retry::attempt 1/2 failed with exit code 3; sleep: 2 ms (no jitter, up to 2 ms)\n\
-         ::error title=retry::giving up after 2 attempts: the last failed with exit code 3\n",
+        "flaky: try 1 failed\n\
+         ::warning title=retry%3A flaky::attempt 1/2 failed with exit code 3; sleep: 2 ms (no jitter, up to 2 ms)\n\
+         flaky: try 2 failed\n\
+         ::error title=retry%3A flaky::giving up after 2 attempts: the last failed with exit code 3\n",
     );
 }
 
@@ -183,47 +335,38 @@ fn auto_format_picks_github_inside_github_actions() {
     let on_github = retry(&["-n", "1", "false"])
         .env("GITHUB_ACTIONS", "true")
         .run();
-    on_github.code(1).stderr_has("::error title=retry::");
+    on_github
+        .code(1)
+        .stderr_has("::error title=retry%3A false::");
     let elsewhere = retry(&["-n", "1", "false"])
         .env("GITHUB_ACTIONS", "false")
         .run();
     elsewhere
         .code(1)
-        .stderr_is("retry: giving up after 1 attempt: it failed with exit code 1\n");
+        .stderr_is("retry: false: giving up after 1 attempt: it failed with exit code 1\n");
 }
 
 #[test]
-fn success_after_retries_ends_with_a_summary_line() {
+fn the_summary_adds_up_the_sleeps_shown() {
     let dir = scratch();
-    let out = retry(&[
-        "--jitter",
-        "none",
-        "--base",
-        "3ms",
-        "sh",
-        "-c",
-        &fail_times(dir.path(), 2, 1),
-    ])
-    .run();
+    let out = retry(&["--jitter", "none", "--base", "3ms"])
+        .args(&[&flaky(dir.path(), 2, 1)])
+        .run();
     out.code(0);
-    assert_eq!(out.stderr.lines().count(), 3, "{out:#?}");
-    let last = out.stderr.lines().last().unwrap();
-    assert!(
-        last.starts_with("retry: attempt 3/5 succeeded; 3 attempts, "),
-        "{last}"
-    );
-    let slept: u64 = last
-        .split(", ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(
-        (9..200).contains(&slept),
-        "slept {slept} ms for sleeps of 3 + 6 ms"
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("retry: "))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "retry: flaky: attempt 1/5 failed with exit code 1; sleep: 3 ms (no jitter, up to 3 ms)",
+            "retry: flaky: attempt 2/5 failed with exit code 1; sleep: 6 ms (no jitter, up to 6 ms)",
+            // 3 + 6 exactly, however long the machine took to wake retry.
+            "retry: flaky: attempt 3/5 succeeded; 3 attempts, 9 ms spent sleeping",
+        ],
+        "{out:#?}"
     );
 }
 
@@ -269,8 +412,9 @@ fn a_failing_on_retry_is_logged_not_fatal() {
         &fail_times(dir.path(), 1, 1),
     ])
     .run();
-    out.code(0)
-        .stderr_has("--on-retry command failed with exit code 4 after attempt 1/5");
+    out.code(0).stderr_has(
+        "--on-retry command failed with exit code 4 after attempt 1/5; retrying anyway",
+    );
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod outcomes;
 mod pipes;
 mod processes;
 mod readme;
+mod storm;
 mod trust;
 mod usage;
 

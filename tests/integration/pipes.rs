@@ -123,10 +123,54 @@ fn stdout_once_writes_only_the_last_attempts_output() {
         "printf 'partial %s' $RETRY_ATTEMPT; [ $RETRY_ATTEMPT = 3 ] || exit 1; echo ' complete'";
     let out = retry(&["--stdout-once", "--base", "1ms", "sh", "-c", script]).run();
     out.code(0).stdout_is("partial 3 complete\n");
-    // Earlier attempts' output goes to stderr, each before its own log line.
-    out.stderr_has("partial 1retry: attempt 1/5 failed")
-        .stderr_has("partial 2retry: attempt 2/5 failed");
+    // Earlier attempts' output goes to stderr, each before its own log
+    // line, which starts a line of its own though the output did not end one.
+    out.stderr_has("partial 1\nretry: `printf 'partial %s' $RE…`: attempt 1/5 failed")
+        .stderr_has("partial 2\nretry: `printf 'partial %s' $RE…`: attempt 2/5 failed");
     assert!(!out.stderr.contains("partial 3"), "{out:#?}");
+    // Nothing is added where retry's lines go elsewhere (or nowhere).
+    let out = retry(&["--stdout-once", "-q", "--base", "1ms", "sh", "-c", script]).run();
+    out.code(0).stderr_is("partial 1partial 2");
+    let dir = scratch();
+    let log = dir.path().join("log").display().to_string();
+    let args = [
+        "--stdout-once",
+        "--log-file",
+        &log,
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        script,
+    ];
+    retry(&args).run().code(0).stderr_is("partial 1partial 2");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(logged.lines().count(), 3, "{logged}");
+    assert!(logged.starts_with("retry: `printf"), "{logged}");
+}
+
+#[test]
+fn a_log_line_after_streamed_stderr_without_a_newline_starts_a_line() {
+    let script = "printf '{\"id\":' >&2; exit 1";
+    let out = retry(&[
+        "--retry-if-output",
+        "nothing",
+        "-n",
+        "2",
+        "--jitter",
+        "none",
+        "--base",
+        "1ms",
+        "sh",
+        "-c",
+        script,
+    ])
+    .run();
+    out.code(1).stderr_is(
+        "{\"id\":\nretry: `printf '{\"id\":' >&2; ex…`: attempt 1/2 failed with exit code 1; \
+         sleep: 1 ms (no jitter, up to 1 ms)\n\
+         {\"id\":\nretry: `printf '{\"id\":' >&2; ex…`: giving up after 2 attempts: the last failed with exit code 1\n",
+    );
 }
 
 #[test]

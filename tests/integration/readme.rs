@@ -10,17 +10,21 @@ const README: &str = include_str!("../../README.md");
 /// `$ ` samples not run, and why.
 const NOT_RUN: &[(&str, &str)] = &[
     (
-        "retry --jitter full --base 100ms --cap 10s -- curl",
-        "network; random sleeps",
+        "retry --jitter full --base 100ms --cap 10s --seed 2 -- curl",
+        "network",
     ),
     ("TMPDIR=/full retry --stdin replay", "needs a full disk"),
     (
-        "retry --stdout-once --base 100ms -- curl",
-        "network; random sleeps",
+        "retry --stdout-once --base 100ms --seed 2 -- curl",
+        "network",
     ),
     (
-        "retry --retry-if-output '(?i)rate limit' --stop-if-output",
-        "network (GitHub API); random sleeps",
+        "retry --seed 3 --retry-if-output '(?i)rate limit' --stop-if-output",
+        "network (GitHub API)",
+    ),
+    (
+        "retry --log-format json --log-file /dev/fd/3 --base 100ms --seed 2 -- curl",
+        "network; a shell for fd 3 (tests/integration/logging.rs runs this pipeline with a local command)",
     ),
 ];
 

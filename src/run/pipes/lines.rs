@@ -1,4 +1,4 @@
-//! What `--retry-if-output` and `--stop-if-output` see: an output stream
+//! What `--retry-if-output`, `--stop-if-output` and `--delay-from-output` see: an output stream
 //! cut into lines, each matched whole without its line ending, so `^` and
 //! `$` anchor at the line's ends and a match may span any number of reads.
 //!
@@ -10,11 +10,14 @@
 //! is not matched. So no anchored pattern matches a piece of a line as if
 //! it were the line, and no match inside the limit is missed.
 
+use std::time::SystemTime;
+
 use regex::bytes::Regex;
 use regex_automata::meta;
 use regex_automata::util::syntax;
 use regex_automata::{Input, MatchKind};
 
+use crate::run::hint;
 use crate::run::pipes::OutputSeen;
 
 /// The longest line matched whole, in bytes without its line ending.
@@ -24,11 +27,13 @@ pub const MAX_LINE: usize = 1 << 20;
 pub struct Matchers {
     pub retry_if: Option<Regex>,
     pub stop_if: Option<Regex>,
+    /// `--delay-from-output`: one capture group, the server's hint.
+    pub delay_from: Option<Regex>,
 }
 
 impl Matchers {
     pub fn any(&self) -> bool {
-        self.retry_if.is_some() || self.stop_if.is_some()
+        self.retry_if.is_some() || self.stop_if.is_some() || self.delay_from.is_some()
     }
 }
 
@@ -37,6 +42,9 @@ impl Matchers {
 pub struct Patterns {
     retry_if: Option<Pattern>,
     stop_if: Option<Pattern>,
+    /// Matched on whole lines only: a hint is a short header, and the
+    /// capture of a line cut at the limit could be cut too.
+    delay_from: Option<Regex>,
 }
 
 #[derive(Debug)]
@@ -85,16 +93,24 @@ impl Patterns {
         Patterns {
             retry_if: matchers.retry_if.as_ref().map(Pattern::new),
             stop_if: matchers.stop_if.as_ref().map(Pattern::new),
+            delay_from: matchers.delay_from.clone(),
         }
     }
 
     pub fn any(&self) -> bool {
-        self.retry_if.is_some() || self.stop_if.is_some()
+        self.retry_if.is_some() || self.stop_if.is_some() || self.delay_from.is_some()
     }
 
     pub fn check(&self, line: Line<'_>, seen: &mut OutputSeen) {
         seen.retry_if |= self.retry_if.as_ref().is_some_and(|p| p.matches(line));
         seen.stop_if |= self.stop_if.as_ref().is_some_and(|p| p.matches(line));
+        if let (Some(regex), Line::Whole(line)) = (&self.delay_from, line)
+            && let Some(group) = regex.captures(line).and_then(|c| c.get(1))
+        {
+            // Read as it arrives: an HTTP-date is a delay from then.
+            let text = String::from_utf8_lossy(group.as_bytes());
+            seen.hint = Some(hint::parse(&text, SystemTime::now()));
+        }
     }
 }
 
@@ -230,7 +246,7 @@ mod tests {
             .unwrap();
         Patterns::new(&Matchers {
             retry_if: Some(regex),
-            stop_if: None,
+            ..Matchers::default()
         })
     }
 
@@ -276,5 +292,51 @@ mod tests {
         assert!(matches(r"7\b", &[b"1234567 89\n"]));
         // The line after a long one is matched as usual.
         assert!(matches("^ok$", &[b"123456789abc\nok\n"]));
+    }
+
+    /// The hint the last matching line of `chunks` carried.
+    fn hint(pattern: &str, chunks: &[&[u8]]) -> Option<hint::Hint> {
+        let regex = regex::bytes::RegexBuilder::new(pattern)
+            .unicode(false)
+            .build()
+            .unwrap();
+        let patterns = Patterns::new(&Matchers {
+            delay_from: Some(regex),
+            ..Matchers::default()
+        });
+        let mut seen = OutputSeen::default();
+        let mut lines = Lines::new(64);
+        let mut check = |line: Line<'_>| patterns.check(line, &mut seen);
+        for chunk in chunks {
+            lines.feed(chunk, &mut check);
+        }
+        lines.finish(&mut check);
+        assert!(!seen.retry_if && !seen.stop_if);
+        seen.hint
+    }
+
+    #[test]
+    fn hints_are_captured_from_whole_lines_the_last_one_winning() {
+        use hint::Hint::{Delay, Unparseable};
+        use std::time::Duration;
+        let header = r"(?i)^retry-after:\s*(.+)$";
+        let secs = |s| Some(Delay(Duration::from_secs(s)));
+        // Across reads, with a CRLF header as curl -D prints it.
+        assert_eq!(
+            hint(header, &[b"HTTP/1.1 429\r\nRetry-Af", b"ter: 120\r\n\r\n"]),
+            secs(120)
+        );
+        assert_eq!(
+            hint(header, &[b"retry-after: 1\nRETRY-AFTER: 2\n"]),
+            secs(2)
+        );
+        assert_eq!(hint(header, &[b"no header\n"]), None);
+        assert_eq!(
+            hint(header, &[b"Retry-After: soon"]),
+            Some(Unparseable("soon".into()))
+        );
+        // A line over the limit carries no hint: its capture could be cut.
+        let long = format!("Retry-After: 1{}\n", " ".repeat(100));
+        assert_eq!(hint(header, &[long.as_bytes()]), None);
     }
 }

@@ -24,11 +24,13 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
+pub use failure::describe;
 pub use lines::Matchers;
+pub use output::take_open_line;
 pub use spool::Spool;
 
 use crate::size::Size;
-use failure::{Failure, describe};
+use failure::Failure;
 use lines::Patterns;
 use output::{OwnStdio, Sink, Target};
 use replay::Replay;
@@ -51,11 +53,17 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// background process to be handed to a `cat`.
 const HAND_OFF_WAIT: Duration = Duration::from_secs(1);
 
-/// What `--retry-if-output` and `--stop-if-output` found in an attempt's output.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What `--retry-if-output`, `--stop-if-output` and `--delay-from-output`
+/// found in an attempt's output.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OutputSeen {
     pub retry_if: bool,
     pub stop_if: bool,
+    /// The server's hint on its last line that had one (stdout's before stderr's).
+    pub hint: Option<crate::run::hint::Hint>,
+    /// retry's stdout reader went away (EPIPE) while this attempt's output
+    /// was passed on: some of it was lost, and later output would be too.
+    pub stdout_closed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -243,6 +251,10 @@ impl Pipes {
             let mut state = stream.collected.lock().unwrap_or_else(|e| e.into_inner());
             seen.retry_if |= state.seen.retry_if;
             seen.stop_if |= state.seen.stop_if;
+            seen.stdout_closed |= state.stdout_closed;
+            if seen.hint.is_none() {
+                seen.hint = state.seen.hint.take();
+            }
             if let Some(spool) = state.held.take() {
                 held = Some(spool);
                 // Whatever a lingering process still writes is not this attempt's result.
@@ -299,6 +311,9 @@ pub enum ReleaseError {
 pub fn release(held: &Spool, to_stdout: bool) -> Result<(), ReleaseError> {
     if !to_stdout {
         let _ = held.write_to(&mut io::stderr().lock());
+        let mut last = [0u8; 1];
+        let n = held.read_at(held.len().saturating_sub(1), &mut last);
+        output::wrote_to_stderr(&last[..n.unwrap_or(0)]);
         return Ok(());
     }
     let cannot_write = |error: io::Error| match error.kind() {

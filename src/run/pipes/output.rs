@@ -8,6 +8,26 @@ use std::fs::File;
 use std::io::{self, PipeReader, Write};
 use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether the command's output that retry last wrote to stderr left a
+/// line open (no final newline): retry's next log line must start a new
+/// one, or `{"id":` and `retry: …` share a line. Output the command writes
+/// to an inherited stderr directly is out of retry's sight.
+static STDERR_LINE_OPEN: AtomicBool = AtomicBool::new(false);
+
+/// Notes the end of a write of the command's output to stderr.
+pub fn wrote_to_stderr(bytes: &[u8]) {
+    if let Some(last) = bytes.last() {
+        STDERR_LINE_OPEN.store(*last != b'\n', Ordering::Relaxed);
+    }
+}
+
+/// Whether stderr is mid-line; it is taken to be at a line's start again
+/// from now on (the caller ends the line).
+pub fn take_open_line() -> bool {
+    STDERR_LINE_OPEN.swap(false, Ordering::Relaxed)
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -51,7 +71,10 @@ impl Sink for OwnStdio {
             (Target::Stdout, Ok(file)) => (&*file).write_all(bytes),
             (Target::Stdout, Err(error)) => Err(io::Error::new(error.kind(), error.to_string())),
             // std's stderr has no buffer.
-            (Target::Stderr, _) => io::stderr().lock().write_all(bytes),
+            (Target::Stderr, _) => {
+                wrote_to_stderr(bytes);
+                io::stderr().lock().write_all(bytes)
+            }
         }
     }
 }

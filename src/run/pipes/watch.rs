@@ -34,6 +34,8 @@ pub struct Collected {
     /// The held-back bytes, with `--stdout-once`; else bytes go to `target`.
     pub held: Option<Spool>,
     pub target: Target,
+    /// A write to stdout met EPIPE: its reader is gone.
+    pub stdout_closed: bool,
 }
 
 impl Collected {
@@ -42,6 +44,7 @@ impl Collected {
             seen: OutputSeen::default(),
             held,
             target,
+            stdout_closed: false,
         }
     }
 }
@@ -121,7 +124,7 @@ impl Pump {
             }
             if self.patterns.any() {
                 lines.feed(&buf[..n], &mut |line| self.patterns.check(line, &mut seen));
-                self.lock().seen = seen;
+                self.lock().seen.clone_from(&seen);
             }
         };
         // Dropping `pipe` closes it on the command (unless `cat` has it),
@@ -163,7 +166,12 @@ impl Pump {
         };
         match self.sink.write(target, chunk) {
             Ok(()) => true,
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => false,
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                if target == Target::Stdout {
+                    self.lock().stdout_closed = true;
+                }
+                false
+            }
             Err(_) if target == Target::Stderr => true,
             Err(e) => {
                 self.failure.report(format!(
@@ -228,7 +236,7 @@ mod tests {
     fn make(target: Target, held: Option<Spool>, retry_if: &str, sink: Recorder) -> Setup {
         let matchers = Matchers {
             retry_if: Some(regex::bytes::Regex::new(retry_if).unwrap()),
-            stop_if: None,
+            ..Matchers::default()
         };
         let sink = Arc::new(sink);
         let pump = Pump::new(

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The release artifact: the retry binary people download, built with the
+# `dist` profile (Cargo.toml) for a target named explicitly.
+#
+#   bash scripts/dist.sh            # the host's target; on x86_64 Linux the static glibc binary
+#   bash scripts/dist.sh TARGET     # another target triple (the release workflow's)
+#
+# Writes
+#   target/TARGET/dist/retry                             the binary
+#   target/artifacts/retry-VERSION-TARGET.tar.gz         it, README.md, completions/, man/retry.1
+#   target/artifacts/retry-VERSION-TARGET.tar.gz.sha256  for `sha256sum -c`
+# and prints the binary's path. The plain `cargo build --release` is not
+# changed by it: that stays a dynamically linked build for the host, in
+# target/release/retry.
+#
+# Linux targets are linked statically (glibc's or musl's libc in the binary)
+# and not position-independent: no dynamic loader and no start-up relocation
+# pass, which is what keeps start-up and memory at bench/RESULTS.md's figures.
+# Those flags go in RUSTFLAGS, which with --target reach only the target's
+# crates: crt-static on the host's build scripts and proc-macros (clap's
+# derive) would break them. macOS has no static libc: its build is plain.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ $# -gt 1 ]; then
+    echo "usage: bash scripts/dist.sh [TARGET]" >&2
+    exit 2
+fi
+host=$(rustc -vV | sed -n 's/^host: //p')
+target=${1:-$host}
+
+case $target in
+    *-linux-gnu*) flags="-C target-feature=+crt-static -C relocation-model=static" ;;
+    *-linux-musl*) flags="-C target-feature=+crt-static -C relocation-model=static" ;;
+    *) flags="" ;;
+esac
+
+rustup target list --installed 2>/dev/null | grep -qx "$target" ||
+    rustup target add "$target" >&2 ||
+    echo "dist: could not add the $target target; trying the build anyway" >&2
+
+RUSTFLAGS="$flags" cargo build --locked --profile dist --target "$target"
+
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+bin="target/$target/dist/retry"
+name="retry-$version-$target"
+out=target/artifacts
+rm -rf "${out:?}/$name"
+mkdir -p "$out/$name/completions" "$out/$name/man"
+cp "$bin" "$out/$name/"
+cp README.md "$out/$name/"
+cp completions/* "$out/$name/completions/"
+cp man/retry.1 "$out/$name/man/"
+tar -C "$out" -czf "$out/$name.tar.gz" "$name"
+rm -rf "${out:?}/$name"
+(
+    cd "$out"
+    if command -v sha256sum >/dev/null 2>&1; then
+        sha256sum "$name.tar.gz"
+    else
+        shasum -a 256 "$name.tar.gz" # macOS
+    fi
+) >"$out/$name.tar.gz.sha256"
+
+echo "dist: $out/$name.tar.gz" >&2
+cat "$out/$name.tar.gz.sha256" >&2
+echo "$bin"

@@ -1,0 +1,171 @@
+//! Files only this user can touch: the shared retry budget's state. A
+//! directory or file another user owns, or a symlink in its place, is
+//! refused, so no other user can drain, fill or redirect it.
+//!
+//! A port needs the same three answers: who am I (`geteuid`), create
+//! owner-only (`0700`/`0600`, on Windows an owner-only DACL), open without
+//! following a link (`O_NOFOLLOW`, `FILE_FLAG_OPEN_REPARSE_POINT`).
+
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+/// The effective user id: the owner of every file this process creates.
+pub fn user_id() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
+/// Creates `path` as a directory only this user may use (`0700`), or
+/// checks the one already there: a real directory (not a symlink), owned
+/// by this user, that no one else may write to.
+pub fn private_dir(path: &Path) -> Result<(), String> {
+    let shown = path.display();
+    match DirBuilder::new().mode(0o700).create(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create the directory {shown}: {e}")),
+    }
+    let meta = path
+        .symlink_metadata()
+        .map_err(|e| format!("cannot inspect {shown}: {e}"))?;
+    if meta.file_type().is_symlink() {
+        return Err(format!("{shown} is a symlink; refusing to follow it"));
+    }
+    if !meta.is_dir() {
+        return Err(format!("{shown} is not a directory"));
+    }
+    if meta.uid() != user_id() {
+        return Err(format!(
+            "{shown} is owned by user id {}, not by you ({})",
+            meta.uid(),
+            user_id()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{shown} is writable by other users (mode {:o}); make it 0700",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// Opens `path` for reading and writing, creating it `0600` if `create`
+/// (else `Ok(None)` when it does not exist). A symlink is never followed;
+/// the file must be a regular file this user owns.
+pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
+    let shown = path.display();
+    let opened = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(format!("{shown} is a symlink; refusing to follow it"));
+        }
+        Err(e) if !create && e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot open {shown}: {e}")),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot inspect {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{shown} is not a regular file"));
+    }
+    if meta.uid() != user_id() {
+        return Err(format!(
+            "{shown} is owned by user id {}, not by you ({})",
+            meta.uid(),
+            user_id()
+        ));
+    }
+    Ok(Some(file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn creates_owner_only_and_accepts_its_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("d");
+        private_dir(&dir).unwrap();
+        private_dir(&dir).unwrap();
+        let mode = |p: &Path| p.metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        let file = dir.join("f");
+        assert!(open_private(&file, false).unwrap().is_none());
+        assert!(open_private(&file, true).unwrap().is_some());
+        assert_eq!(mode(&file), 0o600);
+        assert!(open_private(&file, false).unwrap().is_some());
+    }
+
+    #[test]
+    fn refuses_symlinks_and_open_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let err = private_dir(&link).unwrap_err();
+        assert!(
+            err.ends_with("is a symlink; refusing to follow it"),
+            "{err}"
+        );
+
+        let target = real.join("target");
+        std::fs::write(&target, "").unwrap();
+        let file_link = real.join("budget");
+        std::os::unix::fs::symlink(&target, &file_link).unwrap();
+        for create in [true, false] {
+            let err = open_private(&file_link, create).unwrap_err();
+            assert!(err.contains("is a symlink"), "{err}");
+        }
+
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = private_dir(&real).unwrap_err();
+        assert!(err.contains("writable by other users (mode 777)"), "{err}");
+
+        let err = open_private(&real, false).unwrap_err();
+        assert!(
+            err.contains("cannot open") || err.contains("not a regular"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn refuses_what_another_user_owns() {
+        if user_id() != 0 {
+            // `/` belongs to root.
+            let err = private_dir(Path::new("/")).unwrap_err();
+            assert!(err.contains("is owned by user id 0"), "{err}");
+            return;
+        }
+        // As root: hand a directory and a file to `nobody`.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("d");
+        let file = tmp.path().join("f");
+        private_dir(&dir).unwrap();
+        open_private(&file, true).unwrap();
+        for path in [&dir, &file] {
+            std::os::unix::fs::chown(path, Some(65534), None).unwrap();
+        }
+        let err = private_dir(&dir).unwrap_err();
+        assert!(
+            err.ends_with("is owned by user id 65534, not by you (0)"),
+            "{err}"
+        );
+        let err = open_private(&file, false).unwrap_err();
+        assert!(
+            err.ends_with("is owned by user id 65534, not by you (0)"),
+            "{err}"
+        );
+    }
+}

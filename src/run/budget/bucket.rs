@@ -1,0 +1,180 @@
+//! The arithmetic of a shared retry budget, without files or clocks: the
+//! time is a parameter, so every rule is a plain test.
+//!
+//! The anchor is the AWS SDKs' retry quota ("standard" mode): a bucket of
+//! 500 tokens, a retry costs 5 (10 after a timeout, which is likelier an
+//! overload), a success after retries refunds the last retry's cost and a
+//! first-try success adds 1. The SDKs refill only on success; a budget
+//! shared by short-lived processes also needs to recover when idle (after
+//! an outage every process may have given up, and none would ever succeed
+//! to refill it), so tokens also come back with time, as in Finagle's
+//! RetryBudget floor: 5 a second, one retry a second for the whole host.
+
+/// A budget's parameters (`--budget-tokens`, `--budget-cost`, `--budget-refill`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// The most tokens the bucket holds (and holds when new).
+    pub tokens: u32,
+    /// What one retry costs; twice that after a timeout.
+    pub cost: u32,
+    /// Tokens added per second, up to `tokens`.
+    pub refill: f64,
+}
+
+pub const DEFAULT_TOKENS: u32 = 500;
+pub const DEFAULT_COST: u32 = 5;
+pub const DEFAULT_REFILL: f64 = 5.0;
+
+/// Thousandths of a token per token: refills of a fraction add up exactly.
+pub const MILLI: u64 = 1000;
+
+impl Params {
+    /// The most thousandths the bucket holds.
+    pub fn capacity(&self) -> u64 {
+        u64::from(self.tokens) * MILLI
+    }
+
+    /// What the next retry costs, in tokens.
+    pub fn retry_cost(&self, after_timeout: bool) -> u32 {
+        if after_timeout {
+            self.cost.saturating_mul(2)
+        } else {
+            self.cost
+        }
+    }
+}
+
+/// A bucket's state as stored: thousandths of a token, and when (wall
+/// clock, milliseconds since the epoch: the state outlives processes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bucket {
+    pub milli: u64,
+    pub at_ms: u64,
+}
+
+impl Bucket {
+    pub fn full(params: &Params, now_ms: u64) -> Self {
+        Bucket {
+            milli: params.capacity(),
+            at_ms: now_ms,
+        }
+    }
+
+    /// The bucket as of `now_ms`, refilled for the time since its update.
+    /// A clock that went back refills nothing and counts from the new time
+    /// (no wait of a clock's error); one that jumped ahead refills at most
+    /// to full. Time too short to add a thousandth is kept, not lost.
+    pub fn refilled(self, params: &Params, now_ms: u64) -> Self {
+        let capacity = params.capacity();
+        let milli = self.milli.min(capacity);
+        if now_ms < self.at_ms || milli == capacity {
+            return Bucket {
+                milli,
+                at_ms: now_ms,
+            };
+        }
+        // ms * tokens/s = thousandths of a token; the cast saturates.
+        let added = ((now_ms - self.at_ms) as f64 * params.refill) as u64;
+        if added == 0 {
+            return Bucket { milli, ..self };
+        }
+        Bucket {
+            milli: milli.saturating_add(added).min(capacity),
+            at_ms: now_ms,
+        }
+    }
+
+    /// Takes `tokens` for a retry, or `None` if the bucket cannot pay.
+    pub fn withdraw(self, params: &Params, now_ms: u64, tokens: u32) -> Option<Self> {
+        let bucket = self.refilled(params, now_ms);
+        let price = u64::from(tokens) * MILLI;
+        (bucket.milli >= price).then(|| Bucket {
+            milli: bucket.milli - price,
+            ..bucket
+        })
+    }
+
+    /// Gives `tokens` back, up to the capacity.
+    pub fn deposit(self, params: &Params, now_ms: u64, tokens: u32) -> Self {
+        let bucket = self.refilled(params, now_ms);
+        Bucket {
+            milli: (bucket.milli + u64::from(tokens) * MILLI).min(params.capacity()),
+            ..bucket
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: Params = Params {
+        tokens: 20,
+        cost: 5,
+        refill: 2.0,
+    };
+
+    fn at(milli: u64, at_ms: u64) -> Bucket {
+        Bucket { milli, at_ms }
+    }
+
+    #[test]
+    fn a_full_bucket_pays_for_tokens_over_cost_retries_then_refuses() {
+        let mut bucket = Bucket::full(&P, 1000);
+        let mut paid = 0;
+        while let Some(next) = bucket.withdraw(&P, 1000, P.retry_cost(false)) {
+            bucket = next;
+            paid += 1;
+        }
+        assert_eq!((paid, bucket.milli), (4, 0));
+        // A timeout's retry costs twice as much.
+        let full = Bucket::full(&P, 0);
+        assert_eq!(
+            full.withdraw(&P, 0, P.retry_cost(true)),
+            Some(at(10_000, 0))
+        );
+        assert_eq!(at(9_999, 0).withdraw(&P, 0, 10), None);
+    }
+
+    #[test]
+    fn time_refills_at_the_rate_up_to_the_capacity() {
+        // 2 tokens/s: 2500 ms adds 5 tokens.
+        assert_eq!(at(0, 1000).refilled(&P, 3500), at(5000, 3500));
+        assert_eq!(at(0, 1000).withdraw(&P, 3500, 5), Some(at(0, 3500)));
+        assert_eq!(at(0, 1000).withdraw(&P, 3499, 5), None);
+        // Never past full, however long idle.
+        assert_eq!(at(0, 0).refilled(&P, u64::MAX), at(20_000, u64::MAX));
+        // No refill at all: only successes give back.
+        let dry = Params { refill: 0.0, ..P };
+        assert_eq!(at(7, 0).refilled(&dry, 10_000_000), at(7, 0));
+    }
+
+    #[test]
+    fn short_intervals_are_not_lost_to_rounding() {
+        // 0.5 tokens/s is half a thousandth per ms: 1 ms adds nothing yet.
+        let slow = Params { refill: 0.5, ..P };
+        let mut bucket = at(0, 0);
+        for now in 1..=4000 {
+            bucket = bucket.refilled(&slow, now);
+        }
+        assert_eq!(bucket.milli, 2000);
+    }
+
+    #[test]
+    fn clock_jumps_are_clamped() {
+        // Back: no refill, and the new time is the reference from now on.
+        assert_eq!(at(1000, 50_000).refilled(&P, 10_000), at(1000, 10_000));
+        assert_eq!(
+            at(1000, 50_000).refilled(&P, 10_000).refilled(&P, 11_000),
+            at(3000, 11_000)
+        );
+        // A stored count above the capacity (smaller parameters) is cut.
+        assert_eq!(at(99_000, 0).refilled(&P, 0), at(20_000, 0));
+    }
+
+    #[test]
+    fn successes_give_back_up_to_full() {
+        assert_eq!(at(0, 0).deposit(&P, 0, 5), at(5000, 0));
+        assert_eq!(at(19_500, 0).deposit(&P, 0, 1), at(20_000, 0));
+    }
+}

@@ -1,0 +1,553 @@
+//! `--budget NAME`: one retry budget shared by every `retry` on the host
+//! that names it, so that during an outage they fail fast together instead
+//! of each knocking until its attempts run out.
+//!
+//! The state is one small file per budget in a per-user directory
+//! (`$XDG_RUNTIME_DIR/retry/`, else `$TMPDIR/retry-UID/`). Each update
+//! takes a kernel lock on the open file (released when the process dies,
+//! however it dies), reads the record, and writes the new one over it in a
+//! single write of a fixed length: a process killed at any instant leaves
+//! the old record or the new one. A record that does not check out
+//! (garbled by hand, a full disk) is reset to a full bucket with a warning.
+//!
+//! The file's failures during a run never stop it: the retry goes ahead as
+//! without a budget, with a warning. Only what is wrong before anything
+//! runs (a foreign owner, a symlink) is refused.
+
+pub mod bucket;
+
+use std::ffi::OsString;
+use std::fs::{File, TryLockError};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+pub use bucket::{Bucket, Params};
+
+use crate::platform::private;
+
+/// What the command line asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub name: String,
+    pub params: Params,
+}
+
+/// The longest a budget name may be.
+const MAX_NAME: usize = 64;
+
+/// `--budget NAME`: a name that is a plain file name, nothing more.
+pub fn parse_name(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text.len() <= MAX_NAME
+        && !text.starts_with('.')
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "a budget name is 1 to {MAX_NAME} letters, digits, `.`, `_` or `-`, \
+             not starting with `.` (it names a file)"
+        ))
+    }
+}
+
+/// Where budgets live: `$XDG_RUNTIME_DIR/retry` (the user's own, emptied
+/// at logout), else a directory with the user id in its name in `temp`.
+pub fn dir(runtime: Option<OsString>, temp: &Path, uid: u32) -> PathBuf {
+    match runtime.map(PathBuf::from).filter(|d| d.is_absolute()) {
+        Some(runtime) => runtime.join("retry"),
+        None => temp.join(format!("retry-{uid}")),
+    }
+}
+
+fn default_dir() -> PathBuf {
+    dir(
+        std::env::var_os("XDG_RUNTIME_DIR"),
+        &std::env::temp_dir(),
+        private::user_id(),
+    )
+}
+
+/// The record: `retry-budget 1`, thousandths, time, checksum; fixed width.
+const MAGIC: &str = "retry-budget 1";
+const RECORD_LEN: usize = MAGIC.len() + 1 + 20 + 1 + 20 + 1 + 16 + 1;
+
+fn encode(bucket: Bucket) -> String {
+    let body = format!("{MAGIC} {:020} {:020}", bucket.milli, bucket.at_ms);
+    format!("{body} {:016x}\n", fnv1a(body.as_bytes()))
+}
+
+/// The bucket a record holds, if it is one: the right length, shape and sum.
+fn decode(bytes: &[u8]) -> Option<Bucket> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let line = text.strip_suffix('\n')?;
+    let (body, sum) = line.rsplit_once(' ')?;
+    if bytes.len() != RECORD_LEN || u64::from_str_radix(sum, 16).ok()? != fnv1a(body.as_bytes()) {
+        return None;
+    }
+    let mut fields = body.strip_prefix(MAGIC)?.split(' ').skip(1);
+    let milli = fields.next()?.parse().ok()?;
+    let at_ms = fields.next()?.parse().ok()?;
+    Some(Bucket { milli, at_ms })
+}
+
+/// FNV-1a, 64 bits: enough to tell a record from a torn or edited one.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// How long an update waits for the lock before it goes ahead without the
+/// budget: a holder that is stopped (^Z, a debugger) must not stall
+/// everyone. Updates take microseconds; a crash releases the lock.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// An open budget.
+#[derive(Debug)]
+pub struct Budget {
+    name: String,
+    path: PathBuf,
+    file: File,
+    params: Params,
+}
+
+/// What an update found, besides its result.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Updated<T> {
+    pub value: T,
+    /// The record was not valid and was reset (a message for the log).
+    pub reset: Option<String>,
+}
+
+impl Budget {
+    /// Opens (creating it full if new) the budget `settings` names, in the
+    /// user's directory; an error is a usage error: nothing has run.
+    pub fn open(settings: &Settings) -> Result<Self, String> {
+        Self::open_in(&default_dir(), settings, true)?
+            .ok_or_else(|| format!("--budget {}: the state file was not created", settings.name))
+    }
+
+    /// The same without creating anything: `None` if it does not exist.
+    pub fn peek(settings: &Settings) -> Result<Option<Self>, String> {
+        Self::open_in(&default_dir(), settings, false)
+    }
+
+    fn open_in(dir: &Path, settings: &Settings, create: bool) -> Result<Option<Self>, String> {
+        let context = |e: String| format!("--budget {}: {e}", settings.name);
+        if !create && !dir.exists() {
+            return Ok(None);
+        }
+        private::private_dir(dir).map_err(context)?;
+        let path = dir.join(&settings.name);
+        let file = private::open_private(&path, create).map_err(context)?;
+        Ok(file.map(|file| Budget {
+            name: settings.name.clone(),
+            path,
+            file,
+            params: settings.params,
+        }))
+    }
+
+    /// Pays for a retry now: whether the bucket could.
+    fn withdraw(&mut self, tokens: u32) -> Result<Updated<bool>, String> {
+        let (params, now) = (self.params, now_ms());
+        self.update(now, |bucket| match bucket.withdraw(&params, now, tokens) {
+            Some(paid) => (Some(paid), true),
+            None => (None, false),
+        })
+    }
+
+    /// Gives tokens back (a success).
+    fn deposit(&mut self, tokens: u32) -> Result<Updated<()>, String> {
+        let (params, now) = (self.params, now_ms());
+        self.update(now, |bucket| {
+            (Some(bucket.deposit(&params, now, tokens)), ())
+        })
+    }
+
+    /// For the loop: whether a retry may go ahead, and what to log. A file
+    /// that cannot be used lets it go ahead, as without a budget: a budget
+    /// must never be the reason a command that would have worked did not.
+    pub fn pay(&mut self, tokens: u32) -> (bool, Option<String>) {
+        match self.withdraw(tokens) {
+            Ok(updated) => (updated.value, updated.reset),
+            Err(e) => (true, Some(format!("{e}; retrying without it"))),
+        }
+    }
+
+    /// For the loop: gives tokens back after a success; what to log.
+    pub fn refund(&mut self, tokens: u32) -> Option<String> {
+        match self.deposit(tokens) {
+            Ok(updated) => updated.reset,
+            Err(e) => Some(e),
+        }
+    }
+
+    /// The bucket as of now, refilled, changing nothing.
+    fn current(&mut self) -> Result<Updated<Bucket>, String> {
+        let (params, now) = (self.params, now_ms());
+        self.update(now, |bucket| (None, bucket.refilled(&params, now)))
+    }
+
+    /// Under the lock: reads the bucket (a full one if the file is new,
+    /// with a reset if it is not valid), lets `change` decide, writes what
+    /// it returns.
+    fn update<T>(
+        &mut self,
+        now_ms: u64,
+        change: impl FnOnce(Bucket) -> (Option<Bucket>, T),
+    ) -> Result<Updated<T>, String> {
+        let fail = |what: &str, e: io::Error| {
+            format!(
+                "--budget {}: cannot {what} {}: {e}",
+                self.name,
+                self.path.display()
+            )
+        };
+        let _lock = Lock::take(&self.file, LOCK_WAIT).map_err(|e| fail("lock", e))?;
+        let mut buf = [0u8; RECORD_LEN + 1];
+        let len = read_at_most(&self.file, &mut buf).map_err(|e| fail("read", e))?;
+        let (bucket, reset) = match decode(&buf[..len]) {
+            Some(bucket) => (bucket, None),
+            None => {
+                let reset = (len > 0).then(|| {
+                    format!(
+                        "--budget {}: {} was not a valid budget record; reset to a full bucket",
+                        self.name,
+                        self.path.display()
+                    )
+                });
+                (Bucket::full(&self.params, now_ms), reset)
+            }
+        };
+        let (next, value) = change(bucket);
+        let next = next.or(reset.as_ref().map(|_| bucket));
+        if let Some(next) = next {
+            // One write of a fixed length: a kill leaves the old or the new.
+            self.file
+                .write_all_at(encode(next).as_bytes(), 0)
+                .map_err(|e| fail("write", e))?;
+            if len > RECORD_LEN {
+                self.file
+                    .set_len(RECORD_LEN as u64)
+                    .map_err(|e| fail("write", e))?;
+            }
+        }
+        Ok(Updated { value, reset })
+    }
+
+    /// What `--budget-status` prints.
+    fn describe(name: &str, params: &Params, bucket: Option<Bucket>, path: &Path) -> String {
+        let milli = bucket.map_or(params.capacity(), |b| b.milli);
+        let tokens = milli as f64 / bucket::MILLI as f64;
+        let retries = milli / (u64::from(params.cost) * bucket::MILLI);
+        let missing =
+            (params.capacity() - milli.min(params.capacity())) as f64 / bucket::MILLI as f64;
+        let refill = if missing == 0.0 {
+            "full".to_owned()
+        } else if params.refill > 0.0 {
+            format!(
+                "full again in {:.0} s if idle",
+                (missing / params.refill).ceil()
+            )
+        } else {
+            "refills only on success".to_owned()
+        };
+        let state = match bucket {
+            Some(_) => path.display().to_string(),
+            None => format!("{} (not used yet)", path.display()),
+        };
+        format!(
+            "budget {name}: {tokens:.1} of {} tokens, {retries} retries at {} each ({} after a timeout); {refill}\n\
+             refill: {} tokens/s; state: {state}\n",
+            params.tokens,
+            params.cost,
+            params.retry_cost(true),
+            params.refill,
+        )
+    }
+}
+
+/// `--budget-status NAME`: the bucket's state on stdout; exit 2 if it
+/// cannot be read safely, 1 if stdout is closed.
+pub fn print_status(settings: &Settings) -> u8 {
+    use std::io::Write;
+    let report = match Budget::peek(settings) {
+        Ok(None) => Ok(Budget::describe(
+            &settings.name,
+            &settings.params,
+            None,
+            &default_dir().join(&settings.name),
+        )),
+        Ok(Some(mut budget)) => budget.current().map(|updated| {
+            if let Some(reset) = updated.reset {
+                let _ = writeln!(io::stderr(), "retry: warning: {reset}");
+            }
+            Budget::describe(
+                &settings.name,
+                &settings.params,
+                Some(updated.value),
+                &budget.path,
+            )
+        }),
+        Err(e) => Err(e),
+    };
+    match report {
+        Ok(text) => u8::from(io::stdout().write_all(text.as_bytes()).is_err()),
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "retry: {e}");
+            2
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Reads from the start up to `buf`'s length (a longer file is not a record).
+fn read_at_most(file: &File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut len = 0;
+    while len < buf.len() {
+        match file.read_at(&mut buf[len..], len as u64) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(len)
+}
+
+/// An exclusive lock on the open file, released when dropped (or when the
+/// process dies: it is the kernel's, `flock` on Unix).
+struct Lock<'a>(&'a File);
+
+impl<'a> Lock<'a> {
+    fn take(file: &'a File, wait: Duration) -> io::Result<Self> {
+        let until = Instant::now() + wait;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Lock(file)),
+                Err(TryLockError::Error(e)) => return Err(e),
+                Err(TryLockError::WouldBlock) if Instant::now() >= until => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("another retry has held its lock for {wait:?}"),
+                    ));
+                }
+                Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_micros(200)),
+            }
+        }
+    }
+}
+
+impl Drop for Lock<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: Params = Params {
+        tokens: 20,
+        cost: 5,
+        refill: 0.0,
+    };
+
+    fn settings(name: &str) -> Settings {
+        Settings {
+            name: name.into(),
+            params: P,
+        }
+    }
+
+    #[test]
+    fn names_are_plain_file_names() {
+        for good in ["ci", "deploy-eu.1", "A_b", &"x".repeat(64)] {
+            assert_eq!(parse_name(good).as_deref(), Ok(good));
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x",
+            "a/b",
+            ".hidden",
+            "a b",
+            "é",
+            &"x".repeat(65),
+        ] {
+            assert!(parse_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_directory_is_the_users_own() {
+        let tmp = Path::new("/tmp");
+        assert_eq!(
+            dir(Some("/run/user/7".into()), tmp, 7),
+            Path::new("/run/user/7/retry")
+        );
+        assert_eq!(dir(None, tmp, 7), Path::new("/tmp/retry-7"));
+        // Empty or relative is not a runtime directory.
+        assert_eq!(dir(Some("".into()), tmp, 7), Path::new("/tmp/retry-7"));
+        assert_eq!(dir(Some("run".into()), tmp, 7), Path::new("/tmp/retry-7"));
+    }
+
+    #[test]
+    fn records_round_trip_and_reject_any_damage() {
+        let bucket = Bucket {
+            milli: 12_345,
+            at_ms: 1_792_567_680_000,
+        };
+        let record = encode(bucket);
+        assert_eq!(record.len(), RECORD_LEN);
+        assert_eq!(decode(record.as_bytes()), Some(bucket));
+        let extremes = Bucket {
+            milli: u64::MAX,
+            at_ms: u64::MAX,
+        };
+        assert_eq!(decode(encode(extremes).as_bytes()), Some(extremes));
+        // Every truncation and every single-byte change is refused.
+        for cut in 0..RECORD_LEN {
+            assert_eq!(decode(&record.as_bytes()[..cut]), None, "cut at {cut}");
+        }
+        for at in 0..RECORD_LEN {
+            let mut damaged = record.clone().into_bytes();
+            damaged[at] = if damaged[at] == b'1' { b'2' } else { b'1' };
+            assert_eq!(decode(&damaged), None, "byte {at}");
+        }
+        assert_eq!(decode(b"\xff\xfe garbage"), None);
+    }
+
+    fn open(dir: &Path, name: &str) -> Budget {
+        Budget::open_in(dir, &settings(name), true)
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn processes_share_one_bucket_through_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("retry");
+        let mut a = open(&dir, "ci");
+        let mut b = open(&dir, "ci");
+        let mut other = open(&dir, "other");
+        // 20 tokens at 5: four retries between them, then none.
+        let paid: Vec<bool> = (0..6)
+            .map(|i| {
+                let budget = if i % 2 == 0 { &mut a } else { &mut b };
+                budget.withdraw(5).unwrap().value
+            })
+            .collect();
+        assert_eq!(paid, [true, true, true, true, false, false]);
+        assert!(other.withdraw(5).unwrap().value);
+        b.deposit(5).unwrap();
+        assert!(a.withdraw(5).unwrap().value);
+        assert!(!a.withdraw(5).unwrap().value);
+        assert_eq!(b.current().unwrap().value.milli, 0);
+    }
+
+    #[test]
+    fn a_damaged_record_is_reset_with_a_warning() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut budget = open(tmp.path(), "ci");
+        assert!(budget.withdraw(5).unwrap().reset.is_none());
+        std::fs::write(
+            &budget.path,
+            "retry-budget 1 0000 garbage and more than a record holds, \
+            so that the file must be cut back to one record's length\n",
+        )
+        .unwrap();
+        let updated = budget.withdraw(5).unwrap();
+        assert!(updated.value);
+        let reset = updated.reset.unwrap();
+        assert!(
+            reset.ends_with("was not a valid budget record; reset to a full bucket"),
+            "{reset}"
+        );
+        // Reset to full, then paid for: 15 left, and the file is valid again.
+        let bytes = std::fs::read(&budget.path).unwrap();
+        assert_eq!(decode(&bytes).map(|b| b.milli), Some(15_000));
+        assert!(budget.current().unwrap().reset.is_none());
+    }
+
+    #[test]
+    fn a_held_lock_makes_an_update_fail_not_hang() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut budget = open(tmp.path(), "ci");
+        let holder = File::open(&budget.path).unwrap();
+        holder.lock().unwrap();
+        let took = Instant::now();
+        assert!(Lock::take(&budget.file, Duration::from_millis(50)).is_err());
+        assert!(took.elapsed() < Duration::from_secs(1));
+        drop(holder);
+        assert!(budget.withdraw(5).unwrap().value);
+    }
+
+    #[test]
+    fn status_says_how_many_retries_are_left() {
+        let p = Params { refill: 2.0, ..P };
+        let bucket = Bucket {
+            milli: 7_500,
+            at_ms: 0,
+        };
+        let text = Budget::describe("ci", &p, Some(bucket), Path::new("/r/ci"));
+        assert_eq!(
+            text,
+            "budget ci: 7.5 of 20 tokens, 1 retries at 5 each (10 after a timeout); full again in 7 s if idle\n\
+             refill: 2 tokens/s; state: /r/ci\n"
+        );
+        let text = Budget::describe("ci", &P, None, Path::new("/r/ci"));
+        assert!(
+            text.starts_with("budget ci: 20.0 of 20 tokens, 4 retries")
+                && text.contains("; full\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("state: /r/ci (not used yet)\n"), "{text}");
+    }
+
+    /// `bash bench/budget.sh` runs this in release: what `--budget` adds
+    /// to one retry decision (lock, read, check, write, unlock).
+    #[test]
+    #[ignore = "a measurement, for bench/budget.sh"]
+    fn cost_of_one_decision() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut budget = Budget::open_in(
+            tmp.path(),
+            &Settings {
+                name: "bench".into(),
+                params: Params {
+                    tokens: u32::MAX,
+                    cost: 1,
+                    refill: 0.0,
+                },
+            },
+            true,
+        )
+        .unwrap()
+        .unwrap();
+        let n = 200_000;
+        let started = Instant::now();
+        for _ in 0..n {
+            assert!(budget.pay(1).0);
+        }
+        let each = started.elapsed() / n;
+        println!(
+            "budget: {:.2} us per retry decision ({n} in a row)",
+            each.as_secs_f64() * 1e6
+        );
+        assert!(each < Duration::from_micros(50), "{each:?}");
+    }
+}

@@ -1,0 +1,149 @@
+//! How retry's log lines name the command, so a CI job with several retry
+//! steps says which one failed: short on every line (`curl`, or the start
+//! of a `sh -c` script), in full once (`-v`'s first line, JSON's first
+//! event). Control characters are escaped as in spawn errors: a word must
+//! not forge a line of its own or repaint the terminal.
+
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+use crate::run::supervisor::escape_control;
+
+/// A `sh -c` script longer than this is cut (with `…`) in every line.
+const SCRIPT_CHARS: usize = 24;
+/// The whole command line shown by `-v` is cut past this.
+const FULL_CHARS: usize = 200;
+/// Shells whose `-c SCRIPT` is named by the script, not by the shell.
+const SHELLS: [&str; 6] = ["sh", "bash", "dash", "zsh", "ksh", "ash"];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandName {
+    /// The program's base name, or the start of its `-c` script: named in
+    /// every line.
+    pub short: String,
+    /// The whole command line, shell-quoted, escaped and cut if long.
+    pub full: String,
+    /// The words as given (lossily UTF-8), for JSON.
+    pub argv: Vec<String>,
+}
+
+impl CommandName {
+    /// The short name as the subject of a text line: quoted when it has
+    /// several words, so it reads as one.
+    pub fn subject(&self) -> String {
+        if self.short.is_empty() || self.short.contains(' ') {
+            format!("`{}`", self.short)
+        } else {
+            self.short.clone()
+        }
+    }
+
+    pub fn new(program: &OsStr, args: &[OsString]) -> Self {
+        let argv: Vec<String> = std::iter::once(program)
+            .chain(args.iter().map(OsString::as_os_str))
+            .map(|word| word.to_string_lossy().into_owned())
+            .collect();
+        let base = Path::new(program)
+            .file_name()
+            .unwrap_or(program)
+            .to_string_lossy();
+        let short = match args {
+            [flag, script, ..] if flag == "-c" && SHELLS.contains(&&*base) => {
+                let script = script.to_string_lossy();
+                let words: Vec<&str> = script.split_whitespace().collect();
+                cut(&words.join(" "), SCRIPT_CHARS)
+            }
+            _ => base.into_owned(),
+        };
+        let quoted: Vec<String> = argv.iter().map(|word| shell_quote(word)).collect();
+        Self {
+            short: escape_control(&short),
+            full: cut(&escape_control(&quoted.join(" ")), FULL_CHARS),
+            argv,
+        }
+    }
+}
+
+/// `text` cut to `max` characters, the last of them `…`.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut short: String = text.chars().take(max - 1).collect();
+    short.truncate(short.trim_end().len());
+    short.push('…');
+    short
+}
+
+/// A word as a POSIX shell reads it back: bare if it is plain, else in
+/// single quotes (a `'` inside written `'\''`).
+fn shell_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-+=.,/:@%^".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_owned();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(words: &[&str]) -> CommandName {
+        let args: Vec<OsString> = words[1..].iter().map(OsString::from).collect();
+        CommandName::new(OsStr::new(words[0]), &args)
+    }
+
+    #[test]
+    fn a_program_is_named_by_its_base_name() {
+        let curl = name(&["/usr/bin/curl", "-fsS", "https://example.com/a b"]);
+        assert_eq!(curl.short, "curl");
+        assert_eq!(curl.full, "/usr/bin/curl -fsS 'https://example.com/a b'");
+        assert_eq!(
+            curl.argv,
+            ["/usr/bin/curl", "-fsS", "https://example.com/a b"]
+        );
+        assert_eq!(name(&["./deploy.sh"]).short, "deploy.sh");
+        assert_eq!(name(&["my tool"]).subject(), "`my tool`");
+    }
+
+    #[test]
+    fn a_shell_script_is_named_by_its_start() {
+        let short = name(&["/bin/sh", "-c", "echo oops >&2;\n exit 22"]);
+        assert_eq!(short.short, "echo oops >&2; exit 22");
+        assert_eq!(short.subject(), "`echo oops >&2; exit 22`");
+        assert_eq!(short.full, r"/bin/sh -c 'echo oops >&2;\n exit 22'");
+        let long = name(&["bash", "-c", "curl -fsS https://example.com/health | jq ."]);
+        assert_eq!(long.short, "curl -fsS https://examp…");
+        assert_eq!(long.short.chars().count(), SCRIPT_CHARS);
+        // A cut never ends in a space before the `…`.
+        assert_eq!(cut("abc def", 5), "abc…");
+        // Not a shell, or no script: the program's name.
+        assert_eq!(name(&["python3", "-c", "print(1)"]).subject(), "python3");
+        assert_eq!(name(&["sh", "build.sh"]).short, "sh");
+    }
+
+    #[test]
+    fn control_characters_cannot_start_a_line() {
+        let evil = name(&["x\n::error::forged", "a\x1b[31m"]);
+        assert_eq!(evil.short, r"x\n::error::forged");
+        assert!(!evil.full.contains(['\n', '\x1b']), "{}", evil.full);
+        assert_eq!(evil.argv[0], "x\n::error::forged");
+    }
+
+    #[test]
+    fn quoting_round_trips_through_a_shell() {
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("a=b,c:d/e"), "a=b,c:d/e");
+        assert_eq!(shell_quote("$HOME"), "'$HOME'");
+    }
+
+    #[test]
+    fn a_long_command_line_is_cut() {
+        let long = "x".repeat(500);
+        let full = name(&["echo", &long]).full;
+        assert_eq!(full.chars().count(), FULL_CHARS);
+        assert!(full.ends_with('…'));
+    }
+}

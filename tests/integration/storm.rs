@@ -1,0 +1,351 @@
+//! During an outage: many `retry` processes sharing one `--budget`, and a
+//! server that says when to come back (`--delay-from-output`).
+
+use std::path::Path;
+use std::process::Child;
+use std::time::{Duration, Instant, SystemTime};
+
+use nix::sys::signal::Signal;
+
+use crate::harness::{retry, scratch, send, wait_bounded};
+
+/// How many processes hit the failing dependency at once.
+const STORM: usize = 50;
+
+/// `retry` with its budgets in `runtime` (a private XDG_RUNTIME_DIR).
+fn retry_in(runtime: &Path, args: &[&str]) -> crate::harness::Retry {
+    retry(args).env("XDG_RUNTIME_DIR", runtime)
+}
+
+/// Starts `STORM` copies of `retry ARGS -- false` at once and returns the
+/// attempts they made in all (each one's last JSON line says how many)
+/// and how many gave up for each reason.
+fn storm(runtime: &Path, args: &[&str]) -> (u32, Vec<(String, u32)>) {
+    let mut argv = vec!["-n", "5", "--base", "0ms", "--log-format", "json"];
+    argv.extend_from_slice(args);
+    argv.extend_from_slice(&["--", "false"]);
+    let children: Vec<Child> = (0..STORM)
+        .map(|_| retry_in(runtime, &argv).spawn())
+        .collect();
+    let mut total = 0;
+    let mut reasons: Vec<(String, u32)> = Vec::new();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr.lines().last().unwrap_or_default();
+        let field = |name: &str| {
+            let start = last.find(&format!("\"{name}\":")).unwrap() + name.len() + 3;
+            let rest = &last[start..];
+            rest[..rest.find([',', '}']).unwrap()]
+                .trim_matches('"')
+                .to_owned()
+        };
+        assert!(last.starts_with(r#"{"event":"gave_up""#), "{stderr}");
+        total += field("attempt").parse::<u32>().unwrap();
+        let reason = field("reason");
+        match reasons.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((reason, 1)),
+        }
+    }
+    reasons.sort();
+    (total, reasons)
+}
+
+#[test]
+fn fifty_processes_without_a_budget_make_every_attempt() {
+    let runtime = scratch();
+    let (total, reasons) = storm(runtime.path(), &[]);
+    assert_eq!(total, 50 * 5);
+    assert_eq!(reasons, [("attempts".to_owned(), 50)]);
+}
+
+#[test]
+fn fifty_processes_with_one_budget_make_their_first_attempts_and_what_it_pays_for() {
+    let runtime = scratch();
+    // 100 tokens at 5 a retry, no refill: exactly 20 retries between them.
+    let budget = [
+        "--budget",
+        "storm",
+        "--budget-tokens",
+        "100",
+        "--budget-refill",
+        "0",
+    ];
+    let (total, reasons) = storm(runtime.path(), &budget);
+    assert_eq!(total, 50 + 20, "{reasons:?}");
+    let refused: u32 = reasons
+        .iter()
+        .filter(|(r, _)| r == "budget")
+        .map(|(_, n)| n)
+        .sum();
+    assert!(refused >= 45, "{reasons:?}");
+    // The bucket is empty, and says so.
+    let status = [
+        "--budget-status",
+        "storm",
+        "--budget-tokens",
+        "100",
+        "--budget-refill",
+        "0",
+    ];
+    retry_in(runtime.path(), &status)
+        .run()
+        .code(0)
+        .stdout_is(&format!(
+            "budget storm: 0.0 of 100 tokens, 0 retries at 5 each (10 after a timeout); refills only on success\n\
+             refill: 0 tokens/s; state: {}/retry/storm\n",
+            runtime.path().display()
+        ));
+}
+
+#[test]
+fn a_refilling_budget_stays_within_its_rate() {
+    let runtime = scratch();
+    // 50 tokens, and 50 more a second: 10 retries, then 10 a second.
+    let budget = [
+        "--budget",
+        "rate",
+        "--budget-tokens",
+        "50",
+        "--budget-refill",
+        "50",
+    ];
+    let started = Instant::now();
+    let (total, _) = storm(runtime.path(), &budget);
+    // The wall clock has millisecond steps: one more on each end.
+    let elapsed = started.elapsed().as_secs_f64() + 0.002;
+    let bound = 50 + ((50.0 + 50.0 * elapsed) / 5.0).floor() as u32;
+    assert!(
+        total >= 60 && total <= bound,
+        "{total} attempts, bound {bound}"
+    );
+}
+
+/// A small xorshift: the kill schedule, reproducible from its seed.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn participants_killed_at_random_leave_a_valid_budget_and_the_totals_hold() {
+    let runtime = scratch();
+    let dir = scratch();
+    let count = dir.path().join("count");
+    let script = format!("printf x >> {}; exit 1", count.display());
+    // 20 processes, each retrying ~9 times a second; the budget pays 200
+    // retries and 50 more a second, so it runs dry within about 2 s.
+    let args = [
+        "-n",
+        "unlimited",
+        "--jitter",
+        "none",
+        "--base",
+        "100ms",
+        "--max-time",
+        "4s",
+        "-q",
+        "--budget",
+        "kill",
+        "--budget-tokens",
+        "1000",
+        "--budget-refill",
+        "250",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ];
+    let started = Instant::now();
+    let mut children: Vec<Option<Child>> = (0..20)
+        .map(|_| Some(retry_in(runtime.path(), &args).spawn()))
+        .collect();
+    let mut seed = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..8 {
+        std::thread::sleep(Duration::from_millis(next(&mut seed) % 150));
+        let victim = (next(&mut seed) % 20) as usize;
+        if let Some(mut child) = children[victim].take() {
+            send(&child, Signal::SIGKILL);
+            let _ = child.wait();
+        }
+    }
+    for child in children.iter_mut().flatten() {
+        wait_bounded(child, Duration::from_secs(10));
+    }
+    let elapsed = started.elapsed().as_secs_f64() + 0.002;
+    // Valid and unlocked: the status reads it without a reset.
+    let status = retry_in(
+        runtime.path(),
+        &["--budget-status", "kill", "--budget-tokens", "1000"],
+    )
+    .run();
+    status.code(0).stderr_is("");
+    assert!(status.stdout.starts_with("budget kill: "), "{status:?}");
+    let attempts = std::fs::read(&count).unwrap().len() as u32;
+    let bound = 20 + ((1000.0 + 250.0 * elapsed) / 5.0).floor() as u32;
+    assert!(
+        attempts > 20 && attempts <= bound,
+        "{attempts} attempts, bound {bound}"
+    );
+    // And it still works: a retry that gets a token.
+    retry_in(
+        runtime.path(),
+        &["--budget", "kill", "--base", "1ms", "-n", "2", "true"],
+    )
+    .run()
+    .code(0);
+}
+
+/// A stand-in for a server that fails once with `header`, then succeeds;
+/// each attempt stamps its start (ns since the epoch) into `stamps`.
+fn overloaded_once(dir: &Path, header: &str) -> String {
+    format!(
+        "date +%s%N >> {stamps}; [ -e {m} ] && exit 0; touch {m}; printf 'HTTP/1.1 503\\r\\n{header}\\r\\n\\r\\n'; exit 22",
+        stamps = dir.join("stamps").display(),
+        m = dir.join("marker").display(),
+    )
+}
+
+/// The gap between the two attempts' starts, in ms.
+fn gap_ms(dir: &Path) -> u64 {
+    let stamps: Vec<u64> = std::fs::read_to_string(dir.join("stamps"))
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(stamps.len(), 2, "{stamps:?}");
+    (stamps[1] - stamps[0]) / 1_000_000
+}
+
+const RETRY_AFTER: &str = r"(?i)^retry-after:\s*(.+)$";
+
+#[test]
+fn a_servers_retry_after_sets_the_sleep() {
+    let dir = scratch();
+    let script = overloaded_once(dir.path(), "Retry-After: 1");
+    let run = retry(&[
+        "--delay-from-output",
+        RETRY_AFTER,
+        "--base",
+        "1ms",
+        "--log-format",
+        "json",
+    ])
+    .args(&["sh", "-c", &script])
+    .run();
+    run.code(0).stderr_has(
+        r#","attempt":1,"exit_code":22,"sleep_ms":1000,"ceiling_ms":1,"strategy":"full","source":"hint","hint_ms":1000,"#,
+    );
+    // The headers still reach stdout untouched.
+    assert!(run.stdout.contains("Retry-After: 1\r\n"), "{run:?}");
+    let gap = gap_ms(dir.path());
+    // At least what was asked; the upper bound only rules out a draw of seconds.
+    assert!((1000..5000).contains(&gap), "{gap} ms between attempts");
+
+    // Text: the server's reason, not the draw.
+    let dir = scratch();
+    retry(&["--delay-from-output", RETRY_AFTER, "--base", "1ms"])
+        .args(&["sh", "-c", &overloaded_once(dir.path(), "Retry-After: 0.2")])
+        .run()
+        .code(0)
+        .stderr_has("failed with exit code 22; sleep: 200 ms (server asked for 200 ms)\n");
+}
+
+#[test]
+fn an_http_date_is_a_delay_from_now() {
+    let dir = scratch();
+    let when = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(2));
+    let script = overloaded_once(dir.path(), &format!("Retry-After: {when}"));
+    let run = retry(&[
+        "--delay-from-output",
+        RETRY_AFTER,
+        "--base",
+        "1ms",
+        "--log-format",
+        "json",
+    ])
+    .args(&["sh", "-c", &script])
+    .run();
+    run.code(0);
+    let sleep_ms: u64 = {
+        let line = run
+            .stderr
+            .lines()
+            .find(|l| l.contains(r#""event":"sleep""#))
+            .unwrap();
+        assert!(line.contains(r#""source":"hint""#), "{line}");
+        let start = line.find(r#""sleep_ms":"#).unwrap() + 11;
+        line[start..].split(',').next().unwrap().parse().unwrap()
+    };
+    // Whole seconds: the date is 1 to 2 s ahead when written, read a
+    // moment later (a loaded machine may take a while to start `sh`).
+    assert!((500..=2000).contains(&sleep_ms), "{sleep_ms}");
+    assert!(gap_ms(dir.path()) >= sleep_ms, "{run:?}");
+}
+
+#[test]
+fn a_hint_longer_than_the_cap_gives_up_instead_of_coming_back_early() {
+    let dir = scratch();
+    retry(&[
+        "--delay-from-output",
+        RETRY_AFTER,
+        "--base",
+        "1ms",
+        "--cap",
+        "5s",
+    ])
+    .args(&["sh", "-c", &overloaded_once(dir.path(), "Retry-After: 120")])
+    .run()
+    .code(22)
+    .stderr_has("the server asked to wait 120000 ms (2 min), longer than --cap\n");
+}
+
+#[test]
+fn bad_values_are_refused_before_anything_runs() {
+    let runtime = scratch();
+    let ran = runtime.path().join("ran");
+    let touch = ["touch", ran.to_str().unwrap()];
+    let refused = |args: &[&str], says: &str| {
+        retry_in(runtime.path(), args)
+            .args(&touch)
+            .run()
+            .code(2)
+            .stderr_lines(1)
+            .stderr_has(says);
+        assert!(!ran.exists(), "{args:?} ran the command");
+    };
+    refused(
+        &["--delay-from-output", "retry-after"],
+        "needs one capture group",
+    );
+    refused(&["--delay-from-output", "(a)(b)"], "has 2 capture groups");
+    refused(&["--budget", "a/b"], "a budget name is");
+    refused(&["--budget", ".."], "a budget name is");
+    refused(
+        &["--budget-refill", "1"],
+        "`--budget-refill` is only for --budget",
+    );
+    refused(
+        &["--budget", "x", "--budget-tokens", "4"],
+        "`--budget-tokens 4` is below `--budget-cost 5`",
+    );
+    // A state file that is a symlink, or someone else's.
+    let dir = runtime.path().join("retry");
+    std::fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", dir.join("evil")).unwrap();
+    refused(&["--budget", "evil"], "is a symlink; refusing to follow it");
+    let as_root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&dir).unwrap()) == 0;
+    if as_root {
+        let foreign = dir.join("foreign");
+        std::fs::write(&foreign, "").unwrap();
+        std::os::unix::fs::chown(&foreign, Some(65534), None).unwrap();
+        refused(
+            &["--budget", "foreign"],
+            "is owned by user id 65534, not by you",
+        );
+    }
+}
