@@ -379,6 +379,24 @@ mod tests {
     }
 
     #[test]
+    fn the_busy_models_results_do_not_depend_on_the_thread_count() {
+        let busy = Experiment {
+            model: Model::Busy {
+                mean_ms: 10.0,
+                sd_ms: 4.0,
+            },
+            ..NET
+        };
+        let one = sweep(&post(), &[5, 12], 37, busy, 7, 1, &|_| {});
+        assert_eq!(one, sweep(&post(), &[5, 12], 37, busy, 7, 3, &|_| {}));
+        assert_ne!(one, sweep(&post(), &[5, 12], 37, NET, 7, 1, &|_| {}));
+        assert!(
+            one.iter()
+                .all(|r| r.utilisation_mean > 0.0 && r.capped == 0)
+        );
+    }
+
+    #[test]
     fn a_strategys_results_do_not_depend_on_its_place_in_the_list() {
         let all = sweep(&post(), &[5, 12], 4, NET, 3, 2, &|_| {});
         let full = contender("full", Jitter::Full, 10);
