@@ -192,8 +192,9 @@ print(f"binary size\tplain build: stripped, dynamic\t{plain/1048576:.2f} MiB\t\t
 PY
 
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), Linux $(uname -r), $(date -u +%Y-%m-%d)"
-# bench/chaos.sh's section, at the end of the file, is kept as it was.
-chaos=$(sed -n '/^## Reliability (chaos test)$/,$p' bench/RESULTS.md 2>/dev/null || true)
+# Every later section (chaos.sh's, fleet.sh's, ...) is kept as it was: all
+# from the first `## ` heading on belongs to another script.
+chaos=$(sed -n '/^## /,$p' bench/RESULTS.md 2>/dev/null || true)
 {
     echo "# Benchmark results"
     echo
