@@ -16,12 +16,10 @@
 //! and the client's own steps take no time, so the way back and the next
 //! request fold into one delay, as in the post's model.
 
-use std::cmp::Ordering;
-
 use rand::Rng;
 
 use super::model::{Delays, Experiment, Fleet, Net, Outcome, folded_normal, queue, tick};
-use super::queue::Timed;
+use super::queue::timed_event;
 use crate::strategy::Backoff;
 
 /// A request arriving at the server.
@@ -31,29 +29,7 @@ struct Arrival {
     client: u32,
 }
 
-impl Eq for Arrival {}
-
-/// Earliest first (BinaryHeap is a max-heap); ties go to the lower client.
-impl Ord for Arrival {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .at_ms
-            .total_cmp(&self.at_ms)
-            .then(other.client.cmp(&self.client))
-    }
-}
-
-impl PartialOrd for Arrival {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Timed for Arrival {
-    fn at_ms(&self) -> f64 {
-        self.at_ms
-    }
-}
+timed_event!(Arrival);
 
 /// Runs one repetition; `backoff` None means no backoff at all (the baseline).
 pub fn simulate(

@@ -13,12 +13,10 @@
 //! simulation schedules only the two server-side events per round; the
 //! client-side hops are folded into their delays.
 
-use std::cmp::Ordering;
-
 use rand::Rng;
 
 use super::model::{Delays, Experiment, Fleet, Outcome, queue, tick};
-use super::queue::Timed;
+use super::queue::timed_event;
 use crate::strategy::Backoff;
 
 /// A read or a write arriving at the server; a write carries the version
@@ -36,29 +34,7 @@ struct Event {
 /// of clients (`--clients` allows 100,000), never this.
 const READ: u32 = u32::MAX;
 
-impl Eq for Event {}
-
-/// Earliest first (BinaryHeap is a max-heap); ties go to the lower client.
-impl Ord for Event {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .at_ms
-            .total_cmp(&self.at_ms)
-            .then(other.client.cmp(&self.client))
-    }
-}
-
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Timed for Event {
-    fn at_ms(&self) -> f64 {
-        self.at_ms
-    }
-}
+timed_event!(Event);
 
 /// Runs one repetition; `backoff` None means no backoff at all (the baseline).
 pub fn simulate(

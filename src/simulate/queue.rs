@@ -23,6 +23,37 @@ pub trait Timed: Ord {
     fn at_ms(&self) -> f64;
 }
 
+/// `Timed` and its order for an event struct with `at_ms: f64` and
+/// `client: u32` fields: earliest first, ties to the lower client, so both
+/// models handle simultaneous events in one documented order.
+macro_rules! timed_event {
+    ($event:ty) => {
+        impl Eq for $event {}
+
+        impl Ord for $event {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                other
+                    .at_ms
+                    .total_cmp(&self.at_ms)
+                    .then(other.client.cmp(&self.client))
+            }
+        }
+
+        impl PartialOrd for $event {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+
+        impl $crate::simulate::queue::Timed for $event {
+            fn at_ms(&self) -> f64 {
+                self.at_ms
+            }
+        }
+    };
+}
+pub(crate) use timed_event;
+
 pub struct Calendar<E> {
     /// Milliseconds per bucket.
     width: f64,
