@@ -8,7 +8,8 @@
 //! shared retry budget's state).
 //!
 //! `unix.rs` is the implementation for every Unix, and `signals.rs` the one
-//! wait for a child, a signal or a deadline (self-pipes and `poll`); `reaper_linux.rs` adds
+//! wait for a child, a signal or a deadline (self-pipes, and `ppoll` where
+//! it exists, else `poll`); `reaper_linux.rs` adds
 //! the Linux child subreaper, and `reaper_portable.rs` is its twin for
 //! other Unixes (it finds nothing), compiled and tested on Linux too.
 //!
