@@ -41,7 +41,7 @@ pub fn simulate(
     events: &dyn Fn(u64),
 ) -> Outcome {
     let mut fleet = Fleet::new(clients, backoff);
-    let mut queue = queue(experiment, backoff);
+    let mut queue = queue(experiment, backoff, clients);
     let mut delays = Delays {
         net: experiment.net,
         rng,

@@ -177,6 +177,7 @@ pub fn folded_normal(n: Net, rng: &mut impl Rng) -> f64 {
 pub fn queue<E: super::queue::Timed>(
     experiment: &Experiment,
     backoff: Option<Backoff>,
+    clients: u32,
 ) -> Calendar<E> {
     let spread = |n: Net| n.mean_ms + 4.0 * n.sd_ms;
     let mut horizon = 3.0 * spread(experiment.net);
@@ -186,7 +187,7 @@ pub fn queue<E: super::queue::Timed>(
     if let Model::Busy { mean_ms, sd_ms } = experiment.model {
         horizon += spread(Net { mean_ms, sd_ms });
     }
-    Calendar::new(horizon)
+    Calendar::new(horizon, clients)
 }
 
 /// How often a model reports its events: rarely enough to cost nothing.

@@ -47,7 +47,7 @@ pub fn simulate(
     let mut fleet = Fleet::new(clients, backoff);
     let mut version = 0u32;
     let mut outcome = Outcome::default();
-    let mut queue = queue(experiment, backoff);
+    let mut queue = queue(experiment, backoff, clients);
     let mut delays = Delays {
         net: experiment.net,
         rng,
