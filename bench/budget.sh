@@ -23,7 +23,7 @@ command -v hyperfine >/dev/null || { echo "bench: needs hyperfine (apt-get insta
 command -v python3 >/dev/null || { echo "bench: needs python3" >&2; exit 1; }
 
 cargo build --release --quiet
-RETRY="$PWD/target/x86_64-unknown-linux-gnu/release/retry"
+RETRY="$PWD/target/release/retry"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export XDG_RUNTIME_DIR="$work"

@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin retry
-RETRY=target/x86_64-unknown-linux-gnu/release/retry
+RETRY=target/release/retry
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 

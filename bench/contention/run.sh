@@ -22,7 +22,7 @@ LIMIT=${LIMIT:-600}
 OUT=${OUT:-bench/contention}
 
 cargo build --release --quiet --bin retry --example contention
-target=target/x86_64-unknown-linux-gnu/release
+target=target/release
 
 set -m # the driver gets a process group of its own
 "$target/examples/contention" run --retry "$target/retry" --clients "$CLIENTS" \
