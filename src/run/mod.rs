@@ -261,24 +261,14 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             ok
         };
         let decision = decide(&self.rules, &facts, draw, pay);
-        if let Some(message) = warning {
-            emit(&Event::Warning {
-                attempt: self.number,
-                message,
-            });
-        }
+        warn(emit, self.number, warning);
         match decision {
             Decision::Succeed(status) => {
                 if budget.is_some() {
                     // AWS's rule: a first-try success adds 1, a later one
                     // refunds what its last retry cost.
                     let tokens = self.last_paid.unwrap_or(1);
-                    if let Some(message) = host.deposit(tokens) {
-                        emit(&Event::Warning {
-                            attempt: self.number,
-                            message,
-                        });
-                    }
+                    warn(emit, self.number, host.deposit(tokens));
                 }
                 settle(host, true)?;
                 emit(&Event::Succeeded {
@@ -305,12 +295,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 if let Err(reason) = self.pause(host, emit, status, sleep, hint) {
                     // No retry follows (a signal, --max-time after the
                     // hook): its tokens go back.
-                    if let Some(message) = paid.and_then(|tokens| host.deposit(tokens)) {
-                        emit(&Event::Warning {
-                            attempt: self.number,
-                            message,
-                        });
-                    }
+                    warn(
+                        emit,
+                        self.number,
+                        paid.and_then(|tokens| host.deposit(tokens)),
+                    );
                     return Err(reason);
                 }
                 self.previous_code = Some(match status.cause {
@@ -437,6 +426,13 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     fn time_left(&self, now: Instant) -> Option<Duration> {
         self.run_deadline
             .map(|end| end.saturating_duration_since(now))
+    }
+}
+
+/// Emits a warning, if there is one (the budget's file, a hint).
+fn warn(emit: &mut impl FnMut(&Event), attempt: u32, message: Option<String>) {
+    if let Some(message) = message {
+        emit(&Event::Warning { attempt, message });
     }
 }
 
