@@ -68,11 +68,7 @@ pub fn main() -> ExitCode {
             }
         }
         Mode::Plan(options) => plan::print(options),
-        Mode::Simulate {
-            options,
-            seed,
-            format,
-        } => simulate::run(options, *seed, *format),
+        Mode::Simulate(options) => simulate::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
         Mode::BudgetStatus(settings) => run::budget::print_status(settings),

@@ -11,7 +11,6 @@ use clap::parser::ValueSource;
 use crate::cli::Cli;
 use crate::codes::CodeSet;
 use crate::policy::Policy;
-use crate::report::Format;
 use crate::run::log::{LogFormat, Verbosity};
 use crate::simulate::{self, Experiment, Model, ModelName, Net};
 use crate::strategy::{Backoff, Jitter};
@@ -22,11 +21,7 @@ use crate::{plan, run};
 pub enum Mode {
     Run(Box<run::Options>),
     Plan(plan::Options),
-    Simulate {
-        options: crate::simulate::Options,
-        seed: Option<u64>,
-        format: Format,
-    },
+    Simulate(crate::simulate::Options),
     Completions(crate::cli::generate::Shell),
     Man,
     /// `--budget-status NAME`.
@@ -107,11 +102,7 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
             format: cli.format,
         }));
     } else if cli.simulate {
-        return Ok(Mode::Simulate {
-            options: simulate_options(&cli, backoff),
-            seed: cli.seed,
-            format: cli.format,
-        });
+        return Ok(Mode::Simulate(simulate_options(&cli, backoff)));
     }
 
     let mut words = cli.command.into_iter();
@@ -186,6 +177,8 @@ fn simulate_options(cli: &Cli, backoff: Backoff) -> simulate::Options {
         clients: cli.clients.0.clone(),
         reps: cli.reps,
         svg: cli.svg.clone(),
+        seed: cli.seed,
+        format: cli.format,
     }
 }
 

@@ -31,6 +31,9 @@ pub struct Options {
     pub clients: Vec<u32>,
     pub reps: u32,
     pub svg: Option<PathBuf>,
+    /// `--seed`: the sweep's seed (a random one if absent).
+    pub seed: Option<u64>,
+    pub format: Format,
 }
 
 /// The strategies to compare: `jitter` alone, or (None) all four and the
@@ -86,7 +89,7 @@ pub fn parse_max_work(text: &str) -> Result<u64, String> {
 }
 
 /// Runs the sweep, prints it, and draws the charts; returns the exit status.
-pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
+pub fn run(options: &Options) -> u8 {
     // A chart that cannot be written is known before the sweep, not after
     // it: one line, and nothing simulated (the status of bad usage).
     let svg = match options.svg.as_deref().map(chart::Output::open).transpose() {
@@ -96,7 +99,9 @@ pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
             return 2;
         }
     };
-    let seed = seed.unwrap_or_else(|| rand::RngExt::random(&mut crate::strategy::rng(None)));
+    let seed = options
+        .seed
+        .unwrap_or_else(|| rand::RngExt::random(&mut crate::strategy::rng(None)));
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let bar = progress_bar(options);
     let events = std::sync::atomic::AtomicU64::new(0);
@@ -133,7 +138,7 @@ pub fn run(options: &Options, seed: Option<u64>, format: Format) -> u8 {
     }
     let mut stdout = std::io::stdout().lock();
     if stdout
-        .write_all(render(&rows, options.experiment.model, format).as_bytes())
+        .write_all(render(&rows, options.experiment.model, options.format).as_bytes())
         .is_err()
     {
         if let Some(svg) = svg {
@@ -242,6 +247,8 @@ mod tests {
                 max_work: u64::MAX,
             },
             svg: None,
+            seed: None,
+            format: Format::Table,
         };
         let w = weight(&options);
         assert!(w.is_finite() && w > 1e24, "{w}");
