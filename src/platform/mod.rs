@@ -29,6 +29,7 @@
 pub mod private;
 pub mod reaper_portable;
 pub mod signals;
+pub mod spawn;
 mod unix;
 
 #[cfg(target_os = "linux")]

@@ -6,8 +6,6 @@
 
 use std::io::{self, IsTerminal};
 use std::os::fd::{IntoRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
-use std::process::Command;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use nix::errno::Errno;
@@ -142,23 +140,6 @@ pub fn last_signal() -> i32 {
 /// Threads started later inherit this (empty) mask.
 pub fn reset_signal_mask() -> io::Result<()> {
     SigSet::empty().thread_set_mask().map_err(io::Error::from)
-}
-
-/// Sets up how `command` starts: in a process group of its own or not, and
-/// with default dispositions for every signal retry did not inherit as
-/// ignored (std's fork path resets the mask and SIGPIPE; exec resets the
-/// signals retry catches).
-pub fn prepare(command: &mut Command, own_group: bool) {
-    if own_group {
-        command.process_group(0);
-    }
-    // SAFETY: the closure does nothing, so it is async-signal-safe after fork.
-    // Its presence makes std fork and exec instead of calling posix_spawn:
-    // glibc's posix_spawn (2.36 here) leaves its internal signals 32 and 33
-    // *ignored* in the child, and std offers no way to reset them there.
-    unsafe {
-        command.pre_exec(|| Ok(()));
-    }
 }
 
 /// Sends `signal` to `pid`, or to the process group it leads. Errors

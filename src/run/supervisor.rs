@@ -15,11 +15,11 @@
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::AsFd;
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::platform::signals::{Signals, Wake};
+use crate::platform::spawn::{Io, Spawn};
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
 use crate::run::countdown;
 use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
@@ -88,8 +88,8 @@ impl<'a> Supervisor<'a> {
         }
     }
 
-    fn attempt(&self, info: AttemptInfo) -> Command {
-        let mut command = Command::new(self.program);
+    fn attempt(&self, info: AttemptInfo) -> Spawn {
+        let mut command = Spawn::new(self.program);
         command
             .args(self.args)
             .env("RETRY_ATTEMPT", info.number.to_string())
@@ -104,18 +104,18 @@ impl<'a> Supervisor<'a> {
 
     /// The `--on-retry` hook: `sh -c SCRIPT`, its stdout sent to stderr so
     /// it cannot mix into the command's output (`retry ... | jq`).
-    fn hook(&self, script: &str, attempt: u32, exit_code: i32) -> Command {
-        let mut command = Command::new("/bin/sh");
+    fn hook(&self, script: &str, attempt: u32, exit_code: i32) -> Spawn {
+        let mut command = Spawn::new("/bin/sh");
         command
             .arg("-c")
             .arg(script)
             .env("RETRY_ATTEMPT", attempt.to_string())
             .env("RETRY_EXIT_CODE", exit_code.to_string());
         if let Ok(stderr) = io::stderr().as_fd().try_clone_to_owned() {
-            command.stdout(stderr);
+            command.stdout = Io::Fd(stderr);
         }
         if self.pipes.as_ref().is_some_and(Pipes::owns_stdin) {
-            command.stdin(Stdio::null());
+            command.stdin = Io::Null;
         }
         command
     }
@@ -125,7 +125,7 @@ impl<'a> Supervisor<'a> {
     /// (`with_pipes`) has its pipes attached first.
     fn run_to_end(
         &mut self,
-        mut command: Command,
+        mut command: Spawn,
         deadline: Option<Instant>,
         with_pipes: bool,
     ) -> Result<Ended, SpawnError> {
@@ -136,7 +136,7 @@ impl<'a> Supervisor<'a> {
                 status: None,
             });
         }
-        platform::prepare(&mut command, self.own_group);
+        command.own_group = self.own_group;
         // Children retry already has (left on purpose by an earlier attempt,
         // or by whatever exec'd retry) are not this attempt's to stop.
         let spared = if self.subreaper {
@@ -146,11 +146,11 @@ impl<'a> Supervisor<'a> {
         };
         let mut child = command
             .spawn()
-            .map_err(|error| spawn_error(command.get_program(), &error))?;
+            .map_err(|error| spawn_error(command.program(), &error))?;
         if let Some(pipes) = self.pipes.as_mut().filter(|_| with_pipes) {
             pipes.attach(&mut child);
         }
-        Ok(self.supervise(child.id() as i32, deadline, &spared))
+        Ok(self.supervise(child.pid, deadline, &spared))
     }
 
     /// Waits for the child to end, stopping it at `deadline`, on a signal,

@@ -16,8 +16,7 @@ mod watch;
 
 use std::fs::File;
 use std::io::{self, PipeReader, PipeWriter, Write};
-use std::os::fd::{AsFd, OwnedFd};
-use std::process::{Child, Command, Stdio};
+use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -29,6 +28,7 @@ pub use lines::Matchers;
 pub use output::take_open_line;
 pub use spool::Spool;
 
+use crate::platform::spawn::{Child, Io, Spawn};
 use crate::size::Size;
 use failure::Failure;
 use lines::Patterns;
@@ -147,21 +147,17 @@ impl Pipes {
     }
 
     /// Sets the attempt's stdio: a pipe only where retry has work to do.
-    pub fn prepare(&self, command: &mut Command) {
-        match self.stdin {
-            StdinMode::Inherit => {}
-            StdinMode::Null => {
-                command.stdin(Stdio::null());
-            }
-            StdinMode::Replay => {
-                command.stdin(Stdio::piped());
-            }
-        }
+    pub fn prepare(&self, command: &mut Spawn) {
+        command.stdin = match self.stdin {
+            StdinMode::Inherit => Io::Inherit,
+            StdinMode::Null => Io::Null,
+            StdinMode::Replay => Io::Pipe,
+        };
         if self.stdout_once || self.patterns.any() {
-            command.stdout(Stdio::piped());
+            command.stdout = Io::Pipe;
         }
         if self.patterns.any() {
-            command.stderr(Stdio::piped());
+            command.stderr = Io::Pipe;
         }
     }
 
@@ -175,13 +171,11 @@ impl Pipes {
         let mut streams = Vec::new();
         if let Some(stdout) = child.stdout.take() {
             let held = self.stdout_once.then(|| Spool::new(MEMORY_LIMIT));
-            let pipe = PipeReader::from(OwnedFd::from(stdout));
-            streams.push(self.read(pipe, Target::Stdout, held, &sink, (done.clone(), 0)));
+            streams.push(self.read(stdout, Target::Stdout, held, &sink, (done.clone(), 0)));
         }
         if let Some(stderr) = child.stderr.take() {
-            let pipe = PipeReader::from(OwnedFd::from(stderr));
             let index = streams.len();
-            streams.push(self.read(pipe, Target::Stderr, None, &sink, (done, index)));
+            streams.push(self.read(stderr, Target::Stderr, None, &sink, (done, index)));
         }
         self.running = Some(Running { streams, ended });
     }

@@ -10,8 +10,7 @@
 //! all", so the pipes stay open, undelivered, until the supervisor has
 //! stopped the attempt and retry exits.
 
-use std::io::{self, Read, Write};
-use std::process::ChildStdin;
+use std::io::{self, PipeWriter, Read, Write};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::failure::{Failure, describe, temp_dir_note};
@@ -26,7 +25,7 @@ struct State {
     failed: bool,
     /// Attempts' stdin pipes held open after a failure, so that no command
     /// (nor a background process it left) reads an end that is not one.
-    withheld: Vec<ChildStdin>,
+    withheld: Vec<PipeWriter>,
 }
 
 struct Shared {
@@ -122,7 +121,7 @@ impl Replay {
     }
 
     /// Feeds one attempt's stdin in the background, from the first byte.
-    pub fn feed(&self, pipe: ChildStdin) {
+    pub fn feed(&self, pipe: PipeWriter) {
         let replay = self.clone();
         std::thread::spawn(move || {
             if let Some(pipe) = replay.feed_all(pipe) {

@@ -1,0 +1,401 @@
+//! Starting a command: an attempt or a hook, in a process group of its own
+//! or not, with its stdio and environment, and with every signal at its
+//! default action except those retry's caller left ignored.
+//!
+//! Where the platform has it, `posix_spawn` does it: the parent stays
+//! suspended until the exec, with no page tables to copy and no
+//! copy-on-write faults afterwards, which saves about a tenth of a
+//! millisecond per attempt over fork and exec (bench/RESULTS.md, start-up).
+//! Its twin, `forked`, is std's fork and `execvp`. It serves the Unixes
+//! without `posix_spawn` in nix, the `portable` feature (so CI here runs
+//! it), and a file without a `#!` line: `posix_spawn` reports ENOEXEC
+//! where `execvp` runs the file with `/bin/sh`, as shells do.
+#![allow(unsafe_code)]
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, PipeReader, PipeWriter};
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+
+/// Where one of the command's stdio streams goes.
+#[derive(Debug, Default)]
+pub enum Io {
+    /// retry's own stream, shared.
+    #[default]
+    Inherit,
+    /// `/dev/null`.
+    Null,
+    /// A new pipe whose other end is returned in `Child`.
+    Pipe,
+    /// This file descriptor.
+    Fd(OwnedFd),
+}
+
+/// A command to start, described as `std::process::Command` would.
+#[derive(Debug)]
+pub struct Spawn {
+    program: OsString,
+    args: Vec<OsString>,
+    /// Variables to set (`Some`) or remove (`None`) in retry's environment.
+    env: Vec<(OsString, Option<OsString>)>,
+    pub stdin: Io,
+    pub stdout: Io,
+    pub stderr: Io,
+    /// Lead a process group of its own (else stay in retry's).
+    pub own_group: bool,
+}
+
+/// A started command: its pid and retry's ends of the pipes asked for.
+#[derive(Debug)]
+pub struct Child {
+    pub pid: i32,
+    pub stdin: Option<PipeWriter>,
+    pub stdout: Option<PipeReader>,
+    pub stderr: Option<PipeReader>,
+}
+
+impl Spawn {
+    pub fn new(program: impl Into<OsString>) -> Self {
+        Spawn {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            stdin: Io::Inherit,
+            stdout: Io::Inherit,
+            stderr: Io::Inherit,
+            own_group: false,
+        }
+    }
+
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&mut self, args: I) -> &mut Self {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    pub fn env(&mut self, key: &str, value: impl AsRef<OsStr>) -> &mut Self {
+        self.env.push((key.into(), Some(value.as_ref().to_owned())));
+        self
+    }
+
+    pub fn env_remove(&mut self, key: &str) -> &mut Self {
+        self.env.push((key.into(), None));
+        self
+    }
+
+    pub fn program(&self) -> &OsStr {
+        &self.program
+    }
+
+    /// Starts the command. Errors are the exec's own (ENOENT, EACCES, …),
+    /// reported before this returns.
+    pub fn spawn(&self) -> io::Result<Child> {
+        #[cfg(all(
+            not(feature = "portable"),
+            any(
+                target_os = "linux",
+                target_os = "freebsd",
+                target_os = "netbsd",
+                target_vendor = "apple"
+            )
+        ))]
+        match posix::spawn(self) {
+            Err(error) if error.raw_os_error() == Some(libc::ENOEXEC) => {}
+            started => return started,
+        }
+        self.forked()
+    }
+
+    /// std's fork and exec. The empty `pre_exec` is what makes std fork
+    /// rather than call `posix_spawn` itself (whose child, on glibc, would
+    /// have signals 32 and 33 ignored): `execvp` runs a file without `#!`
+    /// with `/bin/sh`, and the child starts with retry's dispositions, a
+    /// handler becoming the default at exec and SIGPIPE reset by std.
+    fn forked(&self) -> io::Result<Child> {
+        let mut command = std::process::Command::new(&self.program);
+        command.args(&self.args);
+        for (key, value) in &self.env {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        command
+            .stdin(std_stdio(&self.stdin)?)
+            .stdout(std_stdio(&self.stdout)?)
+            .stderr(std_stdio(&self.stderr)?);
+        if self.own_group {
+            command.process_group(0);
+        }
+        // SAFETY: the closure does nothing, so it is async-signal-safe after fork.
+        unsafe {
+            command.pre_exec(|| Ok(()));
+        }
+        let mut child = command.spawn()?;
+        Ok(Child {
+            pid: child.id() as i32,
+            stdin: child.stdin.take().map(|p| OwnedFd::from(p).into()),
+            stdout: child.stdout.take().map(|p| OwnedFd::from(p).into()),
+            stderr: child.stderr.take().map(|p| OwnedFd::from(p).into()),
+        })
+    }
+}
+
+fn std_stdio(io: &Io) -> io::Result<std::process::Stdio> {
+    use std::process::Stdio;
+    Ok(match io {
+        Io::Inherit => Stdio::inherit(),
+        Io::Null => Stdio::null(),
+        Io::Pipe => Stdio::piped(),
+        Io::Fd(fd) => Stdio::from(fd.try_clone()?),
+    })
+}
+
+#[cfg(all(
+    not(feature = "portable"),
+    any(
+        target_os = "linux",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_vendor = "apple"
+    )
+))]
+mod posix {
+    use std::ffi::{CString, OsStr};
+    use std::io;
+    use std::os::fd::{AsRawFd, OwnedFd};
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+
+    use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawnp};
+    use nix::sys::signal::{SigSet, Signal};
+    use nix::unistd::Pid;
+
+    use super::{Child, Io, Spawn};
+
+    pub fn spawn(spawn: &Spawn) -> io::Result<Child> {
+        let mut actions = PosixSpawnFileActions::init()?;
+        // The child's ends live until the spawn returns, then close here.
+        let mut child_ends: Vec<OwnedFd> = Vec::new();
+        let mut child = Child {
+            pid: 0,
+            stdin: None,
+            stdout: None,
+            stderr: None,
+        };
+        for (target, io) in [(0, &spawn.stdin), (1, &spawn.stdout), (2, &spawn.stderr)] {
+            let end = match io {
+                Io::Inherit => continue,
+                Io::Null => dev_null()?,
+                Io::Fd(fd) => fd.try_clone()?,
+                Io::Pipe => {
+                    let (reader, writer) = io::pipe()?;
+                    match target {
+                        0 => {
+                            child.stdin = Some(writer);
+                            reader.into()
+                        }
+                        1 => {
+                            child.stdout = Some(reader);
+                            writer.into()
+                        }
+                        _ => {
+                            child.stderr = Some(reader);
+                            writer.into()
+                        }
+                    }
+                }
+            };
+            // std keeps 0-2 open (it opens /dev/null for a closed one at
+            // start-up), so every new descriptor is 3 or above and dup2
+            // never meets itself, which POSIX only lately defined.
+            actions.add_dup2(end.as_raw_fd(), target)?;
+            child_ends.push(end);
+        }
+
+        let mut attr = PosixSpawnAttr::init()?;
+        let mut flags =
+            PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF;
+        if spawn.own_group {
+            flags |= PosixSpawnFlags::POSIX_SPAWN_SETPGROUP;
+            attr.set_pgroup(Pid::from_raw(0))?;
+        }
+        attr.set_flags(flags)?;
+        attr.set_sigmask(&SigSet::empty())?;
+        attr.set_sigdefault(&reset_signals())?;
+
+        let argv = std::iter::once(spawn.program.as_os_str())
+            .chain(spawn.args.iter().map(|a| a.as_os_str()))
+            .map(c_string)
+            .collect::<io::Result<Vec<_>>>()?;
+        let envp = environment(spawn)?;
+        let pid = posix_spawnp(&argv[0], &actions, &attr, &argv, &envp)?;
+        drop(child_ends);
+        child.pid = pid.as_raw();
+        Ok(child)
+    }
+
+    /// `/dev/null`, for reading and writing.
+    fn dev_null() -> io::Result<OwnedFd> {
+        let file = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open("/dev/null")?;
+        Ok(file.into())
+    }
+
+    fn c_string(text: &OsStr) -> io::Result<CString> {
+        CString::new(text.as_bytes()).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "an argument or variable contains a NUL byte",
+            )
+        })
+    }
+
+    /// retry's environment with the spawn's changes applied (the last
+    /// change of a variable counts).
+    fn environment(spawn: &Spawn) -> io::Result<Vec<CString>> {
+        let changes = &spawn.env;
+        let changed = |key: &OsStr| changes.iter().any(|(k, _)| k == key);
+        let last = |i: usize| !changes[i + 1..].iter().any(|(k, _)| *k == changes[i].0);
+        let set = changes
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| last(i))
+            .filter_map(|(_, (key, value))| Some((key.clone(), value.clone()?)));
+        std::env::vars_os()
+            .filter(|(key, _)| !changed(key))
+            .chain(set)
+            .map(|(key, value)| {
+                let mut entry = key.into_vec();
+                entry.push(b'=');
+                entry.extend_from_slice(value.as_bytes());
+                c_string(OsStr::from_bytes(&entry))
+            })
+            .collect()
+    }
+
+    /// The signals reset to their default action in the child, beyond the
+    /// handlers that exec resets anyway: SIGPIPE, which std ignores in
+    /// retry and gives every child back; and on Linux the signals the C
+    /// library keeps for itself (32 up to SIGRTMIN), which glibc's and
+    /// musl's `posix_spawn` otherwise leave *ignored* in the child. Their
+    /// `sigaddset` refuses those numbers, so their bits are set directly.
+    fn reset_signals() -> SigSet {
+        let set = SigSet::from(Signal::SIGPIPE);
+        #[cfg(target_os = "linux")]
+        let set = {
+            let mut raw = *set.as_ref();
+            const WORD: usize = libc::c_ulong::BITS as usize;
+            let words = (&raw mut raw).cast::<libc::c_ulong>();
+            for signal in 32..libc::SIGRTMIN() {
+                let bit = (signal - 1) as usize;
+                // SAFETY: on Linux a sigset_t is the kernel's bit array of
+                // unsigned longs, 1024 bits long, bit N-1 for signal N; the
+                // signals here are below 64.
+                unsafe { *words.add(bit / WORD) |= 1 << (bit % WORD) };
+            }
+            // SAFETY: a valid set, only with more signals in it.
+            unsafe { SigSet::from_sigset_t_unchecked(raw) }
+        };
+        set
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn reset_signals_name_sigpipe_and_the_c_library_signals() {
+            let set = super::reset_signals();
+            let raw = set.as_ref();
+            // SAFETY: sigismember reads a valid set.
+            let member = |signal| unsafe { libc::sigismember(raw, signal) } == 1;
+            assert!(member(libc::SIGPIPE));
+            assert!(!member(libc::SIGINT));
+            #[cfg(target_os = "linux")]
+            {
+                assert!((32..libc::SIGRTMIN()).all(member));
+                assert!(!member(libc::SIGRTMIN()));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn output(spawn: &mut Spawn) -> String {
+        spawn.stdout = Io::Pipe;
+        let child = spawn.spawn().unwrap();
+        let mut text = String::new();
+        child.stdout.unwrap().read_to_string(&mut text).unwrap();
+        wait(child.pid);
+        text
+    }
+
+    fn wait(pid: i32) {
+        nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
+    }
+
+    #[test]
+    fn arguments_environment_and_pipes_reach_the_command() {
+        let mut spawn = Spawn::new("sh");
+        spawn
+            .args(["-c", "echo \"$0 $A ${HOME+home} ${B-unset}\""])
+            .arg("zero")
+            .env("A", "a")
+            .env("B", "b")
+            .env_remove("B")
+            .env_remove("HOME");
+        spawn.stdin = Io::Null;
+        assert_eq!(output(&mut spawn), "zero a  unset\n");
+    }
+
+    #[test]
+    fn a_file_without_a_shebang_line_runs_with_sh() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("plain");
+        std::fs::write(&script, "echo plain $1\n").unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        assert_eq!(output(Spawn::new(&script).arg("ok")), "plain ok\n");
+    }
+
+    #[test]
+    fn missing_and_unrunnable_programs_are_errors_of_the_exec() {
+        let missing = Spawn::new("retry-test-no-such-program")
+            .spawn()
+            .unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        let dir = tempfile::tempdir().unwrap();
+        let denied = Spawn::new(dir.path()).spawn().unwrap_err();
+        assert_eq!(denied.kind(), io::ErrorKind::PermissionDenied);
+    }
+
+    #[test]
+    fn own_group_leads_a_new_process_group() {
+        use nix::unistd::{Pid, getpgid};
+        for own_group in [true, false] {
+            // It waits for its stdin to close, meanwhile its group is read.
+            let mut spawn = Spawn::new("sh");
+            spawn.args(["-c", "read x"]).stdin = Io::Pipe;
+            spawn.own_group = own_group;
+            let child = spawn.spawn().unwrap();
+            let group = getpgid(Some(Pid::from_raw(child.pid))).unwrap();
+            drop(child.stdin);
+            wait(child.pid);
+            let expected = if own_group {
+                Pid::from_raw(child.pid)
+            } else {
+                getpgid(None).unwrap()
+            };
+            assert_eq!(group, expected, "own_group {own_group}");
+        }
+    }
+}
