@@ -15,12 +15,23 @@ pub fn become_subreaper() -> bool {
 /// before an attempt, it lists what to spare; after an attempt's leader was
 /// reaped, the new ones are descendants that escaped its group.
 pub fn adopted(except: &[i32]) -> Vec<i32> {
+    if !has_children() {
+        return Vec::new(); // the usual case before an attempt: one call, no /proc
+    }
     children()
         .unwrap_or_else(scan_proc)
         .into_iter()
         .filter(|pid| !except.contains(pid))
         .filter(|&pid| alive(pid))
         .collect()
+}
+
+/// Whether retry has any child, living or not yet reaped (`waitid` with
+/// WNOWAIT reaps nothing; ECHILD means none).
+fn has_children() -> bool {
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    waitid(Id::All, flags) != Err(nix::errno::Errno::ECHILD)
 }
 
 /// `/proc/self/task/*/children`: a few small reads (kernels with
