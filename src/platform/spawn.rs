@@ -211,8 +211,9 @@ mod posix {
                 }
             };
             // std keeps 0-2 open (it opens /dev/null for a closed one at
-            // start-up), so every new descriptor is 3 or above and dup2
-            // never meets itself, which POSIX only lately defined.
+            // start-up) and `try_clone` duplicates to 3 or above, so every
+            // end here is 3 or above and dup2 never meets itself (a case
+            // POSIX only lately defined).
             actions.add_dup2(end.as_raw_fd(), target)?;
             child_ends.push(end);
         }
