@@ -7,7 +7,9 @@
 //! `private.rs` creates and opens files only this user may touch (the
 //! shared retry budget's state).
 //!
-//! `unix.rs` is the implementation for every Unix, and `signals.rs` the one
+//! `unix.rs` is the implementation for every Unix; `spawn.rs` starts a
+//! command (`posix_spawn`, with std's fork and exec as its twin, which the
+//! `portable` feature selects on Linux too); and `signals.rs` the one
 //! wait for a child, a signal or a deadline (self-pipes, and `ppoll` where
 //! it exists, else `poll`); `reaper_linux.rs` adds
 //! the Linux child subreaper, and `reaper_portable.rs` is its twin for
