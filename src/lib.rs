@@ -12,8 +12,10 @@
 //! - the rules both share, one file each: `strategy` (backoff and jitter),
 //!   `policy` (which exit codes retry), `codes`, `status`, `duration`, `size`.
 //!
-//! `fuzzing` is for `fuzz/` only.
+//! `arena` is the binary's allocator (start-up speed); `fuzzing` is for
+//! `fuzz/` only.
 
+pub mod arena;
 mod cli;
 mod codes;
 mod duration;
