@@ -44,6 +44,13 @@ FALSE=$(type -P false)
 PEER=""
 if [ -x /usr/bin/retry ] && /usr/bin/retry --help 2>&1 | grep -q -- '--times'; then PEER=/usr/bin/retry; fi
 
+# Every binary from the same page-cache state: read back from disk by exec.
+# A binary the linker just wrote sits in the cache in small pages, one that
+# was copied (or unpacked) in large ones, and that alone moved the same
+# bytes' start-up from 1.02 to 1.14 times Debian's (bench/README.md).
+# Needs root; otherwise the caches stay as they are (said in RESULTS.md).
+caches="page cache dropped before the run"
+{ sync && echo 3 >/proc/sys/vm/drop_caches; } 2>/dev/null || caches="page cache not dropped (not root)"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 results="$work/rows.tsv" # figure, command, median seconds, ratio, target, verdict
 : >"$results"
@@ -199,7 +206,7 @@ chaos=$(sed -n '/^## /,$p' bench/RESULTS.md 2>/dev/null || true)
     echo "# Benchmark results"
     echo
     echo "Produced by \`bash bench/run.sh\` on: $machine."
-    echo "Load average when it started: $load (other work shares the machine; ratios within a run are what count)."
+    echo "Load average when it started: $load (other work shares the machine; ratios within a run are what count); $caches."
     echo "retry is the release artifact (\`bash scripts/dist.sh\`); \"plain build\" rows are \`cargo build --release\`."
     echo "Ratios are against the baseline row of the same figure, measured in the same run."
     echo "How each figure is measured, and why some targets are out of reach: bench/README.md."
