@@ -5,7 +5,7 @@
 //! Where the platform has it, `posix_spawn` does it: the parent stays
 //! suspended until the exec, with no page tables to copy and no
 //! copy-on-write faults afterwards, which saves about a tenth of a
-//! millisecond per attempt over fork and exec (bench/RESULTS.md, start-up).
+//! millisecond per attempt over fork and exec (bench/README.md).
 //! Its twin, `forked`, is std's fork and `execvp`. It serves the Unixes
 //! without `posix_spawn` in nix, the `portable` feature (so CI here runs
 //! it), and a file without a `#!` line: `posix_spawn` reports ENOEXEC
@@ -95,6 +95,7 @@ impl Spawn {
     /// Starts the command. Errors are the exec's own (ENOENT, EACCES, …),
     /// reported before this returns.
     pub fn spawn(&self) -> io::Result<Child> {
+        // The platforms of nix's `spawn` module, as on `mod posix` below.
         #[cfg(all(
             not(feature = "portable"),
             any(
