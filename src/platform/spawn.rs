@@ -173,7 +173,7 @@ mod posix {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
     use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawnp};
-    use nix::sys::signal::{SigSet, Signal};
+    use nix::sys::signal::SigSet;
     use nix::unistd::Pid;
 
     use super::{Child, Io, Spawn};
@@ -282,17 +282,32 @@ mod posix {
             .collect()
     }
 
-    /// The signals reset to their default action in the child, beyond the
-    /// handlers that exec resets anyway: SIGPIPE, which std ignores in
-    /// retry and gives every child back; and on Linux the signals the C
+    /// The signals set to their default action in the child: SIGPIPE,
+    /// which std ignores in retry and gives every child back; those retry
+    /// has a handler for, which the child would reset anyway, but only
+    /// after asking the kernel what each one is (one `sigaction` call per
+    /// signal saved per spawn: 46 on Linux); and on Linux the signals the C
     /// library keeps for itself (32 up to SIGRTMIN), which glibc's and
     /// musl's `posix_spawn` otherwise leave *ignored* in the child. Their
     /// `sigaddset` refuses those numbers, so their bits are set directly.
     fn reset_signals() -> SigSet {
-        let set = SigSet::from(Signal::SIGPIPE);
+        with_default(crate::platform::caught_signals())
+    }
+
+    fn with_default(caught: impl Iterator<Item = i32>) -> SigSet {
+        // SAFETY: sigemptyset initialises the set; sigaddset only reads
+        // and writes it, and refuses (an error code) a number it rejects.
+        let mut raw = unsafe {
+            let mut raw = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+            libc::sigemptyset(raw.as_mut_ptr());
+            raw.assume_init()
+        };
+        for signal in std::iter::once(libc::SIGPIPE).chain(caught) {
+            // SAFETY: as above.
+            unsafe { libc::sigaddset(&mut raw, signal) };
+        }
         #[cfg(target_os = "linux")]
-        let set = {
-            let mut raw = *set.as_ref();
+        {
             const WORD: usize = libc::c_ulong::BITS as usize;
             let words = (&raw mut raw).cast::<libc::c_ulong>();
             for signal in 32..libc::SIGRTMIN() {
@@ -302,22 +317,25 @@ mod posix {
                 // signals here are below 64.
                 unsafe { *words.add(bit / WORD) |= 1 << (bit % WORD) };
             }
-            // SAFETY: a valid set, only with more signals in it.
-            unsafe { SigSet::from_sigset_t_unchecked(raw) }
-        };
-        set
+        }
+        // SAFETY: a valid, initialised set.
+        unsafe { SigSet::from_sigset_t_unchecked(raw) }
     }
 
     #[cfg(test)]
     mod tests {
         #[test]
-        fn reset_signals_name_sigpipe_and_the_c_library_signals() {
-            let set = super::reset_signals();
+        fn reset_signals_name_sigpipe_the_caught_and_the_c_library_signals() {
+            #[cfg(not(target_os = "linux"))]
+            let caught = [libc::SIGTERM, libc::SIGUSR1];
+            #[cfg(target_os = "linux")]
+            let caught = [libc::SIGTERM, libc::SIGRTMIN() + 1];
+            let set = super::with_default(caught.into_iter());
             let raw = set.as_ref();
             // SAFETY: sigismember reads a valid set.
             let member = |signal| unsafe { libc::sigismember(raw, signal) } == 1;
-            assert!(member(libc::SIGPIPE));
-            assert!(!member(libc::SIGINT));
+            assert!(member(libc::SIGPIPE) && caught.into_iter().all(member));
+            assert!(!member(libc::SIGINT) && !member(libc::SIGHUP));
             #[cfg(target_os = "linux")]
             {
                 assert!((32..libc::SIGRTMIN()).all(member));

@@ -6,7 +6,7 @@
 
 use std::io::{self, IsTerminal};
 use std::os::fd::{IntoRawFd, OwnedFd};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
@@ -62,6 +62,8 @@ static TERMINATE_FD: AtomicI32 = AtomicI32::new(-1);
 static CHILD_FD: AtomicI32 = AtomicI32::new(-1);
 /// The number of the latest terminating signal (0 before any).
 static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// The signals `catch_signals` set a handler for: bit N-1 for signal N.
+static CAUGHT: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn on_terminating(signal: libc::c_int) {
     LAST_SIGNAL.store(signal, Ordering::SeqCst);
@@ -126,8 +128,20 @@ fn install(signal: i32, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
         unsafe {
             libc::sigaction(signal, &old, std::ptr::null_mut());
         }
+    } else if let Some(bit) = u32::try_from(signal - 1)
+        .ok()
+        .filter(|&bit| bit < u64::BITS)
+    {
+        CAUGHT.fetch_or(1 << bit, Ordering::SeqCst);
     }
     Ok(())
+}
+
+/// The signals retry has a handler for (below 65), which a command it
+/// starts must get at their default action.
+pub fn caught_signals() -> impl Iterator<Item = i32> {
+    let caught = CAUGHT.load(Ordering::SeqCst);
+    (1..=64).filter(move |signal| caught & (1 << (signal - 1)) != 0)
 }
 
 /// The latest terminating signal a handler saw (0 before any).
