@@ -8,7 +8,7 @@ use clap::CommandFactory;
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Parsed, RunArgs, SimulationArgs};
 use crate::codes::CodeSet;
 use crate::policy::Policy;
 use crate::run::log::{LogFormat, Verbosity};
@@ -29,7 +29,11 @@ pub enum Mode {
 }
 
 /// Applies the cross-field rules and picks the mode.
-pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
+pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
+    let (cli, simulation) = match parsed {
+        Parsed::Lean(run) => (run, None),
+        Parsed::Full(Cli { run, simulation }) => (run, Some(simulation)),
+    };
     let named = |id, value: &dyn std::fmt::Display| cli.sources.name(id, value);
     if cli.cap < cli.base {
         let (cap, base) = (fmt(cli.cap), fmt(cli.base));
@@ -94,15 +98,20 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
     if let Some(name) = &cli.budget_status {
         return Ok(Mode::BudgetStatus(settings(name.clone())));
     }
-    if cli.plan {
-        return Ok(Mode::Plan(plan::Options {
-            backoff,
-            attempts: cli.max_attempts,
-            seed: cli.seed,
-            format: cli.format,
-        }));
-    } else if cli.simulate {
-        return Ok(Mode::Simulate(simulate_options(&cli, backoff)));
+    // `Parsed::Lean` is never a plan or a simulation.
+    match simulation {
+        Some(simulation) if cli.plan => {
+            return Ok(Mode::Plan(plan::Options {
+                backoff,
+                attempts: cli.max_attempts,
+                seed: cli.seed,
+                format: simulation.format,
+            }));
+        }
+        Some(simulation) if cli.simulate => {
+            return Ok(Mode::Simulate(simulate_options(&cli, simulation, backoff)));
+        }
+        _ => {}
     }
 
     let mut words = cli.command.into_iter();
@@ -155,36 +164,36 @@ pub fn from_cli(cli: Cli) -> Result<Mode, clap::Error> {
 
 /// `--simulate`'s experiment from its flags. Left at their defaults,
 /// --base and --cap become the post's (see `simulate::contenders`).
-fn simulate_options(cli: &Cli, backoff: Backoff) -> simulate::Options {
+fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> simulate::Options {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let model = match cli.model {
+    let model = match sim.model {
         ModelName::Occ => Model::Occ,
         ModelName::Busy => Model::Busy {
-            mean_ms: ms(cli.service_time),
-            sd_ms: ms(cli.service_sd),
+            mean_ms: ms(sim.service_time),
+            sd_ms: ms(sim.service_sd),
         },
     };
     simulate::Options {
         experiment: Experiment {
             model,
             net: Net {
-                mean_ms: ms(cli.net_delay),
-                sd_ms: ms(cli.net_sd),
+                mean_ms: ms(sim.net_delay),
+                sd_ms: ms(sim.net_sd),
             },
-            max_work: cli.max_work,
+            max_work: sim.max_work,
         },
         contenders: simulate::contenders(cli.jitter.single(), backoff, cli.backoff_defaulted),
-        clients: cli.clients.0.clone(),
-        reps: cli.reps,
-        svg: cli.svg.clone(),
+        clients: sim.clients.0,
+        reps: sim.reps,
+        svg: sim.svg,
         seed: cli.seed,
-        format: cli.format,
+        format: sim.format,
     }
 }
 
 /// `--budget-tokens`, `--budget-cost`, `--budget-refill`: a budget that
 /// could never pay for one retry is a mistake, not a way to turn retries off.
-fn budget_params(cli: &Cli) -> Result<run::budget::Params, clap::Error> {
+fn budget_params(cli: &RunArgs) -> Result<run::budget::Params, clap::Error> {
     if cli.budget_tokens < cli.budget_cost {
         return Err(usage(format!(
             "{} is below {}: the budget could never pay for a retry",
@@ -228,7 +237,7 @@ fn fmt(duration: Duration) -> String {
 
 /// Where the values that cross-field rules compare came from: the command
 /// line, a `RETRY_*` variable or the default, so an error names what the
-/// user actually set. Without it (a `Cli` parsed directly, in tests) every
+/// user actually set. Without it (a `RunArgs` parsed directly, in tests) every
 /// value counts as typed.
 #[derive(Clone, Debug, Default)]
 pub struct Sources(Vec<(&'static str, ValueSource)>);
@@ -292,12 +301,12 @@ fn usage(message: String) -> clap::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
     /// The options of a run (every case here runs a command or fails).
     fn config(args: &[&str]) -> Result<run::Options, String> {
-        let cli = Cli::try_parse_from(["retry"].iter().chain(args)).map_err(|e| e.to_string())?;
-        match from_cli(cli).map_err(|e| e.to_string())? {
+        let args: Vec<_> = ["retry"].iter().chain(args).map(Into::into).collect();
+        let parsed = crate::cli::parse_from(&args).map_err(|e| e.to_string())?;
+        match from_cli(parsed).map_err(|e| e.to_string())? {
             Mode::Run(options) => Ok(*options),
             other => Err(format!("not a run: {other:?}")),
         }

@@ -10,7 +10,7 @@ pub mod usage;
 use std::ffi::OsString;
 use std::time::Duration;
 
-use clap::{Parser, ValueEnum, ValueHint};
+use clap::{Args, Parser, ValueEnum, ValueHint};
 use regex::bytes::{Regex, RegexBuilder};
 
 use crate::cli::generate::Shell;
@@ -42,6 +42,19 @@ use crate::strategy::Jitter;
     max_term_width = 100
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    #[command(flatten)]
+    pub simulation: SimulationArgs,
+}
+
+/// Every option but those of `SimulationArgs`: what a run reads, the budget's
+/// and the modes' switches. Parsed alone when neither --plan nor --simulate
+/// is asked for (see `parse_from`).
+#[derive(Debug, Args)]
+#[group(skip)]
+pub struct RunArgs {
     /// Backoff strategy for the sleep between attempts (`all` only with --simulate)
     #[arg(short, long, env = "RETRY_JITTER", value_enum, default_value_t = JitterChoice::Full)]
     pub jitter: JitterChoice,
@@ -269,6 +282,19 @@ pub struct Cli {
           value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
     pub budget_status: Option<String>,
 
+    /// Whether --base and --cap were left at their defaults (--simulate then uses the post's).
+    #[arg(skip)]
+    pub backoff_defaulted: bool,
+
+    /// Where each value came from, so cross-field errors name what the user set.
+    #[arg(skip)]
+    pub sources: config::Sources,
+}
+
+/// The options only --plan and --simulate read.
+#[derive(Debug, Args)]
+#[group(skip)]
+pub struct SimulationArgs {
     /// Output of --plan and --simulate
     #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = Format::Table,
           help_heading = MODES, hide_short_help = true)]
@@ -330,14 +356,6 @@ pub struct Cli {
     #[arg(long, env = "RETRY_SVG", value_name = "FILE", value_hint = ValueHint::FilePath,
           help_heading = SIMULATION, hide_short_help = true)]
     pub svg: Option<std::path::PathBuf>,
-
-    /// Whether --base and --cap were left at their defaults (--simulate then uses the post's).
-    #[arg(skip)]
-    pub backoff_defaulted: bool,
-
-    /// Where each value came from, so cross-field errors name what the user set.
-    #[arg(skip)]
-    pub sources: config::Sources,
 }
 
 const MODES: &str = "Modes (run no command)";
@@ -362,26 +380,78 @@ const BUSY_ONLY: [&str; 2] = ["service_time", "service_sd"];
 /// The budget's parameters: meaningless without one.
 const BUDGET_ONLY: [&str; 3] = ["budget_tokens", "budget_cost", "budget_refill"];
 
+/// A parsed command line.
+#[derive(Debug)]
+pub enum Parsed {
+    /// Neither --plan nor --simulate: the simulation's options were not
+    /// parsed, their defaults and variables not read.
+    Lean(RunArgs),
+    /// Every option, --plan and --simulate possible.
+    Full(Cli),
+}
+
 /// Parses a command line (the program name first) and RETRY_* variables.
-pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
-    use clap::parser::ValueSource;
+///
+/// A run reads none of `SimulationArgs`, so it is parsed without them: a
+/// command of `RunArgs` alone is a fifth of retry's start-up instructions
+/// cheaper (no simulation defaults to parse, no help text to format). Any
+/// other line, and any line the lean command refuses (help, --version, a
+/// simulation option, a mistake), is parsed again in full, so help, errors
+/// and the modes read exactly as the whole `Cli` defines them.
+pub fn parse_from(args: &[OsString]) -> Result<Parsed, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
+    let mut lean = RunArgs::augment_args(clap::Command::new("retry"));
+    if let Ok(mut matches) = lean.try_get_matches_from_mut(args) {
+        // Freeing clap's Command, hundreds of small allocations, was 6.5 %
+        // of retry's start-up instructions, for memory exit returns anyway.
+        std::mem::forget(lean);
+        if !matches.get_flag("plan") && !matches.get_flag("simulate") {
+            refuse_stray(&matches, false)?;
+            return Ok(Parsed::Lean(run_args(&mut matches)?));
+        }
+    }
     let mut command = Cli::command();
     let mut matches = command.try_get_matches_from_mut(args)?;
-    // Freeing clap's Command, hundreds of small allocations, was 6.5 % of
-    // retry's start-up instructions, for memory that exit returns anyway.
     std::mem::forget(command);
-    // A mode's options on the command line without the mode are a mistake
-    // (from the environment they may be meant for another invocation).
-    // Checked on the matches, before they are moved into `Cli`: converting
-    // without a copy of them is a sixth of retry's start-up instructions.
+    refuse_stray(&matches, true)?;
+    let run = run_args(&mut matches)?;
+    let simulation = SimulationArgs::from_arg_matches_mut(&mut matches)?;
+    Ok(Parsed::Full(Cli { run, simulation }))
+}
+
+/// `RunArgs` out of the matches, with where their values came from.
+fn run_args(matches: &mut clap::ArgMatches) -> Result<RunArgs, clap::Error> {
+    use clap::FromArgMatches;
+    use clap::parser::ValueSource;
+    // Read before the values are moved out: converting without a copy of
+    // the matches is a sixth of retry's start-up instructions.
+    let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
+    let backoff_defaulted = defaulted("base") && defaulted("cap");
+    let sources = config::Sources::of(matches);
+    let mut run = RunArgs::from_arg_matches_mut(matches)?;
+    run.backoff_defaulted = backoff_defaulted;
+    run.sources = sources;
+    Ok(run)
+}
+
+/// A mode's options on the command line without the mode are a mistake
+/// (from the environment they may be meant for another invocation).
+/// `simulation`: the matches hold `SimulationArgs` too.
+fn refuse_stray(matches: &clap::ArgMatches, simulation: bool) -> Result<(), clap::Error> {
+    use clap::CommandFactory;
+    use clap::parser::ValueSource;
     let given = |id: &&&str| matches.value_source(id) == Some(ValueSource::CommandLine);
     let present = |id| matches.value_source(id).is_some();
-    let stray = if matches.get_flag("simulate") {
-        None
-    } else if let Some(id) = SIMULATE_ONLY.iter().find(given) {
+    let stray = if simulation && matches.get_flag("simulate") {
+        let busy = matches.get_one::<ModelName>("model") == Some(&ModelName::Busy);
+        BUSY_ONLY
+            .iter()
+            .find(given)
+            .filter(|_| !busy)
+            .map(|id| (*id, "--simulate --model busy"))
+    } else if let Some(id) = SIMULATE_ONLY.iter().filter(|_| simulation).find(given) {
         Some((*id, "--simulate"))
-    } else if !matches.get_flag("plan") && given(&&"format") {
+    } else if simulation && !matches.get_flag("plan") && given(&&"format") {
         Some(("format", "--plan or --simulate"))
     } else if !present("budget") && !present("budget_status") {
         BUDGET_ONLY
@@ -391,28 +461,16 @@ pub fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
     } else {
         None
     };
-    let stray = stray.or_else(|| {
-        let busy = matches.get_one::<ModelName>("model") == Some(&ModelName::Busy);
-        let id = BUSY_ONLY
-            .iter()
-            .find(given)
-            .filter(|_| matches.get_flag("simulate") && !busy)?;
-        Some((*id, "--simulate --model busy"))
-    });
-    if let Some((id, mode)) = stray {
-        let flag = format!("--{}", id.replace('_', "-"));
-        return Err(Cli::command().error(
-            clap::error::ErrorKind::ArgumentConflict,
-            format!("`{flag}` is only for {mode}"),
-        ));
+    match stray {
+        None => Ok(()),
+        Some((id, mode)) => {
+            let flag = format!("--{}", id.replace('_', "-"));
+            Err(Cli::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("`{flag}` is only for {mode}"),
+            ))
+        }
     }
-    let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
-    let backoff_defaulted = defaulted("base") && defaulted("cap");
-    let sources = config::Sources::of(&matches);
-    let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
-    cli.backoff_defaulted = backoff_defaulted;
-    cli.sources = sources;
-    Ok(cli)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -520,15 +578,111 @@ mod tests {
 
     #[test]
     fn modes_need_no_command_and_refuse_one() {
-        assert!(Cli::try_parse_from(["retry", "--plan"]).unwrap().plan);
+        assert!(Cli::try_parse_from(["retry", "--plan"]).unwrap().run.plan);
         assert!(Cli::try_parse_from(["retry", "--plan", "--", "true"]).is_err());
         assert!(Cli::try_parse_from(["retry", "--plan", "--simulate"]).is_err());
         assert!(Cli::try_parse_from(["retry"]).is_err());
     }
 
+    fn parse(args: &[&str]) -> Result<Parsed, clap::Error> {
+        let args: Vec<OsString> = ["retry"].iter().chain(args).map(Into::into).collect();
+        parse_from(&args)
+    }
+
+    /// The arguments of a lean parse, or `None` for a full one.
+    fn lean(args: &[&str]) -> Option<RunArgs> {
+        match parse(args).unwrap() {
+            Parsed::Lean(run) => Some(run),
+            Parsed::Full(_) => None,
+        }
+    }
+
     #[test]
     fn definition_is_consistent() {
         Cli::command().debug_assert();
+        RunArgs::augment_args(clap::Command::new("retry")).debug_assert();
+    }
+
+    #[test]
+    fn only_plans_and_simulations_parse_the_simulations_options() {
+        for run in [
+            &["true"][..],
+            &["-n", "2", "--budget", "b", "true"],
+            &["--man"],
+        ] {
+            assert!(lean(run).is_some(), "{run:?}");
+        }
+        for full in [
+            &["--plan"][..],
+            &["--simulate", "--reps", "2"],
+            &["--format", "csv", "--plan"],
+        ] {
+            assert!(lean(full).is_none(), "{full:?}");
+        }
+        // What the lean command refuses is refused, or helped, as in full.
+        let error = |args| parse(args).unwrap_err().to_string();
+        assert!(error(&["--reps", "2", "true"]).contains("`--reps` is only for --simulate"));
+        assert!(error(&["--budget-cost", "2", "true"]).contains("only for --budget"));
+        assert!(error(&["--help"]).contains("--net-delay <DURATION>"));
+        assert!(error(&["--help"]).contains("Exit status:"));
+    }
+
+    #[test]
+    fn a_lean_parse_reads_a_run_as_the_full_one_does() {
+        for args in [
+            &["true"][..],
+            &[
+                "-j",
+                "equal",
+                "-b",
+                "5ms",
+                "-c",
+                "1s",
+                "-f",
+                "3",
+                "-n",
+                "unlimited",
+                "x",
+                "-y",
+            ],
+            &[
+                "--retry-on",
+                "1-9",
+                "--fatal-on",
+                "4",
+                "--success-on",
+                "0,10",
+                "-t",
+                "1s",
+                "x",
+            ],
+            &[
+                "--budget",
+                "b",
+                "--budget-tokens",
+                "9",
+                "--budget-refill",
+                "0.5",
+                "-q",
+                "x",
+            ],
+            &[
+                "--stdin",
+                "replay",
+                "--stdout-once",
+                "--retry-if-output",
+                "a.c",
+                "-s",
+                "x",
+            ],
+        ] {
+            let Some(lean) = lean(args) else {
+                panic!("{args:?}")
+            };
+            let all = ["retry"].iter().chain(args);
+            let full = run_args(&mut Cli::command().try_get_matches_from(all).unwrap()).unwrap();
+            assert_eq!(format!("{lean:?}"), format!("{full:?}"));
+        }
     }
 
     #[test]
@@ -597,11 +751,10 @@ mod tests {
 
     #[test]
     fn command_after_options_keeps_its_own_flags() {
-        let cli =
-            Cli::try_parse_from(["retry", "-n", "3", "curl", "-fsS", "--retry", "x"]).unwrap();
+        let cli = lean(&["-n", "3", "curl", "-fsS", "--retry", "x"]).unwrap();
         assert_eq!(cli.max_attempts, Attempts::Limit(3));
         assert_eq!(cli.command, ["curl", "-fsS", "--retry", "x"]);
-        let dashed = Cli::try_parse_from(["retry", "--", "-weird", "-n"]).unwrap();
+        let dashed = lean(&["--", "-weird", "-n"]).unwrap();
         assert_eq!(dashed.command, ["-weird", "-n"]);
     }
 }

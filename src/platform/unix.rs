@@ -138,7 +138,8 @@ fn install(signal: i32, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
 }
 
 /// The signals retry has a handler for (below 65), which a command it
-/// starts must get at their default action.
+/// starts must get at their default action (`posix_spawn` asks).
+#[cfg_attr(feature = "portable", allow(dead_code))]
 pub fn caught_signals() -> impl Iterator<Item = i32> {
     let caught = CAUGHT.load(Ordering::SeqCst);
     (1..=64).filter(move |signal| caught & (1 << (signal - 1)) != 0)

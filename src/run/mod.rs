@@ -472,8 +472,6 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Cli;
-    use clap::Parser;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
     use std::time::Duration;
@@ -604,7 +602,8 @@ mod tests {
 
     fn config(args: &[&str]) -> Options {
         let argv = ["retry", "--seed", "1"].iter().chain(args).chain(&["cmd"]);
-        match crate::cli::config::from_cli(Cli::try_parse_from(argv).unwrap()).unwrap() {
+        let argv: Vec<std::ffi::OsString> = argv.map(Into::into).collect();
+        match crate::cli::config::from_cli(crate::cli::parse_from(&argv).unwrap()).unwrap() {
             crate::cli::config::Mode::Run(options) => *options,
             other => panic!("not a run: {other:?}"),
         }
