@@ -29,29 +29,31 @@ mod size;
 mod status;
 mod strategy;
 
+/// For the binary's C `main` (src/main.rs).
+pub use platform::start;
+
 use std::io::Write;
-use std::process::ExitCode;
 
 use crate::cli::config::Mode;
 use crate::cli::{generate, usage};
 use crate::platform::signals;
 use crate::run::{countdown, events, log, pipes, supervisor};
 
-/// The whole program: parse, validate, then run the chosen mode.
-pub fn main() -> ExitCode {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+/// The whole program: parse `args` (the program name first), validate,
+/// then run the chosen mode; returns the exit status.
+pub fn main(args: Vec<std::ffi::OsString>) -> u8 {
     let mode = match cli::parse_from(&args).and_then(cli::config::from_cli) {
         Ok(mode) => mode,
         Err(error) => return usage::exit(&error, &args),
     };
-    let code = match &mode {
+    match &mode {
         Mode::Run(options) => {
-            let log = match open_log(options) {
+            let log = match open_log(options, &args) {
                 Ok(log) => log,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
                     // Bad usage, as for any other bad value: nothing has run.
-                    return ExitCode::from(2);
+                    return 2;
                 }
             };
             // A budget that is not safely this user's is as bad a value.
@@ -60,7 +62,7 @@ pub fn main() -> ExitCode {
                 Some(Ok(budget)) => Some(budget),
                 Some(Err(error)) => {
                     let _ = writeln!(std::io::stderr(), "retry: {error}");
-                    return ExitCode::from(2);
+                    return 2;
                 }
             };
             match run_command(options, log, budget) {
@@ -74,8 +76,7 @@ pub fn main() -> ExitCode {
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
         Mode::BudgetStatus(settings) => run::budget::print_status(settings),
-    };
-    ExitCode::from(code)
+    }
 }
 
 /// Writes a mode's output; 1 if stdout is closed or full.
@@ -85,14 +86,16 @@ fn print(bytes: &[u8]) -> u8 {
 
 /// retry's log, set up before anything runs: a `--log-file` that cannot
 /// be opened is a bad value, named with its variable if it came from one.
-fn open_log(config: &run::Options) -> Result<log::Log, String> {
+fn open_log(config: &run::Options, args: &[std::ffi::OsString]) -> Result<log::Log, String> {
     let to = match &config.log_file {
         None => log::Destination::Stderr,
         Some(path) => match log::open(path) {
             Ok(file) => log::Destination::File(file),
             Err(error) => {
                 let from_env = std::env::var_os("RETRY_LOG_FILE").is_some_and(|v| v == *path)
-                    && !std::env::args_os().any(|a| a.to_string_lossy().starts_with("--log-file"));
+                    && !args
+                        .iter()
+                        .any(|a| a.to_string_lossy().starts_with("--log-file"));
                 let flag = match from_env {
                     true => "`RETRY_LOG_FILE` (--log-file)",
                     false => "--log-file",

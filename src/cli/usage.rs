@@ -13,7 +13,6 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::process::ExitCode;
 
 use clap::CommandFactory;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
@@ -26,13 +25,13 @@ const BAD_USAGE: u8 = 2;
 
 /// Prints the error for `args` (the command line that caused it) and gives
 /// the exit status.
-pub fn exit(error: &clap::Error, args: &[OsString]) -> ExitCode {
+pub fn exit(error: &clap::Error, args: &[OsString]) -> u8 {
     if matches!(
         error.kind(),
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
     ) {
         let _ = error.print();
-        return ExitCode::SUCCESS;
+        return 0;
     }
     let mut stderr = std::io::stderr();
     // `retry` alone: the usage and where to learn more, as clap would.
@@ -45,7 +44,7 @@ pub fn exit(error: &clap::Error, args: &[OsString]) -> ExitCode {
         line(error, args)
     };
     let _ = writeln!(stderr, "{text}");
-    ExitCode::from(BAD_USAGE)
+    BAD_USAGE
 }
 
 /// The one line: clap's message up to its usage block, its tip as an

@@ -211,10 +211,10 @@ mod posix {
                     }
                 }
             };
-            // std keeps 0-2 open (it opens /dev/null for a closed one at
-            // start-up) and `try_clone` duplicates to 3 or above, so every
-            // end here is 3 or above and dup2 never meets itself (a case
-            // POSIX only lately defined).
+            // 0-2 are always open (`platform::start` opens /dev/null for a
+            // closed one) and `try_clone` duplicates to 3 or above, so
+            // every end here is 3 or above and dup2 never meets itself (a
+            // case POSIX only lately defined).
             actions.add_dup2(end.as_raw_fd(), target)?;
             child_ends.push(end);
         }
@@ -283,7 +283,7 @@ mod posix {
     }
 
     /// The signals set to their default action in the child: SIGPIPE,
-    /// which std ignores in retry and gives every child back; those retry
+    /// which retry ignores (`platform::start`) and gives every child back; those retry
     /// has a handler for, which the child would reset anyway, but only
     /// after asking the kernel what each one is (one `sigaction` call per
     /// signal saved per spawn: 46 on Linux); and on Linux the signals the C

@@ -1,11 +1,13 @@
 //! The Unix implementation of the platform seam. The few `unsafe` blocks
 //! are plain libc calls without memory to get wrong (`kill`, `raise`,
-//! `write`, setting or querying one signal's disposition); each says why
-//! it is sound.
+//! `write`, setting or querying one signal's disposition, reading the
+//! C runtime's `argv` in `start`); each says why it is sound.
 #![allow(unsafe_code)]
 
+use std::ffi::OsString;
 use std::io::{self, IsTerminal};
 use std::os::fd::{IntoRawFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 use nix::errno::Errno;
@@ -32,7 +34,7 @@ pub enum Waited {
 /// catch: retry stops the command and dies by the same signal. Faults
 /// (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS) and SIGABRT are left
 /// alone: they are retry's own crash, not a request to stop. SIGPIPE stays
-/// ignored as Rust sets it: a closed reader is an EPIPE to handle.
+/// ignored as `start` sets it: a closed reader is an EPIPE to handle.
 pub fn terminating_signals() -> Vec<i32> {
     let portable = [
         libc::SIGHUP,
@@ -208,6 +210,44 @@ pub fn reap_orphans() {
 /// returns once something (`fg`, `bg`, `kill -CONT`) continues retry.
 pub fn stop_self() {
     let _ = nix::sys::signal::raise(Signal::SIGSTOP);
+}
+
+/// What std's own entry point would do before `main` that retry relies on,
+/// for the C `main` of `src/main.rs`, which skips it (start-up: std's
+/// probe of the main thread's stack reads /proc/self/maps). Returns the
+/// command line.
+///
+/// - A closed stdin, stdout or stderr is opened on /dev/null, so that no
+///   file retry opens later (a self-pipe, a log file) takes its number and
+///   receives what was meant for the terminal, and a command inherits the
+///   three open.
+/// - SIGPIPE is ignored, as std does: a reader gone away is an EPIPE to
+///   handle, not retry's death. Commands get it back (`spawn.rs`).
+///
+/// # Safety
+/// `argv` must hold `argc` pointers to NUL-terminated strings, as the C
+/// runtime passes them to `main`.
+pub unsafe fn start(argc: libc::c_int, argv: *const *const libc::c_char) -> Vec<OsString> {
+    for fd in 0..3 {
+        // SAFETY: F_GETFD reads no memory; EBADF says the number is free.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            // The lowest free number: `fd` itself, open for good and
+            // without close-on-exec, so commands inherit it.
+            // SAFETY: opens a constant, NUL-terminated path.
+            unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+        }
+    }
+    // SAFETY: sets one signal's disposition, no memory of ours involved.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    (0..usize::try_from(argc).unwrap_or(0))
+        .map(|i| {
+            // SAFETY: the caller promises `argc` valid C strings in `argv`.
+            let arg = unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) };
+            OsString::from_vec(arg.to_bytes().to_vec())
+        })
+        .collect()
 }
 
 /// Ends retry by `signal`, so the caller sees a signal death (bash stops a

@@ -254,7 +254,7 @@ fn a_stopped_command_stops_retry_until_it_is_continued() {
 #[test]
 fn children_start_with_default_dispositions_and_inherit_ignored_ones() {
     // The command ignores exactly what retry inherited as ignored, nothing
-    // of retry's own. SIGPIPE is the exception: Rust ignores it in retry,
+    // of retry's own. SIGPIPE is the exception: retry ignores it itself,
     // and every child gets it back at its default. So are the C library's
     // own signals (32 up to SIGRTMIN): retry was started here by std's
     // posix_spawn, which on glibc leaves them ignored, and retry's own
@@ -275,6 +275,7 @@ fn children_start_with_default_dispositions_and_inherit_ignored_ones() {
     let c_library: u64 = (32..libc::SIGRTMIN()).map(|s| 1u64 << (s - 1)).sum();
     assert_eq!(masks.len(), 2, "{out:#?}");
     let (retry_mask, command) = (masks[0], masks[1]);
+    assert_ne!(retry_mask & sigpipe, 0, "retry itself ignores SIGPIPE");
     assert_eq!(
         command & !c_library,
         retry_mask & !sigpipe & !c_library,
@@ -378,6 +379,24 @@ fn the_commands_words_cannot_forge_log_lines() {
         out.stderr.contains(r"x\n::error::INJECTED\x1b[31m"),
         "{out:#?}"
     );
+}
+
+#[test]
+fn closed_standard_streams_are_dev_null_for_retry_and_the_command() {
+    // Started with stdin, stdout and stderr closed, retry opens /dev/null
+    // in their place before anything else: a self-pipe or log file never
+    // takes their numbers, and the command inherits all three open.
+    let check = "for fd in 0 1 2; do \
+        [ /proc/$$/fd/$fd -ef /dev/null ] && [ /proc/$PPID/fd/$fd -ef /dev/null ] || exit 9; done";
+    let status = Command::new("sh")
+        .args([
+            "-c",
+            r#"exec "$0" -n 2 --base 1ms -- sh -c "$1" <&- >&- 2>&-"#,
+        ])
+        .args([&bin(), check])
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
 }
 
 #[test]
