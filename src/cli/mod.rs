@@ -393,8 +393,8 @@ pub enum Parsed {
 /// Parses a command line (the program name first) and RETRY_* variables.
 ///
 /// A run reads none of `SimulationArgs`, so it is parsed without them: a
-/// command of `RunArgs` alone is a fifth of retry's start-up instructions
-/// cheaper (no simulation defaults to parse, no help text to format). Any
+/// command of `RunArgs` alone saves over a quarter of retry's start-up
+/// instructions (no simulation defaults to parse, no help text to format). Any
 /// other line, and any line the lean command refuses (help, --version, a
 /// simulation option, a mistake), is parsed again in full, so help, errors
 /// and the modes read exactly as the whole `Cli` defines them.
