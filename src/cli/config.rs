@@ -294,7 +294,7 @@ impl Sources {
 }
 
 /// A usage error in clap's own shape, so it is printed and exits like one.
-fn usage(message: String) -> clap::Error {
+pub(crate) fn usage(message: String) -> clap::Error {
     Cli::command().error(ErrorKind::ArgumentConflict, message)
 }
 

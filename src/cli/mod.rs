@@ -438,7 +438,6 @@ fn run_args(matches: &mut clap::ArgMatches) -> Result<RunArgs, clap::Error> {
 /// (from the environment they may be meant for another invocation).
 /// `simulation`: the matches hold `SimulationArgs` too.
 fn refuse_stray(matches: &clap::ArgMatches, simulation: bool) -> Result<(), clap::Error> {
-    use clap::CommandFactory;
     use clap::parser::ValueSource;
     let given = |id: &&&str| matches.value_source(id) == Some(ValueSource::CommandLine);
     let present = |id| matches.value_source(id).is_some();
@@ -465,10 +464,7 @@ fn refuse_stray(matches: &clap::ArgMatches, simulation: bool) -> Result<(), clap
         None => Ok(()),
         Some((id, mode)) => {
             let flag = format!("--{}", id.replace('_', "-"));
-            Err(Cli::command().error(
-                clap::error::ErrorKind::ArgumentConflict,
-                format!("`{flag}` is only for {mode}"),
-            ))
+            Err(config::usage(format!("`{flag}` is only for {mode}")))
         }
     }
 }
