@@ -43,6 +43,10 @@ pub struct Spawn {
     pub stderr: Io,
     /// Lead a process group of its own (else stay in retry's).
     pub own_group: bool,
+    /// A signal the forked child raises before anything else (a signal
+    /// arriving between fork and exec).
+    #[cfg(test)]
+    pub(super) raise_in_child: Option<i32>,
 }
 
 /// A started command: its pid and retry's ends of the pipes asked for.
@@ -64,6 +68,8 @@ impl Spawn {
             stdout: Io::Inherit,
             stderr: Io::Inherit,
             own_group: false,
+            #[cfg(test)]
+            raise_in_child: None,
         }
     }
 
@@ -105,19 +111,23 @@ impl Spawn {
                 target_vendor = "apple"
             )
         ))]
-        match posix::spawn(self) {
-            Err(error) if error.raw_os_error() == Some(libc::ENOEXEC) => {}
-            started => return started,
+        if !crate::platform::sigchld_was_ignored() {
+            match posix::spawn(self) {
+                Err(error) if error.raw_os_error() == Some(libc::ENOEXEC) => {}
+                started => return started,
+            }
         }
         self.forked()
     }
 
-    /// std's fork and exec. The empty `pre_exec` is what makes std fork
-    /// rather than call `posix_spawn` itself (whose child, on glibc, would
-    /// have signals 32 and 33 ignored): `execvp` runs a file without `#!`
-    /// with `/bin/sh`, and the child starts with retry's dispositions, a
-    /// handler becoming the default at exec and SIGPIPE reset by std.
-    fn forked(&self) -> io::Result<Child> {
+    /// std's fork and exec. A `pre_exec` is what makes std fork rather
+    /// than call `posix_spawn` itself (whose child, on glibc, would have
+    /// signals 32 and 33 ignored): `execvp` runs a file without `#!` with
+    /// `/bin/sh`. Every signal is blocked across the fork, so that none
+    /// runs retry's handler in the child; there `restore_in_child` gives
+    /// the caught signals their default action (SIGCHLD the caller's) and
+    /// unblocks them before the exec. SIGPIPE is reset by std.
+    pub(super) fn forked(&self) -> io::Result<Child> {
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.args);
         for (key, value) in &self.env {
@@ -133,11 +143,23 @@ impl Spawn {
         if self.own_group {
             command.process_group(0);
         }
-        // SAFETY: the closure does nothing, so it is async-signal-safe after fork.
+        #[cfg(test)]
+        let raise = self.raise_in_child;
+        // SAFETY: `restore_in_child` is async-signal-safe (sigaction and
+        // sigprocmask), as is the tests' `raise`.
         unsafe {
-            command.pre_exec(|| Ok(()));
+            command.pre_exec(move || {
+                #[cfg(test)]
+                if let Some(signal) = raise {
+                    libc::raise(signal);
+                }
+                crate::platform::restore_in_child()
+            });
         }
-        let mut child = command.spawn()?;
+        let blocked = crate::platform::block_signals()?;
+        let spawned = command.spawn();
+        drop(blocked);
+        let mut child = spawned?;
         Ok(Child {
             pid: child.id() as i32,
             stdin: child.stdin.take().map(|p| OwnedFd::from(p).into()),

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::io::{self, IsTerminal};
 use std::os::fd::{IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
@@ -66,6 +66,9 @@ static CHILD_FD: AtomicI32 = AtomicI32::new(-1);
 static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// The signals `catch_signals` set a handler for: bit N-1 for signal N.
 static CAUGHT: AtomicU64 = AtomicU64::new(0);
+/// Whether retry's caller left SIGCHLD ignored: retry catches it all the
+/// same, and gives the commands it starts the caller's disposition back.
+static SIGCHLD_WAS_IGNORED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_terminating(signal: libc::c_int) {
     LAST_SIGNAL.store(signal, Ordering::SeqCst);
@@ -96,23 +99,44 @@ fn write_byte(fd: &AtomicI32) {
 /// `terminate` or `child` (non-blocking write ends, kept open for good).
 /// A signal the caller left ignored stays ignored, with no window in which
 /// it would be caught: everything is blocked meanwhile, and a pending
-/// signal that is ignored again is discarded. Ends with an empty mask, so a
-/// blocked SIGCHLD inherited from the caller cannot hang retry.
+/// signal that is ignored again is discarded. SIGCHLD is the exception:
+/// ignored, the kernel would reap every child itself and retry would wait
+/// for an end it never sees, so it is caught whatever the caller left
+/// (`restore_in_child` gives commands the caller's disposition back).
+/// A terminating signal that cannot be caught (valgrind and qemu-user
+/// keep some real-time signals for themselves) is left as it is.
+/// Ends with an empty mask, so a blocked SIGCHLD inherited from the caller
+/// cannot hang retry.
 /// One handler and no allocation per signal: start-up is a product feature.
-pub fn catch_signals(terminate: OwnedFd, child: OwnedFd) -> io::Result<()> {
+pub fn catch_signals(terminate: OwnedFd, child: OwnedFd, signals: &[i32]) -> io::Result<()> {
     TERMINATE_FD.store(terminate.into_raw_fd(), Ordering::SeqCst);
     CHILD_FD.store(child.into_raw_fd(), Ordering::SeqCst);
     nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::all()), None)?;
-    let mut result = install(libc::SIGCHLD, on_child);
-    for signal in terminating_signals() {
-        result = result.and(install(signal, on_terminating));
+    let result = install(libc::SIGCHLD, on_child, Ignored::Override).map(|old| {
+        SIGCHLD_WAS_IGNORED.store(old == libc::SIG_IGN, Ordering::SeqCst);
+    });
+    for &signal in signals {
+        // An error is a signal the kernel (or an emulator) keeps: not ours.
+        let _ = install(signal, on_terminating, Ignored::Keep);
     }
     reset_signal_mask()?;
     result
 }
 
-/// Sets `handler` for `signal` unless it was ignored, which is then restored.
-fn install(signal: i32, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
+/// What `install` does with a signal the caller left ignored.
+#[derive(PartialEq)]
+enum Ignored {
+    Keep,
+    Override,
+}
+
+/// Sets `handler` for `signal`, unless it was ignored and `ignored` says
+/// to keep it so; returns the disposition it found.
+fn install(
+    signal: i32,
+    handler: extern "C" fn(libc::c_int),
+    ignored: Ignored,
+) -> io::Result<libc::sighandler_t> {
     // SAFETY: zeroed is a valid `sigaction` (no handler, empty flags).
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
     action.sa_sigaction = handler as libc::sighandler_t;
@@ -125,7 +149,7 @@ fn install(signal: i32, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
     if unsafe { libc::sigaction(signal, &action, &mut old) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    if old.sa_sigaction == libc::SIG_IGN {
+    if old.sa_sigaction == libc::SIG_IGN && ignored == Ignored::Keep {
         // SAFETY: puts back exactly what was there.
         unsafe {
             libc::sigaction(signal, &old, std::ptr::null_mut());
@@ -136,12 +160,69 @@ fn install(signal: i32, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
     {
         CAUGHT.fetch_or(1 << bit, Ordering::SeqCst);
     }
+    Ok(old.sa_sigaction)
+}
+
+/// Whether a command must start with SIGCHLD ignored, as retry's caller
+/// left it (`posix_spawn` can only reset a signal to its default).
+pub fn sigchld_was_ignored() -> bool {
+    SIGCHLD_WAS_IGNORED.load(Ordering::SeqCst)
+}
+
+/// Blocks every signal in this thread until the guard is dropped: across a
+/// fork, so no handler of retry's runs in the child before it execs (it
+/// would write to retry's self-pipes, as if retry had been signalled).
+pub fn block_signals() -> io::Result<SignalsBlocked> {
+    let mut old = SigSet::empty();
+    nix::sys::signal::pthread_sigmask(
+        SigmaskHow::SIG_SETMASK,
+        Some(&SigSet::all()),
+        Some(&mut old),
+    )?;
+    Ok(SignalsBlocked(old))
+}
+
+/// The mask to put back (see `block_signals`).
+pub struct SignalsBlocked(SigSet);
+
+impl Drop for SignalsBlocked {
+    fn drop(&mut self) {
+        let _ = self.0.thread_set_mask();
+    }
+}
+
+/// In a forked child, before exec, with every signal blocked
+/// (`block_signals`): the signals retry catches go back to their default
+/// action (SIGCHLD to the caller's), then the mask is emptied, so a signal
+/// that arrived since the fork acts on the command as its default says.
+/// Async-signal-safe: `sigaction` and `sigprocmask` only.
+pub fn restore_in_child() -> io::Result<()> {
+    let ignored = sigchld_was_ignored();
+    for signal in caught_signals() {
+        let action = match signal == libc::SIGCHLD && ignored {
+            true => libc::SIG_IGN,
+            false => libc::SIG_DFL,
+        };
+        // SAFETY: sets one signal's disposition, no memory of ours involved.
+        unsafe {
+            libc::signal(signal, action);
+        }
+    }
+    // SAFETY: an empty set built on the stack, and no old mask asked for.
+    let empty = unsafe {
+        let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigemptyset(set.as_mut_ptr());
+        set.assume_init()
+    };
+    // SAFETY: a valid, initialised set.
+    if unsafe { libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
     Ok(())
 }
 
 /// The signals retry has a handler for (below 65), which a command it
 /// starts must get at their default action (`posix_spawn` asks).
-#[cfg_attr(feature = "portable", allow(dead_code))]
 pub fn caught_signals() -> impl Iterator<Item = i32> {
     let caught = CAUGHT.load(Ordering::SeqCst);
     (1..=64).filter(move |signal| caught & (1 << (signal - 1)) != 0)

@@ -32,6 +32,64 @@ fn a_sigchld_blocked_by_the_caller_does_not_hang_it() {
     assert_eq!(status.code(), Some(3), "the command's status is reported");
 }
 
+/// retry started by a caller that ignores SIGCHLD (`$SIG{CHLD}="IGNORE"`
+/// in perl, Python's `signal.SIG_IGN`), with `args`.
+fn with_sigchld_ignored(args: &[&str]) -> Command {
+    let mut command = Command::new(bin());
+    command.args(args);
+    // SAFETY: only an async-signal-safe call (sigaction) after fork.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    command
+}
+
+#[test]
+fn a_sigchld_ignored_by_the_caller_does_not_hang_it() {
+    // Without owning SIGCHLD, the kernel reaped every attempt itself and
+    // retry waited for ever, even past its own timeout.
+    for (args, code) in [
+        (&["-n1", "--", "true"][..], 0),
+        (&["-n2", "--base", "1ms", "--", "sh", "-c", "exit 3"], 3),
+        (&["-n1", "-t", "50ms", "--", "sleep", "5"], 124),
+    ] {
+        let mut child = with_sigchld_ignored(args)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let status = wait_bounded(&mut child, Duration::from_secs(10));
+        assert_eq!(status.code(), Some(code), "{args:?}");
+    }
+}
+
+#[test]
+fn the_command_inherits_the_callers_ignored_sigchld() {
+    // retry takes SIGCHLD for itself, but the command sees what it would
+    // have seen without retry in between: the disposition the caller left.
+    let sigchld_ignored = |command: &mut Command| {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_bounded(&mut child, Duration::from_secs(10));
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut text).unwrap();
+        let mask = text
+            .lines()
+            .find_map(|l| l.strip_prefix("SigIgn:"))
+            .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
+            .unwrap_or_else(|| panic!("no SigIgn line in {text:?}"));
+        mask & (1 << (libc::SIGCHLD - 1)) != 0
+    };
+    let words = ["-n1", "--", "grep", "SigIgn", "/proc/self/status"];
+    assert!(sigchld_ignored(&mut with_sigchld_ignored(&words)));
+    assert!(!sigchld_ignored(Command::new(bin()).args(words)));
+}
+
 #[test]
 fn a_forwarded_signal_escalates_to_sigkill_after_the_grace() {
     let dir = scratch();
