@@ -79,10 +79,18 @@ pub struct AttemptInfo {
     pub previous_code: Option<i32>,
 }
 
-/// How one attempt ended.
+/// One attempt as the loop judges it: how it ended, and what its output
+/// showed, whatever ended it (a timeout too: what it printed counts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    pub ended: Ended,
+    pub seen: OutputSeen,
+}
+
+/// How a command (an attempt or the hook) ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ended {
-    Exited(Status, OutputSeen),
+    Exited(Status),
     /// Stopped at the deadline it was given.
     TimedOut,
     /// retry received `signal`; the command, if it had started, was stopped
@@ -127,8 +135,11 @@ pub struct SpawnError {
 pub trait Host {
     fn now(&self) -> Instant;
     /// Runs one attempt to its end, stopping it at `deadline`.
-    fn run(&mut self, attempt: AttemptInfo, deadline: Option<Instant>)
-    -> Result<Ended, SpawnError>;
+    fn run(
+        &mut self,
+        attempt: AttemptInfo,
+        deadline: Option<Instant>,
+    ) -> Result<Attempt, SpawnError>;
     /// Sleeps until `until`; returns the signal that cut it short, if any.
     fn sleep_until(&mut self, until: Instant) -> Option<i32>;
     /// With `--stdout-once`: where the attempt that just ended sends its
@@ -321,19 +332,18 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             previous_code: self.previous_code,
         };
         let deadline = earliest(after(host.now(), config.timeout), self.run_deadline);
-        let ended = host
+        let Attempt { ended, seen } = host
             .run(info, deadline)
             .map_err(|SpawnError { code, message }| GiveUp::Spawn { code, message })?;
-        let (status, seen, stopped) = match ended {
-            Ended::Exited(status, seen) => (status, seen, Stopped::No),
+        let (status, stopped) = match ended {
+            Ended::Exited(status) => (status, Stopped::No),
             Ended::TimedOut => {
                 let (limit, stopped) = if deadline.is_some() && deadline == self.run_deadline {
                     (config.max_time, Stopped::ByMaxTime)
                 } else {
                     (config.timeout, Stopped::ByTimeout)
                 };
-                let status = Status::timed_out(limit.unwrap_or_default());
-                (status, OutputSeen::default(), stopped)
+                (Status::timed_out(limit.unwrap_or_default()), stopped)
             }
             // The run ends anyway: held output goes to stderr if it can.
             Ended::Interrupted { signal, status } => {
@@ -381,7 +391,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         if let Some(script) = &config.on_retry {
             let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
             let hook_status = match hook {
-                Ok(Ended::Exited(hook, _)) => hook,
+                Ok(Ended::Exited(hook)) => hook,
                 Err(SpawnError { code, .. }) => Status::exited(code),
                 Ok(Ended::TimedOut) => return Err(GiveUp::MaxTimeInHook(status)),
                 Ok(Ended::Interrupted { signal, .. }) => {
@@ -483,7 +493,9 @@ mod tests {
     struct FakeHost {
         start: Instant,
         elapsed: Duration,
-        script: Vec<Result<Ended, SpawnError>>,
+        script: Vec<Result<Attempt, SpawnError>>,
+        /// What an attempt stopped at its deadline printed.
+        seen_before_timeout: OutputSeen,
         attempt_ms: u64,
         seen: Vec<AttemptInfo>,
         sleeps: Vec<Duration>,
@@ -504,11 +516,12 @@ mod tests {
     }
 
     impl FakeHost {
-        fn new(script: Vec<Result<Ended, SpawnError>>) -> Self {
+        fn new(script: Vec<Result<Attempt, SpawnError>>) -> Self {
             Self {
                 start: Instant::now(),
                 elapsed: Duration::ZERO,
                 script,
+                seen_before_timeout: OutputSeen::default(),
                 attempt_ms: 1,
                 seen: vec![],
                 sleeps: vec![],
@@ -534,12 +547,15 @@ mod tests {
             &mut self,
             attempt: AttemptInfo,
             deadline: Option<Instant>,
-        ) -> Result<Ended, SpawnError> {
+        ) -> Result<Attempt, SpawnError> {
             self.seen.push(attempt);
             let end = self.now() + MS * self.attempt_ms as u32;
             if let Some(deadline) = deadline.filter(|d| *d < end) {
                 self.elapsed = deadline - self.start;
-                return Ok(Ended::TimedOut);
+                return Ok(Attempt {
+                    ended: Ended::TimedOut,
+                    seen: self.seen_before_timeout.clone(),
+                });
             }
             self.elapsed = end - self.start;
             self.script.remove(0)
@@ -578,26 +594,25 @@ mod tests {
         ) -> Result<Ended, SpawnError> {
             self.hooks.push((script.to_owned(), attempt, exit_code));
             self.elapsed += MS * self.hook_ms as u32;
-            Ok(Ended::Exited(
-                Status::exited(self.hook_code),
-                OutputSeen::default(),
-            ))
+            Ok(Ended::Exited(Status::exited(self.hook_code)))
         }
     }
 
-    fn exit(code: i32) -> Result<Ended, SpawnError> {
-        Ok(Ended::Exited(Status::exited(code), OutputSeen::default()))
+    fn ended(ended: Ended, seen: OutputSeen) -> Result<Attempt, SpawnError> {
+        Ok(Attempt { ended, seen })
     }
 
-    fn exit_seeing(code: i32, retry_if: bool, stop_if: bool) -> Result<Ended, SpawnError> {
-        Ok(Ended::Exited(
-            Status::exited(code),
-            OutputSeen {
-                retry_if,
-                stop_if,
-                ..OutputSeen::default()
-            },
-        ))
+    fn exit(code: i32) -> Result<Attempt, SpawnError> {
+        ended(Ended::Exited(Status::exited(code)), OutputSeen::default())
+    }
+
+    fn exit_seeing(code: i32, retry_if: bool, stop_if: bool) -> Result<Attempt, SpawnError> {
+        let seen = OutputSeen {
+            retry_if,
+            stop_if,
+            ..OutputSeen::default()
+        };
+        ended(Ended::Exited(Status::exited(code)), seen)
     }
 
     fn config(args: &[&str]) -> Options {
@@ -771,10 +786,11 @@ mod tests {
     #[test]
     fn signal_during_attempt_exits_128_plus_n() {
         let status = Status::exited(0);
-        let mut host = FakeHost::new(vec![Ok(Ended::Interrupted {
+        let interrupted = Ended::Interrupted {
             signal: 2,
             status: Some(status),
-        })]);
+        };
+        let mut host = FakeHost::new(vec![ended(interrupted, OutputSeen::default())]);
         let (code, _) = run_with(&config(&[]), &mut host);
         assert_eq!((code, host.seen.len()), (130, 1));
     }
@@ -937,12 +953,42 @@ mod tests {
         assert_eq!(host.settled, [false]);
     }
 
-    fn exit_hinting(code: i32, hint: Hint) -> Result<Ended, SpawnError> {
+    #[test]
+    fn what_a_timed_out_attempt_printed_counts() {
+        // --stop-if-output: the first attempt's match ends the run.
+        let mut host = FakeHost::new(vec![]);
+        host.attempt_ms = 50;
+        host.seen_before_timeout.stop_if = true;
+        let (code, events) = run_with(&config(&["--timeout", "10ms", "-n", "3"]), &mut host);
+        assert_eq!((code, host.seen.len()), (124, 1));
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                Event::GaveUp {
+                    reason: GiveUp::OutputStop(_),
+                    ..
+                }
+            )),
+            "{events:?}"
+        );
+        // --delay-from-output: the server's hint sets the sleep.
+        let mut host = FakeHost::new(vec![]);
+        host.attempt_ms = 50;
+        host.seen_before_timeout.hint = Some(Hint::Delay(Duration::from_secs(7)));
+        let config = config(&["--timeout", "10ms", "-n", "2", "--cap", "1m"]);
+        let (code, _) = run_with(&config, &mut host);
+        assert_eq!(
+            (code, host.sleeps.as_slice()),
+            (124, &[Duration::from_secs(7)][..])
+        );
+    }
+
+    fn exit_hinting(code: i32, hint: Hint) -> Result<Attempt, SpawnError> {
         let seen = OutputSeen {
             hint: Some(hint),
             ..OutputSeen::default()
         };
-        Ok(Ended::Exited(Status::exited(code), seen))
+        ended(Ended::Exited(Status::exited(code)), seen)
     }
 
     const BUDGET: [&str; 6] = [

@@ -23,7 +23,7 @@ use crate::platform::spawn::{Io, Spawn};
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
 use crate::run::countdown;
 use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
-use crate::run::{AttemptInfo, Ended, Host, SpawnError, Unsettled};
+use crate::run::{Attempt, AttemptInfo, Ended, Host, SpawnError, Unsettled};
 use crate::status::Status;
 use clap::ValueEnum;
 
@@ -238,7 +238,7 @@ impl<'a> Supervisor<'a> {
             },
             (None, Some(Why::Deadline)) => Ended::TimedOut,
             (None, Some(Why::Failed(message))) => Ended::Failed(message.clone()),
-            (None, None) => Ended::Exited(status, Default::default()),
+            (None, None) => Ended::Exited(status),
         }
     }
 
@@ -369,7 +369,7 @@ impl Host for Supervisor<'_> {
         self.budget.as_mut().and_then(|b| b.refund(tokens))
     }
 
-    fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Ended, SpawnError> {
+    fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Attempt, SpawnError> {
         let mut command = self.attempt(info);
         if let Some(pipes) = &self.pipes {
             pipes.prepare(&mut command);
@@ -381,13 +381,13 @@ impl Host for Supervisor<'_> {
         };
         let (seen, held) = self.pipes.as_mut().map(Pipes::finish).unwrap_or_default();
         self.held = held;
-        Ok(match (ended?, self.failure()) {
+        let ended = match (ended?, self.failure()) {
             (interrupted @ Ended::Interrupted { .. }, _) => interrupted,
             // A failure found only as the attempt ended counts the same.
             (_, Some(message)) => Ended::Failed(message),
-            (Ended::Exited(status, _), None) => Ended::Exited(status, seen),
             (other, None) => other,
-        })
+        };
+        Ok(Attempt { ended, seen })
     }
 
     /// Writes held-back stdout from a thread, so that a slow or stalled

@@ -290,6 +290,33 @@ fn stop_if_output_on_stderr_stops_with_the_commands_status() {
 }
 
 #[test]
+fn what_an_attempt_printed_counts_when_a_timeout_stops_it() {
+    // It printed the stop condition, then hung until --timeout stopped it:
+    // the match ends the run after one attempt, with the timeout's status.
+    let script = "echo 'error: permission denied'; sleep 5";
+    let out = retry(&["-n3", "-t", "200ms", "--stop-if-output", "denied"])
+        .args(&["sh", "-c", script])
+        .run();
+    out.code(124)
+        .stdout_is("error: permission denied\n")
+        .stderr_has("giving up after attempt 1/3 (timeout after 200ms (exit code 124)): its output matched --stop-if-output");
+    assert!(out.elapsed < Duration::from_secs(3), "{:?}", out.elapsed);
+    // A server's hint printed before the timeout sets the sleep.
+    let script = "echo 'Retry-After: 0.05'; sleep 5";
+    let out = retry(&["-n2", "-t", "200ms", "--base", "1ms"])
+        .args(&[
+            "--delay-from-output",
+            "Retry-After: (.*)",
+            "sh",
+            "-c",
+            script,
+        ])
+        .run();
+    out.code(124)
+        .stderr_has("sleep: 50 ms (server asked for 50 ms)");
+}
+
+#[test]
 fn a_match_split_across_two_writes_is_found() {
     // Two writes 50 ms apart reach retry as two reads.
     let script = "printf 'rate li'; sleep 0.05; printf 'mit\\n'; exit 0";
