@@ -49,9 +49,10 @@ pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --complet
     the environment: a variable never turns a run into one that runs nothing.";
 
 pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTEMPT_LIMIT \
-    (the maximum, or `unlimited`) and RETRY_PREVIOUS_EXIT_CODE (unset on the first attempt); \
-    --on-retry's command sees RETRY_ATTEMPT and RETRY_EXIT_CODE. None of these configure a \
-    retry nested inside.";
+    (the maximum, or `unlimited`), RETRY_PREVIOUS_EXIT_CODE (unset on the first attempt) and \
+    RETRY_RUN_IDS (the runs of retry it descends from: only their descendants are ever \
+    stopped); --on-retry's command sees RETRY_ATTEMPT, RETRY_EXIT_CODE and RETRY_RUN_IDS. \
+    None of these configure a retry nested inside.";
 
 pub const DURATION: &str = "DURATION: a number with a unit, as in 250ms, 1s, 1.5s, 2m 30s, \
     1h. A bare number is refused with a hint: a wrong guess between seconds and milliseconds \

@@ -60,6 +60,12 @@ fn scan_proc() -> Vec<i32> {
         .collect()
 }
 
+/// A process's environment as it was exec'd (`/proc/PID/environ`); `None`
+/// if it is gone or not readable (another user's).
+pub fn environment(pid: i32) -> Option<Vec<u8>> {
+    fs::read(format!("/proc/{pid}/environ")).ok()
+}
+
 fn alive(pid: i32) -> bool {
     stat(pid).is_some_and(|(state, _)| state != "Z" && state != "X")
 }
@@ -84,9 +90,12 @@ mod tests {
         let pid = child.id() as i32;
         assert!(adopted(&[]).contains(&pid));
         assert!(!adopted(&[pid]).contains(&pid));
+        let environ = environment(pid).unwrap();
+        assert!(environ.split(|&b| b == 0).any(|e| e.starts_with(b"PATH=")));
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(!adopted(&[]).contains(&pid));
+        assert_eq!(environment(pid), None);
         // The slow path finds the same children as the fast one.
         let mut again = Command::new("sleep").arg("10").spawn().unwrap();
         let pid = again.id() as i32;

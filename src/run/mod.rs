@@ -23,6 +23,7 @@ pub mod countdown;
 pub mod decide;
 pub mod events;
 pub mod hint;
+pub mod lineage;
 pub mod log;
 pub mod name;
 pub mod pipes;

@@ -22,6 +22,7 @@ use crate::platform::signals::{Signals, Wake};
 use crate::platform::spawn::{Io, Spawn};
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
 use crate::run::countdown;
+use crate::run::lineage::{self, Lineage};
 use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
 use crate::run::{Attempt, AttemptInfo, Ended, Host, SpawnError, Unsettled};
 use crate::status::Status;
@@ -43,6 +44,9 @@ pub struct Supervisor<'a> {
     own_group: bool,
     /// Whether the platform adopts orphaned descendants (Linux).
     subreaper: bool,
+    /// The mark in every command's environment that tells its descendants
+    /// from bystanders among adopted processes.
+    lineage: Lineage,
     kill_after: Duration,
     signals: Signals,
     /// Show a live countdown on stderr during long sleeps (a terminal only).
@@ -79,6 +83,10 @@ impl<'a> Supervisor<'a> {
             args,
             own_group,
             subreaper: platform::reaper::become_subreaper(),
+            lineage: Lineage::new(
+                std::env::var_os(lineage::VARIABLE).as_deref(),
+                Lineage::unique_id(),
+            ),
             kill_after,
             signals,
             countdown,
@@ -92,6 +100,7 @@ impl<'a> Supervisor<'a> {
         let mut command = Spawn::new(self.program);
         command
             .args(self.args)
+            .env(lineage::VARIABLE, self.lineage.value())
             .env("RETRY_ATTEMPT", info.number.to_string())
             .env("RETRY_ATTEMPT_LIMIT", info.limit.to_string());
         match info.previous_code {
@@ -109,6 +118,7 @@ impl<'a> Supervisor<'a> {
         command
             .arg("-c")
             .arg(script)
+            .env(lineage::VARIABLE, self.lineage.value())
             .env("RETRY_ATTEMPT", attempt.to_string())
             .env("RETRY_EXIT_CODE", exit_code.to_string());
         if let Ok(stderr) = io::stderr().as_fd().try_clone_to_owned() {
@@ -245,6 +255,8 @@ impl<'a> Supervisor<'a> {
     /// Kills what is left of a stopped attempt: the rest of its process
     /// group, then (where the platform adopts orphans) every descendant that
     /// left the group, each given SIGTERM and the grace before SIGKILL.
+    /// Only a descendant of this run is signalled (see `lineage`); other
+    /// adopted processes are only reaped when they end.
     fn stop_leftovers(&self, pid: i32, spared: &[i32]) {
         if self.own_group {
             platform::send(pid, SIGKILL, true);
@@ -256,7 +268,7 @@ impl<'a> Supervisor<'a> {
         // Bounded: each round stops what it finds; their orphans come next.
         for _ in 0..32 {
             platform::reap_orphans();
-            let adopted = platform::reaper::adopted(spared);
+            let adopted = self.descendants(spared);
             if adopted.is_empty() {
                 if !self.own_group || !platform::group_exists(pid) {
                     return;
@@ -282,6 +294,17 @@ impl<'a> Supervisor<'a> {
                 warned.extend(new);
             }
         }
+    }
+
+    /// The living adopted processes that descend from this run, but for `spared`.
+    fn descendants(&self, spared: &[i32]) -> Vec<i32> {
+        let ours = |pid: &i32| {
+            platform::reaper::environment(*pid).is_some_and(|env| self.lineage.marks(&env))
+        };
+        platform::reaper::adopted(spared)
+            .into_iter()
+            .filter(ours)
+            .collect()
     }
 
     /// Waits up to the grace for `pids` to exit (reaping them as they do).

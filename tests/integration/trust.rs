@@ -205,6 +205,33 @@ fn a_daemon_left_on_purpose_by_a_finished_attempt_is_spared() {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
+fn a_bystander_adopted_during_an_attempt_is_never_stopped() {
+    let dir = scratch();
+    let pids = dir.path().join("pids");
+    // retry's parent leaves a child behind and execs retry; during the
+    // attempt that child starts a daemon and dies, so the kernel hands the
+    // daemon to retry, the subreaper. It is not the attempt's to stop.
+    let bystander = format!(
+        "sleep 0.2; setsid sleep 30 >/dev/null 2>&1 & echo $! > {}",
+        pids.display()
+    );
+    let script = format!(
+        "sh -c '{bystander}' & exec \"$0\" -n1 -t 1s --kill-after 100ms -- sh -c 'sleep 10'"
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script, &bin()])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(out.code(), Some(124));
+    let pid: i32 = wait_for_file(&pids).trim().parse().unwrap();
+    let survived = alive(pid);
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+    assert!(survived, "the bystander {pid} was killed with the attempt");
+}
+
+#[test]
 fn limits_too_large_to_represent_mean_no_limit_and_never_panic() {
     let huge = "300000000000y";
     for flag in ["--timeout", "--max-time", "--kill-after"] {
