@@ -175,8 +175,9 @@ fn variables_the_readme_names_exist() {
         .into_iter()
         .filter_map(|(_, env)| env)
         .collect();
-    const OTHERS: [&str; 6] = [
+    const OTHERS: [&str; 7] = [
         "RETRY_ATTEMPT",
+        "RETRY_RUN_IDS",
         "RETRY_ATTEMPT_LIMIT",
         "RETRY_PREVIOUS_EXIT_CODE",
         "RETRY_EXIT_CODE",
