@@ -86,12 +86,24 @@ mod tests {
 
     #[test]
     fn finds_a_living_child_and_skips_the_excepted_and_the_reaped() {
-        let mut child = Command::new("sleep").arg("10").spawn().unwrap();
+        let mut child = Command::new("sleep")
+            .arg("10")
+            .env("RETRY_TEST_MARK", "1")
+            .spawn()
+            .unwrap();
         let pid = child.id() as i32;
         assert!(adopted(&[]).contains(&pid));
         assert!(!adopted(&[pid]).contains(&pid));
-        let environ = environment(pid).unwrap();
-        assert!(environ.split(|&b| b == 0).any(|e| e.starts_with(b"PATH=")));
+        // Its environment, once it has exec'd (until then it may read empty).
+        let marked = |env: Vec<u8>| env.split(|&b| b == 0).any(|e| e == b"RETRY_TEST_MARK=1");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !environment(pid).is_some_and(marked) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no mark in its environment"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(!adopted(&[]).contains(&pid));
