@@ -18,6 +18,9 @@ pub enum Cause {
     /// Exited 0, which `--success-on` does not list: counted as 1, so a run
     /// that gives up never exits 0.
     ZeroNotSuccess,
+    /// Could not be started for want of a resource (this errno: the
+    /// process limit, file descriptors, memory): retry's own failure, 125.
+    NotStarted(i32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +53,15 @@ impl Status {
                 cause: Cause::ZeroNotSuccess,
             },
             _ => self,
+        }
+    }
+
+    /// An attempt that could not be started for want of a resource (a
+    /// passing shortage, retried like any failure): 125, retry's own failure.
+    pub fn not_started(errno: i32) -> Self {
+        Self {
+            code: 125,
+            cause: Cause::NotStarted(errno),
         }
     }
 
@@ -102,8 +114,19 @@ impl Status {
                     self.code
                 )
             }
+            Cause::NotStarted(errno) => format!(
+                "a start error: {} (exit code {})",
+                error_text(errno),
+                self.code
+            ),
         }
     }
+}
+
+/// "Resource temporarily unavailable" for EAGAIN: the system's words,
+/// without Rust's "(os error 11)".
+pub fn error_text(errno: i32) -> String {
+    crate::run::pipes::describe(&std::io::Error::from_raw_os_error(errno))
 }
 
 /// `SIGTERM` for 15; the number itself for a signal the platform does not name.
@@ -139,6 +162,16 @@ mod tests {
         );
         assert_eq!(Status::exited(3).as_failure(), Status::exited(3));
         assert_eq!(Status::signaled(9).as_failure().code, 137);
+    }
+
+    #[test]
+    fn an_attempt_not_started_is_125_with_the_reason() {
+        let status = Status::not_started(libc::EAGAIN);
+        assert_eq!(status.code, 125);
+        assert_eq!(
+            status.describe(),
+            "a start error: Resource temporarily unavailable (exit code 125)"
+        );
     }
 
     #[test]

@@ -79,7 +79,9 @@ pub const EXIT_STATUS: [(&str, &str); 8] = [
     ),
     (
         "125",
-        "retry itself failed: an input or output it could not carry whole",
+        "retry itself failed: an input or output it could not carry whole, or the last \
+         attempt could not be started for want of processes, file descriptors or memory \
+         (retried like a failure)",
     ),
     ("126", "COMMAND exists but cannot be run"),
     ("127", "COMMAND was not found"),

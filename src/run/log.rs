@@ -545,6 +545,10 @@ fn cause_json(status: &Status, prefix: &str) -> String {
             format!(r#","{prefix}output_matched":true,"{prefix}exited_with":{exited}"#)
         }
         Cause::ZeroNotSuccess => format!(r#","{prefix}exited_with":0"#),
+        Cause::NotStarted(errno) => format!(
+            r#","{prefix}start_error":"{}""#,
+            escape(&crate::status::error_text(errno))
+        ),
     }
 }
 

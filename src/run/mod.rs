@@ -103,6 +103,10 @@ pub enum Ended {
     /// retry itself failed to carry the attempt's input or output (its
     /// pipes); the attempt was stopped, since its result cannot be trusted.
     Failed(String),
+    /// The system could not start it for want of a resource (this errno:
+    /// EAGAIN at the process limit, EMFILE, ENOMEM): a passing shortage,
+    /// judged as a failure with status 125 rather than as a missing program.
+    NotStarted(i32),
 }
 
 /// Why held-back output could not be settled.
@@ -338,6 +342,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             .map_err(|SpawnError { code, message }| GiveUp::Spawn { code, message })?;
         let (status, stopped) = match ended {
             Ended::Exited(status) => (status, Stopped::No),
+            Ended::NotStarted(errno) => (Status::not_started(errno), Stopped::No),
             Ended::TimedOut => {
                 let (limit, stopped) = if deadline.is_some() && deadline == self.run_deadline {
                     (config.max_time, Stopped::ByMaxTime)
@@ -393,6 +398,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
             let hook_status = match hook {
                 Ok(Ended::Exited(hook)) => hook,
+                Ok(Ended::NotStarted(errno)) => Status::not_started(errno),
                 Err(SpawnError { code, .. }) => Status::exited(code),
                 Ok(Ended::TimedOut) => return Err(GiveUp::MaxTimeInHook(status)),
                 Ok(Ended::Interrupted { signal, .. }) => {

@@ -154,9 +154,13 @@ impl<'a> Supervisor<'a> {
         } else {
             Vec::new()
         };
-        let mut child = command
-            .spawn()
-            .map_err(|error| spawn_error(command.program(), &error))?;
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(error) => match error.raw_os_error().filter(|e| SHORTAGES.contains(e)) {
+                Some(errno) => return Ok(Ended::NotStarted(errno)),
+                None => return Err(spawn_error(command.program(), &error)),
+            },
+        };
         if let Some(pipes) = self.pipes.as_mut().filter(|_| with_pipes) {
             pipes.attach(&mut child);
         }
@@ -351,6 +355,11 @@ impl<'a> Supervisor<'a> {
         platform::send(pid, signal, self.own_group);
     }
 }
+
+/// Why a command could not be started that says nothing about the command:
+/// the process limit (EAGAIN), file descriptors (EMFILE, ENFILE) or memory
+/// (ENOMEM) ran short. They pass, so the attempt is retried (status 125).
+const SHORTAGES: [i32; 4] = [libc::EAGAIN, libc::EMFILE, libc::ENFILE, libc::ENOMEM];
 
 /// How often the clean-up of escaped descendants looks again.
 const ROUND: Duration = Duration::from_millis(20);

@@ -232,6 +232,32 @@ fn a_bystander_adopted_during_an_attempt_is_never_stopped() {
 }
 
 #[test]
+fn a_command_that_cannot_start_for_want_of_a_resource_is_retried() {
+    // With few file descriptors, retry starts but an attempt's pipes cannot
+    // be made (EMFILE): a passing shortage, retried, then 125; never the
+    // 126 of a command that cannot run. Which limit that is depends on the
+    // platform's start-up, so the first limit that shows it is taken.
+    let shown = (5..16).find_map(|limit| {
+        let script = format!("ulimit -n {limit}; exec \"$0\" -n2 --base 1ms --stdout-once echo hi");
+        let out = Command::new("sh")
+            .args(["-c", &script, &bin()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        stderr
+            .contains("a start error")
+            .then_some((out.status.code(), stderr))
+    });
+    let (code, stderr) = shown.expect("no file descriptor limit gave a start error");
+    assert_eq!(code, Some(125), "{stderr}");
+    assert!(
+        stderr
+            .contains("attempt 1/2 failed with a start error: Too many open files (exit code 125)"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn limits_too_large_to_represent_mean_no_limit_and_never_panic() {
     let huge = "300000000000y";
     for flag in ["--timeout", "--max-time", "--kill-after"] {
