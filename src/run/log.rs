@@ -78,14 +78,11 @@ pub struct Context<'a> {
 }
 
 /// Opens `--log-file` for appending; created readable by its owner only,
-/// as the command line it records may hold a token.
+/// as the command line it records may hold a token. Never waits: a FIFO
+/// without a reader, or what cannot take appended lines, is refused
+/// (`platform::append` has the rules).
 pub fn open(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    File::options()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .open(path)
+    crate::platform::append::open(path)
 }
 
 impl Log {

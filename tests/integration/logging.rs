@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::harness::{fail_times, retry, scratch};
+use crate::harness::{Finished, Retry, fail_times, retry, scratch, wait_bounded};
 
 /// An executable `flaky` in `dir` that fails `n` times with `code`, saying
 /// so on stderr as a real command would: log lines name it `flaky`.
@@ -224,6 +224,88 @@ fn a_log_file_that_cannot_be_opened_is_bad_usage_and_nothing_runs() {
         .stderr_lines(1)
         .stderr_has("retry: cannot open `RETRY_LOG_FILE` (--log-file) '");
     assert!(!ran.exists(), "the command ran");
+}
+
+/// Runs retry to its end, or fails the test after 10 s instead of hanging.
+fn run_bounded(retry: Retry) -> Finished {
+    use std::io::Read;
+    let start = std::time::Instant::now();
+    let mut child = retry.spawn();
+    let status = wait_bounded(&mut child, std::time::Duration::from_secs(10));
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    Finished {
+        code: status.code(),
+        stdout,
+        stderr,
+        elapsed: start.elapsed(),
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(made.unwrap().success(), "mkfifo {}", path.display());
+}
+
+#[test]
+fn a_fifo_without_a_reader_is_refused_at_once_and_nothing_runs() {
+    // Opening a FIFO for writing waits for a reader: retry must not.
+    let dir = scratch();
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let ran = dir.path().join("ran");
+    let touch = format!("touch {}", ran.display());
+    let out =
+        run_bounded(retry(&["--log-file"]).args(&[fifo.to_str().unwrap(), "sh", "-c", &touch]));
+    out.code(2).stderr_is(&format!(
+        "retry: cannot open --log-file '{}': a FIFO with no reader; retry does not wait for one\n",
+        fifo.display()
+    ));
+    assert!(!ran.exists(), "the command ran");
+}
+
+#[test]
+fn a_fifo_with_a_reader_and_character_devices_take_the_lines() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = scratch();
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    // A reader already there (opened without waiting for a writer).
+    let mut reader = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let out =
+        run_bounded(retry(&["-n", "1", "--log-file"]).args(&[fifo.to_str().unwrap(), "false"]));
+    out.code(1).stderr_is("");
+    let mut lines = String::new();
+    reader.read_to_string(&mut lines).unwrap();
+    assert_eq!(
+        lines,
+        "retry: false: giving up after 1 attempt: it failed with exit code 1\n"
+    );
+    for device in ["/dev/null", "/dev/stderr"] {
+        let out = run_bounded(retry(&["-n", "1", "--log-file", device, "false"]));
+        out.code(1);
+        assert_eq!(
+            out.stderr.is_empty(),
+            device == "/dev/null",
+            "{device}: {out:#?}"
+        );
+    }
 }
 
 #[test]
