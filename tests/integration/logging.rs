@@ -309,6 +309,20 @@ fn a_fifo_with_a_reader_and_character_devices_take_the_lines() {
 }
 
 #[test]
+fn a_log_file_that_cannot_be_written_warns_once_and_keeps_the_status() {
+    // /dev/full: every write fails with ENOSPC, as on a full disk.
+    let out = retry(&["--log-file", "/dev/full", "-n", "3", "--base", "1ms"])
+        .args(&["sh", "-c", "echo err >&2; exit 4"])
+        .run();
+    out.code(4).stdout_is("").stderr_is(
+        "err\n\
+         retry: warning: cannot write to --log-file '/dev/full': No space left on device; \
+         lines that cannot be written are dropped\n\
+         err\nerr\n",
+    );
+}
+
+#[test]
 fn quiet_keeps_only_the_give_up_line_and_verbose_adds_starts() {
     let quiet = retry(&["-q", "-n", "3", "--base", "1ms", "false"]).run();
     quiet.code(1).stderr_lines(1).stderr_has("giving up");
