@@ -6,7 +6,8 @@
 //!
 //! `private.rs` creates and opens files only this user may touch (the
 //! shared retry budget's state); `append.rs` opens `--log-file` without
-//! ever waiting, and only what can take appended lines.
+//! ever waiting, only what can take appended lines, and through no
+//! symlink another user owns.
 //!
 //! `unix.rs` is the implementation for every Unix; `spawn.rs` starts a
 //! command (`posix_spawn`, with std's fork and exec as its twin, which the

@@ -115,8 +115,8 @@ pub struct Context<'a> {
 
 /// Opens `--log-file` for appending; created readable by its owner only,
 /// as the command line it records may hold a token. Never waits: a FIFO
-/// without a reader, or what cannot take appended lines, is refused
-/// (`platform::append` has the rules).
+/// without a reader, or what cannot take appended lines, is refused, and
+/// so is a symlink another user owns (`platform::append` has the rules).
 pub fn open(path: &Path) -> std::io::Result<LogFile> {
     Ok(LogFile {
         file: crate::platform::append::open(path)?,

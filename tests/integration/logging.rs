@@ -323,6 +323,61 @@ fn a_log_file_that_cannot_be_written_warns_once_and_keeps_the_status() {
 }
 
 #[test]
+fn a_symlink_another_user_owns_is_not_followed() {
+    // As root, a link owned by someone else could lead retry to append to
+    // any file: a link must be the user's own, or root's.
+    if nix::unistd::geteuid().as_raw() != 0 {
+        return eprintln!("skipped: only root can hand a symlink to another user");
+    }
+    use std::os::unix::fs::{lchown, symlink};
+    let dir = scratch();
+    let target = dir.path().join("target");
+    std::fs::write(&target, "precious\n").unwrap();
+    let theirs = dir.path().join("theirs");
+    symlink(&target, &theirs).unwrap();
+    lchown(&theirs, Some(65534), Some(65534)).unwrap();
+    // A link of root's own that leads to theirs.
+    let mine = dir.path().join("mine");
+    symlink("theirs", &mine).unwrap();
+    let ran = dir.path().join("ran");
+    let touch = format!("touch {}", ran.display());
+    let refusal = "a symlink owned by user id 65534, not by you (0) or root; refusing to follow it";
+    for (path, says) in [
+        (&theirs, format!("it is {refusal}")),
+        (
+            &mine,
+            format!("it leads to '{}', {refusal}", theirs.display()),
+        ),
+    ] {
+        let out = retry(&["-n", "1", "--log-file"])
+            .args(&[path.to_str().unwrap(), "sh", "-c", &touch])
+            .run();
+        out.code(2).stderr_is(&format!(
+            "retry: cannot open --log-file '{}': {says}\n",
+            path.display()
+        ));
+    }
+    assert!(!ran.exists(), "the command ran");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
+    // A link of one's own is followed, to a file or to one not there yet.
+    let own = dir.path().join("own");
+    symlink(&target, &own).unwrap();
+    let dangling = dir.path().join("dangling");
+    symlink("new.log", &dangling).unwrap();
+    for path in [&own, &dangling] {
+        let out = retry(&["-n", "1", "--log-file", path.to_str().unwrap(), "false"]).run();
+        out.code(1).stderr_is("");
+    }
+    let appended = std::fs::read_to_string(&target).unwrap();
+    assert!(
+        appended.starts_with("precious\nretry: false: giving up"),
+        "{appended}"
+    );
+    let created = std::fs::read_to_string(dir.path().join("new.log")).unwrap();
+    assert!(created.starts_with("retry: false: giving up"), "{created}");
+}
+
+#[test]
 fn quiet_keeps_only_the_give_up_line_and_verbose_adds_starts() {
     let quiet = retry(&["-q", "-n", "3", "--base", "1ms", "false"]).run();
     quiet.code(1).stderr_lines(1).stderr_has("giving up");
