@@ -38,7 +38,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --max-time 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout'
             cand --seed 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter'
             cand --log-format 'How retry''s own log lines are written'
-            cand --log-file 'Append retry''s own log lines to this file instead of stderr, which then carries only the command''s (`--log-file /dev/fd/3` for a descriptor the shell opened); created readable by its owner only'
+            cand --log-file 'Append retry''s own log lines to this file instead of stderr, which then carries only the command''s (`--log-file /dev/fd/3` for a descriptor the shell opened); created readable by its owner only. A file, a character device or a pipe; a FIFO must have its reader already, as retry never waits to open its log. A symlink is followed only if you or root own it'
             cand --on-retry 'Shell command run with `sh -c` after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal'
             cand --stdin 'What each attempt reads as stdin: `inherit` retry''s own (a later attempt may find it already consumed), `replay` the same bytes every time, or `null` an empty one'
             cand --stdin-limit 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that cannot be kept (disk full), stops the run with exit status 125 rather than feed any attempt a truncated input'

@@ -18,7 +18,7 @@ complete -c retry -l log-format -d 'How retry\'s own log lines are written' -r -
 text\t'One readable line per event'
 json\t'One JSON object per line'
 github\t'GitHub Actions workflow commands: retries as warnings, giving up as an error'"
-complete -c retry -l log-file -d 'Append retry\'s own log lines to this file instead of stderr, which then carries only the command\'s (`--log-file /dev/fd/3` for a descriptor the shell opened); created readable by its owner only' -r -F
+complete -c retry -l log-file -d 'Append retry\'s own log lines to this file instead of stderr, which then carries only the command\'s (`--log-file /dev/fd/3` for a descriptor the shell opened); created readable by its owner only. A file, a character device or a pipe; a FIFO must have its reader already, as retry never waits to open its log. A symlink is followed only if you or root own it' -r -F
 complete -c retry -l on-retry -d 'Shell command run with `sh -c` after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal' -r -f -a "(__fish_complete_command)"
 complete -c retry -l stdin -d 'What each attempt reads as stdin: `inherit` retry\'s own (a later attempt may find it already consumed), `replay` the same bytes every time, or `null` an empty one' -r -f -a "inherit\t'Pass retry\'s stdin on as is: a later attempt may find it already consumed'
 replay\t'Read stdin once (as it arrives) and feed the same bytes to every attempt'

@@ -137,7 +137,10 @@ pub struct RunArgs {
 
     /// Append retry's own log lines to this file instead of stderr, which
     /// then carries only the command's (`--log-file /dev/fd/3` for a
-    /// descriptor the shell opened); created readable by its owner only
+    /// descriptor the shell opened); created readable by its owner only.
+    /// A file, a character device or a pipe; a FIFO must have its reader
+    /// already, as retry never waits to open its log. A symlink is followed
+    /// only if you or root own it
     #[arg(long, env = "RETRY_LOG_FILE", value_name = "PATH", value_hint = ValueHint::FilePath,
           help_heading = "Logging", hide_short_help = true)]
     pub log_file: Option<std::path::PathBuf>,

@@ -5,7 +5,9 @@
 //! descendants that escaped the group. The rest of the crate names no OS call.
 //!
 //! `private.rs` creates and opens files only this user may touch (the
-//! shared retry budget's state).
+//! shared retry budget's state); `append.rs` opens `--log-file` without
+//! ever waiting, only what can take appended lines, and through no
+//! symlink another user owns.
 //!
 //! `unix.rs` is the implementation for every Unix; `spawn.rs` starts a
 //! command (`posix_spawn`, with std's fork and exec as its twin, which the
@@ -28,6 +30,7 @@
 //! on file descriptors, which every Unix has; on Windows each pipe would
 //! be read by a blocking thread instead (each already has a thread).
 
+pub mod append;
 pub mod private;
 pub mod reaper_portable;
 pub mod signals;

@@ -1,13 +1,14 @@
 //! retry's own messages: text lines, JSON lines, or GitHub Actions
 //! workflow commands (annotations), on stderr or in `--log-file`. Each
 //! names the command. The command's output never passes through here.
-//! Writes ignore errors: a closed stderr must not turn into a panic or
-//! change the exit status.
+//! Writes never change the exit status: a closed stderr is ignored (not
+//! turned into a panic), and a `--log-file` that cannot take a line (a
+//! full disk) says so once on stderr.
 
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::duration::millis;
@@ -57,7 +58,42 @@ pub struct Log {
 pub enum Destination {
     Stderr,
     /// `--log-file`: stderr then carries only the command's own.
-    File(File),
+    File(LogFile),
+}
+
+/// `--log-file`, open. A line it cannot take (a full disk, `/dev/full`, a
+/// reader gone) is dropped, but not silently: the first failure is said
+/// once on stderr. The exit status stays the command's.
+pub struct LogFile {
+    file: File,
+    /// As given: the warning names it.
+    path: PathBuf,
+    warned: bool,
+}
+
+impl LogFile {
+    fn write(&mut self, line: &str) {
+        let Err(error) = (&self.file).write_all(line.as_bytes()) else {
+            return;
+        };
+        if !std::mem::replace(&mut self.warned, true) {
+            to_stderr(format!(
+                "retry: warning: cannot write to --log-file '{}': {}; \
+                 lines that cannot be written are dropped\n",
+                self.path.display(),
+                pipes::describe(&error)
+            ));
+        }
+    }
+}
+
+/// Writes to stderr on a line of its own, even after output that did not
+/// end one; an error is ignored (a closed stderr is no reason to panic).
+fn to_stderr(mut line: String) {
+    if pipes::take_open_line() {
+        line.insert(0, '\n');
+    }
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// When an event happened, as JSON lines give it: passed in, so the
@@ -78,14 +114,15 @@ pub struct Context<'a> {
 }
 
 /// Opens `--log-file` for appending; created readable by its owner only,
-/// as the command line it records may hold a token.
-pub fn open(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    File::options()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .open(path)
+/// as the command line it records may hold a token. Never waits: a FIFO
+/// without a reader, or what cannot take appended lines, is refused, and
+/// so is a symlink another user owns (`platform::append` has the rules).
+pub fn open(path: &Path) -> std::io::Result<LogFile> {
+    Ok(LogFile {
+        file: crate::platform::append::open(path)?,
+        path: path.to_owned(),
+        warned: false,
+    })
 }
 
 impl Log {
@@ -117,7 +154,7 @@ impl Log {
             },
             first: !self.named,
         };
-        let mut line = match self.format {
+        let line = match self.format {
             LogFormat::Json => json(event, &context),
             LogFormat::Github => github(event, &context),
             // `auto` is resolved by config; text is its fallback anyway.
@@ -125,17 +162,9 @@ impl Log {
         };
         self.named = true;
         // One write per event, so lines from retry never interleave mid-line.
-        match &self.to {
-            Destination::Stderr => {
-                // A line of its own, even after output that did not end one.
-                if pipes::take_open_line() {
-                    line.insert(0, '\n');
-                }
-                let _ = std::io::stderr().lock().write_all(line.as_bytes());
-            }
-            Destination::File(file) => {
-                let _ = (&*file).write_all(line.as_bytes());
-            }
+        match &mut self.to {
+            Destination::Stderr => to_stderr(line),
+            Destination::File(file) => file.write(&line),
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::harness::{fail_times, retry, scratch};
+use crate::harness::{Finished, Retry, fail_times, retry, scratch, wait_bounded};
 
 /// An executable `flaky` in `dir` that fails `n` times with `code`, saying
 /// so on stderr as a real command would: log lines name it `flaky`.
@@ -224,6 +224,157 @@ fn a_log_file_that_cannot_be_opened_is_bad_usage_and_nothing_runs() {
         .stderr_lines(1)
         .stderr_has("retry: cannot open `RETRY_LOG_FILE` (--log-file) '");
     assert!(!ran.exists(), "the command ran");
+}
+
+/// Runs retry to its end, or fails the test after 10 s instead of hanging.
+fn run_bounded(retry: Retry) -> Finished {
+    use std::io::Read;
+    let start = std::time::Instant::now();
+    let mut child = retry.spawn();
+    let status = wait_bounded(&mut child, std::time::Duration::from_secs(10));
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    Finished {
+        code: status.code(),
+        stdout,
+        stderr,
+        elapsed: start.elapsed(),
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(made.unwrap().success(), "mkfifo {}", path.display());
+}
+
+#[test]
+fn a_fifo_without_a_reader_is_refused_at_once_and_nothing_runs() {
+    // Opening a FIFO for writing waits for a reader: retry must not.
+    let dir = scratch();
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let ran = dir.path().join("ran");
+    let touch = format!("touch {}", ran.display());
+    let out =
+        run_bounded(retry(&["--log-file"]).args(&[fifo.to_str().unwrap(), "sh", "-c", &touch]));
+    out.code(2).stderr_is(&format!(
+        "retry: cannot open --log-file '{}': a FIFO with no reader; retry does not wait for one\n",
+        fifo.display()
+    ));
+    assert!(!ran.exists(), "the command ran");
+}
+
+#[test]
+fn a_fifo_with_a_reader_and_character_devices_take_the_lines() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = scratch();
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    // A reader already there (opened without waiting for a writer).
+    let mut reader = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let out =
+        run_bounded(retry(&["-n", "1", "--log-file"]).args(&[fifo.to_str().unwrap(), "false"]));
+    out.code(1).stderr_is("");
+    let mut lines = String::new();
+    reader.read_to_string(&mut lines).unwrap();
+    assert_eq!(
+        lines,
+        "retry: false: giving up after 1 attempt: it failed with exit code 1\n"
+    );
+    for device in ["/dev/null", "/dev/stderr"] {
+        let out = run_bounded(retry(&["-n", "1", "--log-file", device, "false"]));
+        out.code(1);
+        assert_eq!(
+            out.stderr.is_empty(),
+            device == "/dev/null",
+            "{device}: {out:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_log_file_that_cannot_be_written_warns_once_and_keeps_the_status() {
+    // /dev/full: every write fails with ENOSPC, as on a full disk.
+    let out = retry(&["--log-file", "/dev/full", "-n", "3", "--base", "1ms"])
+        .args(&["sh", "-c", "echo err >&2; exit 4"])
+        .run();
+    out.code(4).stdout_is("").stderr_is(
+        "err\n\
+         retry: warning: cannot write to --log-file '/dev/full': No space left on device; \
+         lines that cannot be written are dropped\n\
+         err\nerr\n",
+    );
+}
+
+#[test]
+fn a_symlink_another_user_owns_is_not_followed() {
+    // As root, a link owned by someone else could lead retry to append to
+    // any file: a link must be the user's own, or root's.
+    if nix::unistd::geteuid().as_raw() != 0 {
+        return eprintln!("skipped: only root can hand a symlink to another user");
+    }
+    use std::os::unix::fs::{lchown, symlink};
+    let dir = scratch();
+    let target = dir.path().join("target");
+    std::fs::write(&target, "precious\n").unwrap();
+    let theirs = dir.path().join("theirs");
+    symlink(&target, &theirs).unwrap();
+    lchown(&theirs, Some(65534), Some(65534)).unwrap();
+    // A link of root's own that leads to theirs.
+    let mine = dir.path().join("mine");
+    symlink("theirs", &mine).unwrap();
+    let ran = dir.path().join("ran");
+    let touch = format!("touch {}", ran.display());
+    let refusal = "a symlink owned by user id 65534, not by you (0) or root; refusing to follow it";
+    for (path, says) in [
+        (&theirs, format!("it is {refusal}")),
+        (
+            &mine,
+            format!("it leads to '{}', {refusal}", theirs.display()),
+        ),
+    ] {
+        let out = retry(&["-n", "1", "--log-file"])
+            .args(&[path.to_str().unwrap(), "sh", "-c", &touch])
+            .run();
+        out.code(2).stderr_is(&format!(
+            "retry: cannot open --log-file '{}': {says}\n",
+            path.display()
+        ));
+    }
+    assert!(!ran.exists(), "the command ran");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
+    // A link of one's own is followed, to a file or to one not there yet.
+    let own = dir.path().join("own");
+    symlink(&target, &own).unwrap();
+    let dangling = dir.path().join("dangling");
+    symlink("new.log", &dangling).unwrap();
+    for path in [&own, &dangling] {
+        let out = retry(&["-n", "1", "--log-file", path.to_str().unwrap(), "false"]).run();
+        out.code(1).stderr_is("");
+    }
+    let appended = std::fs::read_to_string(&target).unwrap();
+    assert!(
+        appended.starts_with("precious\nretry: false: giving up"),
+        "{appended}"
+    );
+    let created = std::fs::read_to_string(dir.path().join("new.log")).unwrap();
+    assert!(created.starts_with("retry: false: giving up"), "{created}");
 }
 
 #[test]
