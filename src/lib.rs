@@ -71,6 +71,9 @@ pub fn main(args: Vec<std::ffi::OsString>) -> u8 {
                 run::Exit::Signal(signal) => platform::die_by(signal),
             }
         }
+        // A closed stdout is /dev/null by now (`platform::start`): printing
+        // would succeed and show nothing.
+        _ if platform::stdout_was_closed() => usage::stdout_closed(),
         Mode::Plan(options) => plan::print(options),
         Mode::Simulate(options) => simulate::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),

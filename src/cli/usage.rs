@@ -30,6 +30,9 @@ pub fn exit(error: &clap::Error, args: &[OsString]) -> u8 {
         error.kind(),
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
     ) {
+        if crate::platform::stdout_was_closed() {
+            return stdout_closed();
+        }
         let _ = error.print();
         return 0;
     }
@@ -45,6 +48,16 @@ pub fn exit(error: &clap::Error, args: &[OsString]) -> u8 {
     };
     let _ = writeln!(stderr, "{text}");
     BAD_USAGE
+}
+
+/// A mode that only prints, started with stdout closed: 1, as for any
+/// stdout that cannot be written, with one line saying why.
+pub fn stdout_closed() -> u8 {
+    let _ = writeln!(
+        std::io::stderr(),
+        "retry: stdout is closed: nothing to print to (it was closed when retry started)"
+    );
+    1
 }
 
 /// The one line: clap's message up to its usage block, its tip as an

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::io::{self, IsTerminal};
 use std::os::fd::{IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicU64, Ordering};
 
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
@@ -293,6 +293,16 @@ pub fn stop_self() {
     let _ = nix::sys::signal::raise(Signal::SIGSTOP);
 }
 
+/// Which of stdin, stdout and stderr were closed when retry started: bit N
+/// for fd N (see `start`).
+static CLOSED_AT_START: AtomicU8 = AtomicU8::new(0);
+
+/// Whether stdout was closed when retry started (`retry --plan >&-`): it
+/// is /dev/null now, and a mode that only prints has nowhere to print.
+pub fn stdout_was_closed() -> bool {
+    CLOSED_AT_START.load(Ordering::Relaxed) & 0b010 != 0
+}
+
 /// What std's own entry point would do before `main` that retry relies on,
 /// for the C `main` of `src/main.rs`, which skips it (start-up: std's
 /// probe of the main thread's stack reads /proc/self/maps). Returns the
@@ -312,6 +322,7 @@ pub unsafe fn start(argc: libc::c_int, argv: *const *const libc::c_char) -> Vec<
     for fd in 0..3 {
         // SAFETY: F_GETFD reads no memory; EBADF says the number is free.
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            CLOSED_AT_START.fetch_or(1 << fd, Ordering::Relaxed);
             // The lowest free number: `fd` itself, open for good and
             // without close-on-exec, so commands inherit it.
             // SAFETY: opens a constant, NUL-terminated path.

@@ -1,7 +1,7 @@
 //! `--plan` and `--simulate`: they run no command, print to stdout in three
 //! formats, and agree with a real run.
 
-use crate::harness::{retry, scratch};
+use crate::harness::{bin, retry, scratch};
 
 fn numbers(json: &str, key: &str) -> Vec<u64> {
     let needle = format!("\"{key}\":");
@@ -567,4 +567,35 @@ fn the_busy_models_options_need_it() {
         .run()
         .code(2)
         .stderr_has("--max-work");
+}
+
+#[test]
+fn a_mode_that_only_prints_exits_1_when_stdout_was_closed() {
+    // The closed stdout is /dev/null by the time a mode prints, so writing
+    // would succeed and show nothing: said on stderr, exit 1.
+    let closed = |words: &str| {
+        let script = format!("exec \"$0\" {words} >&-");
+        std::process::Command::new("sh")
+            .args(["-c", &script, &bin()])
+            .output()
+            .unwrap()
+    };
+    for words in [
+        "--plan -n 3",
+        "--completions bash",
+        "--man",
+        "--help",
+        "--version",
+    ] {
+        let out = closed(words);
+        assert_eq!(out.status.code(), Some(1), "{words}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "retry: stdout is closed: nothing to print to (it was closed when retry started)\n",
+            "{words}"
+        );
+    }
+    // A run goes on: the command's output is discarded, as into /dev/null.
+    let out = closed("-n1 -- echo hi");
+    assert_eq!((out.status.code(), out.stderr.len()), (Some(0), 0));
 }
