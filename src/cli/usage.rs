@@ -67,6 +67,9 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     if let Some(line) = foreign_flag(error, args) {
         return line;
     }
+    if error.kind() == ErrorKind::InvalidUtf8 {
+        return invalid_utf8(args);
+    }
     if error.kind() == ErrorKind::MissingRequiredArgument
         && error
             .get(ContextKind::InvalidArg)
@@ -156,6 +159,39 @@ fn foreign_flag(error: &clap::Error, args: &[OsString]) -> Option<String> {
     Some(format!("retry: unknown option '{flag}': {advice}"))
 }
 
+/// Which value is not UTF-8, which clap does not say: a `RETRY_*` variable
+/// (the one without which the error goes away), else the first such word
+/// on the command line, with the option it belongs to.
+fn invalid_utf8(args: &[OsString]) -> String {
+    for arg in Cli::command().get_arguments() {
+        let (Some(variable), Some(long)) = (arg.get_env(), arg.get_long()) else {
+            continue;
+        };
+        let Some(value) = std::env::var_os(variable).filter(|v| v.to_str().is_none()) else {
+            continue;
+        };
+        let without = Cli::command()
+            .mut_arg(arg.get_id().clone(), |a| a.env(None))
+            .try_get_matches_from(args);
+        if !without.is_err_and(|e| e.kind() == ErrorKind::InvalidUtf8) {
+            return format!(
+                "retry: `{}` (--{long}) is not valid UTF-8: '{}'",
+                variable.to_string_lossy(),
+                value.to_string_lossy()
+            );
+        }
+    }
+    let Some(at) = args.iter().skip(1).position(|a| a.to_str().is_none()) else {
+        return "retry: a value is not valid UTF-8".to_owned();
+    };
+    let word = args[at + 1].to_string_lossy();
+    let (option, value) = match word.split_once('=') {
+        Some((flag, value)) if flag.starts_with('-') => (flag.to_owned(), value),
+        _ => (args[at].to_string_lossy().into_owned(), &*word),
+    };
+    format!("retry: the value of `{option}` is not valid UTF-8: '{value}'")
+}
+
 /// (how clap showed the argument, its variable) for each argument in the
 /// error whose value came from its variable.
 fn from_environment(error: &clap::Error, args: &[OsString]) -> Vec<(String, String)> {
@@ -213,6 +249,28 @@ mod tests {
         let args: Vec<OsString> = ["retry"].iter().chain(args).map(Into::into).collect();
         let error = crate::cli::parse_from(&args).err().unwrap();
         (error, args)
+    }
+
+    #[test]
+    fn a_value_that_is_not_utf8_is_named_by_its_flag() {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = OsString::from_vec(b"1\xffs".to_vec());
+        for args in [
+            vec!["retry".into(), "--base".into(), bad.clone(), "true".into()],
+            vec![
+                "retry".into(),
+                OsString::from_vec(b"--base=1\xffs".to_vec()),
+                "true".into(),
+            ],
+        ] {
+            let error = crate::cli::parse_from(&args).err().unwrap();
+            assert_eq!(error.kind(), ErrorKind::InvalidUtf8);
+            let line = line(&error, &args);
+            assert!(
+                line.starts_with("retry: the value of `--base` is not valid UTF-8: '1"),
+                "{line}"
+            );
+        }
     }
 
     #[test]

@@ -638,3 +638,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_variable_that_is_not_utf8_is_named() {
+    use std::os::unix::ffi::OsStringExt;
+    let bad = std::ffi::OsString::from_vec(b"2\xffs".to_vec());
+    retry(&["-n1", "true"])
+        .env("RETRY_BASE", &bad)
+        .run()
+        .code(2)
+        .stderr_is("retry: `RETRY_BASE` (--base) is not valid UTF-8: '2\u{fffd}s'\n");
+    // A flag on the command line wins over the variable, as ever.
+    retry(&["-n1", "--base", "1s", "true"])
+        .env("RETRY_BASE", &bad)
+        .run()
+        .code(0);
+}
