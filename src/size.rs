@@ -23,7 +23,6 @@ const UNITS: [(&str, u64); 11] = [
 ];
 
 impl Size {
-    #[cfg(test)]
     pub const fn from_bytes(bytes: u64) -> Self {
         Size(bytes)
     }

@@ -180,7 +180,8 @@ pub struct RunArgs {
 
     /// Hold back each attempt's stdout (in memory, then in a temporary file)
     /// and write only the attempt that ends the run to stdout; earlier
-    /// attempts' stdout goes to stderr. Output that cannot be held back or
+    /// attempts' stdout goes to stderr; a signal during an attempt drops its
+    /// held-back stdout, saying how much. Output that cannot be held back or
     /// written stops the run with exit status 125
     #[arg(long, env = "RETRY_STDOUT_ONCE", value_parser = parse_switch,
           help_heading = "Pipelines", hide_short_help = true)]

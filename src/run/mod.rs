@@ -150,6 +150,11 @@ pub trait Host {
     /// With `--stdout-once`: where the attempt that just ended sends its
     /// held-back stdout (stdout if it ends the run, else stderr).
     fn settle_output(&mut self, to_stdout: bool) -> Result<(), Unsettled>;
+    /// With `--stdout-once`, when a signal ends the run: forgets the held-back
+    /// stdout instead of writing it; returns how many bytes that was.
+    fn drop_output(&mut self) -> u64 {
+        0
+    }
     /// Runs the `--on-retry` shell command after failed attempt `attempt`.
     fn run_hook(
         &mut self,
@@ -247,7 +252,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             attempt: self.number,
             limit,
         });
-        let facts = self.attempt(host)?;
+        let facts = self.attempt(host, emit)?;
         if let Some(Hint::Unparseable(text)) = &facts.seen.hint
             && !std::mem::replace(&mut self.hint_warned, true)
         {
@@ -329,7 +334,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     }
 
     /// Runs the attempt and gathers the facts the rules judge it by.
-    fn attempt(&mut self, host: &mut impl Host) -> Result<Facts, GiveUp> {
+    fn attempt(
+        &mut self,
+        host: &mut impl Host,
+        emit: &mut impl FnMut(&Event),
+    ) -> Result<Facts, GiveUp> {
         let config = self.config;
         let info = AttemptInfo {
             number: self.number,
@@ -351,9 +360,18 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 };
                 (Status::timed_out(limit.unwrap_or_default()), stopped)
             }
-            // The run ends anyway: held output goes to stderr if it can.
+            // A signal ends the run promptly: held-back output is dropped,
+            // not written (gigabytes of it, or a stalled reader, would hold
+            // the exit up), and the log says how much.
             Ended::Interrupted { signal, status } => {
-                let _ = host.settle_output(false);
+                let dropped = host.drop_output();
+                if dropped > 0 {
+                    let size = crate::size::Size::from_bytes(dropped);
+                    let message = format!(
+                        "--stdout-once: the attempt's held-back stdout ({size}) is dropped: a signal ends the run"
+                    );
+                    warn(emit, self.number, Some(message));
+                }
                 return Err(GiveUp::Signal {
                     signal,
                     status,
@@ -509,6 +527,8 @@ mod tests {
         signal_in_sleep: Option<i32>,
         hooks: Vec<(String, u32, i32)>,
         settled: Vec<bool>,
+        /// Bytes of held-back stdout the attempts leave.
+        held: u64,
         hook_code: i32,
         hook_ms: u64,
         /// What the next settle_output fails with, if anything.
@@ -535,6 +555,7 @@ mod tests {
                 signal_in_sleep: None,
                 hooks: vec![],
                 settled: vec![],
+                held: 0,
                 hook_code: 0,
                 hook_ms: 0,
                 unsettled: None,
@@ -574,6 +595,9 @@ mod tests {
             }
             self.elapsed = until - self.start + self.oversleep;
             None
+        }
+        fn drop_output(&mut self) -> u64 {
+            std::mem::take(&mut self.held)
         }
         fn settle_output(&mut self, to_stdout: bool) -> Result<(), Unsettled> {
             self.settled.push(to_stdout);
@@ -800,6 +824,23 @@ mod tests {
         let mut host = FakeHost::new(vec![ended(interrupted, OutputSeen::default())]);
         let (code, _) = run_with(&config(&[]), &mut host);
         assert_eq!((code, host.seen.len()), (130, 1));
+    }
+
+    #[test]
+    fn a_signal_during_an_attempt_drops_its_held_output_and_says_so() {
+        let interrupted = Ended::Interrupted {
+            signal: 15,
+            status: None,
+        };
+        let mut host = FakeHost::new(vec![ended(interrupted, OutputSeen::default())]);
+        host.held = 3 << 30;
+        let (code, events) = run_with(&config(&["--stdout-once"]), &mut host);
+        assert_eq!((code, host.settled.as_slice()), (143, &[][..]));
+        let warned = events.iter().any(|e| {
+            matches!(e, Event::Warning { message, .. }
+            if message.contains("held-back stdout (3 GiB) is dropped"))
+        });
+        assert!(warned, "{events:?}");
     }
 
     #[test]

@@ -422,6 +422,10 @@ impl Host for Supervisor<'_> {
         Ok(Attempt { ended, seen })
     }
 
+    fn drop_output(&mut self) -> u64 {
+        self.held.take().map_or(0, |held| held.len())
+    }
+
     /// Writes held-back stdout from a thread, so that a slow or stalled
     /// reader cannot keep retry from honouring a signal meanwhile.
     fn settle_output(&mut self, to_stdout: bool) -> Result<(), Unsettled> {

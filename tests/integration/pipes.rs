@@ -317,6 +317,44 @@ fn what_an_attempt_printed_counts_when_a_timeout_stops_it() {
 }
 
 #[test]
+fn a_signal_ends_the_run_promptly_and_drops_the_held_output() {
+    // 64 MiB held back, then SIGTERM while nobody reads retry's stderr:
+    // writing the held output there would keep retry alive indefinitely.
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    let script = format!(
+        "head -c 67108864 /dev/zero; echo > {}; sleep 100",
+        ready.display()
+    );
+    let mut child = retry(&["--stdout-once", "sh", "-c", &script]).spawn();
+    wait_for_file(&ready);
+    let sent = Instant::now();
+    send(&child, Signal::SIGTERM);
+    let status = crate::harness::wait_bounded(&mut child, Duration::from_secs(10));
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(15)
+    );
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(
+        stderr.contains("--stdout-once: the attempt's held-back stdout (64 MiB) is dropped: a signal ends the run"),
+        "{stderr}"
+    );
+    assert!(stderr.len() < 1000, "held output reached stderr");
+}
+
+#[test]
 fn a_match_split_across_two_writes_is_found() {
     // Two writes 50 ms apart reach retry as two reads.
     let script = "printf 'rate li'; sleep 0.05; printf 'mit\\n'; exit 0";
