@@ -170,9 +170,10 @@ pub struct RunArgs {
     pub stdin: StdinMode,
 
     /// With --stdin replay: the most bytes of stdin kept to replay (past
-    /// 64 MiB in a temporary file under TMPDIR). A longer stdin, or one that
-    /// cannot be kept (disk full), stops the run with exit status 125 rather
-    /// than feed any attempt a truncated input
+    /// 64 MiB in a temporary file under TMPDIR). The attempt reading a longer
+    /// stdin as it comes still gets all of it; a retry that would need more
+    /// than was kept (or than a full disk kept) is not run: exit status 125
+    /// rather than feed any attempt a truncated input
     #[arg(long, env = "RETRY_STDIN_LIMIT", value_name = "SIZE",
           default_value = crate::run::pipes::DEFAULT_STDIN_LIMIT, value_parser = crate::size::parse, value_hint = ValueHint::Other,
           help_heading = "Pipelines", hide_short_help = true)]

@@ -456,33 +456,43 @@ fn stdin_replay_of_an_unreadable_stdin_fails_and_feeds_no_attempt() {
 }
 
 #[test]
-fn stdin_longer_than_the_limit_fails_and_no_attempt_sees_an_end() {
+fn stdin_longer_than_the_limit_reaches_the_live_attempt_and_fails_a_retry() {
     let limit_args = [
         "--stdin",
         "replay",
         "--stdin-limit",
         "1KiB",
-        "-n",
-        "1",
-        "--timeout",
-        "1s",
-        "wc",
-        "-c",
+        "--base",
+        "1ms",
     ];
-    // At the limit: fed whole.
+    // At the limit: kept whole, replayed whole.
+    let script = "wc -c; [ $RETRY_ATTEMPT = 2 ]";
     retry(&limit_args)
+        .args(&["-n2", "sh", "-c", script])
         .input(vec![b'x'; 1024])
         .run()
         .code(0)
-        .stdout_is("1024\n");
-    // One byte more: wc never sees the end of its input (it is stopped and
-    // prints nothing), and the run fails, naming the option and the limit.
-    let out = retry(&limit_args).input(vec![b'x'; 1025]).run();
-    out.code(125).stdout_is("").stderr_lines(1).stderr_has(
-        "retry: --stdin replay: stdin is longer than --stdin-limit 1 KiB; the attempt was stopped",
+        .stdout_is("1024\n1024\n");
+    // One byte more: the first attempt reads it all as it comes, so a
+    // command that succeeds never notices the limit...
+    retry(&limit_args)
+        .args(&["wc", "-c"])
+        .input(vec![b'x'; 1025])
+        .run()
+        .code(0)
+        .stdout_is("1025\n")
+        .stderr_is("");
+    // ...but a retry could get only what was kept: none runs, and the run
+    // fails naming the option and the limit.
+    let out = retry(&limit_args)
+        .args(&["-n2", "sh", "-c", script])
+        .input(vec![b'x'; 1025])
+        .run();
+    out.code(125).stdout_is("1025\n").stderr_has(
+        "retry: --stdin replay: stdin is longer than --stdin-limit 1 KiB: an earlier attempt read it as it came, but a retry would get only the part that was kept, so none is run with a truncated input",
     );
     // The environment sets it too.
-    let out = retry(&limit_args[4..])
+    let out = retry(&["-n2", "--base", "1ms", "sh", "-c", "cat >/dev/null; exit 1"])
         .env("RETRY_STDIN", "replay")
         .env("RETRY_STDIN_LIMIT", "1500")
         .input(vec![b'x'; 1501])
@@ -496,10 +506,9 @@ fn an_endless_stdin_ends_the_run_at_the_limit_instead_of_filling_the_disk() {
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let mut yes = Command::new("yes").stdout(Stdio::piped()).spawn().unwrap();
-    // Every attempt reads a few bytes and fails: only the limit ends this
-    // run (--max-time is a watchdog that would end it with another status;
-    // it also stops an attempt that started as the limit was reached, which
-    // the supervisor otherwise stops only on the main branch).
+    // The first attempt reads past the limit and fails: the retry that would
+    // need that input ends the run (--max-time is a watchdog that would end
+    // it with another status).
     let out = retry(&[
         "--stdin",
         "replay",
@@ -516,7 +525,7 @@ fn an_endless_stdin_ends_the_run_at_the_limit_instead_of_filling_the_disk() {
         "-q",
         "sh",
         "-c",
-        "head -c 10 >/dev/null; exit 1",
+        "head -c 3000000 >/dev/null; exit 1",
     ])
     .env("TMPDIR", &tmp)
     .stdin(yes.stdout.take().unwrap())

@@ -147,7 +147,12 @@ impl Pipes {
     }
 
     /// Sets the attempt's stdio: a pipe only where retry has work to do.
+    /// A replayed stdin that this attempt could not get whole is a failure
+    /// (see `failure`), found before it starts.
     pub fn prepare(&self, command: &mut Spawn) {
+        if let Some(replay) = &self.replay {
+            replay.before_attempt();
+        }
         command.stdin = match self.stdin {
             StdinMode::Inherit => Io::Inherit,
             StdinMode::Null => Io::Null,

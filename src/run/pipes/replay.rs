@@ -3,11 +3,17 @@
 //! once and is fed as the bytes arrive (a producer upstream may be slow);
 //! later attempts get what was recorded, then whatever still comes.
 //!
-//! An input that cannot be kept whole (unreadable, past `--stdin-limit`,
-//! no room for the spill file) is never passed off as complete: recording
-//! stops, the failure is reported, and no attempt's stdin is closed from
-//! then on. A closed pipe is the one thing a command takes for "that was
-//! all", so the pipes stay open, undelivered, until the supervisor has
+//! Input past what can be kept (`--stdin-limit`, no room for the spill
+//! file) still reaches the attempt being fed as it arrives: the first
+//! attempt to read up to the end of what was kept gets the rest straight
+//! from stdin, so a command that succeeds on the first try never notices
+//! the limit. Only a retry that would need that rest cannot be fed it: the
+//! run then fails (125) before it starts (`before_attempt`).
+//!
+//! Input that cannot be had at all (unreadable stdin) is never passed off
+//! as complete: the failure is reported, and no attempt's stdin is closed
+//! from then on. A closed pipe is the one thing a command takes for "that
+//! was all", so the pipes stay open, undelivered, until the supervisor has
 //! stopped the attempt and retry exits.
 
 use std::io::{self, PipeWriter, Read, Write};
@@ -23,6 +29,15 @@ struct State {
     done: bool,
     /// The recording failed: what was kept is not the whole input.
     failed: bool,
+    /// Why stdin stopped being kept (the limit, the spill file): what
+    /// comes after the spool goes only to the live feeder.
+    overflow: Option<String>,
+    /// Input past the spool, on its way from the recorder to the live feeder.
+    live: Vec<u8>,
+    /// A feeder has taken input past the spool: no later one can have it.
+    live_taken: bool,
+    /// The live feeder is gone (its attempt closed stdin): stop reading.
+    live_gone: bool,
     /// Attempts' stdin pipes held open after a failure, so that no command
     /// (nor a background process it left) reads an end that is not one.
     withheld: Vec<PipeWriter>,
@@ -54,6 +69,10 @@ impl Replay {
                     spool,
                     done: false,
                     failed: false,
+                    overflow: None,
+                    live: Vec::new(),
+                    live_taken: false,
+                    live_gone: false,
                     withheld: Vec::new(),
                 }),
                 grown: Condvar::new(),
@@ -76,39 +95,89 @@ impl Replay {
     }
 
     /// Reads `input` to its end into the spool, or until it cannot be kept:
-    /// then reading stops, since nothing after a gap could be replayed.
+    /// then the rest goes to the live feeder only (`stream_live`).
     fn record(&self, mut input: impl Read) {
         let mut buf = vec![0u8; CHUNK];
-        let failure = loop {
-            let n = match input.read(&mut buf) {
-                Ok(0) => break None,
+        loop {
+            let n = match read(&mut input, &mut buf) {
+                Ok(0) => return self.end(),
                 Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => break Some(format!("cannot read stdin: {}", describe(&e))),
+                Err(why) => return self.fail(&why),
             };
             let mut state = self.lock();
-            if state.spool.len() + n as u64 > self.shared.limit.bytes() {
-                break Some(format!(
+            let overflow = if state.spool.len() + n as u64 > self.shared.limit.bytes() {
+                Some(format!(
                     "stdin is longer than --stdin-limit {}",
                     self.shared.limit
-                ));
-            }
-            if let Err(e) = state.spool.append(&buf[..n]) {
-                break Some(format!(
-                    "cannot keep stdin: {} ({})",
-                    describe(&e),
-                    temp_dir_note()
-                ));
+                ))
+            } else {
+                let kept = state.spool.append(&buf[..n]);
+                kept.err()
+                    .map(|e| format!("cannot keep stdin: {} ({})", describe(&e), temp_dir_note()))
+            };
+            if let Some(why) = overflow {
+                state.overflow = Some(why);
+                state.live.extend_from_slice(&buf[..n]);
+                self.shared.grown.notify_all();
+                drop(state);
+                return self.stream_live(input, buf);
             }
             self.shared.grown.notify_all();
-        };
-        match failure {
-            None => {
-                self.lock().done = true;
-                self.shared.grown.notify_all();
-            }
-            Some(why) => self.fail(&why),
         }
+    }
+
+    /// Past what can be kept: each chunk is handed to the live feeder, the
+    /// next read only once it has taken the last, so nothing piles up in
+    /// memory. Reading stops when the live feeder is gone.
+    fn stream_live(&self, mut input: impl Read, mut buf: Vec<u8>) {
+        loop {
+            let mut state = self.lock();
+            while !state.live.is_empty() && !state.live_gone {
+                state = self.wait(state);
+            }
+            if state.live_gone {
+                return;
+            }
+            drop(state);
+            let n = match read(&mut input, &mut buf) {
+                Ok(0) => return self.end(),
+                Ok(n) => n,
+                Err(why) => return self.fail(&why),
+            };
+            self.lock().live.extend_from_slice(&buf[..n]);
+            self.shared.grown.notify_all();
+        }
+    }
+
+    /// Stdin has ended, every byte passed on.
+    fn end(&self) {
+        self.lock().done = true;
+        self.shared.grown.notify_all();
+    }
+
+    fn wait<'a>(
+        &self,
+        state: std::sync::MutexGuard<'a, State>,
+    ) -> std::sync::MutexGuard<'a, State> {
+        self.shared
+            .grown
+            .wait(state)
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Before an attempt is fed: if an earlier one took input past what was
+    /// kept, this one cannot have it whole, and the run fails instead.
+    pub fn before_attempt(&self) {
+        let state = self.lock();
+        if !state.live_taken {
+            return;
+        }
+        let why = state.overflow.clone().unwrap_or_default();
+        drop(state);
+        self.shared.failure.report(format!(
+            "--stdin replay: {why}: an earlier attempt read it as it came, but a retry would \
+             get only the part that was kept, so none is run with a truncated input"
+        ));
     }
 
     /// Marks the input as incomplete for every feeder, then reports it.
@@ -135,18 +204,46 @@ impl Replay {
     fn feed_all<W: Write>(&self, mut pipe: W) -> Option<W> {
         let mut buf = vec![0u8; CHUNK];
         let mut offset = 0u64;
+        let mut live = false;
         loop {
             let n = {
                 let mut state = self.lock();
-                while !state.failed && !state.done && offset == state.spool.len() {
-                    state = self
-                        .shared
-                        .grown
-                        .wait(state)
-                        .unwrap_or_else(|e| e.into_inner());
+                while !state.failed
+                    && !state.done
+                    && state.overflow.is_none()
+                    && offset == state.spool.len()
+                {
+                    state = self.wait(state);
                 }
                 if state.failed {
                     return Some(pipe);
+                }
+                if state.overflow.is_some() && offset == state.spool.len() {
+                    // The end of what was kept: the rest only as it comes,
+                    // and only to the first feeder here.
+                    if state.live_taken && !live {
+                        return Some(pipe);
+                    }
+                    state.live_taken = true;
+                    live = true;
+                    while state.live.is_empty() && !state.done && !state.failed {
+                        state = self.wait(state);
+                    }
+                    if state.failed {
+                        return Some(pipe);
+                    }
+                    let chunk = std::mem::take(&mut state.live);
+                    self.shared.grown.notify_all();
+                    drop(state);
+                    if chunk.is_empty() {
+                        return None; // stdin ended: dropping the pipe is EOF
+                    }
+                    if pipe.write_all(&chunk).is_err() {
+                        self.lock().live_gone = true;
+                        self.shared.grown.notify_all();
+                        return None;
+                    }
+                    continue;
                 }
                 match state.spool.read_at(offset, &mut buf) {
                     Ok(0) => return None, // all fed: dropping the pipe is EOF
@@ -163,6 +260,17 @@ impl Replay {
                 return None;
             }
             offset += n as u64;
+        }
+    }
+}
+
+/// One read, retried when a signal interrupts it; an error as a message.
+fn read(input: &mut impl Read, buf: &mut [u8]) -> Result<usize, String> {
+    loop {
+        match input.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("cannot read stdin: {}", describe(&e))),
+            Ok(n) => return Ok(n),
         }
     }
 }
@@ -226,10 +334,25 @@ mod tests {
         assert!(replay.feed_all(&mut fed).is_some(), "the pipe was closed");
     }
 
+    /// Records `input` in a thread while one attempt is fed it live, as
+    /// the first attempt is; returns what it got and whether it got an end.
+    fn fed_live(replay: &Replay, input: &'static [u8]) -> (Vec<u8>, bool) {
+        let recorder = replay.clone();
+        let recording = std::thread::spawn(move || recorder.record(input));
+        let mut fed = Vec::new();
+        let ended = replay.feed_all(&mut fed).is_none();
+        recording.join().unwrap();
+        (fed, ended)
+    }
+
     #[test]
-    fn a_spill_file_that_cannot_be_made_fails_the_run() {
+    fn past_a_spill_file_that_cannot_be_made_only_the_live_attempt_is_fed() {
         let (replay, failure) = replay(Spool::new_in(4, "/nonexistent".into()), u64::MAX);
-        replay.record(&b"more than four"[..]);
+        let (fed, ended) = fed_live(&replay, b"more than four");
+        assert_eq!((fed.as_slice(), ended), (&b"more than four"[..], true));
+        assert_eq!(failure.message(), None);
+        // A retry would get only what was kept: the run fails before it.
+        replay.before_attempt();
         let message = failure.message().unwrap_or_default();
         assert!(
             message.starts_with(
@@ -241,43 +364,59 @@ mod tests {
     }
 
     #[test]
-    fn input_up_to_the_limit_is_kept_and_past_it_fails() {
+    fn input_up_to_the_limit_is_kept_and_past_it_only_the_live_attempt_is_fed() {
         let (replay, failure) = replay(Spool::new(4), 5);
         replay.record(&b"12345"[..]);
+        replay.before_attempt();
         assert_eq!(failure.message(), None);
         let mut fed = Vec::new();
         assert!(replay.feed_all(&mut fed).is_none());
         assert_eq!(fed, b"12345");
 
         let (replay, failure) = super::tests::replay(Spool::new(4), 5);
-        replay.record(&b"123456"[..]);
+        let (fed, ended) = fed_live(&replay, b"123456789");
+        assert_eq!((fed.as_slice(), ended), (&b"123456789"[..], true));
+        assert_eq!(failure.message(), None, "the live attempt failed");
+        replay.before_attempt();
         assert_eq!(
             failure.message().as_deref(),
             Some(
-                "--stdin replay: stdin is longer than --stdin-limit 5 bytes; the attempt was stopped so it never sees a truncated input"
+                "--stdin replay: stdin is longer than --stdin-limit 5 bytes: an earlier attempt read it as it came, but a retry would get only the part that was kept, so none is run with a truncated input"
             )
         );
-        assert!(replay.feed_all(Vec::new()).is_some());
+        assert!(replay.feed_all(Vec::new()).is_some(), "a retry got an end");
     }
 
     #[test]
-    fn a_feeder_waiting_for_input_is_held_when_recording_fails() {
-        let (replay, failure) = replay(Spool::new(1 << 20), 8);
-        let feeder = replay.clone();
-        let fed = std::thread::spawn(move || feeder.feed_all(Vec::new()));
-        // Fed in pieces: the feeder passes the first on, then waits for more.
+    fn a_live_feed_whose_attempt_stopped_reading_ends_and_the_recorder_with_it() {
+        let (replay, _) = replay(Spool::new(1 << 20), 4);
         let (reader, mut writer) = io::pipe().unwrap();
         let recorder = replay.clone();
         let recording = std::thread::spawn(move || recorder.record(reader));
-        writer.write_all(b"1234").unwrap();
-        writer.write_all(b"56789").unwrap();
+        writer.write_all(b"123456").unwrap();
+        // The attempt reads nothing more: its pipe is closed.
+        let (attempt_reader, attempt_writer) = io::pipe().unwrap();
+        drop(attempt_reader);
+        assert!(replay.feed_all(attempt_writer).is_none());
+        assert!(replay.lock().live_gone);
+        // The recorder stops at its next chunk (or stdin's end); once it has,
+        // this write finds no reader.
+        let _ = writer.write_all(b"7");
         drop(writer);
         recording.join().unwrap();
-        let held = fed.join().unwrap();
+        assert!(replay.lock().live.len() <= 1);
+    }
+
+    #[test]
+    fn a_live_feeder_is_held_when_reading_stdin_fails() {
+        let (replay, failure) = replay(Spool::new(1 << 20), 3);
+        let recorder = replay.clone();
+        let recording = std::thread::spawn(move || recorder.record(Failing(b"12345")));
+        let held = replay.feed_all(Vec::new());
+        recording.join().unwrap();
         assert!(failure.message().is_some());
-        // It passed on at most what was kept, and kept the pipe open.
-        let held = held.expect("the pipe was closed");
-        assert!(b"12345678".starts_with(&held), "{held:?}");
+        // It passed on what came before the error, and kept the pipe open.
+        assert_eq!(held.expect("the pipe was closed"), b"12345");
     }
 
     #[test]
