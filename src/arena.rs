@@ -253,4 +253,41 @@ mod tests {
         assert!(all.windows(2).all(|w| w[1] - w[0] >= 24));
         assert_eq!(arena.used(), 4 * 500 * 24);
     }
+
+    /// A block freed on one thread and taken on another: the arena alone
+    /// must order the first thread's writes before the second's. The flag
+    /// only says when to go on and is Relaxed, so it orders nothing; under
+    /// Miri a missing Acquire/Release in the arena is a data race here.
+    #[test]
+    fn a_block_freed_on_one_thread_is_reused_on_another_without_a_race() {
+        use std::sync::atomic::AtomicBool;
+        let arena = Box::new(Arena::new());
+        let freed = AtomicBool::new(false);
+        let small = layout(24, 8);
+        std::thread::scope(|s| {
+            let first = s.spawn(|| {
+                // SAFETY: a non-zero size, written within it, freed with its layout.
+                unsafe {
+                    let block = arena.alloc(small);
+                    block.write_bytes(1, 24);
+                    arena.dealloc(block, small);
+                    freed.store(true, Ordering::Relaxed);
+                    block as usize
+                }
+            });
+            let second = s.spawn(|| {
+                while !freed.load(Ordering::Relaxed) {
+                    std::thread::yield_now();
+                }
+                // SAFETY: as above.
+                unsafe {
+                    let block = arena.alloc(small);
+                    block.write_bytes(2, 24);
+                    block as usize
+                }
+            });
+            let second = second.join().unwrap();
+            assert_eq!(first.join().unwrap(), second, "the same bytes, reused");
+        });
+    }
 }
