@@ -9,6 +9,12 @@
 //! and growing one moves it. That suits start-up, which allocates once and
 //! keeps what it parsed; a long run outgrows the arena and lives on the
 //! system allocator, having lost at most the arena's size.
+//!
+//! Bytes freed on one thread may be handed out again on another, so `used`
+//! orders the hand-over as a lock would: a change that gives bytes back is
+//! a Release, one that takes bytes is an Acquire. Every change of `used` is
+//! a compare-and-swap, so a later taker synchronises with every earlier
+//! giver (a release sequence), however many takes came in between.
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -26,12 +32,15 @@ pub const LARGEST_BLOCK: usize = 4096;
 
 pub struct Arena {
     memory: UnsafeCell<[u8; ARENA_BYTES]>,
-    /// Bytes handed out so far, from the start of `memory`.
+    /// Bytes handed out so far, from the start of `memory`; changed only by
+    /// compare-and-swap (see the module's doc for the orderings).
     used: AtomicUsize,
 }
 
 // SAFETY: `used` hands each byte of `memory` to at most one allocation, by
 // an atomic compare-and-swap; the bytes are then only reached through it.
+// Bytes given back (Release) and taken again (Acquire) on another thread
+// are ordered by that compare-and-swap, so the two owners never race.
 unsafe impl Sync for Arena {}
 
 impl Arena {
@@ -54,14 +63,18 @@ impl Arena {
     /// A block of the arena for `layout`, or `None` once it does not fit.
     fn take(&self, layout: Layout) -> Option<*mut u8> {
         let base = self.base() as usize;
+        // Relaxed: only a guess for the compare-and-swap, which checks it.
         let mut used = self.used.load(Ordering::Relaxed);
         loop {
             // Layout's alignment is a power of two; `base + start` is aligned.
             let start = (base + used).checked_next_multiple_of(layout.align())? - base;
             let end = block_end(start, layout.size())?;
+            // Acquire: the block may be bytes another thread freed (its
+            // Release), and its writes to them must come before the
+            // caller's. A failure takes nothing, so it is Relaxed.
             match self
                 .used
-                .compare_exchange_weak(used, end, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange_weak(used, end, Ordering::Acquire, Ordering::Relaxed)
             {
                 // SAFETY: `start` is within `memory` (start <= end <= its size).
                 Ok(_) => return Some(unsafe { self.base().add(start) }),
@@ -74,15 +87,20 @@ impl Arena {
     /// handed out and that fits; false if not (nothing changed).
     fn resize_last(&self, ptr: *mut u8, size: usize, new_size: usize) -> bool {
         let start = ptr as usize - self.base() as usize;
+        // AcqRel: shrinking or freeing gives bytes back, so the caller's
+        // writes to them must be released to their next taker; growing takes
+        // bytes, perhaps freed on another thread, so it acquires them. A
+        // failure changes nothing and hands nothing over: Relaxed.
         block_end(start, new_size).is_some_and(|new_end| {
             self.used
-                .compare_exchange(start + size, new_end, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange(start + size, new_end, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         })
     }
 
     /// How many bytes of the arena are handed out (for tests and the benchmark).
     pub fn used(&self) -> usize {
+        // Relaxed: a count to read, not a block to touch.
         self.used.load(Ordering::Relaxed)
     }
 }
@@ -252,5 +270,42 @@ mod tests {
         all.sort();
         assert!(all.windows(2).all(|w| w[1] - w[0] >= 24));
         assert_eq!(arena.used(), 4 * 500 * 24);
+    }
+
+    /// A block freed on one thread and taken on another: the arena alone
+    /// must order the first thread's writes before the second's. The flag
+    /// only says when to go on and is Relaxed, so it orders nothing; under
+    /// Miri a missing Acquire/Release in the arena is a data race here.
+    #[test]
+    fn a_block_freed_on_one_thread_is_reused_on_another_without_a_race() {
+        use std::sync::atomic::AtomicBool;
+        let arena = Box::new(Arena::new());
+        let freed = AtomicBool::new(false);
+        let small = layout(24, 8);
+        std::thread::scope(|s| {
+            let first = s.spawn(|| {
+                // SAFETY: a non-zero size, written within it, freed with its layout.
+                unsafe {
+                    let block = arena.alloc(small);
+                    block.write_bytes(1, 24);
+                    arena.dealloc(block, small);
+                    freed.store(true, Ordering::Relaxed);
+                    block as usize
+                }
+            });
+            let second = s.spawn(|| {
+                while !freed.load(Ordering::Relaxed) {
+                    std::thread::yield_now();
+                }
+                // SAFETY: as above.
+                unsafe {
+                    let block = arena.alloc(small);
+                    block.write_bytes(2, 24);
+                    block as usize
+                }
+            });
+            let second = second.join().unwrap();
+            assert_eq!(first.join().unwrap(), second, "the same bytes, reused");
+        });
     }
 }
