@@ -1,7 +1,7 @@
 //! The invariants, judged from a scenario and what its run left.
 
 use super::run::{Exit, GONE_WITHIN, Observed, State, WATCHDOG};
-use super::scenario::{Expected, Reader, Scenario, Tmp};
+use super::scenario::{Expected, LogFault, Reader, Scenario, Tmp};
 use nix::sys::signal::Signal;
 
 /// How stdout relates to what the attempts printed.
@@ -103,6 +103,39 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
     // Invariant 3: no temporary file is left.
     if !o.tmp_left.is_empty() {
         violation(format!("TMPDIR holds {:?} after the run", o.tmp_left));
+    }
+    // Invariant 5: a process retry adopted that is not the command's is
+    // never stopped.
+    if let Some((pid, false)) = o.bystander {
+        violation(format!(
+            "the bystander daemon {pid}, adopted by retry during the run, was killed"
+        ));
+    }
+    // A --log-file that cannot be opened without waiting: refused, and
+    // nothing ran; the other invariants have nothing to judge.
+    if s.log == Some(LogFault::Fifo) {
+        let refused = o.exit == Exit::Code(2)
+            && o.state.started.is_empty()
+            && String::from_utf8_lossy(&o.stderr).contains("--log-file");
+        // (A signal may come first: then nothing ran either.)
+        let stopped_first = o.signal_sent && o.state.started.is_empty();
+        if !(refused || stopped_first) {
+            violation(format!(
+                "a --log-file FIFO without a reader was not refused: {}, attempts {:?}",
+                o.exit, o.state.started
+            ));
+        }
+        return violations;
+    }
+    if s.log == Some(LogFault::Full) {
+        let warnings = String::from_utf8_lossy(&o.stderr)
+            .matches("cannot write to --log-file")
+            .count();
+        if warnings > 1 {
+            violation(format!(
+                "{warnings} warnings about the full --log-file, not one"
+            ));
+        }
     }
     for number in &o.state.mismatched {
         violation(format!(

@@ -39,7 +39,7 @@ use std::time::Instant;
 use crate::harness::scratch;
 use check::check;
 use run::{Observed, execute};
-use scenario::{Pattern, Reader, Scenario, Tmp};
+use scenario::{LogFault, Pattern, Reader, Scenario, Tmp};
 
 const DEFAULT_RUNS: u64 = 12;
 /// Fixed, so the suite's runs are the same every time; the bench picks one.
@@ -107,6 +107,10 @@ struct Faults {
     ignores_term: usize,
     setsid: usize,
     late_output: usize,
+    sigchld_ignored: usize,
+    bystander: usize,
+    log_fifo: usize,
+    log_full: usize,
 }
 
 impl Faults {
@@ -116,6 +120,10 @@ impl Faults {
         self.slow_reader += usize::from(matches!(s.reader, Reader::Slow { .. }));
         self.closed_reader += usize::from(o.closed_early);
         self.full_stdout += usize::from(s.reader == Reader::Full);
+        self.sigchld_ignored += usize::from(s.sigchld_ignored);
+        self.bystander += usize::from(o.bystander.is_some());
+        self.log_fifo += usize::from(s.log == Some(LogFault::Fifo));
+        self.log_full += usize::from(s.log == Some(LogFault::Full));
         for &number in &o.state.started {
             let attempt = &s.attempts[number - 1];
             self.ignores_term += usize::from(attempt.ignores_term)
@@ -134,6 +142,10 @@ impl Faults {
             + self.ignores_term
             + self.setsid
             + self.late_output
+            + self.sigchld_ignored
+            + self.bystander
+            + self.log_fifo
+            + self.log_full
     }
 }
 
@@ -143,7 +155,8 @@ impl fmt::Display for Faults {
             f,
             "{} signals to retry, {} broken TMPDIRs, {} slow readers, {} readers closed early, \
              {} stdouts on /dev/full, {} TERM-ignoring processes, {} setsid'd grandchildren, \
-             {} late writers",
+             {} late writers, {} callers ignoring SIGCHLD, {} bystanders adopted, \
+             {} log FIFOs without a reader, {} logs on /dev/full",
             self.signal,
             self.tmpdir,
             self.slow_reader,
@@ -151,7 +164,11 @@ impl fmt::Display for Faults {
             self.full_stdout,
             self.ignores_term,
             self.setsid,
-            self.late_output
+            self.late_output,
+            self.sigchld_ignored,
+            self.bystander,
+            self.log_fifo,
+            self.log_full
         )
     }
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::Signal;
 
-use super::scenario::{Input, Pattern, Reader, SIGNALS, Scenario, Tmp};
+use super::scenario::{Input, LogFault, Pattern, Reader, SIGNALS, Scenario, Tmp};
 use crate::harness::{alive, retry};
 
 /// A run still going after this hangs: a violation.
@@ -39,6 +39,8 @@ pub struct Observed {
     /// retry's stdout or stderr was still open 5 s after it ended.
     pub held_open: bool,
     pub survivors: Vec<String>,
+    /// The bystander's pid, if it started, and whether it outlived the run.
+    pub bystander: Option<(i32, bool)>,
     pub tmp_left: Vec<String>,
     pub state: State,
     pub elapsed: Duration,
@@ -210,6 +212,9 @@ pub fn execute(s: &Scenario, root: &Path, pattern: &Pattern) -> Observed {
         .ok();
     let held_open = outputs.is_none() || errors.is_none();
     let survivors = survivors(&token, &dir.join("pids"), ended + GONE_WITHIN);
+    let bystander = s
+        .bystander_ms
+        .and_then(|_| bystander(&dir.join("bystander")));
     kill_all(&token);
     let finish = |got: Option<(Vec<u8>, bool)>, rx: Option<&mpsc::Receiver<(Vec<u8>, bool)>>| {
         got.or_else(|| rx?.recv_timeout(GONE_WITHIN).ok())
@@ -239,6 +244,7 @@ pub fn execute(s: &Scenario, root: &Path, pattern: &Pattern) -> Observed {
         hung,
         held_open,
         survivors,
+        bystander,
         tmp_left,
         state,
         elapsed,
@@ -250,20 +256,38 @@ pub fn execute(s: &Scenario, root: &Path, pattern: &Pattern) -> Observed {
 /// the caller's: it has the input).
 fn command(s: &Scenario, dir: &Path, tmpdir: &Path, token: &str, pattern: &Path) -> Command {
     let mut args = s.args();
+    match s.log {
+        Some(LogFault::Fifo) => {
+            let fifo = dir.join("log.fifo");
+            let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+            assert!(made.success(), "mkfifo {}", fifo.display());
+            args.extend(["--log-file".into(), fifo.display().to_string()]);
+        }
+        Some(LogFault::Full) => args.extend(["--log-file".into(), "/dev/full".into()]),
+        None => {}
+    }
     args.extend(["sh".into(), "-c".into(), s.script(dir, pattern)]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut command = retry(&args)
         .env("TMPDIR", tmpdir)
         .env("CHAOS_TOKEN", token)
         .into_command();
+    if let Some(ms) = s.bystander_ms {
+        command = with_a_bystander(&command, ms, &dir.join("bystander"));
+    }
+    let sigchld_ignored = s.sigchld_ignored;
     // The signals sent to retry must reach its handlers: were one ignored
     // in this process (a shell's background job ignores SIGINT and
     // SIGQUIT), retry would rightly keep it ignored and a run would hang.
     // SAFETY: only sigaction, async-signal-safe, between fork and exec.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             for signal in SIGNALS {
                 nix::sys::signal::signal(signal, nix::sys::signal::SigHandler::SigDfl)?;
+            }
+            if sigchld_ignored {
+                let ignore = nix::sys::signal::SigHandler::SigIgn;
+                nix::sys::signal::signal(Signal::SIGCHLD, ignore)?;
             }
             Ok(())
         });
@@ -285,6 +309,50 @@ fn command(s: &Scenario, dir: &Path, tmpdir: &Path, token: &str, pattern: &Path)
         }
     }
     command
+}
+
+/// `retry` exec'd by a shell that first leaves a child behind: `ms` after
+/// the start that child starts a daemon in a session of its own (its pid in
+/// `pid_file`) and dies, so the kernel hands the daemon to retry, the
+/// subreaper, in the middle of the run. The daemon has another token: it is
+/// not the run's, and must outlive it.
+fn with_a_bystander(retry: &Command, ms: u64, pid_file: &Path) -> Command {
+    let script = format!(
+        "sh -c 'sleep {}; CHAOS_TOKEN=bystander setsid sleep 30 >/dev/null 2>&1 & echo $! > {}' & exec \"$0\" \"$@\"",
+        super::scenario::seconds(ms),
+        pid_file.display()
+    );
+    let mut outer = Command::new("sh");
+    outer.arg("-c").arg(script).arg(retry.get_program());
+    outer.args(retry.get_args());
+    for (key, value) in retry.get_envs() {
+        match value {
+            Some(value) => outer.env(key, value),
+            None => outer.env_remove(key),
+        };
+    }
+    outer
+}
+
+/// The bystander's pid once it has started (a second at most after the
+/// run), and whether it is alive; then it is stopped, as the test's own.
+fn bystander(pid_file: &Path) -> Option<(i32, bool)> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let pid: i32 = loop {
+        if let Some(pid) = fs::read_to_string(pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            break pid;
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let alive = alive(pid);
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+    Some((pid, alive))
 }
 
 /// How many bytes a pipe holds unread (`F_GETPIPE_SZ`); unknown: no limit.

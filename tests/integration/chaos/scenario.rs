@@ -41,6 +41,22 @@ pub struct Scenario {
     pub signal: Option<(Signal, u64)>,
     pub tmpdir: Tmp,
     pub reader: Reader,
+    /// Fault: retry's caller ignores SIGCHLD (perl's `$SIG{CHLD}='IGNORE'`).
+    pub sigchld_ignored: bool,
+    /// Fault: retry's parent leaves a process behind that starts a daemon
+    /// this long after retry started and dies, so retry (the subreaper)
+    /// adopts a process that is not the command's, which it must not stop.
+    pub bystander_ms: Option<u64>,
+    pub log: Option<LogFault>,
+}
+
+/// Fault: where `--log-file` points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFault {
+    /// A FIFO nobody reads: refused at once (exit 2), nothing runs.
+    Fifo,
+    /// `/dev/full`: every line fails; one warning, the status unchanged.
+    Full,
 }
 
 #[derive(Debug)]
@@ -195,6 +211,9 @@ impl Scenario {
             signal,
             tmpdir: Tmp::Fresh,
             reader,
+            sigchld_ignored: false,
+            bystander_ms: None,
+            log: None,
         };
         // A broken TMPDIR matters only where a spool spills: inject it most there.
         let odds = if scenario.spills() { 0.5 } else { 0.1 };
@@ -202,6 +221,14 @@ impl Scenario {
             scenario.tmpdir =
                 [Tmp::Missing, Tmp::NotADirectory, Tmp::Unwritable][rng.random_range(0..3)];
         }
+        // Drawn last, so the draws above stay those of earlier versions.
+        scenario.sigchld_ignored = rng.random_bool(0.15);
+        scenario.bystander_ms = rng.random_bool(0.15).then(|| rng.random_range(0..=300));
+        scenario.log = match rng.random_range(0..20) {
+            0 => Some(LogFault::Fifo),
+            1 | 2 => Some(LogFault::Full),
+            _ => None,
+        };
         scenario
     }
 
@@ -413,7 +440,7 @@ fn over_limit(rng: &mut ChaCha8Rng) -> usize {
     SPILL_LIMIT + rng.random_range(1..=2 << 20)
 }
 
-fn seconds(ms: u64) -> String {
+pub fn seconds(ms: u64) -> String {
     format!("{}.{:03}", ms / 1000, ms % 1000)
 }
 
@@ -431,6 +458,15 @@ impl fmt::Display for Scenario {
         }
         if self.reader != Reader::Fast {
             write!(f, "; stdout {:?}", self.reader)?;
+        }
+        if self.sigchld_ignored {
+            write!(f, "; SIGCHLD ignored by the caller")?;
+        }
+        if let Some(ms) = self.bystander_ms {
+            write!(f, "; a bystander daemon adopted after {ms} ms")?;
+        }
+        if let Some(log) = self.log {
+            write!(f, "; --log-file on a {log:?}")?;
         }
         for (i, a) in self.attempts.iter().enumerate() {
             let ending = if a.hang {
