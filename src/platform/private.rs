@@ -17,18 +17,34 @@ pub fn user_id() -> u32 {
 }
 
 /// Creates `path` as a directory only this user may use (`0700`), or
-/// checks the one already there: a real directory (not a symlink), owned
-/// by this user, that no one else may write to.
+/// checks the one already there as `check_dir` does.
 pub fn private_dir(path: &Path) -> Result<(), String> {
-    let shown = path.display();
     match DirBuilder::new().mode(0o700).create(path) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create the directory {shown}: {e}")),
+        Err(e) => {
+            return Err(format!(
+                "cannot create the directory {}: {e}",
+                path.display()
+            ));
+        }
     }
-    let meta = path
-        .symlink_metadata()
-        .map_err(|e| format!("cannot inspect {shown}: {e}"))?;
+    match check_dir(path)? {
+        true => Ok(()),
+        false => Err(format!("{} was removed as it was created", path.display())),
+    }
+}
+
+/// Checks, creating nothing, that `path` is a directory only this user may
+/// use: a real directory (not a symlink), owned by this user, that no one
+/// else may write to. `Ok(false)` if there is nothing there.
+pub fn check_dir(path: &Path) -> Result<bool, String> {
+    let shown = path.display();
+    let meta = match path.symlink_metadata() {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(format!("cannot inspect {shown}: {e}")),
+    };
     if meta.file_type().is_symlink() {
         return Err(format!("{shown} is a symlink; refusing to follow it"));
     }
@@ -48,7 +64,7 @@ pub fn private_dir(path: &Path) -> Result<(), String> {
             meta.mode() & 0o777
         ));
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Opens `path` for reading and writing, creating it `0600` if `create`
@@ -96,8 +112,11 @@ mod tests {
     fn creates_owner_only_and_accepts_its_own() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("d");
+        assert_eq!(check_dir(&dir), Ok(false));
+        assert!(!dir.exists(), "a check creates nothing");
         private_dir(&dir).unwrap();
         private_dir(&dir).unwrap();
+        assert_eq!(check_dir(&dir), Ok(true));
         let mode = |p: &Path| p.metadata().unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
         let file = dir.join("f");

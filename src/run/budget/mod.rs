@@ -10,9 +10,13 @@
 //! the old record or the new one. A record that does not check out
 //! (garbled by hand, a full disk) is reset to a full bucket with a warning.
 //!
-//! The file's failures during a run never stop it: the retry goes ahead as
-//! without a budget, with a warning. Only what is wrong before anything
-//! runs (a foreign owner, a symlink) is refused.
+//! A budget never stops a command: one that cannot be used safely (a
+//! directory or file another user owns or may write, a symlink, a
+//! directory that cannot be made) is skipped with one warning before the
+//! first attempt, and the file's failures during a run let the retry go
+//! ahead as without a budget, with a warning. Refusing to run instead
+//! would let anyone on the host stop anyone's commands by creating
+//! `/tmp/retry-UID` first.
 
 pub mod bucket;
 
@@ -126,25 +130,33 @@ pub struct Updated<T> {
 
 impl Budget {
     /// Opens (creating it full if new) the budget `settings` names, in the
-    /// user's directory; an error is a usage error: nothing has run.
+    /// user's directory. The error is the warning to log before the run
+    /// goes on without the budget.
     pub fn open(settings: &Settings) -> Result<Self, String> {
-        Self::open_in(&default_dir(), settings, true)?
-            .ok_or_else(|| format!("--budget {}: the state file was not created", settings.name))
+        Self::open_in(&default_dir(), settings, true)
+            .and_then(|budget| budget.ok_or_else(|| "the state file was not created".to_owned()))
+            .map_err(|e| {
+                format!(
+                    "--budget {}: {e}; running without the budget",
+                    settings.name
+                )
+            })
     }
 
     /// The same without creating anything: `None` if it does not exist.
+    /// The error is the reason alone.
     pub fn peek(settings: &Settings) -> Result<Option<Self>, String> {
         Self::open_in(&default_dir(), settings, false)
     }
 
     fn open_in(dir: &Path, settings: &Settings, create: bool) -> Result<Option<Self>, String> {
-        let context = |e: String| format!("--budget {}: {e}", settings.name);
-        if !create && !dir.exists() {
+        if create {
+            private::private_dir(dir)?;
+        } else if !private::check_dir(dir)? {
             return Ok(None);
         }
-        private::private_dir(dir).map_err(context)?;
         let path = dir.join(&settings.name);
-        let file = private::open_private(&path, create).map_err(context)?;
+        let file = private::open_private(&path, create)?;
         Ok(file.map(|file| Budget {
             name: settings.name.clone(),
             path,
@@ -273,8 +285,9 @@ impl Budget {
     }
 }
 
-/// `--budget-status NAME`: the bucket's state on stdout; exit 2 if it
-/// cannot be read safely, 1 if stdout is closed.
+/// `--budget-status NAME`: the bucket's state on stdout; exit 1 if it
+/// cannot be read safely (the reason on stderr; a run would go without the
+/// budget) or if stdout is closed.
 pub fn print_status(settings: &Settings) -> u8 {
     use std::io::Write;
     let report = match Budget::peek(settings) {
@@ -295,13 +308,16 @@ pub fn print_status(settings: &Settings) -> u8 {
                 &budget.path,
             )
         }),
-        Err(e) => Err(e),
+        Err(e) => Err(format!(
+            "--budget-status {name}: {e}; a run with --budget {name} goes without it",
+            name = settings.name
+        )),
     };
     match report {
         Ok(text) => u8::from(io::stdout().write_all(text.as_bytes()).is_err()),
         Err(e) => {
             let _ = writeln!(io::stderr(), "retry: {e}");
-            2
+            1
         }
     }
 }
