@@ -1,6 +1,6 @@
 //! Files only this user can touch: the shared retry budget's state. A
-//! directory or file another user owns, or a symlink in its place, is
-//! refused, so no other user can drain, fill or redirect it.
+//! directory or file another user owns or may write, or a symlink in its
+//! place, is refused, so no other user can drain, fill or redirect it.
 //!
 //! A port needs the same three answers: who am I (`geteuid`), create
 //! owner-only (`0700`/`0600`, on Windows an owner-only DACL), open without
@@ -69,7 +69,8 @@ pub fn check_dir(path: &Path) -> Result<bool, String> {
 
 /// Opens `path` for reading and writing, creating it `0600` if `create`
 /// (else `Ok(None)` when it does not exist). A symlink is never followed;
-/// the file must be a regular file this user owns.
+/// the file must be a regular file this user owns that no one else may
+/// write to.
 pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
     let shown = path.display();
     let opened = OpenOptions::new()
@@ -98,6 +99,13 @@ pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
             "{shown} is owned by user id {}, not by you ({})",
             meta.uid(),
             user_id()
+        ));
+    }
+    // Group or others may write: as good as someone else's.
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{shown} is writable by other users (mode {:o}); make it 0600",
+            meta.mode() & 0o777
         ));
     }
     Ok(Some(file))
@@ -147,6 +155,19 @@ mod tests {
             let err = open_private(&file_link, create).unwrap_err();
             assert!(err.contains("is a symlink"), "{err}");
         }
+
+        // A file others may write: anyone could drain or fill it.
+        for mode in [0o620, 0o602, 0o666] {
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode)).unwrap();
+            for create in [true, false] {
+                let err = open_private(&target, create).unwrap_err();
+                let want = format!("writable by other users (mode {mode:o}); make it 0600");
+                assert!(err.ends_with(&want), "{err}");
+            }
+        }
+        // Others reading it is their business (it holds only a count).
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(open_private(&target, false).unwrap().is_some());
 
         std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o777)).unwrap();
         let err = private_dir(&real).unwrap_err();

@@ -407,6 +407,11 @@ fn a_budget_that_cannot_be_used_is_skipped_with_one_warning() {
         std::os::unix::fs::chown(&state, Some(65534), None).unwrap();
         runs_without_the_budget(in_runtime, "is owned by user id 65534, not by you (0)");
     }
+    // A state file group or others may write is as good as someone else's.
+    let _ = std::fs::remove_file(&state);
+    std::fs::write(&state, "").unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o660)).unwrap();
+    runs_without_the_budget(in_runtime, "is writable by other users (mode 660)");
 }
 
 /// The warning is one of retry's log lines, in the log's format, and the
