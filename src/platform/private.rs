@@ -67,15 +67,16 @@ pub fn check_dir(path: &Path) -> Result<bool, String> {
     Ok(true)
 }
 
-/// Opens `path` for reading and writing, creating it `0600` if `create`
-/// (else `Ok(None)` when it does not exist). A symlink is never followed;
+/// Opens `path` for reading and writing, creating it `0600`, if `create`;
+/// else for reading only, `Ok(None)` when it does not exist (a look that
+/// must change nothing). A symlink is never followed;
 /// the file must be a regular file this user owns that no one else may
 /// write to.
 pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
     let shown = path.display();
     let opened = OpenOptions::new()
         .read(true)
-        .write(true)
+        .write(create)
         .create(create)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)

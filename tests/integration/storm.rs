@@ -451,3 +451,33 @@ fn the_warning_is_a_log_line_and_said_once() {
     );
     assert!(run.stderr.contains(r#""reason":"attempts""#), "{run:?}");
 }
+
+/// `--budget-status` only reads: a damaged record is reported, and left
+/// for the next run to reset under its lock.
+#[test]
+fn the_status_of_a_damaged_budget_changes_nothing() {
+    let runtime = scratch();
+    let state = runtime.path().join("retry/ci");
+    std::fs::create_dir(runtime.path().join("retry")).unwrap();
+    let damaged = "retry-budget 1 garbled by hand\n";
+    std::fs::write(&state, damaged).unwrap();
+    retry_in(runtime.path(), &["--budget-status", "ci"])
+        .run()
+        .code(0)
+        .stderr_is(&format!(
+            "retry: warning: --budget ci: {} is not a valid budget record; its next use resets it to a full bucket\n",
+            state.display()
+        ))
+        .stdout_is(&format!(
+            "budget ci: 500.0 of 500 tokens, 100 retries at 5 each (10 after a timeout); full\n\
+             refill: 5 tokens/s; state: {}\n",
+            state.display()
+        ));
+    assert_eq!(std::fs::read_to_string(&state).unwrap(), damaged);
+    // The next run does reset it, and says so.
+    retry_in(runtime.path(), &["--budget", "ci", "true"])
+        .run()
+        .code(0)
+        .stderr_has("was not a valid budget record; reset to a full bucket");
+    assert_ne!(std::fs::read_to_string(&state).unwrap(), damaged);
+}

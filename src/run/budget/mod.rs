@@ -124,7 +124,8 @@ pub struct Budget {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Updated<T> {
     pub value: T,
-    /// The record was not valid and was reset (a message for the log).
+    /// The record was not valid: reset by an update, left by `current`
+    /// (a message for the log).
     pub reset: Option<String>,
 }
 
@@ -143,8 +144,9 @@ impl Budget {
             })
     }
 
-    /// The same without creating anything: `None` if it does not exist.
-    /// The error is the reason alone.
+    /// The same without creating or writing anything, the file open for
+    /// reading only: `None` if it does not exist. The error is the reason
+    /// alone.
     pub fn peek(settings: &Settings) -> Result<Option<Self>, String> {
         Self::open_in(&default_dir(), settings, false)
     }
@@ -200,10 +202,39 @@ impl Budget {
         }
     }
 
-    /// The bucket as of now, refilled, changing nothing.
-    fn current(&mut self) -> Result<Updated<Bucket>, String> {
-        let (params, now) = (self.params, now_ms());
-        self.update(now, |bucket| (None, bucket.refilled(&params, now)))
+    /// The bucket as of now, refilled, writing nothing (`--budget-status`
+    /// opens the file for reading only). A record that is not valid is
+    /// left for the next update to reset, under its lock; the bucket is
+    /// full, as that update will find it. The error is the reason alone.
+    fn current(&self) -> Result<Updated<Bucket>, String> {
+        let now = now_ms();
+        let _lock = Lock::take(&self.file, LOCK_WAIT).map_err(|e| self.fail("lock", e))?;
+        let (record, len) = self.read()?;
+        let reset = (record.is_none() && len > 0).then(|| {
+            format!(
+                "--budget {}: {} is not a valid budget record; its next use resets it to a full bucket",
+                self.name,
+                self.path.display()
+            )
+        });
+        let bucket = record.unwrap_or_else(|| Bucket::full(&self.params, now));
+        Ok(Updated {
+            value: bucket.refilled(&self.params, now),
+            reset,
+        })
+    }
+
+    /// Reads the record, the lock held: the bucket if it is a valid one,
+    /// and how many bytes the file had (up to one more than a record).
+    fn read(&self) -> Result<(Option<Bucket>, usize), String> {
+        let mut buf = [0u8; RECORD_LEN + 1];
+        let len = read_at_most(&self.file, &mut buf).map_err(|e| self.fail("read", e))?;
+        Ok((decode(&buf[..len]), len))
+    }
+
+    /// What went wrong with the file, for a message.
+    fn fail(&self, what: &str, e: io::Error) -> String {
+        format!("cannot {what} {}: {e}", self.path.display())
     }
 
     /// Under the lock: reads the bucket (a full one if the file is new,
@@ -214,17 +245,11 @@ impl Budget {
         now_ms: u64,
         change: impl FnOnce(Bucket) -> (Option<Bucket>, T),
     ) -> Result<Updated<T>, String> {
-        let fail = |what: &str, e: io::Error| {
-            format!(
-                "--budget {}: cannot {what} {}: {e}",
-                self.name,
-                self.path.display()
-            )
-        };
+        let context = |e: String| format!("--budget {}: {e}", self.name);
+        let fail = |what: &str, e: io::Error| context(self.fail(what, e));
         let _lock = Lock::take(&self.file, LOCK_WAIT).map_err(|e| fail("lock", e))?;
-        let mut buf = [0u8; RECORD_LEN + 1];
-        let len = read_at_most(&self.file, &mut buf).map_err(|e| fail("read", e))?;
-        let (bucket, reset) = match decode(&buf[..len]) {
+        let (record, len) = self.read().map_err(context)?;
+        let (bucket, reset) = match record {
             Some(bucket) => (bucket, None),
             None => {
                 let reset = (len > 0).then(|| {
@@ -297,7 +322,7 @@ pub fn print_status(settings: &Settings) -> u8 {
             None,
             &default_dir().join(&settings.name),
         )),
-        Ok(Some(mut budget)) => budget.current().map(|updated| {
+        Ok(Some(budget)) => budget.current().map(|updated| {
             if let Some(reset) = updated.reset {
                 let _ = writeln!(io::stderr(), "retry: warning: {reset}");
             }
@@ -308,15 +333,16 @@ pub fn print_status(settings: &Settings) -> u8 {
                 &budget.path,
             )
         }),
-        Err(e) => Err(format!(
-            "--budget-status {name}: {e}; a run with --budget {name} goes without it",
-            name = settings.name
-        )),
+        Err(e) => Err(e),
     };
     match report {
         Ok(text) => u8::from(io::stdout().write_all(text.as_bytes()).is_err()),
         Err(e) => {
-            let _ = writeln!(io::stderr(), "retry: {e}");
+            let name = &settings.name;
+            let _ = writeln!(
+                io::stderr(),
+                "retry: --budget-status {name}: {e}; a run with --budget {name} goes without it"
+            );
             1
         }
     }
@@ -497,6 +523,33 @@ mod tests {
         let bytes = std::fs::read(&budget.path).unwrap();
         assert_eq!(decode(&bytes).map(|b| b.milli), Some(15_000));
         assert!(budget.current().unwrap().reset.is_none());
+    }
+
+    #[test]
+    fn a_look_at_a_damaged_record_leaves_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut budget = open(tmp.path(), "ci");
+        budget.withdraw(5).unwrap();
+        let damaged = b"retry-budget 1 garbled\n";
+        std::fs::write(&budget.path, damaged).unwrap();
+        let look = Budget::open_in(tmp.path(), &settings("ci"), false)
+            .unwrap()
+            .unwrap();
+        let seen = look.current().unwrap();
+        assert_eq!(
+            seen.value.milli,
+            P.capacity(),
+            "full, as the next use finds it"
+        );
+        let said = seen.reset.unwrap();
+        assert!(
+            said.ends_with("is not a valid budget record; its next use resets it to a full bucket"),
+            "{said}"
+        );
+        assert_eq!(std::fs::read(&budget.path).unwrap(), damaged);
+        // The next update resets it.
+        assert!(budget.withdraw(5).unwrap().reset.is_some());
+        assert!(look.current().unwrap().reset.is_none());
     }
 
     #[test]
