@@ -48,7 +48,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> u8 {
     };
     match &mode {
         Mode::Run(options) => {
-            let log = match open_log(options, &args) {
+            let mut log = match open_log(options, &args) {
                 Ok(log) => log,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
@@ -56,13 +56,17 @@ pub fn main(args: Vec<std::ffi::OsString>) -> u8 {
                     return 2;
                 }
             };
-            // A budget that is not safely this user's is as bad a value.
+            // A budget that is not safely this user's is skipped with a
+            // warning: anyone on the host could make it so.
             let budget = match options.budget.as_ref().map(run::budget::Budget::open) {
                 None => None,
                 Some(Ok(budget)) => Some(budget),
-                Some(Err(error)) => {
-                    let _ = writeln!(std::io::stderr(), "retry: {error}");
-                    return 2;
+                Some(Err(message)) => {
+                    log.emit(&events::Event::Warning {
+                        attempt: 1,
+                        message,
+                    });
+                    None
                 }
             };
             match run_command(options, log, budget) {

@@ -216,7 +216,9 @@ pub struct RunArgs {
 
     /// Share one retry budget with every retry on this host that names it:
     /// a retry costs tokens, and when the budget cannot pay retry gives up
-    /// at once with the command's last status (first attempts always run)
+    /// at once with the command's last status (first attempts always run).
+    /// A budget that cannot be used safely (a directory another user owns
+    /// or may write, a symlink) is skipped with a warning
     #[arg(long, env = "RETRY_BUDGET", value_name = "NAME", value_parser = crate::run::budget::parse_name,
           value_hint = ValueHint::Other, help_heading = BUDGET, hide_short_help = true)]
     pub budget: Option<String>,

@@ -1,6 +1,6 @@
 //! Files only this user can touch: the shared retry budget's state. A
-//! directory or file another user owns, or a symlink in its place, is
-//! refused, so no other user can drain, fill or redirect it.
+//! directory or file another user owns or may write, or a symlink in its
+//! place, is refused, so no other user can drain, fill or redirect it.
 //!
 //! A port needs the same three answers: who am I (`geteuid`), create
 //! owner-only (`0700`/`0600`, on Windows an owner-only DACL), open without
@@ -17,18 +17,34 @@ pub fn user_id() -> u32 {
 }
 
 /// Creates `path` as a directory only this user may use (`0700`), or
-/// checks the one already there: a real directory (not a symlink), owned
-/// by this user, that no one else may write to.
+/// checks the one already there as `check_dir` does.
 pub fn private_dir(path: &Path) -> Result<(), String> {
-    let shown = path.display();
     match DirBuilder::new().mode(0o700).create(path) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create the directory {shown}: {e}")),
+        Err(e) => {
+            return Err(format!(
+                "cannot create the directory {}: {e}",
+                path.display()
+            ));
+        }
     }
-    let meta = path
-        .symlink_metadata()
-        .map_err(|e| format!("cannot inspect {shown}: {e}"))?;
+    match check_dir(path)? {
+        true => Ok(()),
+        false => Err(format!("{} was removed as it was created", path.display())),
+    }
+}
+
+/// Checks, creating nothing, that `path` is a directory only this user may
+/// use: a real directory (not a symlink), owned by this user, that no one
+/// else may write to. `Ok(false)` if there is nothing there.
+pub fn check_dir(path: &Path) -> Result<bool, String> {
+    let shown = path.display();
+    let meta = match path.symlink_metadata() {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(format!("cannot inspect {shown}: {e}")),
+    };
     if meta.file_type().is_symlink() {
         return Err(format!("{shown} is a symlink; refusing to follow it"));
     }
@@ -48,17 +64,19 @@ pub fn private_dir(path: &Path) -> Result<(), String> {
             meta.mode() & 0o777
         ));
     }
-    Ok(())
+    Ok(true)
 }
 
-/// Opens `path` for reading and writing, creating it `0600` if `create`
-/// (else `Ok(None)` when it does not exist). A symlink is never followed;
-/// the file must be a regular file this user owns.
+/// Opens `path` for reading and writing, creating it `0600`, if `create`;
+/// else for reading only, `Ok(None)` when it does not exist (a look that
+/// must change nothing). A symlink is never followed;
+/// the file must be a regular file this user owns that no one else may
+/// write to.
 pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
     let shown = path.display();
     let opened = OpenOptions::new()
         .read(true)
-        .write(true)
+        .write(create)
         .create(create)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
@@ -84,6 +102,13 @@ pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
             user_id()
         ));
     }
+    // Group or others may write: as good as someone else's.
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{shown} is writable by other users (mode {:o}); make it 0600",
+            meta.mode() & 0o777
+        ));
+    }
     Ok(Some(file))
 }
 
@@ -96,8 +121,11 @@ mod tests {
     fn creates_owner_only_and_accepts_its_own() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("d");
+        assert_eq!(check_dir(&dir), Ok(false));
+        assert!(!dir.exists(), "a check creates nothing");
         private_dir(&dir).unwrap();
         private_dir(&dir).unwrap();
+        assert_eq!(check_dir(&dir), Ok(true));
         let mode = |p: &Path| p.metadata().unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
         let file = dir.join("f");
@@ -128,6 +156,19 @@ mod tests {
             let err = open_private(&file_link, create).unwrap_err();
             assert!(err.contains("is a symlink"), "{err}");
         }
+
+        // A file others may write: anyone could drain or fill it.
+        for mode in [0o620, 0o602, 0o666] {
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode)).unwrap();
+            for create in [true, false] {
+                let err = open_private(&target, create).unwrap_err();
+                let want = format!("writable by other users (mode {mode:o}); make it 0600");
+                assert!(err.ends_with(&want), "{err}");
+            }
+        }
+        // Others reading it is their business (it holds only a count).
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(open_private(&target, false).unwrap().is_some());
 
         std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o777)).unwrap();
         let err = private_dir(&real).unwrap_err();

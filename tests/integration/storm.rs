@@ -1,6 +1,7 @@
 //! During an outage: many `retry` processes sharing one `--budget`, and a
 //! server that says when to come back (`--delay-from-output`).
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant, SystemTime};
@@ -333,19 +334,150 @@ fn bad_values_are_refused_before_anything_runs() {
         &["--budget", "x", "--budget-tokens", "4"],
         "`--budget-tokens 4` is below `--budget-cost 5`",
     );
-    // A state file that is a symlink, or someone else's.
-    let dir = runtime.path().join("retry");
-    std::fs::create_dir(&dir).unwrap();
-    std::os::unix::fs::symlink("/etc/passwd", dir.join("evil")).unwrap();
-    refused(&["--budget", "evil"], "is a symlink; refusing to follow it");
-    let as_root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&dir).unwrap()) == 0;
-    if as_root {
-        let foreign = dir.join("foreign");
-        std::fs::write(&foreign, "").unwrap();
-        std::os::unix::fs::chown(&foreign, Some(65534), None).unwrap();
-        refused(
-            &["--budget", "foreign"],
-            "is owned by user id 65534, not by you",
-        );
+}
+
+/// `retry --budget ci -- touch RAN` with `env` set: it must warn once,
+/// naming the budget and `reason`, and run the command all the same.
+#[track_caller]
+fn runs_without_the_budget(env: &[(&str, &Path)], reason: &str) {
+    let scratch = scratch();
+    let ran = scratch.path().join("ran");
+    let with_env = |mut retry: crate::harness::Retry| {
+        for (key, value) in env {
+            retry = retry.env(key, value);
+        }
+        retry
+    };
+    with_env(retry(&["--budget", "ci", "touch", ran.to_str().unwrap()]))
+        .run()
+        .code(0)
+        .stderr_lines(1)
+        .stderr_has("retry: touch: warning: --budget ci: ")
+        .stderr_has(reason)
+        .stderr_has("; running without the budget\n");
+    assert!(ran.exists(), "{env:?}: the command did not run");
+    // The status says the same, and fails: it has nothing to report.
+    with_env(retry(&["--budget-status", "ci"]))
+        .run()
+        .code(1)
+        .stdout_is("")
+        .stderr_lines(1)
+        .stderr_has("retry: --budget-status ci: ")
+        .stderr_has(reason);
+}
+
+/// Anyone on the host can make a budget unusable (create `/tmp/retry-UID`
+/// before its owner does): that must not stop anyone's commands.
+#[test]
+fn a_budget_that_cannot_be_used_is_skipped_with_one_warning() {
+    let uid = nix::unistd::geteuid().as_raw();
+    let root = scratch();
+    let tmp = root.path().join("tmp");
+    let theirs = tmp.join(format!("retry-{uid}"));
+    std::fs::create_dir_all(&theirs).unwrap();
+    // No XDG_RUNTIME_DIR (empty is none): the budget is in $TMPDIR/retry-UID.
+    let in_tmp: &[(&str, &Path)] = &[("XDG_RUNTIME_DIR", Path::new("")), ("TMPDIR", &tmp)];
+    // Made first, writable by all: another user could drain it.
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o777)).unwrap();
+    runs_without_the_budget(in_tmp, "is writable by other users (mode 777)");
+    if uid == 0 {
+        // Made first by another user (root can play one).
+        std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+        runs_without_the_budget(in_tmp, "is owned by user id 65534, not by you (0)");
     }
+
+    // An XDG_RUNTIME_DIR that cannot hold the directory (after `su`
+    // without `-`, it is the other user's; root may write anywhere, so
+    // here it is a file).
+    let file = root.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    runs_without_the_budget(&[("XDG_RUNTIME_DIR", &file)], "Not a directory");
+
+    // A state file that is a symlink, or someone else's.
+    let runtime = root.path().join("runtime");
+    let state = runtime.join("retry/ci");
+    std::fs::create_dir_all(runtime.join("retry")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", &state).unwrap();
+    let in_runtime: &[(&str, &Path)] = &[("XDG_RUNTIME_DIR", &runtime)];
+    runs_without_the_budget(in_runtime, "is a symlink; refusing to follow it");
+    if uid == 0 {
+        std::fs::remove_file(&state).unwrap();
+        std::fs::write(&state, "").unwrap();
+        std::os::unix::fs::chown(&state, Some(65534), None).unwrap();
+        runs_without_the_budget(in_runtime, "is owned by user id 65534, not by you (0)");
+    }
+    // A state file group or others may write is as good as someone else's.
+    let _ = std::fs::remove_file(&state);
+    std::fs::write(&state, "").unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o660)).unwrap();
+    runs_without_the_budget(in_runtime, "is writable by other users (mode 660)");
+}
+
+/// The warning is one of retry's log lines, in the log's format, and the
+/// run it precedes goes on as without a budget: no more budget lines.
+#[test]
+fn the_warning_is_a_log_line_and_said_once() {
+    let runtime = scratch();
+    std::fs::create_dir(runtime.path().join("retry")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", runtime.path().join("retry/ci")).unwrap();
+    let run = retry_in(
+        runtime.path(),
+        &[
+            "--budget",
+            "ci",
+            "-n",
+            "3",
+            "--base",
+            "0ms",
+            "--log-format",
+            "json",
+            "false",
+        ],
+    )
+    .run();
+    run.code(1);
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(r#"{"event":"warning""#))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{run:?}");
+    assert!(
+        warnings[0].contains(r#""attempt":1,"message":"--budget ci: "#)
+            && warnings[0]
+                .ends_with(r#" is a symlink; refusing to follow it; running without the budget"}"#),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains(r#""reason":"attempts""#), "{run:?}");
+}
+
+/// `--budget-status` only reads: a damaged record is reported, and left
+/// for the next run to reset under its lock.
+#[test]
+fn the_status_of_a_damaged_budget_changes_nothing() {
+    let runtime = scratch();
+    let state = runtime.path().join("retry/ci");
+    std::fs::create_dir(runtime.path().join("retry")).unwrap();
+    let damaged = "retry-budget 1 garbled by hand\n";
+    std::fs::write(&state, damaged).unwrap();
+    retry_in(runtime.path(), &["--budget-status", "ci"])
+        .run()
+        .code(0)
+        .stderr_is(&format!(
+            "retry: warning: --budget ci: {} is not a valid budget record; its next use resets it to a full bucket\n",
+            state.display()
+        ))
+        .stdout_is(&format!(
+            "budget ci: 500.0 of 500 tokens, 100 retries at 5 each (10 after a timeout); full\n\
+             refill: 5 tokens/s; state: {}\n",
+            state.display()
+        ));
+    assert_eq!(std::fs::read_to_string(&state).unwrap(), damaged);
+    // The next run does reset it, and says so.
+    retry_in(runtime.path(), &["--budget", "ci", "true"])
+        .run()
+        .code(0)
+        .stderr_has("was not a valid budget record; reset to a full bucket");
+    assert_ne!(std::fs::read_to_string(&state).unwrap(), damaged);
 }

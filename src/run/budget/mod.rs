@@ -10,9 +10,13 @@
 //! the old record or the new one. A record that does not check out
 //! (garbled by hand, a full disk) is reset to a full bucket with a warning.
 //!
-//! The file's failures during a run never stop it: the retry goes ahead as
-//! without a budget, with a warning. Only what is wrong before anything
-//! runs (a foreign owner, a symlink) is refused.
+//! A budget never stops a command: one that cannot be used safely (a
+//! directory or file another user owns or may write, a symlink, a
+//! directory that cannot be made) is skipped with one warning before the
+//! first attempt, and the file's failures during a run let the retry go
+//! ahead as without a budget, with a warning. Refusing to run instead
+//! would let anyone on the host stop anyone's commands by creating
+//! `/tmp/retry-UID` first.
 
 pub mod bucket;
 
@@ -120,31 +124,41 @@ pub struct Budget {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Updated<T> {
     pub value: T,
-    /// The record was not valid and was reset (a message for the log).
+    /// The record was not valid: reset by an update, left by `current`
+    /// (a message for the log).
     pub reset: Option<String>,
 }
 
 impl Budget {
     /// Opens (creating it full if new) the budget `settings` names, in the
-    /// user's directory; an error is a usage error: nothing has run.
+    /// user's directory. The error is the warning to log before the run
+    /// goes on without the budget.
     pub fn open(settings: &Settings) -> Result<Self, String> {
-        Self::open_in(&default_dir(), settings, true)?
-            .ok_or_else(|| format!("--budget {}: the state file was not created", settings.name))
+        Self::open_in(&default_dir(), settings, true)
+            .and_then(|budget| budget.ok_or_else(|| "the state file was not created".to_owned()))
+            .map_err(|e| {
+                format!(
+                    "--budget {}: {e}; running without the budget",
+                    settings.name
+                )
+            })
     }
 
-    /// The same without creating anything: `None` if it does not exist.
+    /// The same without creating or writing anything, the file open for
+    /// reading only: `None` if it does not exist. The error is the reason
+    /// alone.
     pub fn peek(settings: &Settings) -> Result<Option<Self>, String> {
         Self::open_in(&default_dir(), settings, false)
     }
 
     fn open_in(dir: &Path, settings: &Settings, create: bool) -> Result<Option<Self>, String> {
-        let context = |e: String| format!("--budget {}: {e}", settings.name);
-        if !create && !dir.exists() {
+        if create {
+            private::private_dir(dir)?;
+        } else if !private::check_dir(dir)? {
             return Ok(None);
         }
-        private::private_dir(dir).map_err(context)?;
         let path = dir.join(&settings.name);
-        let file = private::open_private(&path, create).map_err(context)?;
+        let file = private::open_private(&path, create)?;
         Ok(file.map(|file| Budget {
             name: settings.name.clone(),
             path,
@@ -188,10 +202,39 @@ impl Budget {
         }
     }
 
-    /// The bucket as of now, refilled, changing nothing.
-    fn current(&mut self) -> Result<Updated<Bucket>, String> {
-        let (params, now) = (self.params, now_ms());
-        self.update(now, |bucket| (None, bucket.refilled(&params, now)))
+    /// The bucket as of now, refilled, writing nothing (`--budget-status`
+    /// opens the file for reading only). A record that is not valid is
+    /// left for the next update to reset, under its lock; the bucket is
+    /// full, as that update will find it. The error is the reason alone.
+    fn current(&self) -> Result<Updated<Bucket>, String> {
+        let now = now_ms();
+        let _lock = Lock::take(&self.file, LOCK_WAIT).map_err(|e| self.fail("lock", e))?;
+        let (record, len) = self.read()?;
+        let reset = (record.is_none() && len > 0).then(|| {
+            format!(
+                "--budget {}: {} is not a valid budget record; its next use resets it to a full bucket",
+                self.name,
+                self.path.display()
+            )
+        });
+        let bucket = record.unwrap_or_else(|| Bucket::full(&self.params, now));
+        Ok(Updated {
+            value: bucket.refilled(&self.params, now),
+            reset,
+        })
+    }
+
+    /// Reads the record, the lock held: the bucket if it is a valid one,
+    /// and how many bytes the file had (up to one more than a record).
+    fn read(&self) -> Result<(Option<Bucket>, usize), String> {
+        let mut buf = [0u8; RECORD_LEN + 1];
+        let len = read_at_most(&self.file, &mut buf).map_err(|e| self.fail("read", e))?;
+        Ok((decode(&buf[..len]), len))
+    }
+
+    /// What went wrong with the file, for a message.
+    fn fail(&self, what: &str, e: io::Error) -> String {
+        format!("cannot {what} {}: {e}", self.path.display())
     }
 
     /// Under the lock: reads the bucket (a full one if the file is new,
@@ -202,17 +245,11 @@ impl Budget {
         now_ms: u64,
         change: impl FnOnce(Bucket) -> (Option<Bucket>, T),
     ) -> Result<Updated<T>, String> {
-        let fail = |what: &str, e: io::Error| {
-            format!(
-                "--budget {}: cannot {what} {}: {e}",
-                self.name,
-                self.path.display()
-            )
-        };
+        let context = |e: String| format!("--budget {}: {e}", self.name);
+        let fail = |what: &str, e: io::Error| context(self.fail(what, e));
         let _lock = Lock::take(&self.file, LOCK_WAIT).map_err(|e| fail("lock", e))?;
-        let mut buf = [0u8; RECORD_LEN + 1];
-        let len = read_at_most(&self.file, &mut buf).map_err(|e| fail("read", e))?;
-        let (bucket, reset) = match decode(&buf[..len]) {
+        let (record, len) = self.read().map_err(context)?;
+        let (bucket, reset) = match record {
             Some(bucket) => (bucket, None),
             None => {
                 let reset = (len > 0).then(|| {
@@ -273,8 +310,9 @@ impl Budget {
     }
 }
 
-/// `--budget-status NAME`: the bucket's state on stdout; exit 2 if it
-/// cannot be read safely, 1 if stdout is closed.
+/// `--budget-status NAME`: the bucket's state on stdout; exit 1 if it
+/// cannot be read safely (the reason on stderr; a run would go without the
+/// budget) or if stdout is closed.
 pub fn print_status(settings: &Settings) -> u8 {
     use std::io::Write;
     let report = match Budget::peek(settings) {
@@ -284,7 +322,7 @@ pub fn print_status(settings: &Settings) -> u8 {
             None,
             &default_dir().join(&settings.name),
         )),
-        Ok(Some(mut budget)) => budget.current().map(|updated| {
+        Ok(Some(budget)) => budget.current().map(|updated| {
             if let Some(reset) = updated.reset {
                 let _ = writeln!(io::stderr(), "retry: warning: {reset}");
             }
@@ -300,8 +338,12 @@ pub fn print_status(settings: &Settings) -> u8 {
     match report {
         Ok(text) => u8::from(io::stdout().write_all(text.as_bytes()).is_err()),
         Err(e) => {
-            let _ = writeln!(io::stderr(), "retry: {e}");
-            2
+            let name = &settings.name;
+            let _ = writeln!(
+                io::stderr(),
+                "retry: --budget-status {name}: {e}; a run with --budget {name} goes without it"
+            );
+            1
         }
     }
 }
@@ -481,6 +523,33 @@ mod tests {
         let bytes = std::fs::read(&budget.path).unwrap();
         assert_eq!(decode(&bytes).map(|b| b.milli), Some(15_000));
         assert!(budget.current().unwrap().reset.is_none());
+    }
+
+    #[test]
+    fn a_look_at_a_damaged_record_leaves_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut budget = open(tmp.path(), "ci");
+        budget.withdraw(5).unwrap();
+        let damaged = b"retry-budget 1 garbled\n";
+        std::fs::write(&budget.path, damaged).unwrap();
+        let look = Budget::open_in(tmp.path(), &settings("ci"), false)
+            .unwrap()
+            .unwrap();
+        let seen = look.current().unwrap();
+        assert_eq!(
+            seen.value.milli,
+            P.capacity(),
+            "full, as the next use finds it"
+        );
+        let said = seen.reset.unwrap();
+        assert!(
+            said.ends_with("is not a valid budget record; its next use resets it to a full bucket"),
+            "{said}"
+        );
+        assert_eq!(std::fs::read(&budget.path).unwrap(), damaged);
+        // The next update resets it.
+        assert!(budget.withdraw(5).unwrap().reset.is_some());
+        assert!(look.current().unwrap().reset.is_none());
     }
 
     #[test]
