@@ -119,7 +119,9 @@ _retry() {
 "#;
 
     fn generated_man() -> Vec<u8> {
-        let man = clap_mangen::Man::new(Cli::command());
+        // The man page is the complete reference: clap_mangen leaves out
+        // the description of an option hidden from `-h`, so none is here.
+        let man = clap_mangen::Man::new(Cli::command().mut_args(|arg| arg.hide_short_help(false)));
         let mut out = Vec::new();
         man.render_title(&mut out).unwrap();
         man.render_name_section(&mut out).unwrap();
@@ -228,6 +230,18 @@ _retry() {
             ),
             ("man/retry.1", man(), generated_man()),
         ]
+    }
+
+    #[test]
+    fn the_man_page_describes_every_option() {
+        let man = String::from_utf8(generated_man()).unwrap();
+        let lines: Vec<&str> = man.lines().collect();
+        let bare: Vec<&str> = lines
+            .windows(2)
+            .filter(|pair| pair[0].starts_with("\\fB\\-") && pair[1].is_empty())
+            .map(|pair| pair[0])
+            .collect();
+        assert!(bare.is_empty(), "options without a description: {bare:?}");
     }
 
     #[test]
