@@ -127,6 +127,17 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
         }
         return violations;
     }
+    // An unusable --budget is said once (in the log), and changes nothing else.
+    if s.budget_unusable && s.log.is_none() {
+        let said = String::from_utf8_lossy(&o.stderr)
+            .matches("running without the budget")
+            .count();
+        if said != 1 && !(o.signal_sent && said == 0) {
+            violation(format!(
+                "the unusable --budget was said {said} times, not once"
+            ));
+        }
+    }
     if s.log == Some(LogFault::Full) {
         let warnings = String::from_utf8_lossy(&o.stderr)
             .matches("cannot write to --log-file")

@@ -111,6 +111,7 @@ struct Faults {
     bystander: usize,
     log_fifo: usize,
     log_full: usize,
+    budget_unusable: usize,
 }
 
 impl Faults {
@@ -124,6 +125,7 @@ impl Faults {
         self.bystander += usize::from(o.bystander.is_some());
         self.log_fifo += usize::from(s.log == Some(LogFault::Fifo));
         self.log_full += usize::from(s.log == Some(LogFault::Full));
+        self.budget_unusable += usize::from(s.budget_unusable);
         for &number in &o.state.started {
             let attempt = &s.attempts[number - 1];
             self.ignores_term += usize::from(attempt.ignores_term)
@@ -146,6 +148,7 @@ impl Faults {
             + self.bystander
             + self.log_fifo
             + self.log_full
+            + self.budget_unusable
     }
 }
 
@@ -156,7 +159,7 @@ impl fmt::Display for Faults {
             "{} signals to retry, {} broken TMPDIRs, {} slow readers, {} readers closed early, \
              {} stdouts on /dev/full, {} TERM-ignoring processes, {} setsid'd grandchildren, \
              {} late writers, {} callers ignoring SIGCHLD, {} bystanders adopted, \
-             {} log FIFOs without a reader, {} logs on /dev/full",
+             {} log FIFOs without a reader, {} logs on /dev/full, {} unusable budgets",
             self.signal,
             self.tmpdir,
             self.slow_reader,
@@ -168,7 +171,8 @@ impl fmt::Display for Faults {
             self.sigchld_ignored,
             self.bystander,
             self.log_fifo,
-            self.log_full
+            self.log_full,
+            self.budget_unusable
         )
     }
 }

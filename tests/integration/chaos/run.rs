@@ -272,6 +272,11 @@ fn command(s: &Scenario, dir: &Path, tmpdir: &Path, token: &str, pattern: &Path)
         .env("TMPDIR", tmpdir)
         .env("CHAOS_TOKEN", token)
         .into_command();
+    if s.budget_unusable {
+        let file = dir.join("runtime-dir-is-a-file");
+        fs::write(&file, "").unwrap();
+        command.env("XDG_RUNTIME_DIR", file);
+    }
     if let Some(ms) = s.bystander_ms {
         command = with_a_bystander(&command, ms, &dir.join("bystander"));
     }

@@ -48,6 +48,9 @@ pub struct Scenario {
     /// adopts a process that is not the command's, which it must not stop.
     pub bystander_ms: Option<u64>,
     pub log: Option<LogFault>,
+    /// Fault: `--budget` in a directory that cannot be used (XDG_RUNTIME_DIR
+    /// is a file): one warning, and the run goes on without the budget.
+    pub budget_unusable: bool,
 }
 
 /// Fault: where `--log-file` points.
@@ -214,6 +217,7 @@ impl Scenario {
             sigchld_ignored: false,
             bystander_ms: None,
             log: None,
+            budget_unusable: false,
         };
         // A broken TMPDIR matters only where a spool spills: inject it most there.
         let odds = if scenario.spills() { 0.5 } else { 0.1 };
@@ -229,6 +233,7 @@ impl Scenario {
             1 | 2 => Some(LogFault::Full),
             _ => None,
         };
+        scenario.budget_unusable = rng.random_bool(0.1);
         scenario
     }
 
@@ -270,6 +275,9 @@ impl Scenario {
         if self.fatal_on_3 {
             args.push("--fatal-on".into());
             args.push("3".into());
+        }
+        if self.budget_unusable {
+            args.extend(["--budget".into(), "chaos".into()]);
         }
         match self.stdin {
             Input::Inherit => {}
