@@ -30,6 +30,7 @@ mod status;
 mod strategy;
 
 /// For the binary's C `main` (src/main.rs).
+pub use cli::AfterParsing;
 pub use platform::start;
 
 use std::io::Write;
@@ -40,9 +41,11 @@ use crate::platform::signals;
 use crate::run::{countdown, events, log, pipes, supervisor};
 
 /// The whole program: parse `args` (the program name first), validate,
-/// then run the chosen mode; returns the exit status.
-pub fn main(args: Vec<std::ffi::OsString>) -> u8 {
-    let mode = match cli::parse_from(&args).and_then(cli::config::from_cli) {
+/// then run the chosen mode; returns the exit status. `after_parsing`:
+/// whether clap's parser is freed (`Leak` only in a process that exits
+/// after this call).
+pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
+    let mode = match cli::parse_from(&args, after_parsing).and_then(cli::config::from_cli) {
         Ok(mode) => mode,
         Err(error) => return usage::exit(&error, &args),
     };
@@ -200,7 +203,9 @@ pub mod fuzzing {
     /// computes its totals and its first rows. The error is the one line
     /// retry would print; help and version count as success.
     pub fn argv(args: &[OsString]) -> Result<(), String> {
-        let mode = match crate::cli::parse_from(args).and_then(crate::cli::config::from_cli) {
+        let mode = match crate::cli::parse_from(args, crate::cli::AfterParsing::Free)
+            .and_then(crate::cli::config::from_cli)
+        {
             Ok(mode) => mode,
             Err(error) => {
                 use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};

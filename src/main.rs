@@ -17,6 +17,9 @@ static ALLOCATOR: retry_jitter::arena::Arena = retry_jitter::arena::Arena::new()
 extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     // SAFETY: `argc` and `argv` are the C runtime's, as `start` needs them.
     let args = unsafe { retry_jitter::start(argc, argv) };
+    // The process exits right after: freeing clap's parser would only cost
+    // start-up time (src/cli/mod.rs, `AfterParsing`).
+    let status = retry_jitter::main(args, retry_jitter::AfterParsing::Leak);
     // `exit` flushes stdout, as returning from std's `main` would.
-    std::process::exit(i32::from(retry_jitter::main(args)))
+    std::process::exit(i32::from(status))
 }

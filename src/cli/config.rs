@@ -305,7 +305,8 @@ mod tests {
     /// The options of a run (every case here runs a command or fails).
     fn config(args: &[&str]) -> Result<run::Options, String> {
         let args: Vec<_> = ["retry"].iter().chain(args).map(Into::into).collect();
-        let parsed = crate::cli::parse_from(&args).map_err(|e| e.to_string())?;
+        let parsed = crate::cli::parse_from(&args, crate::cli::AfterParsing::Free)
+            .map_err(|e| e.to_string())?;
         match from_cli(parsed).map_err(|e| e.to_string())? {
             Mode::Run(options) => Ok(*options),
             other => Err(format!("not a run: {other:?}")),

@@ -247,7 +247,9 @@ mod tests {
 
     fn error(args: &[&str]) -> (clap::Error, Vec<OsString>) {
         let args: Vec<OsString> = ["retry"].iter().chain(args).map(Into::into).collect();
-        let error = crate::cli::parse_from(&args).err().unwrap();
+        let error = crate::cli::parse_from(&args, crate::cli::AfterParsing::Free)
+            .err()
+            .unwrap();
         (error, args)
     }
 

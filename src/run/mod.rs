@@ -649,7 +649,11 @@ mod tests {
     fn config(args: &[&str]) -> Options {
         let argv = ["retry", "--seed", "1"].iter().chain(args).chain(&["cmd"]);
         let argv: Vec<std::ffi::OsString> = argv.map(Into::into).collect();
-        match crate::cli::config::from_cli(crate::cli::parse_from(&argv).unwrap()).unwrap() {
+        match crate::cli::config::from_cli(
+            crate::cli::parse_from(&argv, crate::cli::AfterParsing::Free).unwrap(),
+        )
+        .unwrap()
+        {
             crate::cli::config::Mode::Run(options) => *options,
             other => panic!("not a run: {other:?}"),
         }

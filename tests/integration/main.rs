@@ -5,6 +5,7 @@
 mod chaos;
 mod contention;
 mod logging;
+mod memory;
 mod modes;
 mod outcomes;
 mod pipes;
