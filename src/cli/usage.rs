@@ -265,7 +265,9 @@ mod tests {
                 "true".into(),
             ],
         ] {
-            let error = crate::cli::parse_from(&args).err().unwrap();
+            let error = crate::cli::parse_from(&args, crate::cli::AfterParsing::Free)
+                .err()
+                .unwrap();
             assert_eq!(error.kind(), ErrorKind::InvalidUtf8);
             let line = line(&error, &args);
             assert!(
