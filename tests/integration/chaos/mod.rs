@@ -14,7 +14,11 @@
 //!    only with 125, a closed or full stdout, or a signal); held-back
 //!    output of retried attempts is on stderr, whole and once; what a
 //!    background process writes after its attempt ended is not lost; each
-//!    attempt of `--stdin replay` reads exactly retry's input.
+//!    attempt of `--stdin replay` reads exactly retry's input;
+//! 5. a daemon that retry's parent left behind, adopted by retry during the
+//!    run, is never killed; a `--log-file` FIFO nobody reads is refused
+//!    (exit 2) before anything runs; a full log and an unusable `--budget`
+//!    are said once and change no status.
 //!
 //! A seeded ChaCha8 generator draws each run's scenario, so every violation
 //! is printed with its seed and replayed alone with `CHAOS_SEED=<seed>
