@@ -66,7 +66,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --quiet 'Log only when giving up'
             cand -v 'Also log each attempt''s start and a first-try success'
             cand --verbose 'Also log each attempt''s start and a first-try success'
-            cand --stdout-once 'Hold back each attempt''s stdout (in memory, then in a temporary file) and write only the attempt that ends the run to stdout; earlier attempts'' stdout goes to stderr; a signal during an attempt drops its held-back stdout, saying how much. Output that cannot be held back or written stops the run with exit status 125'
+            cand --stdout-once 'Hold back each attempt''s stdout (in memory, then in a temporary file) and write only an attempt that succeeds to stdout; the stdout of every failed attempt goes to stderr, the last one''s too when retry gives up, so a pipe downstream sees nothing of a failed run; a signal during an attempt drops its held-back stdout, saying how much. Output that cannot be held back or written stops the run with exit status 125'
             cand -s 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)'
             cand --shell 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)'
             cand --plan 'Print the sleeps a run with these options would take, and run nothing'

@@ -55,7 +55,7 @@ complete -c retry -l max-work -d 'Stop a repetition once the server has handled 
 complete -c retry -l svg -d 'Also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
-complete -c retry -l stdout-once -d 'Hold back each attempt\'s stdout (in memory, then in a temporary file) and write only the attempt that ends the run to stdout; earlier attempts\' stdout goes to stderr; a signal during an attempt drops its held-back stdout, saying how much. Output that cannot be held back or written stops the run with exit status 125'
+complete -c retry -l stdout-once -d 'Hold back each attempt\'s stdout (in memory, then in a temporary file) and write only an attempt that succeeds to stdout; the stdout of every failed attempt goes to stderr, the last one\'s too when retry gives up, so a pipe downstream sees nothing of a failed run; a signal during an attempt drops its held-back stdout, saying how much. Output that cannot be held back or written stops the run with exit status 125'
 complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)'
 complete -c retry -l plan -d 'Print the sleeps a run with these options would take, and run nothing'
 complete -c retry -l simulate -d 'Simulate competing clients as in the AWS "Exponential Backoff And Jitter" post (work and completion time per strategy), and run nothing. Without --base/--cap it uses the post\'s: 10ms (5ms for decorrelated), 2s'

@@ -180,8 +180,10 @@ pub struct RunArgs {
     pub stdin_limit: Size,
 
     /// Hold back each attempt's stdout (in memory, then in a temporary file)
-    /// and write only the attempt that ends the run to stdout; earlier
-    /// attempts' stdout goes to stderr; a signal during an attempt drops its
+    /// and write only an attempt that succeeds to stdout; the stdout of every
+    /// failed attempt goes to stderr, the last one's too when retry gives up,
+    /// so a pipe downstream sees nothing of a failed run; a signal during an
+    /// attempt drops its
     /// held-back stdout, saying how much. Output that cannot be held back or
     /// written stops the run with exit status 125
     #[arg(long, env = "RETRY_STDOUT_ONCE", value_parser = parse_switch,

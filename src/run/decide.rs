@@ -58,12 +58,9 @@ pub struct Facts {
 pub enum Decision {
     /// The run ends with this (successful) status.
     Succeed(Status),
-    /// The run ends without success. `output_to_stdout`: where held-back
-    /// output goes (an attempt retry stopped holds partial output: stderr).
-    GiveUp {
-        reason: GiveUp,
-        output_to_stdout: bool,
-    },
+    /// The run ends without success. Held-back output (`--stdout-once`)
+    /// goes to stderr: a pipe downstream sees nothing of a run that failed.
+    GiveUp(GiveUp),
     /// Another attempt follows after `sleep` (`hint`: the server had a say).
     Retry {
         status: Status,
@@ -101,17 +98,11 @@ pub fn decide(
         // A failure never reports 0: `retry ... && deploy` must not deploy.
         _ => (status.as_failure(), verdict),
     };
-    let give_up = |reason| Decision::GiveUp {
-        reason,
-        output_to_stdout: stopped == Stopped::No,
-    };
+    let give_up = Decision::GiveUp;
     // Output was lost and all later output would be: whatever the attempt's
     // status, the run ends as a writer to a closed pipe does (SIGPIPE).
     if seen.stdout_closed {
-        return Decision::GiveUp {
-            reason: GiveUp::StdoutClosed,
-            output_to_stdout: false,
-        };
+        return give_up(GiveUp::StdoutClosed);
     }
     match verdict {
         // `--stop-if-output` keeps the command's own status, even 0.
@@ -205,11 +196,8 @@ mod tests {
         decide(&rules(3), &facts, || sleep(100), |_| true)
     }
 
-    fn gives_up(reason: GiveUp, output_to_stdout: bool) -> Decision {
-        Decision::GiveUp {
-            reason,
-            output_to_stdout,
-        }
+    fn gives_up(reason: GiveUp) -> Decision {
+        Decision::GiveUp(reason)
     }
 
     #[test]
@@ -240,16 +228,16 @@ mod tests {
             (decide_row(2, 7, nothing, No, None), retry(exited(7))),
             (
                 decide_row(3, 7, nothing, No, None),
-                gives_up(GiveUp::Attempts(exited(7)), true),
+                gives_up(GiveUp::Attempts(exited(7))),
             ),
             // Fatal and not-retryable codes stop at once.
             (
                 decide_row(1, 5, nothing, No, None),
-                gives_up(GiveUp::Fatal(exited(5)), true),
+                gives_up(GiveUp::Fatal(exited(5))),
             ),
             (
                 decide_row(1, 127, nothing, No, None),
-                gives_up(GiveUp::NotRetryable(exited(127)), true),
+                gives_up(GiveUp::NotRetryable(exited(127))),
             ),
             // A retry match retries a success (counted as 1) and a
             // not-retryable code, never a fatal one.
@@ -263,42 +251,39 @@ mod tests {
             ),
             (
                 decide_row(1, 5, retry_match, No, None),
-                gives_up(GiveUp::Fatal(exited(5)), true),
+                gives_up(GiveUp::Fatal(exited(5))),
             ),
             (
                 decide_row(3, 0, retry_match, No, None),
-                gives_up(GiveUp::Attempts(exited(0).output_matched(true)), true),
+                gives_up(GiveUp::Attempts(exited(0).output_matched(true))),
             ),
             // A stop match wins over everything and keeps the status, even 0.
             (
                 decide_row(1, 0, stop_match, No, None),
-                gives_up(GiveUp::OutputStop(exited(0)), true),
+                gives_up(GiveUp::OutputStop(exited(0))),
             ),
             (
                 decide_row(1, 9, (true, true), No, None),
-                gives_up(GiveUp::OutputStop(exited(9)), true),
+                gives_up(GiveUp::OutputStop(exited(9))),
             ),
             // Timeouts are 124 and retryable; their partial output is not stdout.
             (decide_row(1, 0, nothing, ByTimeout, None), retry(timed_out)),
             (
                 decide_row(3, 0, nothing, ByTimeout, None),
-                gives_up(GiveUp::Attempts(timed_out), false),
+                gives_up(GiveUp::Attempts(timed_out)),
             ),
             (
                 decide_row(1, 0, nothing, ByMaxTime, None),
-                gives_up(GiveUp::MaxTimeReached(timed_out), false),
+                gives_up(GiveUp::MaxTimeReached(timed_out)),
             ),
             // A sleep must end within --max-time (100 ms drawn).
             (decide_row(1, 1, nothing, No, Some(100)), retry(exited(1))),
             (
                 decide_row(1, 1, nothing, No, Some(99)),
-                gives_up(
-                    GiveUp::MaxTimeAhead {
-                        status: exited(1),
-                        sleep_ms: 100,
-                    },
-                    true,
-                ),
+                gives_up(GiveUp::MaxTimeAhead {
+                    status: exited(1),
+                    sleep_ms: 100,
+                }),
             ),
         ];
         for (i, (got, want)) in rows.into_iter().enumerate() {
@@ -320,11 +305,7 @@ mod tests {
                 time_left: None,
             };
             let decision = decide(&rules(3), &facts, || sleep(1), |_| true);
-            assert_eq!(
-                decision,
-                gives_up(GiveUp::StdoutClosed, false),
-                "exit code {code}"
-            );
+            assert_eq!(decision, gives_up(GiveUp::StdoutClosed), "exit code {code}");
         }
     }
 
@@ -343,7 +324,7 @@ mod tests {
             stopped: Stopped::No,
             time_left: None,
         };
-        let Decision::GiveUp { reason, .. } = decide(&rules, &facts, || sleep(1), |_| true) else {
+        let Decision::GiveUp(reason) = decide(&rules, &facts, || sleep(1), |_| true) else {
             panic!("expected a give-up")
         };
         assert_eq!(reason, GiveUp::Attempts(Status::exited(0).as_failure()));
@@ -465,13 +446,10 @@ mod tests {
             (
                 hinted_row(delay(1001), No, None, true),
                 (
-                    gives_up(
-                        GiveUp::HintTooLong {
-                            status,
-                            hint_ms: 1001,
-                        },
-                        true,
-                    ),
+                    gives_up(GiveUp::HintTooLong {
+                        status,
+                        hint_ms: 1001,
+                    }),
                     None,
                 ),
             ),
@@ -479,13 +457,10 @@ mod tests {
             (
                 hinted_row(delay(400), No, Some(399), true),
                 (
-                    gives_up(
-                        GiveUp::MaxTimeAhead {
-                            status,
-                            sleep_ms: 400,
-                        },
-                        true,
-                    ),
+                    gives_up(GiveUp::MaxTimeAhead {
+                        status,
+                        sleep_ms: 400,
+                    }),
                     None,
                 ),
             ),
@@ -497,15 +472,12 @@ mod tests {
             // A budget that cannot pay ends the run with the last status.
             (
                 hinted_row(None, No, None, false),
-                (gives_up(GiveUp::Budget(status), true), Some(false)),
+                (gives_up(GiveUp::Budget(status)), Some(false)),
             ),
             // A retry after a timeout is asked for as such.
             (
                 hinted_row(None, ByTimeout, None, false),
-                (
-                    gives_up(GiveUp::Budget(Status::exited(1)), false),
-                    Some(true),
-                ),
+                (gives_up(GiveUp::Budget(Status::exited(1))), Some(true)),
             ),
         ];
         for (i, (got, want)) in rows.into_iter().enumerate() {

@@ -300,11 +300,8 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 });
                 Ok(Some(Exit::Code(status.code)))
             }
-            Decision::GiveUp {
-                reason,
-                output_to_stdout,
-            } => {
-                settle(host, output_to_stdout)?;
+            Decision::GiveUp(reason) => {
+                settle(host, false)?;
                 Err(reason)
             }
             Decision::Retry {
@@ -993,7 +990,9 @@ mod tests {
         let (code, events) = run_with(&config(&["--base", "1ms"]), &mut host);
         assert_eq!((code, host.seen.len()), (9, 2));
         assert_eq!(gave_up(&events), &GiveUp::OutputStop(Status::exited(9)));
-        assert_eq!(host.settled, [false, true]);
+        // A run that gives up sends even its last attempt's held stdout to
+        // stderr: a pipe downstream sees nothing of a failed run.
+        assert_eq!(host.settled, [false, false]);
     }
 
     #[test]

@@ -358,6 +358,22 @@ fn a_signal_ends_the_run_promptly_and_drops_the_held_output() {
 }
 
 #[test]
+fn stdout_once_sends_nothing_of_a_failed_run_down_the_pipe() {
+    // Every attempt prints half a body and fails: `| jq` would choke on it
+    // and, under pipefail, report its own status instead of curl's.
+    let out = retry(&["-n2", "--base", "1ms", "--stdout-once"])
+        .args(&["sh", "-c", "printf '{\"items\": [1,'; exit 18"])
+        .run();
+    out.code(18).stdout_is("");
+    let bodies = out.stderr.lines().filter(|l| *l == "{\"items\": [1,");
+    assert_eq!(bodies.count(), 2, "{}", out.stderr);
+    // A run that succeeds writes the successful attempt's stdout once.
+    let script = "echo \"body $RETRY_ATTEMPT\"; [ $RETRY_ATTEMPT = 2 ]";
+    let out = retry(&["-n2", "--base", "1ms", "--stdout-once", "sh", "-c", script]).run();
+    out.code(0).stdout_is("body 2\n").stderr_has("body 1\n");
+}
+
+#[test]
 fn a_match_split_across_two_writes_is_found() {
     // Two writes 50 ms apart reach retry as two reads.
     let script = "printf 'rate li'; sleep 0.05; printf 'mit\\n'; exit 0";

@@ -257,6 +257,14 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
         }
         _ => {}
     }
+    // With --stdout-once a run that failed sends nothing down the pipe.
+    if s.stdout_once && o.exit != Exit::Code(0) && !stdout.is_empty() {
+        violation(format!(
+            "{}, but {} bytes of held-back output reached stdout",
+            o.exit,
+            stdout.len()
+        ));
+    }
     if s.stdout_once && !o.signal_sent {
         for &number in &o.state.started {
             let is_last = Some(number) == last;
