@@ -177,7 +177,7 @@ fn invalid_utf8(args: &[OsString]) -> String {
             return format!(
                 "retry: `{}` (--{long}) is not valid UTF-8: '{}'",
                 variable.to_string_lossy(),
-                value.to_string_lossy()
+                value.to_string_lossy().escape_debug()
             );
         }
     }
@@ -189,6 +189,8 @@ fn invalid_utf8(args: &[OsString]) -> String {
         Some((flag, value)) if flag.starts_with('-') => (flag.to_owned(), value),
         _ => (args[at].to_string_lossy().into_owned(), &*word),
     };
+    // Escaped: a newline in the value must not start a second line.
+    let (option, value) = (option.escape_debug(), value.escape_debug());
     format!("retry: the value of `{option}` is not valid UTF-8: '{value}'")
 }
 
@@ -264,6 +266,12 @@ mod tests {
                 OsString::from_vec(b"--base=1\xffs".to_vec()),
                 "true".into(),
             ],
+            // Found by the argv fuzz target: one line, whatever the value holds.
+            vec![
+                "retry".into(),
+                "--base".into(),
+                OsString::from_vec(b"1\n\xff".to_vec()),
+            ],
         ] {
             let error = crate::cli::parse_from(&args, crate::cli::AfterParsing::Free)
                 .err()
@@ -274,6 +282,7 @@ mod tests {
                 line.starts_with("retry: the value of `--base` is not valid UTF-8: '1"),
                 "{line}"
             );
+            assert!(!line.contains('\n'), "{line}");
         }
     }
 
