@@ -22,6 +22,7 @@ mod duration;
 mod plan;
 mod platform;
 mod policy;
+mod preset;
 mod report;
 mod run;
 mod simulate;
