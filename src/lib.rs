@@ -86,6 +86,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Mode::Simulate(options) => simulate::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
+        Mode::Presets => print(preset::listing().as_bytes()),
         Mode::BudgetStatus(settings) => run::budget::print_status(settings),
     }
 }

@@ -158,7 +158,15 @@ fn finish(preset: Option<&Preset<'_>>) -> Result<(), String> {
 
 /// The built-in presets (the data is checked by a unit test).
 pub fn builtin() -> Vec<Preset<'static>> {
+    #[cfg(test)]
+    READS.with(|reads| reads.set(reads.get() + 1));
     parse(BUILTIN).unwrap_or_default()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How often this thread read the data: a run without `--preset` must not.
+    pub static READS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// The preset called `name`, or the one line saying which exist.
