@@ -454,7 +454,11 @@ mod tests {
             };
             crate::cli::apply_preset(&mut run, &preset).unwrap();
             // And the result passes the cross-field rules.
-            let args = ["--preset", preset.name, preset.programs.first().copied().unwrap_or("x")];
+            let args = [
+                "--preset",
+                preset.name,
+                preset.programs.first().copied().unwrap_or("x"),
+            ];
             config(&args).unwrap_or_else(|e| panic!("[{}]: {e}", preset.name));
         }
         let bad = crate::preset::parse("[x]\nretry-on = 1-300\nsource = s\n").unwrap();
@@ -468,7 +472,10 @@ mod tests {
             Parsed::Full(cli) => cli.run,
         };
         let error = crate::cli::apply_preset(&mut run, &bad[0]).unwrap_err();
-        assert!(error.starts_with("--preset x: --retry-on 1-300: exit code"), "{error}");
+        assert!(
+            error.starts_with("--preset x: --retry-on 1-300: exit code"),
+            "{error}"
+        );
     }
 
     #[test]

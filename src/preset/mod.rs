@@ -91,7 +91,9 @@ pub fn parse(text: &str) -> Result<Vec<Preset<'_>>, String> {
         }
         if let Some(name) = line.strip_prefix('[') {
             let Some(name) = name.strip_suffix(']').map(str::trim) else {
-                return Err(at(format!("`{line}` is not a section header such as `[curl]`")));
+                return Err(at(format!(
+                    "`{line}` is not a section header such as `[curl]`"
+                )));
             };
             let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
             if name.is_empty() || !name.chars().all(valid) {
@@ -113,7 +115,9 @@ pub fn parse(text: &str) -> Result<Vec<Preset<'_>>, String> {
             continue;
         }
         let Some((key, value)) = line.split_once('=') else {
-            return Err(at(format!("`{line}` is neither `key = value` nor `[name]`")));
+            return Err(at(format!(
+                "`{line}` is neither `key = value` nor `[name]`"
+            )));
         };
         let (key, value) = (key.trim(), value.trim());
         let Some(preset) = presets.last_mut() else {
@@ -184,9 +188,7 @@ pub fn find<'a>(presets: &[Preset<'a>], name: &str) -> Result<Preset<'a>, String
 
 /// The program's basename, as `programs` lists it.
 fn basename(program: &OsStr) -> &OsStr {
-    std::path::Path::new(program)
-        .file_name()
-        .unwrap_or(program)
+    std::path::Path::new(program).file_name().unwrap_or(program)
 }
 
 /// The preset written for `program`, if any.
@@ -201,9 +203,17 @@ pub fn for_program<'p, 'a>(presets: &'p [Preset<'a>], program: &OsStr) -> Option
 /// curl -- wget`): its rules would judge wget's codes as curl's. Any other
 /// program (a script, `sh -c`, a wrapper) may well run the preset's
 /// program, so it is accepted.
-pub fn check_fits(presets: &[Preset<'_>], chosen: &Preset<'_>, program: &OsStr) -> Result<(), String> {
+pub fn check_fits(
+    presets: &[Preset<'_>],
+    chosen: &Preset<'_>,
+    program: &OsStr,
+) -> Result<(), String> {
     let name = basename(program);
-    if chosen.programs.iter().any(|&known| OsStr::new(known) == name) {
+    if chosen
+        .programs
+        .iter()
+        .any(|&known| OsStr::new(known) == name)
+    {
         return Ok(());
     }
     match presets
@@ -294,12 +304,27 @@ mod tests {
     fn bad_data_is_refused_with_its_line() {
         for (text, error) in [
             ("[x]\nretry-on = 1\n", "[x] has no `source`"),
-            ("[x]\nsource = a\n[y]\nretry-on = 1\n", "[y] has no `source`"),
-            ("[x]\nsource = a\n[x]\nsource = b\n", "line 3: preset `x` is defined twice"),
-            ("[x]\nsource = a\nretry_on = 1\n", "line 3: unknown key `retry_on`"),
-            ("[x]\nsource = a\nmax-attempts = 3\n", "unknown key `max-attempts`"),
+            (
+                "[x]\nsource = a\n[y]\nretry-on = 1\n",
+                "[y] has no `source`",
+            ),
+            (
+                "[x]\nsource = a\n[x]\nsource = b\n",
+                "line 3: preset `x` is defined twice",
+            ),
+            (
+                "[x]\nsource = a\nretry_on = 1\n",
+                "line 3: unknown key `retry_on`",
+            ),
+            (
+                "[x]\nsource = a\nmax-attempts = 3\n",
+                "unknown key `max-attempts`",
+            ),
             ("[x]\nsource = a\nsource = b\n", "`source` is given twice"),
-            ("retry-on = 1\n", "line 1: `retry-on` before the first `[name]`"),
+            (
+                "retry-on = 1\n",
+                "line 1: `retry-on` before the first `[name]`",
+            ),
             ("[x\n", "not a section header"),
             ("[X y]\n", "preset name `X y`"),
             ("[x]\nsource\n", "neither `key = value`"),
@@ -319,7 +344,11 @@ mod tests {
             find(&presets, "wgte").unwrap_err(),
             "unknown preset `wgte`; known presets: curl, wget"
         );
-        assert!(find(&presets, "").unwrap_err().starts_with("an empty preset name;"));
+        assert!(
+            find(&presets, "")
+                .unwrap_err()
+                .starts_with("an empty preset name;")
+        );
     }
 
     #[test]
@@ -352,10 +381,7 @@ mod tests {
         let preset = Preset {
             name: "x",
             programs: vec!["x", "y"],
-            rules: vec![
-                (Rule::RetryOn, "5-7,28"),
-                (Rule::StopIfOutput, r"it's \d"),
-            ],
+            rules: vec![(Rule::RetryOn, "5-7,28"), (Rule::StopIfOutput, r"it's \d")],
             source: "x(1)",
         };
         assert_eq!(

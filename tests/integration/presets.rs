@@ -109,9 +109,7 @@ fn retry_after_is_honoured_with_headers_on_stderr_and_the_body_alone_on_stdout()
         OK,
     ]);
     let args = ["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS"];
-    let run = retry(&args)
-        .args(&["-D", "/dev/stderr", &url])
-        .run();
+    let run = retry(&args).args(&["-D", "/dev/stderr", &url]).run();
     run.code(0)
         .stdout_is("{\"ok\":true}\n")
         .stderr_has("sleep: 1000 ms (server asked for 1000 ms)");
@@ -128,14 +126,34 @@ fn a_connection_refused_is_retried_and_a_malformed_url_is_fatal() {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}/");
-    retry(&["--preset", "curl", "-n", "2", "-b", "1ms", "--", curl(), "-sS", &url])
-        .run()
-        .code(7)
-        .stderr_has("giving up after 2 attempts");
-    retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-sS", "htp://x"])
-        .run()
-        .code(1)
-        .stderr_has("giving up after attempt 1/5: exit code 1 is fatal");
+    retry(&[
+        "--preset",
+        "curl",
+        "-n",
+        "2",
+        "-b",
+        "1ms",
+        "--",
+        curl(),
+        "-sS",
+        &url,
+    ])
+    .run()
+    .code(7)
+    .stderr_has("giving up after 2 attempts");
+    retry(&[
+        "--preset",
+        "curl",
+        "-b",
+        "1ms",
+        "--",
+        curl(),
+        "-sS",
+        "htp://x",
+    ])
+    .run()
+    .code(1)
+    .stderr_has("giving up after attempt 1/5: exit code 1 is fatal");
 }
 
 #[test]
@@ -204,7 +222,11 @@ fn presets_prints_copy_pastable_flags() {
     assert!(command.ends_with(" -- curl"), "{command}");
     // What the shell reads back runs the same rules: a 404 stops at once.
     let (url, served) = server(vec![(404, "Not Found", "", "")]);
-    let script = format!("{} -b 1ms {} -fsS {url}", crate::harness::bin(), &command[6..]);
+    let script = format!(
+        "{} -b 1ms {} -fsS {url}",
+        crate::harness::bin(),
+        &command[6..]
+    );
     let status = std::process::Command::new("sh")
         .args(["-c", &script])
         .output()
@@ -229,11 +251,18 @@ fn without_a_preset_the_program_changes_nothing_but_a_note() {
     run.code(22);
     assert!(run.stderr.ends_with(note), "{run:#?}");
     assert_eq!(run.stderr.matches("--preset curl").count(), 1);
-    assert_eq!(served.load(Ordering::SeqCst), 2, "the 404 was retried as always");
+    assert_eq!(
+        served.load(Ordering::SeqCst),
+        2,
+        "the 404 was retried as always"
+    );
     // -v: once, at the start.
     let run = retry(&["-v", "-n", "2", "-b", "1ms", "--", curl(), "-fsS", &url]).run();
     let lines: Vec<&str> = run.stderr.lines().collect();
-    assert!(lines[1].starts_with("retry: curl: --preset curl knows"), "{run:#?}");
+    assert!(
+        lines[1].starts_with("retry: curl: --preset curl knows"),
+        "{run:#?}"
+    );
     assert_eq!(run.stderr.matches("--preset curl").count(), 1);
     // Not with --preset, not in JSON, not with -q.
     for args in [
