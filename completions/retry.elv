@@ -49,7 +49,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --budget-tokens 'The budget''s size, and what a full one holds (AWS SDK retry quota: 500)'
             cand --budget-cost 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one''s cost back, a first-try success 1 token'
             cand --budget-refill 'Tokens the budget regains per second (0: only successes refill it)'
-            cand --preset 'Judge failures the way one program reports them: its transient exit codes retried, its permanent ones fatal, its messages and server hints read (retry --presets prints each as plain flags). A rule given as a flag or by its variable wins over the preset''s'
+            cand --preset 'Judge failures as one program reports them (retry --presets shows the rules)'
             cand --foreground 'Whether the command stays in retry''s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry''s group when stdin is a terminal'
             cand --completions 'Print a completion script for SHELL to stdout, and run nothing'
             cand --budget-status 'Print the state of the shared retry budget NAME, and run nothing'

@@ -248,10 +248,12 @@ pub struct RunArgs {
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_refill: f64,
 
-    /// Judge failures the way one program reports them: its transient exit
-    /// codes retried, its permanent ones fatal, its messages and server
-    /// hints read (retry --presets prints each as plain flags). A rule given
-    /// as a flag or by its variable wins over the preset's
+    /// Judge failures as one program reports them (retry --presets shows the rules)
+    ///
+    /// Its transient exit codes are retried, its permanent ones fatal, its
+    /// messages and server hints read, as plain flags would (--presets
+    /// prints them). A rule given as a flag or by its variable wins over
+    /// the preset's
     #[arg(long, env = "RETRY_PRESET", value_name = "NAME", value_parser = PresetName,
           value_hint = ValueHint::Other)]
     pub preset: Option<String>,
