@@ -261,7 +261,10 @@ fn fmt(duration: Duration) -> String {
 /// user actually set. Without it (a `RunArgs` parsed directly, in tests) every
 /// value counts as typed.
 #[derive(Clone, Debug, Default)]
-pub struct Sources(Vec<(&'static str, ValueSource)>);
+pub struct Sources(
+    Vec<(&'static str, ValueSource)>,
+    Option<(String, Vec<&'static str>)>,
+);
 
 /// The options the rules in `from_cli` name, and those a preset sets
 /// unless they were given.
@@ -288,6 +291,7 @@ impl Sources {
                 .iter()
                 .filter_map(|&id| Some((id, matches.value_source(id)?)))
                 .collect(),
+            None,
         )
     }
 
@@ -296,6 +300,14 @@ impl Sources {
             .iter()
             .find(|(known, _)| *known == id)
             .map(|(_, s)| *s)
+    }
+
+    /// Records that `--preset preset` set `id`, so an error names it.
+    pub fn set_by_preset(&mut self, preset: &str, id: &'static str) {
+        let (_, ids) = self
+            .1
+            .get_or_insert_with(|| (preset.to_owned(), Vec::new()));
+        ids.push(id);
     }
 
     /// Given on the command line or by its variable: a preset leaves it be.
@@ -319,6 +331,11 @@ impl Sources {
                 let written = std::env::var_os(&variable)
                     .map_or_else(|| value.to_string(), |v| v.to_string_lossy().into_owned());
                 format!("`{variable}={written}`")
+            }
+            _ if let Some((preset, ids)) = &self.1
+                && ids.contains(&id) =>
+            {
+                format!("`{flag} {value}` (from --preset {preset})")
             }
             Some(ValueSource::DefaultValue) => format!("`{flag} {value}` (the default)"),
             _ => format!("`{flag} {value}`"),
@@ -428,6 +445,12 @@ mod tests {
         // Without --preset nothing changes, whatever the program.
         let plain = config(&["curl", "x"]).unwrap();
         assert!(plain.policy.fatal.is_empty() && plain.pipes.matchers.stop_if.is_none());
+        // A cross-field error says which value the preset set.
+        let error = config(&["--success-on", "0,22", "--preset", "curl", "curl"]).unwrap_err();
+        assert!(
+            error.contains("55-56` (from --preset curl) and `--success-on 0,22` both list 22"),
+            "{error}"
+        );
     }
 
     #[test]

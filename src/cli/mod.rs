@@ -639,6 +639,7 @@ pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<(),
         }
         set_rule(run, rule, text)
             .map_err(|e| format!("--preset {}: --{} {text}: {e}", preset.name, rule.flag()))?;
+        run.sources.set_by_preset(preset.name, rule.id());
     }
     Ok(())
 }
