@@ -407,4 +407,20 @@ mod tests {
             assert_eq!(String::from_utf8(out.stdout).unwrap(), text);
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn parsing_never_panics(text in "[\\[\\]=#a-z \n-]{0,80}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn a_quoted_word_is_one_word_with_no_unquoted_specials(text in ".{0,20}") {
+            let quoted = quote(&text);
+            let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+            proptest::prop_assert!(
+                quoted.chars().all(plain) || (quoted.starts_with('\'') && quoted.ends_with('\''))
+            );
+        }
+    }
 }
