@@ -31,6 +31,7 @@ complete -c retry -l budget -d 'Share one retry budget with every retry on this 
 complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500)' -r -f
 complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one\'s cost back, a first-try success 1 token' -r -f
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
+complete -c retry -l preset -d 'Judge failures as one program reports them (retry --presets shows the rules)' -r -f -a "curl\t''"
 complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"
@@ -60,5 +61,6 @@ complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces thro
 complete -c retry -l plan -d 'Print the sleeps a run with these options would take, and run nothing'
 complete -c retry -l simulate -d 'Simulate competing clients as in the AWS "Exponential Backoff And Jitter" post (work and completion time per strategy), and run nothing. Without --base/--cap it uses the post\'s: 10ms (5ms for decorrelated), 2s'
 complete -c retry -l man -d 'Print the man page (roff) to stdout, and run nothing'
+complete -c retry -l presets -d 'Print every preset as the plain flags it stands for, with the documentation it rests on, and run nothing'
 complete -c retry -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -s V -l version -d 'Print version'

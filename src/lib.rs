@@ -22,6 +22,7 @@ mod duration;
 mod plan;
 mod platform;
 mod policy;
+mod preset;
 mod report;
 mod run;
 mod simulate;
@@ -85,6 +86,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Mode::Simulate(options) => simulate::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
+        Mode::Presets => print(preset::listing().as_bytes()),
         Mode::BudgetStatus(settings) => run::budget::print_status(settings),
     }
 }
@@ -152,8 +154,48 @@ fn run_command(
     );
     host.budget = budget;
     let seed = config.seed;
-    run::run(config, &mut host, &mut |event| log.emit(event), || {
-        strategy::rng(seed)
+    let mut noted = config.preset.is_some();
+    let mut emit = |event: &events::Event| {
+        log.emit(event);
+        if !noted && preset_note_due(config.verbosity, event) {
+            noted = true;
+            if let Some(note) = preset_known(&config.program) {
+                log.emit(&note);
+            }
+        }
+    };
+    run::run(config, &mut host, &mut emit, || strategy::rng(seed))
+}
+
+/// Never magic: without `--preset`, the program's name changes nothing,
+/// but a run of a program a preset is written for says so once: with
+/// `--verbose` after the first attempt's line, else when it gives up
+/// (not with `--quiet`, nor when stdout's reader went away).
+fn preset_note_due(verbosity: log::Verbosity, event: &events::Event) -> bool {
+    use events::{Event, GiveUp};
+    match (verbosity, event) {
+        (log::Verbosity::Verbose, Event::Starting { attempt, .. }) => *attempt == 1,
+        (
+            log::Verbosity::Normal,
+            Event::GaveUp {
+                reason: GiveUp::StdoutClosed,
+                ..
+            },
+        ) => false,
+        (log::Verbosity::Normal, Event::GaveUp { .. }) => true,
+        _ => false,
+    }
+}
+
+/// The note for `program`, if a preset is written for it (the data is
+/// read only here, once a note is due).
+fn preset_known(program: &std::ffi::OsStr) -> Option<events::Event> {
+    let presets = preset::builtin();
+    let known = preset::for_program(&presets, program)?;
+    let program = std::path::Path::new(program).file_name()?;
+    Some(events::Event::PresetKnown {
+        preset: known.name.to_owned(),
+        program: program.to_string_lossy().into_owned(),
     })
 }
 

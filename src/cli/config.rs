@@ -24,15 +24,30 @@ pub enum Mode {
     Simulate(crate::simulate::Options),
     Completions(crate::cli::generate::Shell),
     Man,
+    /// `--presets`.
+    Presets,
     /// `--budget-status NAME`.
     BudgetStatus(run::budget::Settings),
 }
 
 /// Applies the cross-field rules and picks the mode.
 pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
-    let (cli, simulation) = match parsed {
+    let (mut cli, simulation) = match parsed {
         Parsed::Lean(run) => (run, None),
         Parsed::Full(Cli { run, simulation }) => (run, Some(simulation)),
+    };
+    // Only a named preset reads the data (its name was checked by clap).
+    let presets = match cli.preset.is_some() {
+        true => crate::preset::builtin(),
+        false => Vec::new(),
+    };
+    let preset = match cli.preset.as_deref() {
+        None => None,
+        Some(name) => {
+            let preset = crate::preset::find(&presets, name).map_err(usage)?;
+            crate::cli::apply_preset(&mut cli, &preset).map_err(usage)?;
+            Some(preset)
+        }
     };
     let named = |id, value: &dyn std::fmt::Display| cli.sources.name(id, value);
     if cli.cap < cli.base {
@@ -89,6 +104,8 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         return Ok(Mode::Completions(shell));
     } else if cli.man {
         return Ok(Mode::Man);
+    } else if cli.presets {
+        return Ok(Mode::Presets);
     }
     let budget_params = budget_params(&cli)?;
     let settings = |name| run::budget::Settings {
@@ -122,6 +139,9 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         // clap guarantees at least one word when a command is run.
         (words.next().unwrap_or_default(), words.collect())
     };
+    if let Some(preset) = &preset {
+        crate::preset::check_fits(&presets, preset, &program).map_err(usage)?;
+    }
 
     Ok(Mode::Run(Box::new(run::Options {
         backoff,
@@ -157,6 +177,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             },
         },
         budget: cli.budget.map(settings),
+        preset: cli.preset,
         program,
         args,
     })))
@@ -240,10 +261,17 @@ fn fmt(duration: Duration) -> String {
 /// user actually set. Without it (a `RunArgs` parsed directly, in tests) every
 /// value counts as typed.
 #[derive(Clone, Debug, Default)]
-pub struct Sources(Vec<(&'static str, ValueSource)>);
+pub struct Sources(
+    Vec<(&'static str, ValueSource)>,
+    Option<(String, Vec<&'static str>)>,
+);
 
-/// The options the rules in `from_cli` name.
-const COMPARED: [&str; 10] = [
+/// The options the rules in `from_cli` name, and those a preset sets
+/// unless they were given.
+const COMPARED: [&str; 13] = [
+    "retry_if_output",
+    "stop_if_output",
+    "delay_from_output",
     "base",
     "cap",
     "retry_on",
@@ -263,6 +291,7 @@ impl Sources {
                 .iter()
                 .filter_map(|&id| Some((id, matches.value_source(id)?)))
                 .collect(),
+            None,
         )
     }
 
@@ -271,6 +300,22 @@ impl Sources {
             .iter()
             .find(|(known, _)| *known == id)
             .map(|(_, s)| *s)
+    }
+
+    /// Records that `--preset preset` set `id`, so an error names it.
+    pub fn set_by_preset(&mut self, preset: &str, id: &'static str) {
+        let (_, ids) = self
+            .1
+            .get_or_insert_with(|| (preset.to_owned(), Vec::new()));
+        ids.push(id);
+    }
+
+    /// Given on the command line or by its variable: a preset leaves it be.
+    pub fn given(&self, id: &str) -> bool {
+        matches!(
+            self.get(id),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        )
     }
 
     fn is_default(&self, id: &str) -> bool {
@@ -286,6 +331,11 @@ impl Sources {
                 let written = std::env::var_os(&variable)
                     .map_or_else(|| value.to_string(), |v| v.to_string_lossy().into_owned());
                 format!("`{variable}={written}`")
+            }
+            _ if let Some((preset, ids)) = &self.1
+                && ids.contains(&id) =>
+            {
+                format!("`{flag} {value}` (from --preset {preset})")
             }
             Some(ValueSource::DefaultValue) => format!("`{flag} {value}` (the default)"),
             _ => format!("`{flag} {value}`"),
@@ -374,6 +424,81 @@ mod tests {
         assert_eq!(limit(&["--stdin-limit", "64MiB", "true"]), Ok(64 << 20));
         let err = limit(&["--stdin-limit", "64M", "true"]).unwrap_err();
         assert!(err.contains("did you mean `64MiB` or `64MB`?"), "{err}");
+    }
+
+    #[test]
+    fn a_preset_sets_the_rules_not_given_rule_by_rule() {
+        let curl = config(&["--preset", "curl", "curl", "-fsS", "x"]).unwrap();
+        let policy = curl.policy;
+        assert_eq!(policy.retry.to_string(), "5-8,16,18,22,28,35,52,55-56");
+        assert_eq!(policy.fatal.to_string(), "1-4,27,43,48-49,58,60");
+        assert!(curl.pipes.matchers.stop_if.is_some() && curl.pipes.matchers.delay_from.is_some());
+        assert_eq!(curl.preset.as_deref(), Some("curl"));
+        // A flag wins for its own rule only.
+        let mixed = config(&["--retry-on", "1-100", "--preset", "curl", "curl", "x"]).unwrap();
+        assert_eq!(mixed.policy.retry.to_string(), "1-100");
+        assert_eq!(mixed.policy.fatal, policy.fatal);
+        let stop = config(&["--stop-if-output", "nope", "--preset", "curl", "curl"]).unwrap();
+        let stop_if = stop.pipes.matchers.stop_if.unwrap();
+        assert_eq!(stop_if.as_str(), "nope");
+        assert!(stop.pipes.matchers.delay_from.is_some());
+        // Without --preset nothing changes, whatever the program.
+        let plain = config(&["curl", "x"]).unwrap();
+        assert!(plain.policy.fatal.is_empty() && plain.pipes.matchers.stop_if.is_none());
+        // A cross-field error says which value the preset set.
+        let error = config(&["--success-on", "0,22", "--preset", "curl", "curl"]).unwrap_err();
+        assert!(
+            error.contains("55-56` (from --preset curl) and `--success-on 0,22` both list 22"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn only_a_named_preset_reads_the_data() {
+        let reads = || crate::preset::READS.with(std::cell::Cell::get);
+        let before = reads();
+        config(&["-n", "2", "--retry-on", "1", "curl", "-fsS", "x"]).unwrap();
+        assert_eq!(reads(), before, "a run without --preset read the presets");
+        config(&["--preset", "curl", "curl"]).unwrap();
+        assert!(reads() > before);
+    }
+
+    #[test]
+    fn every_builtin_preset_passes_the_flags_own_parsers() {
+        for preset in crate::preset::builtin() {
+            let mut run = match crate::cli::parse_from(
+                &["retry".into(), "true".into()],
+                crate::cli::AfterParsing::Free,
+            )
+            .unwrap()
+            {
+                Parsed::Lean(run) => run,
+                Parsed::Full(cli) => cli.run,
+            };
+            crate::cli::apply_preset(&mut run, &preset).unwrap();
+            // And the result passes the cross-field rules.
+            let args = [
+                "--preset",
+                preset.name,
+                preset.programs.first().copied().unwrap_or("x"),
+            ];
+            config(&args).unwrap_or_else(|e| panic!("[{}]: {e}", preset.name));
+        }
+        let bad = crate::preset::parse("[x]\nretry-on = 1-300\nsource = s\n").unwrap();
+        let mut run = match crate::cli::parse_from(
+            &["retry".into(), "true".into()],
+            crate::cli::AfterParsing::Free,
+        )
+        .unwrap()
+        {
+            Parsed::Lean(run) => run,
+            Parsed::Full(cli) => cli.run,
+        };
+        let error = crate::cli::apply_preset(&mut run, &bad[0]).unwrap_err();
+        assert!(
+            error.starts_with("--preset x: --retry-on 1-300: exit code"),
+            "{error}"
+        );
     }
 
     #[test]

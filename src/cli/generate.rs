@@ -153,11 +153,12 @@ _retry() {
             ".SH SYNOPSIS\n\\fBretry\\fR {usage}\n.br\n\
              \\fBretry \\-\\-plan\\fR|\\fB\\-\\-simulate\\fR [\\fIOPTIONS\\fR]\n.br\n\
              \\fBretry \\-\\-completions\\fR \\fISHELL\\fR\n.br\n\
-             \\fBretry \\-\\-man\\fR\n"
+             \\fBretry \\-\\-man\\fR\n.br\n\
+             \\fBretry \\-\\-presets\\fR\n"
         )
     }
 
-    /// DURATION AND CODES, ENVIRONMENT, EXIT STATUS, EXAMPLES, SEE ALSO.
+    /// DURATION AND CODES, PRESETS, ENVIRONMENT, EXIT STATUS, EXAMPLES, SEE ALSO.
     fn man_sections() -> String {
         use crate::cli::help;
         let entry = |tag: &str, text: &str| format!(".TP\n\\fB{}\\fR\n{}\n", roff(tag), roff(text));
@@ -174,6 +175,25 @@ _retry() {
             .iter()
             .map(|(code, when)| entry(code, when))
             .collect();
+        // Each preset as `--presets` prints it, the flags unfilled so
+        // that a copied line is one command.
+        let presets: String = crate::preset::builtin()
+            .iter()
+            .map(|preset| {
+                let flags = preset.as_flags();
+                let line = flags.trim_end().lines().last().unwrap_or_default();
+                let what = format!(
+                    "For {}. Rests on {}.",
+                    preset.programs.join(", "),
+                    preset.source
+                );
+                format!(
+                    "{}.RS 4\n.nf\n{}\n.fi\n.RE\n",
+                    entry(preset.name, &what),
+                    roff(line)
+                )
+            })
+            .collect();
         let examples: String = help::EXAMPLES
             .iter()
             .map(|(command, what)| {
@@ -186,12 +206,14 @@ _retry() {
             .collect();
         format!(
             ".SH \"DURATION AND CODES\"\n{values}\
+             .SH PRESETS\n{}\n{presets}\
              .SH ENVIRONMENT\n{}\n.PD 0\n{variables}.PD\n.PP\n{}\n\
              .SH \"EXIT STATUS\"\n{status}\
              .SH EXAMPLES\n{examples}\
              .SH \"SEE ALSO\"\n\
              .BR timeout (1),\n.BR sh (1),\n.BR bash (1)\n.PP\n\
              \"Exponential Backoff And Jitter\", AWS Architecture Blog:\n\\%{}\n",
+            roff(help::PRESETS),
             roff(help::ENVIRONMENT),
             roff(help::COMMAND_SEES),
             // After \%, which keeps the address from being hyphenated.

@@ -32,21 +32,30 @@ pub const EXAMPLES: [(&str, &str); 5] = [
 /// The options no `RETRY_*` variable sets: the modes, which run no
 /// command, so no variable can turn a run into something else.
 #[cfg(test)]
-pub const NOT_FROM_ENVIRONMENT: [&str; 7] = [
+pub const NOT_FROM_ENVIRONMENT: [&str; 8] = [
     "plan",
     "simulate",
     "completions",
     "man",
+    "presets",
     "budget-status",
     "help",
     "version",
 ];
 
 pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --completions, --man, \
-    --budget-status, --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
+    --presets, --budget-status, --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
     RETRY_MAX_ATTEMPTS=unlimited); a flag on the command line wins. Switches take 1/0, \
     true/false, yes/no or on/off (RETRY_QUIET=1). The modes are deliberately not read from \
     the environment: a variable never turns a run into one that runs nothing.";
+
+/// The man page's PRESETS section (above the presets themselves).
+#[cfg(test)]
+pub const PRESETS: &str = "A preset (--preset NAME) sets retry's rules for the way one \
+    program reports its failures: which exit codes are transient, which permanent, which \
+    messages stop the run and where a server's requested wait is. It is plain flags, shown \
+    below as retry --presets prints them; a rule given as a flag or by its variable wins over \
+    the preset's. Without --preset, the program's name never changes what is retried.";
 
 pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTEMPT_LIMIT \
     (the maximum, or `unlimited`), RETRY_PREVIOUS_EXIT_CODE (unset on the first attempt) and \

@@ -17,6 +17,7 @@ use crate::cli::generate::Shell;
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
 use crate::policy::Attempts;
+use crate::preset::{Preset, Rule};
 use crate::report::Format;
 use crate::run::log::LogFormat;
 use crate::run::pipes::StdinMode;
@@ -247,6 +248,16 @@ pub struct RunArgs {
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_refill: f64,
 
+    /// Judge failures as one program reports them (retry --presets shows the rules)
+    ///
+    /// Its transient exit codes are retried, its permanent ones fatal, its
+    /// messages and server hints read, as plain flags would (--presets
+    /// prints them). A rule given as a flag or by its variable wins over
+    /// the preset's
+    #[arg(long, env = "RETRY_PRESET", value_name = "NAME", value_parser = PresetName,
+          value_hint = ValueHint::Other)]
+    pub preset: Option<String>,
+
     /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)
     #[arg(short, long, env = "RETRY_SHELL", value_parser = parse_switch)]
     pub shell: bool,
@@ -261,8 +272,8 @@ pub struct RunArgs {
 
     /// The command to run and its arguments (`--` before it if it starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true,
-          required_unless_present_any = ["plan", "simulate", "completions", "man", "budget_status"],
-          conflicts_with_all = ["plan", "simulate", "completions", "man", "budget_status"],
+          required_unless_present_any = ["plan", "simulate", "completions", "man", "presets", "budget_status"],
+          conflicts_with_all = ["plan", "simulate", "completions", "man", "presets", "budget_status"],
           value_hint = ValueHint::CommandWithArguments,
           value_parser = clap::value_parser!(OsString))]
     pub command: Vec<OsString>,
@@ -285,6 +296,11 @@ pub struct RunArgs {
     /// Print the man page (roff) to stdout, and run nothing
     #[arg(long, group = "mode", help_heading = MODES, hide_short_help = true)]
     pub man: bool,
+
+    /// Print every preset as the plain flags it stands for, with the
+    /// documentation it rests on, and run nothing
+    #[arg(long, group = "mode", help_heading = MODES, hide_short_help = true)]
+    pub presets: bool,
 
     /// Print the state of the shared retry budget NAME, and run nothing
     #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::run::budget::parse_name,
@@ -583,6 +599,61 @@ fn parse_hint_regex(text: &str) -> Result<Regex, String> {
             "the regex has {n} capture groups; it needs exactly one around the delay (group others with `(?:...)`)"
         )),
     }
+}
+
+/// `--preset`: a name the data knows. Its possible values (for help and
+/// completions) are read from the data only when asked for, so a run
+/// without `--preset` never reads it.
+#[derive(Clone, Debug)]
+struct PresetName;
+
+impl clap::builder::TypedValueParser for PresetName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let known = |name: &str| {
+            crate::preset::find(&crate::preset::builtin(), name).map(|p| p.name.to_owned())
+        };
+        clap::builder::TypedValueParser::parse_ref(&known, command, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = crate::preset::builtin().into_iter().map(|p| p.name);
+        Some(Box::new(names.map(clap::builder::PossibleValue::new)))
+    }
+}
+
+/// Sets each rule of `preset` whose flag was given neither on the command
+/// line nor by its variable, through the flag's own parser.
+pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<(), String> {
+    for &(rule, text) in &preset.rules {
+        if run.sources.given(rule.id()) {
+            continue;
+        }
+        set_rule(run, rule, text)
+            .map_err(|e| format!("--preset {}: --{} {text}: {e}", preset.name, rule.flag()))?;
+        run.sources.set_by_preset(preset.name, rule.id());
+    }
+    Ok(())
+}
+
+fn set_rule(run: &mut RunArgs, rule: Rule, text: &str) -> Result<(), String> {
+    match rule {
+        Rule::RetryOn => run.retry_on = Some(text.parse()?),
+        Rule::FatalOn => run.fatal_on = Some(text.parse()?),
+        Rule::SuccessOn => run.success_on = text.parse()?,
+        Rule::RetryIfOutput => run.retry_if_output = Some(parse_regex(text)?),
+        Rule::StopIfOutput => run.stop_if_output = Some(parse_regex(text)?),
+        Rule::DelayFromOutput => run.delay_from_output = Some(parse_hint_regex(text)?),
+    }
+    Ok(())
 }
 
 fn parse_refill(text: &str) -> Result<f64, String> {

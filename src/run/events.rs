@@ -43,6 +43,10 @@ pub enum Event {
         limit: Attempts,
         reason: GiveUp,
     },
+    /// No `--preset` was named, but `preset` is written for the program:
+    /// said once (at give-up, or with `--verbose` at the start), in text
+    /// and GitHub logs only. The run itself is not changed by it.
+    PresetKnown { preset: String, program: String },
 }
 
 /// Why a run ended without success.

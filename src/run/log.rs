@@ -185,6 +185,8 @@ impl Log {
                 ..
             } => self.verbosity == Verbosity::Verbose,
             Event::GaveUp { .. } => true,
+            // Advice for a reader: JSON lines record what happened.
+            Event::PresetKnown { .. } => self.format != LogFormat::Json,
         }
     }
 }
@@ -219,6 +221,7 @@ pub fn github(event: &Event, context: &Context) -> String {
         Event::Retrying { .. } | Event::HookFailed { .. } | Event::Warning { .. } => "warning",
         Event::Succeeded { .. } => "notice",
         Event::GaveUp { .. } => "error",
+        Event::PresetKnown { .. } => "notice",
     };
     let title = format!("retry: {}", context.name.short);
     format!(
@@ -333,6 +336,10 @@ fn message(event: &Event, name: &CommandName) -> String {
             "attempt {attempt}/{limit} succeeded; {attempt} attempts, {} spent sleeping",
             ms_text(*slept_ms)
         ),
+        Event::PresetKnown { preset, program } => format!(
+            "--preset {preset} knows {program}'s transient failures \
+             (retry --presets shows its rules)"
+        ),
         Event::HookFailed {
             attempt,
             limit,
@@ -440,6 +447,8 @@ pub fn json(event: &Event, context: &Context) -> String {
         }
     };
     match event {
+        // Not a JSON event (`Log::shows`).
+        Event::PresetKnown { .. } => return String::new(),
         Event::Starting { attempt, limit } => {
             head(&mut out, "attempt_started");
             let _ = write!(
@@ -981,5 +990,23 @@ mod tests {
             github_of(&warning),
             "::warning title=retry%3A curl::warning: a \"b\"\n"
         );
+    }
+
+    #[test]
+    fn a_known_preset_is_a_text_line_and_no_json_event() {
+        let note = Event::PresetKnown {
+            preset: "curl".into(),
+            program: "curl".into(),
+        };
+        assert_eq!(
+            text_of(&note),
+            "retry: curl: --preset curl knows curl's transient failures \
+             (retry --presets shows its rules)\n"
+        );
+        assert!(github_of(&note).starts_with("::notice title=retry%3A curl::--preset curl"));
+        assert_eq!(json_of(&note), "");
+        let log = |format| Log::new(format, Verbosity::Normal, curl(), Destination::Stderr);
+        assert!(log(LogFormat::Text).shows(&note) && log(LogFormat::Github).shows(&note));
+        assert!(!log(LogFormat::Json).shows(&note));
     }
 }

@@ -67,6 +67,9 @@ pub struct Options {
     pub pipes: pipes::Settings,
     /// `--budget`: the shared retry budget's name and parameters.
     pub budget: Option<budget::Settings>,
+    /// `--preset`: the one named, if any. Without one, a run of a program
+    /// a preset is for says so once (`lib.rs`), and changes nothing.
+    pub preset: Option<String>,
     /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
     pub program: OsString,
     pub args: Vec<OsString>,

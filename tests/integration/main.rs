@@ -9,6 +9,7 @@ mod memory;
 mod modes;
 mod outcomes;
 mod pipes;
+mod presets;
 mod processes;
 mod readme;
 mod storm;

@@ -1,0 +1,426 @@
+//! Presets: named sets of retry's own rules for one program (`--preset
+//! curl`), kept as data in `builtin.ini` as ripgrep keeps its file types.
+//! This file owns the format (a small INI: one section per preset, keys
+//! that are retry's long flags), looking a preset up by name or by the
+//! program it fits, and writing one back as plain flags (`--presets`).
+//!
+//! It knows nothing of what the rules mean: `cli` checks each value with
+//! the parser of the flag it names and applies it where the flag was not
+//! given, so a preset can do nothing the flags cannot. Nothing here runs
+//! unless a preset is named, `--presets` asked for, or a run gives up
+//! (`for_program`): start-up without `--preset` never reads the data.
+
+use std::ffi::OsStr;
+
+/// The built-in presets.
+pub const BUILTIN: &str = include_str!("builtin.ini");
+
+/// A flag a preset may set: one of the rules about exit codes and output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    RetryOn,
+    FatalOn,
+    SuccessOn,
+    RetryIfOutput,
+    StopIfOutput,
+    DelayFromOutput,
+}
+
+impl Rule {
+    pub const ALL: [Rule; 6] = [
+        Rule::RetryOn,
+        Rule::FatalOn,
+        Rule::SuccessOn,
+        Rule::RetryIfOutput,
+        Rule::StopIfOutput,
+        Rule::DelayFromOutput,
+    ];
+
+    /// The long flag, as the data and `--presets` write it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Rule::RetryOn => "retry-on",
+            Rule::FatalOn => "fatal-on",
+            Rule::SuccessOn => "success-on",
+            Rule::RetryIfOutput => "retry-if-output",
+            Rule::StopIfOutput => "stop-if-output",
+            Rule::DelayFromOutput => "delay-from-output",
+        }
+    }
+
+    /// clap's id for the flag.
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::RetryOn => "retry_on",
+            Rule::FatalOn => "fatal_on",
+            Rule::SuccessOn => "success_on",
+            Rule::RetryIfOutput => "retry_if_output",
+            Rule::StopIfOutput => "stop_if_output",
+            Rule::DelayFromOutput => "delay_from_output",
+        }
+    }
+
+    fn from_key(key: &str) -> Option<Rule> {
+        Rule::ALL.into_iter().find(|rule| rule.flag() == key)
+    }
+}
+
+/// One section of the data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preset<'a> {
+    pub name: &'a str,
+    /// Basenames of the programs it is written for.
+    pub programs: Vec<&'a str>,
+    /// In the order the data gives them.
+    pub rules: Vec<(Rule, &'a str)>,
+    /// The documentation the rules rest on.
+    pub source: &'a str,
+}
+
+/// Reads presets in the data's format. Structure only (sections, keys, a
+/// source for each): the values are checked by the flags' own parsers
+/// when a preset is applied (and, for the built-in data, by a test).
+pub fn parse(text: &str) -> Result<Vec<Preset<'_>>, String> {
+    let mut presets: Vec<Preset<'_>> = Vec::new();
+    let mut keys: Vec<&str> = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let at = |message: String| format!("line {}: {message}", number + 1);
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[') {
+            let Some(name) = name.strip_suffix(']').map(str::trim) else {
+                return Err(at(format!(
+                    "`{line}` is not a section header such as `[curl]`"
+                )));
+            };
+            let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+            if name.is_empty() || !name.chars().all(valid) {
+                return Err(at(format!(
+                    "preset name `{name}`: use lowercase letters, digits and `-`"
+                )));
+            }
+            if presets.iter().any(|p| p.name == name) {
+                return Err(at(format!("preset `{name}` is defined twice")));
+            }
+            finish(presets.last())?;
+            presets.push(Preset {
+                name,
+                programs: Vec::new(),
+                rules: Vec::new(),
+                source: "",
+            });
+            keys.clear();
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(at(format!(
+                "`{line}` is neither `key = value` nor `[name]`"
+            )));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let Some(preset) = presets.last_mut() else {
+            return Err(at(format!("`{key}` before the first `[name]`")));
+        };
+        if keys.contains(&key) {
+            return Err(at(format!("`{key}` is given twice in [{}]", preset.name)));
+        }
+        keys.push(key);
+        if value.is_empty() {
+            return Err(at(format!("`{key}` has no value")));
+        }
+        match key {
+            "programs" => preset.programs = value.split_ascii_whitespace().collect(),
+            "source" => preset.source = value,
+            _ => match Rule::from_key(key) {
+                Some(rule) => preset.rules.push((rule, value)),
+                None => {
+                    let known: Vec<&str> = Rule::ALL.iter().map(|r| r.flag()).collect();
+                    return Err(at(format!(
+                        "unknown key `{key}`; a preset has programs, source and the rules {}",
+                        known.join(", ")
+                    )));
+                }
+            },
+        }
+    }
+    finish(presets.last())?;
+    Ok(presets)
+}
+
+/// A section is complete once it says what it rests on.
+fn finish(preset: Option<&Preset<'_>>) -> Result<(), String> {
+    match preset {
+        Some(preset) if preset.source.is_empty() => Err(format!(
+            "[{}] has no `source`: cite the documentation its rules rest on",
+            preset.name
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The built-in presets (the data is checked by a unit test).
+pub fn builtin() -> Vec<Preset<'static>> {
+    #[cfg(test)]
+    READS.with(|reads| reads.set(reads.get() + 1));
+    parse(BUILTIN).unwrap_or_default()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How often this thread read the data: a run without `--preset` must not.
+    pub static READS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The preset called `name`, or the one line saying which exist.
+pub fn find<'a>(presets: &[Preset<'a>], name: &str) -> Result<Preset<'a>, String> {
+    if let Some(preset) = presets.iter().find(|p| p.name == name) {
+        return Ok(preset.clone());
+    }
+    let known: Vec<&str> = presets.iter().map(|p| p.name).collect();
+    let what = match name {
+        "" => "an empty preset name".to_owned(),
+        _ => format!("unknown preset `{name}`"),
+    };
+    Err(format!("{what}; known presets: {}", known.join(", ")))
+}
+
+/// The program's basename, as `programs` lists it.
+fn basename(program: &OsStr) -> &OsStr {
+    std::path::Path::new(program).file_name().unwrap_or(program)
+}
+
+/// The preset written for `program`, if any.
+pub fn for_program<'p, 'a>(presets: &'p [Preset<'a>], program: &OsStr) -> Option<&'p Preset<'a>> {
+    let name = basename(program);
+    presets
+        .iter()
+        .find(|p| p.programs.iter().any(|&known| OsStr::new(known) == name))
+}
+
+/// Refuses `chosen` for a program another preset is written for (`--preset
+/// curl -- wget`): its rules would judge wget's codes as curl's. Any other
+/// program (a script, `sh -c`, a wrapper) may well run the preset's
+/// program, so it is accepted.
+pub fn check_fits(
+    presets: &[Preset<'_>],
+    chosen: &Preset<'_>,
+    program: &OsStr,
+) -> Result<(), String> {
+    let name = basename(program);
+    if chosen
+        .programs
+        .iter()
+        .any(|&known| OsStr::new(known) == name)
+    {
+        return Ok(());
+    }
+    match presets
+        .iter()
+        .find(|p| p.programs.iter().any(|&known| OsStr::new(known) == name))
+    {
+        Some(other) => Err(format!(
+            "--preset {} is for {}, but the command is {} (--preset {}?)",
+            chosen.name,
+            chosen.programs.join(", "),
+            name.to_string_lossy(),
+            other.name
+        )),
+        None => Ok(()),
+    }
+}
+
+impl Preset<'_> {
+    /// What the preset expands to, as a comment and a command line to
+    /// copy: `# curl: for curl; rests on …` then `retry --retry-on … -- curl`.
+    pub fn as_flags(&self) -> String {
+        let programs = match self.programs.is_empty() {
+            true => String::new(),
+            false => format!("for {}; ", self.programs.join(", ")),
+        };
+        let mut line = format!("# {}: {programs}rests on {}\nretry", self.name, self.source);
+        for (rule, value) in &self.rules {
+            line.push_str(&format!(" --{} {}", rule.flag(), quote(value)));
+        }
+        let command = self.programs.first().copied().unwrap_or("COMMAND");
+        line.push_str(&format!(" -- {}\n", quote(command)));
+        line
+    }
+}
+
+/// `text` as one word for a POSIX shell: as it is when nothing in it is
+/// special, else in single quotes (a `'` inside written `'\''`).
+pub fn quote(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// `--presets`: every preset as flags, a blank line between them.
+pub fn listing() -> String {
+    builtin()
+        .iter()
+        .map(Preset::as_flags)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO: &str = "# test data\n[curl]\nprograms = curl\nretry-on = 6,7\nsource = a\n\n\
+                       [wget]\nprograms = wget wget2\nfatal-on = 1\nsource = b\n";
+
+    #[test]
+    fn the_builtin_data_parses() {
+        let presets = parse(BUILTIN).unwrap();
+        assert!(presets.iter().any(|p| p.name == "curl"));
+        assert_eq!(builtin(), presets);
+    }
+
+    #[test]
+    fn sections_keys_and_comments() {
+        let presets = parse(TWO).unwrap();
+        assert_eq!(
+            presets[1],
+            Preset {
+                name: "wget",
+                programs: vec!["wget", "wget2"],
+                rules: vec![(Rule::FatalOn, "1")],
+                source: "b",
+            }
+        );
+        // The value is everything after the first `=`, trimmed.
+        let regex = parse("[x]\nstop-if-output = a=b \nsource = s").unwrap();
+        assert_eq!(regex[0].rules, [(Rule::StopIfOutput, "a=b")]);
+    }
+
+    #[test]
+    fn bad_data_is_refused_with_its_line() {
+        for (text, error) in [
+            ("[x]\nretry-on = 1\n", "[x] has no `source`"),
+            (
+                "[x]\nsource = a\n[y]\nretry-on = 1\n",
+                "[y] has no `source`",
+            ),
+            (
+                "[x]\nsource = a\n[x]\nsource = b\n",
+                "line 3: preset `x` is defined twice",
+            ),
+            (
+                "[x]\nsource = a\nretry_on = 1\n",
+                "line 3: unknown key `retry_on`",
+            ),
+            (
+                "[x]\nsource = a\nmax-attempts = 3\n",
+                "unknown key `max-attempts`",
+            ),
+            ("[x]\nsource = a\nsource = b\n", "`source` is given twice"),
+            (
+                "retry-on = 1\n",
+                "line 1: `retry-on` before the first `[name]`",
+            ),
+            ("[x\n", "not a section header"),
+            ("[X y]\n", "preset name `X y`"),
+            ("[x]\nsource\n", "neither `key = value`"),
+            ("[x]\nsource = a\nretry-on =\n", "`retry-on` has no value"),
+        ] {
+            let got = parse(text).unwrap_err();
+            assert!(got.contains(error), "{text:?}: {got}");
+        }
+        assert_eq!(parse("# nothing\n"), Ok(vec![]));
+    }
+
+    #[test]
+    fn unknown_and_empty_names_list_the_known_ones() {
+        let presets = parse(TWO).unwrap();
+        assert_eq!(find(&presets, "wget").unwrap().name, "wget");
+        assert_eq!(
+            find(&presets, "wgte").unwrap_err(),
+            "unknown preset `wgte`; known presets: curl, wget"
+        );
+        assert!(
+            find(&presets, "")
+                .unwrap_err()
+                .starts_with("an empty preset name;")
+        );
+    }
+
+    #[test]
+    fn a_preset_for_another_program_is_refused_any_other_accepted() {
+        let presets = parse(TWO).unwrap();
+        let curl = find(&presets, "curl").unwrap();
+        let fits = |program: &str| check_fits(&presets, &curl, OsStr::new(program));
+        assert_eq!(fits("curl"), Ok(()));
+        assert_eq!(fits("/usr/bin/curl"), Ok(()));
+        assert_eq!(
+            fits("/usr/bin/wget2"),
+            Err("--preset curl is for curl, but the command is wget2 (--preset wget?)".into())
+        );
+        for wrapper in ["./fetch.sh", "/bin/sh", "env", "curlish"] {
+            assert_eq!(fits(wrapper), Ok(()), "{wrapper}");
+        }
+    }
+
+    #[test]
+    fn programs_are_known_by_basename() {
+        let presets = parse(TWO).unwrap();
+        let of = |p: &str| for_program(&presets, OsStr::new(p)).map(|p| p.name);
+        assert_eq!(of("/opt/bin/wget2"), Some("wget"));
+        assert_eq!(of("curl"), Some("curl"));
+        assert_eq!(of("curl.sh"), None);
+    }
+
+    #[test]
+    fn presets_print_as_flags_to_copy() {
+        let preset = Preset {
+            name: "x",
+            programs: vec!["x", "y"],
+            rules: vec![(Rule::RetryOn, "5-7,28"), (Rule::StopIfOutput, r"it's \d")],
+            source: "x(1)",
+        };
+        assert_eq!(
+            preset.as_flags(),
+            "# x: for x, y; rests on x(1)\nretry --retry-on 5-7,28 --stop-if-output 'it'\\''s \\d' -- x\n"
+        );
+        assert!(listing().starts_with("# curl: for curl; rests on curl(1)"));
+    }
+
+    #[test]
+    fn quoting_keeps_every_word_whole() {
+        assert_eq!(quote("1-4,27"), "1-4,27");
+        assert_eq!(quote(""), "''");
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("$(x)`y`\\"), "'$(x)`y`\\'");
+        assert_eq!(quote("'"), r"''\'''");
+        // What sh reads back is the text itself.
+        for text in [r"(?i)^retry-after:[ \t]*(.+)$", "it's", "a\"b'c"] {
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("printf %s {}", quote(text))])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), text);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parsing_never_panics(text in "[\\[\\]=#a-z \n-]{0,80}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn a_quoted_word_is_one_word_with_no_unquoted_specials(text in ".{0,20}") {
+            let quoted = quote(&text);
+            let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+            proptest::prop_assert!(
+                quoted.chars().all(plain) || (quoted.starts_with('\'') && quoted.ends_with('\''))
+            );
+        }
+    }
+}
