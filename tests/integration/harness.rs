@@ -232,6 +232,21 @@ pub fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> std::pr
     }
 }
 
+/// Everything a spawned retry wrote to its piped stdout and stderr.
+pub fn outputs(child: &mut std::process::Child) -> (String, String) {
+    use std::io::Read;
+    let read = |pipe: Option<&mut dyn Read>| {
+        let mut text = String::new();
+        pipe.expect("a piped stream")
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    };
+    let stdout = read(child.stdout.as_mut().map(|p| p as &mut dyn Read));
+    let stderr = read(child.stderr.as_mut().map(|p| p as &mut dyn Read));
+    (stdout, stderr)
+}
+
 /// Waits (bounded) for a process to be gone; true if it went.
 pub fn gone_soon(pid: i32) -> bool {
     let deadline = Instant::now() + Duration::from_secs(5);

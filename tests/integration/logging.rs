@@ -228,23 +228,10 @@ fn a_log_file_that_cannot_be_opened_is_bad_usage_and_nothing_runs() {
 
 /// Runs retry to its end, or fails the test after 10 s instead of hanging.
 fn run_bounded(retry: Retry) -> Finished {
-    use std::io::Read;
     let start = std::time::Instant::now();
     let mut child = retry.spawn();
     let status = wait_bounded(&mut child, std::time::Duration::from_secs(10));
-    let (mut stdout, mut stderr) = (String::new(), String::new());
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let (stdout, stderr) = crate::harness::outputs(&mut child);
     Finished {
         code: status.code(),
         stdout,

@@ -699,19 +699,7 @@ fn stdout_once_writes_late_output_of_a_background_process_to_stderr() {
     let status = wait_at_most_10s(&mut child);
     assert_eq!(status.code(), Some(0));
     std::fs::write(&go, "").unwrap();
-    let (mut stdout, mut stderr) = (String::new(), String::new());
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let (stdout, stderr) = crate::harness::outputs(&mut child);
     assert_eq!(stdout, "now\n");
     assert_eq!(stderr, "late\n");
 }
