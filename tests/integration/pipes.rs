@@ -343,13 +343,7 @@ fn a_signal_ends_the_run_promptly_and_drops_the_held_output() {
         std::os::unix::process::ExitStatusExt::signal(&status),
         Some(15)
     );
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let (_, stderr) = crate::harness::outputs(&mut child);
     assert!(
         stderr.contains("--stdout-once: the attempt's held-back stdout (64 MiB) is dropped: a signal ends the run"),
         "{stderr}"
