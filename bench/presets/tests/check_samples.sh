@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Checks every line of samples.tsv against its preset's output rules, with
+# retry's own regex engine: runs retry on a command that prints the line.
+#   retry-if-output matched: a command exiting 0 is retried (-n 2: exit 1), else exit 0
+#   stop-if-output matched:  a command exiting 11/12 (attempt 1/2) stops at 11, else 12
+# usage: check_samples.sh [RETRY_BINARY]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+ini=$here/../presets.ini
+retry=${1:-$(cd "$(dirname "$0")/../../.." && pwd)/target/debug/retry}
+pass=0 fail=0
+while IFS=$'\t' read -r preset expect line; do
+  case $preset in ''|'#'*) continue ;; esac
+  ri=$(python3 "$here/preset_flags.py" "$ini" "$preset" retry-if-output)
+  si=$(python3 "$here/preset_flags.py" "$ini" "$preset" stop-if-output)
+  r=no s=no
+  if [ -n "$ri" ]; then
+    "$retry" -q -n 2 --base 1ms --retry-if-output "$ri" -- sh -c 'printf "%s\n" "$1"' _ "$line" >/dev/null 2>&1
+    [ $? -eq 1 ] && r=yes
+  fi
+  if [ -n "$si" ]; then
+    "$retry" -q -n 2 --base 1ms --stop-if-output "$si" -- sh -c 'printf "%s\n" "$1" >&2; exit $((10 + RETRY_ATTEMPT))' _ "$line" >/dev/null 2>&1
+    [ $? -eq 11 ] && s=yes
+  fi
+  if [ $s = yes ]; then got=stop; elif [ $r = yes ]; then got=retry; else got=none; fi
+  if [ "$got" = "$expect" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %-7s expected %-5s got %-5s (retry-if:%s stop-if:%s) %s\n' "$preset" "$expect" "$got" "$r" "$s" "$line"; fi
+done < "$here/samples.tsv"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
