@@ -72,7 +72,7 @@ fn a_404_stops_after_one_attempt_with_curls_22() {
 }
 
 #[test]
-fn other_4xx_stop_but_408_425_429_and_5xx_are_retried() {
+fn other_4xx_and_501_505_stop_but_408_425_429_and_other_5xx_are_retried() {
     for (code, retried) in [
         (400, false),
         (401, false),
@@ -82,6 +82,8 @@ fn other_4xx_stop_but_408_425_429_and_5xx_are_retried() {
         (426, false),
         (451, false),
         (499, false),
+        (501, false),
+        (505, false),
         (408, true),
         (425, true),
         (429, true),
@@ -275,4 +277,16 @@ fn without_a_preset_the_program_changes_nothing_but_a_note() {
             .run();
         assert!(!run.stderr.contains("knows curl"), "{args:?}: {run:#?}");
     }
+}
+
+#[test]
+fn retrys_own_timeout_stays_retried_under_a_preset() {
+    // A preset lists the codes it retries; retry's own 124 (--timeout) and
+    // 125 (not started) are among them, or a hung curl would not be retried.
+    let run = retry(&["--preset", "curl", "-n2", "-b", "1ms", "-t", "50ms"])
+        .args(&["--", "sleep", "5"])
+        .run();
+    run.code(124)
+        .stderr_has("attempt 1/2 failed with timeout after 50ms")
+        .stderr_has("giving up after 2 attempts");
 }
