@@ -466,18 +466,19 @@ mod tests {
         assert!(reads() > before);
     }
 
+    /// `retry true` as parsed, before any preset.
+    fn plain_run_args() -> RunArgs {
+        let args = ["retry".into(), "true".into()];
+        match crate::cli::parse_from(&args, crate::cli::AfterParsing::Free).unwrap() {
+            Parsed::Lean(run) => run,
+            Parsed::Full(cli) => cli.run,
+        }
+    }
+
     #[test]
     fn every_builtin_preset_passes_the_flags_own_parsers() {
         for preset in crate::preset::builtin() {
-            let mut run = match crate::cli::parse_from(
-                &["retry".into(), "true".into()],
-                crate::cli::AfterParsing::Free,
-            )
-            .unwrap()
-            {
-                Parsed::Lean(run) => run,
-                Parsed::Full(cli) => cli.run,
-            };
+            let mut run = plain_run_args();
             crate::cli::apply_preset(&mut run, &preset).unwrap();
             // And the result passes the cross-field rules.
             let args = [
@@ -488,15 +489,7 @@ mod tests {
             config(&args).unwrap_or_else(|e| panic!("[{}]: {e}", preset.name));
         }
         let bad = crate::preset::parse("[x]\nretry-on = 1-300\nsource = s\n").unwrap();
-        let mut run = match crate::cli::parse_from(
-            &["retry".into(), "true".into()],
-            crate::cli::AfterParsing::Free,
-        )
-        .unwrap()
-        {
-            Parsed::Lean(run) => run,
-            Parsed::Full(cli) => cli.run,
-        };
+        let mut run = plain_run_args();
         let error = crate::cli::apply_preset(&mut run, &bad[0]).unwrap_err();
         assert!(
             error.starts_with("--preset x: --retry-on 1-300: exit code"),
