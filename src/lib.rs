@@ -86,7 +86,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Mode::Simulate(options) => simulate::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
-        Mode::Presets => print(preset::listing().as_bytes()),
+        Mode::Presets(listing) => print(listing.as_bytes()),
         Mode::BudgetStatus(settings) => run::budget::print_status(settings),
     }
 }
@@ -187,10 +187,12 @@ fn preset_note_due(verbosity: log::Verbosity, event: &events::Event) -> bool {
     }
 }
 
-/// The note for `program`, if a preset is written for it (the data is
-/// read only here, once a note is due).
+/// The note for `program`, if a preset is written for it, built in or in
+/// the user's file (the data is read only here, once a note is due; a
+/// broken file only loses the note).
 fn preset_known(program: &std::ffi::OsStr) -> Option<events::Event> {
-    let presets = preset::builtin();
+    let catalog = preset::Catalog::load().unwrap_or_default();
+    let presets = catalog.presets().unwrap_or_else(|_| preset::builtin());
     let known = preset::for_program(&presets, program)?;
     let program = std::path::Path::new(program).file_name()?;
     Some(events::Event::PresetKnown {

@@ -24,8 +24,8 @@ pub enum Mode {
     Simulate(crate::simulate::Options),
     Completions(crate::cli::generate::Shell),
     Man,
-    /// `--presets`.
-    Presets,
+    /// `--presets`: what it prints.
+    Presets(String),
     /// `--budget-status NAME`.
     BudgetStatus(run::budget::Settings),
 }
@@ -36,9 +36,14 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         Parsed::Lean(run) => (run, None),
         Parsed::Full(Cli { run, simulation }) => (run, Some(simulation)),
     };
-    // Only a named preset reads the data (its name was checked by clap).
-    let presets = match cli.preset.is_some() {
-        true => crate::preset::builtin(),
+    // Only a named preset or `--presets` reads the data and the user's file.
+    let reads_presets = cli.preset.is_some() || cli.presets;
+    let catalog = match reads_presets {
+        true => crate::preset::Catalog::load().map_err(usage)?,
+        false => crate::preset::Catalog::default(),
+    };
+    let presets = match reads_presets {
+        true => catalog.presets().map_err(usage)?,
         false => Vec::new(),
     };
     let preset = match cli.preset.as_deref() {
@@ -105,7 +110,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     } else if cli.man {
         return Ok(Mode::Man);
     } else if cli.presets {
-        return Ok(Mode::Presets);
+        return Ok(Mode::Presets(crate::preset::listing(&presets)));
     }
     let budget_params = budget_params(&cli)?;
     let settings = |name| run::budget::Settings {

@@ -55,7 +55,13 @@ pub const PRESETS: &str = "A preset (--preset NAME) sets retry's rules for the w
     program reports its failures: which exit codes are transient, which permanent, which \
     messages stop the run and where a server's requested wait is. It is plain flags, shown \
     below as retry --presets prints them; a rule given as a flag or by its variable wins over \
-    the preset's. Without --preset, the program's name never changes what is retried.";
+    the preset's. Without --preset, the program's name never changes what is retried. \
+    Presets for your own tools go in $XDG_CONFIG_HOME/retry/presets.ini (without \
+    XDG_CONFIG_HOME, ~/.config/retry/presets.ini): INI sections named after the preset, with \
+    the keys programs (the command names it fits, space-separated), source (the documentation \
+    it rests on, required) and the long names of the rules above, one key = value per line \
+    and # for comments. A built-in name cannot be taken there, so --preset curl \
+    means the same on every machine; retry --presets lists them after the built-in ones.";
 
 pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTEMPT_LIMIT \
     (the maximum, or `unlimited`), RETRY_PREVIOUS_EXIT_CODE (unset on the first attempt) and \

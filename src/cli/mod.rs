@@ -253,7 +253,9 @@ pub struct RunArgs {
     /// Its transient exit codes are retried, its permanent ones fatal, its
     /// messages and server hints read, as plain flags would (--presets
     /// prints them). A rule given as a flag or by its variable wins over
-    /// the preset's
+    /// the preset's. Presets of your own, in the same format as `retry
+    /// --presets` shows, go in $XDG_CONFIG_HOME/retry/presets.ini
+    /// (~/.config/retry/presets.ini)
     #[arg(long, env = "RETRY_PRESET", value_name = "NAME", value_parser = PresetName,
           value_hint = ValueHint::Other)]
     pub preset: Option<String>,
@@ -601,9 +603,10 @@ fn parse_hint_regex(text: &str) -> Result<Regex, String> {
     }
 }
 
-/// `--preset`: a name the data knows. Its possible values (for help and
-/// completions) are read from the data only when asked for, so a run
-/// without `--preset` never reads it.
+/// `--preset`: a name the data or the user's file knows. Its possible
+/// values (for help and completions, which are written once for every
+/// machine) are the built-in names, read from the data only when asked
+/// for, so a run without `--preset` never reads it.
 #[derive(Clone, Debug)]
 struct PresetName;
 
@@ -617,7 +620,8 @@ impl clap::builder::TypedValueParser for PresetName {
         value: &std::ffi::OsStr,
     ) -> Result<String, clap::Error> {
         let known = |name: &str| {
-            crate::preset::find(&crate::preset::builtin(), name).map(|p| p.name.to_owned())
+            let catalog = crate::preset::Catalog::load()?;
+            crate::preset::find(&catalog.presets()?, name).map(|p| p.name.to_owned())
         };
         clap::builder::TypedValueParser::parse_ref(&known, command, arg, value)
     }
@@ -637,8 +641,17 @@ pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<(),
         if run.sources.given(rule.id()) {
             continue;
         }
-        set_rule(run, rule, text)
-            .map_err(|e| format!("--preset {}: --{} {text}: {e}", preset.name, rule.flag()))?;
+        set_rule(run, rule, text).map_err(|e| {
+            let from = match preset.file {
+                Some(file) => format!(" (from {})", file.display()),
+                None => String::new(),
+            };
+            format!(
+                "--preset {}{from}: --{} {text}: {e}",
+                preset.name,
+                rule.flag()
+            )
+        })?;
         run.sources.set_by_preset(preset.name, rule.id());
     }
     Ok(())

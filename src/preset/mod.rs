@@ -4,6 +4,10 @@
 //! that are retry's long flags), looking a preset up by name or by the
 //! program it fits, and writing one back as plain flags (`--presets`).
 //!
+//! A team adds presets for its own tools in a file of the same format,
+//! `$XDG_CONFIG_HOME/retry/presets.ini` (`Catalog`); a built-in name cannot
+//! be taken there, so `--preset curl` means the same on every machine.
+//!
 //! It knows nothing of what the rules mean: `cli` checks each value with
 //! the parser of the flag it names and applies it where the flag was not
 //! given, so a preset can do nothing the flags cannot. Nothing here runs
@@ -11,6 +15,7 @@
 //! (`for_program`): start-up without `--preset` never reads the data.
 
 use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 
 /// The built-in presets.
 pub const BUILTIN: &str = include_str!("builtin.ini");
@@ -75,6 +80,8 @@ pub struct Preset<'a> {
     pub rules: Vec<(Rule, &'a str)>,
     /// The documentation the rules rest on.
     pub source: &'a str,
+    /// The user's file it comes from; `None` for a built-in preset.
+    pub file: Option<&'a Path>,
 }
 
 /// Reads presets in the data's format. Structure only (sections, keys, a
@@ -110,6 +117,7 @@ pub fn parse(text: &str) -> Result<Vec<Preset<'_>>, String> {
                 programs: Vec::new(),
                 rules: Vec::new(),
                 source: "",
+                file: None,
             });
             keys.clear();
             continue;
@@ -171,6 +179,66 @@ pub fn builtin() -> Vec<Preset<'static>> {
 thread_local! {
     /// How often this thread read the data: a run without `--preset` must not.
     pub static READS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Where a user keeps presets of their own: `$XDG_CONFIG_HOME/retry/presets.ini`,
+/// else `$HOME/.config/retry/presets.ini` (the XDG base directory rules:
+/// a relative `XDG_CONFIG_HOME` is ignored).
+pub fn user_file() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| Some(PathBuf::from(std::env::var_os("HOME")?).join(".config")))?;
+    Some(config.join("retry").join("presets.ini"))
+}
+
+/// The built-in presets and the user's own file, read once.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    user: Option<(PathBuf, String)>,
+}
+
+impl Catalog {
+    /// Reads the user's file ([`user_file`]); a missing file is no error.
+    pub fn load() -> Result<Catalog, String> {
+        Catalog::from_file(user_file())
+    }
+
+    pub fn from_file(path: Option<PathBuf>) -> Result<Catalog, String> {
+        let user = match path {
+            None => None,
+            Some(path) => match std::fs::read_to_string(&path) {
+                Ok(text) => Some((path, text)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(format!("{}: {e}", path.display())),
+            },
+        };
+        Ok(Catalog { user })
+    }
+
+    /// The built-in presets, then the user's. An error names the file and
+    /// what is wrong in it.
+    pub fn presets(&self) -> Result<Vec<Preset<'_>>, String> {
+        let mut presets = builtin();
+        let Some((path, text)) = &self.user else {
+            return Ok(presets);
+        };
+        let at = |message: String| format!("{}: {message}", path.display());
+        for preset in parse(text).map_err(at)? {
+            if presets.iter().any(|p| p.name == preset.name) {
+                return Err(at(format!(
+                    "[{}] is a built-in preset; give yours another name, so that \
+                     --preset {} means the same on every machine",
+                    preset.name, preset.name
+                )));
+            }
+            presets.push(Preset {
+                file: Some(path),
+                ..preset
+            });
+        }
+        Ok(presets)
+    }
 }
 
 /// The preset called `name`, or the one line saying which exist.
@@ -239,7 +307,14 @@ impl Preset<'_> {
             true => String::new(),
             false => format!("for {}; ", self.programs.join(", ")),
         };
-        let mut line = format!("# {}: {programs}rests on {}\nretry", self.name, self.source);
+        let from = match self.file {
+            Some(file) => format!(" (from {})", file.display()),
+            None => String::new(),
+        };
+        let mut line = format!(
+            "# {}{from}: {programs}rests on {}\nretry",
+            self.name, self.source
+        );
         for (rule, value) in &self.rules {
             line.push_str(&format!(" --{} {}", rule.flag(), quote(value)));
         }
@@ -261,8 +336,8 @@ pub fn quote(text: &str) -> String {
 }
 
 /// `--presets`: every preset as flags, a blank line between them.
-pub fn listing() -> String {
-    builtin()
+pub fn listing(presets: &[Preset<'_>]) -> String {
+    presets
         .iter()
         .map(Preset::as_flags)
         .collect::<Vec<_>>()
@@ -283,6 +358,64 @@ mod tests {
         assert_eq!(builtin(), presets);
     }
 
+    /// A catalog whose user file holds `text`.
+    fn user(text: &str) -> (tempfile::TempDir, Catalog) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("presets.ini");
+        std::fs::write(&path, text).unwrap();
+        let catalog = Catalog::from_file(Some(path)).unwrap();
+        (dir, catalog)
+    }
+
+    #[test]
+    fn the_users_presets_follow_the_builtin_ones() {
+        let (dir, catalog) =
+            user("[deploy]\nprograms = deploy\nretry-on = 75\nsource = our wiki\n");
+        let presets = catalog.presets().unwrap();
+        assert_eq!(presets.len(), builtin().len() + 1);
+        let ours = find(&presets, "deploy").unwrap();
+        assert_eq!(ours.rules, [(Rule::RetryOn, "75")]);
+        let file = dir.path().join("presets.ini");
+        assert_eq!(ours.file, Some(file.as_path()));
+        assert!(find(&presets, "curl").unwrap().file.is_none());
+        let flags = ours.as_flags();
+        assert!(
+            flags.starts_with(&format!("# deploy (from {}): for deploy;", file.display())),
+            "{flags}"
+        );
+        // No file: the built-in presets alone.
+        let none = Catalog::from_file(Some(dir.path().join("missing.ini"))).unwrap();
+        assert_eq!(none.presets().unwrap(), builtin());
+    }
+
+    #[test]
+    fn the_users_file_cannot_take_a_builtin_name_or_be_malformed() {
+        let (dir, clash) = user("[curl]\nretry-on = 22\nsource = s\n");
+        let error = clash.presets().unwrap_err();
+        let file = dir.path().join("presets.ini").display().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "{file}: [curl] is a built-in preset; give yours another name, \
+                 so that --preset curl means the same on every machine"
+            )
+        );
+        let (dir, broken) = user("[ours]\nretry_on = 22\n");
+        let error = broken.presets().unwrap_err();
+        let file = dir.path().join("presets.ini").display().to_string();
+        assert!(
+            error.starts_with(&format!("{file}: line 2: unknown key `retry_on`")),
+            "{error}"
+        );
+        // A file that cannot be read is named.
+        let dir = tempfile::tempdir().unwrap();
+        let error = Catalog::from_file(Some(dir.path().to_owned())).unwrap_err();
+        assert!(
+            error.starts_with(&dir.path().display().to_string()),
+            "{error}"
+        );
+    }
+
     #[test]
     fn sections_keys_and_comments() {
         let presets = parse(TWO).unwrap();
@@ -293,6 +426,7 @@ mod tests {
                 programs: vec!["wget", "wget2"],
                 rules: vec![(Rule::FatalOn, "1")],
                 source: "b",
+                file: None,
             }
         );
         // The value is everything after the first `=`, trimmed.
@@ -383,12 +517,13 @@ mod tests {
             programs: vec!["x", "y"],
             rules: vec![(Rule::RetryOn, "5-7,28"), (Rule::StopIfOutput, r"it's \d")],
             source: "x(1)",
+            file: None,
         };
         assert_eq!(
             preset.as_flags(),
             "# x: for x, y; rests on x(1)\nretry --retry-on 5-7,28 --stop-if-output 'it'\\''s \\d' -- x\n"
         );
-        assert!(listing().starts_with("# curl: for curl; rests on curl(1)"));
+        assert!(listing(&builtin()).starts_with("# curl: for curl; rests on curl(1)"));
     }
 
     #[test]

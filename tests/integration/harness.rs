@@ -21,10 +21,13 @@ pub struct Retry {
     input: Option<Vec<u8>>,
 }
 
-/// `retry ARGS...` with no RETRY_* variables inherited from the test's environment.
+/// `retry ARGS...` with no RETRY_* variables inherited from the test's
+/// environment, and no user presets (`$XDG_CONFIG_HOME/retry/presets.ini`)
+/// from the machine's own configuration.
 pub fn retry(args: &[&str]) -> Retry {
     let mut command = Command::new(bin());
     command.args(args).stdin(Stdio::null());
+    command.env("XDG_CONFIG_HOME", "/nonexistent/retry-tests");
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("RETRY_") {
             command.env_remove(key);

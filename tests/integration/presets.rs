@@ -290,3 +290,87 @@ fn retrys_own_timeout_stays_retried_under_a_preset() {
         .stderr_has("attempt 1/2 failed with timeout after 50ms")
         .stderr_has("giving up after 2 attempts");
 }
+
+#[test]
+fn a_team_writes_presets_for_its_own_tools() {
+    let config = scratch();
+    let dir = config.path().join("retry");
+    std::fs::create_dir(&dir).unwrap();
+    let file = dir.join("presets.ini");
+    std::fs::write(
+        &file,
+        "# Our deploy tool: 75 is its 'try again', 'no such service' is final.\n\
+         [deploy]\nprograms = sh\nretry-on = 75\nstop-if-output = ^no such service\n\
+         source = the deploy tool's README\n",
+    )
+    .unwrap();
+    let home = config.path().display().to_string();
+    let ours = |script: &str| {
+        retry(&[
+            "--preset", "deploy", "-n", "3", "-b", "1ms", "--", "sh", "-c", script,
+        ])
+        .env("XDG_CONFIG_HOME", &home)
+        .run()
+    };
+    ours("exit 75")
+        .code(75)
+        .stderr_has("giving up after 3 attempts");
+    ours("echo no such service >&2; exit 75")
+        .code(75)
+        .stderr_has("giving up after attempt 1/3");
+    // --presets lists it after the built-in ones, naming its file.
+    let listing = retry(&["--presets"]).env("XDG_CONFIG_HOME", &home).run();
+    listing.code(0);
+    let header = format!("# deploy (from {}): for sh;", file.display());
+    assert!(listing.stdout.contains(&header), "{listing:#?}");
+    assert!(listing.stdout.find("# curl").unwrap() < listing.stdout.find(&header).unwrap());
+    // RETRY_PRESET names it too; a relative XDG_CONFIG_HOME is ignored for
+    // $HOME/.config, as the XDG rules say.
+    std::fs::create_dir(config.path().join(".config")).unwrap();
+    std::fs::rename(&dir, config.path().join(".config/retry")).unwrap();
+    retry(&["-n", "2", "-b", "1ms", "--", "sh", "-c", "exit 75"])
+        .env("RETRY_PRESET", "deploy")
+        .env("XDG_CONFIG_HOME", "relative")
+        .env("HOME", &home)
+        .run()
+        .code(75)
+        .stderr_has("giving up after 2 attempts");
+}
+
+#[test]
+fn a_users_preset_file_that_is_wrong_is_named_and_nothing_runs() {
+    let config = scratch();
+    let dir = config.path().join("retry");
+    std::fs::create_dir(&dir).unwrap();
+    let file = dir.join("presets.ini");
+    let home = config.path().display().to_string();
+    let marker = config.path().join("ran");
+    let touch = format!("touch {}", marker.display());
+    for (text, says) in [
+        (
+            "[curl]\nretry-on = 22\nsource = ours\n",
+            "[curl] is a built-in preset; give yours another name",
+        ),
+        ("[ours]\nretry_on = 22\n", "line 2: unknown key `retry_on`"),
+        (
+            "[ours]\nretry-on = 1-300\nsource = s\n",
+            "--retry-on 1-300: exit code `300` is out of range",
+        ),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let run = retry(&["--preset", "ours", "--", "sh", "-c", &touch])
+            .env("XDG_CONFIG_HOME", &home)
+            .run();
+        run.code(2)
+            .stderr_lines(1)
+            .stderr_has(says)
+            .stderr_has(&file.display().to_string());
+        assert!(!marker.exists(), "{text}: the command ran");
+    }
+    // A broken file is only read when a preset is named.
+    retry(&["--", "true"])
+        .env("XDG_CONFIG_HOME", &home)
+        .run()
+        .code(0)
+        .stderr_is("");
+}
