@@ -374,3 +374,53 @@ fn a_users_preset_file_that_is_wrong_is_named_and_nothing_runs() {
         .code(0)
         .stderr_is("");
 }
+
+/// The README's pipeline: a `set -euo pipefail` script piping the body to
+/// `jq`, with curl 7.84+'s `--write-out` putting the one header retry reads
+/// on stderr. The server asks for its wait as an HTTP-date.
+#[test]
+fn an_http_date_retry_after_from_write_out_keeps_a_pipefail_script_right() {
+    let jq = std::process::Command::new("jq").arg("--version").output();
+    assert!(
+        jq.is_ok_and(|out| out.status.success()),
+        "jq is not installed: this test runs the README's `| jq` pipeline \
+         (apt-get install jq; .ci/run installs it)"
+    );
+    let at = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(2));
+    let header: &'static str = Box::leak(format!("Retry-After: {at}\r\n").into_boxed_str());
+    let pipeline = |url: &str| {
+        let script = format!(
+            "set -euo pipefail\n\
+             {} --preset curl -b 1ms -- {} -fsS \
+             --write-out '%{{stderr}}retry-after: %header{{retry-after}}\\n' {url} | jq -r .ok",
+            crate::harness::bin(),
+            curl()
+        );
+        let started = std::time::Instant::now();
+        let out = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .env("XDG_CONFIG_HOME", "/nonexistent/retry-tests")
+            .output()
+            .unwrap();
+        (out, started.elapsed())
+    };
+    let (url, served) = server(vec![(503, "Service Unavailable", header, ""), OK]);
+    let (out, elapsed) = pipeline(&url);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "true\n", "{stderr}");
+    assert!(stderr.contains("(server asked for "), "{stderr}");
+    // Whole seconds: the date is 1 to 2 s ahead when curl reads it.
+    assert!(
+        elapsed >= Duration::from_millis(900),
+        "{elapsed:?}: {stderr}"
+    );
+    assert_eq!(served.load(Ordering::SeqCst), 2);
+    // A 404: one request, nothing reaches jq, and the script fails with
+    // curl's 22, not with jq's complaint about a partial body.
+    let (url, served) = server(vec![(404, "Not Found", "", "{\"partial\n")]);
+    let (out, _) = pipeline(&url);
+    assert_eq!(out.status.code(), Some(22), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(served.load(Ordering::SeqCst), 1);
+}
