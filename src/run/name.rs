@@ -7,8 +7,6 @@
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
-use crate::run::supervisor::escape_control;
-
 /// A `sh -c` script longer than this is cut (with `…`) in every line.
 const SCRIPT_CHARS: usize = 24;
 /// The whole command line shown by `-v` is cut past this.
@@ -85,6 +83,21 @@ fn shell_quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
 
+/// The command's words as a log line may show them: a newline or an escape
+/// sequence in a word must not start a line of its own (a forged GitHub
+/// annotation) or repaint the terminal.
+pub(crate) fn escape_control(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| match c {
+            '\n' => "\\n".chars().collect::<Vec<_>>(),
+            '\r' => "\\r".chars().collect(),
+            '\t' => "\\t".chars().collect(),
+            c if c.is_control() => format!("\\x{:02x}", c as u32).chars().collect(),
+            c => vec![c],
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +158,13 @@ mod tests {
         let full = name(&["echo", &long]).full;
         assert_eq!(full.chars().count(), FULL_CHARS);
         assert!(full.ends_with('…'));
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(
+            escape_control("a\nb\x1b[31m\u{85}ok"),
+            "a\\nb\\x1b[31m\\x85ok"
+        );
     }
 }

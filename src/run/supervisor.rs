@@ -494,7 +494,7 @@ impl Host for Supervisor<'_> {
 /// 127 when the command does not exist, 126 when it exists but cannot run,
 /// as POSIX shells report it.
 fn spawn_error(program: &OsStr, error: &io::Error) -> SpawnError {
-    let name = escape_control(&program.to_string_lossy());
+    let name = crate::run::name::escape_control(&program.to_string_lossy());
     let (code, why) = match error.kind() {
         io::ErrorKind::NotFound => (127, "command not found".to_owned()),
         io::ErrorKind::PermissionDenied if std::path::Path::new(program).is_dir() => {
@@ -509,21 +509,6 @@ fn spawn_error(program: &OsStr, error: &io::Error) -> SpawnError {
         code,
         message: format!("cannot run `{name}`: {why}"),
     }
-}
-
-/// The command's words as a log line may show them: a newline or an escape
-/// sequence in a word must not start a line of its own (a forged GitHub
-/// annotation) or repaint the terminal.
-pub fn escape_control(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| match c {
-            '\n' => "\\n".chars().collect::<Vec<_>>(),
-            '\r' => "\\r".chars().collect(),
-            '\t' => "\\t".chars().collect(),
-            c if c.is_control() => format!("\\x{:02x}", c as u32).chars().collect(),
-            c => vec![c],
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -543,13 +528,5 @@ mod tests {
             &io::Error::from(io::ErrorKind::PermissionDenied),
         );
         assert_eq!(denied.code, 126);
-    }
-
-    #[test]
-    fn control_characters_are_escaped() {
-        assert_eq!(
-            escape_control("a\nb\x1b[31m\u{85}ok"),
-            "a\\nb\\x1b[31m\\x85ok"
-        );
     }
 }
