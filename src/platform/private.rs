@@ -8,7 +8,7 @@
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// The effective user id: the owner of every file this process creates.
@@ -110,6 +110,26 @@ pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
         ));
     }
     Ok(Some(file))
+}
+
+/// Reads from the start up to `buf`'s length (a longer file is not a record).
+pub fn read_at_most(file: &File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut len = 0;
+    while len < buf.len() {
+        match file.read_at(&mut buf[len..], len as u64) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(len)
+}
+
+/// Writes `bytes` at the file's start in one positioned write (a record
+/// of fixed length: a kill leaves the old one or the new).
+pub fn write_at_start(file: &File, bytes: &[u8]) -> io::Result<()> {
+    file.write_all_at(bytes, 0)
 }
 
 #[cfg(test)]

@@ -166,10 +166,10 @@ pub trait Host {
         exit_code: i32,
         deadline: Option<Instant>,
     ) -> Result<Ended, SpawnError>;
-    /// `--budget`: takes `tokens` for a retry from the shared budget;
-    /// whether it could, and a warning to log. Without one, always.
-    fn withdraw(&mut self, _tokens: u32) -> (bool, Option<String>) {
-        (true, None)
+    /// `--budget`: takes `tokens` for a retry from the shared budget.
+    /// Without one, every retry is granted.
+    fn withdraw(&mut self, _tokens: u32) -> budget::Withdrawal {
+        budget::Withdrawal::GRANTED
     }
     /// `--budget`: gives `tokens` back after a success; a warning to log.
     fn deposit(&mut self, _tokens: u32) -> Option<String> {
@@ -279,10 +279,10 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 return true;
             };
             let tokens = params.retry_cost(after_timeout);
-            let (ok, said) = host.withdraw(tokens);
-            warning = said;
-            paid = ok.then_some(tokens);
-            ok
+            let withdrawal = host.withdraw(tokens);
+            warning = withdrawal.warning;
+            paid = withdrawal.granted.then_some(tokens);
+            withdrawal.granted
         };
         let decision = decide(&self.rules, &facts, draw, pay);
         warn(emit, self.number, warning);
@@ -603,13 +603,16 @@ mod tests {
             self.settled.push(to_stdout);
             self.unsettled.take().map_or(Ok(()), Err)
         }
-        fn withdraw(&mut self, tokens: u32) -> (bool, Option<String>) {
-            let paid = self.tokens >= tokens;
-            if paid {
+        fn withdraw(&mut self, tokens: u32) -> budget::Withdrawal {
+            let granted = self.tokens >= tokens;
+            if granted {
                 self.tokens -= tokens;
                 self.budget.push(-i64::from(tokens));
             }
-            (paid, self.budget_says.clone())
+            budget::Withdrawal {
+                granted,
+                warning: self.budget_says.clone(),
+            }
         }
         fn deposit(&mut self, tokens: u32) -> Option<String> {
             self.tokens += tokens;

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use crate::platform::signals::{Signals, Wake};
 use crate::platform::spawn::{Io, Spawn};
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
+use crate::run::budget::Withdrawal;
 use crate::run::countdown;
 use crate::run::lineage::{self, Lineage};
 use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
@@ -393,12 +394,14 @@ impl Host for Supervisor<'_> {
         Instant::now()
     }
 
-    fn withdraw(&mut self, tokens: u32) -> (bool, Option<String>) {
-        self.budget.as_mut().map_or((true, None), |b| b.pay(tokens))
+    fn withdraw(&mut self, tokens: u32) -> Withdrawal {
+        self.budget
+            .as_mut()
+            .map_or(Withdrawal::GRANTED, |b| b.withdraw(tokens))
     }
 
     fn deposit(&mut self, tokens: u32) -> Option<String> {
-        self.budget.as_mut().and_then(|b| b.refund(tokens))
+        self.budget.as_mut().and_then(|b| b.deposit(tokens))
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Attempt, SpawnError> {

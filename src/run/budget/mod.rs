@@ -19,15 +19,21 @@
 //! `/tmp/retry-UID` first.
 
 pub mod bucket;
+mod lock;
+mod record;
+mod status;
 
 use std::ffi::OsString;
-use std::fs::{File, TryLockError};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::SystemTime;
 
 pub use bucket::{Bucket, Params};
+pub use status::print_status;
+
+use lock::{LOCK_WAIT, Lock};
+use record::{RECORD_LEN, decode, encode};
 
 use crate::platform::private;
 
@@ -76,41 +82,6 @@ fn default_dir() -> PathBuf {
     )
 }
 
-/// The record: `retry-budget 1`, thousandths, time, checksum; fixed width.
-const MAGIC: &str = "retry-budget 1";
-const RECORD_LEN: usize = MAGIC.len() + 1 + 20 + 1 + 20 + 1 + 16 + 1;
-
-fn encode(bucket: Bucket) -> String {
-    let body = format!("{MAGIC} {:020} {:020}", bucket.milli, bucket.at_ms);
-    format!("{body} {:016x}\n", fnv1a(body.as_bytes()))
-}
-
-/// The bucket a record holds, if it is one: the right length, shape and sum.
-fn decode(bytes: &[u8]) -> Option<Bucket> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let line = text.strip_suffix('\n')?;
-    let (body, sum) = line.rsplit_once(' ')?;
-    if bytes.len() != RECORD_LEN || u64::from_str_radix(sum, 16).ok()? != fnv1a(body.as_bytes()) {
-        return None;
-    }
-    let mut fields = body.strip_prefix(MAGIC)?.split(' ').skip(1);
-    let milli = fields.next()?.parse().ok()?;
-    let at_ms = fields.next()?.parse().ok()?;
-    Some(Bucket { milli, at_ms })
-}
-
-/// FNV-1a, 64 bits: enough to tell a record from a torn or edited one.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-/// How long an update waits for the lock before it goes ahead without the
-/// budget: a holder that is stopped (^Z, a debugger) must not stall
-/// everyone. Updates take microseconds; a crash releases the lock.
-const LOCK_WAIT: Duration = Duration::from_secs(2);
-
 /// An open budget.
 #[derive(Debug)]
 pub struct Budget {
@@ -118,6 +89,23 @@ pub struct Budget {
     path: PathBuf,
     file: File,
     params: Params,
+}
+
+/// A budget's answer to a retry asking for its tokens.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Withdrawal {
+    /// Whether the retry may go ahead (also when the budget failed open).
+    pub granted: bool,
+    /// What to log: a reset record, or why the budget was skipped.
+    pub warning: Option<String>,
+}
+
+impl Withdrawal {
+    /// No budget: every retry goes ahead, nothing to say.
+    pub const GRANTED: Withdrawal = Withdrawal {
+        granted: true,
+        warning: None,
+    };
 }
 
 /// What an update found, besides its result.
@@ -167,8 +155,8 @@ impl Budget {
         }))
     }
 
-    /// Pays for a retry now: whether the bucket could.
-    fn withdraw(&mut self, tokens: u32) -> Result<Updated<bool>, String> {
+    /// Takes a retry's tokens now: whether the bucket had them.
+    fn try_withdraw(&mut self, tokens: u32) -> Result<Updated<bool>, String> {
         let (params, now) = (self.params, now_ms());
         self.update(now, |bucket| match bucket.withdraw(&params, now, tokens) {
             Some(paid) => (Some(paid), true),
@@ -177,7 +165,7 @@ impl Budget {
     }
 
     /// Gives tokens back (a success).
-    fn deposit(&mut self, tokens: u32) -> Result<Updated<()>, String> {
+    fn try_deposit(&mut self, tokens: u32) -> Result<Updated<()>, String> {
         let (params, now) = (self.params, now_ms());
         self.update(now, |bucket| {
             (Some(bucket.deposit(&params, now, tokens)), ())
@@ -187,16 +175,22 @@ impl Budget {
     /// For the loop: whether a retry may go ahead, and what to log. A file
     /// that cannot be used lets it go ahead, as without a budget: a budget
     /// must never be the reason a command that would have worked did not.
-    pub fn pay(&mut self, tokens: u32) -> (bool, Option<String>) {
-        match self.withdraw(tokens) {
-            Ok(updated) => (updated.value, updated.reset),
-            Err(e) => (true, Some(format!("{e}; retrying without it"))),
+    pub fn withdraw(&mut self, tokens: u32) -> Withdrawal {
+        match self.try_withdraw(tokens) {
+            Ok(updated) => Withdrawal {
+                granted: updated.value,
+                warning: updated.reset,
+            },
+            Err(e) => Withdrawal {
+                granted: true,
+                warning: Some(format!("{e}; retrying without it")),
+            },
         }
     }
 
     /// For the loop: gives tokens back after a success; what to log.
-    pub fn refund(&mut self, tokens: u32) -> Option<String> {
-        match self.deposit(tokens) {
+    pub fn deposit(&mut self, tokens: u32) -> Option<String> {
+        match self.try_deposit(tokens) {
             Ok(updated) => updated.reset,
             Err(e) => Some(e),
         }
@@ -228,7 +222,7 @@ impl Budget {
     /// and how many bytes the file had (up to one more than a record).
     fn read(&self) -> Result<(Option<Bucket>, usize), String> {
         let mut buf = [0u8; RECORD_LEN + 1];
-        let len = read_at_most(&self.file, &mut buf).map_err(|e| self.fail("read", e))?;
+        let len = private::read_at_most(&self.file, &mut buf).map_err(|e| self.fail("read", e))?;
         Ok((decode(&buf[..len]), len))
     }
 
@@ -266,8 +260,7 @@ impl Budget {
         let next = next.or(reset.as_ref().map(|_| bucket));
         if let Some(next) = next {
             // One write of a fixed length: a kill leaves the old or the new.
-            self.file
-                .write_all_at(encode(next).as_bytes(), 0)
+            private::write_at_start(&self.file, encode(next).as_bytes())
                 .map_err(|e| fail("write", e))?;
             if len > RECORD_LEN {
                 self.file
@@ -277,75 +270,6 @@ impl Budget {
         }
         Ok(Updated { value, reset })
     }
-
-    /// What `--budget-status` prints.
-    fn describe(name: &str, params: &Params, bucket: Option<Bucket>, path: &Path) -> String {
-        let milli = bucket.map_or(params.capacity(), |b| b.milli);
-        let tokens = milli as f64 / bucket::MILLI as f64;
-        let retries = milli / (u64::from(params.cost) * bucket::MILLI);
-        let missing =
-            (params.capacity() - milli.min(params.capacity())) as f64 / bucket::MILLI as f64;
-        let refill = if missing == 0.0 {
-            "full".to_owned()
-        } else if params.refill > 0.0 {
-            format!(
-                "full again in {:.0} s if idle",
-                (missing / params.refill).ceil()
-            )
-        } else {
-            "refills only on success".to_owned()
-        };
-        let state = match bucket {
-            Some(_) => path.display().to_string(),
-            None => format!("{} (not used yet)", path.display()),
-        };
-        format!(
-            "budget {name}: {tokens:.1} of {} tokens, {retries} retries at {} each ({} after a timeout); {refill}\n\
-             refill: {} tokens/s; state: {state}\n",
-            params.tokens,
-            params.cost,
-            params.retry_cost(true),
-            params.refill,
-        )
-    }
-}
-
-/// `--budget-status NAME`: the bucket's state on stdout; exit 1 if it
-/// cannot be read safely (the reason on stderr; a run would go without the
-/// budget) or if stdout is closed.
-pub fn print_status(settings: &Settings) -> u8 {
-    use std::io::Write;
-    let report = match Budget::peek(settings) {
-        Ok(None) => Ok(Budget::describe(
-            &settings.name,
-            &settings.params,
-            None,
-            &default_dir().join(&settings.name),
-        )),
-        Ok(Some(budget)) => budget.current().map(|updated| {
-            if let Some(reset) = updated.reset {
-                let _ = writeln!(io::stderr(), "retry: warning: {reset}");
-            }
-            Budget::describe(
-                &settings.name,
-                &settings.params,
-                Some(updated.value),
-                &budget.path,
-            )
-        }),
-        Err(e) => Err(e),
-    };
-    match report {
-        Ok(text) => u8::from(io::stdout().write_all(text.as_bytes()).is_err()),
-        Err(e) => {
-            let name = &settings.name;
-            let _ = writeln!(
-                io::stderr(),
-                "retry: --budget-status {name}: {e}; a run with --budget {name} goes without it"
-            );
-            1
-        }
-    }
 }
 
 fn now_ms() -> u64 {
@@ -354,52 +278,10 @@ fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// Reads from the start up to `buf`'s length (a longer file is not a record).
-fn read_at_most(file: &File, buf: &mut [u8]) -> io::Result<usize> {
-    let mut len = 0;
-    while len < buf.len() {
-        match file.read_at(&mut buf[len..], len as u64) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(len)
-}
-
-/// An exclusive lock on the open file, released when dropped (or when the
-/// process dies: it is the kernel's, `flock` on Unix).
-struct Lock<'a>(&'a File);
-
-impl<'a> Lock<'a> {
-    fn take(file: &'a File, wait: Duration) -> io::Result<Self> {
-        let until = Instant::now() + wait;
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Lock(file)),
-                Err(TryLockError::Error(e)) => return Err(e),
-                Err(TryLockError::WouldBlock) if Instant::now() >= until => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        format!("another retry has held its lock for {wait:?}"),
-                    ));
-                }
-                Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_micros(200)),
-            }
-        }
-    }
-}
-
-impl Drop for Lock<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, Instant};
 
     const P: Params = Params {
         tokens: 20,
@@ -447,32 +329,6 @@ mod tests {
         assert_eq!(dir(Some("run".into()), tmp, 7), Path::new("/tmp/retry-7"));
     }
 
-    #[test]
-    fn records_round_trip_and_reject_any_damage() {
-        let bucket = Bucket {
-            milli: 12_345,
-            at_ms: 1_792_567_680_000,
-        };
-        let record = encode(bucket);
-        assert_eq!(record.len(), RECORD_LEN);
-        assert_eq!(decode(record.as_bytes()), Some(bucket));
-        let extremes = Bucket {
-            milli: u64::MAX,
-            at_ms: u64::MAX,
-        };
-        assert_eq!(decode(encode(extremes).as_bytes()), Some(extremes));
-        // Every truncation and every single-byte change is refused.
-        for cut in 0..RECORD_LEN {
-            assert_eq!(decode(&record.as_bytes()[..cut]), None, "cut at {cut}");
-        }
-        for at in 0..RECORD_LEN {
-            let mut damaged = record.clone().into_bytes();
-            damaged[at] = if damaged[at] == b'1' { b'2' } else { b'1' };
-            assert_eq!(decode(&damaged), None, "byte {at}");
-        }
-        assert_eq!(decode(b"\xff\xfe garbage"), None);
-    }
-
     fn open(dir: &Path, name: &str) -> Budget {
         Budget::open_in(dir, &settings(name), true)
             .unwrap()
@@ -490,14 +346,14 @@ mod tests {
         let paid: Vec<bool> = (0..6)
             .map(|i| {
                 let budget = if i % 2 == 0 { &mut a } else { &mut b };
-                budget.withdraw(5).unwrap().value
+                budget.try_withdraw(5).unwrap().value
             })
             .collect();
         assert_eq!(paid, [true, true, true, true, false, false]);
-        assert!(other.withdraw(5).unwrap().value);
-        b.deposit(5).unwrap();
-        assert!(a.withdraw(5).unwrap().value);
-        assert!(!a.withdraw(5).unwrap().value);
+        assert!(other.try_withdraw(5).unwrap().value);
+        b.try_deposit(5).unwrap();
+        assert!(a.try_withdraw(5).unwrap().value);
+        assert!(!a.try_withdraw(5).unwrap().value);
         assert_eq!(b.current().unwrap().value.milli, 0);
     }
 
@@ -505,14 +361,14 @@ mod tests {
     fn a_damaged_record_is_reset_with_a_warning() {
         let tmp = tempfile::tempdir().unwrap();
         let mut budget = open(tmp.path(), "ci");
-        assert!(budget.withdraw(5).unwrap().reset.is_none());
+        assert!(budget.try_withdraw(5).unwrap().reset.is_none());
         std::fs::write(
             &budget.path,
             "retry-budget 1 0000 garbage and more than a record holds, \
             so that the file must be cut back to one record's length\n",
         )
         .unwrap();
-        let updated = budget.withdraw(5).unwrap();
+        let updated = budget.try_withdraw(5).unwrap();
         assert!(updated.value);
         let reset = updated.reset.unwrap();
         assert!(
@@ -529,7 +385,7 @@ mod tests {
     fn a_look_at_a_damaged_record_leaves_it() {
         let tmp = tempfile::tempdir().unwrap();
         let mut budget = open(tmp.path(), "ci");
-        budget.withdraw(5).unwrap();
+        budget.try_withdraw(5).unwrap();
         let damaged = b"retry-budget 1 garbled\n";
         std::fs::write(&budget.path, damaged).unwrap();
         let look = Budget::open_in(tmp.path(), &settings("ci"), false)
@@ -548,7 +404,7 @@ mod tests {
         );
         assert_eq!(std::fs::read(&budget.path).unwrap(), damaged);
         // The next update resets it.
-        assert!(budget.withdraw(5).unwrap().reset.is_some());
+        assert!(budget.try_withdraw(5).unwrap().reset.is_some());
         assert!(look.current().unwrap().reset.is_none());
     }
 
@@ -562,29 +418,7 @@ mod tests {
         assert!(Lock::take(&budget.file, Duration::from_millis(50)).is_err());
         assert!(took.elapsed() < Duration::from_secs(1));
         drop(holder);
-        assert!(budget.withdraw(5).unwrap().value);
-    }
-
-    #[test]
-    fn status_says_how_many_retries_are_left() {
-        let p = Params { refill: 2.0, ..P };
-        let bucket = Bucket {
-            milli: 7_500,
-            at_ms: 0,
-        };
-        let text = Budget::describe("ci", &p, Some(bucket), Path::new("/r/ci"));
-        assert_eq!(
-            text,
-            "budget ci: 7.5 of 20 tokens, 1 retries at 5 each (10 after a timeout); full again in 7 s if idle\n\
-             refill: 2 tokens/s; state: /r/ci\n"
-        );
-        let text = Budget::describe("ci", &P, None, Path::new("/r/ci"));
-        assert!(
-            text.starts_with("budget ci: 20.0 of 20 tokens, 4 retries")
-                && text.contains("; full\n"),
-            "{text}"
-        );
-        assert!(text.ends_with("state: /r/ci (not used yet)\n"), "{text}");
+        assert!(budget.try_withdraw(5).unwrap().value);
     }
 
     /// `bash bench/budget.sh` runs this in release: what `--budget` adds
@@ -610,7 +444,7 @@ mod tests {
         let n = 200_000;
         let started = Instant::now();
         for _ in 0..n {
-            assert!(budget.pay(1).0);
+            assert!(budget.withdraw(1).granted);
         }
         let each = started.elapsed() / n;
         println!(

@@ -1,0 +1,107 @@
+//! `--budget-status NAME`: what a budget holds now, read without writing.
+
+use std::io;
+use std::path::Path;
+
+use super::{Bucket, Budget, Params, Settings, bucket, default_dir};
+
+/// What `--budget-status` prints.
+fn describe(name: &str, params: &Params, bucket: Option<Bucket>, path: &Path) -> String {
+    let milli = bucket.map_or(params.capacity(), |b| b.milli);
+    let tokens = milli as f64 / bucket::MILLI as f64;
+    let retries = milli / (u64::from(params.cost) * bucket::MILLI);
+    let missing = (params.capacity() - milli.min(params.capacity())) as f64 / bucket::MILLI as f64;
+    let refill = if missing == 0.0 {
+        "full".to_owned()
+    } else if params.refill > 0.0 {
+        format!(
+            "full again in {:.0} s if idle",
+            (missing / params.refill).ceil()
+        )
+    } else {
+        "refills only on success".to_owned()
+    };
+    let state = match bucket {
+        Some(_) => path.display().to_string(),
+        None => format!("{} (not used yet)", path.display()),
+    };
+    format!(
+        "budget {name}: {tokens:.1} of {} tokens, {retries} retries at {} each ({} after a timeout); {refill}\n\
+         refill: {} tokens/s; state: {state}\n",
+        params.tokens,
+        params.cost,
+        params.retry_cost(true),
+        params.refill,
+    )
+}
+
+/// `--budget-status NAME`: the bucket's state on stdout; exit 1 if it
+/// cannot be read safely (the reason on stderr; a run would go without the
+/// budget) or if stdout is closed.
+pub fn print_status(settings: &Settings) -> u8 {
+    use std::io::Write;
+    let report = match Budget::peek(settings) {
+        Ok(None) => Ok(describe(
+            &settings.name,
+            &settings.params,
+            None,
+            &default_dir().join(&settings.name),
+        )),
+        Ok(Some(budget)) => budget.current().map(|updated| {
+            if let Some(reset) = updated.reset {
+                let _ = writeln!(io::stderr(), "retry: warning: {reset}");
+            }
+            describe(
+                &settings.name,
+                &settings.params,
+                Some(updated.value),
+                &budget.path,
+            )
+        }),
+        Err(e) => Err(e),
+    };
+    match report {
+        Ok(text) => u8::from(io::stdout().write_all(text.as_bytes()).is_err()),
+        Err(e) => {
+            let name = &settings.name;
+            let _ = writeln!(
+                io::stderr(),
+                "retry: --budget-status {name}: {e}; a run with --budget {name} goes without it"
+            );
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: Params = Params {
+        tokens: 20,
+        cost: 5,
+        refill: 0.0,
+    };
+
+    #[test]
+    fn status_says_how_many_retries_are_left() {
+        let p = Params { refill: 2.0, ..P };
+        let bucket = Bucket {
+            milli: 7_500,
+            at_ms: 0,
+        };
+        let text = describe("ci", &p, Some(bucket), Path::new("/r/ci"));
+        assert_eq!(
+            text,
+            "budget ci: 7.5 of 20 tokens, 1 retries at 5 each (10 after a timeout); full again in 7 s if idle\n\
+             refill: 2 tokens/s; state: /r/ci\n"
+        );
+        let text = describe("ci", &P, None, Path::new("/r/ci"));
+        assert!(
+            text.starts_with("budget ci: 20.0 of 20 tokens, 4 retries")
+                && text.contains("; full\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("state: /r/ci (not used yet)\n"), "{text}");
+    }
+}
