@@ -39,7 +39,7 @@ use std::io::Write;
 use crate::cli::config::Mode;
 use crate::cli::{generate, usage};
 use crate::platform::signals;
-use crate::run::{countdown, events, log, pipes, supervisor};
+use crate::run::{events, log, pipes, supervisor};
 
 /// The whole program: parse `args` (the program name first), validate,
 /// then run the chosen mode; returns the exit status. `after_parsing`:
@@ -140,19 +140,7 @@ fn run_command(
             return run::Exit::Code(events::RETRY_FAILED);
         }
     };
-    let mut host = supervisor::Supervisor::new(
-        &config.program,
-        &config.args,
-        config.foreground,
-        config.kill_after,
-        signals,
-        config.log_format == log::LogFormat::Text
-            && config.log_file.is_none()
-            && config.verbosity != log::Verbosity::Quiet
-            && countdown::enabled(),
-        pipes::Pipes::new(&config.pipes),
-    );
-    host.budget = budget;
+    let mut host = supervisor::Supervisor::new(config, signals, budget);
     let seed = config.seed;
     let mut noted = config.preset.is_some();
     let mut emit = |event: &events::Event| {

@@ -21,11 +21,12 @@ use std::time::{Duration, Instant};
 use crate::platform::signals::{Signals, Wake};
 use crate::platform::spawn::{Io, Spawn};
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
-use crate::run::budget::Withdrawal;
+use crate::run::budget::{Budget, Withdrawal};
 use crate::run::countdown;
 use crate::run::lineage::{self, Lineage};
+use crate::run::log::{LogFormat, Verbosity};
 use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
-use crate::run::{Attempt, AttemptInfo, Ended, Host, SpawnError, Unsettled};
+use crate::run::{Attempt, AttemptInfo, Ended, Host, Options, SpawnError, Unsettled};
 use crate::status::Status;
 use clap::ValueEnum;
 
@@ -57,43 +58,44 @@ pub struct Supervisor<'a> {
     /// The last attempt's held-back stdout, until the runner settles it.
     held: Option<Spool>,
     /// `--budget`: the shared retry budget, opened before the first attempt.
-    pub budget: Option<crate::run::budget::Budget>,
+    budget: Option<Budget>,
 }
 
 impl<'a> Supervisor<'a> {
-    pub fn new(
-        program: &'a OsStr,
-        args: &'a [OsString],
-        foreground: Foreground,
-        kill_after: Duration,
-        signals: Signals,
-        countdown: bool,
-        mut pipes: Option<Pipes>,
-    ) -> Self {
-        let own_group = match foreground {
+    /// The host for one run of `options`, with retry's signal handlers
+    /// installed and the budget (if any) already opened.
+    pub fn new(options: &'a Options, signals: Signals, budget: Option<Budget>) -> Self {
+        let own_group = match options.foreground {
             Foreground::Always => false,
             Foreground::Never => true,
             Foreground::Auto => !platform::stdin_is_terminal(),
         };
+        let mut pipes = Pipes::new(&options.pipes);
         if let Some(pipes) = &mut pipes {
             let waker = signals.waker();
             pipes.set_waker(std::sync::Arc::new(move || waker.wake()));
         }
+        // The countdown shares stderr with the text log; a log elsewhere,
+        // JSON or --quiet asked for no such line.
+        let countdown = options.log_format == LogFormat::Text
+            && options.log_file.is_none()
+            && options.verbosity != Verbosity::Quiet
+            && countdown::enabled();
         Self {
-            program,
-            args,
+            program: &options.program,
+            args: &options.args,
             own_group,
             subreaper: platform::reaper::become_subreaper(),
             lineage: Lineage::new(
                 std::env::var_os(lineage::VARIABLE).as_deref(),
                 Lineage::unique_id(),
             ),
-            kill_after,
+            kill_after: options.kill_after,
             signals,
             countdown,
             pipes,
             held: None,
-            budget: None,
+            budget,
         }
     }
 
