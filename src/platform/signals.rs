@@ -116,15 +116,7 @@ impl Signals {
 /// limit). Where nix offers it, `ppoll` waits to the nanosecond: a sleep
 /// ends within about 0.2 ms of its time (bench/RESULTS.md, sleep accuracy)
 /// instead of up to 1 ms late with poll's whole milliseconds.
-#[cfg(all(
-    any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "dragonfly"
-    ),
-    not(feature = "portable")
-))]
+#[cfg(precise_wait)]
 fn wait_ready(fds: &mut [PollFd], left: Option<Duration>) {
     let timeout = left.map(nix::sys::time::TimeSpec::from_duration);
     let _ = nix::poll::ppoll(fds, timeout, None);
@@ -132,15 +124,7 @@ fn wait_ready(fds: &mut [PollFd], left: Option<Duration>) {
 
 /// Every other Unix (and `--features portable`): `poll`, in milliseconds
 /// rounded up, so a wait never ends early and spins.
-#[cfg(not(all(
-    any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "dragonfly"
-    ),
-    not(feature = "portable")
-)))]
+#[cfg(not(precise_wait))]
 fn wait_ready(fds: &mut [PollFd], left: Option<Duration>) {
     let timeout = match left {
         None => nix::poll::PollTimeout::NONE,

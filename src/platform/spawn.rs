@@ -101,16 +101,7 @@ impl Spawn {
     /// Starts the command. Errors are the exec's own (ENOENT, EACCES, …),
     /// reported before this returns.
     pub fn spawn(&self) -> io::Result<Child> {
-        // The platforms of nix's `spawn` module, as on `mod posix` below.
-        #[cfg(all(
-            not(feature = "portable"),
-            any(
-                target_os = "linux",
-                target_os = "freebsd",
-                target_os = "netbsd",
-                target_vendor = "apple"
-            )
-        ))]
+        #[cfg(posix_spawn)]
         if !crate::platform::sigchld_was_ignored() {
             match posix::spawn(self) {
                 Err(error) if error.raw_os_error() == Some(libc::ENOEXEC) => {}
@@ -179,15 +170,7 @@ fn std_stdio(io: &Io) -> io::Result<std::process::Stdio> {
     })
 }
 
-#[cfg(all(
-    not(feature = "portable"),
-    any(
-        target_os = "linux",
-        target_os = "freebsd",
-        target_os = "netbsd",
-        target_vendor = "apple"
-    )
-))]
+#[cfg(posix_spawn)]
 mod posix {
     use std::ffi::{CString, OsStr};
     use std::io;

@@ -6,7 +6,7 @@
 //! By default the command leads a process group of its own, so a timeout
 //! or a forwarded signal reaches everything it started (`sh -c` included);
 //! on Linux retry is also a child subreaper, so descendants that left the
-//! group are found and stopped with it. When stdin is a terminal
+//! group are found and stopped with it (`platform::tree`). When stdin is a terminal
 //! (`--foreground`) the command stays in retry's group so it can read the
 //! terminal and job control stops and continues both together; the terminal
 //! then delivers Ctrl-C, Ctrl-\ and hangups to it directly, and other
@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::platform::signals::{Signals, Wake};
 use crate::platform::spawn::{Io, Spawn};
+use crate::platform::tree::ProcessTree;
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
 use crate::run::budget::{Budget, Withdrawal};
 use crate::run::countdown;
@@ -150,13 +151,7 @@ impl<'a> Supervisor<'a> {
             });
         }
         command.own_group = self.own_group;
-        // Children retry already has (left on purpose by an earlier attempt,
-        // or by whatever exec'd retry) are not this attempt's to stop.
-        let spared = if self.subreaper {
-            platform::reaper::adopted(&[])
-        } else {
-            Vec::new()
-        };
+        let tree = ProcessTree::before_start(self.own_group, self.subreaper);
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(error) => match error.raw_os_error().filter(|e| SHORTAGES.contains(e)) {
@@ -167,12 +162,12 @@ impl<'a> Supervisor<'a> {
         if let Some(pipes) = self.pipes.as_mut().filter(|_| with_pipes) {
             pipes.attach(&mut child);
         }
-        Ok(self.supervise(child.pid, deadline, &spared))
+        Ok(self.supervise(child.pid, deadline, &tree))
     }
 
     /// Waits for the child to end, stopping it at `deadline`, on a signal,
     /// or when the pipes report a failure (then its result cannot be trusted).
-    fn supervise(&self, pid: i32, deadline: Option<Instant>, spared: &[i32]) -> Ended {
+    fn supervise(&self, pid: i32, deadline: Option<Instant>, tree: &ProcessTree) -> Ended {
         let mut stop = Stop::default();
         loop {
             match platform::reap(pid) {
@@ -190,10 +185,10 @@ impl<'a> Supervisor<'a> {
                     continue;
                 }
                 Waited::Exited(code) => {
-                    return self.ended(pid, &stop, Status::exited(code), spared);
+                    return self.ended(pid, &stop, Status::exited(code), tree);
                 }
                 Waited::Killed(signal) => {
-                    return self.ended(pid, &stop, Status::signaled(signal), spared);
+                    return self.ended(pid, &stop, Status::signaled(signal), tree);
                 }
             }
             let now = Instant::now();
@@ -244,9 +239,10 @@ impl<'a> Supervisor<'a> {
     }
 
     /// The leader is reaped: after a stop, nothing it started may outlive it.
-    fn ended(&self, pid: i32, stop: &Stop, status: Status, spared: &[i32]) -> Ended {
+    fn ended(&self, pid: i32, stop: &Stop, status: Status, tree: &ProcessTree) -> Ended {
         if stop.interrupted.is_some() || stop.why.is_some() {
-            self.stop_leftovers(pid, spared);
+            let ours = |env: &[u8]| self.lineage.marks(env);
+            tree.stop_leftovers(pid, self.kill_after, &self.signals, &ours);
         }
         match (stop.interrupted, &stop.why) {
             (Some(signal), _) => Ended::Interrupted {
@@ -256,83 +252,6 @@ impl<'a> Supervisor<'a> {
             (None, Some(Why::Deadline)) => Ended::TimedOut,
             (None, Some(Why::Failed(message))) => Ended::Failed(message.clone()),
             (None, None) => Ended::Exited(status),
-        }
-    }
-
-    /// Kills what is left of a stopped attempt: the rest of its process
-    /// group, then (where the platform adopts orphans) every descendant that
-    /// left the group, each given SIGTERM and the grace before SIGKILL.
-    /// Only a descendant of this run is signalled (see `lineage`); other
-    /// adopted processes are only reaped when they end.
-    fn stop_leftovers(&self, pid: i32, spared: &[i32]) {
-        if self.own_group {
-            platform::send(pid, SIGKILL, true);
-        }
-        if !self.subreaper {
-            return;
-        }
-        let mut warned: Vec<i32> = Vec::new();
-        // Bounded: each round stops what it finds; their orphans come next.
-        for _ in 0..32 {
-            platform::reap_orphans();
-            let adopted = self.descendants(spared);
-            if adopted.is_empty() {
-                if !self.own_group || !platform::group_exists(pid) {
-                    return;
-                }
-                // Group members still dying: their orphans arrive shortly.
-                self.signals.wait(Some(Instant::now() + ROUND), true);
-                continue;
-            }
-            let (old, new): (Vec<i32>, Vec<i32>) =
-                adopted.into_iter().partition(|p| warned.contains(p));
-            for &orphan in &old {
-                // Its own group too: a setsid'd daemon leads one.
-                platform::send(orphan, SIGKILL, true);
-                platform::send(orphan, SIGKILL, false);
-            }
-            for &orphan in &new {
-                platform::send(orphan, SIGTERM, true);
-                platform::send(orphan, SIGTERM, false);
-                platform::send(orphan, SIGCONT, false);
-            }
-            if !new.is_empty() {
-                self.await_exit(&new);
-                warned.extend(new);
-            }
-        }
-    }
-
-    /// The living adopted processes that descend from this run, but for `spared`.
-    fn descendants(&self, spared: &[i32]) -> Vec<i32> {
-        let ours = |pid: &i32| {
-            platform::reaper::environment(*pid).is_some_and(|env| self.lineage.marks(&env))
-        };
-        platform::reaper::adopted(spared)
-            .into_iter()
-            .filter(ours)
-            .collect()
-    }
-
-    /// Waits up to the grace for `pids` to exit (reaping them as they do).
-    fn await_exit(&self, pids: &[i32]) {
-        let Some(until) = Instant::now().checked_add(self.kill_after) else {
-            return;
-        };
-        while Instant::now() < until {
-            platform::reap_orphans();
-            let left = platform::reaper::adopted(&[]);
-            if !pids.iter().any(|p| left.contains(p)) {
-                return;
-            }
-            if self
-                .signals
-                .wait(Some(until.min(Instant::now() + ROUND)), true)
-                .signals
-                > 0
-            {
-                return; // a second signal: no more grace
-            }
         }
     }
 
@@ -363,9 +282,6 @@ impl<'a> Supervisor<'a> {
 /// the process limit (EAGAIN), file descriptors (EMFILE, ENFILE) or memory
 /// (ENOMEM) ran short. They pass, so the attempt is retried (status 125).
 const SHORTAGES: [i32; 4] = [libc::EAGAIN, libc::EMFILE, libc::ENFILE, libc::ENOMEM];
-
-/// How often the clean-up of escaped descendants looks again.
-const ROUND: Duration = Duration::from_millis(20);
 
 /// Why the supervisor is stopping an attempt, besides a signal.
 enum Why {

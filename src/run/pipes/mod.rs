@@ -21,7 +21,6 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 pub use failure::describe;
 pub use lines::Matchers;
@@ -285,13 +284,7 @@ fn held_open(stream: &Stream) -> bool {
     let Some(peek) = &*peek else {
         return true;
     };
-    let mut fds = [PollFd::new(peek.as_fd(), PollFlags::POLLIN)];
-    match poll(&mut fds, PollTimeout::ZERO) {
-        Ok(_) => !fds[0]
-            .revents()
-            .is_some_and(|r| r.contains(PollFlags::POLLHUP)),
-        Err(_) => true,
-    }
+    !crate::platform::ready::writers_gone(peek)
 }
 
 /// Why held-back stdout could not be written.

@@ -4,10 +4,10 @@
 //! still open after its attempt (a background process holds it) to a
 //! `cat` that goes on copying it once retry has exited.
 
+use crate::platform::spawn::{Io, Spawn};
 use std::fs::File;
 use std::io::{self, PipeReader, Write};
 use std::os::fd::AsFd;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether the command's output that retry last wrote to stderr left a
@@ -87,12 +87,13 @@ pub fn hand_off(pipe: &PipeReader, target: Target) -> io::Result<()> {
         Target::Stdout => io::stdout().as_fd().try_clone_to_owned()?,
         Target::Stderr => io::stderr().as_fd().try_clone_to_owned()?,
     };
-    Command::new("cat")
-        .stdin(pipe.try_clone()?)
-        .stdout(out)
-        // Its own complaints (a reader gone) are not the command's output.
-        .stderr(Stdio::null())
-        .spawn()
-        // Never waited for: it outlives retry. Until then it is a zombie at most.
-        .map(drop)
+    // Through the platform's spawn, as an attempt: every signal back at
+    // its default action, so `cat` dies of SIGPIPE as a reader goes away.
+    let mut cat = Spawn::new("cat");
+    cat.stdin = Io::Fd(pipe.try_clone()?.into());
+    cat.stdout = Io::Fd(out);
+    // Its own complaints (a reader gone) are not the command's output.
+    cat.stderr = Io::Null;
+    // Never waited for: it outlives retry. Until then it is a zombie at most.
+    cat.spawn().map(drop)
 }

@@ -13,11 +13,7 @@
 //! for retry's own messages: the stream is still read and matched.
 
 use std::io::{self, PipeReader, Read};
-use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
-
-use nix::errno::Errno;
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use super::failure::{Failure, describe, temp_dir_note};
 use super::lines::{Lines, MAX_LINE, Patterns};
@@ -188,18 +184,8 @@ impl Pump {
 /// Waits until `pipe` has bytes (or its end) or `over` says the attempt
 /// is over; true for the latter.
 fn over_before_more(pipe: &PipeReader, over: &PipeReader) -> bool {
-    let mut fds = [
-        PollFd::new(pipe.as_fd(), PollFlags::POLLIN),
-        PollFd::new(over.as_fd(), PollFlags::POLLIN),
-    ];
-    loop {
-        match poll(&mut fds, PollTimeout::NONE) {
-            Err(Errno::EINTR) => continue,
-            // Cannot wait on both: read, as without a hand-off.
-            Err(_) => return false,
-            Ok(_) => return fds[1].any().unwrap_or(false),
-        }
-    }
+    // Cannot wait on both: read, as without a hand-off.
+    crate::platform::ready::wait_readable(pipe, over).is_ok_and(|[_, over]| over)
 }
 
 #[cfg(test)]

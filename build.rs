@@ -1,0 +1,18 @@
+//! Named platform conditions, so each list of platforms is written once
+//! (here) and every `#[cfg]` says what it needs rather than where.
+
+fn main() {
+    cfg_aliases::cfg_aliases! {
+        // nix's `posix_spawn` (its `spawn` module's platforms); the
+        // `portable` feature takes std's fork and exec instead.
+        posix_spawn: { all(not(feature = "portable"), any(
+            target_os = "linux", target_os = "freebsd", target_os = "netbsd", target_vendor = "apple"
+        )) },
+        // nix's `ppoll`, which waits to the nanosecond; elsewhere `poll`.
+        precise_wait: { all(not(feature = "portable"), any(
+            target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "dragonfly"
+        )) },
+        // Linux's child subreaper; elsewhere (and `portable`) its twin.
+        subreaper: { all(target_os = "linux", not(feature = "portable")) },
+    }
+}

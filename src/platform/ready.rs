@@ -1,0 +1,54 @@
+//! Whether a pipe has something to read, for `run/pipes`: on Unix `poll`
+//! on its descriptor. A Windows twin would read each pipe from a blocking
+//! thread instead (each already has one) and ask `PeekNamedPipe`.
+
+use std::io::{self, PipeReader};
+use std::os::fd::AsFd;
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+
+/// Whether every writer of `pipe` has closed its end (checked without
+/// waiting). A pipe that cannot be asked counts as still open.
+pub fn writers_gone(pipe: &PipeReader) -> bool {
+    let mut fds = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        Ok(_) => fds[0]
+            .revents()
+            .is_some_and(|r| r.contains(PollFlags::POLLHUP)),
+        Err(_) => false,
+    }
+}
+
+/// Waits until `first` or `second` has bytes to read (or its end); which
+/// of them do.
+pub fn wait_readable(first: &PipeReader, second: &PipeReader) -> io::Result<[bool; 2]> {
+    let mut fds = [
+        PollFd::new(first.as_fd(), PollFlags::POLLIN),
+        PollFd::new(second.as_fd(), PollFlags::POLLIN),
+    ];
+    loop {
+        match poll(&mut fds, PollTimeout::NONE) {
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+            Ok(_) => return Ok(fds.map(|fd| fd.any().unwrap_or(false))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_pipe_reports_its_writers_and_its_bytes() {
+        let (reader, mut writer) = io::pipe().unwrap();
+        let (other, _other_writer) = io::pipe().unwrap();
+        assert!(!writers_gone(&reader));
+        writer.write_all(b"x").unwrap();
+        assert_eq!(wait_readable(&other, &reader).unwrap(), [false, true]);
+        drop(writer);
+        assert!(writers_gone(&reader));
+    }
+}
