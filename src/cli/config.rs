@@ -169,10 +169,10 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             (_, true) => Verbosity::Verbose,
             _ => Verbosity::Normal,
         },
-        foreground: cli.foreground,
+        foreground: cli.foreground.into(),
         on_retry: cli.on_retry,
         pipes: crate::run::pipes::Settings {
-            stdin: cli.stdin,
+            stdin: cli.stdin.into(),
             stdin_limit: cli.stdin_limit,
             stdout_once: cli.stdout_once,
             matchers: crate::run::pipes::Matchers {

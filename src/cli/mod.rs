@@ -2,6 +2,7 @@
 //! `RETRY_*` environment variable and its value parser. Cross-field rules
 //! (`--cap` below `--base`, overlapping code lists) live in `config`.
 
+pub mod choices;
 pub mod config;
 pub mod generate;
 pub mod help;
@@ -13,6 +14,7 @@ use std::time::Duration;
 use clap::{Args, Parser, ValueEnum, ValueHint};
 use regex::bytes::{Regex, RegexBuilder};
 
+use crate::cli::choices::{ForegroundChoice, StdinChoice};
 use crate::cli::generate::Shell;
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
@@ -20,8 +22,6 @@ use crate::policy::Attempts;
 use crate::preset::{Preset, Rule};
 use crate::report::Format;
 use crate::run::log::LogFormat;
-use crate::run::pipes::StdinMode;
-use crate::run::supervisor::Foreground;
 use crate::simulate::{ClientCounts, ModelName, parse_clients, parse_max_work};
 use crate::size::Size;
 use crate::strategy::Jitter;
@@ -166,9 +166,9 @@ pub struct RunArgs {
     /// What each attempt reads as stdin: `inherit` retry's own (a later
     /// attempt may find it already consumed), `replay` the same bytes every
     /// time, or `null` an empty one
-    #[arg(long, env = "RETRY_STDIN", value_enum, default_value_t = StdinMode::Inherit,
+    #[arg(long, env = "RETRY_STDIN", value_enum, default_value_t = StdinChoice::Inherit,
           value_name = "MODE", help_heading = "Pipelines", hide_short_help = true)]
-    pub stdin: StdinMode,
+    pub stdin: StdinChoice,
 
     /// With --stdin replay: the most bytes of stdin kept to replay (past
     /// 64 MiB in a temporary file under TMPDIR). The attempt reading a longer
@@ -268,9 +268,9 @@ pub struct RunArgs {
     /// terminal, and job control stops and continues both) or gets a process
     /// group of its own (so timeouts and signals reach all its descendants);
     /// `auto` keeps it in retry's group when stdin is a terminal
-    #[arg(long, env = "RETRY_FOREGROUND", value_enum, default_value_t = Foreground::Auto,
+    #[arg(long, env = "RETRY_FOREGROUND", value_enum, default_value_t = ForegroundChoice::Auto,
           value_name = "WHEN", hide_short_help = true)]
-    pub foreground: Foreground,
+    pub foreground: ForegroundChoice,
 
     /// The command to run and its arguments (`--` before it if it starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true,

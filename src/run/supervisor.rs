@@ -29,15 +29,13 @@ use crate::run::log::{LogFormat, Verbosity};
 use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
 use crate::run::{Attempt, AttemptInfo, Ended, Host, Options, SpawnError, Unsettled};
 use crate::status::Status;
-use clap::ValueEnum;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// `--foreground`: whether the command shares retry's process group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Foreground {
-    /// retry's group when stdin is a terminal, else a group of its own
+    /// Shared when stdin is a terminal.
     Auto,
-    /// Always share retry's process group (interactive commands)
     Always,
-    /// Always give the command a process group of its own
     Never,
 }
 

@@ -20,8 +20,6 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use clap::ValueEnum;
-
 pub use failure::describe;
 pub use lines::Matchers;
 pub use output::take_open_line;
@@ -65,13 +63,14 @@ pub struct OutputSeen {
     pub stdout_closed: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// `--stdin`: what each attempt reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StdinMode {
-    /// Pass retry's stdin on as is: a later attempt may find it already consumed
+    /// retry's own stdin.
     Inherit,
-    /// Read stdin once (as it arrives) and feed the same bytes to every attempt
+    /// The same bytes, kept from the first read.
     Replay,
-    /// Give every attempt an empty stdin, so a command waiting for input fails fast
+    /// `/dev/null`.
     Null,
 }
 
