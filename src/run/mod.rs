@@ -21,6 +21,7 @@
 pub mod budget;
 pub mod countdown;
 pub mod decide;
+pub mod escalation;
 pub mod events;
 pub mod hint;
 pub mod lineage;

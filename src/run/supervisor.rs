@@ -1,6 +1,7 @@
 //! Running one attempt for real: spawn the command, wait for it with a
 //! deadline, forward signals, and stop it (SIGTERM, SIGCONT, the grace,
-//! SIGKILL, as coreutils `timeout` does). This is the `Host` of the runner;
+//! SIGKILL, as coreutils `timeout` does; the rules are `escalation.rs`).
+//! This is the `Host` of the runner;
 //! every OS call it makes goes through `platform`.
 //!
 //! By default the command leads a process group of its own, so a timeout
@@ -18,12 +19,13 @@ use std::os::fd::AsFd;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::platform::signals::{Signals, Wake};
+use crate::platform::signals::Signals;
 use crate::platform::spawn::{Io, Spawn};
 use crate::platform::tree::ProcessTree;
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
 use crate::run::budget::{Budget, Withdrawal};
 use crate::run::countdown;
+use crate::run::escalation::{Actions, Escalation};
 use crate::run::lineage::{self, Lineage};
 use crate::run::log::{LogFormat, Verbosity};
 use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
@@ -166,7 +168,7 @@ impl<'a> Supervisor<'a> {
     /// Waits for the child to end, stopping it at `deadline`, on a signal,
     /// or when the pipes report a failure (then its result cannot be trusted).
     fn supervise(&self, pid: i32, deadline: Option<Instant>, tree: &ProcessTree) -> Ended {
-        let mut stop = Stop::default();
+        let mut stop = Escalation::default();
         loop {
             match platform::reap(pid) {
                 Waited::Running => {}
@@ -183,74 +185,49 @@ impl<'a> Supervisor<'a> {
                     continue;
                 }
                 Waited::Exited(code) => {
-                    return self.ended(pid, &stop, Status::exited(code), tree);
+                    return self.ended(pid, stop, Status::exited(code), tree);
                 }
                 Waited::Killed(signal) => {
-                    return self.ended(pid, &stop, Status::signaled(signal), tree);
+                    return self.ended(pid, stop, Status::signaled(signal), tree);
                 }
             }
             let now = Instant::now();
-            if stop.why.is_none() {
-                if deadline.is_some_and(|d| now >= d) {
-                    stop.why = Some(Why::Deadline);
-                } else if let Some(message) = self.failure() {
-                    stop.why = Some(Why::Failed(message));
-                }
-                if stop.why.is_some() {
-                    self.send(pid, SIGTERM);
-                    self.send(pid, SIGCONT);
-                    stop.escalate_from(now, self.kill_after);
-                }
-            }
-            if !stop.killed && stop.kill_at.is_some_and(|k| now >= k) {
-                self.send(pid, SIGKILL);
-                stop.killed = true;
-            }
-            let until = if stop.killed {
-                None
-            } else {
-                stop.kill_at.or(deadline)
-            };
-            let Wake {
-                signals,
-                last_signal,
-            } = self.signals.wait(until, true);
-            if signals == 0 {
-                continue;
-            }
-            stop.signals_seen += signals;
-            if stop.interrupted.is_none() {
-                stop.interrupted = Some(last_signal);
-                self.forward(pid, last_signal);
-                // A command that ignores the signal is killed after the grace,
-                // as at a timeout: an outer supervisor's SIGKILL to retry must
-                // never find the command still running without its parent.
-                if stop.kill_at.is_none() {
-                    stop.escalate_from(now, self.kill_after);
-                }
-            }
-            if stop.signals_seen >= 2 && !stop.killed {
-                self.send(pid, SIGKILL);
-                stop.killed = true;
-            }
+            let actions = stop.check(now, deadline, || self.failure(), self.kill_after);
+            self.act(pid, &actions);
+            let wake = self.signals.wait(stop.wake_at(deadline), true);
+            // The grace of a signal runs from when it is seen, however long
+            // the wait before it was.
+            let actions = stop.signalled(
+                Instant::now(),
+                wake.signals,
+                wake.last_signal,
+                self.kill_after,
+            );
+            self.act(pid, &actions);
+        }
+    }
+
+    /// Carries out what the escalation rules ask for.
+    fn act(&self, pid: i32, actions: &Actions) {
+        if actions.terminate {
+            self.send(pid, SIGTERM);
+            self.send(pid, SIGCONT);
+        }
+        if let Some(signal) = actions.forward {
+            self.forward(pid, signal);
+        }
+        if actions.kill {
+            self.send(pid, SIGKILL);
         }
     }
 
     /// The leader is reaped: after a stop, nothing it started may outlive it.
-    fn ended(&self, pid: i32, stop: &Stop, status: Status, tree: &ProcessTree) -> Ended {
-        if stop.interrupted.is_some() || stop.why.is_some() {
+    fn ended(&self, pid: i32, stop: Escalation, status: Status, tree: &ProcessTree) -> Ended {
+        if stop.stopping() {
             let ours = |env: &[u8]| self.lineage.marks(env);
             tree.stop_leftovers(pid, self.kill_after, &self.signals, &ours);
         }
-        match (stop.interrupted, &stop.why) {
-            (Some(signal), _) => Ended::Interrupted {
-                signal,
-                status: Some(status),
-            },
-            (None, Some(Why::Deadline)) => Ended::TimedOut,
-            (None, Some(Why::Failed(message))) => Ended::Failed(message.clone()),
-            (None, None) => Ended::Exited(status),
-        }
+        stop.ended(status)
     }
 
     /// A failure of the pipes that makes the attempt's result untrustworthy.
@@ -280,30 +257,6 @@ impl<'a> Supervisor<'a> {
 /// the process limit (EAGAIN), file descriptors (EMFILE, ENFILE) or memory
 /// (ENOMEM) ran short. They pass, so the attempt is retried (status 125).
 const SHORTAGES: [i32; 4] = [libc::EAGAIN, libc::EMFILE, libc::ENFILE, libc::ENOMEM];
-
-/// Why the supervisor is stopping an attempt, besides a signal.
-enum Why {
-    Deadline,
-    Failed(String),
-}
-
-/// The state of stopping one attempt.
-#[derive(Default)]
-struct Stop {
-    why: Option<Why>,
-    /// The first terminating signal retry received during the attempt.
-    interrupted: Option<i32>,
-    signals_seen: usize,
-    /// When SIGKILL follows SIGTERM; `None` for never (a grace too long to count).
-    kill_at: Option<Instant>,
-    killed: bool,
-}
-
-impl Stop {
-    fn escalate_from(&mut self, now: Instant, grace: Duration) {
-        self.kill_at = now.checked_add(grace);
-    }
-}
 
 impl Host for Supervisor<'_> {
     fn now(&self) -> Instant {

@@ -98,6 +98,31 @@ fn sigterm_reaches_the_whole_group_and_exits_143() {
     assert_all_gone(&line, "SIGTERM to retry");
 }
 
+/// A CI cancel after the command ran longer than --kill-after: the
+/// command still gets the whole grace to clean up (the grace used to be
+/// counted from retry's last look before its wait, so a command that had
+/// run that long was killed at once).
+#[test]
+fn sigterm_after_a_long_run_still_gives_the_whole_grace() {
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    let script = format!(
+        "trap 'sleep 0.1; echo cleaned up >&2; exit 143' TERM; \
+         echo > {}; sleep 100 >/dev/null 2>&1 & wait",
+        ready.display()
+    );
+    let child = retry(&["--kill-after", "1s", "bash", "-c", &script]).spawn();
+    wait_for_file(&ready);
+    // Longer than the grace: it used to be over as soon as it began.
+    std::thread::sleep(Duration::from_millis(1300));
+    let started = Instant::now();
+    send(&child, Signal::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cleaned up"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(1), "{stderr}");
+}
+
 #[test]
 fn sigint_is_forwarded_and_no_further_attempt_starts() {
     let dir = scratch();
