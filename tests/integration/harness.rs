@@ -179,6 +179,12 @@ pub fn wait_for_file(path: &Path) -> String {
     }
 }
 
+/// SIGKILL to a process a test left running on purpose (errors ignored:
+/// it may be gone already).
+pub fn kill_pid(pid: i32) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+}
+
 /// Sends `signal` to a retry started with `Retry::spawn`.
 pub fn send(child: &std::process::Child, signal: Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 
 use crate::harness::{
-    alive, assert_all_gone, assert_died_of, bin, retry, scratch, send, state, wait_bounded,
-    wait_for_file,
+    alive, assert_all_gone, assert_died_of, bin, kill_pid, retry, scratch, send, state,
+    wait_bounded, wait_for_file,
 };
 
 #[test]
@@ -201,7 +201,7 @@ fn a_daemon_left_on_purpose_by_a_finished_attempt_is_spared() {
         .parse()
         .unwrap();
     assert!(alive(daemon), "the daemon of attempt 1 was killed");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(daemon), Signal::SIGKILL).unwrap();
+    kill_pid(daemon);
 }
 
 #[test]
@@ -227,7 +227,7 @@ fn a_bystander_adopted_during_an_attempt_is_never_stopped() {
     assert_eq!(out.code(), Some(124));
     let pid: i32 = wait_for_file(&pids).trim().parse().unwrap();
     let survived = alive(pid);
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+    kill_pid(pid);
     assert!(survived, "the bystander {pid} was killed with the attempt");
 }
 
