@@ -456,6 +456,7 @@ pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap
     let matches = lean.try_get_matches_from_mut(args);
     after.finish(lean);
     if let Ok(mut matches) = matches
+        && !cfg!(retry_without = "lean_parse")
         && !matches.get_flag("plan")
         && !matches.get_flag("simulate")
     {
