@@ -18,16 +18,16 @@ complete -c retry -l log-format -d 'How retry\'s own log lines are written' -r -
 text\t'One readable line per event'
 json\t'One JSON object per line'
 github\t'GitHub Actions workflow commands: retries as warnings, giving up as an error'"
-complete -c retry -l log-file -d 'Append retry\'s own log lines to this file instead of stderr, which then carries only the command\'s (`--log-file /dev/fd/3` for a descriptor the shell opened); created readable by its owner only. A file, a character device or a pipe; a FIFO must have its reader already, as retry never waits to open its log. A symlink is followed only if you or root own it' -r -F
+complete -c retry -l log-file -d 'Append retry\'s own log lines to this file instead of stderr' -r -F
 complete -c retry -l on-retry -d 'Shell command run with `sh -c` after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal' -r -f -a "(__fish_complete_command)"
-complete -c retry -l stdin -d 'What each attempt reads as stdin: `inherit` retry\'s own (a later attempt may find it already consumed), `replay` the same bytes every time, or `null` an empty one' -r -f -a "inherit\t'Pass retry\'s stdin on as is: a later attempt may find it already consumed'
+complete -c retry -l stdin -d 'What each attempt reads: `replay` the same stdin every time, `null` nothing' -r -f -a "inherit\t'Pass retry\'s stdin on as is: a later attempt may find it already consumed'
 replay\t'Read stdin once (as it arrives) and feed the same bytes to every attempt'
 null\t'Give every attempt an empty stdin, so a command waiting for input fails fast'"
 complete -c retry -l stdin-limit -d 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). The attempt reading a longer stdin as it comes still gets all of it; a retry that would need more than was kept (or than a full disk kept) is not run: exit status 125 rather than feed any attempt a truncated input' -r -f
-complete -c retry -l retry-if-output -d 'Retry an attempt whose stdout or stderr has a line matching REGEX, even if its exit code counts as success (it then counts as 1; not if the code is fatal); \\d \\w \\s and (?i) are ASCII-only. Lines are matched whole up to 1 MiB; a longer one only by a match that ends in its first 1 MiB, where `$` does not match' -r -f
+complete -c retry -l retry-if-output -d 'Retry when a line of output matches REGEX, even after exit code 0' -r -f
 complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX (lines as for --retry-if-output)' -r -f
-complete -c retry -l delay-from-output -d 'Read the server\'s wait from the output: a line matching REGEX (lines as for --retry-if-output) with one capture group holding seconds (`120`, `1.5`), a duration (`250ms`) or an HTTP-date. The sleep after that failed attempt is then at least the hint; a hint longer than --cap, or one that would end past --max-time, gives up rather than come back sooner than asked. Example: \'(?i)^retry-after:\\s*(.+)$\'' -r -f
-complete -c retry -l budget -d 'Share one retry budget with every retry on this host that names it: a retry costs tokens, and when the budget cannot pay retry gives up at once with the command\'s last status (first attempts always run). A budget that cannot be used safely (a directory another user owns or may write, a symlink) is skipped with a warning' -r -f
+complete -c retry -l delay-from-output -d 'Sleep at least the wait a server asks for (Retry-After), read from the output' -r -f
+complete -c retry -l budget -d 'Draw retries from a budget shared by every retry on this host that names it' -r -f
 complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500)' -r -f
 complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one\'s cost back, a first-try success 1 token' -r -f
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
@@ -56,7 +56,7 @@ complete -c retry -l max-work -d 'Stop a repetition once the server has handled 
 complete -c retry -l svg -d 'Also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
-complete -c retry -l stdout-once -d 'Hold back each attempt\'s stdout (in memory, then in a temporary file) and write only an attempt that succeeds to stdout; the stdout of every failed attempt goes to stderr, the last one\'s too when retry gives up, so a pipe downstream sees nothing of a failed run; a signal during an attempt drops its held-back stdout, saying how much. Output that cannot be held back or written stops the run with exit status 125'
+complete -c retry -l stdout-once -d 'Only an attempt that succeeds writes to stdout (failed ones: to stderr)'
 complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)'
 complete -c retry -l plan -d 'Print the sleeps a run with these options would take, and run nothing'
 complete -c retry -l simulate -d 'Simulate competing clients as in the AWS "Exponential Backoff And Jitter" post (work and completion time per strategy), and run nothing. Without --base/--cap it uses the post\'s: 10ms (5ms for decorrelated), 2s'

@@ -7,7 +7,7 @@
 #
 # Writes
 #   target/TARGET/dist/retry                             the binary
-#   target/artifacts/retry-VERSION-TARGET.tar.gz         it, README.md, completions/, man/retry.1
+#   target/artifacts/retry-VERSION-TARGET.tar.gz         it, README.md, docs/ (which the README links), completions/, man/retry.1
 #   target/artifacts/retry-VERSION-TARGET.tar.gz.sha256  for `sha256sum -c`
 # and prints the binary's path. The plain `cargo build --release` is not
 # changed by it: that stays a dynamically linked build for the host, in
@@ -46,9 +46,10 @@ bin="target/$target/dist/retry"
 name="retry-$version-$target"
 out=target/artifacts
 rm -rf "${out:?}/$name"
-mkdir -p "$out/$name/completions" "$out/$name/man"
+mkdir -p "$out/$name/completions" "$out/$name/man" "$out/$name/docs"
 cp "$bin" "$out/$name/"
 cp README.md "$out/$name/"
+cp docs/*.md "$out/$name/docs/"
 cp completions/* "$out/$name/completions/"
 cp man/retry.1 "$out/$name/man/"
 tar -C "$out" -czf "$out/$name.tar.gz" "$name"

@@ -5,23 +5,27 @@
 /// The one usage line, in errors, help, man page and README alike.
 pub const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARGS]...";
 
-/// The five things people do most: (command line, what it does).
-pub const EXAMPLES: [(&str, &str); 5] = [
+/// The things people do most, one per situation: (command line, what it does).
+pub const EXAMPLES: [(&str, &str); 6] = [
     (
-        "retry -- curl -fsS https://example.com/health",
+        "retry -- make test",
         "Up to 5 attempts; random sleeps below 1s, 2s, 4s, 8s (full jitter)",
     ),
     (
-        "retry -n 10 --base 200ms --cap 30s -- ./flaky-test",
-        "More attempts, a shorter first sleep, a longer largest sleep",
+        "retry --preset curl -- curl -fsS https://example.com/health",
+        "Retry 5xx, 429 and network errors; stop at once on any other 4xx",
     ),
     (
         "retry --timeout 30s --max-time 5m -- make deploy",
         "Stop an attempt after 30s (then retry it) and give up after 5 minutes in all",
     ),
     (
-        "retry --retry-on 75,124 -- rsync -a src/ backup:dst/",
-        "Retry only exit codes 75 and 124; any other failure stops at once",
+        "retry --stdout-once -- curl -fsS https://example.com/items | jq .",
+        "Only the attempt that succeeds writes to the pipe",
+    ),
+    (
+        "retry --budget ci -- ./fetch-deps.sh",
+        "Share one budget of retries with every retry on this host naming `ci`",
     ),
     (
         "retry --plan -n 6 --base 100ms --cap 2s",
@@ -106,8 +110,7 @@ pub const EXIT_STATUS: [(&str, &str); 8] = [
 /// After `-h`: the examples and where the rest is.
 pub fn short_after() -> String {
     format!(
-        "{}\nMore options (logging, pipelines, --simulate), the environment and exit statuses: \
-         retry --help",
+        "{}\nEvery option, the environment and exit statuses: retry --help, or man retry",
         examples()
     )
 }

@@ -72,7 +72,8 @@ pub struct RunArgs {
 
     /// Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)
     #[arg(short, long, env = "RETRY_FACTOR", value_name = "F", default_value = "2",
-          value_parser = parse_factor, value_hint = ValueHint::Other, allow_hyphen_values = true)]
+          value_parser = parse_factor, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          hide_short_help = true)]
     pub factor: f64,
 
     /// Total runs of COMMAND, the first included, or `unlimited`
@@ -96,7 +97,8 @@ pub struct RunArgs {
         env = "RETRY_SUCCESS_ON",
         value_name = "CODES",
         default_value = "0",
-        value_hint = ValueHint::Other
+        value_hint = ValueHint::Other,
+        hide_short_help = true
     )]
     pub success_on: CodeSet,
 
@@ -133,9 +135,11 @@ pub struct RunArgs {
 
     /// How retry's own log lines are written
     #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto,
-          help_heading = "Logging", hide_short_help = true)]
+          help_heading = "Logging")]
     pub log_format: LogFormat,
 
+    /// Append retry's own log lines to this file instead of stderr
+    ///
     /// Append retry's own log lines to this file instead of stderr, which
     /// then carries only the command's (`--log-file /dev/fd/3` for a
     /// descriptor the shell opened); created readable by its owner only.
@@ -143,7 +147,7 @@ pub struct RunArgs {
     /// already, as retry never waits to open its log. A symlink is followed
     /// only if you or root own it
     #[arg(long, env = "RETRY_LOG_FILE", value_name = "PATH", value_hint = ValueHint::FilePath,
-          help_heading = "Logging", hide_short_help = true)]
+          help_heading = "Logging")]
     pub log_file: Option<std::path::PathBuf>,
 
     /// Log only when giving up
@@ -163,11 +167,13 @@ pub struct RunArgs {
           value_hint = ValueHint::CommandString, hide_short_help = true)]
     pub on_retry: Option<String>,
 
+    /// What each attempt reads: `replay` the same stdin every time, `null` nothing
+    ///
     /// What each attempt reads as stdin: `inherit` retry's own (a later
     /// attempt may find it already consumed), `replay` the same bytes every
     /// time, or `null` an empty one
     #[arg(long, env = "RETRY_STDIN", value_enum, default_value_t = StdinChoice::Inherit,
-          value_name = "MODE", help_heading = "Pipelines", hide_short_help = true)]
+          value_name = "MODE", help_heading = "Pipelines")]
     pub stdin: StdinChoice,
 
     /// With --stdin replay: the most bytes of stdin kept to replay (past
@@ -180,6 +186,8 @@ pub struct RunArgs {
           help_heading = "Pipelines", hide_short_help = true)]
     pub stdin_limit: Size,
 
+    /// Only an attempt that succeeds writes to stdout (failed ones: to stderr)
+    ///
     /// Hold back each attempt's stdout (in memory, then in a temporary file)
     /// and write only an attempt that succeeds to stdout; the stdout of every
     /// failed attempt goes to stderr, the last one's too when retry gives up,
@@ -188,24 +196,28 @@ pub struct RunArgs {
     /// held-back stdout, saying how much. Output that cannot be held back or
     /// written stops the run with exit status 125
     #[arg(long, env = "RETRY_STDOUT_ONCE", value_parser = parse_switch,
-          help_heading = "Pipelines", hide_short_help = true)]
+          help_heading = "Pipelines")]
     pub stdout_once: bool,
 
+    /// Retry when a line of output matches REGEX, even after exit code 0
+    ///
     /// Retry an attempt whose stdout or stderr has a line matching REGEX,
     /// even if its exit code counts as success (it then counts as 1; not if
     /// the code is fatal); \d \w \s and (?i) are ASCII-only. Lines are
     /// matched whole up to 1 MiB; a longer one only by a match that ends in
     /// its first 1 MiB, where `$` does not match
     #[arg(long, env = "RETRY_RETRY_IF_OUTPUT", value_name = "REGEX",
-          value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines", hide_short_help = true)]
+          value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines")]
     pub retry_if_output: Option<Regex>,
 
     /// Stop the run at once, with the attempt's own status, when its stdout
     /// or stderr has a line matching REGEX (lines as for --retry-if-output)
     #[arg(long, env = "RETRY_STOP_IF_OUTPUT", value_name = "REGEX",
-          value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines", hide_short_help = true)]
+          value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines")]
     pub stop_if_output: Option<Regex>,
 
+    /// Sleep at least the wait a server asks for (Retry-After), read from the output
+    ///
     /// Read the server's wait from the output: a line matching REGEX (lines
     /// as for --retry-if-output) with one capture group holding seconds
     /// (`120`, `1.5`), a duration (`250ms`) or an HTTP-date. The sleep after
@@ -213,17 +225,19 @@ pub struct RunArgs {
     /// --cap, or one that would end past --max-time, gives up rather than
     /// come back sooner than asked. Example: '(?i)^retry-after:\s*(.+)$'
     #[arg(long, env = "RETRY_DELAY_FROM_OUTPUT", value_name = "REGEX",
-          value_parser = parse_hint_regex, value_hint = ValueHint::Other, help_heading = "Pipelines",
-          hide_short_help = true)]
+          value_parser = parse_hint_regex, value_hint = ValueHint::Other,
+          help_heading = PROGRAMS)]
     pub delay_from_output: Option<Regex>,
 
+    /// Draw retries from a budget shared by every retry on this host that names it
+    ///
     /// Share one retry budget with every retry on this host that names it:
     /// a retry costs tokens, and when the budget cannot pay retry gives up
     /// at once with the command's last status (first attempts always run).
     /// A budget that cannot be used safely (a directory another user owns
     /// or may write, a symlink) is skipped with a warning
     #[arg(long, env = "RETRY_BUDGET", value_name = "NAME", value_parser = crate::run::budget::parse_name,
-          value_hint = ValueHint::Other, help_heading = BUDGET, hide_short_help = true)]
+          value_hint = ValueHint::Other, help_heading = BUDGET)]
     pub budget: Option<String>,
 
     /// The budget's size, and what a full one holds (AWS SDK retry quota: 500)
@@ -257,7 +271,7 @@ pub struct RunArgs {
     /// --presets` shows, go in $XDG_CONFIG_HOME/retry/presets.ini
     /// (~/.config/retry/presets.ini)
     #[arg(long, env = "RETRY_PRESET", value_name = "NAME", value_parser = PresetName,
-          value_hint = ValueHint::Other)]
+          value_hint = ValueHint::Other, help_heading = PROGRAMS)]
     pub preset: Option<String>,
 
     /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)
@@ -301,7 +315,7 @@ pub struct RunArgs {
 
     /// Print every preset as the plain flags it stands for, with the
     /// documentation it rests on, and run nothing
-    #[arg(long, group = "mode", help_heading = MODES, hide_short_help = true)]
+    #[arg(long, group = "mode", help_heading = MODES)]
     pub presets: bool,
 
     /// Print the state of the shared retry budget NAME, and run nothing
@@ -388,6 +402,8 @@ pub struct SimulationArgs {
 const MODES: &str = "Modes (run no command)";
 const SIMULATION: &str = "Simulation (--simulate only)";
 const BUDGET: &str = "Shared retry budget (--budget)";
+/// Failures as a program reports them: a preset, a server's requested wait.
+const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";
 
 /// Options that only `--simulate` reads.
 const SIMULATE_ONLY: [&str; 9] = [

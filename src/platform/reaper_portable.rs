@@ -1,7 +1,7 @@
 //! The portable twin of the Linux subreaper, for Unixes without one (macOS;
 //! FreeBSD's `procctl(PROC_REAP_ACQUIRE)` would be its own file). It adopts
 //! nothing, so a descendant that left the command's process group is not
-//! stopped with it there: the README says so. Compiled and tested on Linux
+//! stopped with it there: docs/behaviour.md says so. Compiled and tested on Linux
 //! too, so the code that uses it cannot rot.
 
 /// Adopting orphans is not possible here.

@@ -11,6 +11,7 @@ mod clients;
 mod model;
 mod occ;
 mod queue;
+mod repetition;
 mod sweep;
 
 use std::io::{IsTerminal, Write};

@@ -1,5 +1,7 @@
 //! What the two models share: the experiment's settings, the network, what
-//! one repetition measures, and the choice between the models.
+//! one repetition measures, and the model's name and parameters. It knows
+//! neither model's code: `repetition.rs` picks one, so the layers point one
+//! way (repetition → occ, busy → model).
 //!
 //! - `occ`: the AWS post's model. N clients each update one shared row with
 //!   optimistic concurrency; the server has no capacity limit, contention
@@ -64,24 +66,6 @@ pub struct Outcome {
     pub busy_ms: f64,
     /// Stopped at `max_work` before every client succeeded.
     pub capped: bool,
-}
-
-/// Runs one repetition; `backoff` None means no backoff at all (the
-/// baseline). `events` is told, every so many events, how many passed.
-pub fn simulate(
-    experiment: &Experiment,
-    clients: u32,
-    backoff: Option<Backoff>,
-    rng: &mut impl Rng,
-    events: &dyn Fn(u64),
-) -> Outcome {
-    match experiment.model {
-        Model::Occ => super::occ::simulate(experiment, clients, backoff, rng, events),
-        Model::Busy { mean_ms, sd_ms } => {
-            let service = Net { mean_ms, sd_ms };
-            super::busy::simulate(experiment, service, clients, backoff, rng, events)
-        }
-    }
 }
 
 /// Network delays: rand_distr's ziggurat normal, several times faster than

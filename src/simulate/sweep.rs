@@ -16,7 +16,8 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::model::{Experiment, Outcome, simulate};
+use super::model::{Experiment, Outcome};
+use super::repetition::simulate;
 use crate::strategy::Backoff;
 
 /// Repetitions per chunk: small enough to balance two cores over a few

@@ -424,3 +424,26 @@ fn an_http_date_retry_after_from_write_out_keeps_a_pipefail_script_right() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(served.load(Ordering::SeqCst), 1);
 }
+
+/// The README's second way to honour Retry-After (curl 7.84+): only that
+/// header, written to stderr by --write-out; stdout stays the body alone
+/// under --stdout-once, and a response without the header gives no hint.
+#[test]
+fn retry_after_by_write_out_keeps_stdout_the_body_alone() {
+    let (url, served) = server(vec![
+        (503, "Service Unavailable", "Retry-After: 1\r\n", "busy\n"),
+        (503, "Service Unavailable", "", "busy\n"),
+        OK,
+    ]);
+    let write_out = "%{stderr}retry-after: %header{retry-after}\\n";
+    let args = ["--preset", "curl", "--stdout-once", "-b", "1ms", "-c", "2s"];
+    let run = retry(&args)
+        .args(&["--", curl(), "-fsS", "--write-out", write_out, &url])
+        .run();
+    run.code(0)
+        .stdout_is("{\"ok\":true}\n")
+        .stderr_has("sleep: 1000 ms (server asked for 1000 ms)");
+    assert!(run.elapsed >= Duration::from_secs(1), "{run:#?}");
+    assert!(!run.stderr.contains("invalid"), "{}", run.stderr);
+    assert_eq!(served.load(Ordering::SeqCst), 3);
+}

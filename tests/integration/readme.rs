@@ -1,11 +1,26 @@
-//! The README says what is true: its samples are run and compared with
-//! what retry prints, where retry's output can be reproduced (a `--seed`,
-//! no network). Every `$ retry` sample is either compared or listed below
-//! with the reason it cannot be, so a new sample cannot slip by unchecked.
+//! The documents say what is true: their samples are run and compared
+//! with what retry prints, where retry's output can be reproduced (a
+//! `--seed`, no network). Every `$ retry` sample of every document is either
+//! compared or listed below with the reason it cannot be, so a sample cannot
+//! slip by unchecked, wherever it moves.
 
 use crate::harness::retry;
 
 const README: &str = include_str!("../../README.md");
+
+/// Every document with samples or claims about retry: (path, text). A
+/// Markdown file of the repository's root or of docs/ missing here fails
+/// `every_document_is_checked`.
+const DOCUMENTS: &[(&str, &str)] = &[
+    ("README.md", README),
+    ("docs/behaviour.md", include_str!("../../docs/behaviour.md")),
+    (
+        "docs/simulation.md",
+        include_str!("../../docs/simulation.md"),
+    ),
+    ("ARCHITECTURE.md", include_str!("../../ARCHITECTURE.md")),
+    ("CONTRIBUTING.md", include_str!("../../CONTRIBUTING.md")),
+];
 
 /// `$ ` samples not run, and why.
 const NOT_RUN: &[(&str, &str)] = &[
@@ -28,14 +43,42 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
 ];
 
-/// Each ```console block's samples: (command line, the lines shown after it).
-fn console_samples() -> Vec<(String, String)> {
+#[test]
+fn every_document_is_checked() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for dir in ["", "docs"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".md") {
+                found.push(if dir.is_empty() {
+                    name
+                } else {
+                    format!("{dir}/{name}")
+                });
+            }
+        }
+    }
+    for path in &found {
+        assert!(
+            DOCUMENTS.iter().any(|(listed, _)| listed == path),
+            "{path} is not in readme.rs's DOCUMENTS: its samples would go unchecked"
+        );
+    }
+    assert!(found.len() >= DOCUMENTS.len(), "{found:?}");
+}
+
+/// Each ```console block's samples in every document: (document, command
+/// line, the lines shown after it).
+fn console_samples() -> Vec<(&'static str, String, String)> {
     let mut samples = Vec::new();
-    for block in README.split("```console\n").skip(1) {
-        let block = block.split("```").next().unwrap();
-        for sample in block.split("$ ").skip(1) {
-            let (command, shown) = sample.split_once('\n').unwrap_or((sample, ""));
-            samples.push((command.to_owned(), shown.to_owned()));
+    for (path, text) in DOCUMENTS {
+        for block in text.split("```console\n").skip(1) {
+            let block = block.split("```").next().unwrap();
+            for sample in block.split("$ ").skip(1) {
+                let (command, shown) = sample.split_once('\n').unwrap_or((sample, ""));
+                samples.push((*path, command.to_owned(), shown.to_owned()));
+            }
         }
     }
     samples
@@ -44,9 +87,18 @@ fn console_samples() -> Vec<(String, String)> {
 #[test]
 fn console_samples_print_what_the_readme_shows() {
     let mut compared = 0;
-    for (command, shown) in console_samples() {
+    let samples = console_samples();
+    for (start, _) in NOT_RUN {
+        assert!(
+            samples
+                .iter()
+                .any(|(_, command, _)| command.starts_with(start)),
+            "NOT_RUN lists a sample no document has: {start}"
+        );
+    }
+    for (path, command, shown) in samples {
         if let Some((_, why)) = NOT_RUN.iter().find(|(start, _)| command.starts_with(start)) {
-            eprintln!("not run ({why}): {command}");
+            eprintln!("not run ({why}): {path}: {command}");
             continue;
         }
         let words: Vec<&str> = command.split_whitespace().collect();
@@ -58,16 +110,16 @@ fn console_samples_print_what_the_readme_shows() {
         );
         let out = retry(&words[1..]).run();
         out.code(0);
-        assert_eq!(out.stdout, shown, "README sample `{command}` differs");
+        assert_eq!(out.stdout, shown, "{path}: sample `{command}` differs");
         compared += 1;
     }
     assert!(compared >= 2, "only {compared} samples compared");
 }
 
-/// The usage line in the README's Usage section, -h and the man page.
+/// The usage line in the README's Quick start, -h and the man page.
 #[test]
 fn usage_line_is_the_same_everywhere() {
-    let section = README.split("## Usage\n").nth(1).unwrap();
+    let section = README.split("## Quick start\n").nth(1).unwrap();
     let readme = section
         .split("```text\n")
         .nth(1)
@@ -115,59 +167,56 @@ fn help_entries() -> Vec<(String, String)> {
     entries
 }
 
-/// The options table lists every option, with clap's default where the
-/// README gives one as a value.
+/// Every option the documents name in backquotes exists (or is another
+/// tool's, named to point to retry's), and a default they state as
+/// "`--flag` (default **V**)" is clap's.
 #[test]
-fn options_table_lists_every_option_with_its_default() {
+fn options_the_documents_name_exist_with_their_defaults() {
     let entries = help_entries();
-    let table: Vec<&str> = README
-        .lines()
-        .skip_while(|l| !l.starts_with("| option | meaning | default |"))
-        .take_while(|l| l.starts_with('|'))
-        .collect();
-    assert!(table.len() > 10, "no options table");
-    for (long, _) in &entries {
-        if long == "--help" || long == "--version" {
-            continue;
-        }
-        let listed = table
-            .iter()
-            .any(|row| row.split(['`', ' ', ',']).any(|w| w == long));
-        assert!(listed, "the options table lacks {long}");
-    }
-    let mut compared = 0;
-    for row in &table[2..] {
-        let cells: Vec<&str> = row.split(" | ").collect();
-        let flags: Vec<&str> = cells[0]
-            .split(['`', ' ', ','])
-            .filter(|w| w.starts_with("--"))
-            .collect();
-        let defaults: Vec<&str> = cells
-            .last()
-            .unwrap()
-            .trim_end_matches(" |")
-            .split(", ")
-            .collect();
-        if flags.len() != defaults.len() {
-            continue;
-        }
-        for (flag, default) in flags.iter().zip(defaults) {
-            let Some(value) = default.strip_prefix('`').and_then(|d| d.strip_suffix('`')) else {
+    // Other retry tools' flags, which retry answers with its own name for
+    // them, and cargo's.
+    const OTHER_TOOLS: [&str; 4] = ["--retries", "--delay", "--max-delay", "--features"];
+    let mut named = 0;
+    for (path, text) in DOCUMENTS {
+        for span in text.split('`').skip(1).step_by(2) {
+            let Some(flag) = span.strip_prefix("--") else {
                 continue;
             };
-            let (_, text) = entries.iter().find(|(long, _)| long == flag).unwrap();
-            let clap = text
+            let flag: String = flag
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+                .collect();
+            let flag = format!("--{flag}");
+            if flag == "--" || OTHER_TOOLS.contains(&flag.as_str()) {
+                continue;
+            }
+            assert!(
+                entries.iter().any(|(long, _)| *long == flag),
+                "{path} names {flag}, which --help does not list"
+            );
+            named += 1;
+        }
+        for (at, _) in text.match_indices("` (default **") {
+            let flag = text[..at].rsplit('`').next().unwrap();
+            let value = text[at + "` (default **".len()..]
+                .split("**")
+                .next()
+                .unwrap();
+            let (_, entry) = entries
+                .iter()
+                .find(|(long, _)| long == flag)
+                .unwrap_or_else(|| panic!("{path}: no option {flag}"));
+            let clap = entry
                 .split("[default: ")
                 .nth(1)
                 .and_then(|d| d.split(']').next());
-            assert_eq!(clap, Some(value), "README's default for {flag}");
-            compared += 1;
+            assert_eq!(clap, Some(value), "{path}: the default of {flag}");
         }
     }
-    assert!(compared >= 10, "only {compared} defaults compared");
+    assert!(named > 50, "only {named} options named");
 }
 
-/// Every RETRY_ variable the README names exists: an option's, or one the
+/// Every RETRY_ variable the documents name exists: an option's, or one the
 /// command sees.
 #[test]
 fn variables_the_readme_names_exist() {
@@ -186,23 +235,25 @@ fn variables_the_readme_names_exist() {
         "RETRY_PLAN",
     ];
     let mut seen = 0;
-    for (at, _) in README.match_indices("RETRY_") {
-        // RETRY_RETRY_ON holds a second RETRY_.
-        if README[..at].ends_with(|c: char| c.is_ascii_uppercase() || c == '_') {
-            continue;
+    for (path, text) in DOCUMENTS {
+        for (at, _) in text.match_indices("RETRY_") {
+            // RETRY_RETRY_ON holds a second RETRY_.
+            if text[..at].ends_with(|c: char| c.is_ascii_uppercase() || c == '_') {
+                continue;
+            }
+            let name: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                .collect();
+            if name == "RETRY_" || text[at + name.len()..].starts_with('<') {
+                continue; // RETRY_<OPTION>
+            }
+            assert!(
+                options.contains(&name) || OTHERS.contains(&name.as_str()),
+                "{path} names {name}, which retry does not read or set"
+            );
+            seen += 1;
         }
-        let name: String = README[at..]
-            .chars()
-            .take_while(|c| c.is_ascii_uppercase() || *c == '_')
-            .collect();
-        if name == "RETRY_" || README[at + name.len()..].starts_with('<') {
-            continue; // RETRY_<OPTION>
-        }
-        assert!(
-            options.contains(&name) || OTHERS.contains(&name.as_str()),
-            "the README names {name}, which retry does not read or set"
-        );
-        seen += 1;
     }
     assert!(seen > 10);
     assert!(
@@ -223,8 +274,9 @@ fn quoted_messages_are_what_retry_prints() {
         retry(&["--base", "2m30s", "true"]),
         retry(&["--retries", "3", "true"]),
     ];
-    // The README wraps long spans: compare with whitespace collapsed.
-    let readme = README.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The documents wrap long spans: compare with whitespace collapsed.
+    let all: String = DOCUMENTS.iter().map(|(_, text)| *text).collect();
+    let readme = all.split_whitespace().collect::<Vec<_>>().join(" ");
     for run in cases {
         let out = run.run();
         out.code(2);
@@ -238,7 +290,7 @@ fn quoted_messages_are_what_retry_prints() {
             });
         assert!(
             quoted.is_some(),
-            "the README does not quote this message: {printed}"
+            "no document quotes this message: {printed}"
         );
     }
 }

@@ -159,8 +159,8 @@ fn descendants_that_left_the_group_are_stopped_at_a_timeout() {
 }
 
 /// The portable path (macOS, the BSDs; `--features portable` here) has no
-/// subreaper: an escaped descendant outlives the attempt, as the README
-/// says. This pins that documented limit, then cleans up after it.
+/// subreaper: an escaped descendant outlives the attempt, as
+/// docs/behaviour.md says. This pins that documented limit, then cleans up after it.
 #[test]
 #[cfg(feature = "portable")]
 fn without_a_subreaper_an_escaped_descendant_outlives_the_attempt() {
@@ -175,7 +175,7 @@ fn without_a_subreaper_an_escaped_descendant_outlives_the_attempt() {
         .status();
     assert!(
         survived,
-        "the portable build adopted {pid}: update the README"
+        "the portable build adopted {pid}: update docs/behaviour.md"
     );
 }
 

@@ -310,8 +310,9 @@ fn short_help_is_an_overview_with_examples() {
     let short = retry(&["-h"]).run();
     short.code(0);
     let lines = short.stdout.lines().count();
-    // 60 before --preset, which names the presets there (2 lines).
-    assert!(lines <= 62, "-h has {lines} lines\n{}", short.stdout);
+    // 60 before --preset; the options people reach for in each situation
+    // (issue 22) and the presets' names take some 25 more.
+    assert!(lines <= 90, "-h has {lines} lines\n{}", short.stdout);
     assert!(short.stdout.contains(&format!("Usage: {USAGE}\n")));
     let examples = short
         .stdout
@@ -322,12 +323,55 @@ fn short_help_is_an_overview_with_examples() {
         .lines()
         .filter(|l| l.starts_with("  retry "))
         .count();
-    assert_eq!(commands, 5, "{examples}");
+    assert_eq!(commands, 6, "{examples}");
     // The details are for --help.
     for detail in ["--clients", "--stdin-limit", "--foreground"] {
         assert!(!short.stdout.contains(detail), "-h shows {detail}");
     }
     assert!(short.stdout.contains("retry --help"));
+}
+
+/// -h names the options people reach for, each under the heading of its
+/// situation (issue 22: they were only in --help).
+#[test]
+fn short_help_shows_the_options_of_each_situation() {
+    let short = retry(&["-h"]).run().stdout;
+    let under = |heading: &str| -> String {
+        let section = short
+            .split(&format!("\n{heading}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("-h has no heading {heading:?}\n{short}"));
+        section
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let situations = [
+        ("Logging:", &["--log-format", "--log-file", "--quiet"][..]),
+        (
+            "Pipelines:",
+            &["--stdin", "--stdout-once", "--retry-if-output"][..],
+        ),
+        (
+            "Programs and servers (curl, apt, git…):",
+            &["--preset", "--delay-from-output"][..],
+        ),
+        ("Shared retry budget (--budget):", &["--budget <NAME>"][..]),
+        ("Modes (run no command):", &["--plan", "--presets"][..]),
+    ];
+    for (heading, flags) in situations {
+        let section = under(heading);
+        for flag in flags {
+            assert!(
+                section.contains(flag),
+                "-h lacks {flag} under {heading}\n{section}"
+            );
+        }
+    }
+    // The presets' names, as clap lists a value's choices.
+    let programs = under("Programs and servers (curl, apt, git…):");
+    assert!(programs.contains("possible values:") && programs.contains("curl"));
 }
 
 #[test]

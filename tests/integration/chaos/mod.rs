@@ -1,6 +1,6 @@
 //! Chaos: random commands, faults and signals against the real binary, and
-//! after every run the promises retry makes whatever happened (README: Exit
-//! status, Pipelines, Timeouts and signals):
+//! after every run the promises retry makes whatever happened (docs/behaviour.md:
+//! Pipelines, Timeouts and signals, Reliability; `retry --help`: exit status):
 //!
 //! 1. the exit status is the command's last code as the scenario predicts,
 //!    or a documented one this run's faults allow (124 with `--timeout`,
