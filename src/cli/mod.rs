@@ -442,9 +442,9 @@ pub enum AfterParsing {
     /// the tests, a library user), or runs on for long after.
     Free,
     /// Never free it: the `retry` binary only, which parses once and exits.
-    /// Freeing it costs start-up time (6.5 % of the instructions of `retry
-    /// -- true` before the arena, 2.9 % since) for memory `exit` returns
-    /// anyway; in a loop it is a leak (20,000 parses grew a process from
+    /// Freeing it costs start-up time (2.8 % of the instructions of `retry
+    /// -- true` and 1.4 % of its time, bench/tricks.sh) for memory `exit`
+    /// returns anyway; in a loop it is a leak (20,000 parses grew a process from
     /// 3 MB to 875 MB).
     Leak,
 }
@@ -461,8 +461,9 @@ impl AfterParsing {
 /// Parses a command line (the program name first) and RETRY_* variables.
 ///
 /// A run reads none of `SimulationArgs`, so it is parsed without them: a
-/// command of `RunArgs` alone saves over a quarter of retry's start-up
-/// instructions (no simulation defaults to parse, no help text to format). Any
+/// command of `RunArgs` alone saves 47 % of retry's start-up instructions
+/// and 13 % of its time (no simulation defaults to parse, no help text to
+/// format; bench/tricks.sh). Any
 /// other line, and any line the lean command refuses (help, --version, a
 /// simulation option, a mistake), is parsed again in full, so help, errors
 /// and the modes read exactly as the whole `Cli` defines them.
