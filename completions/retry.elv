@@ -47,7 +47,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --delay-from-output 'Sleep at least the wait a server asks for (Retry-After), read from the output'
             cand --budget 'Draw retries from a budget shared by every retry on this host that names it'
             cand --budget-tokens 'The budget''s size, and what a full one holds (AWS SDK retry quota: 500)'
-            cand --budget-cost 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one''s cost back, a first-try success 1 token'
+            cand --budget-cost 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one''s cost back (a first-try success never touches the budget)'
             cand --budget-refill 'Tokens the budget regains per second (0: only successes refill it)'
             cand --preset 'Judge failures as one program reports them (retry --presets shows the rules)'
             cand --foreground 'Whether the command stays in retry''s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry''s group when stdin is a terminal'

@@ -52,7 +52,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
     };
     match &mode {
         Mode::Run(options) => {
-            let mut log = match open_log(options, &args) {
+            let log = match open_log(options, &args) {
                 Ok(log) => log,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
@@ -60,20 +60,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                     return 2;
                 }
             };
-            // A budget that is not safely this user's is skipped with a
-            // warning: anyone on the host could make it so.
-            let budget = match options.budget.as_ref().map(run::budget::Budget::open) {
-                None => None,
-                Some(Ok(budget)) => Some(budget),
-                Some(Err(message)) => {
-                    log.emit(&events::Event::Warning {
-                        attempt: 1,
-                        message,
-                    });
-                    None
-                }
-            };
-            match run_command(options, log, budget) {
+            match run_command(options, log) {
                 run::Exit::Code(code) => u8::try_from(code).unwrap_or(u8::MAX),
                 // Everything is cleaned up: die as the command would have.
                 run::Exit::Signal(signal) => platform::die_by(signal),
@@ -125,11 +112,7 @@ fn open_log(config: &run::Options, args: &[std::ffi::OsString]) -> Result<log::L
 }
 
 /// The real thing: run COMMAND until it succeeds or retry gives up.
-fn run_command(
-    config: &run::Options,
-    mut log: log::Log,
-    budget: Option<run::budget::Budget>,
-) -> run::Exit {
+fn run_command(config: &run::Options, mut log: log::Log) -> run::Exit {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
@@ -140,7 +123,7 @@ fn run_command(
             return run::Exit::Code(events::RETRY_FAILED);
         }
     };
-    let mut host = supervisor::Supervisor::new(config, signals, budget);
+    let mut host = supervisor::Supervisor::new(config, signals);
     let seed = config.seed;
     let mut noted = config.preset.is_some();
     let mut emit = |event: &events::Event| {

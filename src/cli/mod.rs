@@ -248,7 +248,8 @@ pub struct RunArgs {
     pub budget_tokens: u32,
 
     /// Tokens one retry costs, twice that after a timeout; a success after
-    /// retries gives the last one's cost back, a first-try success 1 token
+    /// retries gives the last one's cost back (a first-try success never
+    /// touches the budget)
     #[arg(long, env = "RETRY_BUDGET_COST", value_name = "N",
           default_value_t = crate::run::budget::bucket::DEFAULT_COST,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,

@@ -289,10 +289,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         warn(emit, self.number, warning);
         match decision {
             Decision::Succeed(status) => {
-                if budget.is_some() {
-                    // AWS's rule: a first-try success adds 1, a later one
-                    // refunds what its last retry cost.
-                    let tokens = self.last_paid.unwrap_or(1);
+                // A success refunds what its last retry cost. A first-try
+                // success adds nothing (the AWS SDKs add 1): the refill
+                // with time already covers it, and so the run never
+                // touches the budget's store.
+                if let Some(tokens) = self.last_paid {
                     warn(emit, self.number, host.deposit(tokens));
                 }
                 settle(host, true)?;
@@ -1081,11 +1082,12 @@ mod tests {
     #[test]
     fn successes_refund_and_timeouts_cost_double() {
         let args: Vec<&str> = BUDGET.iter().copied().chain(["--base", "1ms"]).collect();
-        // First try: 1 token back. After retries: the last retry's cost.
+        // First try: the budget is never asked (no +1: time refills it).
+        // After retries: the last retry's cost comes back.
         let mut host = FakeHost::new(vec![exit(0)]);
         host.tokens = 12;
         run_with(&config(&args), &mut host);
-        assert_eq!(host.budget, [1]);
+        assert!(host.budget.is_empty(), "{:?}", host.budget);
         let mut host = FakeHost::new(vec![exit(1), exit(1), exit(0)]);
         host.tokens = 12;
         run_with(&config(&args), &mut host);

@@ -23,7 +23,7 @@ use crate::platform::signals::Signals;
 use crate::platform::spawn::{Io, Spawn};
 use crate::platform::tree::ProcessTree;
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
-use crate::run::budget::{Budget, Withdrawal};
+use crate::run::budget::{self, Withdrawal};
 use crate::run::countdown;
 use crate::run::escalation::{Actions, Escalation};
 use crate::run::lineage::{self, Lineage};
@@ -58,14 +58,14 @@ pub struct Supervisor<'a> {
     pipes: Option<Pipes>,
     /// The last attempt's held-back stdout, until the runner settles it.
     held: Option<Spool>,
-    /// `--budget`: the shared retry budget, opened before the first attempt.
-    budget: Option<Budget>,
+    /// `--budget`: the shared retry budget, opened at the first retry.
+    budget: Option<budget::Lazy>,
 }
 
 impl<'a> Supervisor<'a> {
     /// The host for one run of `options`, with retry's signal handlers
-    /// installed and the budget (if any) already opened.
-    pub fn new(options: &'a Options, signals: Signals, budget: Option<Budget>) -> Self {
+    /// installed.
+    pub fn new(options: &'a Options, signals: Signals) -> Self {
         let own_group = match options.foreground {
             Foreground::Always => false,
             Foreground::Never => true,
@@ -96,7 +96,7 @@ impl<'a> Supervisor<'a> {
             countdown,
             pipes,
             held: None,
-            budget,
+            budget: options.budget.clone().map(budget::Lazy::Unopened),
         }
     }
 

@@ -336,8 +336,10 @@ fn bad_values_are_refused_before_anything_runs() {
     );
 }
 
-/// `retry --budget ci -- touch RAN` with `env` set: it must warn once,
-/// naming the budget and `reason`, and run the command all the same.
+/// `retry --budget ci -- SCRIPT` with `env` set, the script failing once
+/// and then touching RAN: the first retry must warn once, naming the budget
+/// and `reason`, and go ahead all the same. A first-try success never
+/// opens the budget, so it says nothing.
 #[track_caller]
 fn runs_without_the_budget(env: &[(&str, &Path)], reason: &str) {
     let scratch = scratch();
@@ -351,10 +353,19 @@ fn runs_without_the_budget(env: &[(&str, &Path)], reason: &str) {
     with_env(retry(&["--budget", "ci", "touch", ran.to_str().unwrap()]))
         .run()
         .code(0)
-        .stderr_lines(1)
-        .stderr_has("retry: touch: warning: --budget ci: ")
+        .stderr_is("");
+    std::fs::remove_file(&ran).unwrap();
+    let script = format!(
+        "{}; touch {}",
+        crate::harness::fail_times(scratch.path(), 1, 3),
+        ran.display()
+    );
+    let run = with_env(retry(&["--budget", "ci", "-b", "1ms", "sh", "-c", &script])).run();
+    run.code(0)
+        .stderr_has(": warning: --budget ci: ")
         .stderr_has(reason)
         .stderr_has("; running without the budget\n");
+    assert_eq!(run.stderr.matches("warning").count(), 1, "{run:#?}");
     assert!(ran.exists(), "{env:?}: the command did not run");
     // The status says the same, and fails: it has nothing to report.
     with_env(retry(&["--budget-status", "ci"]))
@@ -474,10 +485,43 @@ fn the_status_of_a_damaged_budget_changes_nothing() {
             state.display()
         ));
     assert_eq!(std::fs::read_to_string(&state).unwrap(), damaged);
-    // The next run does reset it, and says so.
+    // A first-try success does not touch it; the next retry resets it,
+    // and says so.
     retry_in(runtime.path(), &["--budget", "ci", "true"])
         .run()
         .code(0)
-        .stderr_has("was not a valid budget record; reset to a full bucket");
+        .stderr_is("");
+    assert_eq!(std::fs::read_to_string(&state).unwrap(), damaged);
+    retry_in(
+        runtime.path(),
+        &["--budget", "ci", "-n", "2", "-b", "1ms", "false"],
+    )
+    .run()
+    .code(1)
+    .stderr_has("was not a valid budget record; reset to a full bucket");
     assert_ne!(std::fs::read_to_string(&state).unwrap(), damaged);
+}
+
+/// A first-try success costs the budget nothing and never touches its
+/// store: no directory, no file, no lock (the refill with time covers what
+/// the AWS SDKs' +1 would add).
+#[test]
+fn a_first_try_success_never_opens_the_budget() {
+    let runtime = scratch();
+    retry_in(runtime.path(), &["--budget", "ci", "true"])
+        .run()
+        .code(0)
+        .stderr_is("");
+    assert!(
+        !runtime.path().join("retry").exists(),
+        "the budget was opened"
+    );
+    // The first retry opens it.
+    retry_in(
+        runtime.path(),
+        &["--budget", "ci", "-n", "2", "-b", "1ms", "false"],
+    )
+    .run()
+    .code(1);
+    assert!(runtime.path().join("retry/ci").exists());
 }

@@ -3,8 +3,10 @@
 //!
 //! The anchor is the AWS SDKs' retry quota ("standard" mode): a bucket of
 //! 500 tokens, a retry costs 5 (10 after a timeout, which is likelier an
-//! overload), a success after retries refunds the last retry's cost and a
-//! first-try success adds 1. The SDKs refill only on success; a budget
+//! overload) and a success after retries refunds the last retry's cost.
+//! The SDKs also add 1 for a first-try success; retry does not, so that
+//! such a run never touches the budget's store (the refill with time below
+//! gives back more than that +1 would). The SDKs refill only on success; a budget
 //! shared by short-lived processes also needs to recover when idle (after
 //! an outage every process may have given up, and none would ever succeed
 //! to refill it), so tokens also come back with time, as in Finagle's

@@ -10,10 +10,13 @@
 //! the old record or the new one. A record that does not check out
 //! (garbled by hand, a full disk) is reset to a full bucket with a warning.
 //!
+//! The budget is opened at a run's first retry (`Lazy`): a first-try
+//! success never touches it.
+//!
 //! A budget never stops a command: one that cannot be used safely (a
 //! directory or file another user owns or may write, a symlink, a
-//! directory that cannot be made) is skipped with one warning before the
-//! first attempt, and the file's failures during a run let the retry go
+//! directory that cannot be made) is skipped with one warning at the
+//! first retry, and the file's failures during a run let the retry go
 //! ahead as without a budget, with a warning. Refusing to run instead
 //! would let anyone on the host stop anyone's commands by creating
 //! `/tmp/retry-UID` first.
@@ -106,6 +109,48 @@ impl Withdrawal {
         granted: true,
         warning: None,
     };
+}
+
+/// The run's budget, opened when the first retry asks for tokens: a run
+/// whose first attempt succeeds never touches the store.
+#[derive(Debug)]
+pub enum Lazy {
+    Unopened(Settings),
+    Open(Budget),
+    /// It could not be used safely: the run goes on without it (said once).
+    Skipped,
+}
+
+impl Lazy {
+    /// Tokens for a retry, opening the budget first if need be. One that
+    /// cannot be opened safely lets this retry and every later one go
+    /// ahead, with one warning.
+    pub fn withdraw(&mut self, tokens: u32) -> Withdrawal {
+        if let Lazy::Unopened(settings) = self {
+            match Budget::open(settings) {
+                Ok(budget) => *self = Lazy::Open(budget),
+                Err(message) => {
+                    *self = Lazy::Skipped;
+                    return Withdrawal {
+                        granted: true,
+                        warning: Some(message),
+                    };
+                }
+            }
+        }
+        match self {
+            Lazy::Open(budget) => budget.withdraw(tokens),
+            _ => Withdrawal::GRANTED,
+        }
+    }
+
+    /// Gives tokens back, if the budget was opened.
+    pub fn deposit(&mut self, tokens: u32) -> Option<String> {
+        match self {
+            Lazy::Open(budget) => budget.deposit(tokens),
+            _ => None,
+        }
+    }
 }
 
 /// What an update found, besides its result.
