@@ -47,48 +47,61 @@ impl Params {
 }
 
 /// A bucket's state as stored: thousandths of a token, and when (wall
-/// clock, milliseconds since the epoch: the state outlives processes).
+/// clock, nanoseconds since the epoch: the state outlives processes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bucket {
     pub milli: u64,
-    pub at_ms: u64,
+    pub at_ns: u64,
 }
 
+/// Nanoseconds per millisecond: a refill of R tokens a second is R
+/// thousandths of a token a millisecond.
+const NS_PER_MS: f64 = 1e6;
+
 impl Bucket {
-    pub fn full(params: &Params, now_ms: u64) -> Self {
+    pub fn full(params: &Params, now_ns: u64) -> Self {
         Bucket {
             milli: params.capacity(),
-            at_ms: now_ms,
+            at_ns: now_ns,
         }
     }
 
-    /// The bucket as of `now_ms`, refilled for the time since its update.
-    /// A clock that went back refills nothing and counts from the new time
-    /// (no wait of a clock's error); one that jumped ahead refills at most
-    /// to full. Time too short to add a thousandth is kept, not lost.
-    pub fn refilled(self, params: &Params, now_ms: u64) -> Self {
+    /// The bucket as of `now_ns`, refilled for the time since its update,
+    /// exactly: the whole thousandths that time gives are added, and the
+    /// time they took is all the clock moves on, so the fraction left over
+    /// counts towards the next update (to the nanosecond). A clock that
+    /// went back refills nothing and counts from the new time (no wait of
+    /// a clock's error); one that jumped ahead refills at most to full.
+    pub fn refilled(self, params: &Params, now_ns: u64) -> Self {
         let capacity = params.capacity();
         let milli = self.milli.min(capacity);
-        if now_ms < self.at_ms || milli == capacity {
+        if now_ns < self.at_ns || milli == capacity {
             return Bucket {
                 milli,
-                at_ms: now_ms,
+                at_ns: now_ns,
             };
         }
-        // ms * tokens/s = thousandths of a token; the cast saturates.
-        let added = ((now_ms - self.at_ms) as f64 * params.refill) as u64;
-        if added == 0 {
+        if params.refill <= 0.0 {
             return Bucket { milli, ..self };
         }
+        let elapsed = now_ns - self.at_ns;
+        let added = (elapsed as f64 * params.refill / NS_PER_MS).floor();
+        if added >= (capacity - milli) as f64 {
+            return Bucket::full(params, now_ns);
+        }
+        // Below the capacity, so it fits; the time those thousandths took
+        // is at most `elapsed` (the product was floored).
+        let added = added as u64;
+        let took = ((added as f64 * NS_PER_MS / params.refill).round() as u64).min(elapsed);
         Bucket {
-            milli: milli.saturating_add(added).min(capacity),
-            at_ms: now_ms,
+            milli: milli + added,
+            at_ns: self.at_ns + took,
         }
     }
 
     /// Takes `tokens` for a retry, or `None` if the bucket cannot pay.
-    pub fn withdraw(self, params: &Params, now_ms: u64, tokens: u32) -> Option<Self> {
-        let bucket = self.refilled(params, now_ms);
+    pub fn withdraw(self, params: &Params, now_ns: u64, tokens: u32) -> Option<Self> {
+        let bucket = self.refilled(params, now_ns);
         let price = u64::from(tokens) * MILLI;
         (bucket.milli >= price).then(|| Bucket {
             milli: bucket.milli - price,
@@ -97,8 +110,8 @@ impl Bucket {
     }
 
     /// Gives `tokens` back, up to the capacity.
-    pub fn deposit(self, params: &Params, now_ms: u64, tokens: u32) -> Self {
-        let bucket = self.refilled(params, now_ms);
+    pub fn deposit(self, params: &Params, now_ns: u64, tokens: u32) -> Self {
+        let bucket = self.refilled(params, now_ns);
         Bucket {
             milli: (bucket.milli + u64::from(tokens) * MILLI).min(params.capacity()),
             ..bucket
@@ -116,39 +129,47 @@ mod tests {
         refill: 2.0,
     };
 
+    /// Milliseconds as the bucket's nanoseconds.
+    fn ms(ms: u64) -> u64 {
+        ms.saturating_mul(1_000_000)
+    }
+
     fn at(milli: u64, at_ms: u64) -> Bucket {
-        Bucket { milli, at_ms }
+        Bucket {
+            milli,
+            at_ns: ms(at_ms),
+        }
     }
 
     #[test]
     fn a_full_bucket_pays_for_tokens_over_cost_retries_then_refuses() {
-        let mut bucket = Bucket::full(&P, 1000);
+        let mut bucket = Bucket::full(&P, ms(1000));
         let mut paid = 0;
-        while let Some(next) = bucket.withdraw(&P, 1000, P.retry_cost(false)) {
+        while let Some(next) = bucket.withdraw(&P, ms(1000), P.retry_cost(false)) {
             bucket = next;
             paid += 1;
         }
         assert_eq!((paid, bucket.milli), (4, 0));
         // A timeout's retry costs twice as much.
-        let full = Bucket::full(&P, 0);
+        let full = Bucket::full(&P, ms(0));
         assert_eq!(
-            full.withdraw(&P, 0, P.retry_cost(true)),
+            full.withdraw(&P, ms(0), P.retry_cost(true)),
             Some(at(10_000, 0))
         );
-        assert_eq!(at(9_999, 0).withdraw(&P, 0, 10), None);
+        assert_eq!(at(9_999, 0).withdraw(&P, ms(0), 10), None);
     }
 
     #[test]
     fn time_refills_at_the_rate_up_to_the_capacity() {
         // 2 tokens/s: 2500 ms adds 5 tokens.
-        assert_eq!(at(0, 1000).refilled(&P, 3500), at(5000, 3500));
-        assert_eq!(at(0, 1000).withdraw(&P, 3500, 5), Some(at(0, 3500)));
-        assert_eq!(at(0, 1000).withdraw(&P, 3499, 5), None);
+        assert_eq!(at(0, 1000).refilled(&P, ms(3500)), at(5000, 3500));
+        assert_eq!(at(0, 1000).withdraw(&P, ms(3500), 5), Some(at(0, 3500)));
+        assert_eq!(at(0, 1000).withdraw(&P, ms(3499), 5), None);
         // Never past full, however long idle.
-        assert_eq!(at(0, 0).refilled(&P, u64::MAX), at(20_000, u64::MAX));
+        assert_eq!(at(0, 0).refilled(&P, ms(u64::MAX)), at(20_000, u64::MAX));
         // No refill at all: only successes give back.
         let dry = Params { refill: 0.0, ..P };
-        assert_eq!(at(7, 0).refilled(&dry, 10_000_000), at(7, 0));
+        assert_eq!(at(7, 0).refilled(&dry, ms(10_000_000)), at(7, 0));
     }
 
     #[test]
@@ -157,26 +178,49 @@ mod tests {
         let slow = Params { refill: 0.5, ..P };
         let mut bucket = at(0, 0);
         for now in 1..=4000 {
-            bucket = bucket.refilled(&slow, now);
+            bucket = bucket.refilled(&slow, ms(now));
         }
         assert_eq!(bucket.milli, 2000);
+        // 0.3 tokens/s, updated every 4 ms (1.2 thousandths each): 10 s
+        // give 3 tokens, not the 2.5 that dropping each 0.2 would leave.
+        let slower = Params { refill: 0.3, ..P };
+        let mut bucket = at(0, 0);
+        for now in (4..=10_000).step_by(4) {
+            bucket = bucket.refilled(&slower, ms(now));
+        }
+        assert_eq!(bucket.milli, 3000);
+        // Uneven steps of nanoseconds add up the same.
+        let mut bucket = at(0, 0);
+        let mut now = 0;
+        for step in (0..100_000u64).map(|i| 1 + (i * 7919) % 199_999) {
+            now += step;
+            bucket = bucket.refilled(&slower, now);
+        }
+        let exact = (now as f64 * 0.3 / 1e6).floor() as u64;
+        assert!(
+            bucket.milli.abs_diff(exact) <= 1,
+            "{} vs {exact}",
+            bucket.milli
+        );
     }
 
     #[test]
     fn clock_jumps_are_clamped() {
         // Back: no refill, and the new time is the reference from now on.
-        assert_eq!(at(1000, 50_000).refilled(&P, 10_000), at(1000, 10_000));
+        assert_eq!(at(1000, 50_000).refilled(&P, ms(10_000)), at(1000, 10_000));
         assert_eq!(
-            at(1000, 50_000).refilled(&P, 10_000).refilled(&P, 11_000),
+            at(1000, 50_000)
+                .refilled(&P, ms(10_000))
+                .refilled(&P, ms(11_000)),
             at(3000, 11_000)
         );
         // A stored count above the capacity (smaller parameters) is cut.
-        assert_eq!(at(99_000, 0).refilled(&P, 0), at(20_000, 0));
+        assert_eq!(at(99_000, 0).refilled(&P, ms(0)), at(20_000, 0));
     }
 
     #[test]
     fn successes_give_back_up_to_full() {
-        assert_eq!(at(0, 0).deposit(&P, 0, 5), at(5000, 0));
-        assert_eq!(at(19_500, 0).deposit(&P, 0, 1), at(20_000, 0));
+        assert_eq!(at(0, 0).deposit(&P, ms(0), 5), at(5000, 0));
+        assert_eq!(at(19_500, 0).deposit(&P, ms(0), 1), at(20_000, 0));
     }
 }

@@ -202,7 +202,7 @@ impl Budget {
 
     /// Takes a retry's tokens now: whether the bucket had them.
     fn try_withdraw(&mut self, tokens: u32) -> Result<Updated<bool>, String> {
-        let (params, now) = (self.params, now_ms());
+        let (params, now) = (self.params, now_ns());
         self.update(now, |bucket| match bucket.withdraw(&params, now, tokens) {
             Some(paid) => (Some(paid), true),
             None => (None, false),
@@ -211,7 +211,7 @@ impl Budget {
 
     /// Gives tokens back (a success).
     fn try_deposit(&mut self, tokens: u32) -> Result<Updated<()>, String> {
-        let (params, now) = (self.params, now_ms());
+        let (params, now) = (self.params, now_ns());
         self.update(now, |bucket| {
             (Some(bucket.deposit(&params, now, tokens)), ())
         })
@@ -246,7 +246,7 @@ impl Budget {
     /// left for the next update to reset, under its lock; the bucket is
     /// full, as that update will find it. The error is the reason alone.
     fn current(&self) -> Result<Updated<Bucket>, String> {
-        let now = now_ms();
+        let now = now_ns();
         let _lock = Lock::take(&self.file, LOCK_WAIT).map_err(|e| self.fail("lock", e))?;
         let (record, len) = self.read()?;
         let reset = (record.is_none() && len > 0).then(|| {
@@ -281,7 +281,7 @@ impl Budget {
     /// it returns.
     fn update<T>(
         &mut self,
-        now_ms: u64,
+        now_ns: u64,
         change: impl FnOnce(Bucket) -> (Option<Bucket>, T),
     ) -> Result<Updated<T>, String> {
         let context = |e: String| format!("--budget {}: {e}", self.name);
@@ -298,7 +298,7 @@ impl Budget {
                         self.path.display()
                     )
                 });
-                (Bucket::full(&self.params, now_ms), reset)
+                (Bucket::full(&self.params, now_ns), reset)
             }
         };
         let (next, value) = change(bucket);
@@ -317,10 +317,10 @@ impl Budget {
     }
 }
 
-fn now_ms() -> u64 {
+fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

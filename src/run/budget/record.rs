@@ -1,16 +1,19 @@
-//! The budget's record on disk: `retry-budget 1`, the bucket's tokens in
-//! thousandths, its time, and a checksum, in a line of fixed width, so an
-//! update is one write of one length and a torn or edited record is
-//! refused.
+//! The budget's record on disk: `retry-budget 2`, the bucket's tokens in
+//! thousandths, its time in nanoseconds, and a checksum, in a line of
+//! fixed width, so an update is one write of one length and a torn or
+//! edited record is refused. A `retry-budget 1` record (its time in
+//! milliseconds, before the refill was exact) is still read.
 
 use super::Bucket;
 
-/// The record: `retry-budget 1`, thousandths, time, checksum; fixed width.
-const MAGIC: &str = "retry-budget 1";
+/// The record: `retry-budget 2`, thousandths, time, checksum; fixed width.
+const MAGIC: &str = "retry-budget 2";
+/// The first version, of the same width: its time is in milliseconds.
+const MAGIC_MS: &str = "retry-budget 1";
 pub(super) const RECORD_LEN: usize = MAGIC.len() + 1 + 20 + 1 + 20 + 1 + 16 + 1;
 
 pub(super) fn encode(bucket: Bucket) -> String {
-    let body = format!("{MAGIC} {:020} {:020}", bucket.milli, bucket.at_ms);
+    let body = format!("{MAGIC} {:020} {:020}", bucket.milli, bucket.at_ns);
     format!("{body} {:016x}\n", fnv1a(body.as_bytes()))
 }
 
@@ -22,10 +25,17 @@ pub(super) fn decode(bytes: &[u8]) -> Option<Bucket> {
     if bytes.len() != RECORD_LEN || u64::from_str_radix(sum, 16).ok()? != fnv1a(body.as_bytes()) {
         return None;
     }
-    let mut fields = body.strip_prefix(MAGIC)?.split(' ').skip(1);
+    let (fields, per_unit) = match body.strip_prefix(MAGIC) {
+        Some(fields) => (fields, 1),
+        None => (body.strip_prefix(MAGIC_MS)?, 1_000_000),
+    };
+    let mut fields = fields.split(' ').skip(1);
     let milli = fields.next()?.parse().ok()?;
-    let at_ms = fields.next()?.parse().ok()?;
-    Some(Bucket { milli, at_ms })
+    let at = fields.next()?.parse::<u64>().ok()?;
+    Some(Bucket {
+        milli,
+        at_ns: at.saturating_mul(per_unit),
+    })
 }
 
 /// FNV-1a, 64 bits: enough to tell a record from a torn or edited one.
@@ -43,14 +53,14 @@ mod tests {
     fn records_round_trip_and_reject_any_damage() {
         let bucket = Bucket {
             milli: 12_345,
-            at_ms: 1_792_567_680_000,
+            at_ns: 1_792_567_680_000_000_000,
         };
         let record = encode(bucket);
         assert_eq!(record.len(), RECORD_LEN);
         assert_eq!(decode(record.as_bytes()), Some(bucket));
         let extremes = Bucket {
             milli: u64::MAX,
-            at_ms: u64::MAX,
+            at_ns: u64::MAX,
         };
         assert_eq!(decode(encode(extremes).as_bytes()), Some(extremes));
         // Every truncation and every single-byte change is refused.
@@ -63,5 +73,9 @@ mod tests {
             assert_eq!(decode(&damaged), None, "byte {at}");
         }
         assert_eq!(decode(b"\xff\xfe garbage"), None);
+        // A first-version record: its milliseconds read as nanoseconds.
+        let body = format!("retry-budget 1 {:020} {:020}", 12_345, 1_792_567_680_000u64);
+        let old = format!("{body} {:016x}\n", fnv1a(body.as_bytes()));
+        assert_eq!(decode(old.as_bytes()), Some(bucket));
     }
 }

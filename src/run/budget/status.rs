@@ -88,7 +88,7 @@ mod tests {
         let p = Params { refill: 2.0, ..P };
         let bucket = Bucket {
             milli: 7_500,
-            at_ms: 0,
+            at_ns: 0,
         };
         let text = describe("ci", &p, Some(bucket), Path::new("/r/ci"));
         assert_eq!(
