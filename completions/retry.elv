@@ -46,7 +46,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --stop-if-output 'Stop the run at once, with the attempt''s own status, when its stdout or stderr has a line matching REGEX (lines as for --retry-if-output)'
             cand --delay-from-output 'Sleep at least the wait a server asks for (Retry-After), read from the output'
             cand --budget 'Draw retries from a budget shared by every retry on this host that names it'
-            cand --budget-tokens 'The budget''s size, and what a full one holds (AWS SDK retry quota: 500)'
+            cand --budget-tokens 'The budget''s size, and what a full one holds (AWS SDK retry quota: 500); a bucket in use keeps the size it was given until it is full again'
             cand --budget-cost 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one''s cost back (a first-try success never touches the budget)'
             cand --budget-refill 'Tokens the budget regains per second (0: only successes refill it)'
             cand --preset 'Judge failures as one program reports them (retry --presets shows the rules)'

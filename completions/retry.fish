@@ -28,7 +28,7 @@ complete -c retry -l retry-if-output -d 'Retry when a line of output matches REG
 complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX (lines as for --retry-if-output)' -r -f
 complete -c retry -l delay-from-output -d 'Sleep at least the wait a server asks for (Retry-After), read from the output' -r -f
 complete -c retry -l budget -d 'Draw retries from a budget shared by every retry on this host that names it' -r -f
-complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500)' -r -f
+complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500); a bucket in use keeps the size it was given until it is full again' -r -f
 complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one\'s cost back (a first-try success never touches the budget)' -r -f
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l preset -d 'Judge failures as one program reports them (retry --presets shows the rules)' -r -f -a "curl\t''"

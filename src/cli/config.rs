@@ -116,6 +116,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     let settings = |name| run::budget::Settings {
         name,
         params: budget_params,
+        size_given: cli.sources.given("budget_tokens") || cli.sources.given("budget_refill"),
     };
     if let Some(name) = &cli.budget_status {
         return Ok(Mode::BudgetStatus(settings(name.clone())));
@@ -273,7 +274,7 @@ pub struct Sources(
 
 /// The options the rules in `from_cli` name, and those a preset sets
 /// unless they were given.
-const COMPARED: [&str; 13] = [
+const COMPARED: [&str; 14] = [
     "retry_if_output",
     "stop_if_output",
     "delay_from_output",
@@ -287,6 +288,7 @@ const COMPARED: [&str; 13] = [
     "jitter",
     "budget_tokens",
     "budget_cost",
+    "budget_refill",
 ];
 
 impl Sources {

@@ -240,7 +240,8 @@ pub struct RunArgs {
           value_hint = ValueHint::Other, help_heading = BUDGET)]
     pub budget: Option<String>,
 
-    /// The budget's size, and what a full one holds (AWS SDK retry quota: 500)
+    /// The budget's size, and what a full one holds (AWS SDK retry quota: 500);
+    /// a bucket in use keeps the size it was given until it is full again
     #[arg(long, env = "RETRY_BUDGET_TOKENS", value_name = "N",
           default_value_t = crate::run::budget::bucket::DEFAULT_TOKENS,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,

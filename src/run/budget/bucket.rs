@@ -23,6 +23,15 @@ pub struct Params {
     pub refill: f64,
 }
 
+/// What a bucket records of its parameters, so that every process (and
+/// `--budget-status`) sees the bucket as it is: its size and its refill.
+/// The cost of a retry stays each process's own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Size {
+    pub tokens: u32,
+    pub refill: f64,
+}
+
 pub const DEFAULT_TOKENS: u32 = 500;
 pub const DEFAULT_COST: u32 = 5;
 pub const DEFAULT_REFILL: f64 = 5.0;
@@ -34,6 +43,22 @@ impl Params {
     /// The most thousandths the bucket holds.
     pub fn capacity(&self) -> u64 {
         u64::from(self.tokens) * MILLI
+    }
+
+    pub fn size(&self) -> Size {
+        Size {
+            tokens: self.tokens,
+            refill: self.refill,
+        }
+    }
+
+    /// These parameters with a bucket's recorded size.
+    pub fn sized(self, size: Size) -> Params {
+        Params {
+            tokens: size.tokens,
+            refill: size.refill,
+            ..self
+        }
     }
 
     /// What the next retry costs, in tokens.

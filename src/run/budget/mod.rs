@@ -32,11 +32,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-pub use bucket::{Bucket, Params};
+pub use bucket::{Bucket, Params, Size};
 pub use status::print_status;
 
 use lock::{LOCK_WAIT, Lock};
-use record::{RECORD_LEN, decode, encode};
+use record::{RECORD_LEN, Record, decode, encode};
 
 use crate::platform::private;
 
@@ -45,6 +45,10 @@ use crate::platform::private;
 pub struct Settings {
     pub name: String,
     pub params: Params,
+    /// `--budget-tokens` or `--budget-refill` was given (flag or variable),
+    /// not left at its default: a bucket of another size is then worth a
+    /// warning.
+    pub size_given: bool,
 }
 
 /// The longest a budget name may be.
@@ -92,6 +96,9 @@ pub struct Budget {
     path: PathBuf,
     file: File,
     params: Params,
+    size_given: bool,
+    /// The bucket's own size differed from the one given: said once.
+    size_warned: bool,
 }
 
 /// A budget's answer to a retry asking for its tokens.
@@ -197,23 +204,27 @@ impl Budget {
             path,
             file,
             params: settings.params,
+            size_given: settings.size_given,
+            size_warned: false,
         }))
     }
 
     /// Takes a retry's tokens now: whether the bucket had them.
     fn try_withdraw(&mut self, tokens: u32) -> Result<Updated<bool>, String> {
-        let (params, now) = (self.params, now_ns());
-        self.update(now, |bucket| match bucket.withdraw(&params, now, tokens) {
-            Some(paid) => (Some(paid), true),
-            None => (None, false),
+        let now = now_ns();
+        self.update(now, |bucket, params| {
+            match bucket.withdraw(params, now, tokens) {
+                Some(paid) => (Some(paid), true),
+                None => (None, false),
+            }
         })
     }
 
     /// Gives tokens back (a success).
     fn try_deposit(&mut self, tokens: u32) -> Result<Updated<()>, String> {
-        let (params, now) = (self.params, now_ns());
-        self.update(now, |bucket| {
-            (Some(bucket.deposit(&params, now, tokens)), ())
+        let now = now_ns();
+        self.update(now, |bucket, params| {
+            (Some(bucket.deposit(params, now, tokens)), ())
         })
     }
 
@@ -245,7 +256,7 @@ impl Budget {
     /// opens the file for reading only). A record that is not valid is
     /// left for the next update to reset, under its lock; the bucket is
     /// full, as that update will find it. The error is the reason alone.
-    fn current(&self) -> Result<Updated<Bucket>, String> {
+    fn current(&self) -> Result<Updated<(Bucket, Params)>, String> {
         let now = now_ns();
         let _lock = Lock::take(&self.file, LOCK_WAIT).map_err(|e| self.fail("lock", e))?;
         let (record, len) = self.read()?;
@@ -256,16 +267,53 @@ impl Budget {
                 self.path.display()
             )
         });
-        let bucket = record.unwrap_or_else(|| Bucket::full(&self.params, now));
+        // As recorded, full or not: the bucket as it is, not as the next
+        // process to size it would make it.
+        let (bucket, params) = match record {
+            Some((bucket, size)) => (
+                bucket,
+                size.map_or(self.params, |size| self.params.sized(size)),
+            ),
+            None => (Bucket::full(&self.params, now), self.params),
+        };
         Ok(Updated {
-            value: bucket.refilled(&self.params, now),
+            value: (bucket.refilled(&params, now), params),
             reset,
         })
     }
 
+    /// The bucket a record holds and the parameters it is kept by: its own
+    /// size and refill, and this process's cost. A bucket that is new, or
+    /// full again (it has been idle), is this process's to size.
+    fn as_stored(&self, record: Option<Record>, now_ns: u64) -> (Bucket, Params) {
+        let fresh = (Bucket::full(&self.params, now_ns), self.params);
+        let Some((bucket, size)) = record else {
+            return fresh;
+        };
+        let params = size.map_or(self.params, |size| self.params.sized(size));
+        if bucket.refilled(&params, now_ns).milli >= params.capacity() {
+            return fresh;
+        }
+        (bucket, params)
+    }
+
+    /// Said once when the bucket's size is not the one this process gave.
+    fn size_warning(&mut self, params: &Params) -> Option<String> {
+        let differs = params.size() != self.params.size();
+        if !differs || !self.size_given || self.size_warned {
+            return None;
+        }
+        self.size_warned = true;
+        Some(format!(
+            "--budget {}: the bucket holds {} tokens refilled at {}/s, not the {} at {}/s given; \
+             the size of the process that finds it new or full again holds until it is full again",
+            self.name, params.tokens, params.refill, self.params.tokens, self.params.refill
+        ))
+    }
+
     /// Reads the record, the lock held: the bucket if it is a valid one,
     /// and how many bytes the file had (up to one more than a record).
-    fn read(&self) -> Result<(Option<Bucket>, usize), String> {
+    fn read(&self) -> Result<(Option<Record>, usize), String> {
         let mut buf = [0u8; RECORD_LEN + 1];
         let len = private::read_at_most(&self.file, &mut buf).map_err(|e| self.fail("read", e))?;
         Ok((decode(&buf[..len]), len))
@@ -282,30 +330,25 @@ impl Budget {
     fn update<T>(
         &mut self,
         now_ns: u64,
-        change: impl FnOnce(Bucket) -> (Option<Bucket>, T),
+        change: impl FnOnce(Bucket, &Params) -> (Option<Bucket>, T),
     ) -> Result<Updated<T>, String> {
         let context = |e: String| format!("--budget {}: {e}", self.name);
         let fail = |what: &str, e: io::Error| context(self.fail(what, e));
         let _lock = Lock::take(&self.file, LOCK_WAIT).map_err(|e| fail("lock", e))?;
         let (record, len) = self.read().map_err(context)?;
-        let (bucket, reset) = match record {
-            Some(bucket) => (bucket, None),
-            None => {
-                let reset = (len > 0).then(|| {
-                    format!(
-                        "--budget {}: {} was not a valid budget record; reset to a full bucket",
-                        self.name,
-                        self.path.display()
-                    )
-                });
-                (Bucket::full(&self.params, now_ns), reset)
-            }
-        };
-        let (next, value) = change(bucket);
+        let reset = (record.is_none() && len > 0).then(|| {
+            format!(
+                "--budget {}: {} was not a valid budget record; reset to a full bucket",
+                self.name,
+                self.path.display()
+            )
+        });
+        let (bucket, params) = self.as_stored(record, now_ns);
+        let (next, value) = change(bucket, &params);
         let next = next.or(reset.as_ref().map(|_| bucket));
         if let Some(next) = next {
             // One write of a fixed length: a kill leaves the old or the new.
-            private::write_at_start(&self.file, encode(next).as_bytes())
+            private::write_at_start(&self.file, encode(next, params.size()).as_bytes())
                 .map_err(|e| fail("write", e))?;
             if len > RECORD_LEN {
                 self.file
@@ -313,6 +356,8 @@ impl Budget {
                     .map_err(|e| fail("write", e))?;
             }
         }
+        drop(_lock);
+        let reset = reset.or_else(|| self.size_warning(&params));
         Ok(Updated { value, reset })
     }
 }
@@ -338,6 +383,7 @@ mod tests {
         Settings {
             name: name.into(),
             params: P,
+            size_given: true,
         }
     }
 
@@ -381,6 +427,57 @@ mod tests {
     }
 
     #[test]
+    fn the_bucket_keeps_its_size_until_it_is_full_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let with = |tokens: u32, given: bool| Settings {
+            name: "ci".into(),
+            params: Params { tokens, ..P },
+            size_given: given,
+        };
+        let open = |settings: &Settings| {
+            Budget::open_in(tmp.path(), settings, true)
+                .unwrap()
+                .unwrap()
+        };
+        // The first to use it sizes it: 20 tokens, four retries.
+        let mut first = open(&with(20, true));
+        assert!(first.withdraw(5).granted);
+        // Another process asks for 100: the bucket holds 20, says so once.
+        let mut other = open(&with(100, true));
+        let said = other.withdraw(5);
+        assert!(said.granted);
+        let warning = said.warning.unwrap();
+        assert!(warning.contains("holds 20 tokens"), "{warning}");
+        assert!(warning.contains("not the 100"), "{warning}");
+        // Once: the third and fourth retries of 20 tokens say nothing.
+        assert_eq!(other.withdraw(5), Withdrawal::GRANTED);
+        assert_eq!(other.withdraw(5), Withdrawal::GRANTED);
+        assert!(
+            !other.withdraw(5).granted,
+            "a bucket of 20 paid a fifth retry"
+        );
+        // One that left the size at its default follows the bucket silently.
+        let mut quiet = open(&with(500, false));
+        assert_eq!(
+            quiet.withdraw(5),
+            Withdrawal {
+                granted: false,
+                warning: None
+            }
+        );
+        // --budget-status reads the size from the bucket.
+        let (bucket, params) = quiet.current().unwrap().value;
+        assert_eq!((bucket.milli, params.tokens), (0, 20));
+        // Full again (four refunds), the next process to use it sizes it.
+        for _ in 0..4 {
+            first.deposit(5);
+        }
+        assert!(other.withdraw(5).granted);
+        let (bucket, params) = quiet.current().unwrap().value;
+        assert_eq!((bucket.milli, params.tokens), (95_000, 100));
+    }
+
+    #[test]
     fn processes_share_one_bucket_through_the_file() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("retry");
@@ -399,7 +496,7 @@ mod tests {
         b.try_deposit(5).unwrap();
         assert!(a.try_withdraw(5).unwrap().value);
         assert!(!a.try_withdraw(5).unwrap().value);
-        assert_eq!(b.current().unwrap().value.milli, 0);
+        assert_eq!(b.current().unwrap().value.0.milli, 0);
     }
 
     #[test]
@@ -422,7 +519,7 @@ mod tests {
         );
         // Reset to full, then paid for: 15 left, and the file is valid again.
         let bytes = std::fs::read(&budget.path).unwrap();
-        assert_eq!(decode(&bytes).map(|b| b.milli), Some(15_000));
+        assert_eq!(decode(&bytes).map(|(b, _)| b.milli), Some(15_000));
         assert!(budget.current().unwrap().reset.is_none());
     }
 
@@ -438,7 +535,7 @@ mod tests {
             .unwrap();
         let seen = look.current().unwrap();
         assert_eq!(
-            seen.value.milli,
+            seen.value.0.milli,
             P.capacity(),
             "full, as the next use finds it"
         );
@@ -481,6 +578,7 @@ mod tests {
                     cost: 1,
                     refill: 0.0,
                 },
+                size_given: false,
             },
             true,
         )

@@ -51,12 +51,8 @@ pub fn print_status(settings: &Settings) -> u8 {
             if let Some(reset) = updated.reset {
                 let _ = writeln!(io::stderr(), "retry: warning: {reset}");
             }
-            describe(
-                &settings.name,
-                &settings.params,
-                Some(updated.value),
-                &budget.path,
-            )
+            let (bucket, params) = updated.value;
+            describe(&settings.name, &params, Some(bucket), &budget.path)
         }),
         Err(e) => Err(e),
     };
