@@ -34,6 +34,8 @@ pub fn stamp() -> Stamp {
 pub fn at(name: &CommandName, first: bool) -> Context<'_> {
     Context {
         name,
+        run: RUN,
+        pid: 12345,
         stamp: stamp(),
         first,
     }
@@ -52,7 +54,10 @@ pub fn github_of(event: &Event) -> String {
 }
 
 /// The fields every JSON line starts with, after its event.
-pub const HEAD: &str = r#""time":"2026-11-23T11:56:00.250Z","elapsed_ms":1234,"command":"curl""#;
+pub const HEAD: &str = r#""time":"2026-11-23T11:56:00.250Z","elapsed_ms":1234,"run":"3039-18a2b4c6d8e0","pid":12345,"command":"curl""#;
+
+/// The run's id, as `Lineage::unique_id` makes them (pid 12345 in hex).
+pub const RUN: &str = "3039-18a2b4c6d8e0";
 
 pub fn retrying_after(ms: u64) -> Event {
     Event::Retrying {
@@ -65,12 +70,14 @@ pub fn retrying_after(ms: u64) -> Event {
         },
         jitter: Jitter::Full,
         hint: None,
+        took: Duration::from_millis(310),
     }
 }
 
 pub fn retrying() -> Event {
     retrying_after(692)
 }
+
 pub fn hinted(asked_ms: u64) -> Event {
     let Event::Retrying {
         attempt,
@@ -95,5 +102,6 @@ pub fn hinted(asked_ms: u64) -> Event {
         },
         jitter,
         hint: Some(Hinted { asked, drawn }),
+        took: Duration::from_millis(310),
     }
 }

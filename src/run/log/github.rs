@@ -71,13 +71,17 @@ mod tests {
                 code: 127,
                 message: "cannot run `a%b\nc`".into(),
             },
+            took: None,
         };
         assert_eq!(
             github_of(&gave_up),
-            "::error title=retry%3A curl::cannot run `a%25b%0Ac`\n"
+            "::error title=retry%3A curl::cannot run `a%25b%0Ac` (reason: spawn)\n"
         );
         // A spawn error names the command itself: no subject before it.
-        assert_eq!(text_of(&gave_up), "retry: cannot run `a%b\nc`\n");
+        assert_eq!(
+            text_of(&gave_up),
+            "retry: cannot run `a%b\nc` (reason: spawn)\n"
+        );
         assert_eq!(escape_property("a:b,c%"), "a%3Ab%2Cc%25");
     }
 }

@@ -1,5 +1,5 @@
 //! JSON lines: one object per event, each with the same head (event,
-//! time, elapsed, command) and the event's own fields.
+//! time, elapsed, run, pid, command) and the event's own fields.
 
 use std::fmt::Write as _;
 
@@ -11,17 +11,22 @@ use crate::status::{Cause, Status, signal_name};
 /// One JSON object per line. A failed attempt that is retried gives two
 /// lines, `attempt_failed` and `sleep`, so each event has one shape. Every
 /// line starts with the event, its time (RFC 3339, UTC), the milliseconds
-/// since the run started and the command's short name; the run's first
-/// line adds the command's words as `argv`.
+/// since the run started, the run's id and retry's pid (runs sharing a
+/// log file are told apart by them) and the command's short name; the
+/// run's first line adds the command's words as `argv`. An attempt's end
+/// (`attempt_failed`, `succeeded`, `gave_up` when the run ended with the
+/// attempt) carries how long it ran, `duration_ms`.
 pub fn lines(event: &Event, context: &Context) -> String {
     let mut out = String::new();
     let mut first = context.first;
     let mut head = |out: &mut String, kind: &str| {
         let _ = write!(
             out,
-            r#"{{"event":"{kind}","time":"{}","elapsed_ms":{},"command":"{}""#,
+            r#"{{"event":"{kind}","time":"{}","elapsed_ms":{},"run":"{}","pid":{},"command":"{}""#,
             humantime::format_rfc3339_millis(context.stamp.time),
             millis(context.stamp.elapsed),
+            escape(context.run),
+            context.pid,
             escape(&context.name.short)
         );
         if std::mem::take(&mut first) {
@@ -52,12 +57,14 @@ pub fn lines(event: &Event, context: &Context) -> String {
             sleep,
             jitter,
             hint,
+            took,
         } => {
             head(&mut out, "attempt_failed");
             let _ = writeln!(
                 out,
-                r#","attempt":{attempt},"max_attempts":{},"exit_code":{}{}}}"#,
+                r#","attempt":{attempt},"max_attempts":{},"duration_ms":{},"exit_code":{}{}}}"#,
                 limit_json(limit),
+                millis(*took),
                 status.code,
                 cause_json(status, "")
             );
@@ -92,12 +99,14 @@ pub fn lines(event: &Event, context: &Context) -> String {
             limit,
             status,
             slept_ms,
+            took,
         } => {
             head(&mut out, "succeeded");
             let _ = write!(
                 out,
-                r#","attempt":{attempt},"max_attempts":{},"exit_code":{},"slept_ms":{slept_ms}"#,
+                r#","attempt":{attempt},"max_attempts":{},"duration_ms":{},"exit_code":{},"slept_ms":{slept_ms}"#,
                 limit_json(limit),
+                millis(*took),
                 status.code,
             );
         }
@@ -119,14 +128,22 @@ pub fn lines(event: &Event, context: &Context) -> String {
             attempt,
             limit,
             reason,
+            took,
         } => {
             head(&mut out, "gave_up");
             let code = reason.exit_code();
             let _ = write!(
                 out,
-                r#","attempt":{attempt},"max_attempts":{},"exit_code":{code},"reason":"{}""#,
-                limit_json(limit),
-                reason.reason()
+                r#","attempt":{attempt},"max_attempts":{}"#,
+                limit_json(limit)
+            );
+            if let Some(took) = took {
+                let _ = write!(out, r#","duration_ms":{}"#, millis(*took));
+            }
+            let _ = write!(
+                out,
+                r#","exit_code":{code},"reason":"{}""#,
+                reason.reason().name()
             );
             if let Some(status) = reason.status() {
                 let _ = write!(
@@ -211,13 +228,14 @@ mod tests {
             sleep,
             jitter,
             hint: None,
+            took: Duration::from_millis(5),
         };
         assert_eq!(
             text_of(&event),
             "retry: curl: attempt 1/3 failed with exit code 0 and output matching --retry-if-output (counted as exit code 1); sleep: 692 ms (full jitter, up to 2000 ms)\n"
         );
         assert!(json_of(&event).starts_with(&format!(
-            "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":1,\"max_attempts\":3,\"exit_code\":1,\"output_matched\":true,\"exited_with\":0}}\n"
+            "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":1,\"max_attempts\":3,\"duration_ms\":5,\"exit_code\":1,\"output_matched\":true,\"exited_with\":0}}\n"
         )));
         let failing = Status::exited(3).output_matched(false);
         assert_eq!(failing.code, 3);
@@ -232,7 +250,7 @@ mod tests {
         assert_eq!(
             json_of(&retrying()),
             format!(
-                "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":2,\"max_attempts\":5,\"exit_code\":22}}\n\
+                "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":2,\"max_attempts\":5,\"duration_ms\":310,\"exit_code\":22}}\n\
                  {{\"event\":\"sleep\",{HEAD},\"attempt\":2,\"exit_code\":22,\"sleep_ms\":692,\"ceiling_ms\":2000,\"strategy\":\"full\",\"source\":\"strategy\"}}\n"
             )
         );
@@ -245,7 +263,7 @@ mod tests {
         assert_eq!(
             lines[0],
             format!(
-                "{{\"event\":\"attempt_failed\",{HEAD},\"argv\":[\"/usr/bin/curl\",\"-fsS\",\"https://example.com/health\"],\"attempt\":2,\"max_attempts\":5,\"exit_code\":22}}"
+                "{{\"event\":\"attempt_failed\",{HEAD},\"argv\":[\"/usr/bin/curl\",\"-fsS\",\"https://example.com/health\"],\"attempt\":2,\"max_attempts\":5,\"duration_ms\":310,\"exit_code\":22}}"
             )
         );
         // Only the first: the `sleep` line after it does not repeat it.
@@ -262,6 +280,7 @@ mod tests {
                 status: Some(Status::signaled(15)),
                 during: Phase::Attempt,
             },
+            took: None,
         };
         assert_eq!(
             json_of(&event),

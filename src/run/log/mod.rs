@@ -53,6 +53,9 @@ pub struct Log {
     to: Destination,
     /// When the run started: JSON's `elapsed_ms` counts from here.
     start: Instant,
+    /// The run's id, the one its commands carry in `RETRY_RUN_IDS`.
+    run: String,
+    pid: u32,
     /// Whether a line was written yet: the first JSON line carries `argv`.
     named: bool,
 }
@@ -111,6 +114,10 @@ pub struct Stamp {
 /// What a line says besides its event.
 pub struct Context<'a> {
     pub name: &'a CommandName,
+    /// Which run wrote it: its id and retry's pid (JSON's `run` and `pid`),
+    /// so the lines of runs sharing a log file can be told apart.
+    pub run: &'a str,
+    pub pid: u32,
     pub stamp: Stamp,
     /// The run's first line: JSON adds the whole command line.
     pub first: bool,
@@ -134,6 +141,7 @@ impl Log {
         verbosity: Verbosity,
         name: CommandName,
         to: Destination,
+        run: String,
     ) -> Self {
         Self {
             format,
@@ -141,6 +149,8 @@ impl Log {
             name,
             to,
             start: Instant::now(),
+            run,
+            pid: std::process::id(),
             named: false,
         }
     }
@@ -151,6 +161,8 @@ impl Log {
         }
         let context = Context {
             name: &self.name,
+            run: &self.run,
+            pid: self.pid,
             stamp: Stamp {
                 time: SystemTime::now(),
                 elapsed: self.start.elapsed(),
@@ -197,6 +209,7 @@ impl Log {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::events::Reason;
     use crate::run::log::fixtures::*;
 
     #[test]
@@ -206,6 +219,7 @@ mod tests {
             limit: Attempts::Limit(5),
             status: Status::exited(0),
             slept_ms,
+            took: Duration::from_millis(250),
         };
         assert_eq!(
             text_of(&event(1234)),
@@ -218,7 +232,7 @@ mod tests {
         assert_eq!(
             json_of(&event(1234)),
             format!(
-                "{{\"event\":\"succeeded\",{HEAD},\"attempt\":3,\"max_attempts\":5,\"exit_code\":0,\"slept_ms\":1234}}\n"
+                "{{\"event\":\"succeeded\",{HEAD},\"attempt\":3,\"max_attempts\":5,\"duration_ms\":250,\"exit_code\":0,\"slept_ms\":1234}}\n"
             )
         );
         assert!(
@@ -233,8 +247,17 @@ mod tests {
             limit: Attempts::Limit(3),
             status: Status::exited(0),
             slept_ms: 0,
+            took: Duration::ZERO,
         };
-        let log = |verbosity| Log::new(LogFormat::Text, verbosity, curl(), Destination::Stderr);
+        let log = |verbosity| {
+            Log::new(
+                LogFormat::Text,
+                verbosity,
+                curl(),
+                Destination::Stderr,
+                RUN.into(),
+            )
+        };
         let normal = log(Verbosity::Normal);
         assert!(!normal.shows(&ok(1)) && normal.shows(&ok(2)));
         assert!(log(Verbosity::Verbose).shows(&ok(1)));
@@ -252,6 +275,7 @@ mod tests {
             Verbosity::Normal,
             curl(),
             Destination::File(file),
+            RUN.into(),
         );
         log.emit(&retrying());
         log.emit(&retrying());
@@ -276,26 +300,26 @@ mod tests {
             attempt: 3,
             limit: Attempts::Limit(5),
             reason,
+            took: Some(Duration::from_millis(40)),
         };
         let budget = gave_up(GiveUp::Budget(Status::exited(7)));
         assert_eq!(
             text_of(&budget),
-            "retry: curl: giving up after attempt 3/5 failed with exit code 7: the shared --budget cannot pay for a retry\n"
+            "retry: curl: giving up after attempt 3/5 failed with exit code 7: the shared --budget cannot pay for a retry (reason: budget)\n"
         );
         assert_eq!(
             json_of(&budget),
             format!(
-                "{{\"event\":\"gave_up\",{HEAD},\"attempt\":3,\"max_attempts\":5,\"exit_code\":7,\"reason\":\"budget\",\"command_exit_code\":7}}\n"
+                "{{\"event\":\"gave_up\",{HEAD},\"attempt\":3,\"max_attempts\":5,\"duration_ms\":40,\"exit_code\":7,\"reason\":\"budget\",\"command_exit_code\":7}}\n"
             )
         );
         let hint = gave_up(GiveUp::HintTooLong {
             status: Status::exited(22),
             hint_ms: 120_000,
         });
-        assert!(
-            text_of(&hint)
-                .ends_with("the server asked to wait 120000 ms (2 min), longer than --cap\n")
-        );
+        assert!(text_of(&hint).ends_with(
+            "the server asked to wait 120000 ms (2 min), longer than --cap (reason: hint)\n"
+        ));
         assert!(
             json_of(&hint)
                 .ends_with("\"reason\":\"hint\",\"command_exit_code\":22,\"hint_ms\":120000}\n")
@@ -328,8 +352,77 @@ mod tests {
         );
         assert!(github_of(&note).starts_with("::notice title=retry%3A curl::--preset curl"));
         assert_eq!(json_of(&note), "");
-        let log = |format| Log::new(format, Verbosity::Normal, curl(), Destination::Stderr);
+        let log = |format| {
+            Log::new(
+                format,
+                Verbosity::Normal,
+                curl(),
+                Destination::Stderr,
+                RUN.into(),
+            )
+        };
         assert!(log(LogFormat::Text).shows(&note) && log(LogFormat::Github).shows(&note));
         assert!(!log(LogFormat::Json).shows(&note));
+    }
+
+    /// A run that gave up for `reason`, as the loop would report it.
+    fn gave_up_for(reason: Reason) -> Event {
+        let status = Status::exited(3);
+        let reason = match reason {
+            Reason::Attempts => GiveUp::Attempts(status),
+            Reason::Fatal => GiveUp::Fatal(status),
+            Reason::NotRetryable => GiveUp::NotRetryable(status),
+            Reason::StopIfOutput => GiveUp::OutputStop(status),
+            Reason::MaxTime => GiveUp::MaxTimeReached(status),
+            Reason::Hint => GiveUp::HintTooLong {
+                status,
+                hint_ms: 90_000,
+            },
+            Reason::Budget => GiveUp::Budget(status),
+            Reason::Signal => GiveUp::Signal {
+                signal: 2,
+                status: None,
+                during: Phase::Sleep,
+            },
+            Reason::Spawn => GiveUp::Spawn {
+                code: 127,
+                message: "cannot run `nope`: command not found".into(),
+            },
+            Reason::Io => GiveUp::Failed("cannot write to stdout".into()),
+            Reason::StdoutClosed => GiveUp::StdoutClosed,
+        };
+        Event::GaveUp {
+            attempt: 2,
+            limit: Attempts::Limit(5),
+            reason,
+            took: None,
+        }
+    }
+
+    #[test]
+    fn every_reason_has_one_name_in_text_and_json() {
+        let mut names: Vec<&str> = Reason::ALL.iter().map(|r| r.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Reason::ALL.len(), "two reasons share a name");
+        for reason in Reason::ALL {
+            let event = gave_up_for(reason);
+            let Event::GaveUp { reason: ending, .. } = &event else {
+                unreachable!()
+            };
+            assert_eq!(ending.reason(), reason);
+            let name = reason.name();
+            let text = text_of(&event);
+            assert!(text.ends_with(&format!(" (reason: {name})\n")), "{text}");
+            let json = json_of(&event);
+            assert!(json.contains(&format!(r#","reason":"{name}""#)), "{json}");
+            assert!(!json.contains("duration_ms"), "{json}");
+        }
+        // The reason --stop-if-output gives is its own, not `fatal`.
+        assert!(
+            text_of(&gave_up_for(Reason::StopIfOutput)).ends_with(
+                "giving up after attempt 2/5 (exit code 3): its output matched --stop-if-output (reason: stop_if_output)\n"
+            )
+        );
     }
 }

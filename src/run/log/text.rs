@@ -2,6 +2,7 @@
 //! the words of each event (`message`), which GitHub annotations share.
 
 use crate::duration::millis;
+use crate::policy::Attempts;
 use crate::run::events::{Event, GiveUp, Phase};
 use crate::run::hint::Hinted;
 use crate::run::log::Context;
@@ -104,6 +105,7 @@ pub(super) fn message(event: &Event, name: &CommandName) -> String {
             sleep,
             jitter,
             hint,
+            ..
         } => format!(
             "attempt {attempt}/{limit} failed with {}; {}",
             status.describe(),
@@ -138,75 +140,86 @@ pub(super) fn message(event: &Event, name: &CommandName) -> String {
             "--on-retry command failed with {} after attempt {attempt}/{limit}; retrying anyway",
             status.describe()
         ),
+        // The reason's name ends the line, as JSON's `reason` gives it.
         Event::GaveUp {
             attempt,
             limit,
             reason,
-        } => match reason {
-            GiveUp::Attempts(s) if *attempt == 1 => {
-                format!("giving up after 1 attempt: it failed with {}", s.describe())
-            }
-            GiveUp::Attempts(s) => {
-                format!(
-                    "giving up after {attempt} attempts: the last failed with {}",
-                    s.describe()
-                )
-            }
-            GiveUp::Fatal(s) => format!(
-                "giving up after attempt {attempt}/{limit}: {} is fatal (--fatal-on)",
+            ..
+        } => format!(
+            "{} (reason: {})",
+            giving_up(*attempt, limit, reason),
+            reason.reason().name()
+        ),
+    }
+}
+
+/// Why the run gave up, in words.
+fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp) -> String {
+    match reason {
+        GiveUp::Attempts(s) if attempt == 1 => {
+            format!("giving up after 1 attempt: it failed with {}", s.describe())
+        }
+        GiveUp::Attempts(s) => {
+            format!(
+                "giving up after {attempt} attempts: the last failed with {}",
                 s.describe()
-            ),
-            GiveUp::NotRetryable(s) => format!(
-                "giving up after attempt {attempt}/{limit}: {} is not retryable (--retry-on)",
-                s.describe()
-            ),
-            GiveUp::OutputStop(s) => format!(
-                "giving up after attempt {attempt}/{limit} ({}): its output matched --stop-if-output",
-                s.describe()
-            ),
-            GiveUp::MaxTimeReached(_) => {
-                format!("giving up: --max-time reached during attempt {attempt}/{limit}")
-            }
-            GiveUp::MaxTimeAhead { status, sleep_ms } => format!(
-                "giving up after attempt {attempt}/{limit} failed with {}: a sleep of {} would end past --max-time",
-                status.describe(),
-                ms_text(*sleep_ms)
-            ),
-            GiveUp::HintTooLong { status, hint_ms } => format!(
-                "giving up after attempt {attempt}/{limit} failed with {}: the server asked to wait {}, longer than --cap",
-                status.describe(),
-                ms_text(*hint_ms)
-            ),
-            GiveUp::Budget(status) => format!(
-                "giving up after attempt {attempt}/{limit} failed with {}: the shared --budget cannot pay for a retry",
-                status.describe()
-            ),
-            GiveUp::MaxTimeInHook(_) => format!(
-                "giving up: --max-time reached during the --on-retry command after attempt {attempt}/{limit}"
-            ),
-            GiveUp::Signal { signal, during, .. } => {
-                let during = match during {
-                    Phase::Attempt => format!("during attempt {attempt}/{limit}"),
-                    Phase::Hook => {
-                        format!("during the --on-retry command after attempt {attempt}/{limit}")
-                    }
-                    Phase::Sleep => format!("during the sleep after attempt {attempt}/{limit}"),
-                    Phase::Output => {
-                        format!("while writing the output of attempt {attempt}/{limit}")
-                    }
-                };
-                format!(
-                    "interrupted by {} {during}; exiting with {}",
-                    signal_name(*signal),
-                    reason.exit_code()
-                )
-            }
-            GiveUp::Spawn { message, .. } => message.clone(),
-            GiveUp::Failed(message) => format!("{message}; exiting with {}", reason.exit_code()),
-            GiveUp::StdoutClosed => format!(
-                "stdout was closed before the output of attempt {attempt}/{limit} was written"
-            ),
-        },
+            )
+        }
+        GiveUp::Fatal(s) => format!(
+            "giving up after attempt {attempt}/{limit}: {} is fatal (--fatal-on)",
+            s.describe()
+        ),
+        GiveUp::NotRetryable(s) => format!(
+            "giving up after attempt {attempt}/{limit}: {} is not retryable (--retry-on)",
+            s.describe()
+        ),
+        GiveUp::OutputStop(s) => format!(
+            "giving up after attempt {attempt}/{limit} ({}): its output matched --stop-if-output",
+            s.describe()
+        ),
+        GiveUp::MaxTimeReached(_) => {
+            format!("giving up: --max-time reached during attempt {attempt}/{limit}")
+        }
+        GiveUp::MaxTimeAhead { status, sleep_ms } => format!(
+            "giving up after attempt {attempt}/{limit} failed with {}: a sleep of {} would end past --max-time",
+            status.describe(),
+            ms_text(*sleep_ms)
+        ),
+        GiveUp::HintTooLong { status, hint_ms } => format!(
+            "giving up after attempt {attempt}/{limit} failed with {}: the server asked to wait {}, longer than --cap",
+            status.describe(),
+            ms_text(*hint_ms)
+        ),
+        GiveUp::Budget(status) => format!(
+            "giving up after attempt {attempt}/{limit} failed with {}: the shared --budget cannot pay for a retry",
+            status.describe()
+        ),
+        GiveUp::MaxTimeInHook(_) => format!(
+            "giving up: --max-time reached during the --on-retry command after attempt {attempt}/{limit}"
+        ),
+        GiveUp::Signal { signal, during, .. } => {
+            let during = match during {
+                Phase::Attempt => format!("during attempt {attempt}/{limit}"),
+                Phase::Hook => {
+                    format!("during the --on-retry command after attempt {attempt}/{limit}")
+                }
+                Phase::Sleep => format!("during the sleep after attempt {attempt}/{limit}"),
+                Phase::Output => {
+                    format!("while writing the output of attempt {attempt}/{limit}")
+                }
+            };
+            format!(
+                "interrupted by {} {during}; exiting with {}",
+                signal_name(*signal),
+                reason.exit_code()
+            )
+        }
+        GiveUp::Spawn { message, .. } => message.clone(),
+        GiveUp::Failed(message) => format!("{message}; exiting with {}", reason.exit_code()),
+        GiveUp::StdoutClosed => {
+            format!("stdout was closed before the output of attempt {attempt}/{limit} was written")
+        }
     }
 }
 
