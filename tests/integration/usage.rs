@@ -122,6 +122,53 @@ fn flags_of_other_retry_tools_get_retrys_name_for_them() {
     }
 }
 
+/// Debian's `retry` installs the same name: its `-t 5` (five tries) and
+/// `-d 1` (a second's delay) are refused with what they are called here.
+#[test]
+fn debian_retrys_short_flags_get_retrys_names() {
+    let timeout = "invalid value '5' for '--timeout <DURATION>': a duration needs a unit: \
+                   did you mean `5ms` or `5s`?";
+    let debian = "(`-t` is this retry's timeout; Debian's `retry -t 5` counts tries, which \
+                  here is `-n 5`)";
+    // `-t` keeps meaning a timeout, with the unit hint, and the aside.
+    for typed in [&["-t", "5"][..], &["-t5"], &["-vt", "5"]] {
+        refused(typed, &[timeout, debian]);
+    }
+    let out = retry(&["-t", "5", "--", "true"]).run();
+    out.code(2)
+        .stderr_is(&format!("retry: {timeout} {debian}\n"));
+    // A timeout with its unit is just a timeout.
+    retry(&["-n", "1", "-t", "5s", "true"]).run().code(0);
+    // Not typed as `-t`: `--timeout 5`, the variable, a `-t` of the
+    // command's own: the unit hint alone.
+    for (args, variable) in [
+        (&["--timeout", "5", "true"][..], None),
+        (&["true"], Some("5")),
+        (&["--timeout", "5", "--", "ssh", "-t", "5"], None),
+    ] {
+        let mut run = retry(args);
+        if let Some(value) = variable {
+            run = run.env("RETRY_TIMEOUT", value);
+        }
+        let out = run.run();
+        out.code(2).stderr_lines(1);
+        assert!(!out.stderr.contains("Debian"), "{args:?}: {}", out.stderr);
+        out.stderr_has("`5ms` or `5s`");
+    }
+    let base = "the first sleep is -b/--base DURATION";
+    for typed in [&["-d", "1"][..], &["-d1"]] {
+        refused(
+            typed,
+            &[
+                "unknown option '-d'",
+                base,
+                "Debian's `retry -d 1` is `-b 1s` here",
+            ],
+        );
+    }
+    refused(&["-d", "1s"], &["unknown option '-d'", base]);
+}
+
 /// `retry ARGS -- true` with one RETRY_ variable: exit 2 and this one line.
 #[track_caller]
 fn refused_from_env(args: &[&str], env: (&str, &str), line: &str) {
