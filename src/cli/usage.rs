@@ -94,6 +94,9 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
             None => parts.push(line.strip_prefix("error: ").unwrap_or(line)),
         }
     }
+    if let Some(ours) = jitter_tip(error) {
+        tip = Some(ours);
+    }
     let mut line = format!("retry: {}", parts.join(" "));
     if let Some(tip) = tip {
         line.push_str(&format!(" ({tip})"));
@@ -112,6 +115,31 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
         line.push_str(&aside);
     }
     line.replacen(" [possible values: ", ": expected one of [", 1)
+}
+
+/// What a `--jitter` word that names no strategy meant, where clap's
+/// nearest spelling would mislead: `exponential` is not a misspelt `none`,
+/// every strategy backs off exponentially.
+fn jitter_tip(error: &clap::Error) -> Option<&'static str> {
+    let arg = error.get(ContextKind::InvalidArg)?.to_string();
+    if error.kind() != ErrorKind::InvalidValue || !arg.contains("--jitter") {
+        return None;
+    }
+    let value = error.get(ContextKind::InvalidValue)?.to_string();
+    match value.trim().to_ascii_lowercase().as_str() {
+        "exponential"
+        | "exp"
+        | "expo"
+        | "exponential-backoff"
+        | "backoff"
+        | "random"
+        | "jitter" => Some(
+            "every strategy backs off exponentially; they differ in how each sleep is \
+                 drawn (`full`, the default, draws it at random up to the growing ceiling)",
+        ),
+        "constant" | "fixed" | "linear" => Some("for a fixed sleep: `--jitter none --factor 1`"),
+        _ => None,
+    }
 }
 
 /// `-t 5` as Debian's `retry` users type it (five tries): a bare number
