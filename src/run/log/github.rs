@@ -19,10 +19,15 @@ pub fn line(event: &Event, context: &Context) -> String {
         Event::PresetKnown { .. } => "notice",
     };
     let title = format!("retry: {}", context.name.short);
+    let message = match event {
+        // The level already says it: no second "warning: ".
+        Event::Warning { message, .. } => message.clone(),
+        _ => message(event, context.name),
+    };
     format!(
         "::{level} title={}::{}\n",
         escape_property(&title),
-        escape_github(&message(event, context.name))
+        escape_github(&message)
     )
 }
 
@@ -83,5 +88,22 @@ mod tests {
             "retry: cannot run `a%b\nc` (reason: spawn)\n"
         );
         assert_eq!(escape_property("a:b,c%"), "a%3Ab%2Cc%25");
+    }
+
+    /// A warning annotation says "warning" once, by its level.
+    #[test]
+    fn a_warning_is_not_called_a_warning_twice() {
+        let warning = Event::Warning {
+            attempt: 1,
+            message: "--budget: cannot lock it; the run goes on without it".into(),
+        };
+        assert_eq!(
+            github_of(&warning),
+            "::warning title=retry%3A curl::--budget: cannot lock it; the run goes on without it\n"
+        );
+        assert_eq!(
+            text_of(&warning),
+            "retry: curl: warning: --budget: cannot lock it; the run goes on without it\n"
+        );
     }
 }

@@ -335,7 +335,7 @@ mod tests {
         );
         assert_eq!(
             github_of(&warning),
-            "::warning title=retry%3A curl::warning: a \"b\"\n"
+            "::warning title=retry%3A curl::a \"b\"\n"
         );
     }
 
