@@ -1,9 +1,10 @@
-//! What the formats' tests share: a command, a fixed time, and the events
-//! they write.
+//! What the formats' tests share: a command, a fixed time, the events
+//! they write, and each format's line through `Log`'s own choice of
+//! formatter (so this file imports none of them).
 
 use std::time::SystemTime;
 
-use crate::run::log::{Context, Stamp, github, json, text};
+use crate::run::log::{Context, LogFormat, Stamp, written};
 
 // What the tests build their events from.
 pub use crate::policy::Attempts;
@@ -42,15 +43,15 @@ pub fn at(name: &CommandName, first: bool) -> Context<'_> {
 }
 
 pub fn text_of(event: &Event) -> String {
-    text::line(event, &at(&curl(), false))
+    written(LogFormat::Text, event, &at(&curl(), false))
 }
 
 pub fn json_of(event: &Event) -> String {
-    json::lines(event, &at(&curl(), false))
+    written(LogFormat::Json, event, &at(&curl(), false))
 }
 
 pub fn github_of(event: &Event) -> String {
-    github::line(event, &at(&curl(), false))
+    written(LogFormat::Github, event, &at(&curl(), false))
 }
 
 /// The fields every JSON line starts with, after its event.

@@ -123,6 +123,16 @@ pub struct Context<'a> {
     pub first: bool,
 }
 
+/// `event` as `format` writes it: one line, or two for JSON's retry.
+fn written(format: LogFormat, event: &Event, context: &Context) -> String {
+    match format {
+        LogFormat::Json => json::lines(event, context),
+        LogFormat::Github => github::line(event, context),
+        // `auto` is resolved by config; text is its fallback anyway.
+        LogFormat::Text | LogFormat::Auto => text::line(event, context),
+    }
+}
+
 /// Opens `--log-file` for appending; created readable by its owner only,
 /// as the command line it records may hold a token. Never waits: a FIFO
 /// without a reader, or what cannot take appended lines, is refused, and
@@ -169,12 +179,7 @@ impl Log {
             },
             first: !self.named,
         };
-        let line = match self.format {
-            LogFormat::Json => json::lines(event, &context),
-            LogFormat::Github => github::line(event, &context),
-            // `auto` is resolved by config; text is its fallback anyway.
-            LogFormat::Text | LogFormat::Auto => text::line(event, &context),
-        };
+        let line = written(self.format, event, &context);
         self.named = true;
         // One write per event, so lines from retry never interleave mid-line.
         match &mut self.to {
