@@ -21,8 +21,6 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
 
     $completions = @(switch ($command) {
         'retry' {
-            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Backoff strategy for the sleep between attempts (`all` only with --simulate)')
-            [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'Backoff strategy for the sleep between attempts (`all` only with --simulate)')
             [CompletionResult]::new('-b', '-b', [CompletionResultType]::ParameterName, 'Base delay: the first sleep''s ceiling')
             [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Base delay: the first sleep''s ceiling')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'The largest sleep')
@@ -66,6 +64,8 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--service-sd', '--service-sd', [CompletionResultType]::ParameterName, '--model busy: standard deviation of the service time')
             [CompletionResult]::new('--max-work', '--max-work', [CompletionResultType]::ParameterName, 'Stop a repetition once the server has handled this many requests (its row then counts it under `capped`), or `unlimited`; without backoff, 100,000 clients would take hours')
             [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, 'Also draw the post''s two charts (work and completion time against clients) into this SVG file')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Backoff strategy for the sleep between attempts (`all` only with --simulate)')
+            [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'Backoff strategy for the sleep between attempts (`all` only with --simulate)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Log only when giving up')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Log only when giving up')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also log each attempt''s start and a first-try success')

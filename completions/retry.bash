@@ -23,20 +23,12 @@ _retry_options() {
 
     case "${cmd}" in
         retry)
-            opts="-j -b -c -f -n -t -m -q -v -s -h -V --jitter --base --cap --factor --max-attempts --retry-on --fatal-on --success-on --timeout --kill-after --max-time --seed --log-format --log-file --quiet --verbose --on-retry --stdin --stdin-limit --stdout-once --retry-if-output --stop-if-output --delay-from-output --budget --budget-tokens --budget-cost --budget-refill --preset --shell --foreground --plan --simulate --completions --man --presets --budget-status --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --svg --help --version"
+            opts="-b -c -f -n -t -m -q -v -s -j -h -V --base --cap --factor --max-attempts --retry-on --fatal-on --success-on --timeout --kill-after --max-time --seed --log-format --log-file --quiet --verbose --on-retry --stdin --stdin-limit --stdout-once --retry-if-output --stop-if-output --delay-from-output --budget --budget-tokens --budget-cost --budget-refill --preset --shell --foreground --plan --simulate --completions --man --presets --budget-status --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --svg --jitter --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --jitter)
-                    COMPREPLY=($(compgen -W "none full equal decorrelated all" -- "${cur}"))
-                    return 0
-                    ;;
-                -j)
-                    COMPREPLY=($(compgen -W "none full equal decorrelated all" -- "${cur}"))
-                    return 0
-                    ;;
                 --base)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -333,6 +325,14 @@ _retry_options() {
                     fi
                     return 0
                     ;;
+                --jitter)
+                    COMPREPLY=($(compgen -W "none full equal decorrelated" -- "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -W "none full equal decorrelated" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -364,7 +364,11 @@ _retry() {
         _retry_options "$@"
     elif (( i == COMP_CWORD )); then
         if (( dashes )) || [[ ${COMP_WORDS[i]} != -* ]]; then
-            COMPREPLY=($(compgen -c -- "${COMP_WORDS[i]}"))
+            # Sorted and each once: with `-o nosort` (clap's, for options in
+            # their order) readline no longer drops duplicates, and compgen
+            # lists a name once per PATH directory (/bin and /usr/bin on a
+            # merged /usr).
+            COMPREPLY=($(compgen -c -- "${COMP_WORDS[i]}" | LC_ALL=C sort -u))
         else
             _retry_options "$@"
         fi

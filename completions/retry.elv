@@ -18,8 +18,6 @@ set edit:completion:arg-completer[retry] = {|@words|
     }
     var completions = [
         &'retry'= {
-            cand -j 'Backoff strategy for the sleep between attempts (`all` only with --simulate)'
-            cand --jitter 'Backoff strategy for the sleep between attempts (`all` only with --simulate)'
             cand -b 'Base delay: the first sleep''s ceiling'
             cand --base 'Base delay: the first sleep''s ceiling'
             cand -c 'The largest sleep'
@@ -63,6 +61,8 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --service-sd '--model busy: standard deviation of the service time'
             cand --max-work 'Stop a repetition once the server has handled this many requests (its row then counts it under `capped`), or `unlimited`; without backoff, 100,000 clients would take hours'
             cand --svg 'Also draw the post''s two charts (work and completion time against clients) into this SVG file'
+            cand -j 'Backoff strategy for the sleep between attempts (`all` only with --simulate)'
+            cand --jitter 'Backoff strategy for the sleep between attempts (`all` only with --simulate)'
             cand -q 'Log only when giving up'
             cand --quiet 'Log only when giving up'
             cand -v 'Also log each attempt''s start and a first-try success'

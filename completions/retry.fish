@@ -1,8 +1,3 @@
-complete -c retry -s j -l jitter -d 'Backoff strategy for the sleep between attempts (`all` only with --simulate)' -r -f -a "none\t'sleep = min(cap, base * factor^n)'
-full\t'sleep = random_between(0, min(cap, base * factor^n))'
-equal\t't = min(cap, base * factor^n); sleep = t/2 + random_between(0, t/2)'
-decorrelated\t'sleep = min(cap, random_between(base, previous sleep * 3))'
-all\t'--simulate only: every strategy side by side, plus no backoff at all'"
 complete -c retry -s b -l base -d 'Base delay: the first sleep\'s ceiling' -r -f
 complete -c retry -s c -l cap -d 'The largest sleep' -r -f
 complete -c retry -s f -l factor -d 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)' -r -f
@@ -54,6 +49,10 @@ complete -c retry -l service-time -d '--model busy: mean time the server takes t
 complete -c retry -l service-sd -d '--model busy: standard deviation of the service time' -r -f
 complete -c retry -l max-work -d 'Stop a repetition once the server has handled this many requests (its row then counts it under `capped`), or `unlimited`; without backoff, 100,000 clients would take hours' -r -f
 complete -c retry -l svg -d 'Also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
+complete -c retry -s j -l jitter -d 'Backoff strategy for the sleep between attempts (`all` only with --simulate)' -r -f -a "none\t'sleep = min(cap, base * factor^n)'
+full\t'sleep = random_between(0, min(cap, base * factor^n))'
+equal\t't = min(cap, base * factor^n); sleep = t/2 + random_between(0, t/2)'
+decorrelated\t'sleep = min(cap, random_between(base, previous sleep * 3))'"
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
 complete -c retry -l stdout-once -d 'Only an attempt that succeeds writes to stdout (failed ones: to stderr)'

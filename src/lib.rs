@@ -52,7 +52,10 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
     };
     match &mode {
         Mode::Run(options) => {
-            let log = match open_log(options, &args) {
+            // One id for the run: its log lines carry it, and so does every
+            // process it starts (`RETRY_RUN_IDS`), so the two can be matched.
+            let id = run::lineage::Lineage::unique_id();
+            let log = match open_log(options, &args, id.clone()) {
                 Ok(log) => log,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
@@ -60,7 +63,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                     return 2;
                 }
             };
-            match run_command(options, log) {
+            match run_command(options, log, id) {
                 run::Exit::Code(code) => u8::try_from(code).unwrap_or(u8::MAX),
                 // Everything is cleaned up: die as the command would have.
                 run::Exit::Signal(signal) => platform::die_by(signal),
@@ -85,7 +88,11 @@ fn print(bytes: &[u8]) -> u8 {
 
 /// retry's log, set up before anything runs: a `--log-file` that cannot
 /// be opened is a bad value, named with its variable if it came from one.
-fn open_log(config: &run::Options, args: &[std::ffi::OsString]) -> Result<log::Log, String> {
+fn open_log(
+    config: &run::Options,
+    args: &[std::ffi::OsString],
+    id: String,
+) -> Result<log::Log, String> {
     let to = match &config.log_file {
         None => log::Destination::Stderr,
         Some(path) => match log::open(path) {
@@ -108,11 +115,17 @@ fn open_log(config: &run::Options, args: &[std::ffi::OsString]) -> Result<log::L
         },
     };
     let name = run::name::CommandName::new(&config.program, &config.args);
-    Ok(log::Log::new(config.log_format, config.verbosity, name, to))
+    Ok(log::Log::new(
+        config.log_format,
+        config.verbosity,
+        name,
+        to,
+        id,
+    ))
 }
 
 /// The real thing: run COMMAND until it succeeds or retry gives up.
-fn run_command(config: &run::Options, mut log: log::Log) -> run::Exit {
+fn run_command(config: &run::Options, mut log: log::Log, id: String) -> run::Exit {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
@@ -123,7 +136,7 @@ fn run_command(config: &run::Options, mut log: log::Log) -> run::Exit {
             return run::Exit::Code(events::RETRY_FAILED);
         }
     };
-    let mut host = supervisor::Supervisor::new(config, signals);
+    let mut host = supervisor::Supervisor::new(config, signals, id);
     let seed = config.seed;
     let mut noted = config.preset.is_some();
     let mut emit = |event: &events::Event| {

@@ -9,7 +9,9 @@
 //! hands over to COMMAND's own completion once COMMAND is typed (clap's
 //! script would offer retry's flags there), and the man page sections clap
 //! has no field for (SYNOPSIS with values, ENVIRONMENT, EXIT STATUS, …),
-//! written from the same text as `--help` (`help`).
+//! written from the same text as `--help` (`help`). Completions offer only
+//! what a run takes (no `--jitter all`), command names once each; the man
+//! page is ASCII and renders without a groff warning.
 
 use clap::ValueEnum;
 
@@ -46,11 +48,26 @@ mod tests {
 
     fn generated(shell: clap_complete::Shell) -> Vec<u8> {
         let mut out = Vec::new();
-        clap_complete::generate(shell, &mut Cli::command(), "retry", &mut out);
+        clap_complete::generate(shell, &mut for_completion(), "retry", &mut out);
         if shell == clap_complete::Shell::Bash {
             out = bash_with_command(&out);
         }
         out
+    }
+
+    /// The command as completions offer it: `--jitter` without `all`,
+    /// which only `--simulate` takes and a run refuses (a completion is
+    /// mostly typed for a run).
+    fn for_completion() -> clap::Command {
+        let run_takes: Vec<clap::builder::PossibleValue> =
+            crate::cli::JitterChoice::value_variants()
+                .iter()
+                .filter(|choice| choice.single().is_some())
+                .filter_map(ValueEnum::to_possible_value)
+                .collect();
+        Cli::command().mut_arg("jitter", |arg| {
+            arg.value_parser(clap::builder::PossibleValuesParser::new(run_takes))
+        })
     }
 
     /// clap's bash script completes retry's options everywhere, also in
@@ -104,7 +121,11 @@ _retry() {
         _retry_options "$@"
     elif (( i == COMP_CWORD )); then
         if (( dashes )) || [[ ${COMP_WORDS[i]} != -* ]]; then
-            COMPREPLY=($(compgen -c -- "${COMP_WORDS[i]}"))
+            # Sorted and each once: with `-o nosort` (clap's, for options in
+            # their order) readline no longer drops duplicates, and compgen
+            # lists a name once per PATH directory (/bin and /usr/bin on a
+            # merged /usr).
+            COMPREPLY=($(compgen -c -- "${COMP_WORDS[i]}" | LC_ALL=C sort -u))
         else
             _retry_options "$@"
         fi
@@ -130,7 +151,21 @@ _retry() {
         man.render_options_section(&mut out).unwrap();
         out.extend(man_sections().as_bytes());
         man.render_version_section(&mut out).unwrap();
-        out
+        ascii_roff(&String::from_utf8(out).unwrap()).into_bytes()
+    }
+
+    /// The page in ASCII: groff reads its input as Latin-1 unless told
+    /// otherwise (`-k`, preconv) and warns of the bytes of a UTF-8 `…`.
+    /// An ellipsis becomes three dots, which every device has (`-Tascii`
+    /// has no glyph for `\[u2026]`); anything else past ASCII an escape.
+    fn ascii_roff(text: &str) -> String {
+        text.chars()
+            .map(|c| match c {
+                '…' => "...".to_owned(),
+                c if c.is_ascii() => c.to_string(),
+                c => format!("\\[u{:04X}]", u32::from(c)),
+            })
+            .collect()
     }
 
     /// Text as roff reads it: backslashes and dashes escaped, no line
@@ -212,13 +247,24 @@ _retry() {
              .SH EXAMPLES\n{examples}\
              .SH \"SEE ALSO\"\n\
              .BR timeout (1),\n.BR sh (1),\n.BR bash (1)\n.PP\n\
-             \"Exponential Backoff And Jitter\", AWS Architecture Blog:\n\\%{}\n",
+             \"Exponential Backoff And Jitter\", AWS Architecture Blog:\n.br\n.na\n\\%{}\n.br\n.ad\n",
             roff(help::PRESETS),
             roff(help::ENVIRONMENT),
             roff(help::COMMAND_SEES),
-            // After \%, which keeps the address from being hyphenated.
-            roff("https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/"),
+            // After \%, which keeps the address from being hyphenated; `\:`
+            // lets it break after a slash, as it is longer than a line
+            // once indented (groff's "can't break line"), and `.na` leaves
+            // the broken lines ragged (no spaces to stretch: "cannot adjust").
+            breakable(&roff(
+                "https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/"
+            )),
         )
+    }
+
+    /// An address that may break after each slash of its path (`\:`).
+    fn breakable(url: &str) -> String {
+        let (scheme, path) = url.split_once("://").unwrap();
+        format!("{scheme}://{}", path.replace('/', "/\\:"))
     }
 
     /// Each committed file, what retry prints for it, and what the generators make now.

@@ -9,7 +9,10 @@
 //! "`RETRY_BASE=100`: a duration needs a unit…".
 //!
 //! Flags of other retry tools (`--retries`, `--delay`) get retry's name for
-//! the same thing instead of clap's nearest spelling (`--timeout`).
+//! the same thing instead of clap's nearest spelling (`--timeout`). Debian's
+//! `retry`, which installs the same name, has two short ones: its `-d N`
+//! (seconds of delay) is unknown here, and its `-t N` (tries) is this
+//! retry's timeout, whose bare number also gets the difference said.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -91,6 +94,9 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
             None => parts.push(line.strip_prefix("error: ").unwrap_or(line)),
         }
     }
+    if let Some(ours) = jitter_tip(error) {
+        tip = Some(ours);
+    }
     let mut line = format!("retry: {}", parts.join(" "));
     if let Some(tip) = tip {
         line.push_str(&format!(" ({tip})"));
@@ -105,7 +111,58 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
             line.replacen(&format!("'{shown}'"), &set, 1)
         };
     }
+    if let Some(aside) = debian_tries(error, args) {
+        line.push_str(&aside);
+    }
     line.replacen(" [possible values: ", ": expected one of [", 1)
+}
+
+/// What a `--jitter` word that names no strategy meant, where clap's
+/// nearest spelling would mislead: `exponential` is not a misspelt `none`,
+/// every strategy backs off exponentially.
+fn jitter_tip(error: &clap::Error) -> Option<&'static str> {
+    let arg = error.get(ContextKind::InvalidArg)?.to_string();
+    if error.kind() != ErrorKind::InvalidValue || !arg.contains("--jitter") {
+        return None;
+    }
+    let value = error.get(ContextKind::InvalidValue)?.to_string();
+    match value.trim().to_ascii_lowercase().as_str() {
+        "exponential"
+        | "exp"
+        | "expo"
+        | "exponential-backoff"
+        | "backoff"
+        | "random"
+        | "jitter" => Some(
+            "every strategy backs off exponentially; they differ in how each sleep is \
+                 drawn (`full`, the default, draws it at random up to the growing ceiling)",
+        ),
+        "constant" | "fixed" | "linear" => Some("for a fixed sleep: `--jitter none --factor 1`"),
+        _ => None,
+    }
+}
+
+/// `-t 5` as Debian's `retry` users type it (five tries): a bare number
+/// typed after `-t` (not `--timeout`, nor from `RETRY_TIMEOUT`). `-t` stays
+/// the timeout; the aside says what counts tries here.
+fn debian_tries(error: &clap::Error, args: &[OsString]) -> Option<String> {
+    let arg = error.get(ContextKind::InvalidArg)?.to_string();
+    let value = error.get(ContextKind::InvalidValue)?.to_string();
+    let tries = value.trim().parse::<u32>().ok()?;
+    if error.kind() != ErrorKind::ValueValidation || !arg.contains("--timeout") {
+        return None;
+    }
+    // Typed as `-t` when the error changes once `-t` is no longer a flag.
+    let without = Cli::command()
+        .mut_arg("timeout", |a| a.short(None))
+        .try_get_matches_from(args);
+    if same_error(error, without.err().as_ref()) {
+        return None;
+    }
+    Some(format!(
+        " (`-t` is this retry's timeout; Debian's `retry -t {tries}` counts tries, \
+         which here is `-n {tries}`)"
+    ))
 }
 
 /// The one line for a flag of another retry tool, if it is one.
@@ -117,11 +174,14 @@ fn foreign_flag(error: &clap::Error, args: &[OsString]) -> Option<String> {
     let flag = typed
         .split_once('=')
         .map_or(typed.as_str(), |(flag, _)| flag);
-    // `--retries 3` or `--retries=3`: the value, to translate the number.
+    let short = !flag.starts_with("--");
+    // `--retries 3` or `--retries=3` (`-d 1` or `-d1`): the value, to
+    // translate the number.
     let value = args.iter().enumerate().find_map(|(at, word)| {
         let word = word.to_str()?;
         match word.strip_prefix(flag)? {
             "" => args.get(at + 1)?.to_str(),
+            inline if short => Some(inline.strip_prefix('=').unwrap_or(inline)),
             inline => inline.strip_prefix('='),
         }
     });
@@ -141,9 +201,17 @@ fn foreign_flag(error: &clap::Error, args: &[OsString]) -> Option<String> {
             )
         }
         "--delay" | "--interval" | "--sleep" | "--wait" | "--initial-delay" | "--min-delay"
-        | "--pause" => "the first sleep is -b/--base DURATION (later ones grow by --factor up to \
-            --cap; `--jitter none --factor 1` keeps it fixed)"
-            .to_owned(),
+        | "--pause" | "-d" => {
+            // Debian's `retry -d N` waits N seconds.
+            let example = match (flag, count) {
+                ("-d", Some(n)) => format!("; Debian's `retry -d {n}` is `-b {n}s` here"),
+                _ => String::new(),
+            };
+            format!(
+                "the first sleep is -b/--base DURATION (later ones grow by --factor up to \
+                 --cap; `--jitter none --factor 1` keeps it fixed){example}"
+            )
+        }
         "--max-delay" | "--max-sleep" | "--max-wait" | "--max-interval" | "--max-backoff"
         | "--delay-max" => "the largest sleep is -c/--cap DURATION".to_owned(),
         "--backoff" | "--exponential" | "--exponential-backoff" | "--multiplier" => {

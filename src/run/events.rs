@@ -1,6 +1,8 @@
 //! What happens during a run, as data: the runner emits these and `log`
 //! decides how (and whether) each is written.
 
+use std::time::Duration;
+
 use crate::policy::Attempts;
 use crate::run::hint::Hinted;
 use crate::status::Status;
@@ -19,6 +21,8 @@ pub enum Event {
         jitter: Jitter,
         /// The server's hint, when the attempt's output had one.
         hint: Option<Hinted>,
+        /// How long the attempt ran.
+        took: Duration,
     },
     /// Something retry set aside and goes on without (an unreadable
     /// server hint, a budget file it could not use): logged, not fatal.
@@ -31,6 +35,8 @@ pub enum Event {
         limit: Attempts,
         status: Status,
         slept_ms: u128,
+        /// How long the last attempt ran.
+        took: Duration,
     },
     /// The `--on-retry` command failed (logged; the run goes on).
     HookFailed {
@@ -42,6 +48,9 @@ pub enum Event {
         attempt: u32,
         limit: Attempts,
         reason: GiveUp,
+        /// How long the last attempt ran, when the run ended with it (not
+        /// in its sleep or hook, nor when it could not start).
+        took: Option<Duration>,
     },
     /// No `--preset` was named, but `preset` is written for the program:
     /// said once (at give-up, or with `--verbose` at the start), in text
@@ -99,21 +108,86 @@ pub enum Phase {
 /// retry's own failure, as coreutils `timeout` and `env` report theirs.
 pub const RETRY_FAILED: i32 = 125;
 
-impl GiveUp {
-    /// The word of the `reason` field in JSON logs.
-    pub fn reason(&self) -> &'static str {
+/// Why a run gave up, by name: the one vocabulary of the logs. Text lines
+/// end with `(reason: NAME)`, JSON lines give it as `reason`, and
+/// docs/behaviour.md lists every one (a test holds the list to `ALL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// The last allowed attempt failed (`--max-attempts`).
+    Attempts,
+    /// The code is listed in `--fatal-on`.
+    Fatal,
+    /// The code is neither a success nor listed in `--retry-on`.
+    NotRetryable,
+    /// The output matched `--stop-if-output`.
+    StopIfOutput,
+    /// `--max-time` ran out, or the next sleep would end past it.
+    MaxTime,
+    /// The server asked for a wait longer than `--cap`.
+    Hint,
+    /// The shared `--budget` could not pay for a retry.
+    Budget,
+    /// retry received a signal.
+    Signal,
+    /// The command could not be started.
+    Spawn,
+    /// retry could not carry the command's input or output.
+    Io,
+    /// retry's stdout was closed before held-back output was written.
+    StdoutClosed,
+}
+
+impl Reason {
+    #[cfg(test)]
+    pub const ALL: [Reason; 11] = [
+        Reason::Attempts,
+        Reason::Fatal,
+        Reason::NotRetryable,
+        Reason::StopIfOutput,
+        Reason::MaxTime,
+        Reason::Hint,
+        Reason::Budget,
+        Reason::Signal,
+        Reason::Spawn,
+        Reason::Io,
+        Reason::StdoutClosed,
+    ];
+
+    /// The reason's one name, in text and JSON alike.
+    pub fn name(self) -> &'static str {
         match self {
-            GiveUp::Attempts(_) => "attempts",
-            GiveUp::HintTooLong { .. } => "hint",
-            GiveUp::Budget(_) => "budget",
-            GiveUp::Fatal(_) | GiveUp::NotRetryable(_) | GiveUp::OutputStop(_) => "fatal",
+            Reason::Attempts => "attempts",
+            Reason::Fatal => "fatal",
+            Reason::NotRetryable => "not_retryable",
+            Reason::StopIfOutput => "stop_if_output",
+            Reason::MaxTime => "max_time",
+            Reason::Hint => "hint",
+            Reason::Budget => "budget",
+            Reason::Signal => "signal",
+            Reason::Spawn => "spawn",
+            Reason::Io => "io",
+            Reason::StdoutClosed => "stdout_closed",
+        }
+    }
+}
+
+impl GiveUp {
+    /// Which reason this ending is.
+    pub fn reason(&self) -> Reason {
+        match self {
+            GiveUp::Attempts(_) => Reason::Attempts,
+            GiveUp::Fatal(_) => Reason::Fatal,
+            GiveUp::NotRetryable(_) => Reason::NotRetryable,
+            GiveUp::OutputStop(_) => Reason::StopIfOutput,
             GiveUp::MaxTimeReached(_) | GiveUp::MaxTimeAhead { .. } | GiveUp::MaxTimeInHook(_) => {
-                "max_time"
+                Reason::MaxTime
             }
-            GiveUp::Signal { .. } => "signal",
-            GiveUp::Spawn { .. } => "spawn",
-            GiveUp::Failed(_) => "io",
-            GiveUp::StdoutClosed => "stdout_closed",
+            GiveUp::HintTooLong { .. } => Reason::Hint,
+            GiveUp::Budget(_) => Reason::Budget,
+            GiveUp::Signal { .. } => Reason::Signal,
+            GiveUp::Spawn { .. } => Reason::Spawn,
+            GiveUp::Failed(_) => Reason::Io,
+            GiveUp::StdoutClosed => Reason::StdoutClosed,
         }
     }
 
@@ -156,5 +230,27 @@ impl GiveUp {
             GiveUp::Signal { status, .. } => *status,
             GiveUp::Spawn { .. } | GiveUp::Failed(_) | GiveUp::StdoutClosed => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/behaviour.md's table of reasons names every reason, and only them.
+    #[test]
+    fn the_documented_reasons_are_the_codes() {
+        let doc = include_str!("../../docs/behaviour.md");
+        let table = doc
+            .split("| reason | when |\n|---|---|\n")
+            .nth(1)
+            .expect("docs/behaviour.md has the table of reasons");
+        let documented: Vec<&str> = table
+            .lines()
+            .take_while(|line| line.starts_with('|'))
+            .map(|row| row.split('`').nth(1).expect("a row starts with a `name`"))
+            .collect();
+        let names: Vec<&str> = Reason::ALL.iter().map(|r| r.name()).collect();
+        assert_eq!(documented, names);
     }
 }

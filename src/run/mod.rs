@@ -196,6 +196,7 @@ pub fn run<R: Rng>(
                     attempt: run.number,
                     limit: config.attempts,
                     reason,
+                    took: run.took.take(),
                 });
                 return exit;
             }
@@ -221,6 +222,9 @@ struct Loop<'a, R, F> {
     last_paid: Option<u32>,
     /// An unreadable server hint is logged once a run.
     hint_warned: bool,
+    /// How long the attempt that just ended ran, until the loop moves past
+    /// it (to its hook or sleep): the logs give it with the attempt's end.
+    took: Option<Duration>,
 }
 
 impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
@@ -241,6 +245,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             slept_ms: 0,
             last_paid: None,
             hint_warned: false,
+            took: None,
         }
     }
 
@@ -302,6 +307,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                     limit,
                     status,
                     slept_ms: self.slept_ms,
+                    took: self.took.unwrap_or_default(),
                 });
                 Ok(Some(Exit::Code(status.code)))
             }
@@ -347,10 +353,13 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             limit: config.attempts,
             previous_code: self.previous_code,
         };
-        let deadline = earliest(after(host.now(), config.timeout), self.run_deadline);
+        let started = host.now();
+        let deadline = earliest(after(started, config.timeout), self.run_deadline);
+        self.took = None;
         let Attempt { ended, seen } = host
             .run(info, deadline)
             .map_err(|SpawnError { code, message }| GiveUp::Spawn { code, message })?;
+        self.took = Some(host.now().saturating_duration_since(started));
         let (status, stopped) = match ended {
             Ended::Exited(status) => (status, Stopped::No),
             Ended::NotStarted(errno) => (Status::not_started(errno), Stopped::No),
@@ -413,6 +422,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             sleep,
             jitter: config.backoff.jitter,
             hint,
+            took: self.took.take().unwrap_or_default(),
         });
         if let Some(script) = &config.on_retry {
             let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
@@ -861,7 +871,7 @@ mod tests {
         let mut host = FakeHost::new(vec![Err(err)]);
         let (code, events) = run_with(&config(&[]), &mut host);
         assert_eq!((code, host.seen.len()), (127, 1));
-        assert_eq!(gave_up(&events).reason(), "spawn");
+        assert_eq!(gave_up(&events).reason().name(), "spawn");
     }
 
     #[test]
@@ -953,7 +963,7 @@ mod tests {
         ]);
         let (code, events) = run_with(&c, &mut host);
         assert_eq!((code, host.seen.len()), (1, 1));
-        assert_eq!(gave_up(&events).reason(), "max_time");
+        assert_eq!(gave_up(&events).reason().name(), "max_time");
     }
 
     #[test]
@@ -977,7 +987,7 @@ mod tests {
         ]);
         let (code, events) = run_with(&config(&["-n", "2", "--base", "1ms"]), &mut host);
         assert_eq!(code, 1);
-        assert_eq!(gave_up(&events).reason(), "attempts");
+        assert_eq!(gave_up(&events).reason().name(), "attempts");
         // A failing code keeps its own value.
         let mut host = FakeHost::new(vec![exit_seeing(3, true, false)]);
         let (code, _) = run_with(&config(&["-n", "1"]), &mut host);
@@ -989,7 +999,7 @@ mod tests {
         let mut host = FakeHost::new(vec![exit_seeing(4, true, false)]);
         let (code, events) = run_with(&config(&["--fatal-on", "4"]), &mut host);
         assert_eq!((code, host.seen.len()), (4, 1));
-        assert_eq!(gave_up(&events).reason(), "fatal");
+        assert_eq!(gave_up(&events).reason().name(), "fatal");
     }
 
     #[test]
@@ -1100,7 +1110,7 @@ mod tests {
         let (code, events) = run_with(&config(&timed), &mut host);
         assert_eq!((code, host.seen.len()), (124, 2));
         assert_eq!(host.budget, [-10]);
-        assert_eq!(gave_up(&events).reason(), "budget");
+        assert_eq!(gave_up(&events).reason().name(), "budget");
     }
 
     #[test]
@@ -1154,7 +1164,7 @@ mod tests {
         let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 30))]);
         let (code, events) = run_with(&c, &mut host);
         assert_eq!((code, host.seen.len()), (1, 1));
-        assert_eq!(gave_up(&events).reason(), "hint");
+        assert_eq!(gave_up(&events).reason().name(), "hint");
     }
 
     #[test]
@@ -1173,5 +1183,36 @@ mod tests {
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert_eq!(warnings[0].0, 1);
         assert!(warnings[0].1.contains("`soon`"), "{warnings:?}");
+    }
+
+    /// Each attempt's end says how long it ran (the fake clock's 40 ms);
+    /// an ending that came in the sleep, not with an attempt, says none.
+    #[test]
+    fn an_attempts_end_carries_its_duration() {
+        let took = |events: &[Event]| -> Vec<Option<Duration>> {
+            events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Retrying { took, .. } | Event::Succeeded { took, .. } => {
+                        Some(Some(*took))
+                    }
+                    Event::GaveUp { took, .. } => Some(*took),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+        host.attempt_ms = 40;
+        let (_, events) = run_with(&config(&["--base", "1ms"]), &mut host);
+        assert_eq!(took(&events), [Some(40 * MS), Some(40 * MS)]);
+        let mut host = FakeHost::new(vec![exit(1), exit(1)]);
+        host.attempt_ms = 40;
+        let (_, events) = run_with(&config(&["-n", "2", "--base", "1ms"]), &mut host);
+        assert_eq!(took(&events), [Some(40 * MS), Some(40 * MS)]);
+        let mut host = FakeHost::new(vec![exit(1)]);
+        host.attempt_ms = 40;
+        host.signal_in_sleep = Some(15);
+        let (_, events) = run_with(&config(&["--base", "1ms"]), &mut host);
+        assert_eq!(took(&events), [Some(40 * MS), None]);
     }
 }

@@ -64,8 +64,8 @@ pub struct Supervisor<'a> {
 
 impl<'a> Supervisor<'a> {
     /// The host for one run of `options`, with retry's signal handlers
-    /// installed.
-    pub fn new(options: &'a Options, signals: Signals) -> Self {
+    /// installed; `id` is the run's (`Lineage::unique_id`), as its log has it.
+    pub fn new(options: &'a Options, signals: Signals, id: String) -> Self {
         let own_group = match options.foreground {
             Foreground::Always => false,
             Foreground::Never => true,
@@ -87,10 +87,7 @@ impl<'a> Supervisor<'a> {
             args: &options.args,
             own_group,
             subreaper: platform::reaper::become_subreaper(),
-            lineage: Lineage::new(
-                std::env::var_os(lineage::VARIABLE).as_deref(),
-                Lineage::unique_id(),
-            ),
+            lineage: Lineage::new(std::env::var_os(lineage::VARIABLE).as_deref(), id),
             kill_after: options.kill_after,
             signals,
             countdown,

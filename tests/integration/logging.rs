@@ -31,7 +31,7 @@ fn retry_lines_name_the_command_its_status_and_the_sleep() {
          flaky: try 2 failed\n\
          retry: flaky: attempt 2/3 failed with exit code 22; sleep: 4 ms (no jitter, up to 4 ms)\n\
          flaky: try 3 failed\n\
-         retry: flaky: giving up after 3 attempts: the last failed with exit code 22\n",
+         retry: flaky: giving up after 3 attempts: the last failed with exit code 22 (reason: attempts)\n",
     );
 }
 
@@ -39,7 +39,7 @@ fn retry_lines_name_the_command_its_status_and_the_sleep() {
 fn a_shell_script_is_named_by_its_start() {
     let out = retry(&["-n", "1", "-s", "--", "echo", "oops", ">&2;", "exit", "3"]).run();
     out.code(3).stderr_is(
-        "oops\nretry: `echo oops >&2; exit 3`: giving up after 1 attempt: it failed with exit code 3\n",
+        "oops\nretry: `echo oops >&2; exit 3`: giving up after 1 attempt: it failed with exit code 3 (reason: attempts)\n",
     );
     // Cut past 24 characters: a line names the command, it does not list it.
     let out = retry(&["-n", "1", "sh", "-c", "exit 4; : and a long tail"]).run();
@@ -63,7 +63,7 @@ fn a_long_sleep_is_also_shown_in_seconds() {
     ])
     .run();
     out.code(1).stderr_is(
-        "retry: false: giving up after attempt 1/2 failed with exit code 1: a sleep of 20000 ms (20 s) would end past --max-time\n",
+        "retry: false: giving up after attempt 1/2 failed with exit code 1: a sleep of 20000 ms (20 s) would end past --max-time (reason: max_time)\n",
     );
 }
 
@@ -138,8 +138,25 @@ fn json_lines_have_the_documented_fields() {
         format!("[\"{}/flaky\"]", dir.path().display())
     );
     assert!(!lines[1].contains("argv") && !lines[2].contains("argv"));
+    // Every line names the run (the id starts with retry's pid, in hex) and
+    // the pid; an attempt's end says how long it ran.
+    let pid: u32 = field(lines[0], "pid").parse().unwrap();
+    let run = field(lines[0], "run");
+    assert!(run.starts_with(&format!("\"{pid:x}-")), "{run}");
+    for line in &lines {
+        assert_eq!(
+            (field(line, "run"), field(line, "pid")),
+            (run, &*pid.to_string())
+        );
+    }
+    for line in [lines[0], lines[2]] {
+        let ms: u64 = field(line, "duration_ms").parse().unwrap();
+        assert!(ms < 10_000, "{line}");
+    }
+    assert!(!lines[1].contains("duration_ms"), "{}", lines[1]);
     assert!(
-        lines[0].ends_with(r#","attempt":1,"max_attempts":2,"exit_code":5}"#),
+        lines[0].contains(r#","attempt":1,"max_attempts":2,"duration_ms":"#)
+            && lines[0].ends_with(r#","exit_code":5}"#),
         "{}",
         lines[0]
     );
@@ -150,12 +167,74 @@ fn json_lines_have_the_documented_fields() {
         lines[1]
     );
     assert!(
-        lines[2].ends_with(
-            r#","attempt":2,"max_attempts":2,"exit_code":5,"reason":"attempts","command_exit_code":5}"#
-        ),
+        lines[2].contains(r#","attempt":2,"max_attempts":2,"duration_ms":"#)
+            && lines[2].ends_with(r#","exit_code":5,"reason":"attempts","command_exit_code":5}"#),
         "{}",
         lines[2]
     );
+}
+
+/// Three runs at once into one JSON log: their lines group by `run` into
+/// three runs, each with its own pid, and each run's id is the one its
+/// command was marked with (`RETRY_RUN_IDS`).
+#[test]
+fn concurrent_runs_in_one_json_log_are_told_apart_by_run_and_pid() {
+    let dir = scratch();
+    let log = dir.path().join("shared.jsonl");
+    let marks = dir.path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    // Each first attempt records its mark, then waits (up to 10 s) for the
+    // others' before failing: the three runs overlap. Second attempts pass.
+    let script = format!(
+        "echo \"$RETRY_RUN_IDS\" > {m}/$$; i=0; \
+         while [ $(ls {m} | wc -l) -lt 3 ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; \
+         [ \"$RETRY_ATTEMPT\" -ge 2 ]",
+        m = marks.display()
+    );
+    let log_arg = log.display().to_string();
+    let args = [
+        "--log-format",
+        "json",
+        "--log-file",
+        &log_arg,
+        "--base",
+        "1ms",
+    ];
+    let mut runs: Vec<_> = (0..3)
+        .map(|_| retry(&args).args(&["sh", "-c", &script]).spawn())
+        .collect();
+    for run in &mut runs {
+        assert!(wait_bounded(run, std::time::Duration::from_secs(30)).success());
+    }
+    let written = std::fs::read_to_string(&log).unwrap();
+    let mut by_run: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for line in written.lines() {
+        let run = field(line, "run").trim_matches('"').to_owned();
+        by_run
+            .entry(run)
+            .or_default()
+            .push(field(line, "pid").to_owned());
+    }
+    assert_eq!(by_run.len(), 3, "{written}");
+    let mut pids: Vec<&String> = vec![];
+    for (run, lines) in &by_run {
+        // attempt_failed, sleep, succeeded: all from one process.
+        assert_eq!(lines.len(), 3, "{run}: {written}");
+        assert!(lines.iter().all(|pid| *pid == lines[0]), "{written}");
+        pids.push(&lines[0]);
+    }
+    pids.sort();
+    pids.dedup();
+    assert_eq!(pids.len(), 3, "{written}");
+    // The ids the commands carried (the last of each mark) are the runs'.
+    let mut marked: Vec<String> = std::fs::read_dir(&marks)
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+        .map(|mark| mark.trim_end().rsplit(':').next().unwrap().to_owned())
+        .collect();
+    marked.sort();
+    marked.dedup();
+    assert_eq!(marked, by_run.keys().cloned().collect::<Vec<_>>());
 }
 
 #[test]
@@ -282,7 +361,7 @@ fn a_fifo_with_a_reader_and_character_devices_take_the_lines() {
     reader.read_to_string(&mut lines).unwrap();
     assert_eq!(
         lines,
-        "retry: false: giving up after 1 attempt: it failed with exit code 1\n"
+        "retry: false: giving up after 1 attempt: it failed with exit code 1 (reason: attempts)\n"
     );
     for device in ["/dev/null", "/dev/stderr"] {
         let out = run_bounded(retry(&["-n", "1", "--log-file", device, "false"]));
@@ -420,7 +499,7 @@ fn json_reports_spawn_failures_and_time_limits() {
     );
     let out = retry(&["--log-format", "json", "--max-time", "50ms", "sleep", "10"]).run();
     out.code(124).stderr_lines(1).stderr_has(
-        r#","attempt":1,"max_attempts":5,"exit_code":124,"reason":"max_time","command_exit_code":124,"command_timed_out":true}"#,
+        r#","exit_code":124,"reason":"max_time","command_exit_code":124,"command_timed_out":true}"#,
     );
 }
 
@@ -443,7 +522,8 @@ fn json_reports_fatal_codes_and_success_after_retries() {
         .run();
     out.code(0)
         .stderr_has(r#""event":"succeeded","#)
-        .stderr_has(r#","command":"flaky","attempt":2,"max_attempts":5,"exit_code":0,"slept_ms":"#);
+        .stderr_has(r#","command":"flaky","attempt":2,"max_attempts":5,"duration_ms":"#)
+        .stderr_has(r#","exit_code":0,"slept_ms":"#);
 }
 
 #[test]
@@ -464,7 +544,7 @@ fn github_format_writes_annotations_titled_with_the_command() {
         "flaky: try 1 failed\n\
          ::warning title=retry%3A flaky::attempt 1/2 failed with exit code 3; sleep: 2 ms (no jitter, up to 2 ms)\n\
          flaky: try 2 failed\n\
-         ::error title=retry%3A flaky::giving up after 2 attempts: the last failed with exit code 3\n",
+         ::error title=retry%3A flaky::giving up after 2 attempts: the last failed with exit code 3 (reason: attempts)\n",
     );
 }
 
@@ -479,9 +559,9 @@ fn auto_format_picks_github_inside_github_actions() {
     let elsewhere = retry(&["-n", "1", "false"])
         .env("GITHUB_ACTIONS", "false")
         .run();
-    elsewhere
-        .code(1)
-        .stderr_is("retry: false: giving up after 1 attempt: it failed with exit code 1\n");
+    elsewhere.code(1).stderr_is(
+        "retry: false: giving up after 1 attempt: it failed with exit code 1 (reason: attempts)\n",
+    );
 }
 
 #[test]

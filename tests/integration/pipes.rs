@@ -169,7 +169,7 @@ fn a_log_line_after_streamed_stderr_without_a_newline_starts_a_line() {
     out.code(1).stderr_is(
         "{\"id\":\nretry: `printf '{\"id\":' >&2; ex…`: attempt 1/2 failed with exit code 1; \
          sleep: 1 ms (no jitter, up to 1 ms)\n\
-         {\"id\":\nretry: `printf '{\"id\":' >&2; ex…`: giving up after 2 attempts: the last failed with exit code 1\n",
+         {\"id\":\nretry: `printf '{\"id\":' >&2; ex…`: giving up after 2 attempts: the last failed with exit code 1 (reason: attempts)\n",
     );
 }
 
@@ -462,7 +462,7 @@ fn stdin_replay_of_an_unreadable_stdin_fails_and_feeds_no_attempt() {
     .run();
     out.code(125)
         .stdout_is("")
-        .stderr_is("retry: --stdin replay: cannot read stdin: Is a directory; the attempt was stopped so it never sees a truncated input; exiting with 125\n");
+        .stderr_is("retry: --stdin replay: cannot read stdin: Is a directory; the attempt was stopped so it never sees a truncated input; exiting with 125 (reason: io)\n");
 }
 
 #[test]
@@ -600,7 +600,7 @@ fn output_that_cannot_be_written_to_stdout_is_exit_125() {
     assert_eq!(out.status.code(), Some(125), "{stderr}");
     assert_eq!(
         stderr,
-        "retry: cannot write the command's output to stdout: No space left on device; exiting with 125\n"
+        "retry: cannot write the command's output to stdout: No space left on device; exiting with 125 (reason: io)\n"
     );
     // Streamed through the output conditions.
     let out = retry_command(&["-n", "1", "--retry-if-output", "ZZZ", "echo", "hi"])

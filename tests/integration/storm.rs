@@ -302,7 +302,7 @@ fn a_hint_longer_than_the_cap_gives_up_instead_of_coming_back_early() {
     .args(&["sh", "-c", &overloaded_once(dir.path(), "Retry-After: 120")])
     .run()
     .code(22)
-    .stderr_has("the server asked to wait 120000 ms (2 min), longer than --cap\n");
+    .stderr_has("the server asked to wait 120000 ms (2 min), longer than --cap (reason: hint)\n");
 }
 
 #[test]

@@ -122,6 +122,73 @@ fn flags_of_other_retry_tools_get_retrys_name_for_them() {
     }
 }
 
+/// A `--jitter` word that names no strategy gets what it meant, not
+/// clap's nearest spelling (`exponential` is not a misspelt `none`).
+#[test]
+fn jitter_words_get_sensible_suggestions() {
+    for word in ["exponential", "Exponential", "backoff"] {
+        refused(
+            &["--jitter", word],
+            &[
+                &format!("invalid value '{word}' for '--jitter <JITTER>'"),
+                "every strategy backs off exponentially",
+            ],
+        );
+        let out = retry(&["--jitter", word, "true"]).run();
+        assert!(!out.stderr.contains("'none'"), "{}", out.stderr);
+    }
+    refused(&["--jitter", "fixed"], &["`--jitter none --factor 1`"]);
+    // A misspelling keeps clap's nearest spelling.
+    refused(&["--jitter", "ful"], &["a similar value exists: 'full'"]);
+}
+
+/// Debian's `retry` installs the same name: its `-t 5` (five tries) and
+/// `-d 1` (a second's delay) are refused with what they are called here.
+#[test]
+fn debian_retrys_short_flags_get_retrys_names() {
+    let timeout = "invalid value '5' for '--timeout <DURATION>': a duration needs a unit: \
+                   did you mean `5ms` or `5s`?";
+    let debian = "(`-t` is this retry's timeout; Debian's `retry -t 5` counts tries, which \
+                  here is `-n 5`)";
+    // `-t` keeps meaning a timeout, with the unit hint, and the aside.
+    for typed in [&["-t", "5"][..], &["-t5"], &["-vt", "5"]] {
+        refused(typed, &[timeout, debian]);
+    }
+    let out = retry(&["-t", "5", "--", "true"]).run();
+    out.code(2)
+        .stderr_is(&format!("retry: {timeout} {debian}\n"));
+    // A timeout with its unit is just a timeout.
+    retry(&["-n", "1", "-t", "5s", "true"]).run().code(0);
+    // Not typed as `-t`: `--timeout 5`, the variable, a `-t` of the
+    // command's own: the unit hint alone.
+    for (args, variable) in [
+        (&["--timeout", "5", "true"][..], None),
+        (&["true"], Some("5")),
+        (&["--timeout", "5", "--", "ssh", "-t", "5"], None),
+    ] {
+        let mut run = retry(args);
+        if let Some(value) = variable {
+            run = run.env("RETRY_TIMEOUT", value);
+        }
+        let out = run.run();
+        out.code(2).stderr_lines(1);
+        assert!(!out.stderr.contains("Debian"), "{args:?}: {}", out.stderr);
+        out.stderr_has("`5ms` or `5s`");
+    }
+    let base = "the first sleep is -b/--base DURATION";
+    for typed in [&["-d", "1"][..], &["-d1"]] {
+        refused(
+            typed,
+            &[
+                "unknown option '-d'",
+                base,
+                "Debian's `retry -d 1` is `-b 1s` here",
+            ],
+        );
+    }
+    refused(&["-d", "1s"], &["unknown option '-d'", base]);
+}
+
 /// `retry ARGS -- true` with one RETRY_ variable: exit 2 and this one line.
 #[track_caller]
 fn refused_from_env(args: &[&str], env: (&str, &str), line: &str) {
@@ -453,9 +520,47 @@ fn man_page_has_the_sections_of_a_man_page() {
     }
 }
 
+/// The man page renders without a warning from groff, at the widths man
+/// uses on a terminal (`-rLL`; plain `groff -man` hides "can't break line")
+/// and on a device without Unicode. Skipped where groff is not installed
+/// (`.ci/run` installs it).
+#[test]
+fn the_man_page_renders_without_troff_warnings() {
+    let page = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("man/retry.1");
+    let mut runs = 0;
+    for device in ["-Tutf8", "-Tascii"] {
+        for width in ["-rLL=78n", "-rLL=65n", "-rLL=100n"] {
+            let Ok(out) = std::process::Command::new("groff")
+                .args(["-ww", "-z", "-man", device, width])
+                .arg(&page)
+                .output()
+            else {
+                eprintln!("groff is not installed: the man page's troff warnings are not checked");
+                return;
+            };
+            let warnings = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && warnings.is_empty(),
+                "groff {device} {width}: {warnings}"
+            );
+            runs += 1;
+        }
+    }
+    assert_eq!(runs, 6);
+}
+
 /// What bash completes for the words of `line` (the last one being completed),
 /// with retry's script sourced, in `dir`, with `dir` first in PATH.
 fn bash_completes(dir: &std::path::Path, line: &[&str]) -> Vec<String> {
+    bash_completes_on(dir, &[dir], line)
+}
+
+/// `bash_completes` with `first` before the PATH.
+fn bash_completes_on(
+    dir: &std::path::Path,
+    first: &[&std::path::Path],
+    line: &[&str],
+) -> Vec<String> {
     let script = dir.join("retry.bash");
     let out = retry(&["--completions", "bash"]).run();
     std::fs::write(&script, &out.stdout).unwrap();
@@ -463,9 +568,10 @@ fn bash_completes(dir: &std::path::Path, line: &[&str]) -> Vec<String> {
         COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 ))
         _retry retry "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
         printf '%s\n' "${COMPREPLY[@]}""#;
+    let first: Vec<String> = first.iter().map(|d| d.display().to_string()).collect();
     let path = format!(
         "{}:{}",
-        dir.display(),
+        first.join(":"),
         std::env::var("PATH").unwrap_or_default()
     );
     let output = std::process::Command::new("bash")
@@ -503,6 +609,11 @@ fn bash_completes_retrys_options_then_the_commands_own() {
     // Before COMMAND: retry's own options and values.
     assert!(has(&["retry", "--ti"], "--timeout"));
     assert!(has(&["retry", "-n", "3", "--jitter", "f"], "full"));
+    // What a run takes: `all` is for --simulate, which a run refuses.
+    assert_eq!(
+        bash_completes(dir.path(), &["retry", "--jitter", ""]),
+        ["none", "full", "equal", "decorrelated"]
+    );
     // A duration is not a file name.
     assert!(!has(&["retry", "--base", ""], "a-file"));
     assert!(!has(&["retry", "-t", "a"], "a-file"));
@@ -513,6 +624,19 @@ fn bash_completes_retrys_options_then_the_commands_own() {
         "zz-retry-test-program"
     ));
     assert!(has(&["retry", "--", "zz-retry"], "zz-retry-test-program"));
+    // A name in two PATH directories (/bin and /usr/bin on a merged /usr)
+    // is offered once: `-o nosort` keeps readline from dropping repeats.
+    let again = dir.path().join("again");
+    std::fs::create_dir(&again).unwrap();
+    std::fs::copy(&program, again.join("zz-retry-test-program")).unwrap();
+    let both = [dir.path(), again.as_path()];
+    for line in [&["retry", "zz-retry"][..], &["retry", "--", "zz-retry"]] {
+        assert_eq!(
+            bash_completes_on(dir.path(), &both, line),
+            ["zz-retry-test-program"],
+            "{line:?}"
+        );
+    }
     // After COMMAND: never retry's options.
     for line in [
         &["retry", "--", "curl", "--ti"][..],

@@ -1,0 +1,108 @@
+//! What the formats' tests share: a command, a fixed time, the events
+//! they write, and each format's line through `Log`'s own choice of
+//! formatter (so this file imports none of them).
+
+use std::time::SystemTime;
+
+use crate::run::log::{Context, LogFormat, Stamp, written};
+
+// What the tests build their events from.
+pub use crate::policy::Attempts;
+pub use crate::run::events::{Event, GiveUp, Phase};
+pub use crate::run::hint::Hinted;
+pub use crate::run::name::CommandName;
+pub use crate::status::Status;
+pub use crate::strategy::{Jitter, Sleep};
+pub use std::ffi::{OsStr, OsString};
+pub use std::time::Duration;
+
+pub fn curl() -> CommandName {
+    let args: Vec<OsString> = ["-fsS", "https://example.com/health"]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    CommandName::new(OsStr::new("/usr/bin/curl"), &args)
+}
+
+/// 2026-11-23T11:56:00.250Z, 1234 ms into the run.
+pub fn stamp() -> Stamp {
+    Stamp {
+        time: SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_434_960_250),
+        elapsed: Duration::from_micros(1_234_400),
+    }
+}
+
+pub fn at(name: &CommandName, first: bool) -> Context<'_> {
+    Context {
+        name,
+        run: RUN,
+        pid: 12345,
+        stamp: stamp(),
+        first,
+    }
+}
+
+pub fn text_of(event: &Event) -> String {
+    written(LogFormat::Text, event, &at(&curl(), false))
+}
+
+pub fn json_of(event: &Event) -> String {
+    written(LogFormat::Json, event, &at(&curl(), false))
+}
+
+pub fn github_of(event: &Event) -> String {
+    written(LogFormat::Github, event, &at(&curl(), false))
+}
+
+/// The fields every JSON line starts with, after its event.
+pub const HEAD: &str = r#""time":"2026-11-23T11:56:00.250Z","elapsed_ms":1234,"run":"3039-18a2b4c6d8e0","pid":12345,"command":"curl""#;
+
+/// The run's id, as `Lineage::unique_id` makes them (pid 12345 in hex).
+pub const RUN: &str = "3039-18a2b4c6d8e0";
+
+pub fn retrying_after(ms: u64) -> Event {
+    Event::Retrying {
+        attempt: 2,
+        limit: Attempts::Limit(5),
+        status: Status::exited(22),
+        sleep: Sleep {
+            duration: Duration::from_micros(ms * 1000 - 300),
+            ceiling: Duration::from_millis(ms.next_power_of_two().max(2000)),
+        },
+        jitter: Jitter::Full,
+        hint: None,
+        took: Duration::from_millis(310),
+    }
+}
+
+pub fn retrying() -> Event {
+    retrying_after(692)
+}
+
+pub fn hinted(asked_ms: u64) -> Event {
+    let Event::Retrying {
+        attempt,
+        limit,
+        status,
+        sleep,
+        jitter,
+        ..
+    } = retrying()
+    else {
+        unreachable!()
+    };
+    let drawn = sleep.duration;
+    let asked = Duration::from_millis(asked_ms);
+    Event::Retrying {
+        attempt,
+        limit,
+        status,
+        sleep: Sleep {
+            duration: drawn.max(asked),
+            ..sleep
+        },
+        jitter,
+        hint: Some(Hinted { asked, drawn }),
+        took: Duration::from_millis(310),
+    }
+}

@@ -1,0 +1,317 @@
+//! JSON lines: one object per event, each with the same head (event,
+//! time, elapsed, run, pid, command) and the event's own fields.
+
+use std::fmt::Write as _;
+
+use crate::duration::millis;
+use crate::run::events::{Event, GiveUp};
+use crate::run::log::Context;
+use crate::status::{Cause, Status, signal_name};
+
+/// One JSON object per line. A failed attempt that is retried gives two
+/// lines, `attempt_failed` and `sleep`, so each event has one shape. Every
+/// line starts with the event, its time (RFC 3339, UTC), the milliseconds
+/// since the run started, the run's id and retry's pid (runs sharing a
+/// log file are told apart by them) and the command's short name; the
+/// run's first line adds the command's words as `argv`. An attempt's end
+/// (`attempt_failed`, `succeeded`, `gave_up` when the run ended with the
+/// attempt) carries how long it ran, `duration_ms`.
+pub fn lines(event: &Event, context: &Context) -> String {
+    let mut out = String::new();
+    let mut first = context.first;
+    let mut head = |out: &mut String, kind: &str| {
+        let _ = write!(
+            out,
+            r#"{{"event":"{kind}","time":"{}","elapsed_ms":{},"run":"{}","pid":{},"command":"{}""#,
+            humantime::format_rfc3339_millis(context.stamp.time),
+            millis(context.stamp.elapsed),
+            escape(context.run),
+            context.pid,
+            escape(&context.name.short)
+        );
+        if std::mem::take(&mut first) {
+            let argv: Vec<String> = context
+                .name
+                .argv
+                .iter()
+                .map(|word| format!(r#""{}""#, escape(word)))
+                .collect();
+            let _ = write!(out, r#","argv":[{}]"#, argv.join(","));
+        }
+    };
+    match event {
+        // Not a JSON event (`Log::shows`).
+        Event::PresetKnown { .. } => return String::new(),
+        Event::Starting { attempt, limit } => {
+            head(&mut out, "attempt_started");
+            let _ = write!(
+                out,
+                r#","attempt":{attempt},"max_attempts":{}"#,
+                limit_json(limit)
+            );
+        }
+        Event::Retrying {
+            attempt,
+            limit,
+            status,
+            sleep,
+            jitter,
+            hint,
+            took,
+        } => {
+            head(&mut out, "attempt_failed");
+            let _ = writeln!(
+                out,
+                r#","attempt":{attempt},"max_attempts":{},"duration_ms":{},"exit_code":{}{}}}"#,
+                limit_json(limit),
+                millis(*took),
+                status.code,
+                cause_json(status, "")
+            );
+            head(&mut out, "sleep");
+            let _ = write!(
+                out,
+                r#","attempt":{attempt},"exit_code":{},"sleep_ms":{},"ceiling_ms":{},"strategy":"{}","source":"{}""#,
+                status.code,
+                millis(sleep.duration),
+                millis(sleep.ceiling),
+                jitter.name(),
+                match hint {
+                    Some(h) if h.asked >= h.drawn => "hint",
+                    _ => "strategy",
+                },
+            );
+            if let Some(h) = hint {
+                let (asked, drawn) = (millis(h.asked), millis(h.drawn));
+                let _ = write!(out, r#","hint_ms":{asked},"drawn_ms":{drawn}"#);
+            }
+        }
+        Event::Warning { attempt, message } => {
+            head(&mut out, "warning");
+            let _ = write!(
+                out,
+                r#","attempt":{attempt},"message":"{}""#,
+                escape(message)
+            );
+        }
+        Event::Succeeded {
+            attempt,
+            limit,
+            status,
+            slept_ms,
+            took,
+        } => {
+            head(&mut out, "succeeded");
+            let _ = write!(
+                out,
+                r#","attempt":{attempt},"max_attempts":{},"duration_ms":{},"exit_code":{},"slept_ms":{slept_ms}"#,
+                limit_json(limit),
+                millis(*took),
+                status.code,
+            );
+        }
+        Event::HookFailed {
+            attempt,
+            limit,
+            status,
+        } => {
+            head(&mut out, "hook_failed");
+            let _ = write!(
+                out,
+                r#","attempt":{attempt},"max_attempts":{},"exit_code":{}{}"#,
+                limit_json(limit),
+                status.code,
+                cause_json(status, "")
+            );
+        }
+        Event::GaveUp {
+            attempt,
+            limit,
+            reason,
+            took,
+        } => {
+            head(&mut out, "gave_up");
+            let code = reason.exit_code();
+            let _ = write!(
+                out,
+                r#","attempt":{attempt},"max_attempts":{}"#,
+                limit_json(limit)
+            );
+            if let Some(took) = took {
+                let _ = write!(out, r#","duration_ms":{}"#, millis(*took));
+            }
+            let _ = write!(
+                out,
+                r#","exit_code":{code},"reason":"{}""#,
+                reason.reason().name()
+            );
+            if let Some(status) = reason.status() {
+                let _ = write!(
+                    out,
+                    r#","command_exit_code":{}{}"#,
+                    status.code,
+                    cause_json(&status, "command_")
+                );
+            }
+            match reason {
+                GiveUp::Signal { signal, .. } => {
+                    let _ = write!(out, r#","signal":"{}""#, signal_name(*signal));
+                }
+                GiveUp::Spawn { message, .. } | GiveUp::Failed(message) => {
+                    let _ = write!(out, r#","message":"{}""#, escape(message));
+                }
+                GiveUp::HintTooLong { hint_ms, .. } => {
+                    let _ = write!(out, r#","hint_ms":{hint_ms}"#);
+                }
+                _ => {}
+            }
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn limit_json(limit: &crate::policy::Attempts) -> String {
+    match limit {
+        crate::policy::Attempts::Limit(n) => n.to_string(),
+        crate::policy::Attempts::Unlimited => "null".into(),
+    }
+}
+
+/// The extra fields of a status that did not come from a plain exit.
+fn cause_json(status: &Status, prefix: &str) -> String {
+    match status.cause {
+        Cause::Exited => String::new(),
+        Cause::Signaled(signal) => format!(r#","{prefix}signal":"{}""#, signal_name(signal)),
+        Cause::TimedOut(_) => format!(r#","{prefix}timed_out":true"#),
+        Cause::OutputMatched(exited) => {
+            format!(r#","{prefix}output_matched":true,"{prefix}exited_with":{exited}"#)
+        }
+        Cause::ZeroNotSuccess => format!(r#","{prefix}exited_with":0"#),
+        Cause::NotStarted(errno) => format!(
+            r#","{prefix}start_error":"{}""#,
+            escape(&crate::status::error_text(errno))
+        ),
+    }
+}
+
+/// JSON string escaping for the few free-text fields (a command name in a message).
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::log::fixtures::*;
+
+    #[test]
+    fn a_retry_for_its_output_says_so() {
+        let Event::Retrying { sleep, jitter, .. } = retrying() else {
+            unreachable!()
+        };
+        let event = Event::Retrying {
+            attempt: 1,
+            limit: Attempts::Limit(3),
+            status: Status::exited(0).output_matched(true),
+            sleep,
+            jitter,
+            hint: None,
+            took: Duration::from_millis(5),
+        };
+        assert_eq!(
+            text_of(&event),
+            "retry: curl: attempt 1/3 failed with exit code 0 and output matching --retry-if-output (counted as exit code 1); sleep: 692 ms (full jitter, up to 2000 ms)\n"
+        );
+        assert!(json_of(&event).starts_with(&format!(
+            "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":1,\"max_attempts\":3,\"duration_ms\":5,\"exit_code\":1,\"output_matched\":true,\"exited_with\":0}}\n"
+        )));
+        let failing = Status::exited(3).output_matched(false);
+        assert_eq!(failing.code, 3);
+        assert_eq!(
+            failing.describe(),
+            "exit code 3 and output matching --retry-if-output"
+        );
+    }
+
+    #[test]
+    fn json_retry_is_two_events() {
+        assert_eq!(
+            json_of(&retrying()),
+            format!(
+                "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":2,\"max_attempts\":5,\"duration_ms\":310,\"exit_code\":22}}\n\
+                 {{\"event\":\"sleep\",{HEAD},\"attempt\":2,\"exit_code\":22,\"sleep_ms\":692,\"ceiling_ms\":2000,\"strategy\":\"full\",\"source\":\"strategy\"}}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn the_first_json_line_carries_the_whole_command() {
+        let first = lines(&retrying(), &at(&curl(), true));
+        let lines: Vec<&str> = first.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!(
+                "{{\"event\":\"attempt_failed\",{HEAD},\"argv\":[\"/usr/bin/curl\",\"-fsS\",\"https://example.com/health\"],\"attempt\":2,\"max_attempts\":5,\"duration_ms\":310,\"exit_code\":22}}"
+            )
+        );
+        // Only the first: the `sleep` line after it does not repeat it.
+        assert!(!lines[1].contains("argv"), "{}", lines[1]);
+    }
+
+    #[test]
+    fn json_gave_up_names_reason_and_signal() {
+        let event = Event::GaveUp {
+            attempt: 1,
+            limit: Attempts::Unlimited,
+            reason: GiveUp::Signal {
+                signal: 15,
+                status: Some(Status::signaled(15)),
+                during: Phase::Attempt,
+            },
+            took: None,
+        };
+        assert_eq!(
+            json_of(&event),
+            format!(
+                "{{\"event\":\"gave_up\",{HEAD},\"attempt\":1,\"max_attempts\":null,\"exit_code\":143,\"reason\":\"signal\",\"command_exit_code\":143,\"command_signal\":\"SIGTERM\",\"signal\":\"SIGTERM\"}}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn json_escapes_messages() {
+        assert_eq!(escape("a \"b\"\\\n"), "a \\\"b\\\"\\\\\\u000a");
+    }
+
+    #[test]
+    fn a_sleep_the_server_asked_for_says_so() {
+        assert_eq!(
+            text_of(&hinted(30_000)),
+            "retry: curl: attempt 2/5 failed with exit code 22; sleep: 30000 ms (server asked for 30 s)\n"
+        );
+        assert!(json_of(&hinted(30_000)).ends_with(
+            "\"sleep_ms\":30000,\"ceiling_ms\":2000,\"strategy\":\"full\",\"source\":\"hint\",\"hint_ms\":30000,\"drawn_ms\":692}\n"
+        ));
+        // A hint shorter than the draw: the draw, and what was asked.
+        assert_eq!(
+            text_of(&hinted(200)),
+            "retry: curl: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms), server asked for 200 ms\n"
+        );
+        assert!(
+            json_of(&hinted(200))
+                .ends_with("\"source\":\"strategy\",\"hint_ms\":200,\"drawn_ms\":692}\n")
+        );
+    }
+}

@@ -1,0 +1,433 @@
+//! retry's own messages: text lines, JSON lines, or GitHub Actions
+//! workflow commands (annotations), on stderr or in `--log-file`. Each
+//! names the command. The command's output never passes through here.
+//! Writes never change the exit status: a closed stderr is ignored (not
+//! turned into a panic), and a `--log-file` that cannot take a line (a
+//! full disk) says so once on stderr.
+
+//!
+//! One file per format: `text.rs` (and the words GitHub annotations share),
+//! `github.rs`, `json.rs`; this file holds what they share: which events a
+//! verbosity shows, when and for which run a line is written, and where.
+
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::run::events::{Event, GiveUp};
+use crate::run::name::CommandName;
+use crate::run::pipes;
+use clap::ValueEnum;
+
+mod github;
+mod json;
+mod text;
+
+#[cfg(test)]
+mod fixtures;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// `github` when GITHUB_ACTIONS=true, else `text`
+    Auto,
+    /// One readable line per event
+    Text,
+    /// One JSON object per line
+    Json,
+    /// GitHub Actions workflow commands: retries as warnings, giving up as an error
+    Github,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
+
+pub struct Log {
+    format: LogFormat,
+    verbosity: Verbosity,
+    name: CommandName,
+    to: Destination,
+    /// When the run started: JSON's `elapsed_ms` counts from here.
+    start: Instant,
+    /// The run's id, the one its commands carry in `RETRY_RUN_IDS`.
+    run: String,
+    pid: u32,
+    /// Whether a line was written yet: the first JSON line carries `argv`.
+    named: bool,
+}
+
+/// Where retry's lines go.
+pub enum Destination {
+    Stderr,
+    /// `--log-file`: stderr then carries only the command's own.
+    File(LogFile),
+}
+
+/// `--log-file`, open. A line it cannot take (a full disk, `/dev/full`, a
+/// reader gone) is dropped, but not silently: the first failure is said
+/// once on stderr. The exit status stays the command's.
+pub struct LogFile {
+    file: File,
+    /// As given: the warning names it.
+    path: PathBuf,
+    warned: bool,
+}
+
+impl LogFile {
+    fn write(&mut self, line: &str) {
+        let Err(error) = (&self.file).write_all(line.as_bytes()) else {
+            return;
+        };
+        if !std::mem::replace(&mut self.warned, true) {
+            to_stderr(format!(
+                "retry: warning: cannot write to --log-file '{}': {}; \
+                 lines that cannot be written are dropped\n",
+                self.path.display(),
+                pipes::describe(&error)
+            ));
+        }
+    }
+}
+
+/// Writes to stderr on a line of its own, even after output that did not
+/// end one; an error is ignored (a closed stderr is no reason to panic).
+fn to_stderr(mut line: String) {
+    if pipes::take_open_line() {
+        line.insert(0, '\n');
+    }
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// When an event happened, as JSON lines give it: passed in, so the
+/// formatting is tested without a clock.
+#[derive(Clone, Copy, Debug)]
+pub struct Stamp {
+    pub time: SystemTime,
+    /// Since the run started.
+    pub elapsed: Duration,
+}
+
+/// What a line says besides its event.
+pub struct Context<'a> {
+    pub name: &'a CommandName,
+    /// Which run wrote it: its id and retry's pid (JSON's `run` and `pid`),
+    /// so the lines of runs sharing a log file can be told apart.
+    pub run: &'a str,
+    pub pid: u32,
+    pub stamp: Stamp,
+    /// The run's first line: JSON adds the whole command line.
+    pub first: bool,
+}
+
+/// `event` as `format` writes it: one line, or two for JSON's retry.
+fn written(format: LogFormat, event: &Event, context: &Context) -> String {
+    match format {
+        LogFormat::Json => json::lines(event, context),
+        LogFormat::Github => github::line(event, context),
+        // `auto` is resolved by config; text is its fallback anyway.
+        LogFormat::Text | LogFormat::Auto => text::line(event, context),
+    }
+}
+
+/// Opens `--log-file` for appending; created readable by its owner only,
+/// as the command line it records may hold a token. Never waits: a FIFO
+/// without a reader, or what cannot take appended lines, is refused, and
+/// so is a symlink another user owns (`platform::append` has the rules).
+pub fn open(path: &Path) -> std::io::Result<LogFile> {
+    Ok(LogFile {
+        file: crate::platform::append::open(path)?,
+        path: path.to_owned(),
+        warned: false,
+    })
+}
+
+impl Log {
+    pub fn new(
+        format: LogFormat,
+        verbosity: Verbosity,
+        name: CommandName,
+        to: Destination,
+        run: String,
+    ) -> Self {
+        Self {
+            format,
+            verbosity,
+            name,
+            to,
+            start: Instant::now(),
+            run,
+            pid: std::process::id(),
+            named: false,
+        }
+    }
+
+    pub fn emit(&mut self, event: &Event) {
+        if !self.shows(event) {
+            return;
+        }
+        let context = Context {
+            name: &self.name,
+            run: &self.run,
+            pid: self.pid,
+            stamp: Stamp {
+                time: SystemTime::now(),
+                elapsed: self.start.elapsed(),
+            },
+            first: !self.named,
+        };
+        let line = written(self.format, event, &context);
+        self.named = true;
+        // One write per event, so lines from retry never interleave mid-line.
+        match &mut self.to {
+            Destination::Stderr => to_stderr(line),
+            Destination::File(file) => file.write(&line),
+        }
+    }
+
+    fn shows(&self, event: &Event) -> bool {
+        match event {
+            Event::Starting { .. } => self.verbosity == Verbosity::Verbose,
+            Event::Retrying { .. } | Event::HookFailed { .. } | Event::Warning { .. } => {
+                self.verbosity >= Verbosity::Normal
+            }
+            // A first-try success is silent: retry is invisible when nothing failed.
+            Event::Succeeded { attempt, .. } => {
+                self.verbosity == Verbosity::Verbose
+                    || (*attempt > 1 && self.verbosity >= Verbosity::Normal)
+            }
+            // A reader that went away is a quiet end, as for any pipeline.
+            Event::GaveUp {
+                reason: GiveUp::StdoutClosed,
+                ..
+            } => self.verbosity == Verbosity::Verbose,
+            Event::GaveUp { .. } => true,
+            // Advice for a reader: JSON lines record what happened.
+            Event::PresetKnown { .. } => self.format != LogFormat::Json,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::events::Reason;
+    use crate::run::log::fixtures::*;
+
+    #[test]
+    fn success_after_retries_is_a_summary() {
+        let event = |slept_ms| Event::Succeeded {
+            attempt: 3,
+            limit: Attempts::Limit(5),
+            status: Status::exited(0),
+            slept_ms,
+            took: Duration::from_millis(250),
+        };
+        assert_eq!(
+            text_of(&event(1234)),
+            "retry: curl: attempt 3/5 succeeded; 3 attempts, 1234 ms spent sleeping\n"
+        );
+        assert_eq!(
+            github_of(&event(1234)),
+            "::notice title=retry%3A curl::attempt 3/5 succeeded; 3 attempts, 1234 ms spent sleeping\n"
+        );
+        assert_eq!(
+            json_of(&event(1234)),
+            format!(
+                "{{\"event\":\"succeeded\",{HEAD},\"attempt\":3,\"max_attempts\":5,\"duration_ms\":250,\"exit_code\":0,\"slept_ms\":1234}}\n"
+            )
+        );
+        assert!(
+            text_of(&event(61_000)).ends_with("3 attempts, 61000 ms (1 min 1 s) spent sleeping\n")
+        );
+    }
+
+    #[test]
+    fn first_try_success_is_silent_unless_verbose() {
+        let ok = |attempt| Event::Succeeded {
+            attempt,
+            limit: Attempts::Limit(3),
+            status: Status::exited(0),
+            slept_ms: 0,
+            took: Duration::ZERO,
+        };
+        let log = |verbosity| {
+            Log::new(
+                LogFormat::Text,
+                verbosity,
+                curl(),
+                Destination::Stderr,
+                RUN.into(),
+            )
+        };
+        let normal = log(Verbosity::Normal);
+        assert!(!normal.shows(&ok(1)) && normal.shows(&ok(2)));
+        assert!(log(Verbosity::Verbose).shows(&ok(1)));
+        assert!(!log(Verbosity::Quiet).shows(&retrying()));
+    }
+
+    #[test]
+    fn a_log_file_gets_the_lines_and_only_the_first_has_argv() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("retry.log");
+        std::fs::write(&path, "before\n").unwrap();
+        let file = open(&path).unwrap();
+        let mut log = Log::new(
+            LogFormat::Json,
+            Verbosity::Normal,
+            curl(),
+            Destination::File(file),
+            RUN.into(),
+        );
+        log.emit(&retrying());
+        log.emit(&retrying());
+        let written = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = written.lines().collect();
+        // Appended, four lines, the run's first alone naming argv.
+        assert_eq!(lines.len(), 5, "{written}");
+        assert_eq!(lines[0], "before");
+        assert_eq!(written.matches("\"argv\"").count(), 1, "{written}");
+        assert!(lines[1].contains("\"argv\""), "{written}");
+        use std::os::unix::fs::PermissionsExt;
+        let other = tempfile::tempdir().unwrap();
+        let created = other.path().join("new.log");
+        drop(open(&created).unwrap());
+        let mode = std::fs::metadata(&created).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}");
+    }
+
+    #[test]
+    fn budget_and_hint_endings_and_warnings() {
+        let gave_up = |reason| Event::GaveUp {
+            attempt: 3,
+            limit: Attempts::Limit(5),
+            reason,
+            took: Some(Duration::from_millis(40)),
+        };
+        let budget = gave_up(GiveUp::Budget(Status::exited(7)));
+        assert_eq!(
+            text_of(&budget),
+            "retry: curl: giving up after attempt 3/5 failed with exit code 7: the shared --budget cannot pay for a retry (reason: budget)\n"
+        );
+        assert_eq!(
+            json_of(&budget),
+            format!(
+                "{{\"event\":\"gave_up\",{HEAD},\"attempt\":3,\"max_attempts\":5,\"duration_ms\":40,\"exit_code\":7,\"reason\":\"budget\",\"command_exit_code\":7}}\n"
+            )
+        );
+        let hint = gave_up(GiveUp::HintTooLong {
+            status: Status::exited(22),
+            hint_ms: 120_000,
+        });
+        assert!(text_of(&hint).ends_with(
+            "the server asked to wait 120000 ms (2 min), longer than --cap (reason: hint)\n"
+        ));
+        assert!(
+            json_of(&hint)
+                .ends_with("\"reason\":\"hint\",\"command_exit_code\":22,\"hint_ms\":120000}\n")
+        );
+        let warning = Event::Warning {
+            attempt: 1,
+            message: "a \"b\"".into(),
+        };
+        assert_eq!(text_of(&warning), "retry: curl: warning: a \"b\"\n");
+        assert_eq!(
+            json_of(&warning),
+            format!("{{\"event\":\"warning\",{HEAD},\"attempt\":1,\"message\":\"a \\\"b\\\"\"}}\n")
+        );
+        assert_eq!(
+            github_of(&warning),
+            "::warning title=retry%3A curl::a \"b\"\n"
+        );
+    }
+
+    #[test]
+    fn a_known_preset_is_a_text_line_and_no_json_event() {
+        let note = Event::PresetKnown {
+            preset: "curl".into(),
+            program: "curl".into(),
+        };
+        assert_eq!(
+            text_of(&note),
+            "retry: curl: --preset curl knows curl's transient failures \
+             (retry --presets shows its rules)\n"
+        );
+        assert!(github_of(&note).starts_with("::notice title=retry%3A curl::--preset curl"));
+        assert_eq!(json_of(&note), "");
+        let log = |format| {
+            Log::new(
+                format,
+                Verbosity::Normal,
+                curl(),
+                Destination::Stderr,
+                RUN.into(),
+            )
+        };
+        assert!(log(LogFormat::Text).shows(&note) && log(LogFormat::Github).shows(&note));
+        assert!(!log(LogFormat::Json).shows(&note));
+    }
+
+    /// A run that gave up for `reason`, as the loop would report it.
+    fn gave_up_for(reason: Reason) -> Event {
+        let status = Status::exited(3);
+        let reason = match reason {
+            Reason::Attempts => GiveUp::Attempts(status),
+            Reason::Fatal => GiveUp::Fatal(status),
+            Reason::NotRetryable => GiveUp::NotRetryable(status),
+            Reason::StopIfOutput => GiveUp::OutputStop(status),
+            Reason::MaxTime => GiveUp::MaxTimeReached(status),
+            Reason::Hint => GiveUp::HintTooLong {
+                status,
+                hint_ms: 90_000,
+            },
+            Reason::Budget => GiveUp::Budget(status),
+            Reason::Signal => GiveUp::Signal {
+                signal: 2,
+                status: None,
+                during: Phase::Sleep,
+            },
+            Reason::Spawn => GiveUp::Spawn {
+                code: 127,
+                message: "cannot run `nope`: command not found".into(),
+            },
+            Reason::Io => GiveUp::Failed("cannot write to stdout".into()),
+            Reason::StdoutClosed => GiveUp::StdoutClosed,
+        };
+        Event::GaveUp {
+            attempt: 2,
+            limit: Attempts::Limit(5),
+            reason,
+            took: None,
+        }
+    }
+
+    #[test]
+    fn every_reason_has_one_name_in_text_and_json() {
+        let mut names: Vec<&str> = Reason::ALL.iter().map(|r| r.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Reason::ALL.len(), "two reasons share a name");
+        for reason in Reason::ALL {
+            let event = gave_up_for(reason);
+            let Event::GaveUp { reason: ending, .. } = &event else {
+                unreachable!()
+            };
+            assert_eq!(ending.reason(), reason);
+            let name = reason.name();
+            let text = text_of(&event);
+            assert!(text.ends_with(&format!(" (reason: {name})\n")), "{text}");
+            let json = json_of(&event);
+            assert!(json.contains(&format!(r#","reason":"{name}""#)), "{json}");
+            assert!(!json.contains("duration_ms"), "{json}");
+        }
+        // The reason --stop-if-output gives is its own, not `fatal`.
+        assert!(
+            text_of(&gave_up_for(Reason::StopIfOutput)).ends_with(
+                "giving up after attempt 2/5 (exit code 3): its output matched --stop-if-output (reason: stop_if_output)\n"
+            )
+        );
+    }
+}

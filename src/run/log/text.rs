@@ -1,0 +1,273 @@
+//! Text lines: one readable line per event, `retry: SUBJECT: MESSAGE`, and
+//! the words of each event (`message`), which GitHub annotations share.
+
+use crate::duration::millis;
+use crate::policy::Attempts;
+use crate::run::events::{Event, GiveUp, Phase};
+use crate::run::hint::Hinted;
+use crate::run::log::Context;
+use crate::run::name::CommandName;
+use crate::status::signal_name;
+use crate::strategy::{Jitter, Sleep};
+
+/// Sleeps from this long on are also shown in seconds (or minutes):
+/// `18942 ms` takes a moment to read, `19 s` does not.
+const HUMAN_FROM_MS: u128 = 10_000;
+
+/// One line, in the spirit of the AWS article's sample output, with the
+/// command as its subject (`program: subject: message`, as `cp` and `grep`
+/// write theirs): `retry: curl: attempt 2/5 failed with exit code 22;
+/// sleep: 692 ms (full jitter, up to 2000 ms)`.
+pub fn line(event: &Event, context: &Context) -> String {
+    match event {
+        // The command could not start (the message names it), or retry
+        // itself failed (the message names the option): no subject.
+        Event::GaveUp {
+            reason: GiveUp::Spawn { .. } | GiveUp::Failed(_),
+            ..
+        } => format!("retry: {}\n", message(event, context.name)),
+        _ => format!(
+            "retry: {}: {}\n",
+            context.name.subject(),
+            message(event, context.name)
+        ),
+    }
+}
+
+/// `692 ms`, or `18942 ms (19 s)` for a long one.
+fn ms_text(ms: u128) -> String {
+    match human(ms) {
+        Some(human) => format!("{ms} ms ({human})"),
+        None => format!("{ms} ms"),
+    }
+}
+
+/// A long duration in the largest units that keep it readable, rounded:
+/// `19 s`, `2 min 5 s`, `1 h 30 min`. `None` below `HUMAN_FROM_MS`.
+fn human(ms: u128) -> Option<String> {
+    if ms < HUMAN_FROM_MS {
+        return None;
+    }
+    let secs = (ms + 500) / 1000;
+    let (big, small, units) = match secs {
+        ..60 => return Some(format!("{secs} s")),
+        60..3600 => (secs / 60, secs % 60, ("min", "s")),
+        _ => {
+            let mins = (secs + 30) / 60;
+            (mins / 60, mins % 60, ("h", "min"))
+        }
+    };
+    Some(match small {
+        0 => format!("{big} {}", units.0),
+        _ => format!("{big} {} {small} {}", units.0, units.1),
+    })
+}
+
+/// `sleep: 692 ms (full jitter, up to 2000 ms)`, the seeds' wording; a
+/// long sleep adds its human form: `sleep: 18942 ms (19 s; full jitter, …)`.
+fn sleep_text(sleep: &Sleep, jitter: &Jitter) -> String {
+    let ms = millis(sleep.duration);
+    let human = human(ms).map(|h| format!("{h}; ")).unwrap_or_default();
+    format!(
+        "sleep: {ms} ms ({human}{}, up to {} ms)",
+        jitter.label(),
+        millis(sleep.ceiling)
+    )
+}
+
+/// The sleep a server's hint had a say in: `sleep: 30000 ms (server asked
+/// for 30 s)` when it set it, the draw's words and the hint when it did not.
+fn hinted_sleep_text(sleep: &Sleep, jitter: &Jitter, hint: &Hinted) -> String {
+    let asked = millis(hint.asked);
+    let asked = human(asked).unwrap_or_else(|| format!("{asked} ms"));
+    if hint.asked >= hint.drawn {
+        format!(
+            "sleep: {} ms (server asked for {asked})",
+            millis(sleep.duration)
+        )
+    } else {
+        format!("{}, server asked for {asked}", sleep_text(sleep, jitter))
+    }
+}
+
+/// What happened, in words, without the `retry: ` prefix and the subject.
+pub(super) fn message(event: &Event, name: &CommandName) -> String {
+    match event {
+        // The first names the command in full: what `-v` adds.
+        Event::Starting { attempt: 1, limit } => {
+            format!("attempt 1/{limit} starting: {}", name.full)
+        }
+        Event::Starting { attempt, limit } => format!("attempt {attempt}/{limit} starting"),
+        Event::Retrying {
+            attempt,
+            limit,
+            status,
+            sleep,
+            jitter,
+            hint,
+            ..
+        } => format!(
+            "attempt {attempt}/{limit} failed with {}; {}",
+            status.describe(),
+            match hint {
+                Some(hint) => hinted_sleep_text(sleep, jitter, hint),
+                None => sleep_text(sleep, jitter),
+            }
+        ),
+        Event::Warning { message, .. } => format!("warning: {message}"),
+        Event::Succeeded {
+            attempt: 1, limit, ..
+        } => format!("attempt 1/{limit} succeeded"),
+        // The summary of a run that needed retries.
+        Event::Succeeded {
+            attempt,
+            limit,
+            slept_ms,
+            ..
+        } => format!(
+            "attempt {attempt}/{limit} succeeded; {attempt} attempts, {} spent sleeping",
+            ms_text(*slept_ms)
+        ),
+        Event::PresetKnown { preset, program } => format!(
+            "--preset {preset} knows {program}'s transient failures \
+             (retry --presets shows its rules)"
+        ),
+        Event::HookFailed {
+            attempt,
+            limit,
+            status,
+        } => format!(
+            "--on-retry command failed with {} after attempt {attempt}/{limit}; retrying anyway",
+            status.describe()
+        ),
+        // The reason's name ends the line, as JSON's `reason` gives it.
+        Event::GaveUp {
+            attempt,
+            limit,
+            reason,
+            ..
+        } => format!(
+            "{} (reason: {})",
+            giving_up(*attempt, limit, reason),
+            reason.reason().name()
+        ),
+    }
+}
+
+/// Why the run gave up, in words.
+fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp) -> String {
+    match reason {
+        GiveUp::Attempts(s) if attempt == 1 => {
+            format!("giving up after 1 attempt: it failed with {}", s.describe())
+        }
+        GiveUp::Attempts(s) => {
+            format!(
+                "giving up after {attempt} attempts: the last failed with {}",
+                s.describe()
+            )
+        }
+        GiveUp::Fatal(s) => format!(
+            "giving up after attempt {attempt}/{limit}: {} is fatal (--fatal-on)",
+            s.describe()
+        ),
+        GiveUp::NotRetryable(s) => format!(
+            "giving up after attempt {attempt}/{limit}: {} is not retryable (--retry-on)",
+            s.describe()
+        ),
+        GiveUp::OutputStop(s) => format!(
+            "giving up after attempt {attempt}/{limit} ({}): its output matched --stop-if-output",
+            s.describe()
+        ),
+        GiveUp::MaxTimeReached(_) => {
+            format!("giving up: --max-time reached during attempt {attempt}/{limit}")
+        }
+        GiveUp::MaxTimeAhead { status, sleep_ms } => format!(
+            "giving up after attempt {attempt}/{limit} failed with {}: a sleep of {} would end past --max-time",
+            status.describe(),
+            ms_text(*sleep_ms)
+        ),
+        GiveUp::HintTooLong { status, hint_ms } => format!(
+            "giving up after attempt {attempt}/{limit} failed with {}: the server asked to wait {}, longer than --cap",
+            status.describe(),
+            ms_text(*hint_ms)
+        ),
+        GiveUp::Budget(status) => format!(
+            "giving up after attempt {attempt}/{limit} failed with {}: the shared --budget cannot pay for a retry",
+            status.describe()
+        ),
+        GiveUp::MaxTimeInHook(_) => format!(
+            "giving up: --max-time reached during the --on-retry command after attempt {attempt}/{limit}"
+        ),
+        GiveUp::Signal { signal, during, .. } => {
+            let during = match during {
+                Phase::Attempt => format!("during attempt {attempt}/{limit}"),
+                Phase::Hook => {
+                    format!("during the --on-retry command after attempt {attempt}/{limit}")
+                }
+                Phase::Sleep => format!("during the sleep after attempt {attempt}/{limit}"),
+                Phase::Output => {
+                    format!("while writing the output of attempt {attempt}/{limit}")
+                }
+            };
+            format!(
+                "interrupted by {} {during}; exiting with {}",
+                signal_name(*signal),
+                reason.exit_code()
+            )
+        }
+        GiveUp::Spawn { message, .. } => message.clone(),
+        GiveUp::Failed(message) => format!("{message}; exiting with {}", reason.exit_code()),
+        GiveUp::StdoutClosed => {
+            format!("stdout was closed before the output of attempt {attempt}/{limit} was written")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::log::fixtures::*;
+
+    #[test]
+    fn text_retry_line_names_the_command_in_the_article_style() {
+        assert_eq!(
+            text_of(&retrying()),
+            "retry: curl: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+        );
+    }
+
+    #[test]
+    fn verbose_names_the_whole_command_once() {
+        let starting = |attempt| Event::Starting {
+            attempt,
+            limit: Attempts::Limit(5),
+        };
+        assert_eq!(
+            text_of(&starting(1)),
+            "retry: curl: attempt 1/5 starting: /usr/bin/curl -fsS https://example.com/health\n"
+        );
+        assert_eq!(text_of(&starting(2)), "retry: curl: attempt 2/5 starting\n");
+    }
+
+    #[test]
+    fn a_long_sleep_is_also_shown_in_seconds() {
+        assert_eq!(
+            text_of(&retrying_after(18942)),
+            "retry: curl: attempt 2/5 failed with exit code 22; sleep: 18942 ms (19 s; full jitter, up to 32768 ms)\n"
+        );
+        // JSON keeps the milliseconds only.
+        assert!(json_of(&retrying_after(18942)).contains(r#""sleep_ms":18942,"#));
+        let cases = [
+            (9_999, None),
+            (10_000, Some("10 s")),
+            (59_499, Some("59 s")),
+            (59_500, Some("1 min")),
+            (125_000, Some("2 min 5 s")),
+            (5_400_000, Some("1 h 30 min")),
+            (7_199_000, Some("2 h")),
+        ];
+        for (ms, want) in cases {
+            assert_eq!(human(ms).as_deref(), want, "{ms} ms");
+        }
+    }
+}
