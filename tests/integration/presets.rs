@@ -203,7 +203,7 @@ fn unknown_or_empty_names_are_usage_errors_and_nothing_runs() {
         .env("RETRY_PRESET", "nope")
         .run()
         .code(2)
-        .stderr_is("retry: `RETRY_PRESET=nope`: unknown preset `nope`; known presets: curl\n");
+        .stderr_is("retry: `RETRY_PRESET=nope`: unknown preset `nope`; known presets: curl, wget, git, ssh, rsync, apt, docker, npm, pip\n");
     assert!(!marker.exists(), "a command ran after a bad preset name");
 }
 
