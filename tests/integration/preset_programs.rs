@@ -441,3 +441,59 @@ fn docker_npm_pip_and_apts_lock_on_recorded_output() {
         );
     }
 }
+
+/// bench/presets/tests/samples.tsv: lines the programs print (most seen
+/// with the real program, the rest from its documentation or source), each
+/// with what the built-in preset must make of it: `retry` (a transient
+/// line), `stop` (a permanent one) or `none`. Each line is printed by a
+/// command that exits 0, so retry's own judgement tells the three apart:
+/// retried to the end (exit 1), stopped by --stop-if-output, or a success.
+#[test]
+fn the_recorded_lines_of_bench_presets_are_judged_as_it_says() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/bench/presets/tests/samples.tsv"
+    );
+    let samples = std::fs::read_to_string(path).unwrap();
+    let cases: Vec<(&str, &str, &str)> = samples
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
+            let mut fields = line.splitn(3, '\t');
+            let mut next = || fields.next().unwrap_or_else(|| panic!("{path}: {line:?}"));
+            (next(), next(), next())
+        })
+        .collect();
+    assert!(cases.len() > 100, "{path}: {} lines", cases.len());
+    // All at once: each is a few milliseconds of retry and sh.
+    let children: Vec<_> = cases
+        .iter()
+        .map(|(preset, _, line)| {
+            let print = r#"printf '%s\n' "$1""#;
+            retry(&["--preset", preset, "-n", "2", "-b", "1ms", "--"])
+                .args(&["sh", "-c", print, "sh", line])
+                .into_command()
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut wrong = Vec::new();
+    for ((preset, expected, line), child) in cases.iter().zip(children) {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let got = match out.status.code() {
+            Some(1) if stderr.contains("giving up after 2 attempts") => "retry",
+            Some(0) if stderr.contains("matched --stop-if-output") => "stop",
+            Some(0) if stderr.is_empty() => "none",
+            _ => "?",
+        };
+        if got != *expected {
+            wrong.push(format!(
+                "[{preset}] {expected}, got {got}: {line}\n{stderr}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
