@@ -208,7 +208,7 @@ fn ssh_retries_a_closed_port_and_stops_on_no_common_algorithm_or_a_bad_option() 
 // ---- rsync
 
 #[test]
-fn rsync_retries_a_closed_port_and_stops_on_a_module_the_daemon_refuses() {
+fn rsync_retries_a_closed_port_and_a_busy_module_and_stops_on_a_module_the_daemon_refuses() {
     let rsync = installed("rsync", "rsync");
     let dir = scratch();
     let root = dir.path();
@@ -219,7 +219,9 @@ fn rsync_retries_a_closed_port_and_stops_on_a_module_the_daemon_refuses() {
         &config,
         format!(
             "use chroot = no\nuid = {uid}\ngid = {gid}\npid file = {root}/rsyncd.pid\n\
-             log file = {root}/rsyncd.log\n[data]\npath = {root}/data\nread only = yes\n",
+             log file = {root}/rsyncd.log\nlock file = {root}/rsyncd.lock\n\
+             [data]\npath = {root}/data\nread only = yes\n\
+             [busy]\npath = {root}/data\nmax connections = 1\n",
             uid = nix::unistd::getuid(),
             gid = nix::unistd::getgid(),
             root = root.display(),
@@ -244,6 +246,13 @@ fn rsync_retries_a_closed_port_and_stops_on_a_module_the_daemon_refuses() {
     .stderr_has("@ERROR: Unknown module 'nomodule'");
     let closed = format!("rsync://127.0.0.1:{}/data/", closed_port());
     retried(&with_preset("rsync", &[rsync, "-r", &closed, &dest]), 10);
+    // A module at its "max connections": "try again later", retried.
+    let _holder = hold_rsync_module(port, "busy");
+    retried(
+        &with_preset("rsync", &[rsync, "-r", &from("busy"), &dest]),
+        5,
+    )
+    .stderr_has("@ERROR: max connections (1) reached -- try again later");
     // Over ssh, to a closed port: ssh's refusal, retried.
     let shell = format!("ssh -F /dev/null -o BatchMode=yes -p {}", closed_port());
     let run = with_preset("rsync", &[rsync, "-e", &shell, "127.0.0.1:/x", &dest]);
@@ -251,6 +260,31 @@ fn rsync_retries_a_closed_port_and_stops_on_a_module_the_daemon_refuses() {
         .stderr_has("giving up after 2 attempts");
     // A usage error: 1, fatal.
     stopped(&with_preset("rsync", &[rsync, "--no-such-option"]), 1);
+}
+
+/// A connection to an rsync daemon that has chosen `module` and holds it.
+fn hold_rsync_module(port: u16, module: &str) -> std::net::TcpStream {
+    use std::io::{BufRead, BufReader};
+    let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    // The daemon's greeting names its protocol and the digests it takes:
+    // answering with the same line agrees to both.
+    let mut greeting = String::new();
+    reader.read_line(&mut greeting).unwrap();
+    assert!(greeting.starts_with("@RSYNCD: "), "{greeting:?}");
+    (&stream)
+        .write_all(format!("{greeting}{module}\n").as_bytes())
+        .unwrap();
+    let mut reply = String::new();
+    reader.read_line(&mut reply).unwrap();
+    assert_eq!(
+        reply, "@RSYNCD: OK\n",
+        "the daemon did not let us hold {module}"
+    );
+    stream
 }
 
 // ---- apt
