@@ -499,13 +499,12 @@ fn the_recorded_lines_of_bench_presets_are_judged_as_it_says() {
         })
         .collect();
     assert!(cases.len() > 100, "{path}: {} lines", cases.len());
-    // All at once: each is a few milliseconds of retry and sh.
+    // All at once: each is a few milliseconds of retry and printf.
     let children: Vec<_> = cases
         .iter()
         .map(|(preset, _, line)| {
-            let print = r#"printf '%s\n' "$1""#;
             retry(&["--preset", preset, "-n", "2", "-b", "1ms", "--"])
-                .args(&["sh", "-c", print, "sh", line])
+                .args(&["printf", "%s\\n", line])
                 .into_command()
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
