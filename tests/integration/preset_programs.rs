@@ -4,10 +4,11 @@
 //! exchange it knows, apt-get against an HTTP repository, and each against
 //! a closed port, all on 127.0.0.1 or in a temp dir. For each preset one
 //! transient failure is retried and one permanent failure stops at once.
-//! docker, npm and pip are judged on recorded output (the lines and codes
-//! the real programs printed against loopback servers, as
+//! docker, npm, pip and apt's held locks are judged on recorded output (the
+//! lines and codes the real programs printed against loopback servers, as
 //! bench/presets/README.md records): installing docker or node here is
-//! heavy, and pip and npm take most of a second to start.
+//! heavy, and pip and npm take most of a second to start. Last, every line
+//! of bench/presets/tests/samples.tsv is judged as that file says.
 //!
 //! git, wget and apt translate their messages, and the presets match the
 //! English ones, so those run with LC_ALL=C, as the README tells users to.
@@ -61,7 +62,8 @@ fn wget_retries_a_503_reading_retry_after_and_stops_on_a_404_or_a_bad_url() {
     stopped(
         &with_preset("wget", &[wget, "-nv", "-O", "-", &http.url]),
         8,
-    );
+    )
+    .stderr_has("ERROR 404: Not Found.");
     assert_eq!(http.served(), 1);
     // A refused connection is exit 4, retried; a malformed URL, 1, fatal.
     let closed = format!("http://127.0.0.1:{}/", closed_port());
@@ -114,9 +116,10 @@ fn git_retries_a_closed_port_and_a_held_lock_and_stops_on_a_repository_that_does
             .run()
     };
     run(&["ls-remote", &remote("repo.git")]).code(0);
-    stopped(&run(&["ls-remote", &remote("missing.git")]), 128);
+    stopped(&run(&["ls-remote", &remote("missing.git")]), 128)
+        .stderr_has("fatal: remote error: access denied or repository not exported");
     let closed = format!("git://127.0.0.1:{}/repo.git", closed_port());
-    retried(&run(&["ls-remote", &closed]), 128);
+    retried(&run(&["ls-remote", &closed]), 128).stderr_has("errno=Connection refused");
     // Another git holding the index: transient.
     let work = home.join("work");
     assert!(
