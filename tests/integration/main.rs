@@ -9,6 +9,7 @@ mod memory;
 mod modes;
 mod outcomes;
 mod pipes;
+mod preset_programs;
 mod presets;
 mod processes;
 mod readme;
