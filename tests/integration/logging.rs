@@ -375,6 +375,7 @@ fn a_fifo_with_a_reader_and_character_devices_take_the_lines() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // /dev/full: Linux (macOS has none)
 fn a_log_file_that_cannot_be_written_warns_once_and_keeps_the_status() {
     // /dev/full: every write fails with ENOSPC, as on a full disk.
     let out = retry(&["--log-file", "/dev/full", "-n", "3", "--base", "1ms"])
@@ -657,6 +658,7 @@ fn no_countdown_when_stderr_is_not_a_terminal() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // util-linux `script -qec` (BSD script's options differ)
 fn countdown_on_a_terminal_is_erased() {
     // util-linux `script` gives retry a terminal for stderr.
     let dir = scratch();
