@@ -10,7 +10,9 @@ use nix::sys::signal::Signal;
 pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
 
 /// The binary under test: `RETRY_BIN_UNDER_TEST` names another build (an
-/// older one, to see a new test fail against it), else this crate's.
+/// older one, to see a new test fail against it; or .ci/cross's script
+/// that runs the aarch64 build under qemu), else this crate's. Every test
+/// that starts retry takes it from here, never from `BIN` itself.
 pub fn bin() -> String {
     std::env::var("RETRY_BIN_UNDER_TEST").unwrap_or_else(|_| BIN.to_owned())
 }

@@ -487,7 +487,7 @@ fn unlimited_is_named_in_the_environment() {
 #[test]
 fn child_variables_do_not_configure_a_nested_retry() {
     // The outer retry exports RETRY_ATTEMPT*; the inner one must still use its defaults.
-    let inner = format!("{} -n 2 --base 1ms false", crate::harness::BIN);
+    let inner = format!("{} -n 2 --base 1ms false", crate::harness::bin());
     let out = retry(&["-n", "1", "sh", "-c", &inner]).run();
     out.code(1).stderr_has("giving up after 2 attempts");
 }
@@ -664,7 +664,7 @@ fn countdown_on_a_terminal_is_erased() {
     let dir = scratch();
     let inner = format!(
         "{} --jitter none --base 1100ms sh -c '{}'",
-        crate::harness::BIN,
+        crate::harness::bin(),
         fail_times(dir.path(), 1, 1)
     );
     let Ok(out) = std::process::Command::new("script")

@@ -83,7 +83,8 @@ fn modes_run_no_command_and_take_none() {
 #[cfg(target_os = "linux")]
 fn under_memory_limit(kib: u32, args: &[&str]) -> std::process::Child {
     let limit = format!("ulimit -v {kib} && exec \"$0\" \"$@\"");
-    let mut all = vec!["-c", &limit, crate::harness::BIN];
+    let bin = crate::harness::bin();
+    let mut all = vec!["-c", &limit, &bin];
     all.extend(args);
     std::process::Command::new("sh")
         .args(&all)

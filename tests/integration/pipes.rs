@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use crate::harness::{
-    BIN, assert_all_gone, assert_died_of, count, fail_times, retry, scratch, send, wait_for_file,
+    assert_all_gone, assert_died_of, count, fail_times, retry, scratch, send, wait_for_file,
 };
 
 /// More than the 64 MiB a spool keeps in memory.
@@ -555,7 +555,7 @@ fn an_endless_stdin_ends_the_run_at_the_limit_instead_of_filling_the_disk() {
 
 /// `retry ARGS...` as a bare `Command`, for tests that give it stdio of their own.
 fn retry_command(args: &[&str]) -> Command {
-    let mut command = Command::new(BIN);
+    let mut command = Command::new(crate::harness::bin());
     command.args(args).stdin(Stdio::null());
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("RETRY_") {

@@ -232,7 +232,7 @@ fn auto_mode_picks_by_terminal_foreground() {
 #[cfg(target_os = "linux")] // util-linux `script -qec` (BSD script's options differ)
 fn auto_mode_in_a_terminals_foreground_shares_its_group() {
     // In a terminal's foreground (util-linux `script` gives retry a pty): shared.
-    let inner = format!("{} sh -c '{GROUPS}'", crate::harness::BIN);
+    let inner = format!("{} sh -c '{GROUPS}'", crate::harness::bin());
     let out = std::process::Command::new("script")
         .args(["-qec", &inner, "/dev/null"])
         .output();
