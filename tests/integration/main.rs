@@ -2,6 +2,9 @@
 //! Process tests synchronise on files the child writes, never on a fixed
 //! sleep; only a few use real time, in milliseconds, with generous bounds.
 
+// Its faults and checks are Linux's: /dev/full, /proc, F_GETPIPE_SZ, a
+// `setsid` binary, GNU date's %N.
+#[cfg(target_os = "linux")]
 mod chaos;
 mod contention;
 mod logging;
