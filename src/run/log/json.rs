@@ -240,7 +240,7 @@ mod tests {
         let failing = Status::exited(3).output_matched(false);
         assert_eq!(failing.code, 3);
         assert_eq!(
-            failing.describe(),
+            failing.describe().to_string(),
             "exit code 3 and output matching --retry-if-output"
         );
     }
