@@ -192,9 +192,6 @@ pub mod fuzzing {
     use std::ffi::OsString;
     use std::time::Duration;
 
-    use clap::CommandFactory;
-
-    use crate::cli::Cli;
     use crate::cli::config::Mode;
     use crate::policy::Attempts;
     use crate::report::Format;
@@ -217,13 +214,7 @@ pub mod fuzzing {
 
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
     pub fn options() -> Vec<(String, Option<String>)> {
-        Cli::command()
-            .get_arguments()
-            .filter_map(|arg| {
-                let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
-                Some((format!("--{}", arg.get_long()?), env))
-            })
-            .collect()
+        crate::cli::long_options()
     }
 
     /// A whole command line (program name first) through clap and validation,
@@ -236,8 +227,7 @@ pub mod fuzzing {
         {
             Ok(mode) => mode,
             Err(error) => {
-                use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
-                if matches!(error.kind(), DisplayHelp | DisplayVersion) {
+                if crate::cli::usage::is_help_or_version(&error) {
                     return Ok(());
                 }
                 return Err(crate::cli::usage::line(&error, args));

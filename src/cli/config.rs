@@ -8,11 +8,12 @@ use clap::CommandFactory;
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 
+use crate::cli::choices::ModelChoice;
 use crate::cli::{Cli, Parsed, RunArgs, SimulationArgs};
 use crate::codes::CodeSet;
 use crate::policy::Policy;
-use crate::run::log::{LogFormat, Verbosity};
-use crate::simulate::{self, Experiment, Model, ModelName, Net};
+use crate::run::log::Verbosity;
+use crate::simulate::{self, Experiment, Model, Net};
 use crate::strategy::{Backoff, Jitter};
 use crate::{plan, run};
 
@@ -128,7 +129,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 backoff,
                 attempts: cli.max_attempts,
                 seed: cli.seed,
-                format: simulation.format,
+                format: simulation.format.into(),
             }));
         }
         Some(simulation) if cli.simulate => {
@@ -157,13 +158,9 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         kill_after: cli.kill_after,
         max_time: cli.max_time,
         seed: cli.seed,
-        log_format: match cli.log_format {
-            LogFormat::Auto if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") => {
-                LogFormat::Github
-            }
-            LogFormat::Auto => LogFormat::Text,
-            chosen => chosen,
-        },
+        log_format: cli
+            .log_format
+            .resolve(std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")),
         log_file: cli.log_file,
         verbosity: match (cli.quiet, cli.verbose) {
             (true, _) => Verbosity::Quiet,
@@ -194,8 +191,8 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
 fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> simulate::Options {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let model = match sim.model {
-        ModelName::Occ => Model::Occ,
-        ModelName::Busy => Model::Busy {
+        ModelChoice::Occ => Model::Occ,
+        ModelChoice::Busy => Model::Busy {
             mean_ms: ms(sim.service_time),
             sd_ms: ms(sim.service_sd),
         },
@@ -214,7 +211,7 @@ fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> sim
         reps: sim.reps,
         svg: sim.svg,
         seed: cli.seed,
-        format: sim.format,
+        format: sim.format.into(),
     }
 }
 

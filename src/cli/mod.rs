@@ -14,15 +14,15 @@ use std::time::Duration;
 use clap::{Args, Parser, ValueEnum, ValueHint};
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::cli::choices::{ForegroundChoice, StdinChoice};
+use crate::cli::choices::{
+    ForegroundChoice, FormatChoice, LogFormatChoice, ModelChoice, StdinChoice,
+};
 use crate::cli::generate::Shell;
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
 use crate::policy::Attempts;
 use crate::preset::{Preset, Rule};
-use crate::report::Format;
-use crate::run::log::LogFormat;
-use crate::simulate::{ClientCounts, ModelName, parse_clients, parse_max_work};
+use crate::simulate::{ClientCounts, parse_clients, parse_max_work};
 use crate::size::Size;
 use crate::strategy::Jitter;
 
@@ -134,9 +134,9 @@ pub struct RunArgs {
     pub seed: Option<u64>,
 
     /// How retry's own log lines are written
-    #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto,
+    #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormatChoice::Auto,
           help_heading = "Logging")]
-    pub log_format: LogFormat,
+    pub log_format: LogFormatChoice,
 
     /// Append retry's own log lines to this file instead of stderr
     ///
@@ -339,9 +339,9 @@ pub struct RunArgs {
 #[group(skip)]
 pub struct SimulationArgs {
     /// Output of --plan and --simulate
-    #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = Format::Table,
+    #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = FormatChoice::Table,
           help_heading = MODES, hide_short_help = true)]
-    pub format: Format,
+    pub format: FormatChoice,
 
     /// Client counts, as counts and ranges with a step (`1,2,5,10-190:10`)
     #[arg(long, env = "RETRY_CLIENTS", value_name = "LIST", default_value = "10-190:10",
@@ -370,9 +370,9 @@ pub struct SimulationArgs {
     /// The experiment: `occ` is the AWS post's (optimistic concurrency on
     /// one row); `busy` a server that serves one request at a time and
     /// rejects the others at once
-    #[arg(long, env = "RETRY_MODEL", value_enum, default_value_t = ModelName::Occ,
+    #[arg(long, env = "RETRY_MODEL", value_enum, default_value_t = ModelChoice::Occ,
           help_heading = SIMULATION, hide_short_help = true)]
-    pub model: ModelName,
+    pub model: ModelChoice,
 
     /// --model busy: mean time the server takes to serve one request
     #[arg(long, env = "RETRY_SERVICE_TIME", value_name = "DURATION", default_value = "10ms",
@@ -515,7 +515,7 @@ fn refuse_stray(matches: &clap::ArgMatches, simulation: bool) -> Result<(), clap
     let given = |id: &&&str| matches.value_source(id) == Some(ValueSource::CommandLine);
     let present = |id| matches.value_source(id).is_some();
     let stray = if simulation && matches.get_flag("simulate") {
-        let busy = matches.get_one::<ModelName>("model") == Some(&ModelName::Busy);
+        let busy = matches.get_one::<ModelChoice>("model") == Some(&ModelChoice::Busy);
         BUSY_ONLY
             .iter()
             .find(given)
@@ -652,6 +652,18 @@ impl clap::builder::TypedValueParser for PresetName {
         let names = crate::preset::builtin().into_iter().map(|p| p.name);
         Some(Box::new(names.map(clap::builder::PossibleValue::new)))
     }
+}
+
+/// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
+pub fn long_options() -> Vec<(String, Option<String>)> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_arguments()
+        .filter_map(|arg| {
+            let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+            Some((format!("--{}", arg.get_long()?), env))
+        })
+        .collect()
 }
 
 /// Sets each rule of `preset` whose flag was given neither on the command

@@ -29,10 +29,7 @@ const BAD_USAGE: u8 = 2;
 /// Prints the error for `args` (the command line that caused it) and gives
 /// the exit status.
 pub fn exit(error: &clap::Error, args: &[OsString]) -> u8 {
-    if matches!(
-        error.kind(),
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
-    ) {
+    if is_help_or_version(error) {
         if crate::platform::stdout_was_closed() {
             return stdout_closed();
         }
@@ -51,6 +48,14 @@ pub fn exit(error: &clap::Error, args: &[OsString]) -> u8 {
     };
     let _ = writeln!(stderr, "{text}");
     BAD_USAGE
+}
+
+/// `--help`, `-h` or `--version`: clap's "error" that is a success.
+pub fn is_help_or_version(error: &clap::Error) -> bool {
+    matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    )
 }
 
 /// A mode that only prints, started with stdout closed: 1, as for any

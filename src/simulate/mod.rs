@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use clients::{ClientCounts, parse_clients};
-pub use model::{Experiment, Model, ModelName, Net};
+pub use model::{Experiment, Model, Net};
 pub use sweep::{Contender, Progress, Summary};
 
 use crate::report::{Cell, Format, Report};
