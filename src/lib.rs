@@ -51,11 +51,11 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Err(error) => return usage::exit(&error, &args),
     };
     match &mode {
-        Mode::Run(options) => {
+        Mode::Run(options, provenance) => {
             // One id for the run: its log lines carry it, and so does every
             // process it starts (`RETRY_RUN_IDS`), so the two can be matched.
             let id = run::lineage::Lineage::unique_id();
-            let log = match open_log(options, &args, id.clone()) {
+            let log = match open_log(options, provenance, id.clone()) {
                 Ok(log) => log,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
@@ -90,7 +90,7 @@ fn print(bytes: &[u8]) -> u8 {
 /// be opened is a bad value, named with its variable if it came from one.
 fn open_log(
     config: &run::Options,
-    args: &[std::ffi::OsString],
+    provenance: &cli::provenance::Provenance,
     id: String,
 ) -> Result<log::Log, String> {
     let to = match &config.log_file {
@@ -98,16 +98,9 @@ fn open_log(
         Some(path) => match log::open(path) {
             Ok(file) => log::Destination::File(file),
             Err(error) => {
-                let from_env = std::env::var_os("RETRY_LOG_FILE").is_some_and(|v| v == *path)
-                    && !args
-                        .iter()
-                        .any(|a| a.to_string_lossy().starts_with("--log-file"));
-                let flag = match from_env {
-                    true => "`RETRY_LOG_FILE` (--log-file)",
-                    false => "--log-file",
-                };
                 return Err(format!(
-                    "retry: cannot open {flag} '{}': {}",
+                    "retry: cannot open {} '{}': {}",
+                    provenance.option(cli::id::LOG_FILE),
                     path.display(),
                     pipes::describe(&error)
                 ));
