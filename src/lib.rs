@@ -8,7 +8,8 @@
 //!   supervisor, pipes, events and their log lines);
 //! - `platform/`: every call to the OS about processes and signals, and the
 //!   one wait for a child, a signal or a deadline;
-//! - `plan/`, `simulate/` and `report`: the modes that only print;
+//! - `plan/`, `simulate/` and `report`: the modes that only print (the
+//!   cargo feature `preview`, on by default);
 //! - the rules both share, one file each: `strategy` (backoff and jitter),
 //!   `policy` (which exit codes retry), `codes`, `status`, `duration`, `size`.
 //!
@@ -19,12 +20,15 @@ pub mod arena;
 mod cli;
 mod codes;
 mod duration;
+#[cfg(feature = "preview")]
 mod plan;
 mod platform;
 mod policy;
 mod preset;
+#[cfg(feature = "preview")]
 mod report;
 mod run;
+#[cfg(feature = "preview")]
 mod simulate;
 mod size;
 mod status;
@@ -72,7 +76,9 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         // A closed stdout is /dev/null by now (`platform::start`): printing
         // would succeed and show nothing.
         _ if platform::stdout_was_closed() => usage::stdout_closed(),
+        #[cfg(feature = "preview")]
         Mode::Plan(options) => plan::print(options),
+        #[cfg(feature = "preview")]
         Mode::Simulate(options) => simulate::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
@@ -185,9 +191,10 @@ pub mod fuzzing {
     use std::ffi::OsString;
     use std::time::Duration;
 
+    #[cfg(feature = "preview")]
     use crate::cli::config::Mode;
+    #[cfg(feature = "preview")]
     use crate::policy::Attempts;
-    use crate::report::Format;
 
     /// A `--base`/`--cap`/... value.
     pub fn duration(text: &str) -> Result<Duration, String> {
@@ -202,7 +209,7 @@ pub mod fuzzing {
 
     /// A `--clients` list.
     pub fn clients(text: &str) -> Result<Vec<u32>, String> {
-        crate::simulate::parse_clients(text).map(|counts| counts.0)
+        crate::cli::simulation::parse_clients(text).map(|counts| counts.0)
     }
 
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
@@ -226,6 +233,9 @@ pub mod fuzzing {
                 return Err(crate::cli::usage::line(&error, args));
             }
         };
+        #[cfg(not(feature = "preview"))]
+        let _ = mode;
+        #[cfg(feature = "preview")]
         if let Mode::Plan(config) = mode {
             let retries = match config.attempts {
                 Attempts::Limit(n) => n - 1,
@@ -234,8 +244,9 @@ pub mod fuzzing {
             crate::plan::totals(config.backoff, retries);
             let first = Attempts::Limit(retries.min(32) + 1);
             let mut sink = std::io::sink();
-            let _ =
-                crate::plan::write(&mut sink, config.backoff, first, config.seed, Format::Table);
+            let _ = crate::plan::write(&mut sink, config.backoff, first, config.seed, {
+                crate::report::Format::Table
+            });
         }
         Ok(())
     }

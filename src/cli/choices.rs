@@ -3,7 +3,6 @@
 //! `ValueEnum`, each value's help, and the map to the type the program
 //! uses, so clap stays in `cli/`.
 
-use crate::report::Format;
 use crate::run::log::LogFormat;
 use crate::run::pipes::StdinMode;
 use crate::run::supervisor::Foreground;
@@ -86,8 +85,10 @@ pub enum FormatChoice {
     Json,
 }
 
-impl From<FormatChoice> for Format {
+#[cfg(feature = "preview")]
+impl From<FormatChoice> for crate::report::Format {
     fn from(choice: FormatChoice) -> Self {
+        use crate::report::Format;
         match choice {
             FormatChoice::Table => Format::Table,
             FormatChoice::Csv => Format::Csv,

@@ -7,15 +7,20 @@ use std::time::Duration;
 use clap::CommandFactory;
 use clap::error::ErrorKind;
 
-use crate::cli::choices::ModelChoice;
 use crate::cli::provenance::Provenance;
-use crate::cli::{Cli, Parsed, RunArgs, SimulationArgs, id};
+use crate::cli::{Cli, Parsed, RunArgs, id};
 use crate::codes::CodeSet;
 use crate::policy::Policy;
+use crate::run;
 use crate::run::log::Verbosity;
-use crate::simulate::{self, Experiment, Model, Net};
 use crate::strategy::{Backoff, Jitter};
-use crate::{plan, run};
+#[cfg(feature = "preview")]
+use crate::{
+    cli::SimulationArgs,
+    cli::choices::ModelChoice,
+    plan,
+    simulate::{self, Experiment, Model, Net},
+};
 
 /// What retry was asked to do, each mode with its own options.
 #[derive(Debug)]
@@ -23,7 +28,9 @@ pub enum Mode {
     /// A run, and where its values came from (for the errors of what is
     /// checked only when the run starts, such as opening `--log-file`).
     Run(Box<run::Options>, Provenance),
+    #[cfg(feature = "preview")]
     Plan(plan::Options),
+    #[cfg(feature = "preview")]
     Simulate(crate::simulate::Options),
     Completions(crate::cli::generate::Shell),
     Man,
@@ -39,6 +46,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         Parsed::Lean(run) => (run, None),
         Parsed::Full(Cli { run, simulation }) => (run, Some(simulation)),
     };
+    preview_built(&cli)?;
     // Only a named preset or `--presets` reads the data and the user's file.
     let reads_presets = cli.preset.is_some() || cli.presets;
     let catalog = match reads_presets {
@@ -126,6 +134,9 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         return Ok(Mode::BudgetStatus(settings(name.clone())));
     }
     // `Parsed::Lean` is never a plan or a simulation.
+    #[cfg(not(feature = "preview"))]
+    let _ = simulation;
+    #[cfg(feature = "preview")]
     match simulation {
         Some(simulation) if cli.plan => {
             return Ok(Mode::Plan(plan::Options {
@@ -192,8 +203,27 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     ))
 }
 
+/// `--plan` and `--simulate` in a retry built without them (the cargo
+/// feature `preview`): one line, before any other rule, as the options
+/// stay defined (help, the man page and completions are the same in every
+/// build).
+fn preview_built(cli: &RunArgs) -> Result<(), clap::Error> {
+    let mode = match (cli.plan, cli.simulate) {
+        (true, _) => "--plan",
+        (_, true) => "--simulate",
+        _ => return Ok(()),
+    };
+    if cfg!(feature = "preview") {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "{mode}: this retry was built without --plan and --simulate (the cargo feature `preview`)"
+    )))
+}
+
 /// `--simulate`'s experiment from its flags. Left at their defaults,
 /// --base and --cap become the post's (see `simulate::contenders`).
+#[cfg(feature = "preview")]
 fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> simulate::Options {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let model = match sim.model {

@@ -8,6 +8,7 @@ pub mod generate;
 pub mod help;
 pub mod id;
 pub mod provenance;
+pub mod simulation;
 pub mod usage;
 
 use std::ffi::OsString;
@@ -21,11 +22,11 @@ use crate::cli::choices::{
 };
 use crate::cli::generate::Shell;
 use crate::cli::provenance::Provenance;
+use crate::cli::simulation::{ClientCounts, parse_clients, parse_max_work};
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
 use crate::policy::Attempts;
 use crate::preset::{Preset, Rule};
-use crate::simulate::{ClientCounts, parse_clients, parse_max_work};
 use crate::size::Size;
 use crate::strategy::Jitter;
 

@@ -3,9 +3,13 @@
 //! sleep; only a few use real time, in milliseconds, with generous bounds.
 
 mod chaos;
+// The modes that only print, and the example that charts with plotters,
+// are in a default build only (the cargo feature `preview`).
+#[cfg(feature = "preview")]
 mod contention;
 mod logging;
 mod memory;
+#[cfg(feature = "preview")]
 mod modes;
 mod outcomes;
 mod pipes;
