@@ -342,7 +342,13 @@ mod tests {
     #[test]
     fn the_builtin_data_parses() {
         let presets = parse(BUILTIN).unwrap();
-        assert!(presets.iter().any(|p| p.name == "curl"));
+        let names: Vec<&str> = presets.iter().map(|p| p.name).collect();
+        assert_eq!(
+            names,
+            [
+                "curl", "wget", "git", "ssh", "rsync", "apt", "docker", "npm", "pip"
+            ]
+        );
         assert_eq!(builtin(), presets);
     }
 
