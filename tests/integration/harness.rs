@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+pub mod loopback;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
 
 /// The binary under test: `RETRY_BIN_UNDER_TEST` names another build (an

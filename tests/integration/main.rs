@@ -6,12 +6,17 @@
 // `setsid` binary, GNU date's %N.
 #[cfg(target_os = "linux")]
 mod chaos;
+// The modes that only print, and the example that charts with plotters,
+// are in a default build only (the cargo feature `preview`).
+#[cfg(feature = "preview")]
 mod contention;
 mod logging;
 mod memory;
+#[cfg(feature = "preview")]
 mod modes;
 mod outcomes;
 mod pipes;
+mod preset_programs;
 mod presets;
 mod processes;
 mod readme;
