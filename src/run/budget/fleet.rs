@@ -1,0 +1,184 @@
+//! `--budget-store redis://`: one budget for a whole fleet, kept in Redis.
+//!
+//! The bucket is a hash under `retry:budget:NAME`, changed only by one Lua
+//! script (`bucket.lua`) that applies the host store's rules (bucket.rs)
+//! atomically, on the server's clock: a process sends what it wants (take
+//! or give tokens, or look) and its own size, and gets the answer and the
+//! bucket as it is. The key expires when the bucket would be full anyway
+//! (a full bucket is deleted), so an idle budget leaves nothing behind.
+//!
+//! Every exchange (connecting included) is bounded by `--budget-timeout`;
+//! whatever goes wrong (refused, hung, an error reply, a wrong password, a
+//! key of another type) is the caller's to fail open.
+
+use std::time::{Duration, Instant};
+
+use redis::{ConnectionAddr, IntoConnectionInfo, RedisConnectionInfo, Script};
+
+use super::store::{Addr, Remote};
+use super::{Params, Settings, Size, Withdrawal};
+
+/// The prefix of every budget's key.
+pub const PREFIX: &str = "retry:budget:";
+
+/// What the script answers: a retry's tokens granted or not, and the
+/// bucket as of the server's now.
+#[derive(Debug, PartialEq)]
+pub struct Reply {
+    pub granted: bool,
+    pub milli: u64,
+    pub size: Size,
+    /// The key existed (not new, not full since).
+    pub found: bool,
+}
+
+/// An open connection to the fleet's budget.
+pub struct Fleet {
+    name: String,
+    remote: Remote,
+    connection: redis::Connection,
+    script: Script,
+    params: Params,
+    timeout: Duration,
+    size_given: bool,
+    /// The bucket's own size differed from the one given: said once.
+    size_warned: bool,
+}
+
+impl std::fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "Fleet({}, {})", self.name, self.remote)
+    }
+}
+
+impl Fleet {
+    /// Connects, bounded by the timeout. The error is the reason alone,
+    /// without the password.
+    pub fn connect(settings: &Settings, remote: &Remote) -> Result<Self, String> {
+        let started = Instant::now();
+        let addr = match &remote.addr {
+            Addr::Tcp { host, port } => ConnectionAddr::Tcp(host.clone(), *port),
+            Addr::Unix(path) => ConnectionAddr::Unix(path.clone()),
+        };
+        let mut login = RedisConnectionInfo::default()
+            .set_db(remote.db)
+            .set_skip_set_lib_name();
+        if let Some(user) = &remote.user {
+            login = login.set_username(user);
+        }
+        if let Some(password) = &remote.password {
+            login = login.set_password(password);
+        }
+        let fail = |e: redis::RedisError| scrub(&e.to_string(), remote);
+        let info = addr
+            .into_connection_info()
+            .map_err(fail)?
+            .set_redis_settings(login);
+        let connection = redis::Client::open(info)
+            .and_then(|client| client.get_connection_with_timeout(settings.timeout))
+            .map_err(fail)?;
+        let left = settings.timeout.saturating_sub(started.elapsed());
+        let mut fleet = Fleet {
+            name: settings.name.clone(),
+            remote: remote.clone(),
+            connection,
+            script: Script::new(include_str!("bucket.lua")),
+            params: settings.params,
+            timeout: settings.timeout,
+            size_given: settings.size_given,
+            size_warned: false,
+        };
+        fleet.bound(left.max(Duration::from_millis(1)))?;
+        Ok(fleet)
+    }
+
+    /// Bounds the next exchange's reads and writes.
+    fn bound(&mut self, timeout: Duration) -> Result<(), String> {
+        self.connection
+            .set_read_timeout(Some(timeout))
+            .and_then(|()| self.connection.set_write_timeout(Some(timeout)))
+            .map_err(|e| scrub(&e.to_string(), &self.remote))
+    }
+
+    /// The key of this budget.
+    pub fn key(&self) -> String {
+        format!("{PREFIX}{}", self.name)
+    }
+
+    /// Runs the script: `op` is `take`, `give` or `look`.
+    fn run(&mut self, op: &str, tokens: u32) -> Result<Reply, String> {
+        let refill = (self.params.refill * 1e6).round() as u64;
+        let reply: Vec<i64> = self
+            .script
+            .key(self.key())
+            .arg(op)
+            .arg(tokens)
+            .arg(self.params.tokens)
+            .arg(refill)
+            .invoke(&mut self.connection)
+            .map_err(|e| scrub(&e.to_string(), &self.remote))?;
+        let [granted, milli, size, refill, found] = reply[..] else {
+            return Err(format!("the script answered {reply:?}"));
+        };
+        let whole = |n: i64| u64::try_from(n).unwrap_or(0);
+        let reply = Reply {
+            granted: granted == 1,
+            milli: whole(milli),
+            size: Size {
+                tokens: u32::try_from(size).unwrap_or(u32::MAX),
+                refill: whole(refill) as f64 / 1e6,
+            },
+            found: found == 1,
+        };
+        self.bound(self.timeout)?;
+        Ok(reply)
+    }
+
+    /// For the loop: whether the bucket paid for a retry, and what to say
+    /// (a size other than the one given, once). The error is the warning
+    /// to log before the run goes on without the budget.
+    pub fn withdraw(&mut self, tokens: u32) -> Result<Withdrawal, String> {
+        let reply = self.run("take", tokens).map_err(|e| self.failed(&e))?;
+        Ok(Withdrawal {
+            granted: reply.granted,
+            warning: self.size_warning(reply.size),
+        })
+    }
+
+    /// For the loop: gives tokens back after a success.
+    pub fn deposit(&mut self, tokens: u32) -> Result<Option<String>, String> {
+        let reply = self.run("give", tokens).map_err(|e| self.failed(&e))?;
+        Ok(self.size_warning(reply.size))
+    }
+
+    fn failed(&self, e: &str) -> String {
+        failed(&self.name, &self.remote, e)
+    }
+
+    fn size_warning(&mut self, size: Size) -> Option<String> {
+        if !self.size_given || self.size_warned || size == self.params.size() {
+            return None;
+        }
+        self.size_warned = true;
+        Some(super::size_differs(&self.name, size, &self.params))
+    }
+
+    /// The bucket as it is, writing nothing (`--budget-status`).
+    pub fn look(&mut self) -> Result<Reply, String> {
+        self.run("look", 0)
+    }
+}
+
+/// The one warning of a store that failed: the budget, the store (no
+/// password), why, and what happens now.
+pub fn failed(name: &str, remote: &Remote, e: &str) -> String {
+    format!("--budget {name}: the store {remote} failed: {e}; running without the budget")
+}
+
+/// A client's message with the password taken out, should it ever echo it.
+fn scrub(message: &str, remote: &Remote) -> String {
+    match &remote.password {
+        Some(password) if password.len() >= 3 => message.replace(password.as_str(), "***"),
+        _ => message.to_owned(),
+    }
+}
