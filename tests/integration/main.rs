@@ -4,6 +4,8 @@
 
 mod chaos;
 mod contention;
+#[cfg(feature = "redis")]
+mod fleet;
 mod logging;
 mod memory;
 mod modes;
