@@ -16,7 +16,6 @@ use crate::harness::{Retry, retry, scratch};
 struct Server {
     child: Child,
     socket: PathBuf,
-    port: Option<u16>,
 }
 
 impl Server {
@@ -55,11 +54,7 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server starts");
-        let server = Server {
-            child,
-            socket,
-            port,
-        };
+        let server = Server { child, socket };
         let deadline = Instant::now() + Duration::from_secs(5);
         while server.cli(&["PING"]).trim() != "PONG" {
             assert!(Instant::now() < deadline, "redis-server never answered");
