@@ -182,3 +182,49 @@ fn scrub(message: &str, remote: &Remote) -> String {
         _ => message.to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::budget::store::{self, Store};
+
+    /// `bash bench/fleet-budget.sh` runs this in release against the
+    /// redis-server it started (`RETRY_BENCH_STORE`): what one retry
+    /// decision costs over loopback (the script, its round trip), each
+    /// timed alone; median and p99.
+    #[test]
+    #[ignore = "a measurement, for bench/fleet-budget.sh"]
+    fn cost_of_one_decision_over_loopback() {
+        let url = std::env::var("RETRY_BENCH_STORE").expect("RETRY_BENCH_STORE names a store");
+        let Ok(Store::Redis(remote)) = store::parse(&url) else {
+            panic!("{url} is not a Redis store");
+        };
+        let settings = Settings {
+            name: "bench".into(),
+            params: Params {
+                tokens: u32::MAX,
+                cost: 1,
+                refill: 0.0,
+            },
+            size_given: false,
+            store: Store::Redis(remote.clone()),
+            timeout: Duration::from_secs(1),
+        };
+        let mut fleet = Fleet::connect(&settings, &remote).unwrap();
+        let n = 20_000;
+        let mut took: Vec<Duration> = (0..n)
+            .map(|_| {
+                let started = Instant::now();
+                assert!(fleet.withdraw(1).unwrap().granted);
+                started.elapsed()
+            })
+            .collect();
+        took.sort();
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        println!(
+            "fleet budget: {:.0} us median, {:.0} us p99 per retry decision over loopback ({n} in a row)",
+            us(took[n / 2]),
+            us(took[n * 99 / 100])
+        );
+    }
+}
