@@ -275,11 +275,12 @@ pub struct RunArgs {
     pub budget_store: Option<crate::run::budget::Store>,
 
     /// The most a Redis store's connection and each answer may take before
-    /// the run goes on without the budget
-    #[arg(long, env = "RETRY_BUDGET_TIMEOUT", value_name = "DURATION", default_value = "250ms",
+    /// the run goes on without the budget (250ms if not given)
+    // No clap default: a run without a Redis store parses nothing for it.
+    #[arg(long, env = "RETRY_BUDGET_TIMEOUT", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other,
           help_heading = BUDGET, hide_short_help = true)]
-    pub budget_timeout: Duration,
+    pub budget_timeout: Option<Duration>,
 
     /// Judge failures as one program reports them (retry --presets shows the rules)
     ///

@@ -14,6 +14,10 @@
 use std::fmt;
 use std::path::PathBuf;
 
+/// `--budget-timeout` when not given: short enough that a store that
+/// hangs costs a run little, long enough for a loaded server in the region.
+pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Redis's own port.
 const DEFAULT_PORT: u16 = 6379;
 
