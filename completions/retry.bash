@@ -243,7 +243,7 @@ _retry_options() {
                     return 0
                     ;;
                 --preset)
-                    COMPREPLY=($(compgen -W "curl" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "curl wget git ssh rsync apt docker npm pip" -- "${cur}"))
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace
                     fi

@@ -28,7 +28,15 @@ complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a 
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l budget-store -d 'Where the budget lives: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without the budget, with one warning' -r -f
 complete -c retry -l budget-timeout -d 'The most a Redis store\'s connection and each answer may take before the run goes on without the budget (250ms if not given)' -r -f
-complete -c retry -l preset -d 'Judge failures as one program reports them (retry --presets shows the rules)' -r -f -a "curl\t''"
+complete -c retry -l preset -d 'Judge failures as one program reports them (retry --presets shows the rules)' -r -f -a "curl\t''
+wget\t''
+git\t''
+ssh\t''
+rsync\t''
+apt\t''
+docker\t''
+npm\t''
+pip\t''"
 complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"

@@ -19,6 +19,11 @@
 # Those flags go in RUSTFLAGS, which with --target reach only the target's
 # crates: crt-static on the host's build scripts and proc-macros (clap's
 # derive) would break them. macOS has no static libc: its build is plain.
+#
+# The tarball is reproducible: the same commit gives the same bytes. Its
+# entries are sorted, owned by 0:0, with modes from the permission bits
+# alone and every mtime at SOURCE_DATE_EPOCH (by default the commit's time),
+# and gzip stores no name or time. That takes GNU tar (`gtar` on macOS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,7 +57,15 @@ cp README.md "$out/$name/"
 cp docs/*.md "$out/$name/docs/"
 cp completions/* "$out/$name/completions/"
 cp man/retry.1 "$out/$name/man/"
-tar -C "$out" -czf "$out/$name.tar.gz" "$name"
+epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
+gnu_tar=tar
+command -v gtar >/dev/null 2>&1 && gnu_tar=gtar
+if ! "$gnu_tar" --version 2>/dev/null | grep -q 'GNU tar'; then
+    echo "dist: GNU tar is needed for a reproducible tarball (on macOS: brew install gnu-tar)" >&2
+    exit 1
+fi
+"$gnu_tar" -C "$out" --sort=name --format=gnu --owner=0 --group=0 --numeric-owner \
+    --mode='u+rwX,go+rX,go-w' --mtime="@$epoch" -cf - "$name" | gzip -n -9 >"$out/$name.tar.gz"
 rm -rf "${out:?}/$name"
 (
     cd "$out"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # verify.sh: runs the real programs against servers on 127.0.0.1 through
-# retry, with each preset's flags read from presets.ini, and prints a table:
+# retry, with each preset's flags read from src/preset/builtin.ini (the
+# built-in presets; PRESETS_INI names another file), and prints a table:
 # preset, case, expected, attempts seen, exit code, PASS/FAIL.
 #
 #   bash verify.sh [-v] [PRESET...]     (default: every preset it can run here)
 #
 #   -v        after the table, each case's command and the command's stderr
 #   RETRY        the retry binary (default: target/debug/retry of this checkout)
-#   PRESETS_INI  the presets file (default presets.ini beside this script)
+#   PRESETS_INI  the presets file (default: the built-in data, src/preset/builtin.ini)
 #
 # Every case runs `retry -v -n 3 --base 1ms` (plus the preset's flags), so
 #   retried   = 3 attempts (the preset kept retrying)
@@ -26,7 +27,7 @@
 
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-INI=${PRESETS_INI:-$HERE/presets.ini}
+INI=${PRESETS_INI:-$HERE/../../src/preset/builtin.ini}
 RETRY=${RETRY:-$(cd "$(dirname "$0")/../.." && pwd)/target/debug/retry}
 VERBOSE=0
 if [ "${1:-}" = -v ]; then VERBOSE=1; shift; fi

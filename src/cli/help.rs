@@ -60,6 +60,8 @@ pub const PRESETS: &str = "A preset (--preset NAME) sets retry's rules for the w
     messages stop the run and where a server's requested wait is. It is plain flags, shown \
     below as retry --presets prints them; a rule given as a flag or by its variable wins over \
     the preset's. Without --preset, the program's name never changes what is retried. \
+    The presets read messages in English: git, wget and apt translate theirs, so run those \
+    with LC_ALL=C (LC_ALL=C retry --preset git -- git fetch). \
     Presets for your own tools go in $XDG_CONFIG_HOME/retry/presets.ini (without \
     XDG_CONFIG_HOME, ~/.config/retry/presets.ini): INI sections named after the preset, with \
     the keys programs (the command names it fits, space-separated), source (the documentation \

@@ -7,9 +7,13 @@
 //! copy-on-write faults afterwards, which saves 13 % of the time of each
 //! attempt and 10 % of start-up over fork and exec (bench/tricks.sh).
 //! Its twin, `forked`, is std's fork and `execvp`. It serves the Unixes
-//! without `posix_spawn` in nix, the `portable` feature (so CI here runs
-//! it), and a file without a `#!` line: `posix_spawn` reports ENOEXEC
-//! where `execvp` runs the file with `/bin/sh`, as shells do.
+//! without `posix_spawn` in nix and the `portable` feature (so CI here
+//! runs it).
+//!
+//! A file without a `#!` line is run with `/bin/sh`, as POSIX `execvp`
+//! and shells do, by retry itself: `posix_spawn` reports ENOEXEC for it,
+//! and so does musl's `execvp` (glibc's alone falls back), so the musl
+//! binary that ships would otherwise fail where the glibc one runs it.
 #![allow(unsafe_code)]
 
 use std::ffi::{OsStr, OsString};
@@ -101,26 +105,39 @@ impl Spawn {
     /// Starts the command. Errors are the exec's own (ENOENT, EACCES, …),
     /// reported before this returns.
     pub fn spawn(&self) -> io::Result<Child> {
+        let path = std::env::var_os("PATH");
+        with_shell_fallback(
+            &self.program,
+            &self.args,
+            path.as_deref(),
+            |program, args| self.start(program, args),
+        )
+    }
+
+    fn start(&self, program: &OsStr, args: &[OsString]) -> io::Result<Child> {
         #[cfg(posix_spawn)]
         if !crate::platform::sigchld_was_ignored() {
-            match posix::spawn(self) {
-                Err(error) if error.raw_os_error() == Some(libc::ENOEXEC) => {}
-                started => return started,
-            }
+            return posix::spawn(self, program, args);
         }
-        self.forked()
+        self.forked_as(program, args)
+    }
+
+    /// The command started by `forked_as` (the signals' tests).
+    #[cfg(test)]
+    pub(super) fn forked(&self) -> io::Result<Child> {
+        self.forked_as(&self.program, &self.args)
     }
 
     /// std's fork and exec. A `pre_exec` is what makes std fork rather
     /// than call `posix_spawn` itself (whose child, on glibc, would have
-    /// signals 32 and 33 ignored): `execvp` runs a file without `#!` with
-    /// `/bin/sh`. Every signal is blocked across the fork, so that none
-    /// runs retry's handler in the child; there `restore_in_child` gives
-    /// the caught signals their default action (SIGCHLD the caller's) and
-    /// unblocks them before the exec. SIGPIPE is reset by std.
-    pub(super) fn forked(&self) -> io::Result<Child> {
-        let mut command = std::process::Command::new(&self.program);
-        command.args(&self.args);
+    /// signals 32 and 33 ignored). Every signal is blocked across the
+    /// fork, so that none runs retry's handler in the child; there
+    /// `restore_in_child` gives the caught signals their default action
+    /// (SIGCHLD the caller's) and unblocks them before the exec. SIGPIPE
+    /// is reset by std.
+    fn forked_as(&self, program: &OsStr, args: &[OsString]) -> io::Result<Child> {
+        let mut command = std::process::Command::new(program);
+        command.args(args);
         for (key, value) in &self.env {
             match value {
                 Some(value) => command.env(key, value),
@@ -160,6 +177,53 @@ impl Spawn {
     }
 }
 
+/// Starts `program` with `start`, and if the kernel will not run it
+/// (ENOEXEC: no `#!` line, no known binary format) starts it again as POSIX
+/// `execvp` specifies: `/bin/sh FILE ARGS...`, FILE the program as found
+/// on `path` (retry's own `PATH`, which `posix_spawnp` searched too).
+fn with_shell_fallback(
+    program: &OsStr,
+    args: &[OsString],
+    path: Option<&OsStr>,
+    mut start: impl FnMut(&OsStr, &[OsString]) -> io::Result<Child>,
+) -> io::Result<Child> {
+    match start(program, args) {
+        Err(error) if error.raw_os_error() == Some(libc::ENOEXEC) => {
+            let Some(file) = find_program(program, path) else {
+                return Err(error);
+            };
+            let shell_args: Vec<OsString> = std::iter::once(file.into_os_string())
+                .chain(args.iter().cloned())
+                .collect();
+            start(OsStr::new("/bin/sh"), &shell_args)
+        }
+        started => started,
+    }
+}
+
+/// The file `execvp` runs for `program`: itself if it names a path (has a
+/// `/`), else the first executable file of that name in `path`'s
+/// directories (an empty entry is the current one; no `PATH`, POSIX's
+/// usual `/bin:/usr/bin`).
+fn find_program(program: &OsStr, path: Option<&OsStr>) -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    if program.as_bytes().contains(&b'/') {
+        return Some(program.into());
+    }
+    let path = path.unwrap_or(OsStr::new("/bin:/usr/bin"));
+    path.as_bytes()
+        .split(|&b| b == b':')
+        .map(|dir| match dir {
+            b"" => std::path::Path::new(".").join(program),
+            dir => std::path::Path::new(OsStr::from_bytes(dir)).join(program),
+        })
+        .find(|file| {
+            std::fs::metadata(file)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 fn std_stdio(io: &Io) -> io::Result<std::process::Stdio> {
     use std::process::Stdio;
     Ok(match io {
@@ -172,7 +236,7 @@ fn std_stdio(io: &Io) -> io::Result<std::process::Stdio> {
 
 #[cfg(posix_spawn)]
 mod posix {
-    use std::ffi::{CString, OsStr};
+    use std::ffi::{CString, OsStr, OsString};
     use std::io;
     use std::os::fd::{AsRawFd, OwnedFd};
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -183,7 +247,7 @@ mod posix {
 
     use super::{Child, Io, Spawn};
 
-    pub fn spawn(spawn: &Spawn) -> io::Result<Child> {
+    pub fn spawn(spawn: &Spawn, program: &OsStr, args: &[OsString]) -> io::Result<Child> {
         let mut actions = PosixSpawnFileActions::init()?;
         // The child's ends live until the spawn returns, then close here.
         let mut child_ends: Vec<OwnedFd> = Vec::new();
@@ -235,8 +299,8 @@ mod posix {
         attr.set_sigmask(&SigSet::empty())?;
         attr.set_sigdefault(&reset_signals())?;
 
-        let argv = std::iter::once(spawn.program.as_os_str())
-            .chain(spawn.args.iter().map(|a| a.as_os_str()))
+        let argv = std::iter::once(program)
+            .chain(args.iter().map(|a| a.as_os_str()))
             .map(c_string)
             .collect::<io::Result<Vec<_>>>()?;
         let envp = environment(spawn)?;
@@ -390,6 +454,57 @@ mod tests {
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
         assert_eq!(output(Spawn::new(&script).arg("ok")), "plain ok\n");
+    }
+
+    /// On every libc, whatever its `execvp` does: a start that fails with
+    /// ENOEXEC is made again as `/bin/sh FILE ARGS...`, FILE found on PATH.
+    #[test]
+    fn a_file_the_kernel_will_not_run_is_started_again_with_sh() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("plain");
+        std::fs::write(&script, "echo plain\n").unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let path = std::env::join_paths(["/nonexistent-dir".as_ref(), dir.path()]).unwrap();
+        let mut starts = Vec::new();
+        let args = [OsString::from("a"), OsString::from("b")];
+        let error = with_shell_fallback("plain".as_ref(), &args, Some(&path), |program, args| {
+            starts.push((program.to_owned(), args.to_vec()));
+            Err::<Child, _>(io::Error::from_raw_os_error(libc::ENOEXEC))
+        })
+        .unwrap_err();
+        assert_eq!(error.raw_os_error(), Some(libc::ENOEXEC));
+        let shell_args = vec![script.into_os_string(), "a".into(), "b".into()];
+        assert_eq!(
+            starts,
+            [
+                ("plain".into(), args.to_vec()),
+                ("/bin/sh".into(), shell_args)
+            ]
+        );
+        // Any other error is the start's own, with no second try.
+        let mut tries = 0;
+        let error = with_shell_fallback("plain".as_ref(), &[], Some(&path), |_, _| {
+            tries += 1;
+            Err::<Child, _>(io::Error::from_raw_os_error(libc::EACCES))
+        })
+        .unwrap_err();
+        assert_eq!((error.raw_os_error(), tries), (Some(libc::EACCES), 1));
+    }
+
+    #[test]
+    fn find_program_takes_a_path_as_it_is_and_searches_path_for_a_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (plain, exec) = (dir.path().join("data"), dir.path().join("tool"));
+        std::fs::write(&plain, "").unwrap();
+        std::fs::write(&exec, "").unwrap();
+        std::fs::set_permissions(&exec, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let path = dir.path().as_os_str();
+        assert_eq!(find_program("tool".as_ref(), Some(path)), Some(exec));
+        assert_eq!(find_program("data".as_ref(), Some(path)), None);
+        assert_eq!(find_program("x/y".as_ref(), None), Some("x/y".into()));
+        assert_eq!(find_program("sh".as_ref(), None), Some("/bin/sh".into()));
     }
 
     #[test]

@@ -7,10 +7,14 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+pub mod loopback;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
 
 /// The binary under test: `RETRY_BIN_UNDER_TEST` names another build (an
-/// older one, to see a new test fail against it), else this crate's.
+/// older one, to see a new test fail against it; or .ci/cross's script
+/// that runs the aarch64 build under qemu), else this crate's. Every test
+/// that starts retry takes it from here, never from `BIN` itself.
 pub fn bin() -> String {
     std::env::var("RETRY_BIN_UNDER_TEST").unwrap_or_else(|_| BIN.to_owned())
 }
@@ -214,15 +218,71 @@ pub fn assert_all_gone(text: &str, after: &str) {
     }
 }
 
-/// Whether a process with this pid still exists (and is not a zombie).
+/// Whether a process with this pid still exists (and is not a zombie):
+/// `kill(pid, 0)` on every Unix, then its state for a zombie, so that off
+/// Linux a "nothing left behind" check still looks.
 pub fn alive(pid: i32) -> bool {
-    state(pid).is_some_and(|s| s != 'Z')
+    use nix::errno::Errno;
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+        Err(Errno::ESRCH) => false,
+        Ok(()) | Err(Errno::EPERM) => state(pid).is_some_and(|s| s != 'Z'),
+        Err(error) => panic!("kill({pid}, 0): {error}"),
+    }
 }
 
-/// The state letter of a process (`R`, `S`, `T` for stopped, ...).
+/// The state letter of a process (`R`, `S`, `T` for stopped, `Z`, ...):
+/// from /proc on Linux, from `ps` elsewhere (the same letters).
 pub fn state(pid: i32) -> Option<char> {
+    #[cfg(target_os = "linux")]
+    return state_in_proc(pid);
+    #[cfg(not(target_os = "linux"))]
+    return state_by_ps(pid);
+}
+
+#[cfg(target_os = "linux")]
+fn state_in_proc(pid: i32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// `ps -o stat= -p PID`'s first letter, None when ps lists no such
+/// process; a `ps` that cannot run fails the test rather than answer None.
+fn state_by_ps(pid: i32) -> Option<char> {
+    let out = Command::new("ps")
+        .args(["-o", "stat=", "-p", &pid.to_string()])
+        .output()
+        .expect("ps runs (it tells which processes are left)");
+    String::from_utf8_lossy(&out.stdout).trim().chars().next()
+}
+
+/// /proc and ps agree on a process that sleeps, is stopped, is a zombie
+/// and is gone, so the ps path that macOS and the BSDs take is right.
+#[test]
+#[cfg(target_os = "linux")]
+fn proc_and_ps_give_the_same_process_states() {
+    use nix::sys::signal::kill;
+    use nix::unistd::Pid;
+    let mut child = Command::new("sleep").arg("100").spawn().unwrap();
+    let pid = child.id() as i32;
+    let settled = |want: char| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while state_in_proc(pid) != Some(want) {
+            assert!(Instant::now() < deadline, "{pid} never reached {want}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(state_by_ps(pid), Some(want), "ps and /proc differ");
+    };
+    settled('S');
+    assert!(alive(pid));
+    kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
+    settled('T');
+    assert!(alive(pid));
+    kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
+    settled('Z');
+    assert!(!alive(pid), "a zombie counts as gone");
+    child.wait().unwrap();
+    assert_eq!((state_in_proc(pid), state_by_ps(pid)), (None, None));
+    assert!(!alive(pid));
 }
 
 /// Waits (bounded) for a spawned retry; fails instead of hanging.

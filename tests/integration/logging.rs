@@ -305,6 +305,26 @@ fn a_log_file_that_cannot_be_opened_is_bad_usage_and_nothing_runs() {
     assert!(!ran.exists(), "the command ran");
 }
 
+/// The command's own words are not retry's options: a `--log-file` after
+/// `--` does not make the variable's path a typed one (issue 22).
+#[test]
+fn a_log_file_from_its_variable_is_named_so_whatever_the_command_says() {
+    let dir = scratch();
+    let ran = dir.path().join("ran");
+    let touch = format!("touch {} # --log-file", ran.display());
+    for command in [&["echo", "--log-file"][..], &["sh", "-c", &touch]] {
+        let args: Vec<&str> = ["--"].iter().chain(command).copied().collect();
+        let out = retry(&args)
+            .env("RETRY_LOG_FILE", "/nonexistent/dir/log")
+            .run();
+        out.code(2).stdout_is("").stderr_is(
+            "retry: cannot open `RETRY_LOG_FILE` (--log-file) '/nonexistent/dir/log': \
+             No such file or directory\n",
+        );
+    }
+    assert!(!ran.exists(), "the command ran");
+}
+
 /// Runs retry to its end, or fails the test after 10 s instead of hanging.
 fn run_bounded(retry: Retry) -> Finished {
     let start = std::time::Instant::now();
@@ -375,6 +395,7 @@ fn a_fifo_with_a_reader_and_character_devices_take_the_lines() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // /dev/full: Linux (macOS has none)
 fn a_log_file_that_cannot_be_written_warns_once_and_keeps_the_status() {
     // /dev/full: every write fails with ENOSPC, as on a full disk.
     let out = retry(&["--log-file", "/dev/full", "-n", "3", "--base", "1ms"])
@@ -486,7 +507,7 @@ fn unlimited_is_named_in_the_environment() {
 #[test]
 fn child_variables_do_not_configure_a_nested_retry() {
     // The outer retry exports RETRY_ATTEMPT*; the inner one must still use its defaults.
-    let inner = format!("{} -n 2 --base 1ms false", crate::harness::BIN);
+    let inner = format!("{} -n 2 --base 1ms false", crate::harness::bin());
     let out = retry(&["-n", "1", "sh", "-c", &inner]).run();
     out.code(1).stderr_has("giving up after 2 attempts");
 }
@@ -657,12 +678,13 @@ fn no_countdown_when_stderr_is_not_a_terminal() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // util-linux `script -qec` (BSD script's options differ)
 fn countdown_on_a_terminal_is_erased() {
     // util-linux `script` gives retry a terminal for stderr.
     let dir = scratch();
     let inner = format!(
         "{} --jitter none --base 1100ms sh -c '{}'",
-        crate::harness::BIN,
+        crate::harness::bin(),
         fail_times(dir.path(), 1, 1)
     );
     let Ok(out) = std::process::Command::new("script")

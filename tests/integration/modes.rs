@@ -80,9 +80,11 @@ fn modes_run_no_command_and_take_none() {
 }
 
 /// `retry ARGS` under `ulimit -v` (KiB of address space), stdout piped.
+#[cfg(target_os = "linux")]
 fn under_memory_limit(kib: u32, args: &[&str]) -> std::process::Child {
     let limit = format!("ulimit -v {kib} && exec \"$0\" \"$@\"");
-    let mut all = vec!["-c", &limit, crate::harness::BIN];
+    let bin = crate::harness::bin();
+    let mut all = vec!["-c", &limit, &bin];
     all.extend(args);
     std::process::Command::new("sh")
         .args(&all)
@@ -94,6 +96,7 @@ fn under_memory_limit(kib: u32, args: &[&str]) -> std::process::Child {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // `ulimit -v`: macOS refuses RLIMIT_AS
 fn plan_rows_stream_in_constant_memory() {
     // 300,000 rows held in memory need far more than 64 MiB; streamed, a few.
     let child = under_memory_limit(65_536, &["--plan", "-n", "300001", "--format", "csv"]);
@@ -107,6 +110,7 @@ fn plan_rows_stream_in_constant_memory() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // `ulimit -v`: macOS refuses RLIMIT_AS
 fn a_closed_stdout_ends_a_huge_plan_quietly_with_status_1() {
     use std::io::{BufRead, BufReader};
     for format in ["table", "csv", "json"] {
@@ -310,6 +314,7 @@ fn one_seed_gives_a_strategy_one_answer_alone_or_among_all() {
 }
 
 /// A field of /proc/PID/status in KiB, or /proc/PID/stat's CPU ticks.
+#[cfg(target_os = "linux")]
 fn proc_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
@@ -319,6 +324,7 @@ fn proc_kib(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+#[cfg(target_os = "linux")]
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let fields: Vec<&str> = stat
@@ -334,6 +340,7 @@ fn cpu_ticks(pid: u32) -> u64 {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // `ulimit -v`, and /proc for CPU time and peak memory
 fn a_sweep_of_four_billion_reps_runs_in_constant_memory() {
     let mut child = under_memory_limit(
         1 << 20,

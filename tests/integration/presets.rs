@@ -3,72 +3,29 @@
 //! or its variable winning over the preset; bad names; the note a run
 //! without `--preset` leaves.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use crate::harness::loopback::{Answer, HttpServer, closed_port, installed};
 use crate::harness::{retry, scratch};
-
-/// One answer: status line's code and reason, extra header lines, body.
-type Answer = (u16, &'static str, &'static str, &'static str);
-
-/// An HTTP/1.1 server on a free loopback port answering each request with
-/// the next of `answers` (the last one again once they run out); the URL
-/// and the count of requests served.
-fn server(answers: Vec<Answer>) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    let served = Arc::new(AtomicUsize::new(0));
-    let count = Arc::clone(&served);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            // The request's head, up to its blank line.
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-                head.push(byte[0]);
-            }
-            let n = count.fetch_add(1, Ordering::SeqCst);
-            let (code, reason, headers, body) = answers[n.min(answers.len() - 1)];
-            let reply = format!(
-                "HTTP/1.1 {code} {reason}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(reply.as_bytes());
-        }
-    });
-    (url, served)
-}
 
 /// These tests run the real curl: missing, they fail and say so.
 fn curl() -> &'static str {
-    let found = std::process::Command::new("curl")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success());
-    assert!(
-        found,
-        "curl is not installed: the --preset curl tests run the real curl \
-         (apt-get install curl; .ci/run installs it)"
-    );
-    "curl"
+    installed("curl", "curl")
 }
 
 const OK: Answer = (200, "OK", "", "{\"ok\":true}\n");
 
 #[test]
 fn a_404_stops_after_one_attempt_with_curls_22() {
-    let (url, served) = server(vec![(404, "Not Found", "", "no\n")]);
+    let http = HttpServer::start(vec![(404, "Not Found", "", "no\n")]);
+    let url = http.url.clone();
     retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS", &url])
         .run()
         .code(22)
         .stdout_is("")
         .stderr_has("curl: (22) The requested URL returned error: 404")
         .stderr_has("giving up after attempt 1/5");
-    assert_eq!(served.load(Ordering::SeqCst), 1);
+    assert_eq!(http.served(), 1);
 }
 
 #[test]
@@ -92,7 +49,8 @@ fn other_4xx_and_501_505_stop_but_408_425_429_and_other_5xx_are_retried() {
         (503, true),
         (504, true),
     ] {
-        let (url, served) = server(vec![(code, "Status", "", ""), OK]);
+        let http = HttpServer::start(vec![(code, "Status", "", ""), OK]);
+        let url = http.url.clone();
         let run = retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS", &url]).run();
         match retried {
             true => run.code(0).stdout_is("{\"ok\":true}\n"),
@@ -100,34 +58,30 @@ fn other_4xx_and_501_505_stop_but_408_425_429_and_other_5xx_are_retried() {
         }
         .stderr_has(&format!("returned error: {code}"));
         let expected = if retried { 2 } else { 1 };
-        assert_eq!(served.load(Ordering::SeqCst), expected, "HTTP {code}");
+        assert_eq!(http.served(), expected, "HTTP {code}");
     }
 }
 
 #[test]
 fn retry_after_is_honoured_with_headers_on_stderr_and_the_body_alone_on_stdout() {
-    let (url, served) = server(vec![
+    let http = HttpServer::start(vec![
         (503, "Service Unavailable", "Retry-After: 1\r\n", ""),
         OK,
     ]);
+    let url = http.url.clone();
     let args = ["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS"];
     let run = retry(&args).args(&["-D", "/dev/stderr", &url]).run();
     run.code(0)
         .stdout_is("{\"ok\":true}\n")
         .stderr_has("sleep: 1000 ms (server asked for 1000 ms)");
     assert!(run.elapsed >= Duration::from_secs(1), "{run:#?}");
-    assert_eq!(served.load(Ordering::SeqCst), 2);
+    assert_eq!(http.served(), 2);
 }
 
 #[test]
 fn a_connection_refused_is_retried_and_a_malformed_url_is_fatal() {
     // A port just freed: nothing listens there.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}/");
+    let url = format!("http://127.0.0.1:{}/", closed_port());
     retry(&[
         "--preset",
         "curl",
@@ -162,27 +116,30 @@ fn a_connection_refused_is_retried_and_a_malformed_url_is_fatal() {
 fn a_flag_or_its_variable_wins_over_the_preset_rule_by_rule() {
     // RETRY_FATAL_ON replaces the preset's fatal codes: 22 now stops at
     // once, while the preset's --retry-on still holds.
-    let (url, served) = server(vec![(503, "Service Unavailable", "", ""), OK]);
+    let http = HttpServer::start(vec![(503, "Service Unavailable", "", ""), OK]);
+    let url = http.url.clone();
     retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS", &url])
         .env("RETRY_FATAL_ON", "22")
         .run()
         .code(22)
         .stderr_has("exit code 22 is fatal");
-    assert_eq!(served.load(Ordering::SeqCst), 1);
+    assert_eq!(http.served(), 1);
     // --stop-if-output replaces the preset's 4xx pattern: a 404 is retried.
-    let (url, served) = server(vec![(404, "Not Found", "", ""), OK]);
+    let http = HttpServer::start(vec![(404, "Not Found", "", ""), OK]);
+    let url = http.url.clone();
     retry(&["--stop-if-output", "never", "--preset", "curl", "-b", "1ms"])
         .args(&["--", curl(), "-fsS", &url])
         .run()
         .code(0);
-    assert_eq!(served.load(Ordering::SeqCst), 2);
+    assert_eq!(http.served(), 2);
     // RETRY_PRESET is the same as --preset.
-    let (url, served) = server(vec![(404, "Not Found", "", "")]);
+    let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
+    let url = http.url.clone();
     retry(&["-b", "1ms", "--", curl(), "-fsS", &url])
         .env("RETRY_PRESET", "curl")
         .run()
         .code(22);
-    assert_eq!(served.load(Ordering::SeqCst), 1);
+    assert_eq!(http.served(), 1);
 }
 
 #[test]
@@ -203,7 +160,7 @@ fn unknown_or_empty_names_are_usage_errors_and_nothing_runs() {
         .env("RETRY_PRESET", "nope")
         .run()
         .code(2)
-        .stderr_is("retry: `RETRY_PRESET=nope`: unknown preset `nope`; known presets: curl\n");
+        .stderr_is("retry: `RETRY_PRESET=nope`: unknown preset `nope`; known presets: curl, wget, git, ssh, rsync, apt, docker, npm, pip\n");
     assert!(!marker.exists(), "a command ran after a bad preset name");
 }
 
@@ -223,7 +180,8 @@ fn presets_prints_copy_pastable_flags() {
     assert!(command.starts_with("retry --retry-on "), "{command}");
     assert!(command.ends_with(" -- curl"), "{command}");
     // What the shell reads back runs the same rules: a 404 stops at once.
-    let (url, served) = server(vec![(404, "Not Found", "", "")]);
+    let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
+    let url = http.url.clone();
     let script = format!(
         "{} -b 1ms {} -fsS {url}",
         crate::harness::bin(),
@@ -235,7 +193,7 @@ fn presets_prints_copy_pastable_flags() {
         .unwrap()
         .status;
     assert_eq!(status.code(), Some(22));
-    assert_eq!(served.load(Ordering::SeqCst), 1);
+    assert_eq!(http.served(), 1);
     // A mode, never read from the environment.
     retry(&["--", "true"])
         .env("RETRY_PRESETS", "1")
@@ -246,18 +204,15 @@ fn presets_prints_copy_pastable_flags() {
 
 #[test]
 fn without_a_preset_the_program_changes_nothing_but_a_note() {
-    let (url, served) = server(vec![(404, "Not Found", "", "")]);
+    let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
+    let url = http.url.clone();
     let note = "retry: curl: --preset curl knows curl's transient failures \
                 (retry --presets shows its rules)\n";
     let run = retry(&["-n", "2", "-b", "1ms", "--", curl(), "-fsS", &url]).run();
     run.code(22);
     assert!(run.stderr.ends_with(note), "{run:#?}");
     assert_eq!(run.stderr.matches("--preset curl").count(), 1);
-    assert_eq!(
-        served.load(Ordering::SeqCst),
-        2,
-        "the 404 was retried as always"
-    );
+    assert_eq!(http.served(), 2, "the 404 was retried as always");
     // -v: once, at the start.
     let run = retry(&["-v", "-n", "2", "-b", "1ms", "--", curl(), "-fsS", &url]).run();
     let lines: Vec<&str> = run.stderr.lines().collect();
@@ -404,7 +359,8 @@ fn an_http_date_retry_after_from_write_out_keeps_a_pipefail_script_right() {
             .unwrap();
         (out, started.elapsed())
     };
-    let (url, served) = server(vec![(503, "Service Unavailable", header, ""), OK]);
+    let http = HttpServer::start(vec![(503, "Service Unavailable", header, ""), OK]);
+    let url = http.url.clone();
     let (out, elapsed) = pipeline(&url);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -415,14 +371,15 @@ fn an_http_date_retry_after_from_write_out_keeps_a_pipefail_script_right() {
         elapsed >= Duration::from_millis(900),
         "{elapsed:?}: {stderr}"
     );
-    assert_eq!(served.load(Ordering::SeqCst), 2);
+    assert_eq!(http.served(), 2);
     // A 404: one request, nothing reaches jq, and the script fails with
     // curl's 22, not with jq's complaint about a partial body.
-    let (url, served) = server(vec![(404, "Not Found", "", "{\"partial\n")]);
+    let http = HttpServer::start(vec![(404, "Not Found", "", "{\"partial\n")]);
+    let url = http.url.clone();
     let (out, _) = pipeline(&url);
     assert_eq!(out.status.code(), Some(22), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
-    assert_eq!(served.load(Ordering::SeqCst), 1);
+    assert_eq!(http.served(), 1);
 }
 
 /// The README's second way to honour Retry-After (curl 7.84+): only that
@@ -430,11 +387,12 @@ fn an_http_date_retry_after_from_write_out_keeps_a_pipefail_script_right() {
 /// under --stdout-once, and a response without the header gives no hint.
 #[test]
 fn retry_after_by_write_out_keeps_stdout_the_body_alone() {
-    let (url, served) = server(vec![
+    let http = HttpServer::start(vec![
         (503, "Service Unavailable", "Retry-After: 1\r\n", "busy\n"),
         (503, "Service Unavailable", "", "busy\n"),
         OK,
     ]);
+    let url = http.url.clone();
     let write_out = "%{stderr}retry-after: %header{retry-after}\\n";
     let args = ["--preset", "curl", "--stdout-once", "-b", "1ms", "-c", "2s"];
     let run = retry(&args)
@@ -445,5 +403,5 @@ fn retry_after_by_write_out_keeps_stdout_the_body_alone() {
         .stderr_has("sleep: 1000 ms (server asked for 1000 ms)");
     assert!(run.elapsed >= Duration::from_secs(1), "{run:#?}");
     assert!(!run.stderr.contains("invalid"), "{}", run.stderr);
-    assert_eq!(served.load(Ordering::SeqCst), 3);
+    assert_eq!(http.served(), 3);
 }

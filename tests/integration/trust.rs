@@ -4,15 +4,14 @@
 
 #![allow(unsafe_code)] // pre_exec, to start retry from a hostile parent
 
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 
 use crate::harness::{
-    alive, assert_all_gone, assert_died_of, bin, kill_pid, retry, scratch, send, state,
-    wait_bounded, wait_for_file,
+    assert_all_gone, assert_died_of, bin, retry, scratch, send, state, wait_bounded, wait_for_file,
 };
 
 #[test]
@@ -66,6 +65,7 @@ fn a_sigchld_ignored_by_the_caller_does_not_hang_it() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // /proc/self/status
 fn the_command_inherits_the_callers_ignored_sigchld() {
     // retry takes SIGCHLD for itself, but the command sees what it would
     // have seen without retry in between: the disposition the caller left.
@@ -127,7 +127,9 @@ fn every_terminating_signal_stops_the_command_and_kills_retry_by_it() {
 
 /// Runs an attempt that starts a descendant in a session of its own and
 /// times out; returns the descendant's pid. Its parent dies at the
-/// timeout, so only a subreaper can still find it.
+/// timeout, so only a subreaper can still find it. (A `setsid` binary:
+/// util-linux's, so Linux only.)
+#[cfg(any(target_os = "linux", feature = "portable"))]
 fn time_out_with_an_escaped_descendant(dir: &std::path::Path) -> String {
     let pids = dir.join("pids");
     let script = format!(
@@ -169,7 +171,7 @@ fn without_a_subreaper_an_escaped_descendant_outlives_the_attempt() {
         .trim()
         .parse()
         .unwrap();
-    let survived = alive(pid);
+    let survived = crate::harness::alive(pid);
     let _ = std::process::Command::new("kill")
         .args(["-KILL", &pid.to_string()])
         .status();
@@ -200,8 +202,11 @@ fn a_daemon_left_on_purpose_by_a_finished_attempt_is_spared() {
         .trim()
         .parse()
         .unwrap();
-    assert!(alive(daemon), "the daemon of attempt 1 was killed");
-    kill_pid(daemon);
+    assert!(
+        crate::harness::alive(daemon),
+        "the daemon of attempt 1 was killed"
+    );
+    crate::harness::kill_pid(daemon);
 }
 
 #[test]
@@ -226,8 +231,8 @@ fn a_bystander_adopted_during_an_attempt_is_never_stopped() {
         .unwrap();
     assert_eq!(out.code(), Some(124));
     let pid: i32 = wait_for_file(&pids).trim().parse().unwrap();
-    let survived = alive(pid);
-    kill_pid(pid);
+    let survived = crate::harness::alive(pid);
+    crate::harness::kill_pid(pid);
     assert!(survived, "the bystander {pid} was killed with the attempt");
 }
 
@@ -250,9 +255,14 @@ fn a_command_that_cannot_start_for_want_of_a_resource_is_retried() {
     });
     let (code, stderr) = shown.expect("no file descriptor limit gave a start error");
     assert_eq!(code, Some(125), "{stderr}");
+    // EMFILE in the C library's words: glibc's "Too many open files",
+    // musl's "No file descriptors available" (this test and retry share a libc).
+    let emfile = std::io::Error::from_raw_os_error(libc::EMFILE).to_string();
+    let emfile = emfile.split(" (os error").next().unwrap();
     assert!(
-        stderr
-            .contains("attempt 1/2 failed with a start error: Too many open files (exit code 125)"),
+        stderr.contains(&format!(
+            "attempt 1/2 failed with a start error: {emfile} (exit code 125)"
+        )),
         "{stderr}"
     );
 }
@@ -363,7 +373,9 @@ fn a_stopped_command_stops_retry_until_it_is_continued() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // /proc/PID/status, and the C library's signals below SIGRTMIN
 fn children_start_with_default_dispositions_and_inherit_ignored_ones() {
+    use std::os::unix::process::ExitStatusExt;
     // The command ignores exactly what retry inherited as ignored, nothing
     // of retry's own. SIGPIPE is the exception: retry ignores it itself,
     // and every child gets it back at its default. So are the C library's
@@ -493,6 +505,7 @@ fn the_commands_words_cannot_forge_log_lines() {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // /proc/PID/fd
 fn closed_standard_streams_are_dev_null_for_retry_and_the_command() {
     // Started with stdin, stdout and stderr closed, retry opens /dev/null
     // in their place before anything else: a self-pipe or log file never

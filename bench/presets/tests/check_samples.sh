@@ -6,7 +6,7 @@
 # usage: check_samples.sh [RETRY_BINARY]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-ini=$here/../presets.ini
+ini=$here/../../../src/preset/builtin.ini
 retry=${1:-$(cd "$(dirname "$0")/../../.." && pwd)/target/debug/retry}
 pass=0 fail=0
 while IFS=$'\t' read -r preset expect line; do

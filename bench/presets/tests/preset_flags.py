@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads presets.ini as src/preset/mod.rs (in this repository) does, and prints
+"""Reads a presets file (src/preset/builtin.ini) as src/preset/mod.rs (in this repository) does, and prints
 one preset's rules.
 
   preset_flags.py FILE NAME           the preset's flags, NUL-separated (--retry-on\\0VALUE\\0...)

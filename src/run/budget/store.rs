@@ -254,6 +254,7 @@ pub fn redact(text: &str) -> String {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "redis")]
     fn remote(text: &str) -> Remote {
         match parse(text) {
             Ok(Store::Redis(remote)) => *remote,
