@@ -403,3 +403,68 @@ fn keys_expire_when_the_bucket_would_be_full() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(server.cli(&["EXISTS", "retry:budget:ci"]).trim(), "0");
 }
+
+/// The sizing rule of both stores: the first to find the bucket new sizes
+/// it; a process of another size is told once and keeps to it; one that
+/// gave no size follows it silently.
+#[test]
+fn the_bucket_keeps_the_size_it_was_given() {
+    let dir = scratch();
+    let Some(server) = Server::start(dir.path(), None, &[]) else {
+        return;
+    };
+    let url = server.url();
+    let log = dir.path().join("log");
+    let run = |size: &[&str]| {
+        let mut args = vec!["-n", "2", "--budget-store", &url];
+        args.extend_from_slice(size);
+        stderr(&fleet_retry(dir.path(), &log, &args, 1).output())
+    };
+    // 10 tokens: one retry of 5 leaves 5.
+    assert!(!run(&["--budget-tokens", "10", "--budget-refill", "0"]).contains("warning"));
+    let other = run(&["--budget-tokens", "100", "--budget-refill", "0"]);
+    assert!(
+        other.contains("warning: --budget ci: the bucket holds 10 tokens refilled at 0/s, not the 100 at 0/s given"),
+        "{other}"
+    );
+    // Empty now: the next retry is refused, without a word about sizes.
+    let silent = run(&[]);
+    assert!(silent.contains("(reason: budget)"), "{silent}");
+    assert!(!silent.contains("warning"), "{silent}");
+    let status = retry(&["--budget-status", "ci", "--budget-store", &url]).output();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.starts_with("budget ci: 0.0 of 10 tokens"), "{text}");
+}
+
+/// The refill is the server's: 10 s of its clock at 0.3 a second are 3
+/// tokens exactly, whatever this host's clock says.
+#[test]
+fn the_refill_runs_on_the_servers_clock() {
+    let dir = scratch();
+    let Some(server) = Server::start(dir.path(), None, &[]) else {
+        return;
+    };
+    let time = server.cli(&["TIME"]);
+    let mut parts = time.split_whitespace().map(|p| p.parse::<u64>().unwrap());
+    let now_us = parts.next().unwrap() * 1_000_000 + parts.next().unwrap();
+    let at = (now_us - 10_000_000).to_string();
+    server.cli(&[
+        "HSET",
+        "retry:budget:ci",
+        "milli",
+        "0",
+        "at",
+        &at,
+        "tokens",
+        "10",
+        "refill",
+        "300000",
+    ]);
+    let status = retry(&["--budget-status", "ci", "--budget-store", &server.url()]).output();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.starts_with("budget ci: 3.0 of 10 tokens, 0 retries at 5 each"),
+        "{text}"
+    );
+    assert!(text.contains("refill: 0.3 tokens/s"), "{text}");
+}
