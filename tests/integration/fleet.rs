@@ -468,3 +468,31 @@ fn the_refill_runs_on_the_servers_clock() {
     );
     assert!(text.contains("refill: 0.3 tokens/s"), "{text}");
 }
+
+/// A connection the server closed while the run slept (an idle timeout, a
+/// restart) is opened again, without a warning.
+#[test]
+fn a_connection_closed_between_retries_is_opened_again() {
+    let dir = scratch();
+    let Some(server) = Server::start(dir.path(), None, &[]) else {
+        return;
+    };
+    let log = dir.path().join("log");
+    let script = format!(
+        "echo >> '{}'; [ $RETRY_ATTEMPT = 2 ] && redis-cli -s '{}' CLIENT KILL TYPE normal >/dev/null; exit 1",
+        log.display(),
+        server.socket.display()
+    );
+    let output = retry(&["--budget", "ci", "-n", "3", "--base", "0ms"])
+        .args(&["--budget-store", &server.url(), "--budget-refill", "0"])
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .args(&["--", "sh", "-c", &script])
+        .output();
+    assert_eq!(lines(&log), 3, "{}", stderr(&output));
+    assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
+    // Both retries were paid for: 500 - 2 x 5.
+    assert_eq!(
+        server.cli(&["HGET", "retry:budget:ci", "milli"]).trim(),
+        "490000"
+    );
+}

@@ -56,28 +56,7 @@ impl Fleet {
     /// without the password.
     pub fn connect(settings: &Settings, remote: &Remote) -> Result<Self, String> {
         let started = Instant::now();
-        let addr = match &remote.addr {
-            Addr::Tcp { host, port } => ConnectionAddr::Tcp(host.clone(), *port),
-            Addr::Unix(path) => ConnectionAddr::Unix(path.clone()),
-        };
-        let mut login = RedisConnectionInfo::default()
-            .set_db(remote.db)
-            .set_skip_set_lib_name();
-        if let Some(user) = &remote.user {
-            login = login.set_username(user);
-        }
-        if let Some(password) = &remote.password {
-            login = login.set_password(password);
-        }
-        let fail = |e: redis::RedisError| scrub(&e.to_string(), remote);
-        let info = addr
-            .into_connection_info()
-            .map_err(fail)?
-            .set_redis_settings(login);
-        let connection = redis::Client::open(info)
-            .and_then(|client| client.get_connection_with_timeout(settings.timeout))
-            .map_err(fail)?;
-        let left = settings.timeout.saturating_sub(started.elapsed());
+        let connection = open(remote, settings.timeout).map_err(|e| scrub(&e, remote))?;
         let mut fleet = Fleet {
             name: settings.name.clone(),
             remote: remote.clone(),
@@ -88,6 +67,8 @@ impl Fleet {
             size_given: settings.size_given,
             size_warned: false,
         };
+        // The connection and the first answer share the timeout.
+        let left = settings.timeout.saturating_sub(started.elapsed());
         fleet.bound(left.max(Duration::from_millis(1)))?;
         Ok(fleet)
     }
@@ -97,7 +78,7 @@ impl Fleet {
         self.connection
             .set_read_timeout(Some(timeout))
             .and_then(|()| self.connection.set_write_timeout(Some(timeout)))
-            .map_err(|e| scrub(&e.to_string(), &self.remote))
+            .map_err(|e| scrub(&e, &self.remote))
     }
 
     /// The key of this budget.
@@ -105,18 +86,28 @@ impl Fleet {
         format!("{PREFIX}{}", self.name)
     }
 
-    /// Runs the script: `op` is `take`, `give` or `look`.
+    /// Runs the script: `op` is `take`, `give` or `look`. A connection
+    /// that was closed while the run slept (the server's idle timeout, a
+    /// restart, a firewall) is opened again once; one that hangs is not.
     fn run(&mut self, op: &str, tokens: u32) -> Result<Reply, String> {
+        let started = Instant::now();
         let refill = (self.params.refill * 1e6).round() as u64;
-        let reply: Vec<i64> = self
-            .script
-            .key(self.key())
+        let mut invocation = self.script.key(self.key());
+        invocation
             .arg(op)
             .arg(tokens)
             .arg(self.params.tokens)
-            .arg(refill)
-            .invoke(&mut self.connection)
-            .map_err(|e| scrub(&e.to_string(), &self.remote))?;
+            .arg(refill);
+        let reply: Vec<i64> = match invocation.invoke(&mut self.connection) {
+            Err(e) if e.is_connection_dropped() && !e.is_timeout() => {
+                let left = self.timeout.saturating_sub(started.elapsed());
+                self.connection = open(&self.remote, left.max(Duration::from_millis(1)))
+                    .map_err(|e| scrub(&e, &self.remote))?;
+                invocation.invoke(&mut self.connection)
+            }
+            other => other,
+        }
+        .map_err(|e| scrub(&e, &self.remote))?;
         let [granted, milli, size, refill, found] = reply[..] else {
             return Err(format!("the script answered {reply:?}"));
         };
@@ -169,17 +160,41 @@ impl Fleet {
     }
 }
 
+/// A connection to the store, the connection and each later exchange
+/// bounded by `timeout`.
+fn open(remote: &Remote, timeout: Duration) -> redis::RedisResult<redis::Connection> {
+    let addr = match &remote.addr {
+        Addr::Tcp { host, port } => ConnectionAddr::Tcp(host.clone(), *port),
+        Addr::Unix(path) => ConnectionAddr::Unix(path.clone()),
+    };
+    let mut login = RedisConnectionInfo::default()
+        .set_db(remote.db)
+        .set_skip_set_lib_name();
+    if let Some(user) = &remote.user {
+        login = login.set_username(user);
+    }
+    if let Some(password) = &remote.password {
+        login = login.set_password(password);
+    }
+    let info = addr.into_connection_info()?.set_redis_settings(login);
+    let connection = redis::Client::open(info)?.get_connection_with_timeout(timeout)?;
+    connection.set_read_timeout(Some(timeout))?;
+    connection.set_write_timeout(Some(timeout))?;
+    Ok(connection)
+}
+
 /// The one warning of a store that failed: the budget, the store (no
 /// password), why, and what happens now.
 pub fn failed(name: &str, remote: &Remote, e: &str) -> String {
     format!("--budget {name}: the store {remote} failed: {e}; running without the budget")
 }
 
-/// A client's message with the password taken out, should it ever echo it.
-fn scrub(message: &str, remote: &Remote) -> String {
+/// A client's error with the password taken out, should it ever echo it.
+fn scrub(error: &redis::RedisError, remote: &Remote) -> String {
+    let message = error.to_string();
     match &remote.password {
         Some(password) if password.len() >= 3 => message.replace(password.as_str(), "***"),
-        _ => message.to_owned(),
+        _ => message,
     }
 }
 
