@@ -10,6 +10,8 @@ mod chaos;
 // are in a default build only (the cargo feature `preview`).
 #[cfg(feature = "preview")]
 mod contention;
+#[cfg(feature = "redis")]
+mod fleet;
 mod logging;
 mod memory;
 #[cfg(feature = "preview")]
