@@ -180,12 +180,10 @@ impl Spawn {
     /// Starts the command. Errors are the exec's own (ENOENT, EACCES, …),
     /// reported before this returns.
     pub fn spawn(&self) -> io::Result<Child> {
-        with_shell_fallback(
-            &self.program,
-            &self.args,
-            || std::env::var_os("PATH"),
-            |program, args| self.start(program, args),
-        )
+        let path = || std::env::var_os("PATH");
+        with_shell_fallback(&self.program, &self.args, path, |program, args| {
+            self.start(program, args)
+        })
     }
 
     fn start(&self, program: &OsStr, args: &[OsString]) -> io::Result<Child> {
@@ -255,7 +253,7 @@ impl Spawn {
 /// (ENOEXEC: no `#!` line, no known binary format) starts it again as POSIX
 /// `execvp` specifies: `/bin/sh FILE ARGS...`, FILE the program as found
 /// on `path` (retry's own `PATH`, which `posix_spawnp` searched too; read
-/// only then).
+/// only then, so a start that works costs nothing more).
 fn with_shell_fallback(
     program: &OsStr,
     args: &[OsString],
@@ -639,7 +637,7 @@ mod tests {
         let error = with_shell_fallback(
             "plain".as_ref(),
             &[],
-            || Some(path),
+            || Some(path.clone()),
             |_, _| {
                 tries += 1;
                 Err::<Child, _>(io::Error::from_raw_os_error(libc::EACCES))

@@ -6,9 +6,15 @@
 // `setsid` binary, GNU date's %N.
 #[cfg(target_os = "linux")]
 mod chaos;
+// The modes that only print, and the example that charts with plotters,
+// are in a default build only (the cargo feature `preview`).
+#[cfg(feature = "preview")]
 mod contention;
+#[cfg(feature = "redis")]
+mod fleet;
 mod logging;
 mod memory;
+#[cfg(feature = "preview")]
 mod modes;
 mod outcomes;
 mod pipes;

@@ -18,7 +18,6 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::run::events::{Event, GiveUp};
 use crate::run::name::CommandName;
 use crate::run::pipes;
-use clap::ValueEnum;
 
 mod github;
 mod json;
@@ -27,10 +26,9 @@ mod text;
 #[cfg(test)]
 mod fixtures;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// How the lines are written (`--log-format`, its `auto` resolved by `cli`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
-    /// `github` when GITHUB_ACTIONS=true, else `text`
-    Auto,
     /// One readable line per event
     Text,
     /// One JSON object per line
@@ -146,8 +144,7 @@ fn write_into(format: LogFormat, event: &Event, context: &Context, out: &mut Str
     match format {
         LogFormat::Json => out.push_str(&json::lines(event, context)),
         LogFormat::Github => out.push_str(&github::line(event, context)),
-        // `auto` is resolved by config; text is its fallback anyway.
-        LogFormat::Text | LogFormat::Auto => text::write_line(event, context, out),
+        LogFormat::Text => text::write_line(event, context, out),
     }
 }
 
