@@ -115,13 +115,18 @@ fn per_attempt(flags: &[&str], command: &[&str], input: &[u8]) -> f64 {
             .chain(fixed.chain(command).map(str::to_owned))
             .collect()
     };
+    // How each format logs a retried failure, and the last one of 102.
+    let (failed, last) = match flags {
+        [.., "--log-format", "json"] => (r#""event":"attempt_failed""#, r#""attempt":101,"#),
+        [.., "--log-format", "github"] => ("::warning title=", "::attempt 101/102 failed"),
+        _ => ("retry: ", ": attempt 101/102 failed"),
+    };
     let (few, log) = run(&args(2), input);
-    assert_eq!(log.matches("attempt 1/2 failed").count(), 1, "{log}");
+    assert!(log.contains(failed), "{log}");
     let (many, log) = run(&args(102), input);
     // Every attempt ran and was logged: the count is of real attempts.
-    let lines = log.lines().filter(|l| l.starts_with("retry: ")).count();
-    assert_eq!(lines, 102, "{log}");
-    assert!(log.contains("attempt 101/102 failed"), "{log}");
+    let retried = log.lines().filter(|l| l.contains(failed)).count();
+    assert!(retried >= 101 && log.contains(last), "{log}");
     (many as f64 - few as f64) / 100.0
 }
 
@@ -144,6 +149,14 @@ fn an_attempt_allocates_nothing_and_pipes_a_constant() {
     let _ = per_attempt(&[], &["false"], b"");
     let plain = per_attempt(&[], &["false"], b"");
     assert_eq!(plain, 0.0, "allocations per plain attempt");
+    // So do JSON lines and GitHub annotations.
+    for format in ["json", "github"] {
+        let logged = per_attempt(&["--log-format", format], &["false"], b"");
+        assert_eq!(
+            logged, 0.0,
+            "allocations per plain attempt, --log-format {format}"
+        );
+    }
 
     // Per attempt with pipes: the same for 1 KB and 200 KB of output.
     let cases: [&[&str]; 4] = [

@@ -142,8 +142,8 @@ fn written(format: LogFormat, event: &Event, context: &Context) -> String {
 /// `written`, appended to `out`: text lines without a String of their own.
 fn write_into(format: LogFormat, event: &Event, context: &Context, out: &mut String) {
     match format {
-        LogFormat::Json => out.push_str(&json::lines(event, context)),
-        LogFormat::Github => out.push_str(&github::line(event, context)),
+        LogFormat::Json => json::write_lines(event, context, out),
+        LogFormat::Github => github::write_line(event, context, out),
         LogFormat::Text => text::write_line(event, context, out),
     }
 }

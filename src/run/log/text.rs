@@ -23,7 +23,8 @@ const HUMAN_FROM_MS: u128 = 10_000;
 /// One line, in the spirit of the AWS article's sample output, with the
 /// command as its subject (`program: subject: message`, as `cp` and `grep`
 /// write theirs): `retry: curl: attempt 2/5 failed with exit code 22;
-/// sleep: 692 ms (full jitter, up to 2000 ms)`.
+/// sleep: 692 ms (full jitter, up to 2000 ms)`. (A String of its own: tests.)
+#[cfg(test)]
 pub fn line(event: &Event, context: &Context) -> String {
     let mut out = String::new();
     write_line(event, context, &mut out);
@@ -136,14 +137,8 @@ fn hinted_sleep_text(
     }
 }
 
-/// What happened, in words, without the `retry: ` prefix and the subject.
-pub(super) fn message(event: &Event, name: &CommandName) -> String {
-    let mut out = String::new();
-    let _ = write_message(event, name, &mut out);
-    out
-}
-
-/// `message`, written to `out`.
+/// What happened, in words, without the `retry: ` prefix and the subject,
+/// written to `out`.
 pub(super) fn write_message(
     event: &Event,
     name: &CommandName,
