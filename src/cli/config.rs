@@ -140,7 +140,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     let mut words = cli.command.into_iter();
     let (program, args) = if cli.shell {
         let script = words.collect::<Vec<_>>().join(std::ffi::OsStr::new(" "));
-        ("/bin/sh".into(), vec!["-c".into(), script])
+        crate::platform::shell(script)
     } else {
         // clap guarantees at least one word when a command is run.
         (words.next().unwrap_or_default(), words.collect())

@@ -370,6 +370,28 @@ pub fn stdin_is_terminal() -> bool {
     io::stdin().is_terminal()
 }
 
+/// A descriptor of retry's own stdout, written without std's buffer.
+pub fn dup_stdout() -> io::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    Ok(io::stdout().as_fd().try_clone_to_owned()?.into())
+}
+
+/// A descriptor of retry's own stderr.
+pub fn dup_stderr() -> io::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    Ok(io::stderr().as_fd().try_clone_to_owned()?.into())
+}
+
+/// Reads at `offset` without moving the file's offset (`pread`).
+pub fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+/// `-s` and `--on-retry`: `/bin/sh -c SCRIPT`.
+pub fn shell(script: OsString) -> (OsString, Vec<OsString>) {
+    ("/bin/sh".into(), vec!["-c".into(), script])
+}
+
 /// `SIGTERM` for 15; `None` for a number this platform does not name.
 pub fn signal_name(signal: i32) -> Option<&'static str> {
     Signal::try_from(signal).ok().map(Signal::as_str)

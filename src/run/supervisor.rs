@@ -15,7 +15,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::AsFd;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -112,18 +111,20 @@ impl<'a> Supervisor<'a> {
         command
     }
 
-    /// The `--on-retry` hook: `sh -c SCRIPT`, its stdout sent to stderr so
+    /// The `--on-retry` hook: `sh -c SCRIPT` (`cmd /d /s /c` on Windows), its stdout sent to stderr so
     /// it cannot mix into the command's output (`retry ... | jq`).
     fn hook(&self, script: &str, attempt: u32, exit_code: i32) -> Spawn {
-        let mut command = Spawn::new("/bin/sh");
+        let (shell, words) = platform::shell(script.into());
+        let mut command = Spawn::new(shell);
+        for word in &words {
+            command.arg(word);
+        }
         command
-            .arg("-c")
-            .arg(script)
             .env(lineage::VARIABLE, self.lineage.value())
             .env("RETRY_ATTEMPT", attempt.to_string())
             .env("RETRY_EXIT_CODE", exit_code.to_string());
-        if let Ok(stderr) = io::stderr().as_fd().try_clone_to_owned() {
-            command.stdout = Io::Fd(stderr);
+        if let Ok(stderr) = platform::dup_stderr() {
+            command.stdout = Io::Fd(stderr.into());
         }
         if self.pipes.as_ref().is_some_and(Pipes::owns_stdin) {
             command.stdin = Io::Null;

@@ -6,18 +6,34 @@
 // `setsid` binary, GNU date's %N.
 #[cfg(target_os = "linux")]
 mod chaos;
+// Unix only until they run the test helper (issue 24): these start `sh`,
+// `sleep` and the like, and send signals.
+#[cfg(unix)]
 mod contention;
+#[cfg(unix)]
 mod logging;
+#[cfg(unix)]
 mod memory;
+#[cfg(unix)]
 mod modes;
+#[cfg(unix)]
 mod outcomes;
+#[cfg(unix)]
 mod pipes;
+#[cfg(unix)]
 mod preset_programs;
+#[cfg(unix)]
 mod presets;
+#[cfg(unix)]
 mod processes;
+#[cfg(unix)]
 mod readme;
+#[cfg(unix)]
 mod storm;
+#[cfg(unix)]
 mod trust;
+#[cfg(unix)]
 mod usage;
 
+#[cfg(unix)]
 pub mod harness;

@@ -5,7 +5,6 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 #[derive(Debug)]
@@ -68,7 +67,7 @@ impl Spool {
         }
         let want = buf.len().min((self.len - offset) as usize);
         match &self.file {
-            Some(file) => file.read_at(&mut buf[..want], offset),
+            Some(file) => crate::platform::read_at(file, &mut buf[..want], offset),
             None => {
                 let start = offset as usize;
                 buf[..want].copy_from_slice(&self.memory[start..start + want]);

@@ -1,0 +1,239 @@
+//! The Windows twin of `unix.rs`, and the folder of the other files'
+//! twins (same names, same functions), through `windows-sys`.
+//!
+//! Windows has no signals: retry's caller asks it to stop with a console
+//! control event (Ctrl-C, Ctrl-Break, the console closed), which
+//! `signals.rs` turns into the numbers the rest of the crate knows
+//! (`SIGINT`, `SIGBREAK`, `SIGHUP`). Each attempt runs in a Job Object of
+//! its own (`spawn.rs`), so stopping it stops every process it started:
+//! the gentle stop is a Ctrl-Break to the command's own console process
+//! group, the hard one `TerminateJobObject`. Exit codes pass through whole
+//! (32 bits); there is no 128+N, and retry stopped by Ctrl-C exits with
+//! `STATUS_CONTROL_C_EXIT` (0xC000013A), as any console program does.
+//!
+//! The processes retry started are kept here, by pid, with their job:
+//! `run/` names a command by its pid, as on Unix.
+#![allow(unsafe_code)]
+
+pub mod append;
+pub mod private;
+pub mod ready;
+pub mod signals;
+pub mod spawn;
+pub mod tree;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, IsTerminal};
+use std::os::windows::fs::FileExt;
+use std::os::windows::io::{AsHandle, AsRawHandle, OwnedHandle};
+use std::sync::{Mutex, MutexGuard};
+
+use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, GenerateConsoleCtrlEvent};
+use windows_sys::Win32::System::JobObjects::TerminateJobObject;
+
+/// The numbers the rest of the crate uses for what asks a command to stop.
+/// Windows delivers none of them as signals: `signals.rs` maps console
+/// events to the first three, and `send` carries the others out.
+pub const SIGHUP: i32 = 1;
+pub const SIGINT: i32 = 2;
+pub const SIGQUIT: i32 = 3;
+pub const SIGKILL: i32 = 9;
+pub const SIGPIPE: i32 = 13;
+pub const SIGTERM: i32 = 15;
+pub const SIGCONT: i32 = 18;
+/// Ctrl-Break, with the number the C runtime gives it.
+pub const SIGBREAK: i32 = 21;
+
+/// What a console program stopped by Ctrl-C exits with (cmd.exe shows it
+/// as `-1073741510`); retry exits with it when a console event stopped it.
+pub const STATUS_CONTROL_C_EXIT: u32 = 0xC000_013A;
+
+/// The exit code `TerminateJobObject` gives every process of a stopped
+/// attempt (retry reports the stop itself: 124 for a timeout).
+const TERMINATED: u32 = 1;
+
+/// How a reaped child ended. Windows has no job control and no death by a
+/// signal: only `Running` and `Exited` occur.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(dead_code)] // the Unix variants, matched by `run/`
+pub enum Waited {
+    Running,
+    Stopped,
+    Exited(i32),
+    Killed(i32),
+}
+
+/// One started command: the process, its Job Object, and whether it leads
+/// a console process group of its own.
+struct Started {
+    pid: i32,
+    child: std::process::Child,
+    job: OwnedHandle,
+    own_group: bool,
+    ended: bool,
+}
+
+static STARTED: Mutex<Vec<Started>> = Mutex::new(Vec::new());
+
+fn started() -> MutexGuard<'static, Vec<Started>> {
+    STARTED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Keeps a command `spawn.rs` started; forgets those that ended earlier
+/// (their jobs close: what they left running goes on, as on Unix after a
+/// command that was not stopped).
+fn keep(pid: i32, child: std::process::Child, job: OwnedHandle, own_group: bool) {
+    let mut list = started();
+    list.retain(|s| !s.ended);
+    list.push(Started {
+        pid,
+        child,
+        job,
+        own_group,
+        ended: false,
+    });
+}
+
+/// The process handles of the commands still running, for `signals.rs`'s
+/// wait (valid while they are kept: only this thread forgets them).
+fn running_handles() -> Vec<isize> {
+    started()
+        .iter()
+        .filter(|s| !s.ended)
+        .map(|s| s.child.as_raw_handle() as isize)
+        .collect()
+}
+
+/// Reports on `leader` without blocking.
+pub fn reap(leader: i32) -> Waited {
+    let mut list = started();
+    let Some(entry) = list.iter_mut().find(|s| s.pid == leader) else {
+        return Waited::Running;
+    };
+    match entry.child.try_wait() {
+        Ok(Some(status)) => {
+            entry.ended = true;
+            Waited::Exited(status.code().unwrap_or(1))
+        }
+        Ok(None) | Err(_) => Waited::Running,
+    }
+}
+
+/// Carries out `signal` for the command `pid` (and, `group`, the console
+/// process group it leads): `SIGKILL` ends its whole job; `SIGTERM` is the
+/// gentle stop, a Ctrl-Break to its own group, or the job's end where none
+/// can be sent (no group of its own, no console: a service, wine); a
+/// forwarded Ctrl-C or Ctrl-Break goes on as Ctrl-Break (a console cannot
+/// send Ctrl-C to one group); `SIGCONT` has no Windows meaning.
+pub fn send(pid: i32, signal: i32, group: bool) {
+    let list = started();
+    let Some(entry) = list.iter().find(|s| s.pid == pid) else {
+        return;
+    };
+    let own_group = group && entry.own_group;
+    let kill = || {
+        // SAFETY: a live job handle; a job already empty is no error.
+        unsafe { TerminateJobObject(entry.job.as_raw_handle(), TERMINATED) };
+    };
+    let brk = || {
+        // SAFETY: no memory involved; a group that is gone is an error code.
+        own_group && unsafe { GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, pid as u32) } != 0
+    };
+    match signal {
+        SIGKILL => kill(),
+        SIGTERM if !brk() => kill(),
+        SIGINT | SIGBREAK | SIGHUP | SIGQUIT => {
+            brk();
+        }
+        _ => {}
+    }
+}
+
+/// Ends what is left of the job of `leader` and forgets it.
+fn stop_job(leader: i32) {
+    let mut list = started();
+    if let Some(at) = list.iter().position(|s| s.pid == leader) {
+        let entry = list.remove(at);
+        // SAFETY: a live job handle, closed when `entry` drops.
+        unsafe { TerminateJobObject(entry.job.as_raw_handle(), TERMINATED) };
+    }
+}
+
+/// No job control on Windows.
+pub fn stop_self() {}
+
+/// Windows gives a process started without a stream no handle for it;
+/// printing then fails rather than vanishing, so nothing is reopened.
+pub fn stdout_was_closed() -> bool {
+    false
+}
+
+/// The command line, from the wide API (`GetCommandLineW` through std):
+/// the C runtime's `argv` is in the ANSI code page and would mangle
+/// anything outside it.
+pub fn start() -> Vec<OsString> {
+    #[allow(clippy::disallowed_methods)] // std reads the wide command line on Windows
+    std::env::args_os().collect()
+}
+
+/// Ends retry as the command would have ended: stopped by a console event,
+/// with `STATUS_CONTROL_C_EXIT`, as a console program that Ctrl-C ends;
+/// anything else (a closed stdout) with 128+N, the documented status.
+pub fn die_by(signal: i32) -> ! {
+    let code = match signal {
+        SIGINT | SIGBREAK | SIGHUP | SIGQUIT | SIGTERM => STATUS_CONTROL_C_EXIT as i32,
+        other => 128 + other,
+    };
+    std::process::exit(code)
+}
+
+pub fn stdin_is_terminal() -> bool {
+    io::stdin().is_terminal()
+}
+
+/// The console event behind a number (see `signals.rs`).
+pub fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        SIGINT => "CTRL_C_EVENT",
+        SIGBREAK => "CTRL_BREAK_EVENT",
+        SIGHUP => "CTRL_CLOSE_EVENT",
+        SIGTERM => "SIGTERM",
+        SIGKILL => "SIGKILL",
+        SIGPIPE => "SIGPIPE",
+        _ => return None,
+    })
+}
+
+/// A handle of retry's own stdout, written without std's buffer.
+pub fn dup_stdout() -> io::Result<File> {
+    Ok(File::from(io::stdout().as_handle().try_clone_to_owned()?))
+}
+
+/// A handle of retry's own stderr.
+pub fn dup_stderr() -> io::Result<File> {
+    Ok(File::from(io::stderr().as_handle().try_clone_to_owned()?))
+}
+
+/// Reads at `offset` (Windows moves the file's cursor too; the spools that
+/// use this never read sequentially).
+pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    file.seek_read(buf, offset)
+}
+
+/// `-s` and `--on-retry`: `cmd /d /s /c SCRIPT` (no AutoRun commands, the
+/// script taken whole: `spawn.rs` passes it without quoting).
+pub fn shell(script: OsString) -> (OsString, Vec<OsString>) {
+    (
+        "cmd.exe".into(),
+        vec!["/d".into(), "/s".into(), "/c".into(), script],
+    )
+}
+
+/// The subreaper's twin: Windows adopts nothing; the Job Object holds
+/// every descendant instead.
+pub mod reaper {
+    pub fn become_subreaper() -> bool {
+        false
+    }
+}
