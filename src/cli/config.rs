@@ -406,6 +406,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn shell_mode_joins_words_into_one_script() {
         let c = config(&["-s", "echo", "a|", "wc"]).unwrap();
         assert_eq!(c.program, "/bin/sh");

@@ -20,6 +20,9 @@ mod modes;
 mod outcomes;
 #[cfg(unix)]
 mod pipes;
+// On every platform, with the project's own helper (run under wine by
+// .ci/windows).
+mod portable;
 #[cfg(unix)]
 mod preset_programs;
 #[cfg(unix)]

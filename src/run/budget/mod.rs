@@ -410,6 +410,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn the_directory_is_the_users_own() {
         let tmp = Path::new("/tmp");
         assert_eq!(

@@ -30,7 +30,7 @@ impl Spool {
     }
 
     /// A spool spilling into `dir`: tests cannot safely change TMPDIR.
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub fn new_in(limit: usize, dir: PathBuf) -> Self {
         Self {
             dir: Some(dir),

@@ -1,0 +1,169 @@
+//! The end-to-end promises that hold on every platform, with no program
+//! but retry and the project's own helper (`tests/helper/main.rs`): the
+//! same tests run natively on Linux and, in .ci/windows, under wine.
+//! Exit codes, success after retries, `--stdin replay` and
+//! `--stdout-once` byte for byte, `-s`, and a timeout that stops the
+//! command's whole tree (a grandchild included).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The helper. Under wine (Windows), the example `cargo test` built next
+/// to retry. Natively, built here by rustc when its source is newer (it
+/// uses std only, ~1 s): a focused run (`cargo test --test integration
+/// portable`) does not build examples, and cargo cannot be asked while it
+/// holds its build directory's lock.
+fn helper() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let retry = Path::new(env!("CARGO_BIN_EXE_retry"));
+            if cfg!(windows) {
+                let name = format!("retry-test-helper{}", std::env::consts::EXE_SUFFIX);
+                return retry.parent().unwrap().join("examples").join(name);
+            }
+            let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helper/main.rs");
+            let dir = retry.parent().unwrap().join("test-helper");
+            let path = dir.join("retry-test-helper");
+            let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+            if modified(&path) < modified(&source) {
+                std::fs::create_dir_all(&dir).unwrap();
+                let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+                let status = Command::new(rustc)
+                    .args(["--edition", "2024", "-O", "-o"])
+                    .arg(&path)
+                    .arg(&source)
+                    .status()
+                    .expect("rustc, to build the test helper");
+                assert!(status.success(), "cannot build retry-test-helper");
+            }
+            path
+        })
+        .clone()
+}
+
+/// retry with `args`, then `--` and the helper with `steps`, its stdin
+/// `input`; RETRY_* variables of the caller's are not passed on.
+fn run(args: &[&str], steps: &[&str], input: &[u8]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_retry"));
+    command.args(args).arg("--").arg(helper()).args(steps);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("RETRY_") {
+            command.env_remove(key);
+        }
+    }
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("retry starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let output = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    output
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn path(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn the_commands_exit_code_passes_through() {
+    let out = run(&["-n", "1"], &["exit", "7"], b"");
+    assert_eq!(out.status.code(), Some(7), "{out:?}");
+    let out = run(&["-n", "1"], &["out", "fine", "exit", "0"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"fine");
+}
+
+#[test]
+fn a_command_that_fails_twice_succeeds_on_the_third_attempt() {
+    let dir = scratch();
+    let counter = path(&dir, "count");
+    let out = run(
+        &["-n", "5", "--base", "1ms"],
+        &["count", &counter, "3", "exit", "0"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&counter).unwrap(), "3");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("attempt 3/5 succeeded"), "{log}");
+}
+
+#[test]
+fn replayed_stdin_and_held_stdout_are_byte_exact() {
+    let dir = scratch();
+    let counter = path(&dir, "count");
+    // Every byte value, CR LF and a lone LF: nothing may be translated.
+    let input: Vec<u8> = (0..=255u8).chain(*b"\r\nend\n").collect();
+    let out = run(
+        &[
+            "-n",
+            "3",
+            "--base",
+            "1ms",
+            "--stdin",
+            "replay",
+            "--stdout-once",
+        ],
+        &["cat", "count", &counter, "3", "exit", "0"],
+        &input,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&counter).unwrap(), "3");
+    // Three attempts read the same input; only the last one's output is shown.
+    assert!(out.stdout == input, "stdout differs from the input");
+}
+
+#[test]
+fn a_shell_script_runs_through_the_platforms_shell() {
+    // `exit 5` means the same to `sh -c` and to `cmd /d /s /c`.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_retry"));
+    let out = command
+        .args(["-n", "1", "-s", "--", "exit 5"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+}
+
+#[test]
+fn a_timeout_stops_the_grandchild_too() {
+    let dir = scratch();
+    let pid = path(&dir, "pid");
+    let survived = path(&dir, "survived");
+    let start = Instant::now();
+    // The grandchild would write `survived` after 1.5 s; the timeout
+    // stops the tree after 0.3 s.
+    let out = run(
+        &["-n", "1", "--timeout", "300ms", "--kill-after", "100ms"],
+        &[
+            "child", &pid, "4", "sleep", "1500", "touch", &survived, "sleep", "10000",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(124), "{out:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(Path::new(&pid).exists(), "the grandchild never started");
+    std::thread::sleep(Duration::from_millis(2000).saturating_sub(start.elapsed()));
+    assert!(
+        !Path::new(&survived).exists(),
+        "the grandchild outlived the timeout"
+    );
+}
