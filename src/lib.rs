@@ -8,7 +8,8 @@
 //!   supervisor, pipes, events and their log lines);
 //! - `platform/`: every call to the OS about processes and signals, and the
 //!   one wait for a child, a signal or a deadline;
-//! - `plan/`, `simulate/` and `report`: the modes that only print;
+//! - `plan/`, `simulate/` and `report`: the modes that only print (the
+//!   cargo feature `preview`, on by default);
 //! - the rules both share, one file each: `strategy` (backoff and jitter),
 //!   `policy` (which exit codes retry), `codes`, `status`, `duration`, `size`.
 //!
@@ -19,12 +20,15 @@ pub mod arena;
 mod cli;
 mod codes;
 mod duration;
+#[cfg(feature = "preview")]
 mod plan;
 mod platform;
 mod policy;
 mod preset;
+#[cfg(feature = "preview")]
 mod report;
 mod run;
+#[cfg(feature = "preview")]
 mod simulate;
 mod size;
 mod status;
@@ -51,11 +55,11 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Err(error) => return usage::exit(&error, &args),
     };
     match &mode {
-        Mode::Run(options) => {
+        Mode::Run(options, provenance) => {
             // One id for the run: its log lines carry it, and so does every
             // process it starts (`RETRY_RUN_IDS`), so the two can be matched.
             let id = run::lineage::Lineage::unique_id();
-            let log = match open_log(options, &args, id.clone()) {
+            let log = match open_log(options, provenance, id.clone()) {
                 Ok(log) => log,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
@@ -72,7 +76,9 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         // A closed stdout is /dev/null by now (`platform::start`): printing
         // would succeed and show nothing.
         _ if platform::stdout_was_closed() => usage::stdout_closed(),
+        #[cfg(feature = "preview")]
         Mode::Plan(options) => plan::print(options),
+        #[cfg(feature = "preview")]
         Mode::Simulate(options) => simulate::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
@@ -90,7 +96,7 @@ fn print(bytes: &[u8]) -> u8 {
 /// be opened is a bad value, named with its variable if it came from one.
 fn open_log(
     config: &run::Options,
-    args: &[std::ffi::OsString],
+    provenance: &cli::provenance::Provenance,
     id: String,
 ) -> Result<log::Log, String> {
     let to = match &config.log_file {
@@ -98,16 +104,9 @@ fn open_log(
         Some(path) => match log::open(path) {
             Ok(file) => log::Destination::File(file),
             Err(error) => {
-                let from_env = std::env::var_os("RETRY_LOG_FILE").is_some_and(|v| v == *path)
-                    && !args
-                        .iter()
-                        .any(|a| a.to_string_lossy().starts_with("--log-file"));
-                let flag = match from_env {
-                    true => "`RETRY_LOG_FILE` (--log-file)",
-                    false => "--log-file",
-                };
                 return Err(format!(
-                    "retry: cannot open {flag} '{}': {}",
+                    "retry: cannot open {} '{}': {}",
+                    provenance.option(cli::id::LOG_FILE),
                     path.display(),
                     pipes::describe(&error)
                 ));
@@ -192,12 +191,10 @@ pub mod fuzzing {
     use std::ffi::OsString;
     use std::time::Duration;
 
-    use clap::CommandFactory;
-
-    use crate::cli::Cli;
+    #[cfg(feature = "preview")]
     use crate::cli::config::Mode;
+    #[cfg(feature = "preview")]
     use crate::policy::Attempts;
-    use crate::report::Format;
 
     /// A `--base`/`--cap`/... value.
     pub fn duration(text: &str) -> Result<Duration, String> {
@@ -212,18 +209,12 @@ pub mod fuzzing {
 
     /// A `--clients` list.
     pub fn clients(text: &str) -> Result<Vec<u32>, String> {
-        crate::simulate::parse_clients(text).map(|counts| counts.0)
+        crate::cli::simulation::parse_clients(text).map(|counts| counts.0)
     }
 
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
     pub fn options() -> Vec<(String, Option<String>)> {
-        Cli::command()
-            .get_arguments()
-            .filter_map(|arg| {
-                let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
-                Some((format!("--{}", arg.get_long()?), env))
-            })
-            .collect()
+        crate::cli::long_options()
     }
 
     /// A whole command line (program name first) through clap and validation,
@@ -236,13 +227,15 @@ pub mod fuzzing {
         {
             Ok(mode) => mode,
             Err(error) => {
-                use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
-                if matches!(error.kind(), DisplayHelp | DisplayVersion) {
+                if crate::cli::usage::is_help_or_version(&error) {
                     return Ok(());
                 }
                 return Err(crate::cli::usage::line(&error, args));
             }
         };
+        #[cfg(not(feature = "preview"))]
+        let _ = mode;
+        #[cfg(feature = "preview")]
         if let Mode::Plan(config) = mode {
             let retries = match config.attempts {
                 Attempts::Limit(n) => n - 1,
@@ -251,8 +244,9 @@ pub mod fuzzing {
             crate::plan::totals(config.backoff, retries);
             let first = Attempts::Limit(retries.min(32) + 1);
             let mut sink = std::io::sink();
-            let _ =
-                crate::plan::write(&mut sink, config.backoff, first, config.seed, Format::Table);
+            let _ = crate::plan::write(&mut sink, config.backoff, first, config.seed, {
+                crate::report::Format::Table
+            });
         }
         Ok(())
     }

@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 /// `--format`: how `--plan` and `--simulate` write their rows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Aligned columns for people
     Table,

@@ -23,6 +23,8 @@ pub enum Jitter {
 }
 
 impl Jitter {
+    /// Every strategy (`--simulate` compares them; tests cover each).
+    #[cfg(any(feature = "preview", test))]
     pub const ALL: [Jitter; 4] = [
         Jitter::None,
         Jitter::Full,

@@ -1,7 +1,9 @@
-//! The command line's words for the run's plain choices (`--stdin`,
-//! `--foreground`): clap's `ValueEnum`, each value's help, and the map to
-//! the type the run uses, so clap stays in `cli/`.
+//! The command line's words for the plain choices (`--stdin`,
+//! `--foreground`, `--log-format`, `--format`, `--model`): clap's
+//! `ValueEnum`, each value's help, and the map to the type the program
+//! uses, so clap stays in `cli/`.
 
+use crate::run::log::LogFormat;
 use crate::run::pipes::StdinMode;
 use crate::run::supervisor::Foreground;
 
@@ -45,4 +47,61 @@ impl From<ForegroundChoice> for Foreground {
             ForegroundChoice::Never => Foreground::Never,
         }
     }
+}
+
+/// `--log-format FORMAT`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormatChoice {
+    /// `github` when GITHUB_ACTIONS=true, else `text`
+    Auto,
+    /// One readable line per event
+    Text,
+    /// One JSON object per line
+    Json,
+    /// GitHub Actions workflow commands: retries as warnings, giving up as an error
+    Github,
+}
+
+impl LogFormatChoice {
+    /// The format a run writes; `auto` asks whether it runs in GitHub Actions.
+    pub fn resolve(self, in_github_actions: bool) -> LogFormat {
+        match self {
+            LogFormatChoice::Auto if in_github_actions => LogFormat::Github,
+            LogFormatChoice::Auto | LogFormatChoice::Text => LogFormat::Text,
+            LogFormatChoice::Json => LogFormat::Json,
+            LogFormatChoice::Github => LogFormat::Github,
+        }
+    }
+}
+
+/// `--format FORMAT` of `--plan` and `--simulate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatChoice {
+    /// Aligned columns for people
+    Table,
+    /// Comma-separated values with a header row
+    Csv,
+    /// One JSON array of objects
+    Json,
+}
+
+#[cfg(feature = "preview")]
+impl From<FormatChoice> for crate::report::Format {
+    fn from(choice: FormatChoice) -> Self {
+        use crate::report::Format;
+        match choice {
+            FormatChoice::Table => Format::Table,
+            FormatChoice::Csv => Format::Csv,
+            FormatChoice::Json => Format::Json,
+        }
+    }
+}
+
+/// `--model MODEL` of `--simulate`: its parameters come from their own flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModelChoice {
+    /// The AWS post's: optimistic concurrency on one row (version conflicts)
+    Occ,
+    /// A server that serves one request at a time and rejects the rest at once
+    Busy,
 }

@@ -6,21 +6,31 @@ use std::time::Duration;
 
 use clap::CommandFactory;
 use clap::error::ErrorKind;
-use clap::parser::ValueSource;
 
-use crate::cli::{Cli, Parsed, RunArgs, SimulationArgs};
+use crate::cli::provenance::Provenance;
+use crate::cli::{Cli, Parsed, RunArgs, id};
 use crate::codes::CodeSet;
 use crate::policy::Policy;
-use crate::run::log::{LogFormat, Verbosity};
-use crate::simulate::{self, Experiment, Model, ModelName, Net};
+use crate::run;
+use crate::run::log::Verbosity;
 use crate::strategy::{Backoff, Jitter};
-use crate::{plan, run};
+#[cfg(feature = "preview")]
+use crate::{
+    cli::SimulationArgs,
+    cli::choices::ModelChoice,
+    plan,
+    simulate::{self, Experiment, Model, Net},
+};
 
 /// What retry was asked to do, each mode with its own options.
 #[derive(Debug)]
 pub enum Mode {
-    Run(Box<run::Options>),
+    /// A run, and where its values came from (for the errors of what is
+    /// checked only when the run starts, such as opening `--log-file`).
+    Run(Box<run::Options>, Provenance),
+    #[cfg(feature = "preview")]
     Plan(plan::Options),
+    #[cfg(feature = "preview")]
     Simulate(crate::simulate::Options),
     Completions(crate::cli::generate::Shell),
     Man,
@@ -36,6 +46,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         Parsed::Lean(run) => (run, None),
         Parsed::Full(Cli { run, simulation }) => (run, Some(simulation)),
     };
+    preview_built(&cli)?;
     // Only a named preset or `--presets` reads the data and the user's file.
     let reads_presets = cli.preset.is_some() || cli.presets;
     let catalog = match reads_presets {
@@ -54,37 +65,37 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             Some(preset)
         }
     };
-    let named = |id, value: &dyn std::fmt::Display| cli.sources.name(id, value);
+    let named = |id, value: &dyn std::fmt::Display| cli.provenance.name(id, value);
     if cli.cap < cli.base {
         let (cap, base) = (fmt(cli.cap), fmt(cli.base));
-        let fix = if cli.sources.is_default("cap") {
+        let fix = if cli.provenance.is_default(id::CAP) {
             format!("; set --cap to {base} or more")
-        } else if cli.sources.is_default("base") {
+        } else if cli.provenance.is_default(id::BASE) {
             format!("; set --base to {cap} or less")
         } else {
             String::new()
         };
         return Err(usage(format!(
             "{} is below {}: the cap must be at least the base{fix}",
-            named("cap", &cap),
-            named("base", &base),
+            named(id::CAP, &cap),
+            named(id::BASE, &base),
         )));
     }
-    for (id, list) in [("retry_on", cli.retry_on), ("fatal_on", cli.fatal_on)] {
+    for (id, list) in [(id::RETRY_ON, cli.retry_on), (id::FATAL_ON, cli.fatal_on)] {
         if let Some(list) = list {
-            disjoint_from_success(&cli.sources, id, list, cli.success_on)?;
+            disjoint_from_success(&cli.provenance, id, list, cli.success_on)?;
         }
     }
     if cli.timeout == Some(Duration::ZERO) {
         return Err(usage(format!(
             "{} would stop every attempt before it starts; leave it out for no limit",
-            named("timeout", &"0s")
+            named(id::TIMEOUT, &"0s")
         )));
     }
     if cli.max_time == Some(Duration::ZERO) {
         return Err(usage(format!(
             "{} would stop the run before it starts; leave it out for no limit",
-            named("max_time", &"0s")
+            named(id::MAX_TIME, &"0s")
         )));
     }
 
@@ -95,7 +106,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         (None, false) => {
             return Err(usage(format!(
                 "{} compares strategies in --simulate; a run or a plan needs one of none, full, equal, decorrelated",
-                named("jitter", &"all")
+                named(id::JITTER, &"all")
             )));
         }
     };
@@ -116,19 +127,23 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     let settings = |name| run::budget::Settings {
         name,
         params: budget_params,
-        size_given: cli.sources.given("budget_tokens") || cli.sources.given("budget_refill"),
+        size_given: cli.provenance.given(id::BUDGET_TOKENS)
+            || cli.provenance.given(id::BUDGET_REFILL),
     };
     if let Some(name) = &cli.budget_status {
         return Ok(Mode::BudgetStatus(settings(name.clone())));
     }
     // `Parsed::Lean` is never a plan or a simulation.
+    #[cfg(not(feature = "preview"))]
+    let _ = simulation;
+    #[cfg(feature = "preview")]
     match simulation {
         Some(simulation) if cli.plan => {
             return Ok(Mode::Plan(plan::Options {
                 backoff,
                 attempts: cli.max_attempts,
                 seed: cli.seed,
-                format: simulation.format,
+                format: simulation.format.into(),
             }));
         }
         Some(simulation) if cli.simulate => {
@@ -149,53 +164,71 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         crate::preset::check_fits(&presets, preset, &program).map_err(usage)?;
     }
 
-    Ok(Mode::Run(Box::new(run::Options {
-        backoff,
-        attempts: cli.max_attempts,
-        policy: Policy::new(cli.success_on, cli.retry_on, cli.fatal_on),
-        timeout: cli.timeout,
-        kill_after: cli.kill_after,
-        max_time: cli.max_time,
-        seed: cli.seed,
-        log_format: match cli.log_format {
-            LogFormat::Auto if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") => {
-                LogFormat::Github
-            }
-            LogFormat::Auto => LogFormat::Text,
-            chosen => chosen,
-        },
-        log_file: cli.log_file,
-        verbosity: match (cli.quiet, cli.verbose) {
-            (true, _) => Verbosity::Quiet,
-            (_, true) => Verbosity::Verbose,
-            _ => Verbosity::Normal,
-        },
-        foreground: cli.foreground.into(),
-        on_retry: cli.on_retry,
-        pipes: crate::run::pipes::Settings {
-            stdin: cli.stdin.into(),
-            stdin_limit: cli.stdin_limit,
-            stdout_once: cli.stdout_once,
-            matchers: crate::run::pipes::Matchers {
-                retry_if: cli.retry_if_output,
-                stop_if: cli.stop_if_output,
-                delay_from: cli.delay_from_output,
+    Ok(Mode::Run(
+        Box::new(run::Options {
+            backoff,
+            attempts: cli.max_attempts,
+            policy: Policy::new(cli.success_on, cli.retry_on, cli.fatal_on),
+            timeout: cli.timeout,
+            kill_after: cli.kill_after,
+            max_time: cli.max_time,
+            seed: cli.seed,
+            log_format: cli
+                .log_format
+                .resolve(std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")),
+            log_file: cli.log_file,
+            verbosity: match (cli.quiet, cli.verbose) {
+                (true, _) => Verbosity::Quiet,
+                (_, true) => Verbosity::Verbose,
+                _ => Verbosity::Normal,
             },
-        },
-        budget: cli.budget.map(settings),
-        preset: cli.preset,
-        program,
-        args,
-    })))
+            foreground: cli.foreground.into(),
+            on_retry: cli.on_retry,
+            pipes: crate::run::pipes::Settings {
+                stdin: cli.stdin.into(),
+                stdin_limit: cli.stdin_limit,
+                stdout_once: cli.stdout_once,
+                matchers: crate::run::pipes::Matchers {
+                    retry_if: cli.retry_if_output,
+                    stop_if: cli.stop_if_output,
+                    delay_from: cli.delay_from_output,
+                },
+            },
+            budget: cli.budget.map(settings),
+            preset: cli.preset,
+            program,
+            args,
+        }),
+        cli.provenance,
+    ))
+}
+
+/// `--plan` and `--simulate` in a retry built without them (the cargo
+/// feature `preview`): one line, before any other rule, as the options
+/// stay defined (help, the man page and completions are the same in every
+/// build).
+fn preview_built(cli: &RunArgs) -> Result<(), clap::Error> {
+    let mode = match (cli.plan, cli.simulate) {
+        (true, _) => "--plan",
+        (_, true) => "--simulate",
+        _ => return Ok(()),
+    };
+    if cfg!(feature = "preview") {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "{mode}: this retry was built without --plan and --simulate (the cargo feature `preview`)"
+    )))
 }
 
 /// `--simulate`'s experiment from its flags. Left at their defaults,
 /// --base and --cap become the post's (see `simulate::contenders`).
+#[cfg(feature = "preview")]
 fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> simulate::Options {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let model = match sim.model {
-        ModelName::Occ => Model::Occ,
-        ModelName::Busy => Model::Busy {
+        ModelChoice::Occ => Model::Occ,
+        ModelChoice::Busy => Model::Busy {
             mean_ms: ms(sim.service_time),
             sd_ms: ms(sim.service_sd),
         },
@@ -209,12 +242,16 @@ fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> sim
             },
             max_work: sim.max_work,
         },
-        contenders: simulate::contenders(cli.jitter.single(), backoff, cli.backoff_defaulted),
+        contenders: simulate::contenders(
+            cli.jitter.single(),
+            backoff,
+            cli.provenance.is_default(id::BASE) && cli.provenance.is_default(id::CAP),
+        ),
         clients: sim.clients.0,
         reps: sim.reps,
         svg: sim.svg,
         seed: cli.seed,
-        format: sim.format,
+        format: sim.format.into(),
     }
 }
 
@@ -224,8 +261,8 @@ fn budget_params(cli: &RunArgs) -> Result<run::budget::Params, clap::Error> {
     if cli.budget_tokens < cli.budget_cost {
         return Err(usage(format!(
             "{} is below {}: the budget could never pay for a retry",
-            cli.sources.name("budget_tokens", &cli.budget_tokens),
-            cli.sources.name("budget_cost", &cli.budget_cost),
+            cli.provenance.name(id::BUDGET_TOKENS, &cli.budget_tokens),
+            cli.provenance.name(id::BUDGET_COST, &cli.budget_cost),
         )));
     }
     Ok(run::budget::Params {
@@ -237,7 +274,7 @@ fn budget_params(cli: &RunArgs) -> Result<run::budget::Params, clap::Error> {
 
 /// A code cannot both end the run as a success and be retried or fatal.
 fn disjoint_from_success(
-    sources: &Sources,
+    provenance: &Provenance,
     id: &str,
     list: CodeSet,
     success: CodeSet,
@@ -246,108 +283,23 @@ fn disjoint_from_success(
     if overlap.is_empty() {
         return Ok(());
     }
-    let fix = if sources.is_default("success_on") {
-        format!("; leave {overlap} out of --{}", id.replace('_', "-"))
+    let fix = if provenance.is_default(id::SUCCESS_ON) {
+        format!(
+            "; leave {overlap} out of {}",
+            crate::cli::provenance::long(id)
+        )
     } else {
         String::new()
     };
     Err(usage(format!(
         "{} and {} both list {overlap}: a code cannot be both{fix}",
-        sources.name(id, &list),
-        sources.name("success_on", &success),
+        provenance.name(id, &list),
+        provenance.name(id::SUCCESS_ON, &success),
     )))
 }
 
 fn fmt(duration: Duration) -> String {
     humantime::format_duration(duration).to_string()
-}
-
-/// Where the values that cross-field rules compare came from: the command
-/// line, a `RETRY_*` variable or the default, so an error names what the
-/// user actually set. Without it (a `RunArgs` parsed directly, in tests) every
-/// value counts as typed.
-#[derive(Clone, Debug, Default)]
-pub struct Sources(
-    Vec<(&'static str, ValueSource)>,
-    Option<(String, Vec<&'static str>)>,
-);
-
-/// The options the rules in `from_cli` name, and those a preset sets
-/// unless they were given.
-const COMPARED: [&str; 14] = [
-    "retry_if_output",
-    "stop_if_output",
-    "delay_from_output",
-    "base",
-    "cap",
-    "retry_on",
-    "fatal_on",
-    "success_on",
-    "timeout",
-    "max_time",
-    "jitter",
-    "budget_tokens",
-    "budget_cost",
-    "budget_refill",
-];
-
-impl Sources {
-    pub fn of(matches: &clap::ArgMatches) -> Self {
-        Sources(
-            COMPARED
-                .iter()
-                .filter_map(|&id| Some((id, matches.value_source(id)?)))
-                .collect(),
-            None,
-        )
-    }
-
-    fn get(&self, id: &str) -> Option<ValueSource> {
-        self.0
-            .iter()
-            .find(|(known, _)| *known == id)
-            .map(|(_, s)| *s)
-    }
-
-    /// Records that `--preset preset` set `id`, so an error names it.
-    pub fn set_by_preset(&mut self, preset: &str, id: &'static str) {
-        let (_, ids) = self
-            .1
-            .get_or_insert_with(|| (preset.to_owned(), Vec::new()));
-        ids.push(id);
-    }
-
-    /// Given on the command line or by its variable: a preset leaves it be.
-    pub fn given(&self, id: &str) -> bool {
-        matches!(
-            self.get(id),
-            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
-        )
-    }
-
-    fn is_default(&self, id: &str) -> bool {
-        self.get(id) == Some(ValueSource::DefaultValue)
-    }
-
-    /// `--cap 20s`, `RETRY_CAP=20s` (as written) or `--cap 20s` (the default).
-    fn name(&self, id: &str, value: &dyn std::fmt::Display) -> String {
-        let flag = format!("--{}", id.replace('_', "-"));
-        match self.get(id) {
-            Some(ValueSource::EnvVariable) => {
-                let variable = format!("RETRY_{}", id.to_uppercase());
-                let written = std::env::var_os(&variable)
-                    .map_or_else(|| value.to_string(), |v| v.to_string_lossy().into_owned());
-                format!("`{variable}={written}`")
-            }
-            _ if let Some((preset, ids)) = &self.1
-                && ids.contains(&id) =>
-            {
-                format!("`{flag} {value}` (from --preset {preset})")
-            }
-            Some(ValueSource::DefaultValue) => format!("`{flag} {value}` (the default)"),
-            _ => format!("`{flag} {value}`"),
-        }
-    }
 }
 
 /// A usage error in clap's own shape, so it is printed and exits like one.
@@ -365,7 +317,7 @@ mod tests {
         let parsed = crate::cli::parse_from(&args, crate::cli::AfterParsing::Free)
             .map_err(|e| e.to_string())?;
         match from_cli(parsed).map_err(|e| e.to_string())? {
-            Mode::Run(options) => Ok(*options),
+            Mode::Run(options, _) => Ok(*options),
             other => Err(format!("not a run: {other:?}")),
         }
     }

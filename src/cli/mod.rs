@@ -6,6 +6,9 @@ pub mod choices;
 pub mod config;
 pub mod generate;
 pub mod help;
+pub mod id;
+pub mod provenance;
+pub mod simulation;
 pub mod usage;
 
 use std::ffi::OsString;
@@ -14,15 +17,16 @@ use std::time::Duration;
 use clap::{Args, Parser, ValueEnum, ValueHint};
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::cli::choices::{ForegroundChoice, StdinChoice};
+use crate::cli::choices::{
+    ForegroundChoice, FormatChoice, LogFormatChoice, ModelChoice, StdinChoice,
+};
 use crate::cli::generate::Shell;
+use crate::cli::provenance::Provenance;
+use crate::cli::simulation::{ClientCounts, parse_clients, parse_max_work};
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
 use crate::policy::Attempts;
 use crate::preset::{Preset, Rule};
-use crate::report::Format;
-use crate::run::log::LogFormat;
-use crate::simulate::{ClientCounts, ModelName, parse_clients, parse_max_work};
 use crate::size::Size;
 use crate::strategy::Jitter;
 
@@ -134,9 +138,9 @@ pub struct RunArgs {
     pub seed: Option<u64>,
 
     /// How retry's own log lines are written
-    #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Auto,
+    #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormatChoice::Auto,
           help_heading = "Logging")]
-    pub log_format: LogFormat,
+    pub log_format: LogFormatChoice,
 
     /// Append retry's own log lines to this file instead of stderr
     ///
@@ -325,13 +329,10 @@ pub struct RunArgs {
           value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
     pub budget_status: Option<String>,
 
-    /// Whether --base and --cap were left at their defaults (--simulate then uses the post's).
+    /// Where each value came from, so errors name what the user set and a
+    /// preset leaves what was given be.
     #[arg(skip)]
-    pub backoff_defaulted: bool,
-
-    /// Where each value came from, so cross-field errors name what the user set.
-    #[arg(skip)]
-    pub sources: config::Sources,
+    pub provenance: Provenance,
 }
 
 /// The options only --plan and --simulate read.
@@ -339,9 +340,9 @@ pub struct RunArgs {
 #[group(skip)]
 pub struct SimulationArgs {
     /// Output of --plan and --simulate
-    #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = Format::Table,
+    #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = FormatChoice::Table,
           help_heading = MODES, hide_short_help = true)]
-    pub format: Format,
+    pub format: FormatChoice,
 
     /// Client counts, as counts and ranges with a step (`1,2,5,10-190:10`)
     #[arg(long, env = "RETRY_CLIENTS", value_name = "LIST", default_value = "10-190:10",
@@ -370,9 +371,9 @@ pub struct SimulationArgs {
     /// The experiment: `occ` is the AWS post's (optimistic concurrency on
     /// one row); `busy` a server that serves one request at a time and
     /// rejects the others at once
-    #[arg(long, env = "RETRY_MODEL", value_enum, default_value_t = ModelName::Occ,
+    #[arg(long, env = "RETRY_MODEL", value_enum, default_value_t = ModelChoice::Occ,
           help_heading = SIMULATION, hide_short_help = true)]
-    pub model: ModelName,
+    pub model: ModelChoice,
 
     /// --model busy: mean time the server takes to serve one request
     #[arg(long, env = "RETRY_SERVICE_TIME", value_name = "DURATION", default_value = "10ms",
@@ -406,24 +407,6 @@ const SIMULATION: &str = "Simulation (--simulate only)";
 const BUDGET: &str = "Shared retry budget (--budget)";
 /// Failures as a program reports them: a preset, a server's requested wait.
 const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";
-
-/// Options that only `--simulate` reads.
-const SIMULATE_ONLY: [&str; 9] = [
-    "clients",
-    "reps",
-    "net_delay",
-    "net_sd",
-    "svg",
-    "model",
-    "service_time",
-    "service_sd",
-    "max_work",
-];
-/// Options that only `--simulate --model busy` reads.
-const BUSY_ONLY: [&str; 2] = ["service_time", "service_sd"];
-
-/// The budget's parameters: meaningless without one.
-const BUDGET_ONLY: [&str; 3] = ["budget_tokens", "budget_cost", "budget_refill"];
 
 /// A parsed command line.
 #[derive(Debug)]
@@ -476,59 +459,57 @@ pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap
     after.finish(lean);
     if let Ok(mut matches) = matches
         && !cfg!(retry_without = "lean_parse")
-        && !matches.get_flag("plan")
-        && !matches.get_flag("simulate")
+        && !matches.get_flag(id::PLAN)
+        && !matches.get_flag(id::SIMULATE)
     {
-        refuse_stray(&matches, false)?;
-        return Ok(Parsed::Lean(run_args(&mut matches)?));
+        return Ok(Parsed::Lean(run_args(&mut matches, false)?));
     }
     let mut command = Cli::command();
     let matches = command.try_get_matches_from_mut(args);
     after.finish(command);
     let mut matches = matches?;
-    refuse_stray(&matches, true)?;
-    let run = run_args(&mut matches)?;
+    let run = run_args(&mut matches, true)?;
     let simulation = SimulationArgs::from_arg_matches_mut(&mut matches)?;
     Ok(Parsed::Full(Cli { run, simulation }))
 }
 
-/// `RunArgs` out of the matches, with where their values came from.
-fn run_args(matches: &mut clap::ArgMatches) -> Result<RunArgs, clap::Error> {
+/// `RunArgs` out of the matches, with where their values came from, once
+/// no option is stray. `simulation`: the matches hold `SimulationArgs` too.
+fn run_args(matches: &mut clap::ArgMatches, simulation: bool) -> Result<RunArgs, clap::Error> {
     use clap::FromArgMatches;
-    use clap::parser::ValueSource;
     // Read before the values are moved out: converting without a copy of
     // the matches is a sixth of retry's start-up instructions.
-    let defaulted = |id| matches.value_source(id) == Some(ValueSource::DefaultValue);
-    let backoff_defaulted = defaulted("base") && defaulted("cap");
-    let sources = config::Sources::of(matches);
+    let provenance = Provenance::of(matches);
+    refuse_stray(matches, &provenance, simulation)?;
     let mut run = RunArgs::from_arg_matches_mut(matches)?;
-    run.backoff_defaulted = backoff_defaulted;
-    run.sources = sources;
+    run.provenance = provenance;
     Ok(run)
 }
 
 /// A mode's options on the command line without the mode are a mistake
 /// (from the environment they may be meant for another invocation).
 /// `simulation`: the matches hold `SimulationArgs` too.
-fn refuse_stray(matches: &clap::ArgMatches, simulation: bool) -> Result<(), clap::Error> {
-    use clap::parser::ValueSource;
-    let given = |id: &&&str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    let present = |id| matches.value_source(id).is_some();
-    let stray = if simulation && matches.get_flag("simulate") {
-        let busy = matches.get_one::<ModelName>("model") == Some(&ModelName::Busy);
-        BUSY_ONLY
+fn refuse_stray(
+    matches: &clap::ArgMatches,
+    provenance: &Provenance,
+    simulation: bool,
+) -> Result<(), clap::Error> {
+    let typed = |id: &&&str| provenance.typed(id);
+    let stray = if simulation && matches.get_flag(id::SIMULATE) {
+        let busy = matches.get_one::<ModelChoice>(id::MODEL) == Some(&ModelChoice::Busy);
+        id::BUSY_ONLY
             .iter()
-            .find(given)
+            .find(typed)
             .filter(|_| !busy)
             .map(|id| (*id, "--simulate --model busy"))
-    } else if let Some(id) = SIMULATE_ONLY.iter().filter(|_| simulation).find(given) {
+    } else if let Some(id) = id::SIMULATE_ONLY.iter().filter(|_| simulation).find(typed) {
         Some((*id, "--simulate"))
-    } else if simulation && !matches.get_flag("plan") && given(&&"format") {
-        Some(("format", "--plan or --simulate"))
-    } else if !present("budget") && !present("budget_status") {
-        BUDGET_ONLY
+    } else if simulation && !matches.get_flag(id::PLAN) && provenance.typed(id::FORMAT) {
+        Some((id::FORMAT, "--plan or --simulate"))
+    } else if !provenance.present(id::BUDGET) && !provenance.present(id::BUDGET_STATUS) {
+        id::BUDGET_ONLY
             .iter()
-            .find(given)
+            .find(typed)
             .map(|id| (*id, "--budget or --budget-status"))
     } else {
         None
@@ -536,7 +517,7 @@ fn refuse_stray(matches: &clap::ArgMatches, simulation: bool) -> Result<(), clap
     match stray {
         None => Ok(()),
         Some((id, mode)) => {
-            let flag = format!("--{}", id.replace('_', "-"));
+            let flag = provenance::long(id);
             Err(config::usage(format!("`{flag}` is only for {mode}")))
         }
     }
@@ -654,11 +635,23 @@ impl clap::builder::TypedValueParser for PresetName {
     }
 }
 
+/// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
+pub fn long_options() -> Vec<(String, Option<String>)> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_arguments()
+        .filter_map(|arg| {
+            let env = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+            Some((format!("--{}", arg.get_long()?), env))
+        })
+        .collect()
+}
+
 /// Sets each rule of `preset` whose flag was given neither on the command
 /// line nor by its variable, through the flag's own parser.
 pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<(), String> {
     for &(rule, text) in &preset.rules {
-        if run.sources.given(rule.id()) {
+        if run.provenance.given(rule_id(rule)) {
             continue;
         }
         set_rule(run, rule, text).map_err(|e| {
@@ -672,9 +665,21 @@ pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<(),
                 rule.flag()
             )
         })?;
-        run.sources.set_by_preset(preset.name, rule.id());
+        run.provenance.set_by_preset(preset.name, rule_id(rule));
     }
     Ok(())
+}
+
+/// clap's id for the flag a preset's rule sets.
+fn rule_id(rule: Rule) -> &'static str {
+    match rule {
+        Rule::RetryOn => id::RETRY_ON,
+        Rule::FatalOn => id::FATAL_ON,
+        Rule::SuccessOn => id::SUCCESS_ON,
+        Rule::RetryIfOutput => id::RETRY_IF_OUTPUT,
+        Rule::StopIfOutput => id::STOP_IF_OUTPUT,
+        Rule::DelayFromOutput => id::DELAY_FROM_OUTPUT,
+    }
 }
 
 fn set_rule(run: &mut RunArgs, rule: Rule, text: &str) -> Result<(), String> {
@@ -815,8 +820,23 @@ mod tests {
                 panic!("{args:?}")
             };
             let all = ["retry"].iter().chain(args);
-            let full = run_args(&mut Cli::command().try_get_matches_from(all).unwrap()).unwrap();
+            let mut matches = Cli::command().try_get_matches_from(all).unwrap();
+            let mut full = run_args(&mut matches, true).unwrap();
+            let mut lean = lean;
+            // The full record also holds the simulation's defaults.
+            let (lean_record, full_record) = (
+                std::mem::take(&mut lean.provenance),
+                std::mem::take(&mut full.provenance),
+            );
             assert_eq!(format!("{lean:?}"), format!("{full:?}"));
+            for id in Cli::command().get_arguments().map(|a| a.get_id().as_str()) {
+                let same = lean_record.typed(id) == full_record.typed(id)
+                    && lean_record.given(id) == full_record.given(id)
+                    && (lean_record.is_default(id) == full_record.is_default(id)
+                        || id::SIMULATE_ONLY.contains(&id)
+                        || id == id::FORMAT);
+                assert!(same, "{args:?}: {id}");
+            }
         }
     }
 

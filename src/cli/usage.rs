@@ -3,10 +3,10 @@
 //!
 //! clap names the flag in an error even when the value came from a
 //! `RETRY_*` variable nobody typed on the command line. Its error does not
-//! say where the value came from, so each argument it names is checked by
-//! parsing again with that argument's variable ignored: if the error goes
-//! away, the variable was the culprit, and the line names it as set:
-//! "`RETRY_BASE=100`: a duration needs a unit…".
+//! say where the value came from, so the line asks the record of where
+//! each value came from (`provenance.rs`, here from a lenient parse of the
+//! refused line) and names a variable as set: "`RETRY_BASE=100`: a
+//! duration needs a unit…".
 //!
 //! Flags of other retry tools (`--retries`, `--delay`) get retry's name for
 //! the same thing instead of clap's nearest spelling (`--timeout`). Debian's
@@ -22,6 +22,8 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use crate::cli::Cli;
 use crate::cli::help::USAGE;
+use crate::cli::id;
+use crate::cli::provenance::Provenance;
 
 /// Bad usage, as documented: nothing has run.
 const BAD_USAGE: u8 = 2;
@@ -29,10 +31,7 @@ const BAD_USAGE: u8 = 2;
 /// Prints the error for `args` (the command line that caused it) and gives
 /// the exit status.
 pub fn exit(error: &clap::Error, args: &[OsString]) -> u8 {
-    if matches!(
-        error.kind(),
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
-    ) {
+    if is_help_or_version(error) {
         if crate::platform::stdout_was_closed() {
             return stdout_closed();
         }
@@ -53,6 +52,14 @@ pub fn exit(error: &clap::Error, args: &[OsString]) -> u8 {
     BAD_USAGE
 }
 
+/// `--help`, `-h` or `--version`: clap's "error" that is a success.
+pub fn is_help_or_version(error: &clap::Error) -> bool {
+    matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    )
+}
+
 /// A mode that only prints, started with stdout closed: 1, as for any
 /// stdout that cannot be written, with one line saying why.
 pub fn stdout_closed() -> u8 {
@@ -70,8 +77,15 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     if let Some(line) = foreign_flag(error, args) {
         return line;
     }
+    // Only clap's own errors name an argument: they need the record.
+    let provenance = match error.get(ContextKind::InvalidArg).is_some()
+        || error.kind() == ErrorKind::InvalidUtf8
+    {
+        true => Provenance::lenient(args),
+        false => Provenance::default(),
+    };
     if error.kind() == ErrorKind::InvalidUtf8 {
-        return invalid_utf8(args);
+        return invalid_utf8(&provenance, args);
     }
     if error.kind() == ErrorKind::MissingRequiredArgument
         && error
@@ -101,7 +115,7 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     if let Some(tip) = tip {
         line.push_str(&format!(" ({tip})"));
     }
-    for (shown, variable) in from_environment(error, args) {
+    for (shown, variable) in from_environment(error, &provenance) {
         let value = std::env::var_os(&variable).unwrap_or_default();
         let set = format!("`{variable}={}`", value.to_string_lossy());
         let invalid = format!("invalid value '{}' for '{shown}'", value.to_string_lossy());
@@ -111,7 +125,7 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
             line.replacen(&format!("'{shown}'"), &set, 1)
         };
     }
-    if let Some(aside) = debian_tries(error, args) {
+    if let Some(aside) = debian_tries(error, &provenance) {
         line.push_str(&aside);
     }
     line.replacen(" [possible values: ", ": expected one of [", 1)
@@ -145,18 +159,15 @@ fn jitter_tip(error: &clap::Error) -> Option<&'static str> {
 /// `-t 5` as Debian's `retry` users type it (five tries): a bare number
 /// typed after `-t` (not `--timeout`, nor from `RETRY_TIMEOUT`). `-t` stays
 /// the timeout; the aside says what counts tries here.
-fn debian_tries(error: &clap::Error, args: &[OsString]) -> Option<String> {
+fn debian_tries(error: &clap::Error, provenance: &Provenance) -> Option<String> {
     let arg = error.get(ContextKind::InvalidArg)?.to_string();
     let value = error.get(ContextKind::InvalidValue)?.to_string();
     let tries = value.trim().parse::<u32>().ok()?;
-    if error.kind() != ErrorKind::ValueValidation || !arg.contains("--timeout") {
-        return None;
-    }
-    // Typed as `-t` when the error changes once `-t` is no longer a flag.
-    let without = Cli::command()
-        .mut_arg("timeout", |a| a.short(None))
-        .try_get_matches_from(args);
-    if same_error(error, without.err().as_ref()) {
+    let timeout = crate::cli::provenance::long(id::TIMEOUT);
+    if error.kind() != ErrorKind::ValueValidation
+        || !arg.contains(&timeout)
+        || !provenance.typed_after_short_t(&value)
+    {
         return None;
     }
     Some(format!(
@@ -228,9 +239,9 @@ fn foreign_flag(error: &clap::Error, args: &[OsString]) -> Option<String> {
 }
 
 /// Which value is not UTF-8, which clap does not say: a `RETRY_*` variable
-/// (the one without which the error goes away), else the first such word
-/// on the command line, with the option it belongs to.
-fn invalid_utf8(args: &[OsString]) -> String {
+/// that set its option, else the first such word on the command line, with
+/// the option it belongs to.
+fn invalid_utf8(provenance: &Provenance, args: &[OsString]) -> String {
     for arg in Cli::command().get_arguments() {
         let (Some(variable), Some(long)) = (arg.get_env(), arg.get_long()) else {
             continue;
@@ -238,10 +249,7 @@ fn invalid_utf8(args: &[OsString]) -> String {
         let Some(value) = std::env::var_os(variable).filter(|v| v.to_str().is_none()) else {
             continue;
         };
-        let without = Cli::command()
-            .mut_arg(arg.get_id().clone(), |a| a.env(None))
-            .try_get_matches_from(args);
-        if !without.is_err_and(|e| e.kind() == ErrorKind::InvalidUtf8) {
+        if provenance.set_by_variable(arg.get_id().as_str()) {
             return format!(
                 "retry: `{}` (--{long}) is not valid UTF-8: '{}'",
                 variable.to_string_lossy(),
@@ -264,7 +272,7 @@ fn invalid_utf8(args: &[OsString]) -> String {
 
 /// (how clap showed the argument, its variable) for each argument in the
 /// error whose value came from its variable.
-fn from_environment(error: &clap::Error, args: &[OsString]) -> Vec<(String, String)> {
+fn from_environment(error: &clap::Error, provenance: &Provenance) -> Vec<(String, String)> {
     let shown: Vec<&str> = [ContextKind::InvalidArg, ContextKind::PriorArg]
         .into_iter()
         .filter_map(|kind| error.get(kind))
@@ -285,30 +293,11 @@ fn from_environment(error: &clap::Error, args: &[OsString]) -> Vec<(String, Stri
         let Some(variable) = arg.get_env() else {
             continue;
         };
-        if std::env::var_os(variable).is_none() {
-            continue;
-        }
-        let id = arg.get_id().clone();
-        let without = Cli::command()
-            .mut_arg(id, |a| a.env(None))
-            .try_get_matches_from(args);
-        if !same_error(error, without.err().as_ref()) {
+        if provenance.set_by_variable(arg.get_id().as_str()) {
             found.push((shown.to_owned(), variable.to_string_lossy().into_owned()));
         }
     }
     found
-}
-
-/// The same complaint: kind, argument and value.
-fn same_error(error: &clap::Error, other: Option<&clap::Error>) -> bool {
-    let key = |e: &clap::Error| {
-        (
-            e.kind(),
-            e.get(ContextKind::InvalidArg).map(ToString::to_string),
-            e.get(ContextKind::InvalidValue).map(ToString::to_string),
-        )
-    };
-    other.is_some_and(|other| key(error) == key(other))
 }
 
 #[cfg(test)]

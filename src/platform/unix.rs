@@ -370,6 +370,14 @@ pub fn stdin_is_terminal() -> bool {
     io::stdin().is_terminal()
 }
 
+/// Why a command could not be started that says nothing about the command:
+/// the process limit (EAGAIN), file descriptors (EMFILE, ENFILE) or memory
+/// (ENOMEM) ran short. They pass, so the attempt is retried (status 125).
+pub fn shortage(error: &io::Error) -> Option<i32> {
+    const SHORTAGES: [i32; 4] = [libc::EAGAIN, libc::EMFILE, libc::ENFILE, libc::ENOMEM];
+    error.raw_os_error().filter(|e| SHORTAGES.contains(e))
+}
+
 /// A descriptor of retry's own stdout, written without std's buffer.
 pub fn dup_stdout() -> io::Result<std::fs::File> {
     use std::os::fd::AsFd;

@@ -53,18 +53,6 @@ impl Rule {
         }
     }
 
-    /// clap's id for the flag.
-    pub fn id(self) -> &'static str {
-        match self {
-            Rule::RetryOn => "retry_on",
-            Rule::FatalOn => "fatal_on",
-            Rule::SuccessOn => "success_on",
-            Rule::RetryIfOutput => "retry_if_output",
-            Rule::StopIfOutput => "stop_if_output",
-            Rule::DelayFromOutput => "delay_from_output",
-        }
-    }
-
     fn from_key(key: &str) -> Option<Rule> {
         Rule::ALL.into_iter().find(|rule| rule.flag() == key)
     }

@@ -669,7 +669,7 @@ mod tests {
         )
         .unwrap()
         {
-            crate::cli::config::Mode::Run(options) => *options,
+            crate::cli::config::Mode::Run(options, _) => *options,
             other => panic!("not a run: {other:?}"),
         }
     }

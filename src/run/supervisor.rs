@@ -152,7 +152,7 @@ impl<'a> Supervisor<'a> {
         let tree = ProcessTree::before_start(self.own_group, self.subreaper);
         let mut child = match command.spawn() {
             Ok(child) => child,
-            Err(error) => match error.raw_os_error().filter(|e| SHORTAGES.contains(e)) {
+            Err(error) => match platform::shortage(&error) {
                 Some(errno) => return Ok(Ended::NotStarted(errno)),
                 None => return Err(spawn_error(command.program(), &error)),
             },
@@ -251,10 +251,6 @@ impl<'a> Supervisor<'a> {
     }
 }
 
-/// Why a command could not be started that says nothing about the command:
-/// the process limit (EAGAIN), file descriptors (EMFILE, ENFILE) or memory
-/// (ENOMEM) ran short. They pass, so the attempt is retried (status 125).
-const SHORTAGES: [i32; 4] = [libc::EAGAIN, libc::EMFILE, libc::ENFILE, libc::ENOMEM];
 
 impl Host for Supervisor<'_> {
     fn now(&self) -> Instant {

@@ -3,11 +3,11 @@
 //! post's (`occ.rs`, version conflicts) and a server that serves one
 //! request at a time (`busy.rs`, capacity); `model` holds what they share
 //! and `queue` their event queue. `sweep` runs every repetition on all
-//! cores, `chart` draws the two charts, `clients` reads `--clients`.
+//! cores, `chart` draws the two charts. The values of its options are read
+//! by `cli/simulation.rs`.
 
 mod busy;
 mod chart;
-mod clients;
 mod model;
 mod occ;
 mod queue;
@@ -18,8 +18,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use clients::{ClientCounts, parse_clients};
-pub use model::{Experiment, Model, ModelName, Net};
+pub use model::{Experiment, Model, Net};
 pub use sweep::{Contender, Progress, Summary};
 
 use crate::report::{Cell, Format, Report};
@@ -73,19 +72,6 @@ pub fn contenders(jitter: Option<Jitter>, backoff: Backoff, posts_backoff: bool)
             });
             all
         }
-    }
-}
-
-/// `--max-work`: a count of requests, or `unlimited`.
-pub fn parse_max_work(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    if text.eq_ignore_ascii_case("unlimited") {
-        return Ok(u64::MAX);
-    }
-    match text.replace('_', "").parse::<u64>() {
-        Ok(0) => Err("0 requests would stop before the first; for no limit use `unlimited`".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err("expected a positive whole number (`100_000_000`) or `unlimited`".into()),
     }
 }
 

@@ -16,16 +16,7 @@ use std::time::Duration;
 
 use crate::strategy::{Backoff, Jitter};
 
-/// `--model`: which experiment `--simulate` runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ModelName {
-    /// The AWS post's: optimistic concurrency on one row (version conflicts)
-    Occ,
-    /// A server that serves one request at a time and rejects the rest at once
-    Busy,
-}
-
-/// The model with its own parameters.
+/// `--model`: the experiment `--simulate` runs, with its own parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Model {
     Occ,

@@ -305,6 +305,26 @@ fn a_log_file_that_cannot_be_opened_is_bad_usage_and_nothing_runs() {
     assert!(!ran.exists(), "the command ran");
 }
 
+/// The command's own words are not retry's options: a `--log-file` after
+/// `--` does not make the variable's path a typed one (issue 22).
+#[test]
+fn a_log_file_from_its_variable_is_named_so_whatever_the_command_says() {
+    let dir = scratch();
+    let ran = dir.path().join("ran");
+    let touch = format!("touch {} # --log-file", ran.display());
+    for command in [&["echo", "--log-file"][..], &["sh", "-c", &touch]] {
+        let args: Vec<&str> = ["--"].iter().chain(command).copied().collect();
+        let out = retry(&args)
+            .env("RETRY_LOG_FILE", "/nonexistent/dir/log")
+            .run();
+        out.code(2).stdout_is("").stderr_is(
+            "retry: cannot open `RETRY_LOG_FILE` (--log-file) '/nonexistent/dir/log': \
+             No such file or directory\n",
+        );
+    }
+    assert!(!ran.exists(), "the command ran");
+}
+
 /// Runs retry to its end, or fails the test after 10 s instead of hanging.
 fn run_bounded(retry: Retry) -> Finished {
     let start = std::time::Instant::now();

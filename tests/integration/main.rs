@@ -8,13 +8,15 @@
 mod chaos;
 // Unix only until they run the test helper (issue 24): these start `sh`,
 // `sleep` and the like, and send signals.
-#[cfg(unix)]
+// The modes that only print, and the example that charts with plotters,
+// are in a default build only (the cargo feature `preview`).
+#[cfg(all(unix, feature = "preview"))]
 mod contention;
 #[cfg(unix)]
 mod logging;
 #[cfg(unix)]
 mod memory;
-#[cfg(unix)]
+#[cfg(all(unix, feature = "preview"))]
 mod modes;
 #[cfg(unix)]
 mod outcomes;

@@ -319,6 +319,9 @@ fn modes_are_not_read_from_the_environment_and_everything_else_is() {
         out.code(0).stdout_is("ran\n");
     }
     // RETRY_SVG is read by --simulate, and a run ignores it.
+    if !cfg!(feature = "preview") {
+        return;
+    }
     let dir = scratch();
     let svg = dir.path().join("charts.svg");
     let out = retry(&["--simulate", "--clients", "2", "--reps", "1", "--seed", "1"])
@@ -822,4 +825,31 @@ fn a_variable_that_is_not_utf8_is_named() {
         .env("RETRY_BASE", &bad)
         .run()
         .code(0);
+}
+
+/// A retry built without `preview` keeps --plan and --simulate in its help
+/// (the same man page and completions for every build) and refuses them
+/// in one line, before any other rule, running nothing.
+#[cfg(not(feature = "preview"))]
+#[test]
+fn a_build_without_the_modes_that_only_print_refuses_them() {
+    for (args, mode) in [
+        (&["--plan"][..], "--plan"),
+        (&["--simulate", "--reps", "1"], "--simulate"),
+        (&["--plan", "--jitter", "all", "--cap", "1ms"], "--plan"),
+    ] {
+        let out = retry(args).run();
+        out.code(2).stdout_is("").stderr_is(&format!(
+            "retry: {mode}: this retry was built without --plan and --simulate \
+             (the cargo feature `preview`)\n"
+        ));
+    }
+    // Their options stay known, and stray without their mode as ever.
+    retry(&["--reps", "1", "true"])
+        .run()
+        .code(2)
+        .stderr_has("`--reps` is only for --simulate");
+    let out = retry(&["--help"]).run();
+    out.code(0);
+    assert!(out.stdout.contains("--simulate"), "{}", out.stdout);
 }

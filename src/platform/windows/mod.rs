@@ -205,6 +205,15 @@ pub fn signal_name(signal: i32) -> Option<&'static str> {
     })
 }
 
+/// Why a command could not be started that says nothing about the command:
+/// handles (ERROR_TOO_MANY_OPEN_FILES), memory (ERROR_NOT_ENOUGH_MEMORY,
+/// ERROR_OUTOFMEMORY) or system resources (ERROR_NO_SYSTEM_RESOURCES) ran
+/// short. They pass, so the attempt is retried (status 125).
+pub fn shortage(error: &io::Error) -> Option<i32> {
+    const SHORTAGES: [i32; 4] = [4, 8, 14, 1450];
+    error.raw_os_error().filter(|e| SHORTAGES.contains(e))
+}
+
 /// A handle of retry's own stdout, written without std's buffer.
 pub fn dup_stdout() -> io::Result<File> {
     Ok(File::from(io::stdout().as_handle().try_clone_to_owned()?))

@@ -18,7 +18,6 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::run::events::{Event, GiveUp};
 use crate::run::name::CommandName;
 use crate::run::pipes;
-use clap::ValueEnum;
 
 mod github;
 mod json;
@@ -27,10 +26,9 @@ mod text;
 #[cfg(test)]
 mod fixtures;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// How the lines are written (`--log-format`, its `auto` resolved by `cli`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
-    /// `github` when GITHUB_ACTIONS=true, else `text`
-    Auto,
     /// One readable line per event
     Text,
     /// One JSON object per line
@@ -128,8 +126,7 @@ fn written(format: LogFormat, event: &Event, context: &Context) -> String {
     match format {
         LogFormat::Json => json::lines(event, context),
         LogFormat::Github => github::line(event, context),
-        // `auto` is resolved by config; text is its fallback anyway.
-        LogFormat::Text | LogFormat::Auto => text::line(event, context),
+        LogFormat::Text => text::line(event, context),
     }
 }
 

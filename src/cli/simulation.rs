@@ -1,4 +1,7 @@
-//! `--clients`: which fleet sizes to simulate.
+//! The values of `--simulate`'s own options that need more than a number
+//! or a duration: `--clients` (which fleet sizes to simulate) and
+//! `--max-work`. Here, not in `simulate/`, because the command defines its
+//! options in every build, one without `--simulate` included.
 
 /// `--clients`: the client counts to simulate, in the order given.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +46,19 @@ pub fn parse_clients(text: &str) -> Result<ClientCounts, String> {
         counts.extend((low..=high).step_by(step as usize));
     }
     Ok(ClientCounts(counts))
+}
+
+/// `--max-work`: a count of requests, or `unlimited`.
+pub fn parse_max_work(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("unlimited") {
+        return Ok(u64::MAX);
+    }
+    match text.replace('_', "").parse::<u64>() {
+        Ok(0) => Err("0 requests would stop before the first; for no limit use `unlimited`".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a positive whole number (`100_000_000`) or `unlimited`".into()),
+    }
 }
 
 #[cfg(test)]

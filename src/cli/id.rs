@@ -1,0 +1,106 @@
+//! clap's ids of the options the code asks about by name (where a value
+//! came from, which mode an option belongs to), written once: a test holds
+//! each to the command's definition, so renaming a field cannot silently
+//! turn a check off. Ids inside `#[arg(...)]` attributes are checked by
+//! clap's own `debug_assert` (`definition_is_consistent`).
+
+pub const BASE: &str = "base";
+pub const CAP: &str = "cap";
+pub const JITTER: &str = "jitter";
+pub const TIMEOUT: &str = "timeout";
+pub const MAX_TIME: &str = "max_time";
+pub const RETRY_ON: &str = "retry_on";
+pub const FATAL_ON: &str = "fatal_on";
+pub const SUCCESS_ON: &str = "success_on";
+pub const RETRY_IF_OUTPUT: &str = "retry_if_output";
+pub const STOP_IF_OUTPUT: &str = "stop_if_output";
+pub const DELAY_FROM_OUTPUT: &str = "delay_from_output";
+pub const LOG_FILE: &str = "log_file";
+pub const BUDGET: &str = "budget";
+pub const BUDGET_TOKENS: &str = "budget_tokens";
+pub const BUDGET_COST: &str = "budget_cost";
+pub const BUDGET_REFILL: &str = "budget_refill";
+pub const BUDGET_STATUS: &str = "budget_status";
+pub const PLAN: &str = "plan";
+pub const SIMULATE: &str = "simulate";
+pub const FORMAT: &str = "format";
+pub const CLIENTS: &str = "clients";
+pub const REPS: &str = "reps";
+pub const NET_DELAY: &str = "net_delay";
+pub const NET_SD: &str = "net_sd";
+pub const SVG: &str = "svg";
+pub const MODEL: &str = "model";
+pub const SERVICE_TIME: &str = "service_time";
+pub const SERVICE_SD: &str = "service_sd";
+pub const MAX_WORK: &str = "max_work";
+
+/// Options that only `--simulate` reads.
+pub const SIMULATE_ONLY: [&str; 9] = [
+    CLIENTS,
+    REPS,
+    NET_DELAY,
+    NET_SD,
+    SVG,
+    MODEL,
+    SERVICE_TIME,
+    SERVICE_SD,
+    MAX_WORK,
+];
+/// Options that only `--simulate --model busy` reads.
+pub const BUSY_ONLY: [&str; 2] = [SERVICE_TIME, SERVICE_SD];
+/// The budget's parameters: meaningless without one.
+pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
+
+/// Every id above but `SIMULATE_ONLY`'s, for the test.
+#[cfg(test)]
+const OTHERS: [&str; 20] = [
+    BASE,
+    CAP,
+    JITTER,
+    TIMEOUT,
+    MAX_TIME,
+    RETRY_ON,
+    FATAL_ON,
+    SUCCESS_ON,
+    RETRY_IF_OUTPUT,
+    STOP_IF_OUTPUT,
+    DELAY_FROM_OUTPUT,
+    LOG_FILE,
+    BUDGET,
+    BUDGET_TOKENS,
+    BUDGET_COST,
+    BUDGET_REFILL,
+    BUDGET_STATUS,
+    PLAN,
+    SIMULATE,
+    FORMAT,
+];
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args, CommandFactory};
+
+    use crate::cli::Cli;
+
+    #[test]
+    fn every_named_id_is_an_option_of_the_command() {
+        let all = || super::OTHERS.into_iter().chain(super::SIMULATE_ONLY);
+        let command = Cli::command();
+        for id in all() {
+            assert!(
+                command.get_arguments().any(|arg| arg.get_id() == id),
+                "`{id}` is no option of retry: was its field renamed?"
+            );
+        }
+        // The lean command (a run's) has every id but the simulation's.
+        let lean = crate::cli::RunArgs::augment_args(clap::Command::new("retry"));
+        for id in all() {
+            let simulation = super::SIMULATE_ONLY.contains(&id) || id == super::FORMAT;
+            assert_eq!(
+                lean.get_arguments().any(|arg| arg.get_id() == id),
+                !simulation,
+                "{id}"
+            );
+        }
+    }
+}
