@@ -370,6 +370,22 @@ pub fn stdin_is_terminal() -> bool {
     io::stdin().is_terminal()
 }
 
+/// A program that copies its stdin to its stdout until the end: `cat`.
+pub fn copier() -> io::Result<crate::platform::spawn::Spawn> {
+    Ok(crate::platform::spawn::Spawn::new("cat"))
+}
+
+/// The exit status for a command's `code` (0..255 on Unix).
+pub fn exit_code(code: i32) -> u8 {
+    u8::try_from(code).unwrap_or(u8::MAX)
+}
+
+/// What retry exits with when a signal stopped it and it cannot die by
+/// it: 128+N, as shells report it.
+pub fn signal_exit_code(signal: i32) -> i32 {
+    128 + signal
+}
+
 /// Why a command could not be started that says nothing about the command:
 /// the process limit (EAGAIN), file descriptors (EMFILE, ENFILE) or memory
 /// (ENOMEM) ran short. They pass, so the attempt is retried (status 125).

@@ -251,7 +251,6 @@ impl<'a> Supervisor<'a> {
     }
 }
 
-
 impl Host for Supervisor<'_> {
     fn now(&self) -> Instant {
         Instant::now()

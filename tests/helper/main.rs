@@ -11,7 +11,8 @@
 //!   exits 1 while it is below N: fails until the Nth call
 //! - `touch FILE`: creates FILE
 //! - `child FILE N STEPS...`: starts itself with the next N words as its
-//!   steps, not waited for, and writes the grandchild's pid to FILE
+//!   steps, not waited for (its stdout and stderr are this one's), and
+//!   writes the grandchild's pid to FILE
 //! - `exit N`: exits with N (any 32-bit code on Windows)
 //!
 //! An unknown step exits 101 with a message: a test asked for what the
@@ -60,8 +61,6 @@ fn main() {
                 let child = std::process::Command::new(exe)
                     .args(rest)
                     .stdin(std::process::Stdio::null())
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::null())
                     .spawn()
                     .unwrap_or_else(|e| fail(&e.to_string()));
                 std::fs::write(&file, child.id().to_string())

@@ -85,6 +85,15 @@ fn the_commands_exit_code_passes_through() {
     let out = run(&["-n", "1"], &["out", "fine", "exit", "0"], b"");
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(out.stdout, b"fine");
+    // 0xC0000005 (an access violation): whole on Windows; Unix keeps its
+    // low byte.
+    let out = run(&["-n", "1"], &["exit", "3221225477"], b"");
+    let whole = if cfg!(windows) {
+        0xC000_0005_u32 as i32
+    } else {
+        5
+    };
+    assert_eq!(out.status.code(), Some(whole), "{out:?}");
 }
 
 #[test]
@@ -166,4 +175,21 @@ fn a_timeout_stops_the_grandchild_too() {
         !Path::new(&survived).exists(),
         "the grandchild outlived the timeout"
     );
+}
+
+#[test]
+fn output_written_after_the_attempt_still_arrives() {
+    // The command ends at once; its child writes 0.3 s later, through a
+    // pipe retry reads (an output condition), after retry has exited.
+    let dir = scratch();
+    let pid = path(&dir, "pid");
+    let out = run(
+        &["-n", "1", "--retry-if-output", "never-printed"],
+        &[
+            "child", &pid, "4", "sleep", "300", "out", "late", "out", "now",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "nowlate");
 }

@@ -169,10 +169,15 @@ pub fn stdout_was_closed() -> bool {
     false
 }
 
-/// The command line, from the wide API (`GetCommandLineW` through std):
+/// The command line, from the wide API (`GetCommandLineW` through std)
+/// (or, in the copy `copier` starts, the copy and nothing else):
 /// the C runtime's `argv` is in the ANSI code page and would mangle
 /// anything outside it.
 pub fn start() -> Vec<OsString> {
+    if std::env::var_os(COPY_STDIN).is_some() {
+        let copied = io::copy(&mut io::stdin().lock(), &mut io::stdout().lock());
+        std::process::exit(i32::from(copied.is_err()))
+    }
     #[allow(clippy::disallowed_methods)] // std reads the wide command line on Windows
     std::env::args_os().collect()
 }
@@ -181,11 +186,7 @@ pub fn start() -> Vec<OsString> {
 /// with `STATUS_CONTROL_C_EXIT`, as a console program that Ctrl-C ends;
 /// anything else (a closed stdout) with 128+N, the documented status.
 pub fn die_by(signal: i32) -> ! {
-    let code = match signal {
-        SIGINT | SIGBREAK | SIGHUP | SIGQUIT | SIGTERM => STATUS_CONTROL_C_EXIT as i32,
-        other => 128 + other,
-    };
-    std::process::exit(code)
+    std::process::exit(signal_exit_code(signal))
 }
 
 pub fn stdin_is_terminal() -> bool {
@@ -203,6 +204,36 @@ pub fn signal_name(signal: i32) -> Option<&'static str> {
         SIGPIPE => "SIGPIPE",
         _ => return None,
     })
+}
+
+/// Set in the environment of the copy of retry that `copier` starts.
+const COPY_STDIN: &str = "__RETRY_COPY_STDIN";
+
+/// A program that copies its stdin to its stdout until the end, byte for
+/// byte: retry itself, told so by a variable (`start`). Windows has no
+/// `cat`, and `findstr`, `more` and `type` change what they copy.
+pub fn copier() -> io::Result<spawn::Spawn> {
+    let mut copy = spawn::Spawn::new(std::env::current_exe()?);
+    copy.env(COPY_STDIN, "1");
+    Ok(copy)
+}
+
+/// The exit status for a command's `code`: Windows codes are 32 bits
+/// (0xC0000005, an access violation), passed on whole. One that does not
+/// fit the caller's byte ends retry here, its output flushed.
+pub fn exit_code(code: i32) -> u8 {
+    u8::try_from(code).unwrap_or_else(|_| {
+        let _ = std::io::Write::flush(&mut io::stdout());
+        std::process::exit(code)
+    })
+}
+
+/// What retry exits with when a console event stopped it (see `die_by`).
+pub fn signal_exit_code(signal: i32) -> i32 {
+    match signal {
+        SIGINT | SIGBREAK | SIGHUP | SIGQUIT | SIGTERM => STATUS_CONTROL_C_EXIT as i32,
+        other => 128 + other,
+    }
 }
 
 /// Why a command could not be started that says nothing about the command:

@@ -4,7 +4,7 @@
 //! still open after its attempt (a background process holds it) to a
 //! `cat` that goes on copying it once retry has exited.
 
-use crate::platform::spawn::{Io, Spawn};
+use crate::platform::spawn::Io;
 use std::fs::File;
 use std::io::{self, PipeReader, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -78,7 +78,7 @@ impl Sink for OwnStdio {
     }
 }
 
-/// Starts `cat` copying the rest of `pipe` to `target`, so that output a
+/// Starts `cat` (on Windows, retry itself: `platform::copier`) copying the rest of `pipe` to `target`, so that output a
 /// background process writes after retry has exited is still written, as
 /// it would be without retry. On failure, `pipe` is still the caller's.
 pub fn hand_off(pipe: &PipeReader, target: Target) -> io::Result<()> {
@@ -88,7 +88,7 @@ pub fn hand_off(pipe: &PipeReader, target: Target) -> io::Result<()> {
     };
     // Through the platform's spawn, as an attempt: every signal back at
     // its default action, so `cat` dies of SIGPIPE as a reader goes away.
-    let mut cat = Spawn::new("cat");
+    let mut cat = crate::platform::copier()?;
     cat.stdin = Io::Fd(pipe.try_clone()?.into());
     cat.stdout = Io::Fd(out.into());
     // Its own complaints (a reader gone) are not the command's output.
