@@ -193,3 +193,46 @@ fn output_written_after_the_attempt_still_arrives() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "nowlate");
 }
+
+/// Ctrl-Break to retry (a console process group of its own) stops the
+/// command's whole tree, and retry exits as a console program that Ctrl-C
+/// or Ctrl-Break ended: STATUS_CONTROL_C_EXIT. wine has no Ctrl-Break
+/// (.ci/windows sends it Ctrl-C from Linux instead): the windows-latest job
+/// of .github/workflows/ci.yml runs this with `--ignored`.
+#[test]
+#[cfg(windows)]
+#[ignore = "needs a real Windows console: .github/workflows/ci.yml runs it"]
+#[allow(unsafe_code)] // GenerateConsoleCtrlEvent
+fn ctrl_break_stops_the_tree_and_exits_0xc000013a() {
+    use std::os::windows::process::CommandExt;
+    use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, GenerateConsoleCtrlEvent};
+    use windows_sys::Win32::System::Threading::CREATE_NEW_PROCESS_GROUP;
+    let dir = scratch();
+    let pid = path(&dir, "pid");
+    let survived = path(&dir, "survived");
+    let mut retry = Command::new(env!("CARGO_BIN_EXE_retry"))
+        .args(["-n", "1", "--kill-after", "200ms", "--"])
+        .arg(helper())
+        .args(["child", &pid, "4", "sleep", "3000", "touch", &survived])
+        .args(["sleep", "20000"])
+        .stdin(Stdio::null())
+        .creation_flags(CREATE_NEW_PROCESS_GROUP)
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !Path::new(&pid).exists() {
+        assert!(start.elapsed() < Duration::from_secs(20), "no grandchild");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let sent = Instant::now();
+    // SAFETY: no memory involved; retry leads the group it names.
+    let ok = unsafe { GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, retry.id()) };
+    assert_ne!(ok, 0, "{}", std::io::Error::last_os_error());
+    let status = retry.wait().unwrap();
+    assert_eq!(status.code(), Some(0xC000_013A_u32 as i32));
+    std::thread::sleep(Duration::from_millis(3500).saturating_sub(sent.elapsed()));
+    assert!(
+        !Path::new(&survived).exists(),
+        "the grandchild outlived Ctrl-Break"
+    );
+}
