@@ -129,6 +129,10 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         params: budget_params,
         size_given: cli.provenance.given(id::BUDGET_TOKENS)
             || cli.provenance.given(id::BUDGET_REFILL),
+        store: cli.budget_store.clone().unwrap_or_default(),
+        timeout: cli
+            .budget_timeout
+            .unwrap_or(run::budget::store::DEFAULT_TIMEOUT),
     };
     if let Some(name) = &cli.budget_status {
         return Ok(Mode::BudgetStatus(settings(name.clone())));

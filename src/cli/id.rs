@@ -20,6 +20,8 @@ pub const BUDGET: &str = "budget";
 pub const BUDGET_TOKENS: &str = "budget_tokens";
 pub const BUDGET_COST: &str = "budget_cost";
 pub const BUDGET_REFILL: &str = "budget_refill";
+pub const BUDGET_STORE: &str = "budget_store";
+pub const BUDGET_TIMEOUT: &str = "budget_timeout";
 pub const BUDGET_STATUS: &str = "budget_status";
 pub const PLAN: &str = "plan";
 pub const SIMULATE: &str = "simulate";
@@ -49,11 +51,17 @@ pub const SIMULATE_ONLY: [&str; 9] = [
 /// Options that only `--simulate --model busy` reads.
 pub const BUSY_ONLY: [&str; 2] = [SERVICE_TIME, SERVICE_SD];
 /// The budget's parameters: meaningless without one.
-pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
+pub const BUDGET_ONLY: [&str; 5] = [
+    BUDGET_TOKENS,
+    BUDGET_COST,
+    BUDGET_REFILL,
+    BUDGET_STORE,
+    BUDGET_TIMEOUT,
+];
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 20] = [
+const OTHERS: [&str; 22] = [
     BASE,
     CAP,
     JITTER,
@@ -70,6 +78,8 @@ const OTHERS: [&str; 20] = [
     BUDGET_TOKENS,
     BUDGET_COST,
     BUDGET_REFILL,
+    BUDGET_STORE,
+    BUDGET_TIMEOUT,
     BUDGET_STATUS,
     PLAN,
     SIMULATE,

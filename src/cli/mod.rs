@@ -269,6 +269,24 @@ pub struct RunArgs {
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_refill: f64,
 
+    /// Where the budget lives: `host` (this host's file), or a Redis server
+    /// that a whole fleet shares: redis://[user:password@]host[:port][/db]
+    /// or unix:///path/to/redis.sock (set the password through the variable,
+    /// not the flag: a command line is visible to every user). A store that
+    /// fails lets the run go on without the budget, with one warning
+    #[arg(long, env = "RETRY_BUDGET_STORE", value_name = "URL",
+          value_parser = crate::run::budget::store::parse, hide_env_values = true,
+          value_hint = ValueHint::Url, help_heading = BUDGET, hide_short_help = true)]
+    pub budget_store: Option<crate::run::budget::Store>,
+
+    /// The most a Redis store's connection and each answer may take before
+    /// the run goes on without the budget (250ms if not given)
+    // No clap default: a run without a Redis store parses nothing for it.
+    #[arg(long, env = "RETRY_BUDGET_TIMEOUT", value_name = "DURATION",
+          value_parser = parse_duration, value_hint = ValueHint::Other,
+          help_heading = BUDGET, hide_short_help = true)]
+    pub budget_timeout: Option<Duration>,
+
     /// Judge failures as one program reports them (retry --presets shows the rules)
     ///
     /// Its transient exit codes are retried, its permanent ones fatal, its

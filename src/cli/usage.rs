@@ -128,7 +128,12 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     if let Some(aside) = debian_tries(error, &provenance) {
         line.push_str(&aside);
     }
-    line.replacen(" [possible values: ", ": expected one of [", 1)
+    // A `--budget-store` URL is quoted without its password.
+    crate::run::budget::store::redact(&line.replacen(
+        " [possible values: ",
+        ": expected one of [",
+        1,
+    ))
 }
 
 /// What a `--jitter` word that names no strategy meant, where clap's

@@ -105,13 +105,10 @@ impl Spawn {
     /// Starts the command. Errors are the exec's own (ENOENT, EACCES, …),
     /// reported before this returns.
     pub fn spawn(&self) -> io::Result<Child> {
-        let path = std::env::var_os("PATH");
-        with_shell_fallback(
-            &self.program,
-            &self.args,
-            path.as_deref(),
-            |program, args| self.start(program, args),
-        )
+        let path = || std::env::var_os("PATH");
+        with_shell_fallback(&self.program, &self.args, path, |program, args| {
+            self.start(program, args)
+        })
     }
 
     fn start(&self, program: &OsStr, args: &[OsString]) -> io::Result<Child> {
@@ -180,16 +177,17 @@ impl Spawn {
 /// Starts `program` with `start`, and if the kernel will not run it
 /// (ENOEXEC: no `#!` line, no known binary format) starts it again as POSIX
 /// `execvp` specifies: `/bin/sh FILE ARGS...`, FILE the program as found
-/// on `path` (retry's own `PATH`, which `posix_spawnp` searched too).
+/// on `path` (retry's own `PATH`, which `posix_spawnp` searched too; read
+/// only then, so a start that works costs nothing more).
 fn with_shell_fallback(
     program: &OsStr,
     args: &[OsString],
-    path: Option<&OsStr>,
+    path: impl FnOnce() -> Option<OsString>,
     mut start: impl FnMut(&OsStr, &[OsString]) -> io::Result<Child>,
 ) -> io::Result<Child> {
     match start(program, args) {
         Err(error) if error.raw_os_error() == Some(libc::ENOEXEC) => {
-            let Some(file) = find_program(program, path) else {
+            let Some(file) = find_program(program, path().as_deref()) else {
                 return Err(error);
             };
             let shell_args: Vec<OsString> = std::iter::once(file.into_os_string())
@@ -468,10 +466,15 @@ mod tests {
         let path = std::env::join_paths(["/nonexistent-dir".as_ref(), dir.path()]).unwrap();
         let mut starts = Vec::new();
         let args = [OsString::from("a"), OsString::from("b")];
-        let error = with_shell_fallback("plain".as_ref(), &args, Some(&path), |program, args| {
-            starts.push((program.to_owned(), args.to_vec()));
-            Err::<Child, _>(io::Error::from_raw_os_error(libc::ENOEXEC))
-        })
+        let error = with_shell_fallback(
+            "plain".as_ref(),
+            &args,
+            || Some(path.clone()),
+            |program, args| {
+                starts.push((program.to_owned(), args.to_vec()));
+                Err::<Child, _>(io::Error::from_raw_os_error(libc::ENOEXEC))
+            },
+        )
         .unwrap_err();
         assert_eq!(error.raw_os_error(), Some(libc::ENOEXEC));
         let shell_args = vec![script.into_os_string(), "a".into(), "b".into()];
@@ -484,10 +487,15 @@ mod tests {
         );
         // Any other error is the start's own, with no second try.
         let mut tries = 0;
-        let error = with_shell_fallback("plain".as_ref(), &[], Some(&path), |_, _| {
-            tries += 1;
-            Err::<Child, _>(io::Error::from_raw_os_error(libc::EACCES))
-        })
+        let error = with_shell_fallback(
+            "plain".as_ref(),
+            &[],
+            || Some(path.clone()),
+            |_, _| {
+                tries += 1;
+                Err::<Child, _>(io::Error::from_raw_os_error(libc::EACCES))
+            },
+        )
         .unwrap_err();
         assert_eq!((error.raw_os_error(), tries), (Some(libc::EACCES), 1));
     }

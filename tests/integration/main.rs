@@ -12,6 +12,8 @@ mod chaos;
 // are in a default build only (the cargo feature `preview`).
 #[cfg(all(unix, feature = "preview"))]
 mod contention;
+#[cfg(all(unix, feature = "redis"))]
+mod fleet;
 #[cfg(unix)]
 mod logging;
 #[cfg(unix)]

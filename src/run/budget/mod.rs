@@ -22,18 +22,22 @@
 //! `/tmp/retry-UID` first.
 
 pub mod bucket;
+#[cfg(feature = "redis")]
+pub mod fleet;
 mod lock;
 mod record;
 mod status;
+pub mod store;
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 pub use bucket::{Bucket, Params, Size};
 pub use status::print_status;
+pub use store::Store;
 
 use lock::{LOCK_WAIT, Lock};
 use record::{RECORD_LEN, Record, decode, encode};
@@ -49,6 +53,10 @@ pub struct Settings {
     /// not left at its default: a bucket of another size is then worth a
     /// warning.
     pub size_given: bool,
+    /// `--budget-store`: this host's file, or a Redis server.
+    pub store: Store,
+    /// `--budget-timeout`: the most a store's connection and answer take.
+    pub timeout: Duration,
 }
 
 /// The longest a budget name may be.
@@ -126,6 +134,10 @@ impl Withdrawal {
 pub enum Lazy {
     Unopened(Settings),
     Open(Budget),
+    /// In Redis (`--budget-store`): after its first failure the run goes
+    /// on without it (said once), rather than wait on it at each retry.
+    #[cfg(feature = "redis")]
+    Fleet(Box<fleet::Fleet>),
     /// It could not be used safely: the run goes on without it (said once).
     Skipped,
 }
@@ -136,8 +148,8 @@ impl Lazy {
     /// ahead, with one warning.
     pub fn withdraw(&mut self, tokens: u32) -> Withdrawal {
         if let Lazy::Unopened(settings) = self {
-            match Budget::open(settings) {
-                Ok(budget) => *self = Lazy::Open(budget),
+            match Lazy::open(settings) {
+                Ok(budget) => *self = budget,
                 Err(message) => {
                     *self = Lazy::Skipped;
                     return Withdrawal {
@@ -149,6 +161,14 @@ impl Lazy {
         }
         match self {
             Lazy::Open(budget) => budget.withdraw(tokens),
+            #[cfg(feature = "redis")]
+            Lazy::Fleet(fleet) => fleet.withdraw(tokens).unwrap_or_else(|warning| {
+                *self = Lazy::Skipped;
+                Withdrawal {
+                    granted: true,
+                    warning: Some(warning),
+                }
+            }),
             _ => Withdrawal::GRANTED,
         }
     }
@@ -157,7 +177,28 @@ impl Lazy {
     pub fn deposit(&mut self, tokens: u32) -> Option<String> {
         match self {
             Lazy::Open(budget) => budget.deposit(tokens),
+            #[cfg(feature = "redis")]
+            Lazy::Fleet(fleet) => fleet.deposit(tokens).unwrap_or_else(|warning| {
+                *self = Lazy::Skipped;
+                Some(warning)
+            }),
             _ => None,
+        }
+    }
+
+    /// The budget in its store: the error is the warning to log.
+    fn open(settings: &Settings) -> Result<Lazy, String> {
+        match &settings.store {
+            Store::Host => Budget::open(settings).map(Lazy::Open),
+            #[cfg(feature = "redis")]
+            Store::Redis(remote) => fleet::Fleet::connect(settings, remote)
+                .map(|fleet| Lazy::Fleet(Box::new(fleet)))
+                .map_err(|e| fleet::failed(&settings.name, remote, &e)),
+            #[cfg(not(feature = "redis"))]
+            Store::Redis(_) => Err(format!(
+                "--budget {}: this retry was built without Redis; running without the budget",
+                settings.name
+            )),
         }
     }
 }
@@ -306,11 +347,7 @@ impl Budget {
             return None;
         }
         self.size_warned = true;
-        Some(format!(
-            "--budget {}: the bucket holds {} tokens refilled at {}/s, not the {} at {}/s given; \
-             the size of the process that finds it new or full again holds until it is full again",
-            self.name, params.tokens, params.refill, self.params.tokens, self.params.refill
-        ))
+        Some(size_differs(&self.name, params.size(), &self.params))
     }
 
     /// Reads the record, the lock held: the bucket if it is a valid one,
@@ -364,6 +401,17 @@ impl Budget {
     }
 }
 
+/// The rule of both stores when sizes differ: the process that finds the
+/// bucket new, or full again, sizes it; the size holds until it is full
+/// again (until then, a process of another size is told so, once).
+fn size_differs(name: &str, stored: Size, given: &Params) -> String {
+    format!(
+        "--budget {name}: the bucket holds {} tokens refilled at {}/s, not the {} at {}/s given; \
+         the size of the process that finds it new or full again holds until it is full again",
+        stored.tokens, stored.refill, given.tokens, given.refill
+    )
+}
+
 fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -380,12 +428,15 @@ mod tests {
         cost: 5,
         refill: 0.0,
     };
+    const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
 
     fn settings(name: &str) -> Settings {
         Settings {
             name: name.into(),
             params: P,
             size_given: true,
+            store: Store::Host,
+            timeout: DEFAULT_TIMEOUT,
         }
     }
 
@@ -436,6 +487,8 @@ mod tests {
             name: "ci".into(),
             params: Params { tokens, ..P },
             size_given: given,
+            store: Store::Host,
+            timeout: DEFAULT_TIMEOUT,
         };
         let open = |settings: &Settings| {
             Budget::open_in(tmp.path(), settings, true)
@@ -582,6 +635,8 @@ mod tests {
                     refill: 0.0,
                 },
                 size_given: false,
+                store: Store::Host,
+                timeout: DEFAULT_TIMEOUT,
             },
             true,
         )

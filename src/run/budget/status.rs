@@ -1,12 +1,12 @@
 //! `--budget-status NAME`: what a budget holds now, read without writing.
 
 use std::io;
-use std::path::Path;
 
-use super::{Bucket, Budget, Params, Settings, bucket, default_dir};
+use super::{Bucket, Budget, Params, Settings, Store, bucket, default_dir};
 
-/// What `--budget-status` prints.
-fn describe(name: &str, params: &Params, bucket: Option<Bucket>, path: &Path) -> String {
+/// What `--budget-status` prints; `place` is where the state is (a file, a
+/// store's key).
+fn describe(name: &str, params: &Params, bucket: Option<Bucket>, place: &str) -> String {
     let milli = bucket.map_or(params.capacity(), |b| b.milli);
     let tokens = milli as f64 / bucket::MILLI as f64;
     let retries = milli / (u64::from(params.cost) * bucket::MILLI);
@@ -22,8 +22,8 @@ fn describe(name: &str, params: &Params, bucket: Option<Bucket>, path: &Path) ->
         "refills only on success".to_owned()
     };
     let state = match bucket {
-        Some(_) => path.display().to_string(),
-        None => format!("{} (not used yet)", path.display()),
+        Some(_) => place.to_owned(),
+        None => format!("{place} (not used yet)"),
     };
     format!(
         "budget {name}: {tokens:.1} of {} tokens, {retries} retries at {} each ({} after a timeout); {refill}\n\
@@ -40,21 +40,12 @@ fn describe(name: &str, params: &Params, bucket: Option<Bucket>, path: &Path) ->
 /// budget) or if stdout is closed.
 pub fn print_status(settings: &Settings) -> u8 {
     use std::io::Write;
-    let report = match Budget::peek(settings) {
-        Ok(None) => Ok(describe(
-            &settings.name,
-            &settings.params,
-            None,
-            &default_dir().join(&settings.name),
-        )),
-        Ok(Some(budget)) => budget.current().map(|updated| {
-            if let Some(reset) = updated.reset {
-                let _ = writeln!(io::stderr(), "retry: warning: {reset}");
-            }
-            let (bucket, params) = updated.value;
-            describe(&settings.name, &params, Some(bucket), &budget.path)
-        }),
-        Err(e) => Err(e),
+    let report = match &settings.store {
+        Store::Host => host_status(settings),
+        #[cfg(feature = "redis")]
+        Store::Redis(remote) => fleet_status(settings, remote),
+        #[cfg(not(feature = "redis"))]
+        Store::Redis(_) => Err("this retry was built without Redis".to_owned()),
     };
     match report {
         Ok(text) => u8::from(io::stdout().write_all(text.as_bytes()).is_err()),
@@ -67,6 +58,54 @@ pub fn print_status(settings: &Settings) -> u8 {
             1
         }
     }
+}
+
+fn host_status(settings: &Settings) -> Result<String, String> {
+    use std::io::Write;
+    match Budget::peek(settings) {
+        Ok(None) => Ok(describe(
+            &settings.name,
+            &settings.params,
+            None,
+            &default_dir().join(&settings.name).display().to_string(),
+        )),
+        Ok(Some(budget)) => budget.current().map(|updated| {
+            if let Some(reset) = updated.reset {
+                let _ = writeln!(io::stderr(), "retry: warning: {reset}");
+            }
+            let (bucket, params) = updated.value;
+            describe(
+                &settings.name,
+                &params,
+                Some(bucket),
+                &budget.path.display().to_string(),
+            )
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// The bucket in Redis, as the script sees it on the server's clock; the
+/// store is named without its password.
+#[cfg(feature = "redis")]
+fn fleet_status(settings: &Settings, remote: &super::store::Remote) -> Result<String, String> {
+    let mut fleet = super::fleet::Fleet::connect(settings, remote)
+        .map_err(|e| format!("the store {remote} failed: {e}"))?;
+    let reply = fleet
+        .look()
+        .map_err(|e| format!("the store {remote} failed: {e}"))?;
+    let params = settings.params.sized(reply.size);
+    let bucket = Bucket {
+        milli: reply.milli,
+        at_ns: 0,
+    };
+    let absent = if reply.found {
+        ""
+    } else {
+        " (no key: new or full)"
+    };
+    let place = format!("{} in {remote}{absent}", fleet.key());
+    Ok(describe(&settings.name, &params, Some(bucket), &place))
 }
 
 #[cfg(test)]
@@ -86,13 +125,13 @@ mod tests {
             milli: 7_500,
             at_ns: 0,
         };
-        let text = describe("ci", &p, Some(bucket), Path::new("/r/ci"));
+        let text = describe("ci", &p, Some(bucket), "/r/ci");
         assert_eq!(
             text,
             "budget ci: 7.5 of 20 tokens, 1 retries at 5 each (10 after a timeout); full again in 7 s if idle\n\
              refill: 2 tokens/s; state: /r/ci\n"
         );
-        let text = describe("ci", &P, None, Path::new("/r/ci"));
+        let text = describe("ci", &P, None, "/r/ci");
         assert!(
             text.starts_with("budget ci: 20.0 of 20 tokens, 4 retries")
                 && text.contains("; full\n"),
