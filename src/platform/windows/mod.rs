@@ -150,6 +150,15 @@ pub fn send(pid: i32, signal: i32, group: bool) {
     }
 }
 
+/// Ends the job of every command still running: the console is closing,
+/// the user logging off or the system shutting down.
+fn stop_all() {
+    for entry in started().iter().filter(|s| !s.ended) {
+        // SAFETY: a live job handle.
+        unsafe { TerminateJobObject(entry.job.as_raw_handle(), TERMINATED) };
+    }
+}
+
 /// Ends what is left of the job of `leader` and forgets it.
 fn stop_job(leader: i32) {
     let mut list = started();

@@ -34,8 +34,8 @@ static RECEIVED: AtomicUsize = AtomicUsize::new(0);
 static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 /// How long the handler holds a closing console open: Windows ends the
-/// process when the handler returns (and after 5 s regardless), and retry
-/// needs the time to stop the command's tree.
+/// process when the handler returns (and after 5 s regardless); retry
+/// reports and exits meanwhile.
 const CLOSE_GRACE: Duration = Duration::from_secs(10);
 
 unsafe extern "system" fn on_console_event(event: u32) -> BOOL {
@@ -54,7 +54,10 @@ unsafe extern "system" fn on_console_event(event: u32) -> BOOL {
         unsafe { SetEvent(event) };
     }
     if signal == SIGHUP {
-        // retry exits (die_by) while this thread waits.
+        // No time for a gentle stop: Windows ends retry within 5 s, and a
+        // tree it left would run on. retry exits (die_by) while this
+        // thread waits.
+        super::stop_all();
         std::thread::sleep(CLOSE_GRACE);
     }
     1
