@@ -265,3 +265,41 @@ fn the_log_file_and_the_budget_state_are_written() {
     let state = dir.path().join("retry").join("portable");
     assert!(state.is_file(), "no budget state at {}", state.display());
 }
+
+#[test]
+fn output_conditions_and_the_servers_hint_read_the_pipes() {
+    // A success whose output says "busy" is retried; the line's hint
+    // (250ms) is the least sleep; CR LF line ends are lines too.
+    let start = Instant::now();
+    let out = run(
+        &["-n", "2", "--base", "1ms", "--retry-if-output", "^busy$"],
+        &[
+            "out",
+            "busy\r\n",
+            "err",
+            "Retry-After: 250ms\r\n",
+            "exit",
+            "0",
+        ],
+        b"",
+    );
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    assert!(log.contains("giving up after 2 attempts"), "{log}");
+    let hinted = run(
+        &[
+            "-n",
+            "2",
+            "--base",
+            "1ms",
+            "--delay-from-output",
+            "Retry-After: (\\S+)",
+        ],
+        &["err", "Retry-After: 250ms\r\n", "exit", "3"],
+        b"",
+    );
+    let log = String::from_utf8_lossy(&hinted.stderr).into_owned();
+    assert_eq!(hinted.status.code(), Some(3), "{log}");
+    assert!(log.contains("sleep: 250 ms"), "{log}");
+    assert!(start.elapsed() >= Duration::from_millis(250));
+}
