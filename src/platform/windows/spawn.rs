@@ -229,3 +229,44 @@ fn std_stdio(io: &Io) -> io::Result<std::process::Stdio> {
         Io::Fd(handle) => Stdio::from(handle.try_clone()?),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::{Waited, reap, shell};
+    use std::io::Read;
+
+    /// Runs `spawn` to its end: its stdout and exit code.
+    fn output(spawn: &mut Spawn) -> (String, i32) {
+        spawn.stdout = Io::Pipe;
+        spawn.stdin = Io::Null;
+        let child = spawn.spawn().unwrap();
+        let mut text = String::new();
+        child.stdout.unwrap().read_to_string(&mut text).unwrap();
+        loop {
+            match reap(child.pid) {
+                Waited::Exited(code) => return (text, code),
+                _ => std::thread::sleep(std::time::Duration::from_millis(5)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_script_reaches_cmd_as_written() {
+        // Quotes, `&` and `%`: the C runtime's quoting would escape the
+        // quotes, and cmd would print them escaped.
+        let (program, args) = shell(r#"echo "a b"&& echo %RETRY_TEST_WORD%& exit 3"#.into());
+        let mut spawn = Spawn::new(program);
+        spawn.args(args).env("RETRY_TEST_WORD", "word");
+        assert_eq!(output(&mut spawn), ("\"a b\"\r\nword\r\n".to_owned(), 3));
+    }
+
+    #[test]
+    fn exit_codes_are_whole() {
+        // cmd reads a signed number: -1073741819 is 0xC0000005.
+        let (program, args) = shell("exit -1073741819".into());
+        let mut spawn = Spawn::new(program);
+        spawn.args(args);
+        assert_eq!(output(&mut spawn).1, 0xC000_0005_u32 as i32);
+    }
+}
