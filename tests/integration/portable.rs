@@ -48,7 +48,7 @@ fn helper() -> PathBuf {
 /// retry with `args`, then `--` and the helper with `steps`, its stdin
 /// `input`; RETRY_* variables of the caller's are not passed on.
 fn run(args: &[&str], steps: &[&str], input: &[u8]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_retry"));
+    let mut command = Command::new(bin());
     command.args(args).arg("--").arg(helper()).args(steps);
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("RETRY_") {
@@ -68,6 +68,12 @@ fn run(args: &[&str], steps: &[&str], input: &[u8]) -> Output {
     let output = child.wait_with_output().unwrap();
     feeder.join().unwrap();
     output
+}
+
+/// The retry under test: `RETRY_BIN_UNDER_TEST` names another build, as
+/// for the rest of the suite (`harness::bin`: the aarch64 build under qemu).
+fn bin() -> String {
+    std::env::var("RETRY_BIN_UNDER_TEST").unwrap_or_else(|_| env!("CARGO_BIN_EXE_retry").to_owned())
 }
 
 fn scratch() -> tempfile::TempDir {
@@ -139,7 +145,7 @@ fn replayed_stdin_and_held_stdout_are_byte_exact() {
 #[test]
 fn a_shell_script_runs_through_the_platforms_shell() {
     // `exit 5` means the same to `sh -c` and to `cmd /d /s /c`.
-    let mut command = Command::new(env!("CARGO_BIN_EXE_retry"));
+    let mut command = Command::new(bin());
     let out = command
         .args(["-n", "1", "-s", "--", "exit 5"])
         .stdin(Stdio::null())
@@ -214,7 +220,7 @@ fn ctrl_break_stops_the_tree_and_exits_0xc000013a() {
     let dir = scratch();
     let pid = path(&dir, "pid");
     let survived = path(&dir, "survived");
-    let mut retry = Command::new(env!("CARGO_BIN_EXE_retry"))
+    let mut retry = Command::new(bin())
         .args(["-n", "1", "--kill-after", "200ms", "--"])
         .arg(helper())
         .args(["child", &pid, "4", "sleep", "3000", "touch", &survived])
@@ -248,7 +254,7 @@ fn the_log_file_and_the_budget_state_are_written() {
     let counter = path(&dir, "count");
     // The budget's per-user directory: $XDG_RUNTIME_DIR/retry, and on
     // Windows %LOCALAPPDATA%\retry.
-    let mut command = Command::new(env!("CARGO_BIN_EXE_retry"));
+    let mut command = Command::new(bin());
     let out = command
         .args(["-n", "3", "--base", "1ms", "--log-file", &log])
         .args(["--budget", "portable", "--"])
