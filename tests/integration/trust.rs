@@ -129,7 +129,7 @@ fn every_terminating_signal_stops_the_command_and_kills_retry_by_it() {
 /// times out; returns the descendant's pid. Its parent dies at the
 /// timeout, so only a subreaper can still find it. (A `setsid` binary:
 /// util-linux's, so Linux only.)
-#[cfg(any(target_os = "linux", feature = "portable"))]
+#[cfg(target_os = "linux")]
 fn time_out_with_an_escaped_descendant(dir: &std::path::Path) -> String {
     let pids = dir.join("pids");
     let script = format!(
@@ -164,7 +164,7 @@ fn descendants_that_left_the_group_are_stopped_at_a_timeout() {
 /// subreaper: an escaped descendant outlives the attempt, as
 /// docs/behaviour.md says. This pins that documented limit, then cleans up after it.
 #[test]
-#[cfg(feature = "portable")]
+#[cfg(all(target_os = "linux", feature = "portable"))] // `setsid`, util-linux's
 fn without_a_subreaper_an_escaped_descendant_outlives_the_attempt() {
     let dir = scratch();
     let pid: i32 = time_out_with_an_escaped_descendant(dir.path())
