@@ -309,3 +309,32 @@ fn output_conditions_and_the_servers_hint_read_the_pipes() {
     assert!(log.contains("sleep: 250 ms"), "{log}");
     assert!(start.elapsed() >= Duration::from_millis(250));
 }
+
+#[test]
+fn the_on_retry_hook_runs_through_the_platforms_shell() {
+    // `echo` means the same to sh and cmd; the hook's output goes to stderr.
+    let dir = scratch();
+    let counter = path(&dir, "count");
+    let out = run(
+        &[
+            "-n",
+            "3",
+            "--base",
+            "1ms",
+            "--on-retry",
+            "echo hooked %RETRY_EXIT_CODE%$RETRY_EXIT_CODE",
+        ],
+        &["count", &counter, "2", "exit", "0"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let log = String::from_utf8_lossy(&out.stderr);
+    // sh leaves `%RETRY_EXIT_CODE%` as it is, cmd leaves `$RETRY_EXIT_CODE`.
+    let expected = if cfg!(windows) {
+        "hooked 1$RETRY_EXIT_CODE"
+    } else {
+        "hooked %RETRY_EXIT_CODE%1"
+    };
+    assert!(log.contains(expected), "{log}");
+}
