@@ -338,3 +338,32 @@ fn the_on_retry_hook_runs_through_the_platforms_shell() {
     };
     assert!(log.contains(expected), "{log}");
 }
+
+#[test]
+fn a_missing_command_is_127_and_never_retried() {
+    let out = Command::new(bin())
+        .args(["-n", "3", "--", "retry-no-such-program-here"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127), "{out:?}");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("command not found"), "{log}");
+}
+
+#[test]
+fn max_time_stops_a_running_attempt_and_a_failed_run_prints_nothing_held() {
+    let start = Instant::now();
+    let out = run(
+        &["-n", "5", "--max-time", "300ms", "--stdout-once"],
+        &["out", "partial", "sleep", "10000", "exit", "0"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(124), "{out:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(out.stdout.is_empty(), "{out:?}");
+}
