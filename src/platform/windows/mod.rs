@@ -224,6 +224,7 @@ const COPY_STDIN: &str = "__RETRY_COPY_STDIN";
 pub fn copier() -> io::Result<spawn::Spawn> {
     let mut copy = spawn::Spawn::new(std::env::current_exe()?);
     copy.env(COPY_STDIN, "1");
+    copy.detached = true;
     Ok(copy)
 }
 

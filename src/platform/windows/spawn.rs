@@ -49,6 +49,9 @@ pub struct Spawn {
     pub stderr: Io,
     /// Lead a console process group of its own (else stay in retry's).
     pub own_group: bool,
+    /// Never waited for (`platform::copier`): not kept, so no wait of
+    /// retry's wakes for its end.
+    pub(super) detached: bool,
 }
 
 /// A started command: its pid and retry's ends of the pipes asked for.
@@ -70,6 +73,7 @@ impl Spawn {
             stdout: Io::Inherit,
             stderr: Io::Inherit,
             own_group: false,
+            detached: false,
         }
     }
 
@@ -156,7 +160,9 @@ impl Spawn {
             stdout: child.stdout.take().map(|p| OwnedHandle::from(p).into()),
             stderr: child.stderr.take().map(|p| OwnedHandle::from(p).into()),
         };
-        super::keep(pid as i32, child, job, self.own_group);
+        if !self.detached {
+            super::keep(pid as i32, child, job, self.own_group);
+        }
         Ok(started)
     }
 }
