@@ -31,14 +31,17 @@ fn helper() -> PathBuf {
             let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
             if modified(&path) < modified(&source) {
                 std::fs::create_dir_all(&dir).unwrap();
+                // Built aside and renamed: another test run may be using it.
+                let fresh = dir.join(format!("retry-test-helper.{}", std::process::id()));
                 let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
                 let status = Command::new(rustc)
                     .args(["--edition", "2024", "-O", "-o"])
-                    .arg(&path)
+                    .arg(&fresh)
                     .arg(&source)
                     .status()
                     .expect("rustc, to build the test helper");
                 assert!(status.success(), "cannot build retry-test-helper");
+                std::fs::rename(&fresh, &path).unwrap();
             }
             path
         })
