@@ -394,6 +394,12 @@ pub fn shortage(error: &io::Error) -> Option<i32> {
     error.raw_os_error().filter(|e| SHORTAGES.contains(e))
 }
 
+/// Whether a terminal on stderr takes ANSI escapes (`\x1b[K`): every
+/// Unix terminal does.
+pub fn stderr_takes_escapes() -> bool {
+    true
+}
+
 /// A descriptor of retry's own stdout, written without std's buffer.
 pub fn dup_stdout() -> io::Result<std::fs::File> {
     use std::os::fd::AsFd;

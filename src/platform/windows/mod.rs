@@ -255,6 +255,24 @@ pub fn shortage(error: &io::Error) -> Option<i32> {
     error.raw_os_error().filter(|e| SHORTAGES.contains(e))
 }
 
+/// Whether the console on stderr takes ANSI escapes (`\x1b[K`): asks it
+/// to (`ENABLE_VIRTUAL_TERMINAL_PROCESSING`, Windows 10 and later); an
+/// older console that refuses would show them as text.
+pub fn stderr_takes_escapes() -> bool {
+    use windows_sys::Win32::System::Console::{
+        ENABLE_VIRTUAL_TERMINAL_PROCESSING, GetConsoleMode, SetConsoleMode,
+    };
+    let console = io::stderr().as_raw_handle();
+    let mut mode = 0;
+    // SAFETY: a handle of this process's stderr, and one u32 written.
+    if unsafe { GetConsoleMode(console, &mut mode) } == 0 {
+        return false;
+    }
+    mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING != 0
+        // SAFETY: as above; only the console's mode changes.
+        || unsafe { SetConsoleMode(console, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING) } != 0
+}
+
 /// A handle of retry's own stdout, written without std's buffer.
 pub fn dup_stdout() -> io::Result<File> {
     Ok(File::from(io::stdout().as_handle().try_clone_to_owned()?))
