@@ -192,26 +192,43 @@ fn a_timeout_stops_the_grandchild_too() {
 
 #[test]
 fn output_written_after_the_attempt_still_arrives() {
-    // The command ends at once; its child writes 0.3 s later, through a
-    // pipe retry reads (an output condition), after retry has exited.
+    // The command ends at once; its child writes 2 s later, through a pipe
+    // retry reads (an output condition). retry waits 0.5 s for that pipe
+    // to close, then hands it to a copy (`cat`; on Windows retry itself)
+    // and exits: the late output arrives after retry has gone.
     let dir = scratch();
     let pid = path(&dir, "pid");
-    let out = run(
-        &["-n", "1", "--retry-if-output", "never-printed"],
-        &[
-            "child", &pid, "4", "sleep", "300", "out", "late", "out", "now",
-        ],
-        b"",
+    let mut retry = Command::new(bin())
+        .args(["-n", "1", "--retry-if-output", "never-printed", "--"])
+        .arg(helper())
+        .args([
+            "child", &pid, "4", "sleep", "2000", "out", "late", "out", "now",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = retry.stdout.take().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let seen = std::sync::Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 64];
+            while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buf) {
+                seen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    assert_eq!(retry.wait().unwrap().code(), Some(0));
+    let at_exit = seen.lock().unwrap().clone();
+    reader.join().unwrap();
+    assert_eq!(String::from_utf8_lossy(&seen.lock().unwrap()), "nowlate");
+    assert!(
+        !at_exit.ends_with(b"late"),
+        "retry waited for the late output instead of handing it off"
     );
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "nowlate");
 }
 
-/// Ctrl-Break to retry (a console process group of its own) stops the
-/// command's whole tree, and retry exits as a console program that Ctrl-C
-/// or Ctrl-Break ended: STATUS_CONTROL_C_EXIT. wine has no Ctrl-Break
-/// (.ci/windows sends it Ctrl-C from Linux instead): the windows-latest job
-/// of .github/workflows/ci.yml runs this with `--ignored`.
 #[test]
 #[cfg(windows)]
 #[ignore = "needs a real Windows console: .github/workflows/ci.yml runs it"]
