@@ -387,3 +387,23 @@ fn max_time_stops_a_running_attempt_and_a_failed_run_prints_nothing_held() {
     );
     assert!(out.stdout.is_empty(), "{out:?}");
 }
+
+/// `retry -- npm ...`: a `.cmd` on PATH runs by its bare name, as in cmd
+/// (std alone finds `.exe` files only).
+#[test]
+#[cfg(windows)]
+fn a_script_on_path_runs_by_its_bare_name() {
+    let dir = scratch();
+    std::fs::write(dir.path().join("retry-test-tool.cmd"), "@exit /b 9\r\n").unwrap();
+    let mut path = vec![dir.path().to_owned()];
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let out = Command::new(bin())
+        .args(["-n", "1", "--", "retry-test-tool"])
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(9), "{out:?}");
+}

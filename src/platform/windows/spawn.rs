@@ -13,6 +13,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::{self, PipeReader, PipeWriter};
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 use std::os::windows::process::CommandExt;
+use std::path::{Path, PathBuf};
 
 use windows_sys::Win32::Foundation::{CloseHandle, INVALID_HANDLE_VALUE};
 use windows_sys::Win32::System::Diagnostics::ToolHelp::{
@@ -115,7 +116,26 @@ impl Spawn {
     /// Starts the command in a Job Object of its own. Errors are
     /// `CreateProcessW`'s (not found, access denied), or the job's.
     pub fn spawn(&self) -> io::Result<Child> {
-        let mut command = std::process::Command::new(&self.program);
+        let child = match self.command(&self.program)?.spawn() {
+            // `npm`, `gradlew`: a script found through PATHEXT, which std
+            // does not search (it finds `.exe` files only).
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                let path = std::env::var_os("PATH").unwrap_or_default();
+                let extensions = std::env::var_os("PATHEXT").unwrap_or_default();
+                match with_extension(&self.program, &path, &extensions) {
+                    Some(found) => self.command(found.as_os_str())?.spawn()?,
+                    None => return Err(error),
+                }
+            }
+            started => started?,
+        };
+        self.start(child)
+    }
+
+    /// The std `Command` for `program` (this one's, or the file PATHEXT
+    /// found for it), started suspended.
+    fn command(&self, program: &OsStr) -> io::Result<std::process::Command> {
+        let mut command = std::process::Command::new(program);
         match self.cmd_script() {
             Some(script) => {
                 command.args(&self.args[..3]);
@@ -144,7 +164,11 @@ impl Spawn {
             0
         };
         command.creation_flags(CREATE_SUSPENDED | group);
-        let mut child = command.spawn()?;
+        Ok(command)
+    }
+
+    /// Starts the command in a Job Object of its own (see `spawn`).
+    fn start(&self, mut child: std::process::Child) -> io::Result<Child> {
         let pid = child.id();
         let job = match in_new_job(&child).and_then(|job| resume(pid).map(|()| job)) {
             Ok(job) => job,
@@ -165,6 +189,32 @@ impl Spawn {
         }
         Ok(started)
     }
+}
+
+/// The script `cmd` would run for a bare `program` (no directory, no
+/// extension): the first `DIR\PROGRAM.EXT` in `path` for each extension of
+/// `extensions` (PATHEXT; `.COM;.EXE;.BAT;.CMD` when unset). std runs a
+/// `.bat` or `.cmd` through cmd.exe with its arguments escaped for it.
+fn with_extension(program: &OsStr, path: &OsStr, extensions: &OsStr) -> Option<PathBuf> {
+    let bare = Path::new(program);
+    if bare.extension().is_some() || bare.components().count() != 1 {
+        return None;
+    }
+    let extensions = match extensions.to_str().filter(|e| !e.is_empty()) {
+        Some(list) => list.to_owned(),
+        None => ".COM;.EXE;.BAT;.CMD".to_owned(),
+    };
+    std::env::split_paths(path).find_map(|dir| {
+        extensions
+            .split(';')
+            .filter(|ext| !ext.is_empty())
+            .map(|ext| {
+                let mut name = program.to_owned();
+                name.push(ext);
+                dir.join(name)
+            })
+            .find(|file| file.is_file())
+    })
 }
 
 /// A new Job Object holding the (suspended) `child`.
@@ -265,6 +315,25 @@ mod tests {
         let mut spawn = Spawn::new(program);
         spawn.args(args).env("RETRY_TEST_WORD", "word");
         assert_eq!(output(&mut spawn), ("\"a b\"\r\nword\r\n".to_owned(), 3));
+    }
+
+    #[test]
+    fn a_script_on_path_is_found_through_pathext() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tool.cmd"), "@echo %~1& exit /b 7\r\n").unwrap();
+        let path = std::env::join_paths([Path::new(r"C:\no-such-dir"), dir.path()]).unwrap();
+        let found = with_extension("tool".as_ref(), &path, ".exe;.cmd".as_ref());
+        assert_eq!(found, Some(dir.path().join("tool.cmd")));
+        // A name with an extension or a directory is taken as it is.
+        assert_eq!(
+            with_extension("tool.cmd".as_ref(), &path, "".as_ref()),
+            None
+        );
+        assert_eq!(with_extension(r"x\tool".as_ref(), &path, "".as_ref()), None);
+        // std runs the script through cmd, its argument quoted for it.
+        let mut spawn = Spawn::new(found.unwrap());
+        spawn.arg("a b");
+        assert_eq!(output(&mut spawn), ("a b\r\n".to_owned(), 7));
     }
 
     #[test]
