@@ -182,6 +182,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn an_attempt_not_started_is_125_with_the_reason() {
         let status = Status::not_started(libc::EAGAIN);
         assert_eq!(status.code, 125);
