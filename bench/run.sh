@@ -4,11 +4,14 @@
 #
 #   bash bench/run.sh            # builds both binaries if needed, ~2 minutes
 #
-# Two builds of retry, side by side: the release artifact people download
-# (`bash scripts/dist.sh`: static glibc, not position-independent) and the
-# plain `cargo build --release` (target/release/retry: dynamically linked, what
-# `cargo install` gives). Every figure measures the release artifact; start-up,
-# per-attempt cost, peak memory and binary size measure the plain build too.
+# Three builds of retry: the two x86_64 Linux release artifacts people
+# download (`bash scripts/dist.sh`: static glibc, and `bash scripts/dist.sh
+# x86_64-unknown-linux-musl`: static musl, both not position-independent) and
+# the plain `cargo build --release` (target/release/retry: dynamically linked,
+# what `cargo install` gives). Every figure measures both artifacts, and the
+# table "glibc and musl side by side" sets them next to each other, figure by
+# figure (issue 26); start-up, per-attempt cost, peak memory and binary size
+# measure the plain build too.
 #
 # Installs hyperfine, GNU time, a C compiler and Debian's `retry` (the peer)
 # from Debian's packages when missing. Writes bench/RESULTS.md and prints the
@@ -33,6 +36,10 @@ need taskset util-linux
 cargo build --release --locked --quiet
 PLAIN="$PWD/target/release/retry"
 RETRY="$PWD/$(bash scripts/dist.sh 2>/dev/null)"
+MUSL="$PWD/$(bash scripts/dist.sh x86_64-unknown-linux-musl 2>/dev/null)"
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+TARBALL="$PWD/target/artifacts/retry-$version-x86_64-unknown-linux-gnu.tar.gz"
+MUSL_TARBALL="$PWD/target/artifacts/retry-$version-x86_64-unknown-linux-musl.tar.gz"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O2 -o "$work/stamp" bench/stamp.c
@@ -89,6 +96,7 @@ for i, r in enumerate(rows):
     if "/floor " in r["command"]: verdict = "reference"
     if "/usr/bin/retry " in r["command"]: verdict = "peer"
     if "/target/release/retry " in r["command"]: verdict = "measured (plain build)"
+    if "-linux-musl/dist/retry " in r["command"] and i > 0: verdict += " (musl)"
     bound = "" if target is None else f"<= {target}"
     print(f"{figure}\t{r['command']}\t{r['median']*1e3:.3f} ms\t{ratio:.2f}\t{bound}\t{verdict}")
 PY
@@ -96,7 +104,8 @@ PY
 
 echo "bench: start-up overhead" >&2
 peer_start=(); [ -n "$PEER" ] && peer_start=("$PEER -- $TRUE")
-ROUNDS=10 hyperfine_rows "start-up" 2.0 500 "$TRUE" "$RETRY -- $TRUE" "$PLAIN -- $TRUE" "$work/floor 1 $TRUE" "${peer_start[@]}"
+ROUNDS=10 hyperfine_rows "start-up" 2.0 500 "$TRUE" "$RETRY -- $TRUE" "$MUSL -- $TRUE" "$PLAIN -- $TRUE" "$work/floor 1 $TRUE" "${peer_start[@]}"
+cp "$work/h.json" "$work/startup.json"
 # The same run read against the peer: the release artifact's start-up within
 # 1.1 times that of Debian's C `retry` (its dynamic loader included).
 if [ -n "$PEER" ]; then
@@ -108,7 +117,8 @@ print(f"start-up vs peer\tDebian's retry -- true\t{peer*1e3:.3f} ms\t1.00\t\tbas
 for cmd, t in rows.items():
     if "/dist/retry " in cmd:
         verdict = "met" if t / peer <= 1.1 else "missed"
-        print(f"start-up vs peer\trelease artifact: {cmd}\t{t*1e3:.3f} ms\t{t/peer:.2f}\t<= 1.1\t{verdict}")
+        libc = "musl" if "-linux-musl/" in cmd else "glibc"
+        print(f"start-up vs peer\trelease artifact ({libc}): {cmd}\t{t*1e3:.3f} ms\t{t/peer:.2f}\t<= 1.1\t{verdict}")
     elif "/target/release/retry " in cmd:
         print(f"start-up vs peer\tplain build: {cmd}\t{t*1e3:.3f} ms\t{t/peer:.2f}\t\tmeasured (plain build)")
 PY
@@ -117,8 +127,12 @@ fi
 echo "bench: per-attempt cost" >&2
 loop="sh -c 'i=0; while [ \$i -lt 1000 ]; do $FALSE; i=\$((i+1)); done'"
 peer_loop=(); [ -n "$PEER" ] && peer_loop=("$PEER --times=1000 --delay=0 -- $FALSE")
-hyperfine_rows "per-attempt (1000)" 1.0 10 "$loop" "$RETRY -n 1000 --base 0ms -- $FALSE" \
-    "$PLAIN -n 1000 --base 0ms -- $FALSE" "$work/floor 1000 $FALSE" "${peer_loop[@]}"
+# In 5 rounds of every command in turn, so that load which comes and goes
+# falls on both artifacts alike: their ratio is a target (musl ≤ 1.05 glibc).
+ROUNDS=5 hyperfine_rows "per-attempt (1000)" 1.0 10 "$loop" "$RETRY -n 1000 --base 0ms -- $FALSE" \
+    "$MUSL -n 1000 --base 0ms -- $FALSE" "$PLAIN -n 1000 --base 0ms -- $FALSE" \
+    "$work/floor 1000 $FALSE" "${peer_loop[@]}"
+cp "$work/h.json" "$work/attempts.json"
 
 echo "bench: pipeline flags" >&2
 # 100 MB of text lines through each flag that puts retry between the command
@@ -139,41 +153,54 @@ rss_true=$(/usr/bin/time -f %M "$TRUE" 2>&1 >/dev/null | tail -1)
 rss() { for _ in 1 2 3 4 5 6 7 8 9 10 11; do /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; done | sort -n | sed -n 6p; }
 rss_true=$(rss "$TRUE")
 rss_retry=$(rss "$RETRY" -- "$TRUE")
+rss_musl=$(rss "$MUSL" -- "$TRUE")
 rss_plain=$(rss "$PLAIN" -- "$TRUE")
-python3 - "$rss_true" "$rss_retry" "$rss_plain" >>"$results" <<'PY'
+echo "$rss_retry $rss_musl" >"$work/rss"
+python3 - "$rss_true" "$rss_retry" "$rss_plain" "$rss_musl" >>"$results" <<'PY'
 import sys
-base, retry, plain = (int(a) for a in sys.argv[1:])
+base, retry, plain, musl = (int(a) for a in sys.argv[1:])
 print(f"peak memory\ttrue (max RSS)\t{base/1024:.2f} MiB\t1.00\t\tbaseline")
 # GNU time reports the largest RSS of retry and its (reaped) child alike.
 print(f"peak memory\trelease artifact: retry -- true (max RSS)\t{retry/1024:.2f} MiB\t{retry/base:.2f}\t<= 2.5 MiB\t{'met' if retry <= 2.5*1024 else 'missed'}")
+print(f"peak memory\trelease artifact (musl): retry -- true (max RSS)\t{musl/1024:.2f} MiB\t{musl/base:.2f}\t<= 2.5 MiB\t{'met' if musl <= 2.5*1024 else 'missed'}")
 print(f"peak memory\tplain build: retry -- true (max RSS)\t{plain/1024:.2f} MiB\t{plain/base:.2f}\t\tmeasured (plain build)")
 PY
 
 echo "bench: sleep accuracy" >&2
-# 100 sleeps growing from 1 ms to ~19 ms (factor 1.03). The command stamps its
-# start and end; a run with --base 0ms measures the same gap without a sleep
-# (exit, reap, spawn, exec), and that baseline is subtracted.
-sleep_args=(--jitter none --cap 20ms --factor 1.03 -n 101 --seed 1 -q)
-"$RETRY" "${sleep_args[@]}" --base 0ms -- "$work/stamp" "$work/base.log" 2>/dev/null || true
-"$RETRY" "${sleep_args[@]}" --base 1ms -- "$work/stamp" "$work/sleep.log" 2>/dev/null || true
-python3 - "$work/base.log" "$work/sleep.log" >>"$results" <<'PY'
-import statistics, sys
+# 100 sleeps of 5 ms (--jitter none), per artifact, in two rounds taken in
+# turn. The command stamps its start and end; a run with --base 0ms measures
+# the same gap without a sleep (exit, reap, spawn, exec), and its median is
+# subtracted: what is left is how late the sleep ended. "Early" counts gaps
+# shorter than the sleep itself, the spawn not subtracted: never allowed.
+sleep_args=(--jitter none --cap 5ms -n 101 --seed 1 -q)
+for round in 1 2; do
+    for build in glibc musl; do
+        bin=$RETRY; [ "$build" = musl ] && bin=$MUSL
+        "$bin" "${sleep_args[@]}" --base 0ms -- "$work/stamp" "$work/base.$build.log" 2>/dev/null || true
+        "$bin" "${sleep_args[@]}" --base 5ms -- "$work/stamp" "$work/sleep.$build.$round.log" 2>/dev/null || true
+    done
+done
+python3 - "$work" >>"$results" <<'PY'
+import glob, json, statistics, sys
+work = sys.argv[1]
 def gaps(path):
     stamps = [line.split() for line in open(path)]
     ends = [int(t) for k, t in stamps if k == "end"]
     starts = [int(t) for k, t in stamps if k == "start"]
     return [(s - e) / 1e6 for e, s in zip(ends, starts[1:])]
-base = statistics.median(gaps(sys.argv[1]))
-gap = gaps(sys.argv[2])
-# The sleeps of --jitter none: min(cap, base * factor^n), n from 0.
-sleeps = [min(20.0, 1.0 * 1.03 ** n) for n in range(len(gap))]
-raw = [g - s for g, s in zip(gap, sleeps)]
-late = [r - base for r in raw]
-early = sum(1 for r in raw if r < 0)
-med, worst = statistics.median(late), max(late)
-ok = med <= 0.3 and worst <= 2.0 and early == 0
-print(f"sleep accuracy\tspawn gap without sleep (baseline)\t{base:.3f} ms\t\t\tbaseline")
-print(f"sleep accuracy\tlateness over {len(late)} sleeps of 1-19 ms: median / worst / early\t{med:.3f} / {worst:.3f} ms / {early}\t\t<= 0.3 / 2 ms / 0\t{'met' if ok else 'missed'}")
+figures = {}
+for build in ("glibc", "musl"):
+    base = statistics.median(gaps(f"{work}/base.{build}.log"))
+    raw = [g - 5.0 for path in sorted(glob.glob(f"{work}/sleep.{build}.*.log")) for g in gaps(path)]
+    late = [r - base for r in raw]
+    early = sum(1 for r in raw if r < 0)
+    mean, worst = statistics.mean(late), max(late)
+    ok = mean <= 0.3 and worst <= 2.0 and early == 0
+    figures[build] = {"mean": mean, "worst": worst, "early": early, "base": base}
+    name = "release artifact" if build == "glibc" else "release artifact (musl)"
+    print(f"sleep accuracy\t{name}: spawn gap without sleep (baseline)\t{base:.3f} ms\t\t\tbaseline")
+    print(f"sleep accuracy\t{name}: lateness over {len(late)} sleeps of 5 ms: mean / worst / early\t{mean:.3f} / {worst:.3f} ms / {early}\t\t<= 0.3 / 2 ms / 0\t{'met' if ok else 'missed'}")
+json.dump(figures, open(f"{work}/sleep.json", "w"))
 PY
 
 echo "bench: simulation sweep" >&2
@@ -191,11 +218,58 @@ print(f"simulate sweep\t--simulate --jitter all (all cores)\t{both['median']:.3f
 PY
 
 echo "bench: binary size" >&2
-python3 - "$(stat -c %s "$RETRY")" "$(stat -c %s "$PLAIN")" >>"$results" <<'PY'
+python3 - "$(stat -c %s "$RETRY")" "$(stat -c %s "$PLAIN")" "$(stat -c %s "$MUSL")" >>"$results" <<'PY'
 import sys
-size, plain = int(sys.argv[1]), int(sys.argv[2])
+size, plain, musl = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 print(f"binary size\trelease artifact: stripped, static glibc\t{size/1048576:.2f} MiB\t\t<= 1.5 MiB\t{'met' if size <= 1.5*1048576 else 'missed'}")
+print(f"binary size\trelease artifact (musl): stripped, static musl\t{musl/1048576:.2f} MiB\t\t<= 1.5 MiB\t{'met' if musl <= 1.5*1048576 else 'missed'}")
 print(f"binary size\tplain build: stripped, dynamic\t{plain/1048576:.2f} MiB\t\t<= 1.5 MiB\t{'met' if plain <= 1.5*1048576 else 'missed'}")
+PY
+
+echo "bench: side by side" >&2
+# The two artifacts figure by figure, from the runs above: for each row,
+# which is lighter or faster ("tie": within 2 %, the noise of one run).
+side="$work/side.md"
+python3 - "$work" "$PEER" "$(stat -c %s "$RETRY")" "$(stat -c %s "$MUSL")" \
+    "$(stat -c %s "$TARBALL")" "$(stat -c %s "$MUSL_TARBALL")" >"$side" <<'PY'
+import json, sys
+work, peer = sys.argv[1], sys.argv[2]
+size, musl_size, tar, musl_tar = (int(a) for a in sys.argv[3:7])
+def medians(name):
+    return {r["command"]: r["median"] for r in json.load(open(f"{work}/{name}"))["results"]}
+def pick(rows, test):
+    return next(v for k, v in rows.items() if test(k))
+glibc_cmd = lambda k: "-linux-gnu/dist/retry " in k
+musl_cmd = lambda k: "-linux-musl/dist/retry " in k
+start = medians("startup.json")
+true = pick(start, lambda k: "retry" not in k and "floor" not in k)
+attempts = medians("attempts.json")
+loop = pick(attempts, lambda k: k.startswith("sh -c"))
+floor = pick(attempts, lambda k: "/floor " in k)
+rss = [int(v) for v in open(f"{work}/rss").read().split()]
+sleep = json.load(open(f"{work}/sleep.json"))
+rows = []
+def row(figure, glibc, musl, shown, target="", lower_is_better=True):
+    a, b = (glibc, musl) if lower_is_better else (musl, glibc)
+    winner = "tie" if abs(glibc - musl) <= 0.02 * max(abs(glibc), abs(musl), 1e-9) else ("musl" if b < a else "glibc")
+    rows.append(f"| {figure} | {shown(glibc)} | {shown(musl)} | {target} | {winner} |")
+ratio = lambda v: f"{v:.2f}×"
+if peer:
+    p = pick(start, lambda k: k.startswith("/usr/bin/retry "))
+    row("start-up vs Debian's C `retry`", pick(start, glibc_cmd) / p, pick(start, musl_cmd) / p, ratio, "≤ 1.1")
+row("start-up vs `true`", pick(start, glibc_cmd) / true, pick(start, musl_cmd) / true, ratio, "≤ 2.0")
+row("peak RSS (`retry -- true`)", rss[0] / 1024, rss[1] / 1024, lambda v: f"{v:.2f} MiB", "≤ 2.5 MiB")
+row("stripped size", size / 1048576, musl_size / 1048576, lambda v: f"{v:.2f} MiB", "≤ 1.5 MiB")
+row("tarball", tar / 1e6, musl_tar / 1e6, lambda v: f"{v:.2f} MB")
+g, m = pick(attempts, glibc_cmd), pick(attempts, musl_cmd)
+row("1000 attempts vs a `sh` loop", g / loop, m / loop, ratio, "≤ 1.0")
+row("1000 attempts vs the floor program", g / floor, m / floor, ratio)
+rows.append(f"| 1000 attempts, musl / glibc | 1.00× | {m / g:.2f}× | ≤ 1.05 | {'met' if m / g <= 1.05 else 'missed'} |")
+row("lateness of 5 ms sleeps (mean)", sleep["glibc"]["mean"], sleep["musl"]["mean"], lambda v: f"{v:.3f} ms", "≤ 0.3 ms")
+rows.append(f"| 5 ms sleeps ended early | {sleep['glibc']['early']} | {sleep['musl']['early']} | 0 | {'met' if sleep['glibc']['early'] + sleep['musl']['early'] == 0 else 'missed'} |")
+print("| figure | glibc artifact | musl artifact | target | lighter or faster |")
+print("|---|---|---|---|---|")
+print("\n".join(rows))
 PY
 
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), Linux $(uname -r), $(date -u +%Y-%m-%d)"
@@ -207,13 +281,19 @@ chaos=$(sed -n '/^## /,$p' bench/RESULTS.md 2>/dev/null || true)
     echo
     echo "Produced by \`bash bench/run.sh\` on: $machine."
     echo "Load average when it started: $load (other work shares the machine; ratios within a run are what count); $caches."
-    echo "retry is the release artifact (\`bash scripts/dist.sh\`); \"plain build\" rows are \`cargo build --release\`."
+    echo "retry is the glibc release artifact (\`bash scripts/dist.sh\`), retry-musl the musl one (\`bash scripts/dist.sh x86_64-unknown-linux-musl\`); \"plain build\" rows are \`cargo build --release\`."
     echo "Ratios are against the baseline row of the same figure, measured in the same run."
     echo "How each figure is measured, and why some targets are out of reach: bench/README.md."
     echo
+    echo "### glibc and musl side by side"
+    echo
+    cat "$side"
+    echo
+    echo "### Every figure"
+    echo
     echo "| figure | command | median | ratio | target | verdict |"
     echo "|---|---|---|---|---|---|"
-    sed -e "s|$RETRY|retry|g; s|$PLAIN|target/release/retry|g; s|$work/floor|floor|g; s|$work/stamp|stamp|g; s|$work/lines|LINES|g" -e 's/|/\\|/g; s/\t/ | /g; s/^/| /; s/$/ |/' "$results"
+    sed -e "s|$MUSL|retry-musl|g; s|$RETRY|retry|g; s|$PLAIN|target/release/retry|g; s|$work/floor|floor|g; s|$work/stamp|stamp|g; s|$work/lines|LINES|g" -e 's/|/\\|/g; s/\t/ | /g; s/^/| /; s/$/ |/' "$results"
     if [ -n "$chaos" ]; then printf '\n%s\n' "$chaos"; fi
 } >bench/RESULTS.md
 cat bench/RESULTS.md

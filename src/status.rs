@@ -86,39 +86,51 @@ impl Status {
         }
     }
 
-    /// "exit code 22", "signal 9 (SIGKILL), exit code 137", "timeout after 2s (exit code 124)".
-    pub fn describe(&self) -> String {
-        match self.cause {
-            Cause::Exited => format!("exit code {}", self.code),
+    /// "exit code 22", "signal 9 (SIGKILL), exit code 137", "timeout after
+    /// 2s (exit code 124)": written where it goes, without a String of its
+    /// own (a log line per attempt allocates nothing, issue 26).
+    pub fn describe(&self) -> Description {
+        Description(*self)
+    }
+}
+
+/// A status in words (`Status::describe`).
+pub struct Description(Status);
+
+impl std::fmt::Display for Description {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let code = self.0.code;
+        match self.0.cause {
+            Cause::Exited => write!(f, "exit code {code}"),
             Cause::Signaled(signal) => {
-                format!(
-                    "signal {signal} ({}), exit code {}",
-                    signal_name(signal),
-                    self.code
+                f.write_fmt(format_args!("signal {signal} ("))?;
+                match crate::platform::signal_name(signal) {
+                    Some(name) => f.write_str(name)?,
+                    None => write!(f, "signal {signal}")?,
+                }
+                write!(f, "), exit code {code}")
+            }
+            Cause::OutputMatched(exited) if exited == code => {
+                write!(
+                    f,
+                    "exit code {exited} and output matching --retry-if-output"
                 )
             }
-            Cause::OutputMatched(exited) if exited == self.code => {
-                format!("exit code {exited} and output matching --retry-if-output")
-            }
-            Cause::OutputMatched(exited) => format!(
-                "exit code {exited} and output matching --retry-if-output (counted as exit code {})",
-                self.code
+            Cause::OutputMatched(exited) => write!(
+                f,
+                "exit code {exited} and output matching --retry-if-output (counted as exit code {code})"
             ),
             Cause::ZeroNotSuccess => {
-                "exit code 0, not listed in --success-on (counted as exit code 1)".to_owned()
+                f.write_str("exit code 0, not listed in --success-on (counted as exit code 1)")
             }
-            Cause::TimedOut(after) => {
-                format!(
-                    "timeout after {} (exit code {})",
-                    humantime::format_duration(after),
-                    self.code
-                )
-            }
-            Cause::NotStarted(errno) => format!(
-                "a start error: {} (exit code {})",
-                error_text(errno),
-                self.code
+            Cause::TimedOut(after) => write!(
+                f,
+                "timeout after {} (exit code {code})",
+                humantime::format_duration(after)
             ),
+            Cause::NotStarted(errno) => {
+                write!(f, "a start error: {} (exit code {code})", error_text(errno))
+            }
         }
     }
 }
@@ -148,7 +160,10 @@ mod tests {
                 cause: Cause::Signaled(9)
             }
         );
-        assert_eq!(status.describe(), "signal 9 (SIGKILL), exit code 137");
+        assert_eq!(
+            status.describe().to_string(),
+            "signal 9 (SIGKILL), exit code 137"
+        );
     }
 
     #[test]
@@ -156,7 +171,9 @@ mod tests {
         let zero = Status::exited(0).as_failure();
         assert_eq!(zero.code, 1);
         assert!(
-            zero.describe().contains("not listed in --success-on"),
+            zero.describe()
+                .to_string()
+                .contains("not listed in --success-on"),
             "{}",
             zero.describe()
         );
@@ -170,7 +187,7 @@ mod tests {
         let status = Status::not_started(libc::EAGAIN);
         assert_eq!(status.code, 125);
         assert_eq!(
-            status.describe(),
+            status.describe().to_string(),
             "a start error: Resource temporarily unavailable (exit code 125)"
         );
     }
@@ -179,6 +196,9 @@ mod tests {
     fn timeouts_are_124() {
         let status = Status::timed_out(Duration::from_secs(2));
         assert_eq!(status.code, 124);
-        assert_eq!(status.describe(), "timeout after 2s (exit code 124)");
+        assert_eq!(
+            status.describe().to_string(),
+            "timeout after 2s (exit code 124)"
+        );
     }
 }

@@ -89,12 +89,14 @@ impl Signals {
             t.saturating_duration_since(Instant::now())
                 .min(LONGEST_WAIT)
         });
-        let mut fds = vec![PollFd::new(self.terminate.as_fd(), PollFlags::POLLIN)];
-        if child {
-            fds.push(PollFd::new(self.child.as_fd(), PollFlags::POLLIN));
-        }
+        // On the stack: a wait allocates nothing (issue 26).
+        let mut fds = [
+            PollFd::new(self.terminate.as_fd(), PollFlags::POLLIN),
+            PollFd::new(self.child.as_fd(), PollFlags::POLLIN),
+        ];
+        let listened = if child { 2 } else { 1 };
         // EINTR is a wake like any other: the caller re-checks its state.
-        wait_ready(&mut fds, left);
+        wait_ready(&mut fds[..listened], left);
         if child {
             // Only a wake-up: the caller asks waitpid. Left unread, it would
             // keep every later poll returning at once.

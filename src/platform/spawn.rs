@@ -14,11 +14,17 @@
 //! and shells do, by retry itself: `posix_spawn` reports ENOEXEC for it,
 //! and so does musl's `execvp` (glibc's alone falls back), so the musl
 //! binary that ships would otherwise fail where the glibc one runs it.
+//!
+//! A `Spawn` is made to be started again and again (every attempt): a
+//! variable set again is rewritten in place, and `posix_spawn`'s argument
+//! and environment arrays are built at the first start and kept, so a
+//! start that changes only values allocates nothing (issue 26).
 #![allow(unsafe_code)]
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, PipeReader, PipeWriter};
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 
 /// Where one of the command's stdio streams goes.
@@ -40,8 +46,8 @@ pub enum Io {
 pub struct Spawn {
     program: OsString,
     args: Vec<OsString>,
-    /// Variables to set (`Some`) or remove (`None`) in retry's environment.
-    env: Vec<(OsString, Option<OsString>)>,
+    /// Variables set or removed in retry's environment, one entry per name.
+    env: Vec<Change>,
     pub stdin: Io,
     pub stdout: Io,
     pub stderr: Io,
@@ -51,6 +57,59 @@ pub struct Spawn {
     /// arriving between fork and exec).
     #[cfg(test)]
     pub(super) raise_in_child: Option<i32>,
+    /// What `posix_spawn` is handed, kept from one start to the next.
+    #[cfg(posix_spawn)]
+    prepared: std::cell::RefCell<posix::Prepared>,
+}
+
+/// One variable's change: `NAME=VALUE` and a NUL, as a C environment holds
+/// it, in a buffer that a new value overwrites (it allocates only when the
+/// value outgrows the room left at first).
+#[derive(Debug)]
+struct Change {
+    entry: Vec<u8>,
+    /// Where the value starts (after the `=`).
+    value_at: usize,
+    /// Set (else removed).
+    set: bool,
+}
+
+/// Room for a value beyond its first length: a counter's digits grow
+/// (`RETRY_ATTEMPT` 9 to 10 to 100) without moving the buffer.
+const VALUE_ROOM: usize = 24;
+
+impl Change {
+    fn new(key: &str) -> Self {
+        let mut entry = Vec::with_capacity(key.len() + 1 + VALUE_ROOM);
+        entry.extend_from_slice(key.as_bytes());
+        entry.push(b'=');
+        Change {
+            value_at: entry.len(),
+            entry,
+            set: false,
+        }
+    }
+
+    fn key(&self) -> &OsStr {
+        OsStr::from_bytes(&self.entry[..self.value_at - 1])
+    }
+
+    fn set(&mut self, value: Option<&OsStr>) {
+        self.entry.truncate(self.value_at);
+        self.set = value.is_some();
+        if let Some(value) = value {
+            self.entry.reserve(value.len() + 1 + VALUE_ROOM);
+            self.entry.extend_from_slice(value.as_bytes());
+            self.entry.push(0);
+        }
+    }
+
+    /// The value, if set.
+    fn value(&self) -> Option<&OsStr> {
+        let end = self.entry.len().saturating_sub(1);
+        self.set
+            .then(|| OsStr::from_bytes(&self.entry[self.value_at..end]))
+    }
 }
 
 /// A started command: its pid and retry's ends of the pipes asked for.
@@ -74,6 +133,8 @@ impl Spawn {
             own_group: false,
             #[cfg(test)]
             raise_in_child: None,
+            #[cfg(posix_spawn)]
+            prepared: Default::default(),
         }
     }
 
@@ -88,13 +149,27 @@ impl Spawn {
         self
     }
 
+    /// Sets a variable; set again, the new value replaces the old in place.
     pub fn env(&mut self, key: &str, value: impl AsRef<OsStr>) -> &mut Self {
-        self.env.push((key.into(), Some(value.as_ref().to_owned())));
-        self
+        self.change(key, Some(value.as_ref()))
     }
 
     pub fn env_remove(&mut self, key: &str) -> &mut Self {
-        self.env.push((key.into(), None));
+        self.change(key, None)
+    }
+
+    fn change(&mut self, key: &str, value: Option<&OsStr>) -> &mut Self {
+        let index = match self.env.iter().position(|c| c.key() == key) {
+            Some(index) => index,
+            None => {
+                // A new name leaves retry's environment without it.
+                #[cfg(posix_spawn)]
+                self.prepared.get_mut().forget_environment();
+                self.env.push(Change::new(key));
+                self.env.len() - 1
+            }
+        };
+        self.env[index].set(value);
         self
     }
 
@@ -135,10 +210,10 @@ impl Spawn {
     fn forked_as(&self, program: &OsStr, args: &[OsString]) -> io::Result<Child> {
         let mut command = std::process::Command::new(program);
         command.args(args);
-        for (key, value) in &self.env {
-            match value {
-                Some(value) => command.env(key, value),
-                None => command.env_remove(key),
+        for change in &self.env {
+            match change.value() {
+                Some(value) => command.env(change.key(), value),
+                None => command.env_remove(change.key()),
             };
         }
         command
@@ -204,7 +279,6 @@ fn with_shell_fallback(
 /// directories (an empty entry is the current one; no `PATH`, POSIX's
 /// usual `/bin:/usr/bin`).
 fn find_program(program: &OsStr, path: Option<&OsStr>) -> Option<std::path::PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::PermissionsExt;
     if program.as_bytes().contains(&b'/') {
         return Some(program.into());
@@ -234,21 +308,110 @@ fn std_stdio(io: &Io) -> io::Result<std::process::Stdio> {
 
 #[cfg(posix_spawn)]
 mod posix {
-    use std::ffi::{CString, OsStr, OsString};
+    use std::ffi::{OsStr, OsString, c_char};
     use std::io;
     use std::os::fd::{AsRawFd, OwnedFd};
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    use std::os::unix::ffi::OsStrExt;
 
-    use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawnp};
+    use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags};
     use nix::sys::signal::SigSet;
     use nix::unistd::Pid;
 
     use super::{Child, Io, Spawn};
 
+    /// What `posix_spawnp` is handed, built at a spawn's first start and
+    /// kept: the strings while they stay the same, the pointer arrays'
+    /// room always. Only the pointers are written again at each start.
+    #[derive(Debug, Default)]
+    pub struct Prepared {
+        /// The command line as last started, each argument NUL-ended.
+        argv: Vec<Vec<u8>>,
+        /// retry's environment but for the variables the spawn changes,
+        /// `NAME=VALUE` NUL-ended: read at the first start after a new
+        /// name was changed (retry never changes its own environment).
+        inherited: Option<Vec<Vec<u8>>>,
+        /// The NULL-ended arrays of pointers into the above.
+        argv_pointers: Vec<*const c_char>,
+        envp_pointers: Vec<*const c_char>,
+    }
+
+    impl Prepared {
+        pub fn forget_environment(&mut self) {
+            self.inherited = None;
+        }
+
+        /// Makes `argv` `program` and `args`, unless it already is.
+        fn command_line(&mut self, program: &OsStr, args: &[OsString]) -> io::Result<()> {
+            let words = || std::iter::once(program).chain(args.iter().map(OsString::as_os_str));
+            let same = self.argv.len() == 1 + args.len()
+                && self
+                    .argv
+                    .iter()
+                    .zip(words())
+                    .all(|(kept, word)| &kept[..kept.len() - 1] == word.as_bytes());
+            if !same {
+                self.argv = words().map(nul_ended).collect::<io::Result<_>>()?;
+            }
+            Ok(())
+        }
+
+        /// Fills the pointer arrays for `spawn`'s start, in the room they kept.
+        fn point(&mut self, spawn: &Spawn) -> io::Result<()> {
+            if spawn.env.iter().any(|c| c.set && has_nul(&c.entry)) {
+                return Err(nul_error());
+            }
+            let inherited = self.inherited.get_or_insert_with(|| {
+                let changed = |key: &OsStr| spawn.env.iter().any(|c| c.key() == key);
+                std::env::vars_os()
+                    .filter(|(key, _)| !changed(key))
+                    .map(|(key, value)| {
+                        let mut entry = key.into_encoded_bytes();
+                        entry.push(b'=');
+                        entry.extend_from_slice(value.as_bytes());
+                        entry.push(0);
+                        entry
+                    })
+                    .collect()
+            });
+            let set = spawn.env.iter().filter(|c| c.set).map(|c| &c.entry);
+            self.envp_pointers.clear();
+            self.envp_pointers
+                .extend(inherited.iter().chain(set).map(|e| e.as_ptr().cast()));
+            self.envp_pointers.push(std::ptr::null());
+            self.argv_pointers.clear();
+            self.argv_pointers
+                .extend(self.argv.iter().map(|a| a.as_ptr().cast()));
+            self.argv_pointers.push(std::ptr::null());
+            Ok(())
+        }
+    }
+
+    /// The entry without its final NUL holds another (a C string would end there).
+    fn has_nul(entry: &[u8]) -> bool {
+        entry[..entry.len() - 1].contains(&0)
+    }
+
+    fn nul_ended(word: &OsStr) -> io::Result<Vec<u8>> {
+        let mut bytes = Vec::with_capacity(word.len() + 1);
+        bytes.extend_from_slice(word.as_bytes());
+        bytes.push(0);
+        if has_nul(&bytes) {
+            return Err(nul_error());
+        }
+        Ok(bytes)
+    }
+
+    fn nul_error() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an argument or variable contains a NUL byte",
+        )
+    }
+
     pub fn spawn(spawn: &Spawn, program: &OsStr, args: &[OsString]) -> io::Result<Child> {
         let mut actions = PosixSpawnFileActions::init()?;
         // The child's ends live until the spawn returns, then close here.
-        let mut child_ends: Vec<OwnedFd> = Vec::new();
+        let mut child_ends: [Option<OwnedFd>; 3] = [None, None, None];
         let mut child = Child {
             pid: 0,
             stdin: None,
@@ -283,7 +446,7 @@ mod posix {
             // every end here is 3 or above and dup2 never meets itself (a
             // case POSIX only lately defined).
             actions.add_dup2(end.as_raw_fd(), target)?;
-            child_ends.push(end);
+            child_ends[target as usize] = Some(end);
         }
 
         let mut attr = PosixSpawnAttr::init()?;
@@ -297,14 +460,30 @@ mod posix {
         attr.set_sigmask(&SigSet::empty())?;
         attr.set_sigdefault(&reset_signals())?;
 
-        let argv = std::iter::once(program)
-            .chain(args.iter().map(|a| a.as_os_str()))
-            .map(c_string)
-            .collect::<io::Result<Vec<_>>>()?;
-        let envp = environment(spawn)?;
-        let pid = posix_spawnp(&argv[0], &actions, &attr, &argv, &envp)?;
+        let mut prepared = spawn.prepared.borrow_mut();
+        prepared.command_line(program, args)?;
+        prepared.point(spawn)?;
+        let mut pid: libc::pid_t = 0;
+        // SAFETY: nix's attribute and file-action types are
+        // `repr(transparent)` over libc's, initialised above; the pointer
+        // arrays are NULL-ended and point into NUL-ended strings of
+        // `prepared`, borrowed (unchanged) until the call returns, and
+        // `posix_spawnp` only reads them.
+        let error = unsafe {
+            libc::posix_spawnp(
+                &mut pid,
+                prepared.argv_pointers[0],
+                (&raw const actions).cast(),
+                (&raw const attr).cast(),
+                prepared.argv_pointers.as_ptr().cast(),
+                prepared.envp_pointers.as_ptr().cast(),
+            )
+        };
+        if error != 0 {
+            return Err(io::Error::from_raw_os_error(error));
+        }
         drop(child_ends);
-        child.pid = pid.as_raw();
+        child.pid = pid;
         Ok(child)
     }
 
@@ -315,38 +494,6 @@ mod posix {
             .write(true)
             .open("/dev/null")?;
         Ok(file.into())
-    }
-
-    fn c_string(text: &OsStr) -> io::Result<CString> {
-        CString::new(text.as_bytes()).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "an argument or variable contains a NUL byte",
-            )
-        })
-    }
-
-    /// retry's environment with the spawn's changes applied (the last
-    /// change of a variable counts).
-    fn environment(spawn: &Spawn) -> io::Result<Vec<CString>> {
-        let changes = &spawn.env;
-        let changed = |key: &OsStr| changes.iter().any(|(k, _)| k == key);
-        let last = |i: usize| !changes[i + 1..].iter().any(|(k, _)| *k == changes[i].0);
-        let set = changes
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| last(i))
-            .filter_map(|(_, (key, value))| Some((key.clone(), value.clone()?)));
-        std::env::vars_os()
-            .filter(|(key, _)| !changed(key))
-            .chain(set)
-            .map(|(key, value)| {
-                let mut entry = key.into_vec();
-                entry.push(b'=');
-                entry.extend_from_slice(value.as_bytes());
-                c_string(OsStr::from_bytes(&entry))
-            })
-            .collect()
     }
 
     /// The signals set to their default action in the child: SIGPIPE,

@@ -25,15 +25,23 @@ pub struct CommandName {
     pub argv: Vec<String>,
 }
 
+/// `CommandName::subject`, written where it goes (no String per line).
+pub struct Subject<'a>(&'a str);
+
+impl std::fmt::Display for Subject<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.is_empty() || self.0.contains(' ') {
+            true => write!(f, "`{}`", self.0),
+            false => f.write_str(self.0),
+        }
+    }
+}
+
 impl CommandName {
     /// The short name as the subject of a text line: quoted when it has
     /// several words, so it reads as one.
-    pub fn subject(&self) -> String {
-        if self.short.is_empty() || self.short.contains(' ') {
-            format!("`{}`", self.short)
-        } else {
-            self.short.clone()
-        }
+    pub fn subject(&self) -> Subject<'_> {
+        Subject(&self.short)
     }
 
     pub fn new(program: &OsStr, args: &[OsString]) -> Self {
@@ -117,14 +125,14 @@ mod tests {
             ["/usr/bin/curl", "-fsS", "https://example.com/a b"]
         );
         assert_eq!(name(&["./deploy.sh"]).short, "deploy.sh");
-        assert_eq!(name(&["my tool"]).subject(), "`my tool`");
+        assert_eq!(name(&["my tool"]).subject().to_string(), "`my tool`");
     }
 
     #[test]
     fn a_shell_script_is_named_by_its_start() {
         let short = name(&["/bin/sh", "-c", "echo oops >&2;\n exit 22"]);
         assert_eq!(short.short, "echo oops >&2; exit 22");
-        assert_eq!(short.subject(), "`echo oops >&2; exit 22`");
+        assert_eq!(short.subject().to_string(), "`echo oops >&2; exit 22`");
         assert_eq!(short.full, r"/bin/sh -c 'echo oops >&2;\n exit 22'");
         let long = name(&["bash", "-c", "curl -fsS https://example.com/health | jq ."]);
         assert_eq!(long.short, "curl -fsS https://examp…");
@@ -132,7 +140,10 @@ mod tests {
         // A cut never ends in a space before the `…`.
         assert_eq!(cut("abc def", 5), "abc…");
         // Not a shell, or no script: the program's name.
-        assert_eq!(name(&["python3", "-c", "print(1)"]).subject(), "python3");
+        assert_eq!(
+            name(&["python3", "-c", "print(1)"]).subject().to_string(),
+            "python3"
+        );
         assert_eq!(name(&["sh", "build.sh"]).short, "sh");
     }
 

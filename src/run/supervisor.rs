@@ -59,6 +59,10 @@ pub struct Supervisor<'a> {
     held: Option<Spool>,
     /// `--budget`: the shared retry budget, opened at the first retry.
     budget: Option<budget::Lazy>,
+    /// The attempts' command, built once: each attempt only sets its
+    /// variables again, so it allocates nothing (issue 26). Taken while
+    /// it runs.
+    command: Option<Spawn>,
 }
 
 impl<'a> Supervisor<'a> {
@@ -93,18 +97,24 @@ impl<'a> Supervisor<'a> {
             pipes,
             held: None,
             budget: options.budget.clone().map(budget::Lazy::Unopened),
+            command: None,
         }
     }
 
-    fn attempt(&self, info: AttemptInfo) -> Spawn {
-        let mut command = Spawn::new(self.program);
+    /// The attempts' command, with `info`'s variables.
+    fn attempt(&mut self, info: AttemptInfo) -> Spawn {
+        let mut command = self.command.take().unwrap_or_else(|| {
+            let mut command = Spawn::new(self.program);
+            command
+                .args(self.args)
+                .env(lineage::VARIABLE, self.lineage.value());
+            command
+        });
         command
-            .args(self.args)
-            .env(lineage::VARIABLE, self.lineage.value())
-            .env("RETRY_ATTEMPT", info.number.to_string())
-            .env("RETRY_ATTEMPT_LIMIT", info.limit.to_string());
+            .env("RETRY_ATTEMPT", Text::of(info.number))
+            .env("RETRY_ATTEMPT_LIMIT", Text::of(info.limit));
         match info.previous_code {
-            Some(code) => command.env("RETRY_PREVIOUS_EXIT_CODE", code.to_string()),
+            Some(code) => command.env("RETRY_PREVIOUS_EXIT_CODE", Text::of(code)),
             // Not inherited from an outer retry: unset means "first attempt".
             None => command.env_remove("RETRY_PREVIOUS_EXIT_CODE"),
         };
@@ -137,7 +147,7 @@ impl<'a> Supervisor<'a> {
     /// (`with_pipes`) has its pipes attached first.
     fn run_to_end(
         &mut self,
-        mut command: Spawn,
+        command: &mut Spawn,
         deadline: Option<Instant>,
         with_pipes: bool,
     ) -> Result<Ended, SpawnError> {
@@ -150,7 +160,13 @@ impl<'a> Supervisor<'a> {
         }
         command.own_group = self.own_group;
         let tree = ProcessTree::before_start(self.own_group, self.subreaper);
-        let mut child = match command.spawn() {
+        let spawned = command.spawn();
+        // The command's copies of descriptors given to it close now, as
+        // they would with a command made for one start.
+        for io in [&mut command.stdin, &mut command.stdout, &mut command.stderr] {
+            *io = Io::Inherit;
+        }
+        let mut child = match spawned {
             Ok(child) => child,
             Err(error) => match platform::shortage(&error) {
                 Some(errno) => return Ok(Ended::NotStarted(errno)),
@@ -228,6 +244,13 @@ impl<'a> Supervisor<'a> {
         stop.ended(status)
     }
 
+    /// Gives held stdout, written or dropped, back to the pipes for reuse.
+    fn recycle(&mut self, held: Spool) {
+        if let Some(pipes) = &mut self.pipes {
+            pipes.recycle(held);
+        }
+    }
+
     /// A failure of the pipes that makes the attempt's result untrustworthy.
     fn failure(&self) -> Option<String> {
         self.pipes.as_ref().and_then(Pipes::failure)
@@ -248,6 +271,33 @@ impl<'a> Supervisor<'a> {
     /// Signals the command's whole group, or just the command in the foreground.
     fn send(&self, pid: i32, signal: i32) {
         platform::send(pid, signal, self.own_group);
+    }
+}
+
+/// A short value's text on the stack (a number, `unlimited`): the
+/// attempt's variables are set at every attempt without allocating.
+struct Text {
+    bytes: [u8; 24],
+    len: usize,
+}
+
+impl Text {
+    fn of(value: impl std::fmt::Display) -> Self {
+        use std::io::Write as _;
+        let mut bytes = [0; 24];
+        let mut rest = &mut bytes[..];
+        // Every value given fits (an i32, a u32, `unlimited`).
+        let _ = write!(rest, "{value}");
+        let unused = rest.len();
+        let len = bytes.len() - unused;
+        Text { bytes, len }
+    }
+}
+
+impl AsRef<OsStr> for Text {
+    fn as_ref(&self) -> &OsStr {
+        // What `write!` wrote is whole UTF-8.
+        OsStr::new(std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default())
     }
 }
 
@@ -274,8 +324,9 @@ impl Host for Supervisor<'_> {
         // Input that could not be kept whole fails every later attempt too.
         let ended = match self.failure() {
             Some(message) => Ok(Ended::Failed(message)),
-            None => self.run_to_end(command, deadline, true),
+            None => self.run_to_end(&mut command, deadline, true),
         };
+        self.command = Some(command);
         let (seen, held) = self.pipes.as_mut().map(Pipes::finish).unwrap_or_default();
         self.held = held;
         let ended = match (ended?, self.failure()) {
@@ -288,7 +339,12 @@ impl Host for Supervisor<'_> {
     }
 
     fn drop_output(&mut self) -> u64 {
-        self.held.take().map_or(0, |held| held.len())
+        let Some(held) = self.held.take() else {
+            return 0;
+        };
+        let len = held.len();
+        self.recycle(held);
+        len
     }
 
     /// Writes held-back stdout from a thread, so that a slow or stalled
@@ -300,11 +356,13 @@ impl Host for Supervisor<'_> {
         let (done, finished) = mpsc::channel();
         let waker = self.signals.waker();
         std::thread::spawn(move || {
-            let _ = done.send(pipes::release(&held, to_stdout));
+            let result = pipes::release(&held, to_stdout);
+            let _ = done.send((result, held));
             waker.wake();
         });
         loop {
-            if let Ok(result) = finished.try_recv() {
+            if let Ok((result, held)) = finished.try_recv() {
+                self.recycle(held);
                 return result.map_err(|error| match error {
                     ReleaseError::BrokenPipe => Unsettled::BrokenPipe,
                     ReleaseError::Other(message) => Unsettled::Failed(message),
@@ -324,8 +382,8 @@ impl Host for Supervisor<'_> {
         exit_code: i32,
         deadline: Option<Instant>,
     ) -> Result<Ended, SpawnError> {
-        let hook = self.hook(script, attempt, exit_code);
-        self.run_to_end(hook, deadline, false)
+        let mut hook = self.hook(script, attempt, exit_code);
+        self.run_to_end(&mut hook, deadline, false)
     }
 
     fn sleep_until(&mut self, until: Instant) -> Option<i32> {

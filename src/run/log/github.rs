@@ -4,43 +4,88 @@
 
 use crate::run::events::Event;
 use crate::run::log::Context;
-use crate::run::log::text::{self, message};
+use crate::run::log::text::{self, write_message as message};
+use std::fmt::{self, Write};
 
 /// GitHub Actions annotations: a retried failure or a failed hook is a
 /// warning, giving up is an error, a success after retries a notice. The
 /// title names the command, so a job's annotations say which step failed.
 /// https://docs.github.com/actions/reference/workflow-commands-for-github-actions
+#[cfg(test)]
 pub fn line(event: &Event, context: &Context) -> String {
+    let mut out = String::new();
+    write_line(event, context, &mut out);
+    out
+}
+
+/// `line`, appended to `out` and escaped on the way: no String of its own
+/// (issue 26).
+pub fn write_line(event: &Event, context: &Context, out: &mut String) {
     let level = match event {
-        Event::Starting { .. } => return text::line(event, context),
+        Event::Starting { .. } => return text::write_line(event, context, out),
         Event::Retrying { .. } | Event::HookFailed { .. } | Event::Warning { .. } => "warning",
         Event::Succeeded { .. } => "notice",
         Event::GaveUp { .. } => "error",
         Event::PresetKnown { .. } => "notice",
     };
-    let title = format!("retry: {}", context.name.short);
-    let message = match event {
+    // Writing to a String cannot fail.
+    let _ = write!(out, "::{level} title=");
+    let _ = write!(Escaping::property(out), "retry: {}", context.name.short);
+    out.push_str("::");
+    let _ = match event {
         // The level already says it: no second "warning: ".
-        Event::Warning { message, .. } => message.clone(),
-        _ => message(event, context.name),
+        Event::Warning { message, .. } => Escaping::message(out).write_str(message),
+        _ => message(event, context.name, &mut Escaping::message(out)),
     };
-    format!(
-        "::{level} title={}::{}\n",
-        escape_property(&title),
-        escape_github(&message)
-    )
+    out.push('\n');
 }
 
-/// A workflow command's message ends at a newline, and `%` starts an escape.
-fn escape_github(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+/// A workflow command's message ends at a newline, and `%` starts an
+/// escape; a property (the title) also ends at `,` and `:`. Escapes what
+/// is written through it into `out`.
+struct Escaping<'a> {
+    out: &'a mut String,
+    property: bool,
 }
 
-/// A property (the title) also ends at `,` and `:`.
+impl<'a> Escaping<'a> {
+    fn message(out: &'a mut String) -> Self {
+        Escaping {
+            out,
+            property: false,
+        }
+    }
+
+    fn property(out: &'a mut String) -> Self {
+        Escaping {
+            out,
+            property: true,
+        }
+    }
+}
+
+impl Write for Escaping<'_> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        for c in text.chars() {
+            match c {
+                '%' => self.out.push_str("%25"),
+                '\r' => self.out.push_str("%0D"),
+                '\n' => self.out.push_str("%0A"),
+                ':' if self.property => self.out.push_str("%3A"),
+                ',' if self.property => self.out.push_str("%2C"),
+                c => self.out.push(c),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A property's escaping, into a String of its own (tests).
+#[cfg(test)]
 fn escape_property(text: &str) -> String {
-    escape_github(text).replace(':', "%3A").replace(',', "%2C")
+    let mut out = String::new();
+    let _ = Escaping::property(&mut out).write_str(text);
+    out
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! JSON lines: one object per event, each with the same head (event,
 //! time, elapsed, run, pid, command) and the event's own fields.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Display, Write as _};
 
 use crate::duration::millis;
 use crate::run::events::{Event, GiveUp};
@@ -15,9 +15,9 @@ use crate::status::{Cause, Status, signal_name};
 /// log file are told apart by them) and the command's short name; the
 /// run's first line adds the command's words as `argv`. An attempt's end
 /// (`attempt_failed`, `succeeded`, `gave_up` when the run ended with the
-/// attempt) carries how long it ran, `duration_ms`.
-pub fn lines(event: &Event, context: &Context) -> String {
-    let mut out = String::new();
+/// attempt) carries how long it ran, `duration_ms`. Appended to `out`, a
+/// buffer the caller keeps: no String of their own (issue 26).
+pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
     let mut first = context.first;
     let mut head = |out: &mut String, kind: &str| {
         let _ = write!(
@@ -41,9 +41,9 @@ pub fn lines(event: &Event, context: &Context) -> String {
     };
     match event {
         // Not a JSON event (`Log::shows`).
-        Event::PresetKnown { .. } => return String::new(),
+        Event::PresetKnown { .. } => return,
         Event::Starting { attempt, limit } => {
-            head(&mut out, "attempt_started");
+            head(out, "attempt_started");
             let _ = write!(
                 out,
                 r#","attempt":{attempt},"max_attempts":{}"#,
@@ -59,7 +59,7 @@ pub fn lines(event: &Event, context: &Context) -> String {
             hint,
             took,
         } => {
-            head(&mut out, "attempt_failed");
+            head(out, "attempt_failed");
             let _ = writeln!(
                 out,
                 r#","attempt":{attempt},"max_attempts":{},"duration_ms":{},"exit_code":{}{}}}"#,
@@ -68,7 +68,7 @@ pub fn lines(event: &Event, context: &Context) -> String {
                 status.code,
                 cause_json(status, "")
             );
-            head(&mut out, "sleep");
+            head(out, "sleep");
             let _ = write!(
                 out,
                 r#","attempt":{attempt},"exit_code":{},"sleep_ms":{},"ceiling_ms":{},"strategy":"{}","source":"{}""#,
@@ -87,7 +87,7 @@ pub fn lines(event: &Event, context: &Context) -> String {
             }
         }
         Event::Warning { attempt, message } => {
-            head(&mut out, "warning");
+            head(out, "warning");
             let _ = write!(
                 out,
                 r#","attempt":{attempt},"message":"{}""#,
@@ -101,7 +101,7 @@ pub fn lines(event: &Event, context: &Context) -> String {
             slept_ms,
             took,
         } => {
-            head(&mut out, "succeeded");
+            head(out, "succeeded");
             let _ = write!(
                 out,
                 r#","attempt":{attempt},"max_attempts":{},"duration_ms":{},"exit_code":{},"slept_ms":{slept_ms}"#,
@@ -115,7 +115,7 @@ pub fn lines(event: &Event, context: &Context) -> String {
             limit,
             status,
         } => {
-            head(&mut out, "hook_failed");
+            head(out, "hook_failed");
             let _ = write!(
                 out,
                 r#","attempt":{attempt},"max_attempts":{},"exit_code":{}{}"#,
@@ -130,7 +130,7 @@ pub fn lines(event: &Event, context: &Context) -> String {
             reason,
             took,
         } => {
-            head(&mut out, "gave_up");
+            head(out, "gave_up");
             let code = reason.exit_code();
             let _ = write!(
                 out,
@@ -168,47 +168,67 @@ pub fn lines(event: &Event, context: &Context) -> String {
         }
     }
     out.push_str("}\n");
-    out
 }
 
-fn limit_json(limit: &crate::policy::Attempts) -> String {
-    match limit {
-        crate::policy::Attempts::Limit(n) => n.to_string(),
-        crate::policy::Attempts::Unlimited => "null".into(),
-    }
+/// `max_attempts`: the number, or `null` for unlimited.
+fn limit_json(limit: &crate::policy::Attempts) -> impl Display + '_ {
+    Json(move |f: &mut fmt::Formatter<'_>| match limit {
+        crate::policy::Attempts::Limit(n) => write!(f, "{n}"),
+        crate::policy::Attempts::Unlimited => f.write_str("null"),
+    })
 }
 
 /// The extra fields of a status that did not come from a plain exit.
-fn cause_json(status: &Status, prefix: &str) -> String {
-    match status.cause {
-        Cause::Exited => String::new(),
-        Cause::Signaled(signal) => format!(r#","{prefix}signal":"{}""#, signal_name(signal)),
-        Cause::TimedOut(_) => format!(r#","{prefix}timed_out":true"#),
+fn cause_json<'a>(status: &'a Status, prefix: &'a str) -> impl Display + 'a {
+    Json(move |f: &mut fmt::Formatter<'_>| match status.cause {
+        Cause::Exited => Ok(()),
+        Cause::Signaled(signal) => write!(f, r#","{prefix}signal":"{}""#, signal_name(signal)),
+        Cause::TimedOut(_) => write!(f, r#","{prefix}timed_out":true"#),
         Cause::OutputMatched(exited) => {
-            format!(r#","{prefix}output_matched":true,"{prefix}exited_with":{exited}"#)
+            write!(
+                f,
+                r#","{prefix}output_matched":true,"{prefix}exited_with":{exited}"#
+            )
         }
-        Cause::ZeroNotSuccess => format!(r#","{prefix}exited_with":0"#),
-        Cause::NotStarted(errno) => format!(
+        Cause::ZeroNotSuccess => write!(f, r#","{prefix}exited_with":0"#),
+        Cause::NotStarted(errno) => write!(
+            f,
             r#","{prefix}start_error":"{}""#,
             escape(&crate::status::error_text(errno))
         ),
-    }
+    })
 }
 
 /// JSON string escaping for the few free-text fields (a command name in a message).
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
+fn escape(text: &str) -> impl Display + '_ {
+    Json(move |f: &mut fmt::Formatter<'_>| {
+        for c in text.chars() {
+            match c {
+                '"' => f.write_str("\\\"")?,
+                '\\' => f.write_str("\\\\")?,
+                c if (c as u32) < 0x20 => write!(f, "\\u{:04x}", c as u32)?,
+                c => f.write_char(c)?,
             }
-            c => out.push(c),
         }
-    }
+        Ok(())
+    })
+}
+
+/// `write_lines` into a String of their own (tests).
+#[cfg(test)]
+fn lines(event: &Event, context: &Context) -> String {
+    let mut out = String::new();
+    write_lines(event, context, &mut out);
     out
+}
+
+/// A piece of a JSON line, written where it goes (no String of its own).
+struct Json<F>(F);
+
+impl<F: Fn(&mut fmt::Formatter<'_>) -> fmt::Result> Display for Json<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (self.0)(f)
+    }
 }
 
 #[cfg(test)]
@@ -240,7 +260,7 @@ mod tests {
         let failing = Status::exited(3).output_matched(false);
         assert_eq!(failing.code, 3);
         assert_eq!(
-            failing.describe(),
+            failing.describe().to_string(),
             "exit code 3 and output matching --retry-if-output"
         );
     }
@@ -293,7 +313,7 @@ mod tests {
 
     #[test]
     fn json_escapes_messages() {
-        assert_eq!(escape("a \"b\"\\\n"), "a \\\"b\\\"\\\\\\u000a");
+        assert_eq!(escape("a \"b\"\\\n").to_string(), "a \\\"b\\\"\\\\\\u000a");
     }
 
     #[test]

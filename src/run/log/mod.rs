@@ -56,7 +56,13 @@ pub struct Log {
     pid: u32,
     /// Whether a line was written yet: the first JSON line carries `argv`.
     named: bool,
+    /// The line being written, kept with its room: text lines allocate
+    /// nothing once it fits the longest (issue 26).
+    line: String,
 }
+
+/// The line buffer's first room, in bytes.
+const LINE_ROOM: usize = 512;
 
 /// Where retry's lines go.
 pub enum Destination {
@@ -97,6 +103,10 @@ fn to_stderr(mut line: String) {
     if pipes::take_open_line() {
         line.insert(0, '\n');
     }
+    write_stderr(&line);
+}
+
+fn write_stderr(line: &str) {
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
@@ -122,11 +132,19 @@ pub struct Context<'a> {
 }
 
 /// `event` as `format` writes it: one line, or two for JSON's retry.
+#[cfg(test)]
 fn written(format: LogFormat, event: &Event, context: &Context) -> String {
+    let mut line = String::new();
+    write_into(format, event, context, &mut line);
+    line
+}
+
+/// `written`, appended to `out`: text lines without a String of their own.
+fn write_into(format: LogFormat, event: &Event, context: &Context, out: &mut String) {
     match format {
-        LogFormat::Json => json::lines(event, context),
-        LogFormat::Github => github::line(event, context),
-        LogFormat::Text => text::line(event, context),
+        LogFormat::Json => json::write_lines(event, context, out),
+        LogFormat::Github => github::write_line(event, context, out),
+        LogFormat::Text => text::write_line(event, context, out),
     }
 }
 
@@ -159,6 +177,9 @@ impl Log {
             run,
             pid: std::process::id(),
             named: false,
+            // Room for any usual line, so a longer attempt number
+            // (9/100 to 10/100) does not move it.
+            line: String::with_capacity(LINE_ROOM),
         }
     }
 
@@ -176,13 +197,20 @@ impl Log {
             },
             first: !self.named,
         };
-        let line = written(self.format, event, &context);
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        // On stderr, on a line of its own even after output that did not end one.
+        if matches!(self.to, Destination::Stderr) && pipes::take_open_line() {
+            line.push('\n');
+        }
+        write_into(self.format, event, &context, &mut line);
         self.named = true;
         // One write per event, so lines from retry never interleave mid-line.
         match &mut self.to {
-            Destination::Stderr => to_stderr(line),
+            Destination::Stderr => write_stderr(&line),
             Destination::File(file) => file.write(&line),
         }
+        self.line = line;
     }
 
     fn shows(&self, event: &Event) -> bool {

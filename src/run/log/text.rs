@@ -1,5 +1,11 @@
 //! Text lines: one readable line per event, `retry: SUBJECT: MESSAGE`, and
 //! the words of each event (`message`), which GitHub annotations share.
+//!
+//! Each is written into a buffer the caller keeps (`fmt::Write`), never a
+//! String of its own: a run's lines allocate nothing once the buffer has
+//! grown to the longest (issue 26).
+
+use std::fmt::{self, Display, Write};
 
 use crate::duration::millis;
 use crate::policy::Attempts;
@@ -17,59 +23,87 @@ const HUMAN_FROM_MS: u128 = 10_000;
 /// One line, in the spirit of the AWS article's sample output, with the
 /// command as its subject (`program: subject: message`, as `cp` and `grep`
 /// write theirs): `retry: curl: attempt 2/5 failed with exit code 22;
-/// sleep: 692 ms (full jitter, up to 2000 ms)`.
+/// sleep: 692 ms (full jitter, up to 2000 ms)`. (A String of its own: tests.)
+#[cfg(test)]
 pub fn line(event: &Event, context: &Context) -> String {
-    match event {
-        // The command could not start (the message names it), or retry
-        // itself failed (the message names the option): no subject.
-        Event::GaveUp {
-            reason: GiveUp::Spawn { .. } | GiveUp::Failed(_),
-            ..
-        } => format!("retry: {}\n", message(event, context.name)),
-        _ => format!(
-            "retry: {}: {}\n",
-            context.name.subject(),
-            message(event, context.name)
-        ),
-    }
+    let mut out = String::new();
+    write_line(event, context, &mut out);
+    out
+}
+
+/// `line`, appended to `out`.
+pub fn write_line(event: &Event, context: &Context, out: &mut String) {
+    // Writing to a String cannot fail.
+    let _ = (|| -> fmt::Result {
+        out.write_str("retry: ")?;
+        match event {
+            // The command could not start (the message names it), or retry
+            // itself failed (the message names the option): no subject.
+            Event::GaveUp {
+                reason: GiveUp::Spawn { .. } | GiveUp::Failed(_),
+                ..
+            } => {}
+            _ => write!(out, "{}: ", context.name.subject())?,
+        }
+        write_message(event, context.name, out)?;
+        out.write_char('\n')
+    })();
 }
 
 /// `692 ms`, or `18942 ms (19 s)` for a long one.
-fn ms_text(ms: u128) -> String {
-    match human(ms) {
-        Some(human) => format!("{ms} ms ({human})"),
-        None => format!("{ms} ms"),
+struct MsText(u128);
+
+impl Display for MsText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.0;
+        match human(ms) {
+            Some(human) => write!(f, "{ms} ms ({human})"),
+            None => write!(f, "{ms} ms"),
+        }
     }
 }
 
 /// A long duration in the largest units that keep it readable, rounded:
 /// `19 s`, `2 min 5 s`, `1 h 30 min`. `None` below `HUMAN_FROM_MS`.
-fn human(ms: u128) -> Option<String> {
+fn human(ms: u128) -> Option<Human> {
     if ms < HUMAN_FROM_MS {
         return None;
     }
     let secs = (ms + 500) / 1000;
-    let (big, small, units) = match secs {
-        ..60 => return Some(format!("{secs} s")),
-        60..3600 => (secs / 60, secs % 60, ("min", "s")),
+    Some(match secs {
+        ..60 => Human(secs, 0, ("s", "")),
+        60..3600 => Human(secs / 60, secs % 60, ("min", "s")),
         _ => {
             let mins = (secs + 30) / 60;
-            (mins / 60, mins % 60, ("h", "min"))
+            Human(mins / 60, mins % 60, ("h", "min"))
         }
-    };
-    Some(match small {
-        0 => format!("{big} {}", units.0),
-        _ => format!("{big} {} {small} {}", units.0, units.1),
     })
+}
+
+/// A big unit and what is left in the small one (`human`).
+struct Human(u128, u128, (&'static str, &'static str));
+
+impl Display for Human {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Human(big, small, units) = self;
+        match small {
+            0 => write!(f, "{big} {}", units.0),
+            _ => write!(f, "{big} {} {small} {}", units.0, units.1),
+        }
+    }
 }
 
 /// `sleep: 692 ms (full jitter, up to 2000 ms)`, the seeds' wording; a
 /// long sleep adds its human form: `sleep: 18942 ms (19 s; full jitter, …)`.
-fn sleep_text(sleep: &Sleep, jitter: &Jitter) -> String {
+fn sleep_text(sleep: &Sleep, jitter: &Jitter, out: &mut impl Write) -> fmt::Result {
     let ms = millis(sleep.duration);
-    let human = human(ms).map(|h| format!("{h}; ")).unwrap_or_default();
-    format!(
-        "sleep: {ms} ms ({human}{}, up to {} ms)",
+    write!(out, "sleep: {ms} ms (")?;
+    if let Some(human) = human(ms) {
+        write!(out, "{human}; ")?;
+    }
+    write!(
+        out,
+        "{}, up to {} ms)",
         jitter.label(),
         millis(sleep.ceiling)
     )
@@ -77,27 +111,45 @@ fn sleep_text(sleep: &Sleep, jitter: &Jitter) -> String {
 
 /// The sleep a server's hint had a say in: `sleep: 30000 ms (server asked
 /// for 30 s)` when it set it, the draw's words and the hint when it did not.
-fn hinted_sleep_text(sleep: &Sleep, jitter: &Jitter, hint: &Hinted) -> String {
+fn hinted_sleep_text(
+    sleep: &Sleep,
+    jitter: &Jitter,
+    hint: &Hinted,
+    out: &mut impl Write,
+) -> fmt::Result {
     let asked = millis(hint.asked);
-    let asked = human(asked).unwrap_or_else(|| format!("{asked} ms"));
+    let asked = |out: &mut dyn Write| match human(asked) {
+        Some(human) => write!(out, "{human}"),
+        None => write!(out, "{asked} ms"),
+    };
     if hint.asked >= hint.drawn {
-        format!(
-            "sleep: {} ms (server asked for {asked})",
+        write!(
+            out,
+            "sleep: {} ms (server asked for ",
             millis(sleep.duration)
-        )
+        )?;
+        asked(out)?;
+        out.write_char(')')
     } else {
-        format!("{}, server asked for {asked}", sleep_text(sleep, jitter))
+        sleep_text(sleep, jitter, out)?;
+        out.write_str(", server asked for ")?;
+        asked(out)
     }
 }
 
-/// What happened, in words, without the `retry: ` prefix and the subject.
-pub(super) fn message(event: &Event, name: &CommandName) -> String {
+/// What happened, in words, without the `retry: ` prefix and the subject,
+/// written to `out`.
+pub(super) fn write_message(
+    event: &Event,
+    name: &CommandName,
+    out: &mut impl Write,
+) -> fmt::Result {
     match event {
         // The first names the command in full: what `-v` adds.
         Event::Starting { attempt: 1, limit } => {
-            format!("attempt 1/{limit} starting: {}", name.full)
+            write!(out, "attempt 1/{limit} starting: {}", name.full)
         }
-        Event::Starting { attempt, limit } => format!("attempt {attempt}/{limit} starting"),
+        Event::Starting { attempt, limit } => write!(out, "attempt {attempt}/{limit} starting"),
         Event::Retrying {
             attempt,
             limit,
@@ -106,29 +158,34 @@ pub(super) fn message(event: &Event, name: &CommandName) -> String {
             jitter,
             hint,
             ..
-        } => format!(
-            "attempt {attempt}/{limit} failed with {}; {}",
-            status.describe(),
+        } => {
+            write!(
+                out,
+                "attempt {attempt}/{limit} failed with {}; ",
+                status.describe()
+            )?;
             match hint {
-                Some(hint) => hinted_sleep_text(sleep, jitter, hint),
-                None => sleep_text(sleep, jitter),
+                Some(hint) => hinted_sleep_text(sleep, jitter, hint, out),
+                None => sleep_text(sleep, jitter, out),
             }
-        ),
-        Event::Warning { message, .. } => format!("warning: {message}"),
+        }
+        Event::Warning { message, .. } => write!(out, "warning: {message}"),
         Event::Succeeded {
             attempt: 1, limit, ..
-        } => format!("attempt 1/{limit} succeeded"),
+        } => write!(out, "attempt 1/{limit} succeeded"),
         // The summary of a run that needed retries.
         Event::Succeeded {
             attempt,
             limit,
             slept_ms,
             ..
-        } => format!(
+        } => write!(
+            out,
             "attempt {attempt}/{limit} succeeded; {attempt} attempts, {} spent sleeping",
-            ms_text(*slept_ms)
+            MsText(*slept_ms)
         ),
-        Event::PresetKnown { preset, program } => format!(
+        Event::PresetKnown { preset, program } => write!(
+            out,
             "--preset {preset} knows {program}'s transient failures \
              (retry --presets shows its rules)"
         ),
@@ -136,7 +193,8 @@ pub(super) fn message(event: &Event, name: &CommandName) -> String {
             attempt,
             limit,
             status,
-        } => format!(
+        } => write!(
+            out,
             "--on-retry command failed with {} after attempt {attempt}/{limit}; retrying anyway",
             status.describe()
         ),
@@ -146,80 +204,93 @@ pub(super) fn message(event: &Event, name: &CommandName) -> String {
             limit,
             reason,
             ..
-        } => format!(
-            "{} (reason: {})",
-            giving_up(*attempt, limit, reason),
-            reason.reason().name()
-        ),
+        } => {
+            giving_up(*attempt, limit, reason, out)?;
+            write!(out, " (reason: {})", reason.reason().name())
+        }
     }
 }
 
 /// Why the run gave up, in words.
-fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp) -> String {
+fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Write) -> fmt::Result {
     match reason {
         GiveUp::Attempts(s) if attempt == 1 => {
-            format!("giving up after 1 attempt: it failed with {}", s.describe())
+            write!(
+                out,
+                "giving up after 1 attempt: it failed with {}",
+                s.describe()
+            )
         }
         GiveUp::Attempts(s) => {
-            format!(
+            write!(
+                out,
                 "giving up after {attempt} attempts: the last failed with {}",
                 s.describe()
             )
         }
-        GiveUp::Fatal(s) => format!(
+        GiveUp::Fatal(s) => write!(
+            out,
             "giving up after attempt {attempt}/{limit}: {} is fatal (--fatal-on)",
             s.describe()
         ),
-        GiveUp::NotRetryable(s) => format!(
+        GiveUp::NotRetryable(s) => write!(
+            out,
             "giving up after attempt {attempt}/{limit}: {} is not retryable (--retry-on)",
             s.describe()
         ),
-        GiveUp::OutputStop(s) => format!(
+        GiveUp::OutputStop(s) => write!(
+            out,
             "giving up after attempt {attempt}/{limit} ({}): its output matched --stop-if-output",
             s.describe()
         ),
         GiveUp::MaxTimeReached(_) => {
-            format!("giving up: --max-time reached during attempt {attempt}/{limit}")
+            write!(
+                out,
+                "giving up: --max-time reached during attempt {attempt}/{limit}"
+            )
         }
-        GiveUp::MaxTimeAhead { status, sleep_ms } => format!(
+        GiveUp::MaxTimeAhead { status, sleep_ms } => write!(
+            out,
             "giving up after attempt {attempt}/{limit} failed with {}: a sleep of {} would end past --max-time",
             status.describe(),
-            ms_text(*sleep_ms)
+            MsText(*sleep_ms)
         ),
-        GiveUp::HintTooLong { status, hint_ms } => format!(
+        GiveUp::HintTooLong { status, hint_ms } => write!(
+            out,
             "giving up after attempt {attempt}/{limit} failed with {}: the server asked to wait {}, longer than --cap",
             status.describe(),
-            ms_text(*hint_ms)
+            MsText(*hint_ms)
         ),
-        GiveUp::Budget(status) => format!(
+        GiveUp::Budget(status) => write!(
+            out,
             "giving up after attempt {attempt}/{limit} failed with {}: the shared --budget cannot pay for a retry",
             status.describe()
         ),
-        GiveUp::MaxTimeInHook(_) => format!(
+        GiveUp::MaxTimeInHook(_) => write!(
+            out,
             "giving up: --max-time reached during the --on-retry command after attempt {attempt}/{limit}"
         ),
         GiveUp::Signal { signal, during, .. } => {
-            let during = match during {
-                Phase::Attempt => format!("during attempt {attempt}/{limit}"),
-                Phase::Hook => {
-                    format!("during the --on-retry command after attempt {attempt}/{limit}")
-                }
-                Phase::Sleep => format!("during the sleep after attempt {attempt}/{limit}"),
+            write!(out, "interrupted by {} ", signal_name(*signal))?;
+            match during {
+                Phase::Attempt => write!(out, "during attempt {attempt}/{limit}"),
+                Phase::Hook => write!(
+                    out,
+                    "during the --on-retry command after attempt {attempt}/{limit}"
+                ),
+                Phase::Sleep => write!(out, "during the sleep after attempt {attempt}/{limit}"),
                 Phase::Output => {
-                    format!("while writing the output of attempt {attempt}/{limit}")
+                    write!(out, "while writing the output of attempt {attempt}/{limit}")
                 }
-            };
-            format!(
-                "interrupted by {} {during}; exiting with {}",
-                signal_name(*signal),
-                reason.exit_code()
-            )
+            }?;
+            write!(out, "; exiting with {}", reason.exit_code())
         }
-        GiveUp::Spawn { message, .. } => message.clone(),
-        GiveUp::Failed(message) => format!("{message}; exiting with {}", reason.exit_code()),
-        GiveUp::StdoutClosed => {
-            format!("stdout was closed before the output of attempt {attempt}/{limit} was written")
-        }
+        GiveUp::Spawn { message, .. } => out.write_str(message),
+        GiveUp::Failed(message) => write!(out, "{message}; exiting with {}", reason.exit_code()),
+        GiveUp::StdoutClosed => write!(
+            out,
+            "stdout was closed before the output of attempt {attempt}/{limit} was written"
+        ),
     }
 }
 
@@ -267,7 +338,7 @@ mod tests {
             (7_199_000, Some("2 h")),
         ];
         for (ms, want) in cases {
-            assert_eq!(human(ms).as_deref(), want, "{ms} ms");
+            assert_eq!(human(ms).map(|h| h.to_string()).as_deref(), want, "{ms} ms");
         }
     }
 }

@@ -88,6 +88,9 @@ pub struct Pipes {
     replay: Option<Replay>,
     running: Option<Running>,
     failure: Arc<Failure>,
+    /// The last held stdout, written and given back (`recycle`): the next
+    /// attempt holds its output in the same room.
+    spare: Option<Spool>,
 }
 
 /// The output streams of the attempt in progress.
@@ -120,6 +123,7 @@ impl Pipes {
             replay: (settings.stdin == StdinMode::Replay)
                 .then(|| Replay::start(MEMORY_LIMIT, settings.stdin_limit, Arc::clone(&failure))),
             running: None,
+            spare: None,
             failure,
         })
     }
@@ -162,6 +166,13 @@ impl Pipes {
         }
     }
 
+    /// Takes back an attempt's held stdout once it is written or dropped,
+    /// emptied, for the next attempt to hold its own in.
+    pub fn recycle(&mut self, mut spool: Spool) {
+        spool.clear();
+        self.spare = Some(spool);
+    }
+
     /// Starts feeding and reading the pipes of a just-spawned attempt.
     pub fn attach(&mut self, child: &mut Child) {
         if let (Some(replay), Some(stdin)) = (&self.replay, child.stdin.take()) {
@@ -171,7 +182,10 @@ impl Pipes {
         let sink: Arc<dyn Sink> = Arc::new(OwnStdio::new());
         let mut streams = Vec::new();
         if let Some(stdout) = child.stdout.take() {
-            let held = self.stdout_once.then(|| Spool::new(MEMORY_LIMIT));
+            let spare = self.spare.take();
+            let held = self
+                .stdout_once
+                .then(|| spare.unwrap_or_else(|| Spool::new(MEMORY_LIMIT)));
             streams.push(self.read(stdout, Target::Stdout, held, &sink, (done.clone(), 0)));
         }
         if let Some(stderr) = child.stderr.take() {

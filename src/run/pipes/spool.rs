@@ -49,7 +49,9 @@ impl Spool {
                 None => tempfile::tempfile()?,
             };
             file.write_all(&self.memory)?;
-            self.memory = Vec::new();
+            // Emptied, not freed: the next attempt's spool reuses its room
+            // (`clear`), so it does not grow again by reallocations.
+            self.memory.clear();
             self.file = Some(file);
         }
         match &mut self.file {
@@ -58,6 +60,15 @@ impl Spool {
         }
         self.len += bytes.len() as u64;
         Ok(())
+    }
+
+    /// Empties it for another attempt's bytes, keeping the memory's room:
+    /// holding an attempt's output then allocates nothing however large it
+    /// is (up to the largest held before; issue 26). A spill file is closed.
+    pub fn clear(&mut self) {
+        self.memory.clear();
+        self.file = None;
+        self.len = 0;
     }
 
     /// Copies up to `buf.len()` bytes from `offset`; 0 at the end.
@@ -114,5 +125,14 @@ mod tests {
         assert_eq!(spool.read_at(3, &mut buf).unwrap(), 4);
         assert_eq!(&buf, b"lo, ");
         assert_eq!(spool.read_at(14, &mut buf).unwrap(), 0);
+        // Cleared, it starts again in memory, with the room it had.
+        spool.clear();
+        assert!(!spool.is_spilled() && spool.len() == 0);
+        let room = spool.memory.capacity();
+        spool.append(b"again").unwrap();
+        assert_eq!(spool.memory.capacity(), room);
+        let mut out = Vec::new();
+        spool.write_to(&mut out).unwrap();
+        assert_eq!(out, b"again");
     }
 }
