@@ -5,7 +5,7 @@ complete -c retry -s n -l max-attempts -d 'Total runs of COMMAND, the first incl
 complete -c retry -l retry-on -d 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success, except 126 and 127 (the command cannot run) and 141 (killed by SIGPIPE: its reader went away)]' -r -f
 complete -c retry -l fatal-on -d 'Exit codes that stop at once, even if --retry-on covers them' -r -f
 complete -c retry -l success-on -d 'Exit codes that count as success' -r -f
-complete -c retry -s t -l timeout -d 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124' -r -f
+complete -c retry -s t -l timeout -d 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124 (Windows: Ctrl-Break to its console process group, then its Job Object ended; without a console, the job at once)' -r -f
 complete -c retry -l kill-after -d 'Grace between SIGTERM and SIGKILL when an attempt is stopped' -r -f
 complete -c retry -s m -l max-time -d 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout' -r -f
 complete -c retry -l seed -d 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter' -r -f
@@ -14,7 +14,7 @@ text\t'One readable line per event'
 json\t'One JSON object per line'
 github\t'GitHub Actions workflow commands: retries as warnings, giving up as an error'"
 complete -c retry -l log-file -d 'Append retry\'s own log lines to this file instead of stderr' -r -F
-complete -c retry -l on-retry -d 'Shell command run with `sh -c` after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal' -r -f -a "(__fish_complete_command)"
+complete -c retry -l on-retry -d 'Shell command run with `sh -c` (Windows: `cmd /d /s /c`) after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal' -r -f -a "(__fish_complete_command)"
 complete -c retry -l stdin -d 'What each attempt reads: `replay` the same stdin every time, `null` nothing' -r -f -a "inherit\t'Pass retry\'s stdin on as is: a later attempt may find it already consumed'
 replay\t'Read stdin once (as it arrives) and feed the same bytes to every attempt'
 null\t'Give every attempt an empty stdin, so a command waiting for input fails fast'"
@@ -37,7 +37,7 @@ apt\t''
 docker\t''
 npm\t''
 pip\t''"
-complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
+complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal (Windows: a console process group; there is no job control)' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"
 complete -c retry -l completions -d 'Print a completion script for SHELL to stdout, and run nothing' -r -f -a "bash\t''
@@ -66,7 +66,7 @@ decorrelated\t'sleep = min(cap, random_between(base, previous sleep * 3))'"
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
 complete -c retry -l stdout-once -d 'Only an attempt that succeeds writes to stdout (failed ones: to stderr)'
-complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)'
+complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines; Windows: `cmd /d /s /c`)'
 complete -c retry -l plan -d 'Print the sleeps a run with these options would take, and run nothing'
 complete -c retry -l simulate -d 'Simulate competing clients as in the AWS "Exponential Backoff And Jitter" post (work and completion time per strategy), and run nothing. Without --base/--cap it uses the post\'s: 10ms (5ms for decorrelated), 2s'
 complete -c retry -l man -d 'Print the man page (roff) to stdout, and run nothing'

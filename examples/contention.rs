@@ -330,11 +330,12 @@ struct Fleet(Vec<Child>);
 
 impl Drop for Fleet {
     fn drop(&mut self) {
-        use nix::sys::signal::{Signal, kill};
-        use nix::unistd::Pid;
         let running = |c: &mut Child| matches!(c.try_wait(), Ok(None));
         // retry forwards TERM to its attempt and stops it: nothing is left behind.
+        #[cfg(unix)]
         for child in &mut self.0 {
+            use nix::sys::signal::{Signal, kill};
+            use nix::unistd::Pid;
             if running(child) {
                 let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM);
             }

@@ -68,7 +68,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                 }
             };
             match run_command(options, log, id) {
-                run::Exit::Code(code) => u8::try_from(code).unwrap_or(u8::MAX),
+                run::Exit::Code(code) => platform::exit_code(code),
                 // Everything is cleaned up: die as the command would have.
                 run::Exit::Signal(signal) => platform::die_by(signal),
             }

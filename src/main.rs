@@ -17,7 +17,10 @@
 //!   instructions, 1.4 % of start-up time.
 //!
 //! (Session 15's figures, bench/README.md.)
-#![cfg_attr(not(retry_without = "c_main"), no_main)]
+//!
+//! On Windows std's entry point stays: it reads the wide command line
+//! (`platform::start`), where the C runtime's `argv` is in the ANSI code page.
+#![cfg_attr(all(unix, not(retry_without = "c_main")), no_main)]
 
 /// The start-up arena before the system allocator (see src/arena.rs).
 #[cfg(not(retry_without = "arena"))]
@@ -39,7 +42,14 @@ fn main() {
     std::process::exit(i32::from(status))
 }
 
-#[cfg(not(retry_without = "c_main"))]
+/// Windows: std's entry point, the arguments from the wide API.
+#[cfg(all(windows, not(retry_without = "c_main")))]
+fn main() {
+    let args = retry_jitter::start();
+    std::process::exit(i32::from(retry_jitter::main(args, AFTER_PARSING)))
+}
+
+#[cfg(all(unix, not(retry_without = "c_main")))]
 #[allow(unsafe_code)] // `no_mangle`: the C runtime calls this `main`.
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {

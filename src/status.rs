@@ -99,7 +99,7 @@ pub struct Description(Status);
 
 impl std::fmt::Display for Description {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let code = self.0.code;
+        let code = Code(self.0.code);
         match self.0.cause {
             Cause::Exited => write!(f, "exit code {code}"),
             Cause::Signaled(signal) => {
@@ -110,7 +110,8 @@ impl std::fmt::Display for Description {
                 }
                 write!(f, "), exit code {code}")
             }
-            Cause::OutputMatched(exited) if exited == code => {
+            Cause::OutputMatched(exited) if exited == self.0.code => {
+                let exited = Code(exited);
                 write!(
                     f,
                     "exit code {exited} and output matching --retry-if-output"
@@ -118,7 +119,8 @@ impl std::fmt::Display for Description {
             }
             Cause::OutputMatched(exited) => write!(
                 f,
-                "exit code {exited} and output matching --retry-if-output (counted as exit code {code})"
+                "exit code {} and output matching --retry-if-output (counted as exit code {code})",
+                Code(exited)
             ),
             Cause::ZeroNotSuccess => {
                 f.write_str("exit code 0, not listed in --success-on (counted as exit code 1)")
@@ -131,6 +133,20 @@ impl std::fmt::Display for Description {
             Cause::NotStarted(errno) => {
                 write!(f, "a start error: {} (exit code {code})", error_text(errno))
             }
+        }
+    }
+}
+
+/// An exit code as its platform writes it: a number, except a Windows
+/// NTSTATUS (negative as an i32: 0xC000013A after Ctrl-C, 0xC0000005 after
+/// an access violation), which Windows users know in hex.
+struct Code(i32);
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            code if code < 0 => write!(f, "{:#010X}", code.cast_unsigned()),
+            code => write!(f, "{code}"),
         }
     }
 }
@@ -149,6 +165,17 @@ pub fn signal_name(signal: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_status_codes_are_written_in_hex() {
+        assert_eq!(
+            Status::exited(0xC000_013A_u32.cast_signed())
+                .describe()
+                .to_string(),
+            "exit code 0xC000013A"
+        );
+        assert_eq!(Status::exited(22).describe().to_string(), "exit code 22");
+    }
 
     #[test]
     fn signal_death_is_128_plus_n() {
@@ -182,6 +209,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn an_attempt_not_started_is_125_with_the_reason() {
         let status = Status::not_started(libc::EAGAIN);
         assert_eq!(status.code, 125);

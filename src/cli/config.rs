@@ -159,7 +159,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     let mut words = cli.command.into_iter();
     let (program, args) = if cli.shell {
         let script = words.collect::<Vec<_>>().join(std::ffi::OsStr::new(" "));
-        ("/bin/sh".into(), vec!["-c".into(), script])
+        crate::platform::shell(script)
     } else {
         // clap guarantees at least one word when a command is run.
         (words.next().unwrap_or_default(), words.collect())
@@ -362,6 +362,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn shell_mode_joins_words_into_one_script() {
         let c = config(&["-s", "echo", "a|", "wc"]).unwrap();
         assert_eq!(c.program, "/bin/sh");

@@ -84,7 +84,7 @@ pub const CODES: &str = "CODES: exit codes and inclusive ranges, 0 to 255, separ
     --fatal-on (stop), --retry-on (retry), anything else (stop).";
 
 /// (status, when).
-pub const EXIT_STATUS: [(&str, &str); 8] = [
+pub const EXIT_STATUS: [(&str, &str); 9] = [
     (
         "the command's",
         "its success or stopping code, or the last attempt's when attempts, time or --budget run out",
@@ -107,6 +107,10 @@ pub const EXIT_STATUS: [(&str, &str); 8] = [
     ("126", "COMMAND exists but cannot be run"),
     ("127", "COMMAND was not found"),
     ("128+N", "COMMAND was killed by signal N"),
+    (
+        "0xC000013A",
+        "Windows, for 128+N: Ctrl-C, Ctrl-Break or a closed console stopped retry",
+    ),
 ];
 
 /// After `-h`: the examples and where the rest is.

@@ -108,7 +108,8 @@ pub struct RunArgs {
 
     /// Limit for one attempt; on expiry the command and its descendants get
     /// SIGTERM, then SIGKILL after --kill-after, and the attempt counts as
-    /// exit code 124
+    /// exit code 124 (Windows: Ctrl-Break to its console process group, then
+    /// its Job Object ended; without a console, the job at once)
     #[arg(short, long, env = "RETRY_TIMEOUT", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
@@ -164,7 +165,7 @@ pub struct RunArgs {
           help_heading = "Logging")]
     pub verbose: bool,
 
-    /// Shell command run with `sh -c` after a failed attempt, before the
+    /// Shell command run with `sh -c` (Windows: `cmd /d /s /c`) after a failed attempt, before the
     /// sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output
     /// goes to stderr, and its failure is logged, not fatal
     #[arg(long, env = "RETRY_ON_RETRY", value_name = "SHELL COMMAND",
@@ -298,14 +299,16 @@ pub struct RunArgs {
           value_hint = ValueHint::Other, help_heading = PROGRAMS)]
     pub preset: Option<String>,
 
-    /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines)
+    /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines;
+    /// Windows: `cmd /d /s /c`)
     #[arg(short, long, env = "RETRY_SHELL", value_parser = parse_switch)]
     pub shell: bool,
 
     /// Whether the command stays in retry's process group (so it can read the
     /// terminal, and job control stops and continues both) or gets a process
     /// group of its own (so timeouts and signals reach all its descendants);
-    /// `auto` keeps it in retry's group when stdin is a terminal
+    /// `auto` keeps it in retry's group when stdin is a terminal (Windows: a
+    /// console process group; there is no job control)
     #[arg(long, env = "RETRY_FOREGROUND", value_enum, default_value_t = ForegroundChoice::Auto,
           value_name = "WHEN", hide_short_help = true)]
     pub foreground: ForegroundChoice,

@@ -21,35 +21,47 @@
 //! which path is named once, in `build.rs` (`posix_spawn`,
 //! `precise_wait`, `subreaper`).
 //!
-//! What a Windows port would need, as a new sibling file with the same
-//! functions: a Job Object per attempt (`CreateJobObject`,
-//! `AssignProcessToJobObject` with `CREATE_SUSPENDED`, then
-//! `TerminateJobObject`) as the `ProcessTree`, in place of process groups
-//! and the subreaper; `SetConsoleCtrlHandler` for Ctrl-C/Ctrl-Break and
-//! `GenerateConsoleCtrlEvent` to forward them (a new process group via
-//! `CREATE_NEW_PROCESS_GROUP`); `WaitForMultipleObjects` on the process
-//! handle and an event in place of the self-pipes and `poll` of
-//! `signals.rs` and `ready.rs`; and exit codes as they are (no 128+N: a
-//! Windows process does not die "by a signal").
+//! `windows/` holds the Windows twins, one file per file here, through
+//! `windows-sys` (see `windows/mod.rs`): a Job Object per attempt as the
+//! `ProcessTree`, console control events in place of signals, and
+//! `WaitForMultipleObjects` in place of the self-pipes and `poll`.
 
+// Unix: the files beside this one. Windows: their twins in `windows/`,
+// with the same names and functions, so `run/` is the same on both.
+#[cfg(unix)]
 pub mod append;
+#[cfg(unix)]
 pub mod private;
+#[cfg(unix)]
 pub mod ready;
+#[cfg(unix)]
 pub mod reaper_portable;
+#[cfg(unix)]
 pub mod signals;
+#[cfg(unix)]
 pub mod spawn;
+#[cfg(unix)]
 pub mod tree;
+#[cfg(unix)]
 mod unix;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::{append, private, ready, reaper, signals, spawn, tree};
 
 #[cfg(target_os = "linux")]
 #[cfg_attr(feature = "portable", allow(dead_code))] // still unit-tested
 pub mod reaper_linux;
 
+#[cfg(unix)]
 pub use unix::*;
+#[cfg(windows)]
+pub use windows::*;
 
 /// The subreaper of this platform: Linux's, or the portable twin (also on
 /// Linux with the `portable` feature, so that path is tested here).
 #[cfg(subreaper)]
 pub use reaper_linux as reaper;
-#[cfg(not(subreaper))]
+#[cfg(all(unix, not(subreaper)))]
 pub use reaper_portable as reaper;

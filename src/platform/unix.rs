@@ -370,6 +370,58 @@ pub fn stdin_is_terminal() -> bool {
     io::stdin().is_terminal()
 }
 
+/// A program that copies its stdin to its stdout until the end: `cat`.
+pub fn copier() -> io::Result<crate::platform::spawn::Spawn> {
+    Ok(crate::platform::spawn::Spawn::new("cat"))
+}
+
+/// The exit status for a command's `code` (0..255 on Unix).
+pub fn exit_code(code: i32) -> u8 {
+    u8::try_from(code).unwrap_or(u8::MAX)
+}
+
+/// What retry exits with when a signal stopped it and it cannot die by
+/// it: 128+N, as shells report it.
+pub fn signal_exit_code(signal: i32) -> i32 {
+    128 + signal
+}
+
+/// Why a command could not be started that says nothing about the command:
+/// the process limit (EAGAIN), file descriptors (EMFILE, ENFILE) or memory
+/// (ENOMEM) ran short. They pass, so the attempt is retried (status 125).
+pub fn shortage(error: &io::Error) -> Option<i32> {
+    const SHORTAGES: [i32; 4] = [libc::EAGAIN, libc::EMFILE, libc::ENFILE, libc::ENOMEM];
+    error.raw_os_error().filter(|e| SHORTAGES.contains(e))
+}
+
+/// Whether a terminal on stderr takes ANSI escapes (`\x1b[K`): every
+/// Unix terminal does.
+pub fn stderr_takes_escapes() -> bool {
+    true
+}
+
+/// A descriptor of retry's own stdout, written without std's buffer.
+pub fn dup_stdout() -> io::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    Ok(io::stdout().as_fd().try_clone_to_owned()?.into())
+}
+
+/// A descriptor of retry's own stderr.
+pub fn dup_stderr() -> io::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    Ok(io::stderr().as_fd().try_clone_to_owned()?.into())
+}
+
+/// Reads at `offset` without moving the file's offset (`pread`).
+pub fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+/// `-s` and `--on-retry`: `/bin/sh -c SCRIPT`.
+pub fn shell(script: OsString) -> (OsString, Vec<OsString>) {
+    ("/bin/sh".into(), vec!["-c".into(), script])
+}
+
 /// `SIGTERM` for 15; `None` for a number this platform does not name.
 pub fn signal_name(signal: i32) -> Option<&'static str> {
     Signal::try_from(signal).ok().map(Signal::as_str)

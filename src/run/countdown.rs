@@ -13,10 +13,11 @@ pub fn wanted(stderr_is_terminal: bool, no_color: bool) -> bool {
     stderr_is_terminal && !no_color
 }
 
-/// Whether this process's stderr should show one.
+/// Whether this process's stderr should show one (a Windows console only
+/// if it takes the escape that clears the line: `platform`).
 pub fn enabled() -> bool {
     wanted(
-        std::io::stderr().is_terminal(),
+        std::io::stderr().is_terminal() && crate::platform::stderr_takes_escapes(),
         std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
     )
 }

@@ -202,10 +202,10 @@ impl GiveUp {
     }
 
     /// retry's exit status for this ending: the command's last status, or
-    /// 128+N for a signal to retry, 126/127 when the command could not start.
+    /// 128+N for a signal to retry (Windows: 0xC000013A), 126/127 when the command could not start.
     pub fn exit_code(&self) -> i32 {
         match (self, self.status()) {
-            (GiveUp::Signal { signal, .. }, _) => 128 + signal,
+            (GiveUp::Signal { signal, .. }, _) => crate::platform::signal_exit_code(*signal),
             (GiveUp::Spawn { code, .. }, _) => *code,
             (GiveUp::Failed(_), _) => RETRY_FAILED,
             (GiveUp::MaxTimeInHook(_), _) => crate::status::TIMED_OUT,

@@ -15,7 +15,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::AsFd;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -122,18 +121,20 @@ impl<'a> Supervisor<'a> {
         command
     }
 
-    /// The `--on-retry` hook: `sh -c SCRIPT`, its stdout sent to stderr so
+    /// The `--on-retry` hook: `sh -c SCRIPT` (`cmd /d /s /c` on Windows), its stdout sent to stderr so
     /// it cannot mix into the command's output (`retry ... | jq`).
     fn hook(&self, script: &str, attempt: u32, exit_code: i32) -> Spawn {
-        let mut command = Spawn::new("/bin/sh");
+        let (shell, words) = platform::shell(script.into());
+        let mut command = Spawn::new(shell);
+        for word in &words {
+            command.arg(word);
+        }
         command
-            .arg("-c")
-            .arg(script)
             .env(lineage::VARIABLE, self.lineage.value())
             .env("RETRY_ATTEMPT", attempt.to_string())
             .env("RETRY_EXIT_CODE", exit_code.to_string());
-        if let Ok(stderr) = io::stderr().as_fd().try_clone_to_owned() {
-            command.stdout = Io::Fd(stderr);
+        if let Ok(stderr) = platform::dup_stderr() {
+            command.stdout = Io::Fd(stderr.into());
         }
         if self.pipes.as_ref().is_some_and(Pipes::owns_stdin) {
             command.stdin = Io::Null;
@@ -167,7 +168,7 @@ impl<'a> Supervisor<'a> {
         }
         let mut child = match spawned {
             Ok(child) => child,
-            Err(error) => match error.raw_os_error().filter(|e| SHORTAGES.contains(e)) {
+            Err(error) => match platform::shortage(&error) {
                 Some(errno) => return Ok(Ended::NotStarted(errno)),
                 None => return Err(spawn_error(command.program(), &error)),
             },
@@ -299,11 +300,6 @@ impl AsRef<OsStr> for Text {
         OsStr::new(std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default())
     }
 }
-
-/// Why a command could not be started that says nothing about the command:
-/// the process limit (EAGAIN), file descriptors (EMFILE, ENFILE) or memory
-/// (ENOMEM) ran short. They pass, so the attempt is retried (status 125).
-const SHORTAGES: [i32; 4] = [libc::EAGAIN, libc::EMFILE, libc::ENFILE, libc::ENOMEM];
 
 impl Host for Supervisor<'_> {
     fn now(&self) -> Instant {

@@ -89,12 +89,14 @@ pub fn dir(runtime: Option<OsString>, temp: &Path, uid: u32) -> PathBuf {
     }
 }
 
+/// On Windows the user's own `%LOCALAPPDATA%\\retry` takes the place of
+/// `$XDG_RUNTIME_DIR/retry`.
 fn default_dir() -> PathBuf {
-    dir(
-        std::env::var_os("XDG_RUNTIME_DIR"),
-        &std::env::temp_dir(),
-        private::user_id(),
-    )
+    #[cfg(windows)]
+    let runtime = std::env::var_os("LOCALAPPDATA");
+    #[cfg(not(windows))]
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR");
+    dir(runtime, &std::env::temp_dir(), private::user_id())
 }
 
 /// An open budget.
@@ -459,6 +461,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn the_directory_is_the_users_own() {
         let tmp = Path::new("/tmp");
         assert_eq!(

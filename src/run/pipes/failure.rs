@@ -124,6 +124,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn errors_read_as_words() {
         let full = io::Error::from_raw_os_error(28);
         assert_eq!(describe(&full), "No space left on device");

@@ -14,9 +14,7 @@ mod replay;
 mod spool;
 mod watch;
 
-use std::fs::File;
 use std::io::{self, PipeReader, PipeWriter, Write};
-use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -329,11 +327,7 @@ pub fn release(held: &Spool, to_stdout: bool) -> Result<(), ReleaseError> {
         )),
     };
     // Unbuffered, so every error is seen here and no byte waits in a buffer.
-    let mut out = io::stdout()
-        .as_fd()
-        .try_clone_to_owned()
-        .map(File::from)
-        .map_err(cannot_write)?;
+    let mut out = crate::platform::dup_stdout().map_err(cannot_write)?;
     let mut buf = vec![0u8; 64 * 1024];
     let mut offset = 0;
     loop {

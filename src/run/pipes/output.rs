@@ -4,10 +4,9 @@
 //! still open after its attempt (a background process holds it) to a
 //! `cat` that goes on copying it once retry has exited.
 
-use crate::platform::spawn::{Io, Spawn};
+use crate::platform::spawn::Io;
 use std::fs::File;
 use std::io::{self, PipeReader, Write};
-use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether the command's output that retry last wrote to stderr left a
@@ -60,7 +59,7 @@ pub struct OwnStdio {
 impl OwnStdio {
     pub fn new() -> Self {
         OwnStdio {
-            stdout: io::stdout().as_fd().try_clone_to_owned().map(File::from),
+            stdout: crate::platform::dup_stdout(),
         }
     }
 }
@@ -79,19 +78,19 @@ impl Sink for OwnStdio {
     }
 }
 
-/// Starts `cat` copying the rest of `pipe` to `target`, so that output a
+/// Starts `cat` (on Windows, retry itself: `platform::copier`) copying the rest of `pipe` to `target`, so that output a
 /// background process writes after retry has exited is still written, as
 /// it would be without retry. On failure, `pipe` is still the caller's.
 pub fn hand_off(pipe: &PipeReader, target: Target) -> io::Result<()> {
     let out = match target {
-        Target::Stdout => io::stdout().as_fd().try_clone_to_owned()?,
-        Target::Stderr => io::stderr().as_fd().try_clone_to_owned()?,
+        Target::Stdout => crate::platform::dup_stdout()?,
+        Target::Stderr => crate::platform::dup_stderr()?,
     };
     // Through the platform's spawn, as an attempt: every signal back at
     // its default action, so `cat` dies of SIGPIPE as a reader goes away.
-    let mut cat = Spawn::new("cat");
+    let mut cat = crate::platform::copier()?;
     cat.stdin = Io::Fd(pipe.try_clone()?.into());
-    cat.stdout = Io::Fd(out);
+    cat.stdout = Io::Fd(out.into());
     // Its own complaints (a reader gone) are not the command's output.
     cat.stderr = Io::Null;
     // Never waited for: it outlives retry. Until then it is a zombie at most.

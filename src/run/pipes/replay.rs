@@ -321,6 +321,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn a_read_error_fails_the_run_and_never_ends_an_attempts_input() {
         let (replay, failure) = replay(Spool::new(10), u64::MAX);
         replay.record(Failing(b"kept"));
@@ -346,6 +347,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn past_a_spill_file_that_cannot_be_made_only_the_live_attempt_is_fed() {
         let (replay, failure) = replay(Spool::new_in(4, "/nonexistent".into()), u64::MAX);
         let (fed, ended) = fed_live(&replay, b"more than four");

@@ -5,7 +5,6 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 #[derive(Debug)]
@@ -31,7 +30,7 @@ impl Spool {
     }
 
     /// A spool spilling into `dir`: tests cannot safely change TMPDIR.
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub fn new_in(limit: usize, dir: PathBuf) -> Self {
         Self {
             dir: Some(dir),
@@ -79,7 +78,7 @@ impl Spool {
         }
         let want = buf.len().min((self.len - offset) as usize);
         match &self.file {
-            Some(file) => file.read_at(&mut buf[..want], offset),
+            Some(file) => crate::platform::read_at(file, &mut buf[..want], offset),
             None => {
                 let start = offset as usize;
                 buf[..want].copy_from_slice(&self.memory[start..start + want]);

@@ -268,6 +268,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn output_that_cannot_be_held_fails_the_run_and_closes_the_pipe() {
         let spool = Spool::new_in(4, "/nonexistent".into());
         let setup = make(Target::Stdout, Some(spool), "x", Recorder::default());
@@ -293,6 +294,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn a_reader_gone_closes_the_pipe_without_a_failure() {
         for target in [Target::Stdout, Target::Stderr] {
             let recorder = Recorder {
@@ -309,6 +311,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // Unix paths, programs or errno wording
     fn a_full_stdout_fails_the_run_but_a_full_stderr_does_not() {
         let full = |target| Recorder {
             broken: Some((target, 28)), // ENOSPC

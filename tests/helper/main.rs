@@ -1,0 +1,96 @@
+//! `retry-test-helper`: the one program the portable end-to-end tests
+//! (tests/integration/portable.rs) run under retry, so the same tests run
+//! on Linux and under wine without `sh`, `true`, `false` or `sleep`.
+//!
+//! Its arguments are steps, done in order:
+//!
+//! - `out TEXT` / `err TEXT`: writes TEXT, as given, to stdout / stderr
+//! - `cat`: copies stdin to stdout, byte for byte
+//! - `sleep MS`: sleeps MS milliseconds
+//! - `count FILE N`: adds one to the number in FILE (0 if missing) and
+//!   exits 1 while it is below N: fails until the Nth call
+//! - `touch FILE`: creates FILE
+//! - `child FILE N STEPS...`: starts itself with the next N words as its
+//!   steps, not waited for (its stdout and stderr are this one's), and
+//!   writes the grandchild's pid to FILE
+//! - `exit N`: exits with N (any 32-bit code on Windows)
+//!
+//! An unknown step exits 101 with a message: a test asked for what the
+//! helper does not do.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+fn main() {
+    #[allow(clippy::disallowed_methods)] // std's own entry point fills it
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut steps = args.iter();
+    while let Some(step) = steps.next() {
+        let mut next = || match steps.next() {
+            Some(value) => value.clone(),
+            None => fail(&format!("{step} needs a value")),
+        };
+        match step.as_str() {
+            "out" => write(&mut std::io::stdout(), next().as_bytes()),
+            "err" => write(&mut std::io::stderr(), next().as_bytes()),
+            "cat" => {
+                let mut input = Vec::new();
+                std::io::stdin()
+                    .read_to_end(&mut input)
+                    .unwrap_or_else(|e| fail(&e.to_string()));
+                write(&mut std::io::stdout(), &input);
+            }
+            "sleep" => std::thread::sleep(Duration::from_millis(number(&next()))),
+            "count" => {
+                let file = next();
+                let limit = number(&next());
+                let seen = std::fs::read_to_string(&file).map_or(0, |text| number(text.trim())) + 1;
+                std::fs::write(&file, seen.to_string()).unwrap_or_else(|e| fail(&e.to_string()));
+                if seen < limit {
+                    std::process::exit(1);
+                }
+            }
+            "touch" => std::fs::write(next(), "").unwrap_or_else(|e| fail(&e.to_string())),
+            "child" => {
+                let file = next();
+                let words = number(&next());
+                let rest: Vec<&String> = steps.by_ref().take(words as usize).collect();
+                let exe = std::env::current_exe().unwrap_or_else(|e| fail(&e.to_string()));
+                // Never waited for: it is to outlive this process, or not.
+                #[allow(clippy::zombie_processes)]
+                let child = std::process::Command::new(exe)
+                    .args(rest)
+                    .stdin(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap_or_else(|e| fail(&e.to_string()));
+                std::fs::write(&file, child.id().to_string())
+                    .unwrap_or_else(|e| fail(&e.to_string()));
+            }
+            "exit" => {
+                let code = next();
+                // Windows codes are 32 bits: 3221225786 is 0xC000013A.
+                let code = code
+                    .parse::<i32>()
+                    .or_else(|_| code.parse::<u32>().map(|c| c as i32))
+                    .unwrap_or_else(|_| fail(&format!("exit {code}: not a number")));
+                std::process::exit(code);
+            }
+            other => fail(&format!("unknown step {other:?}")),
+        }
+    }
+}
+
+fn write(out: &mut dyn Write, bytes: &[u8]) {
+    // A reader gone is the test's business, not a failure of the helper.
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
+}
+
+fn number(text: &str) -> u64 {
+    text.parse()
+        .unwrap_or_else(|_| fail(&format!("{text:?} is not a number")))
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("retry-test-helper: {message}");
+    std::process::exit(101)
+}
