@@ -228,7 +228,9 @@ PY
 
 echo "bench: side by side" >&2
 # The two artifacts figure by figure, from the runs above: for each row,
-# which is lighter or faster ("tie": within 2 %, the noise of one run).
+# which is lighter or faster ("tie": within 2 %, the noise of one run; for
+# the attempt loop within 5 %, the issue's own measure of "costs the same":
+# musl / glibc <= 1.05).
 side="$work/side.md"
 python3 - "$work" "$PEER" "$(stat -c %s "$RETRY")" "$(stat -c %s "$MUSL")" \
     "$(stat -c %s "$TARBALL")" "$(stat -c %s "$MUSL_TARBALL")" >"$side" <<'PY'
@@ -249,9 +251,9 @@ floor = pick(attempts, lambda k: "/floor " in k)
 rss = [int(v) for v in open(f"{work}/rss").read().split()]
 sleep = json.load(open(f"{work}/sleep.json"))
 rows = []
-def row(figure, glibc, musl, shown, target="", lower_is_better=True):
-    a, b = (glibc, musl) if lower_is_better else (musl, glibc)
-    winner = "tie" if abs(glibc - musl) <= 0.02 * max(abs(glibc), abs(musl), 1e-9) else ("musl" if b < a else "glibc")
+def row(figure, glibc, musl, shown, target="", band=0.02):
+    # A tie: the larger within (1 + band) times the smaller.
+    winner = "tie" if abs(glibc - musl) <= band * min(abs(glibc), abs(musl)) else ("musl" if musl < glibc else "glibc")
     rows.append(f"| {figure} | {shown(glibc)} | {shown(musl)} | {target} | {winner} |")
 ratio = lambda v: f"{v:.2f}×"
 if peer:
@@ -262,8 +264,8 @@ row("peak RSS (`retry -- true`)", rss[0] / 1024, rss[1] / 1024, lambda v: f"{v:.
 row("stripped size", size / 1048576, musl_size / 1048576, lambda v: f"{v:.2f} MiB", "≤ 1.5 MiB")
 row("tarball", tar / 1e6, musl_tar / 1e6, lambda v: f"{v:.2f} MB")
 g, m = pick(attempts, glibc_cmd), pick(attempts, musl_cmd)
-row("1000 attempts vs a `sh` loop", g / loop, m / loop, ratio, "≤ 1.0")
-row("1000 attempts vs the floor program", g / floor, m / floor, ratio)
+row("1000 attempts vs a `sh` loop", g / loop, m / loop, ratio, "≤ 1.0", band=0.05)
+row("1000 attempts vs the floor program", g / floor, m / floor, ratio, band=0.05)
 rows.append(f"| 1000 attempts, musl / glibc | 1.00× | {m / g:.2f}× | ≤ 1.05 | {'met' if m / g <= 1.05 else 'missed'} |")
 row("lateness of 5 ms sleeps (mean)", sleep["glibc"]["mean"], sleep["musl"]["mean"], lambda v: f"{v:.3f} ms", "≤ 0.3 ms")
 rows.append(f"| 5 ms sleeps ended early | {sleep['glibc']['early']} | {sleep['musl']['early']} | 0 | {'met' if sleep['glibc']['early'] + sleep['musl']['early'] == 0 else 'missed'} |")
