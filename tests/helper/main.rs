@@ -9,6 +9,7 @@
 //! - `sleep MS`: sleeps MS milliseconds
 //! - `count FILE N`: adds one to the number in FILE (0 if missing) and
 //!   exits 1 while it is below N: fails until the Nth call
+//! - `fail-code N`: a later `count` fails with N instead of 1
 //! - `touch FILE`: creates FILE
 //! - `child FILE N STEPS...`: starts itself with the next N words as its
 //!   steps, not waited for (its stdout and stderr are this one's), and
@@ -25,6 +26,7 @@ fn main() {
     #[allow(clippy::disallowed_methods)] // std's own entry point fills it
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut steps = args.iter();
+    let mut fail_code = 1;
     while let Some(step) = steps.next() {
         let mut next = || match steps.next() {
             Some(value) => value.clone(),
@@ -47,9 +49,10 @@ fn main() {
                 let seen = std::fs::read_to_string(&file).map_or(0, |text| number(text.trim())) + 1;
                 std::fs::write(&file, seen.to_string()).unwrap_or_else(|e| fail(&e.to_string()));
                 if seen < limit {
-                    std::process::exit(1);
+                    std::process::exit(fail_code);
                 }
             }
+            "fail-code" => fail_code = exit_code(&next()),
             "touch" => std::fs::write(next(), "").unwrap_or_else(|e| fail(&e.to_string())),
             "child" => {
                 let file = next();
@@ -66,15 +69,7 @@ fn main() {
                 std::fs::write(&file, child.id().to_string())
                     .unwrap_or_else(|e| fail(&e.to_string()));
             }
-            "exit" => {
-                let code = next();
-                // Windows codes are 32 bits: 3221225786 is 0xC000013A.
-                let code = code
-                    .parse::<i32>()
-                    .or_else(|_| code.parse::<u32>().map(|c| c as i32))
-                    .unwrap_or_else(|_| fail(&format!("exit {code}: not a number")));
-                std::process::exit(code);
-            }
+            "exit" => std::process::exit(exit_code(&next())),
             other => fail(&format!("unknown step {other:?}")),
         }
     }
@@ -83,6 +78,14 @@ fn main() {
 fn write(out: &mut dyn Write, bytes: &[u8]) {
     // A reader gone is the test's business, not a failure of the helper.
     let _ = out.write_all(bytes).and_then(|()| out.flush());
+}
+
+/// An exit code: Windows codes are 32 bits, so 3221225786 (0xC000013A)
+/// is one too.
+fn exit_code(text: &str) -> i32 {
+    text.parse::<i32>()
+        .or_else(|_| text.parse::<u32>().map(|c| c as i32))
+        .unwrap_or_else(|_| fail(&format!("exit code {text:?}: not a number")))
 }
 
 fn number(text: &str) -> u64 {

@@ -42,5 +42,4 @@ mod trust;
 #[cfg(unix)]
 mod usage;
 
-#[cfg(unix)]
 pub mod harness;
