@@ -21,11 +21,10 @@ mod memory;
 #[cfg(all(unix, feature = "preview"))]
 mod modes;
 #[cfg(unix)]
-mod outcomes;
-#[cfg(unix)]
 mod pipes;
 // On every platform, with the project's own helper (run under wine by
-// .ci/windows).
+// .ci/windows); what is about Unix inside them is gated test by test.
+mod outcomes;
 mod portable;
 #[cfg(unix)]
 mod preset_programs;
