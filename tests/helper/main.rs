@@ -10,11 +10,18 @@
 //! - `count FILE N`: adds one to the number in FILE (0 if missing) and
 //!   exits 1 while it is below N: fails until the Nth call
 //! - `fail-code N`: a later `count` fails with N instead of 1
+//! - `fail-err TEXT`: a later `count` that fails first writes TEXT and a
+//!   newline to stderr, its `{}` replaced by the call's number
+//! - `env NAME`: writes the variable's value and a newline to stdout
 //! - `touch FILE`: creates FILE
 //! - `child FILE N STEPS...`: starts itself with the next N words as its
 //!   steps, not waited for (its stdout and stderr are this one's), and
 //!   writes the grandchild's pid to FILE
 //! - `exit N`: exits with N (any 32-bit code on Windows)
+//!
+//! A copy of the helper with a file `NAME.steps` next to it (`flaky` and
+//! `flaky.steps`, or `flaky.exe` and `flaky.steps`) is a program of its
+//! own: the file's lines are its steps, and its arguments are ignored.
 //!
 //! An unknown step exits 101 with a message: a test asked for what the
 //! helper does not do.
@@ -25,8 +32,10 @@ use std::time::Duration;
 fn main() {
     #[allow(clippy::disallowed_methods)] // std's own entry point fills it
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = own_steps().unwrap_or(args);
     let mut steps = args.iter();
     let mut fail_code = 1;
+    let mut fail_err: Option<String> = None;
     while let Some(step) = steps.next() {
         let mut next = || match steps.next() {
             Some(value) => value.clone(),
@@ -49,10 +58,19 @@ fn main() {
                 let seen = std::fs::read_to_string(&file).map_or(0, |text| number(text.trim())) + 1;
                 std::fs::write(&file, seen.to_string()).unwrap_or_else(|e| fail(&e.to_string()));
                 if seen < limit {
+                    if let Some(text) = &fail_err {
+                        let text = text.replace("{}", &seen.to_string());
+                        write(&mut std::io::stderr(), format!("{text}\n").as_bytes());
+                    }
                     std::process::exit(fail_code);
                 }
             }
             "fail-code" => fail_code = exit_code(&next()),
+            "fail-err" => fail_err = Some(next()),
+            "env" => {
+                let value = std::env::var(next()).unwrap_or_default();
+                write(&mut std::io::stdout(), format!("{value}\n").as_bytes());
+            }
             "touch" => std::fs::write(next(), "").unwrap_or_else(|e| fail(&e.to_string())),
             "child" => {
                 let file = next();
@@ -73,6 +91,13 @@ fn main() {
             other => fail(&format!("unknown step {other:?}")),
         }
     }
+}
+
+/// The lines of `NAME.steps` beside this program, if there is one.
+fn own_steps() -> Option<Vec<String>> {
+    let exe = std::env::current_exe().ok()?;
+    let text = std::fs::read_to_string(exe.with_extension("steps")).ok()?;
+    Some(text.lines().map(str::to_owned).collect())
 }
 
 fn write(out: &mut dyn Write, bytes: &[u8]) {

@@ -417,3 +417,20 @@ pub fn helper() -> PathBuf {
         })
         .clone()
 }
+
+/// Makes `dir/name` a program of its own: a copy of the helper that runs
+/// `steps` whatever its arguments (see tests/helper/main.rs). Run by its
+/// bare name with `on_path(dir)`, it is named `name` in retry's lines on
+/// every platform (no `.exe`, no directory).
+pub fn install(dir: &Path, name: &str, steps: &[&str]) {
+    let exe = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    std::fs::copy(helper(), &exe).unwrap();
+    std::fs::write(dir.join(format!("{name}.steps")), steps.join("\n")).unwrap();
+}
+
+/// `PATH` with `dir` first: for programs made by `install`.
+pub fn on_path(dir: &Path) -> std::ffi::OsString {
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    let paths = std::iter::once(dir.to_owned()).chain(std::env::split_paths(&rest));
+    std::env::join_paths(paths).unwrap()
+}

@@ -15,8 +15,6 @@ mod contention;
 #[cfg(all(unix, feature = "redis"))]
 mod fleet;
 #[cfg(unix)]
-mod logging;
-#[cfg(unix)]
 mod memory;
 #[cfg(all(unix, feature = "preview"))]
 mod modes;
@@ -24,6 +22,7 @@ mod modes;
 mod pipes;
 // On every platform, with the project's own helper (run under wine by
 // .ci/windows); what is about Unix inside them is gated test by test.
+mod logging;
 mod outcomes;
 mod portable;
 #[cfg(unix)]
