@@ -434,3 +434,32 @@ pub fn on_path(dir: &Path) -> std::ffi::OsString {
     let paths = std::iter::once(dir.to_owned()).chain(std::env::split_paths(&rest));
     std::env::join_paths(paths).unwrap()
 }
+
+/// `PATH` with a directory first that holds `true` and `false` of the
+/// helper's, so that `retry true` means the same on every platform. Made
+/// next to the helper when older than it, each file written aside and
+/// renamed: another test run may be running them.
+pub fn stand_ins() -> std::ffi::OsString {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let helper = helper();
+        let dir = helper.parent().unwrap().join("stand-ins");
+        std::fs::create_dir_all(&dir).unwrap();
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let aside = |path: &Path| path.with_extension(format!("new{}", std::process::id()));
+        for (name, steps) in [("true", ""), ("false", "exit\n1")] {
+            let exe = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+            let listed = dir.join(format!("{name}.steps"));
+            if modified(&exe) < modified(&helper) {
+                std::fs::copy(&helper, aside(&exe)).unwrap();
+                std::fs::rename(aside(&exe), &exe).unwrap();
+            }
+            if std::fs::read_to_string(&listed).ok().as_deref() != Some(steps) {
+                std::fs::write(aside(&listed), steps).unwrap();
+                std::fs::rename(aside(&listed), &listed).unwrap();
+            }
+        }
+        dir
+    });
+    on_path(dir)
+}

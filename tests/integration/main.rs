@@ -25,6 +25,7 @@ mod pipes;
 mod logging;
 mod outcomes;
 mod portable;
+mod usage;
 #[cfg(unix)]
 mod preset_programs;
 #[cfg(unix)]
@@ -37,7 +38,5 @@ mod readme;
 mod storm;
 #[cfg(unix)]
 mod trust;
-#[cfg(unix)]
-mod usage;
 
 pub mod harness;
