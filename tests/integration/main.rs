@@ -18,14 +18,12 @@ mod fleet;
 mod memory;
 #[cfg(all(unix, feature = "preview"))]
 mod modes;
-#[cfg(unix)]
-mod pipes;
 // On every platform, with the project's own helper (run under wine by
 // .ci/windows); what is about Unix inside them is gated test by test.
 mod logging;
 mod outcomes;
+mod pipes;
 mod portable;
-mod usage;
 #[cfg(unix)]
 mod preset_programs;
 #[cfg(unix)]
@@ -38,5 +36,6 @@ mod readme;
 mod storm;
 #[cfg(unix)]
 mod trust;
+mod usage;
 
 pub mod harness;
