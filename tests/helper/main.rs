@@ -9,11 +9,19 @@
 //! - `sleep MS`: sleeps MS milliseconds
 //! - `count FILE N`: adds one to the number in FILE (0 if missing) and
 //!   exits 1 while it is below N: fails until the Nth call
+//! - `fail-code N`: a later `count` fails with N instead of 1
+//! - `fail-err TEXT`: a later `count` that fails first writes TEXT and a
+//!   newline to stderr, its `{}` replaced by the call's number
+//! - `env NAME`: writes the variable's value and a newline to stdout
 //! - `touch FILE`: creates FILE
 //! - `child FILE N STEPS...`: starts itself with the next N words as its
 //!   steps, not waited for (its stdout and stderr are this one's), and
 //!   writes the grandchild's pid to FILE
 //! - `exit N`: exits with N (any 32-bit code on Windows)
+//!
+//! A copy of the helper with a file `NAME.steps` next to it (`flaky` and
+//! `flaky.steps`, or `flaky.exe` and `flaky.steps`) is a program of its
+//! own: the file's lines are its steps, and its arguments are ignored.
 //!
 //! An unknown step exits 101 with a message: a test asked for what the
 //! helper does not do.
@@ -24,7 +32,10 @@ use std::time::Duration;
 fn main() {
     #[allow(clippy::disallowed_methods)] // std's own entry point fills it
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = own_steps().unwrap_or(args);
     let mut steps = args.iter();
+    let mut fail_code = 1;
+    let mut fail_err: Option<String> = None;
     while let Some(step) = steps.next() {
         let mut next = || match steps.next() {
             Some(value) => value.clone(),
@@ -47,8 +58,18 @@ fn main() {
                 let seen = std::fs::read_to_string(&file).map_or(0, |text| number(text.trim())) + 1;
                 std::fs::write(&file, seen.to_string()).unwrap_or_else(|e| fail(&e.to_string()));
                 if seen < limit {
-                    std::process::exit(1);
+                    if let Some(text) = &fail_err {
+                        let text = text.replace("{}", &seen.to_string());
+                        write(&mut std::io::stderr(), format!("{text}\n").as_bytes());
+                    }
+                    std::process::exit(fail_code);
                 }
+            }
+            "fail-code" => fail_code = exit_code(&next()),
+            "fail-err" => fail_err = Some(next()),
+            "env" => {
+                let value = std::env::var(next()).unwrap_or_default();
+                write(&mut std::io::stdout(), format!("{value}\n").as_bytes());
             }
             "touch" => std::fs::write(next(), "").unwrap_or_else(|e| fail(&e.to_string())),
             "child" => {
@@ -66,23 +87,30 @@ fn main() {
                 std::fs::write(&file, child.id().to_string())
                     .unwrap_or_else(|e| fail(&e.to_string()));
             }
-            "exit" => {
-                let code = next();
-                // Windows codes are 32 bits: 3221225786 is 0xC000013A.
-                let code = code
-                    .parse::<i32>()
-                    .or_else(|_| code.parse::<u32>().map(|c| c as i32))
-                    .unwrap_or_else(|_| fail(&format!("exit {code}: not a number")));
-                std::process::exit(code);
-            }
+            "exit" => std::process::exit(exit_code(&next())),
             other => fail(&format!("unknown step {other:?}")),
         }
     }
 }
 
+/// The lines of `NAME.steps` beside this program, if there is one.
+fn own_steps() -> Option<Vec<String>> {
+    let exe = std::env::current_exe().ok()?;
+    let text = std::fs::read_to_string(exe.with_extension("steps")).ok()?;
+    Some(text.lines().map(str::to_owned).collect())
+}
+
 fn write(out: &mut dyn Write, bytes: &[u8]) {
     // A reader gone is the test's business, not a failure of the helper.
     let _ = out.write_all(bytes).and_then(|()| out.flush());
+}
+
+/// An exit code: Windows codes are 32 bits, so 3221225786 (0xC000013A)
+/// is one too.
+fn exit_code(text: &str) -> i32 {
+    text.parse::<i32>()
+        .or_else(|_| text.parse::<u32>().map(|c| c as i32))
+        .unwrap_or_else(|_| fail(&format!("exit code {text:?}: not a number")))
 }
 
 fn number(text: &str) -> u64 {

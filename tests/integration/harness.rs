@@ -1,12 +1,21 @@
 //! A small builder around the real binary: `retry(&[..]).stdin(..).run()`
 //! and assertions on the result that print everything when they fail.
+//! On every platform but what is about Unix (signals, pids, `sh`
+//! snippets), so that a test that runs the helper runs under wine too.
 
+// Off Unix, some of these serve only tests that are still Unix-only.
+#![cfg_attr(not(unix), allow(dead_code))]
+
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+#[cfg(unix)]
 use nix::sys::signal::Signal;
 
+#[cfg(unix)]
 pub mod loopback;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
@@ -57,6 +66,13 @@ impl Retry {
     /// More words after those given to `retry()` (the command, usually).
     pub fn args(mut self, args: &[&str]) -> Self {
         self.command.args(args);
+        self
+    }
+
+    /// The project's helper program as the command, with its `steps`
+    /// (see tests/helper/main.rs): after `retry()`'s words and a `--`.
+    pub fn helper(mut self, steps: &[impl AsRef<OsStr>]) -> Self {
+        self.command.arg(helper()).args(steps);
         self
     }
 
@@ -185,17 +201,20 @@ pub fn wait_for_file(path: &Path) -> String {
 
 /// SIGKILL to a process a test left running on purpose (errors ignored:
 /// it may be gone already).
+#[cfg(unix)]
 pub fn kill_pid(pid: i32) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
 }
 
 /// Sends `signal` to a retry started with `Retry::spawn`.
+#[cfg(unix)]
 pub fn send(child: &std::process::Child, signal: Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
 }
 
 /// Asserts that retry died of `signal` (as the shell sees it: 128+N), not
 /// merely exited with that number: callers' scripts stop only on a real death.
+#[cfg(unix)]
 #[track_caller]
 pub fn assert_died_of(
     status: std::process::ExitStatus,
@@ -211,6 +230,7 @@ pub fn assert_died_of(
 }
 
 /// Waits (bounded) for every pid in `text` (whitespace-separated) to be gone.
+#[cfg(unix)]
 #[track_caller]
 pub fn assert_all_gone(text: &str, after: &str) {
     for pid in text.split_whitespace().map(|p| p.parse::<i32>().unwrap()) {
@@ -221,6 +241,7 @@ pub fn assert_all_gone(text: &str, after: &str) {
 /// Whether a process with this pid still exists (and is not a zombie):
 /// `kill(pid, 0)` on every Unix, then its state for a zombie, so that off
 /// Linux a "nothing left behind" check still looks.
+#[cfg(unix)]
 pub fn alive(pid: i32) -> bool {
     use nix::errno::Errno;
     match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
@@ -232,6 +253,7 @@ pub fn alive(pid: i32) -> bool {
 
 /// The state letter of a process (`R`, `S`, `T` for stopped, `Z`, ...):
 /// from /proc on Linux, from `ps` elsewhere (the same letters).
+#[cfg(unix)]
 pub fn state(pid: i32) -> Option<char> {
     #[cfg(target_os = "linux")]
     return state_in_proc(pid);
@@ -247,6 +269,7 @@ fn state_in_proc(pid: i32) -> Option<char> {
 
 /// `ps -o stat= -p PID`'s first letter, None when ps lists no such
 /// process; a `ps` that cannot run fails the test rather than answer None.
+#[cfg(unix)]
 fn state_by_ps(pid: i32) -> Option<char> {
     let out = Command::new("ps")
         .args(["-o", "stat=", "-p", &pid.to_string()])
@@ -317,6 +340,7 @@ pub fn outputs(child: &mut std::process::Child) -> (String, String) {
 }
 
 /// Waits (bounded) for a process to be gone; true if it went.
+#[cfg(unix)]
 pub fn gone_soon(pid: i32) -> bool {
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
@@ -333,6 +357,7 @@ pub fn path(dir: &Path, name: &str) -> PathBuf {
 }
 
 /// A shell snippet that fails `n` times then succeeds, counting in `dir/count`.
+#[cfg(unix)]
 pub fn fail_times(dir: &Path, n: u32, code: i32) -> String {
     let count = dir.join("count");
     format!(
@@ -343,4 +368,98 @@ pub fn fail_times(dir: &Path, n: u32, code: i32) -> String {
 
 pub fn count(dir: &Path) -> u32 {
     std::fs::read_to_string(dir.join("count")).map_or(0, |t| t.trim().parse().unwrap_or(0))
+}
+
+/// The helper's steps that fail `n` times with `code`, then succeed,
+/// counting in `dir/count` (read by `count`): `fail_times` without `sh`.
+pub fn fails(dir: &Path, n: u32, code: i32) -> Vec<String> {
+    let count = dir.join("count").to_string_lossy().into_owned();
+    let n = (n + 1).to_string();
+    let code = code.to_string();
+    ["fail-code", &code, "count", &count, &n]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+/// The project's test helper (tests/helper/main.rs). Under wine (Windows),
+/// the example `cargo test` built next to retry. Natively, built here by
+/// rustc when its source is newer (it uses std only, ~1 s): a focused run
+/// (`cargo test --test integration portable`) does not build examples,
+/// and cargo cannot be asked while it holds its build directory's lock.
+pub fn helper() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let retry = Path::new(BIN);
+            if cfg!(windows) {
+                let name = format!("retry-test-helper{}", std::env::consts::EXE_SUFFIX);
+                return retry.parent().unwrap().join("examples").join(name);
+            }
+            let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helper/main.rs");
+            let dir = retry.parent().unwrap().join("test-helper");
+            let path = dir.join("retry-test-helper");
+            let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+            if modified(&path) < modified(&source) {
+                std::fs::create_dir_all(&dir).unwrap();
+                // Built aside and renamed: another test run may be using it.
+                let fresh = dir.join(format!("retry-test-helper.{}", std::process::id()));
+                let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+                let status = Command::new(rustc)
+                    .args(["--edition", "2024", "-O", "-o"])
+                    .arg(&fresh)
+                    .arg(&source)
+                    .status()
+                    .expect("rustc, to build the test helper");
+                assert!(status.success(), "cannot build retry-test-helper");
+                std::fs::rename(&fresh, &path).unwrap();
+            }
+            path
+        })
+        .clone()
+}
+
+/// Makes `dir/name` a program of its own: a copy of the helper that runs
+/// `steps` whatever its arguments (see tests/helper/main.rs). Run by its
+/// bare name with `on_path(dir)`, it is named `name` in retry's lines on
+/// every platform (no `.exe`, no directory).
+pub fn install(dir: &Path, name: &str, steps: &[&str]) {
+    let exe = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    std::fs::copy(helper(), &exe).unwrap();
+    std::fs::write(dir.join(format!("{name}.steps")), steps.join("\n")).unwrap();
+}
+
+/// `PATH` with `dir` first: for programs made by `install`.
+pub fn on_path(dir: &Path) -> std::ffi::OsString {
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    let paths = std::iter::once(dir.to_owned()).chain(std::env::split_paths(&rest));
+    std::env::join_paths(paths).unwrap()
+}
+
+/// `PATH` with a directory first that holds `true` and `false` of the
+/// helper's, so that `retry true` means the same on every platform. Made
+/// next to the helper when older than it, each file written aside and
+/// renamed: another test run may be running them.
+pub fn stand_ins() -> std::ffi::OsString {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let helper = helper();
+        let dir = helper.parent().unwrap().join("stand-ins");
+        std::fs::create_dir_all(&dir).unwrap();
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let aside = |path: &Path| path.with_extension(format!("new{}", std::process::id()));
+        for (name, steps) in [("true", ""), ("false", "exit\n1")] {
+            let exe = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+            let listed = dir.join(format!("{name}.steps"));
+            if modified(&exe) < modified(&helper) {
+                std::fs::copy(&helper, aside(&exe)).unwrap();
+                std::fs::rename(aside(&exe), &exe).unwrap();
+            }
+            if std::fs::read_to_string(&listed).ok().as_deref() != Some(steps) {
+                std::fs::write(aside(&listed), steps).unwrap();
+                std::fs::rename(aside(&listed), &listed).unwrap();
+            }
+        }
+        dir
+    });
+    on_path(dir)
 }

@@ -1,30 +1,54 @@
 //! retry's own log lines (stderr only) and the environment the child sees.
+//! The commands are copies of the project's helper, run by their bare
+//! names (`flaky`, `false`, `true`) so that lines read the same on every
+//! platform; what is about Unix or sh is gated test by test.
 
+#[cfg(unix)]
 use std::path::Path;
 
-use crate::harness::{Finished, Retry, fail_times, retry, scratch, wait_bounded};
+#[cfg(unix)]
+use crate::harness::{Finished, Retry, wait_bounded};
+use crate::harness::{fails, install, on_path, retry, scratch};
 
-/// An executable `flaky` in `dir` that fails `n` times with `code`, saying
-/// so on stderr as a real command would: log lines name it `flaky`.
-fn flaky(dir: &Path, n: u32, code: i32) -> String {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join("flaky");
-    let script = format!(
-        "#!/bin/sh\nc=$(cat {c} 2>/dev/null || echo 0); c=$((c+1)); echo $c > {c}\n\
-         [ $c -gt {n} ] && exit 0\necho \"flaky: try $c failed\" >&2; exit {code}\n",
-        c = dir.join("count").display()
-    );
-    std::fs::write(&path, script).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path.display().to_string()
+/// Installs in `dir` a program `flaky` that fails `n` times with `code`,
+/// saying so on stderr as a real command would; then retry with `args`
+/// and `flaky`, which finds it on PATH: log lines name it `flaky`.
+fn flaky(dir: &std::path::Path, n: u32, code: i32, args: &[&str]) -> crate::harness::Retry {
+    let count = dir.join("count").to_string_lossy().into_owned();
+    let (n, code) = ((n + 1).to_string(), code.to_string());
+    let steps = [
+        "fail-code",
+        &code,
+        "fail-err",
+        "flaky: try {} failed",
+        "count",
+        &count,
+        &n,
+    ];
+    install(dir, "flaky", &steps);
+    retry(args).args(&["flaky"]).env("PATH", on_path(dir))
+}
+
+/// `false` and `true` of the helper's, first on PATH in a scratch
+/// directory: the same on every platform, and named so in retry's lines.
+fn false_and_true() -> (tempfile::TempDir, std::ffi::OsString) {
+    let dir = scratch();
+    install(dir.path(), "false", &["exit", "1"]);
+    install(dir.path(), "true", &[]);
+    let path = on_path(dir.path());
+    (dir, path)
 }
 
 #[test]
 fn retry_lines_name_the_command_its_status_and_the_sleep() {
     let dir = scratch();
-    let out = retry(&["--jitter", "none", "--base", "2ms", "-n", "3"])
-        .args(&[&flaky(dir.path(), 9, 22)])
-        .run();
+    let out = flaky(
+        dir.path(),
+        9,
+        22,
+        &["--jitter", "none", "--base", "2ms", "-n", "3"],
+    )
+    .run();
     out.code(22).stdout_is("").stderr_is(
         "flaky: try 1 failed\n\
          retry: flaky: attempt 1/3 failed with exit code 22; sleep: 2 ms (no jitter, up to 2 ms)\n\
@@ -36,6 +60,7 @@ fn retry_lines_name_the_command_its_status_and_the_sleep() {
 }
 
 #[test]
+#[cfg(unix)] // sh's `>&2` and `:`, and the name of an `sh -c` script
 fn a_shell_script_is_named_by_its_start() {
     let out = retry(&["-n", "1", "-s", "--", "echo", "oops", ">&2;", "exit", "3"]).run();
     out.code(3).stderr_is(
@@ -49,6 +74,7 @@ fn a_shell_script_is_named_by_its_start() {
 
 #[test]
 fn a_long_sleep_is_also_shown_in_seconds() {
+    let (_dir, path) = false_and_true();
     // Refused by --max-time before any sleep: nothing here waits.
     let out = retry(&[
         "--jitter",
@@ -61,6 +87,7 @@ fn a_long_sleep_is_also_shown_in_seconds() {
         "2",
         "false",
     ])
+    .env("PATH", &path)
     .run();
     out.code(1).stderr_is(
         "retry: false: giving up after attempt 1/2 failed with exit code 1: a sleep of 20000 ms (20 s) would end past --max-time (reason: max_time)\n",
@@ -86,19 +113,23 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
 fn json_lines_have_the_documented_fields() {
     let dir = scratch();
     let before = std::time::SystemTime::now();
-    let out = retry(&[
-        "--log-format",
-        "json",
-        "--jitter",
-        "equal",
-        "--base",
-        "4ms",
-        "--seed",
-        "3",
-        "-n",
-        "2",
-    ])
-    .args(&[&flaky(dir.path(), 9, 5)])
+    let out = flaky(
+        dir.path(),
+        9,
+        5,
+        &[
+            "--log-format",
+            "json",
+            "--jitter",
+            "equal",
+            "--base",
+            "4ms",
+            "--seed",
+            "3",
+            "-n",
+            "2",
+        ],
+    )
     .run();
     out.code(5);
     let lines: Vec<&str> = out
@@ -133,10 +164,7 @@ fn json_lines_have_the_documented_fields() {
         elapsed = ms;
     }
     // Only the run's first line has the whole command.
-    assert_eq!(
-        field(lines[0], "argv"),
-        format!("[\"{}/flaky\"]", dir.path().display())
-    );
+    assert_eq!(field(lines[0], "argv"), r#"["flaky"]"#);
     assert!(!lines[1].contains("argv") && !lines[2].contains("argv"));
     // Every line names the run (the id starts with retry's pid, in hex) and
     // the pid; an attempt's end says how long it ran.
@@ -178,6 +206,7 @@ fn json_lines_have_the_documented_fields() {
 /// three runs, each with its own pid, and each run's id is the one its
 /// command was marked with (`RETRY_RUN_IDS`).
 #[test]
+#[cfg(unix)] // an sh script that waits for the other runs' marks
 fn concurrent_runs_in_one_json_log_are_told_apart_by_run_and_pid() {
     let dir = scratch();
     let log = dir.path().join("shared.jsonl");
@@ -242,9 +271,11 @@ fn a_log_file_keeps_retrys_lines_apart_from_the_commands_stderr() {
     let dir = scratch();
     let log = dir.path().join("retry.jsonl");
     let log_arg = log.display().to_string();
-    let command = ["sh", "-c", "echo out; echo err >&2; exit 1"];
+    let command = ["out", "out\n", "err", "err\n", "exit", "1"];
     let args = ["--log-format", "json", "-n", "2", "--base", "1ms"];
-    let out = retry(&[&args[..], &["--log-file", &log_arg], &command].concat()).run();
+    let out = retry(&[&args[..], &["--log-file", &log_arg, "--"]].concat())
+        .helper(&command)
+        .run();
     out.code(1).stdout_is("out\nout\n").stderr_is("err\nerr\n");
     let written = std::fs::read_to_string(&log).unwrap();
     assert_eq!(written.lines().count(), 3, "{written}");
@@ -253,7 +284,8 @@ fn a_log_file_keeps_retrys_lines_apart_from_the_commands_stderr() {
         "{written}"
     );
     // Appended by the next run, named by the environment as well.
-    let out = retry(&[&args[..], &command].concat())
+    let out = retry(&[&args[..], &["--"]].concat())
+        .helper(&command)
         .env("RETRY_LOG_FILE", &log)
         .run();
     out.code(1).stderr_is("err\nerr\n");
@@ -261,6 +293,7 @@ fn a_log_file_keeps_retrys_lines_apart_from_the_commands_stderr() {
 }
 
 #[test]
+#[cfg(unix)] // /dev/fd/3 and an sh pipeline
 fn a_log_descriptor_pipes_json_into_jq_while_stderr_stays_on_screen() {
     // The README's example: retry's lines on fd 3, into the pipe; stdout
     // dropped; the command's stderr where it was.
@@ -288,6 +321,7 @@ fn a_log_descriptor_pipes_json_into_jq_while_stderr_stays_on_screen() {
 }
 
 #[test]
+#[cfg(unix)] // Unix's paths and error text
 fn a_log_file_that_cannot_be_opened_is_bad_usage_and_nothing_runs() {
     let dir = scratch();
     let ran = dir.path().join("ran");
@@ -308,6 +342,7 @@ fn a_log_file_that_cannot_be_opened_is_bad_usage_and_nothing_runs() {
 /// The command's own words are not retry's options: a `--log-file` after
 /// `--` does not make the variable's path a typed one (issue 22).
 #[test]
+#[cfg(unix)] // Unix's paths and error text
 fn a_log_file_from_its_variable_is_named_so_whatever_the_command_says() {
     let dir = scratch();
     let ran = dir.path().join("ran");
@@ -326,6 +361,7 @@ fn a_log_file_from_its_variable_is_named_so_whatever_the_command_says() {
 }
 
 /// Runs retry to its end, or fails the test after 10 s instead of hanging.
+#[cfg(unix)]
 fn run_bounded(retry: Retry) -> Finished {
     let start = std::time::Instant::now();
     let mut child = retry.spawn();
@@ -339,12 +375,14 @@ fn run_bounded(retry: Retry) -> Finished {
     }
 }
 
+#[cfg(unix)]
 fn mkfifo(path: &Path) {
     let made = std::process::Command::new("mkfifo").arg(path).status();
     assert!(made.unwrap().success(), "mkfifo {}", path.display());
 }
 
 #[test]
+#[cfg(unix)] // FIFOs
 fn a_fifo_without_a_reader_is_refused_at_once_and_nothing_runs() {
     // Opening a FIFO for writing waits for a reader: retry must not.
     let dir = scratch();
@@ -362,6 +400,7 @@ fn a_fifo_without_a_reader_is_refused_at_once_and_nothing_runs() {
 }
 
 #[test]
+#[cfg(unix)] // FIFOs and /dev
 fn a_fifo_with_a_reader_and_character_devices_take_the_lines() {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
@@ -410,6 +449,7 @@ fn a_log_file_that_cannot_be_written_warns_once_and_keeps_the_status() {
 }
 
 #[test]
+#[cfg(unix)] // root, owners and lchown
 fn a_symlink_another_user_owns_is_not_followed() {
     // As root, a link owned by someone else could lead retry to append to
     // any file: a link must be the user's own, or root's.
@@ -466,9 +506,12 @@ fn a_symlink_another_user_owns_is_not_followed() {
 
 #[test]
 fn quiet_keeps_only_the_give_up_line_and_verbose_adds_starts() {
-    let quiet = retry(&["-q", "-n", "3", "--base", "1ms", "false"]).run();
+    let (_dir, path) = false_and_true();
+    let quiet = retry(&["-q", "-n", "3", "--base", "1ms", "false"])
+        .env("PATH", &path)
+        .run();
     quiet.code(1).stderr_lines(1).stderr_has("giving up");
-    let verbose = retry(&["-v", "true", "it's"]).run();
+    let verbose = retry(&["-v", "true", "it's"]).env("PATH", &path).run();
     verbose.code(0).stderr_is(
         "retry: true: attempt 1/5 starting: true 'it'\\''s'\nretry: true: attempt 1/5 succeeded\n",
     );
@@ -476,8 +519,10 @@ fn quiet_keeps_only_the_give_up_line_and_verbose_adds_starts() {
 
 #[test]
 fn same_seed_same_sleeps() {
+    let (_dir, path) = false_and_true();
     let run = || {
         retry(&["--seed", "42", "--base", "3ms", "-n", "4", "false"])
+            .env("PATH", &path)
             .run()
             .stderr
     };
@@ -487,6 +532,7 @@ fn same_seed_same_sleeps() {
 }
 
 #[test]
+#[cfg(unix)] // sh reads the variables and computes the exit code
 fn child_sees_its_attempt_in_the_environment() {
     let out = retry(&[
         "-n", "3", "--base", "1ms", "sh", "-c",
@@ -500,11 +546,14 @@ fn child_sees_its_attempt_in_the_environment() {
 
 #[test]
 fn unlimited_is_named_in_the_environment() {
-    let out = retry(&["-n", "unlimited", "sh", "-c", "echo $RETRY_ATTEMPT_LIMIT"]).run();
+    let out = retry(&["-n", "unlimited", "--"])
+        .helper(&["env", "RETRY_ATTEMPT_LIMIT"])
+        .run();
     out.code(0).stdout_is("unlimited\n");
 }
 
 #[test]
+#[cfg(unix)] // the inner retry runs inside sh
 fn child_variables_do_not_configure_a_nested_retry() {
     // The outer retry exports RETRY_ATTEMPT*; the inner one must still use its defaults.
     let inner = format!("{} -n 2 --base 1ms false", crate::harness::bin());
@@ -518,7 +567,9 @@ fn json_reports_spawn_failures_and_time_limits() {
     out.code(127).stderr_lines(1).stderr_has(
         r#""command":"no-such-command-anywhere","argv":["no-such-command-anywhere"],"attempt":1,"max_attempts":5,"exit_code":127,"reason":"spawn","message":"cannot run `no-such-command-anywhere`: command not found"}"#,
     );
-    let out = retry(&["--log-format", "json", "--max-time", "50ms", "sleep", "10"]).run();
+    let out = retry(&["--log-format", "json", "--max-time", "50ms", "--"])
+        .helper(&["sleep", "10000"])
+        .run();
     out.code(124).stderr_lines(1).stderr_has(
         r#","exit_code":124,"reason":"max_time","command_exit_code":124,"command_timed_out":true}"#,
     );
@@ -526,21 +577,12 @@ fn json_reports_spawn_failures_and_time_limits() {
 
 #[test]
 fn json_reports_fatal_codes_and_success_after_retries() {
-    let out = retry(&[
-        "--log-format",
-        "json",
-        "--fatal-on",
-        "3",
-        "sh",
-        "-c",
-        "exit 3",
-    ])
-    .run();
+    let out = retry(&["--log-format", "json", "--fatal-on", "3", "--"])
+        .helper(&["exit", "3"])
+        .run();
     out.code(3).stderr_has(r#""reason":"fatal""#);
     let dir = scratch();
-    let out = retry(&["--log-format", "json", "--base", "1ms"])
-        .args(&[&flaky(dir.path(), 1, 1)])
-        .run();
+    let out = flaky(dir.path(), 1, 1, &["--log-format", "json", "--base", "1ms"]).run();
     out.code(0)
         .stderr_has(r#""event":"succeeded","#)
         .stderr_has(r#","command":"flaky","attempt":2,"max_attempts":5,"duration_ms":"#)
@@ -560,7 +602,7 @@ fn github_format_writes_annotations_titled_with_the_command() {
         "-n",
         "2",
     ];
-    let out = retry(&args).args(&[&flaky(dir.path(), 9, 3)]).run();
+    let out = flaky(dir.path(), 9, 3, &args).run();
     out.code(3).stderr_is(
         "flaky: try 1 failed\n\
          ::warning title=retry%3A flaky::attempt 1/2 failed with exit code 3; sleep: 2 ms (no jitter, up to 2 ms)\n\
@@ -571,13 +613,16 @@ fn github_format_writes_annotations_titled_with_the_command() {
 
 #[test]
 fn auto_format_picks_github_inside_github_actions() {
+    let (_dir, path) = false_and_true();
     let on_github = retry(&["-n", "1", "false"])
+        .env("PATH", &path)
         .env("GITHUB_ACTIONS", "true")
         .run();
     on_github
         .code(1)
         .stderr_has("::error title=retry%3A false::");
     let elsewhere = retry(&["-n", "1", "false"])
+        .env("PATH", &path)
         .env("GITHUB_ACTIONS", "false")
         .run();
     elsewhere.code(1).stderr_is(
@@ -588,9 +633,7 @@ fn auto_format_picks_github_inside_github_actions() {
 #[test]
 fn the_summary_adds_up_the_sleeps_shown() {
     let dir = scratch();
-    let out = retry(&["--jitter", "none", "--base", "3ms"])
-        .args(&[&flaky(dir.path(), 2, 1)])
-        .run();
+    let out = flaky(dir.path(), 2, 1, &["--jitter", "none", "--base", "3ms"]).run();
     out.code(0);
     let lines: Vec<&str> = out
         .stderr
@@ -610,6 +653,7 @@ fn the_summary_adds_up_the_sleeps_shown() {
 }
 
 #[test]
+#[cfg(unix)] // an sh hook and an sh command
 fn on_retry_runs_with_the_attempt_in_its_environment() {
     let dir = scratch();
     let hook_log = dir.path().join("hook");
@@ -641,16 +685,10 @@ fn on_retry_runs_with_the_attempt_in_its_environment() {
 #[test]
 fn a_failing_on_retry_is_logged_not_fatal() {
     let dir = scratch();
-    let out = retry(&[
-        "--base",
-        "1ms",
-        "--on-retry",
-        "exit 4",
-        "sh",
-        "-c",
-        &fail_times(dir.path(), 1, 1),
-    ])
-    .run();
+    // `exit 4` means the same to sh and cmd.
+    let out = retry(&["--base", "1ms", "--on-retry", "exit 4", "--"])
+        .helper(&fails(dir.path(), 1, 1))
+        .run();
     out.code(0).stderr_has(
         "--on-retry command failed with exit code 4 after attempt 1/5; retrying anyway",
     );
@@ -660,16 +698,9 @@ fn a_failing_on_retry_is_logged_not_fatal() {
 fn no_countdown_when_stderr_is_not_a_terminal() {
     // The one sleep here is longer than a second: a terminal would show a countdown.
     let dir = scratch();
-    let out = retry(&[
-        "--jitter",
-        "none",
-        "--base",
-        "1100ms",
-        "sh",
-        "-c",
-        &fail_times(dir.path(), 1, 1),
-    ])
-    .run();
+    let out = retry(&["--jitter", "none", "--base", "1100ms", "--"])
+        .helper(&fails(dir.path(), 1, 1))
+        .run();
     out.code(0);
     assert!(
         !out.stderr.contains('\r') && !out.stderr.contains('\x1b'),
@@ -685,7 +716,7 @@ fn countdown_on_a_terminal_is_erased() {
     let inner = format!(
         "{} --jitter none --base 1100ms sh -c '{}'",
         crate::harness::bin(),
-        fail_times(dir.path(), 1, 1)
+        crate::harness::fail_times(dir.path(), 1, 1)
     );
     let Ok(out) = std::process::Command::new("script")
         .args(["-qec", &inner, "/dev/null"])

@@ -15,17 +15,14 @@ mod contention;
 #[cfg(all(unix, feature = "redis"))]
 mod fleet;
 #[cfg(unix)]
-mod logging;
-#[cfg(unix)]
 mod memory;
 #[cfg(all(unix, feature = "preview"))]
 mod modes;
-#[cfg(unix)]
-mod outcomes;
-#[cfg(unix)]
-mod pipes;
 // On every platform, with the project's own helper (run under wine by
-// .ci/windows).
+// .ci/windows); what is about Unix inside them is gated test by test.
+mod logging;
+mod outcomes;
+mod pipes;
 mod portable;
 #[cfg(unix)]
 mod preset_programs;
@@ -39,8 +36,6 @@ mod readme;
 mod storm;
 #[cfg(unix)]
 mod trust;
-#[cfg(unix)]
 mod usage;
 
-#[cfg(unix)]
 pub mod harness;

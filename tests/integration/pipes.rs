@@ -1,16 +1,22 @@
 //! Pipelines: `--stdin`, `--stdout-once` and the output conditions, with
 //! what retry promises when none of them is given (no pipe of its own).
+//! The commands are the project's helper where it can do what sh did, so
+//! those tests run under wine too; the rest are gated test by test.
+
+// Off Unix, some of these serve only the tests that are Unix-only.
+#![cfg_attr(not(unix), allow(dead_code, unused_imports))]
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+#[cfg(unix)]
 use nix::sys::signal::Signal;
 
-use crate::harness::{
-    assert_all_gone, assert_died_of, count, fail_times, retry, scratch, send, wait_for_file,
-};
+#[cfg(unix)]
+use crate::harness::{assert_all_gone, assert_died_of, fail_times, send, wait_for_file};
+use crate::harness::{count, fails, retry, scratch};
 
 /// More than the 64 MiB a spool keeps in memory.
 const OVER_MEMORY_LIMIT: usize = 70 << 20;
@@ -34,7 +40,8 @@ fn is_empty_dir(dir: &Path) -> bool {
 
 #[test]
 fn stdin_inherit_leaves_a_later_attempt_what_the_first_did_not_read() {
-    let out = retry(&["-n", "2", "--base", "1ms", "sh", "-c", "cat; exit 1"])
+    let out = retry(&["-n", "2", "--base", "1ms", "--"])
+        .helper(&["cat", "exit", "1"])
         .input("only once\n")
         .run();
     out.code(1).stdout_is("only once\n");
@@ -45,12 +52,22 @@ fn stdin_null_gives_every_attempt_an_empty_stdin() {
     // retry's own stdin has bytes; the command reads none of them.
     let out = retry(&["--stdin", "null", "-n", "2", "--base", "1ms"])
         .input("not for the command\n")
-        .args(&["sh", "-c", "cat; echo \"read by $RETRY_ATTEMPT\"; exit 1"])
+        .args(&["--"])
+        .helper(&[
+            "cat",
+            "out",
+            "read by ",
+            "env",
+            "RETRY_ATTEMPT",
+            "exit",
+            "1",
+        ])
         .run();
     out.code(1).stdout_is("read by 1\nread by 2\n");
     // A stdin that never ends (a terminal, a stalled pipe) does not hang it either.
     let (_keep_open, reader) = std::io::pipe().unwrap();
-    retry(&["--stdin", "null", "cat"])
+    retry(&["--stdin", "null", "--"])
+        .helper(&["cat"])
         .stdin(reader)
         .run()
         .code(0)
@@ -60,8 +77,10 @@ fn stdin_null_gives_every_attempt_an_empty_stdin() {
 #[test]
 fn stdin_replay_feeds_the_same_bytes_to_every_attempt() {
     let dir = scratch();
-    let script = format!("cat; {}", fail_times(dir.path(), 2, 1));
-    let out = retry(&["--stdin", "replay", "--base", "1ms", "sh", "-c", &script])
+    let mut steps = vec!["cat".to_owned()];
+    steps.extend(fails(dir.path(), 2, 1));
+    let out = retry(&["--stdin", "replay", "--base", "1ms", "--"])
+        .helper(&steps)
         .input("a few bytes\n")
         .run();
     out.code(0).stdout_is("a few bytes\n".repeat(3).as_str());
@@ -70,14 +89,20 @@ fn stdin_replay_feeds_the_same_bytes_to_every_attempt() {
 
 #[test]
 fn stdin_replay_of_nothing_is_an_empty_stdin_each_time() {
-    let script = "printf '%s,' $(wc -c); [ $RETRY_ATTEMPT = 3 ]";
-    let out = retry(&["--stdin", "replay", "--base", "1ms", "sh", "-c", script])
+    // Each attempt copies what it read, then a comma: nothing between.
+    let dir = scratch();
+    let mut steps = vec!["cat".to_owned(), "out".to_owned(), ",".to_owned()];
+    steps.extend(fails(dir.path(), 2, 1));
+    let out = retry(&["--stdin", "replay", "--base", "1ms", "--"])
+        .helper(&steps)
         .input("")
         .run();
-    out.code(0).stdout_is("0,0,0,");
+    out.code(0).stdout_is(",,,");
+    assert_eq!(count(dir.path()), 3);
 }
 
 #[test]
+#[cfg(unix)] // an sh script; the spill files are counted in /proc
 fn stdin_replay_over_the_memory_limit_spills_and_leaves_no_file() {
     let dir = scratch();
     let tmp = dir.path().join("tmp");
@@ -104,6 +129,7 @@ fn stdin_replay_over_the_memory_limit_spills_and_leaves_no_file() {
 }
 
 #[test]
+#[cfg(unix)] // an sh producer and script
 fn stdin_replay_starts_the_first_attempt_before_stdin_ends() {
     let dir = scratch();
     let started = dir.path().join("started");
@@ -124,6 +150,7 @@ fn stdin_replay_starts_the_first_attempt_before_stdin_ends() {
 }
 
 #[test]
+#[cfg(unix)] // an sh script, named by its start in the lines
 fn stdout_once_writes_only_the_last_attempts_output() {
     let script =
         "printf 'partial %s' $RETRY_ATTEMPT; [ $RETRY_ATTEMPT = 3 ] || exit 1; echo ' complete'";
@@ -157,7 +184,6 @@ fn stdout_once_writes_only_the_last_attempts_output() {
 
 #[test]
 fn a_log_line_after_streamed_stderr_without_a_newline_starts_a_line() {
-    let script = "printf '{\"id\":' >&2; exit 1";
     let out = retry(&[
         "--retry-if-output",
         "nothing",
@@ -167,19 +193,21 @@ fn a_log_line_after_streamed_stderr_without_a_newline_starts_a_line() {
         "none",
         "--base",
         "1ms",
-        "sh",
-        "-c",
-        script,
+        "--",
     ])
+    .helper(&["err", "{\"id\":", "exit", "1"])
     .run();
-    out.code(1).stderr_is(
-        "{\"id\":\nretry: `printf '{\"id\":' >&2; ex…`: attempt 1/2 failed with exit code 1; \
+    let name = crate::harness::helper();
+    let name = name.file_name().unwrap().to_string_lossy();
+    out.code(1).stderr_is(&format!(
+        "{{\"id\":\nretry: {name}: attempt 1/2 failed with exit code 1; \
          sleep: 1 ms (no jitter, up to 1 ms)\n\
-         {\"id\":\nretry: `printf '{\"id\":' >&2; ex…`: giving up after 2 attempts: the last failed with exit code 1 (reason: attempts)\n",
-    );
+         {{\"id\":\nretry: {name}: giving up after 2 attempts: the last failed with exit code 1 (reason: attempts)\n",
+    ));
 }
 
 #[test]
+#[cfg(unix)] // TMPDIR and sh (portable.rs checks replay and --stdout-once byte for byte)
 fn stdout_once_is_binary_safe_and_spills_past_the_memory_limit() {
     let dir = scratch();
     let blob = dir.path().join("blob");
@@ -214,6 +242,7 @@ fn stdout_once_is_binary_safe_and_spills_past_the_memory_limit() {
 }
 
 #[test]
+#[cfg(unix)] // SIGTERM
 fn stdout_once_on_sigterm_drops_held_output_and_leaves_no_file() {
     let dir = scratch();
     let tmp = dir.path().join("tmp");
@@ -255,6 +284,7 @@ fn stdout_once_on_sigterm_drops_held_output_and_leaves_no_file() {
 }
 
 #[test]
+#[cfg(unix)] // sh branches on the count
 fn retry_if_output_on_stdout_retries_a_success() {
     let dir = scratch();
     let script = format!(
@@ -281,15 +311,9 @@ fn retry_if_output_on_stdout_retries_a_success() {
 
 #[test]
 fn stop_if_output_on_stderr_stops_with_the_commands_status() {
-    let script = "echo 'error: permission denied' >&2; exit 3";
-    let out = retry(&[
-        "--stop-if-output",
-        "(?i)Permission Denied",
-        "sh",
-        "-c",
-        script,
-    ])
-    .run();
+    let out = retry(&["--stop-if-output", "(?i)Permission Denied", "--"])
+        .helper(&["err", "error: permission denied\n", "exit", "3"])
+        .run();
     out.code(3)
         .stderr_has("error: permission denied\n")
         .stderr_has(
@@ -299,6 +323,7 @@ fn stop_if_output_on_stderr_stops_with_the_commands_status() {
 }
 
 #[test]
+#[cfg(unix)] // an sh script
 fn what_an_attempt_printed_counts_when_a_timeout_stops_it() {
     // It printed the stop condition, then hung until --timeout stopped it:
     // the match ends the run after one attempt, with the timeout's status.
@@ -326,6 +351,7 @@ fn what_an_attempt_printed_counts_when_a_timeout_stops_it() {
 }
 
 #[test]
+#[cfg(unix)] // a signal
 fn a_signal_ends_the_run_promptly_and_drops_the_held_output() {
     // 64 MiB held back, then SIGTERM while nobody reads retry's stderr:
     // writing the held output there would keep retry alive indefinitely.
@@ -362,21 +388,26 @@ fn stdout_once_sends_nothing_of_a_failed_run_down_the_pipe() {
     // Every attempt prints half a body and fails: `| jq` would choke on it
     // and, under pipefail, report its own status instead of curl's.
     let out = retry(&["-n2", "--base", "1ms", "--stdout-once"])
-        .args(&["sh", "-c", "printf '{\"items\": [1,'; exit 18"])
+        .args(&["--"])
+        .helper(&["out", "{\"items\": [1,", "exit", "18"])
         .run();
     out.code(18).stdout_is("");
     let bodies = out.stderr.lines().filter(|l| *l == "{\"items\": [1,");
     assert_eq!(bodies.count(), 2, "{}", out.stderr);
     // A run that succeeds writes the successful attempt's stdout once.
-    let script = "echo \"body $RETRY_ATTEMPT\"; [ $RETRY_ATTEMPT = 2 ]";
-    let out = retry(&["-n2", "--base", "1ms", "--stdout-once", "sh", "-c", script]).run();
+    let dir = scratch();
+    let mut steps = vec!["out".to_owned(), "body ".to_owned(), "env".to_owned()];
+    steps.push("RETRY_ATTEMPT".to_owned());
+    steps.extend(fails(dir.path(), 1, 1));
+    let out = retry(&["-n2", "--base", "1ms", "--stdout-once", "--"])
+        .helper(&steps)
+        .run();
     out.code(0).stdout_is("body 2\n").stderr_has("body 1\n");
 }
 
 #[test]
 fn a_match_split_across_two_writes_is_found() {
     // Two writes 50 ms apart reach retry as two reads.
-    let script = "printf 'rate li'; sleep 0.05; printf 'mit\\n'; exit 0";
     let out = retry(&[
         "--retry-if-output",
         "^rate limit$",
@@ -384,10 +415,9 @@ fn a_match_split_across_two_writes_is_found() {
         "2",
         "--base",
         "1ms",
-        "sh",
-        "-c",
-        script,
+        "--",
     ])
+    .helper(&["out", "rate li", "sleep", "50", "out", "mit\n", "exit", "0"])
     .run();
     // Still matching when the attempts ran out: the run failed, whatever the code said.
     out.code(1)
@@ -397,6 +427,7 @@ fn a_match_split_across_two_writes_is_found() {
 }
 
 #[test]
+#[cfg(unix)] // an sh script that waits for a file
 fn output_conditions_stream_output_as_it_is_produced() {
     let dir = scratch();
     let go = dir.path().join("go");
@@ -438,8 +469,8 @@ fn without_pipeline_flags_the_command_gets_retrys_own_stdio() {
 fn a_bad_regex_is_bad_usage_and_runs_nothing() {
     let dir = scratch();
     let marker = dir.path().join("ran");
-    let out = retry(&["--stop-if-output", "(oops", "touch"])
-        .args(&[marker.to_str().unwrap()])
+    let out = retry(&["--stop-if-output", "(oops", "--"])
+        .helper(&[Path::new("touch"), marker.as_path()])
         .run();
     out.code(2)
         .stderr_is("retry: invalid value '(oops' for '--stop-if-output <REGEX>': unclosed group\n");
@@ -447,6 +478,7 @@ fn a_bad_regex_is_bad_usage_and_runs_nothing() {
 }
 
 #[test]
+#[cfg(unix)] // an sh script
 fn stdin_replay_of_an_unreadable_stdin_fails_and_feeds_no_attempt() {
     let dir = scratch();
     // A directory: reading it fails at once. No attempt may take that for
@@ -473,6 +505,7 @@ fn stdin_replay_of_an_unreadable_stdin_fails_and_feeds_no_attempt() {
 }
 
 #[test]
+#[cfg(unix)] // sh scripts and /dev/null
 fn stdin_longer_than_the_limit_reaches_the_live_attempt_and_fails_a_retry() {
     let limit_args = [
         "--stdin",
@@ -518,6 +551,7 @@ fn stdin_longer_than_the_limit_reaches_the_live_attempt_and_fails_a_retry() {
 }
 
 #[test]
+#[cfg(unix)] // head and sh
 fn an_endless_stdin_ends_the_run_at_the_limit_instead_of_filling_the_disk() {
     let dir = scratch();
     let tmp = dir.path().join("tmp");
@@ -584,6 +618,7 @@ fn wait_at_most_10s(child: &mut Child) -> ExitStatus {
 }
 
 /// retry ended as a command killed by SIGPIPE does, as the shell sees it (141).
+#[cfg(unix)]
 fn as_if_sigpipe(status: ExitStatus) -> bool {
     use std::os::unix::process::ExitStatusExt;
     status.code() == Some(128 + Signal::SIGPIPE as i32)
@@ -625,6 +660,7 @@ fn output_that_cannot_be_written_to_stdout_is_exit_125() {
 }
 
 #[test]
+#[cfg(unix)] // SIGPIPE
 fn a_reader_that_goes_away_stops_the_command_as_without_retry() {
     // `retry ... -- yes | head -c4`, on stdout and on stderr: once the reader
     // is gone, yes gets SIGPIPE and the run ends.
@@ -658,6 +694,7 @@ fn a_reader_that_goes_away_stops_the_command_as_without_retry() {
 }
 
 #[test]
+#[cfg(unix)] // head, tr and sh
 fn long_lines_are_matched_whole_up_to_1_mib_and_never_falsely_anchored() {
     // Only the status and stderr are shown on failure: stdout is megabytes.
     let run = |args: &[&str]| {
@@ -685,6 +722,7 @@ fn long_lines_are_matched_whole_up_to_1_mib_and_never_falsely_anchored() {
 }
 
 #[test]
+#[cfg(unix)] // an sh background job (portable.rs checks the hand-off)
 fn stdout_once_writes_late_output_of_a_background_process_to_stderr() {
     let dir = scratch();
     let go = dir.path().join("go");
@@ -707,6 +745,7 @@ fn stdout_once_writes_late_output_of_a_background_process_to_stderr() {
 }
 
 #[test]
+#[cfg(unix)] // head and sh
 fn output_a_slow_reader_has_not_taken_yet_is_still_matched_and_written() {
     let dir = scratch();
     let done = dir.path().join("done");

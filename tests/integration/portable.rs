@@ -6,47 +6,11 @@
 //! command's whole tree (a grandchild included).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The helper. Under wine (Windows), the example `cargo test` built next
-/// to retry. Natively, built here by rustc when its source is newer (it
-/// uses std only, ~1 s): a focused run (`cargo test --test integration
-/// portable`) does not build examples, and cargo cannot be asked while it
-/// holds its build directory's lock.
-fn helper() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let retry = Path::new(env!("CARGO_BIN_EXE_retry"));
-            if cfg!(windows) {
-                let name = format!("retry-test-helper{}", std::env::consts::EXE_SUFFIX);
-                return retry.parent().unwrap().join("examples").join(name);
-            }
-            let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helper/main.rs");
-            let dir = retry.parent().unwrap().join("test-helper");
-            let path = dir.join("retry-test-helper");
-            let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-            if modified(&path) < modified(&source) {
-                std::fs::create_dir_all(&dir).unwrap();
-                // Built aside and renamed: another test run may be using it.
-                let fresh = dir.join(format!("retry-test-helper.{}", std::process::id()));
-                let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-                let status = Command::new(rustc)
-                    .args(["--edition", "2024", "-O", "-o"])
-                    .arg(&fresh)
-                    .arg(&source)
-                    .status()
-                    .expect("rustc, to build the test helper");
-                assert!(status.success(), "cannot build retry-test-helper");
-                std::fs::rename(&fresh, &path).unwrap();
-            }
-            path
-        })
-        .clone()
-}
+use crate::harness::helper;
 
 /// retry with `args`, then `--` and the helper with `steps`, its stdin
 /// `input`; RETRY_* variables of the caller's are not passed on.

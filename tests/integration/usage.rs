@@ -1,18 +1,26 @@
 //! Bad input: one line naming the option and the value, exit 2, nothing run.
+//! The commands are the helper's `true` and `false` (`harness::stand_ins`),
+//! so these run on every platform; what is about Unix is gated test by test.
 
 use proptest::prelude::*;
 
-use crate::harness::{retry, scratch};
+use crate::harness::{Retry, scratch};
+
+/// `harness::retry`, with the helper's `true` and `false` first on PATH.
+fn retry(args: &[&str]) -> Retry {
+    crate::harness::retry(args).env("PATH", crate::harness::stand_ins())
+}
 
 /// Runs retry with `args` before a command that would leave a marker file.
 #[track_caller]
 fn refused(args: &[&str], needles: &[&str]) {
     let dir = scratch();
     let marker = dir.path().join("ran");
-    let script = format!("touch {}", marker.display());
     let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--", "sh", "-c", &script]);
-    let out = retry(&all).run();
+    all.push("--");
+    let out = retry(&all)
+        .helper(&[std::path::Path::new("touch"), marker.as_path()])
+        .run();
     out.code(2).stderr_lines(1);
     assert!(out.stderr.starts_with("retry: "), "{out:#?}");
     for needle in needles {
@@ -315,7 +323,10 @@ fn modes_are_not_read_from_the_environment_and_everything_else_is() {
         "RETRY_MAN",
         "RETRY_COMPLETIONS",
     ] {
-        let out = retry(&["-n", "1", "echo", "ran"]).env(mode, "bash").run();
+        let out = retry(&["-n", "1", "--"])
+            .helper(&["out", "ran\n"])
+            .env(mode, "bash")
+            .run();
         out.code(0).stdout_is("ran\n");
     }
     // RETRY_SVG is read by --simulate, and a run ignores it.
@@ -554,11 +565,13 @@ fn the_man_page_renders_without_troff_warnings() {
 
 /// What bash completes for the words of `line` (the last one being completed),
 /// with retry's script sourced, in `dir`, with `dir` first in PATH.
+#[cfg(unix)]
 fn bash_completes(dir: &std::path::Path, line: &[&str]) -> Vec<String> {
     bash_completes_on(dir, &[dir], line)
 }
 
 /// `bash_completes` with `first` before the PATH.
+#[cfg(unix)]
 fn bash_completes_on(
     dir: &std::path::Path,
     first: &[&std::path::Path],
@@ -593,6 +606,7 @@ fn bash_completes_on(
 }
 
 #[test]
+#[cfg(unix)] // bash, and an executable made by its mode bits
 fn bash_completes_retrys_options_then_the_commands_own() {
     let dir = scratch();
     let program = dir.path().join("zz-retry-test-program");
@@ -812,6 +826,7 @@ proptest! {
 }
 
 #[test]
+#[cfg(unix)] // bytes that are not UTF-8 in a variable: Unix's (Windows has UTF-16)
 fn a_variable_that_is_not_utf8_is_named() {
     use std::os::unix::ffi::OsStringExt;
     let bad = std::ffi::OsString::from_vec(b"2\xffs".to_vec());
