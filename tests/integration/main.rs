@@ -32,7 +32,6 @@ mod presets;
 mod processes;
 #[cfg(unix)]
 mod readme;
-#[cfg(unix)]
 mod storm;
 #[cfg(unix)]
 mod trust;
