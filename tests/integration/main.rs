@@ -16,11 +16,12 @@ mod contention;
 mod fleet;
 #[cfg(unix)]
 mod memory;
-#[cfg(all(unix, feature = "preview"))]
-mod modes;
 // On every platform, with the project's own helper (run under wine by
 // .ci/windows); what is about Unix inside them is gated test by test.
 mod logging;
+// Only printing, so a default build only (the cargo feature `preview`).
+#[cfg(feature = "preview")]
+mod modes;
 mod outcomes;
 mod pipes;
 mod portable;
