@@ -14,11 +14,10 @@ mod chaos;
 mod contention;
 #[cfg(all(unix, feature = "redis"))]
 mod fleet;
-#[cfg(unix)]
-mod memory;
 // On every platform, with the project's own helper (run under wine by
 // .ci/windows); what is about Unix inside them is gated test by test.
 mod logging;
+mod memory;
 // Only printing, so a default build only (the cargo feature `preview`).
 #[cfg(feature = "preview")]
 mod modes;
