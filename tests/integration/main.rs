@@ -8,8 +8,8 @@
 mod chaos;
 // Unix only until they run the test helper (issue 24): these start `sh`,
 // `sleep` and the like, and send signals.
-// The modes that only print, and the example that charts with plotters,
-// are in a default build only (the cargo feature `preview`).
+// The example that charts with plotters is in a default build only (the
+// cargo feature `preview`).
 #[cfg(all(unix, feature = "preview"))]
 mod contention;
 #[cfg(all(unix, feature = "redis"))]
