@@ -14,6 +14,9 @@
 //!   newline to stderr, its `{}` replaced by the call's number
 //! - `env NAME`: writes the variable's value and a newline to stdout
 //! - `touch FILE`: creates FILE
+//! - `append FILE TEXT`: appends TEXT to FILE (made if missing), in one
+//!   write, so that processes appending at once lose nothing
+//! - `stamp FILE`: appends the time (ns since the epoch) and a newline
 //! - `child FILE N STEPS...`: starts itself with the next N words as its
 //!   steps, not waited for (its stdout and stderr are this one's), and
 //!   writes the grandchild's pid to FILE
@@ -72,6 +75,16 @@ fn main() {
                 write(&mut std::io::stdout(), format!("{value}\n").as_bytes());
             }
             "touch" => std::fs::write(next(), "").unwrap_or_else(|e| fail(&e.to_string())),
+            "append" => {
+                let file = next();
+                append(&file, next().as_bytes());
+            }
+            "stamp" => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_else(|e| fail(&e.to_string()));
+                append(&next(), format!("{}\n", now.as_nanos()).as_bytes());
+            }
             "child" => {
                 let file = next();
                 let words = number(&next());
@@ -98,6 +111,15 @@ fn own_steps() -> Option<Vec<String>> {
     let exe = std::env::current_exe().ok()?;
     let text = std::fs::read_to_string(exe.with_extension("steps")).ok()?;
     Some(text.lines().map(str::to_owned).collect())
+}
+
+fn append(file: &str, bytes: &[u8]) {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .and_then(|mut f| f.write_all(bytes))
+        .unwrap_or_else(|e| fail(&e.to_string()));
 }
 
 fn write(out: &mut dyn Write, bytes: &[u8]) {

@@ -8,19 +8,19 @@
 mod chaos;
 // Unix only until they run the test helper (issue 24): these start `sh`,
 // `sleep` and the like, and send signals.
-// The modes that only print, and the example that charts with plotters,
-// are in a default build only (the cargo feature `preview`).
+// The example that charts with plotters is in a default build only (the
+// cargo feature `preview`).
 #[cfg(all(unix, feature = "preview"))]
 mod contention;
 #[cfg(all(unix, feature = "redis"))]
 mod fleet;
-#[cfg(unix)]
-mod memory;
-#[cfg(all(unix, feature = "preview"))]
-mod modes;
 // On every platform, with the project's own helper (run under wine by
 // .ci/windows); what is about Unix inside them is gated test by test.
 mod logging;
+mod memory;
+// Only printing, so a default build only (the cargo feature `preview`).
+#[cfg(feature = "preview")]
+mod modes;
 mod outcomes;
 mod pipes;
 mod portable;
@@ -32,7 +32,6 @@ mod presets;
 mod processes;
 #[cfg(unix)]
 mod readme;
-#[cfg(unix)]
 mod storm;
 #[cfg(unix)]
 mod trust;

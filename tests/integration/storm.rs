@@ -1,21 +1,25 @@
 //! During an outage: many `retry` processes sharing one `--budget`, and a
-//! server that says when to come back (`--delay-from-output`).
+//! server that says when to come back (`--delay-from-output`). The
+//! command is the project's helper, so these run under wine too.
 
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant, SystemTime};
 
-use nix::sys::signal::Signal;
-
-use crate::harness::{retry, scratch, send, wait_bounded};
+use crate::harness::{fails, retry, scratch, stand_ins, wait_bounded};
 
 /// How many processes hit the failing dependency at once.
 const STORM: usize = 50;
 
-/// `retry` with its budgets in `runtime` (a private XDG_RUNTIME_DIR).
+/// `retry` with its budgets in `runtime` (a private XDG_RUNTIME_DIR, or
+/// LOCALAPPDATA on Windows), and `true` and `false` the helper's.
 fn retry_in(runtime: &Path, args: &[&str]) -> crate::harness::Retry {
-    retry(args).env("XDG_RUNTIME_DIR", runtime)
+    retry(args)
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("LOCALAPPDATA", runtime)
+        .env("PATH", stand_ins())
 }
 
 /// Starts `STORM` copies of `retry ARGS -- false` at once and returns the
@@ -96,8 +100,8 @@ fn fifty_processes_with_one_budget_make_their_first_attempts_and_what_it_pays_fo
         .code(0)
         .stdout_is(&format!(
             "budget storm: 0.0 of 100 tokens, 0 retries at 5 each (10 after a timeout); refills only on success\n\
-             refill: 0 tokens/s; state: {}/retry/storm\n",
-            runtime.path().display()
+             refill: 0 tokens/s; state: {}\n",
+            runtime.path().join("retry").join("storm").display()
         ));
 }
 
@@ -137,7 +141,7 @@ fn participants_killed_at_random_leave_a_valid_budget_and_the_totals_hold() {
     let runtime = scratch();
     let dir = scratch();
     let count = dir.path().join("count");
-    let script = format!("printf x >> {}; exit 1", count.display());
+    let count_arg = count.to_str().unwrap();
     // 20 processes, each retrying ~9 times a second; the budget pays 200
     // retries and 50 more a second, so it runs dry within about 2 s.
     let args = [
@@ -157,20 +161,21 @@ fn participants_killed_at_random_leave_a_valid_budget_and_the_totals_hold() {
         "--budget-refill",
         "250",
         "--",
-        "sh",
-        "-c",
-        &script,
     ];
     let started = Instant::now();
     let mut children: Vec<Option<Child>> = (0..20)
-        .map(|_| Some(retry_in(runtime.path(), &args).spawn()))
+        .map(|_| {
+            let append = ["append", count_arg, "x", "exit", "1"];
+            Some(retry_in(runtime.path(), &args).helper(&append).spawn())
+        })
         .collect();
     let mut seed = 0x9e37_79b9_7f4a_7c15;
     for _ in 0..8 {
         std::thread::sleep(Duration::from_millis(next(&mut seed) % 150));
         let victim = (next(&mut seed) % 20) as usize;
         if let Some(mut child) = children[victim].take() {
-            send(&child, Signal::SIGKILL);
+            // SIGKILL on Unix, TerminateProcess on Windows: no goodbye.
+            child.kill().unwrap();
             let _ = child.wait();
         }
     }
@@ -201,18 +206,19 @@ fn participants_killed_at_random_leave_a_valid_budget_and_the_totals_hold() {
     .code(0);
 }
 
-/// A stand-in for a server that fails once with `header`, then succeeds;
-/// each attempt stamps its start (ns since the epoch) into `stamps`.
-fn overloaded_once(dir: &Path, header: &str) -> String {
-    format!(
-        "date +%s%N >> {stamps}; [ -e {m} ] && exit 0; touch {m}; printf 'HTTP/1.1 503\\r\\n{header}\\r\\n\\r\\n'; exit 22",
-        stamps = dir.join("stamps").display(),
-        m = dir.join("marker").display(),
-    )
+/// The helper's steps for a server that answers 503 with `header`, and
+/// fails (22) the first time only; each attempt stamps its start (ns
+/// since the epoch) into `stamps`. The answer that succeeds repeats the
+/// head: only a failed attempt's output is read for a hint.
+fn overloaded_once(dir: &Path, header: &str) -> Vec<String> {
+    let stamps = dir.join("stamps").to_string_lossy().into_owned();
+    let head = format!("HTTP/1.1 503\r\n{header}\r\n\r\n");
+    let mut steps = vec!["stamp".to_owned(), stamps, "out".to_owned(), head];
+    steps.extend(fails(dir, 1, 22));
+    steps
 }
 
 /// The gap between the two attempts' starts, in ms.
-#[cfg(target_os = "linux")]
 fn gap_ms(dir: &Path) -> u64 {
     let stamps: Vec<u64> = std::fs::read_to_string(dir.join("stamps"))
         .unwrap()
@@ -236,8 +242,9 @@ fn a_servers_retry_after_sets_the_sleep() {
         "1ms",
         "--log-format",
         "json",
+        "--",
     ])
-    .args(&["sh", "-c", &script])
+    .helper(&script)
     .run();
     run.code(0).stderr_has(
         r#","attempt":1,"exit_code":22,"sleep_ms":1000,"ceiling_ms":1,"strategy":"full","source":"hint","hint_ms":1000,"#,
@@ -245,16 +252,13 @@ fn a_servers_retry_after_sets_the_sleep() {
     // The headers still reach stdout untouched.
     assert!(run.stdout.contains("Retry-After: 1\r\n"), "{run:?}");
     // At least what was asked; the upper bound only rules out a draw of seconds.
-    #[cfg(target_os = "linux")] // GNU date's %N stamps the attempts
-    {
-        let gap = gap_ms(dir.path());
-        assert!((1000..5000).contains(&gap), "{gap} ms between attempts");
-    }
+    let gap = gap_ms(dir.path());
+    assert!((1000..5000).contains(&gap), "{gap} ms between attempts");
 
     // Text: the server's reason, not the draw.
     let dir = scratch();
-    retry(&["--delay-from-output", RETRY_AFTER, "--base", "1ms"])
-        .args(&["sh", "-c", &overloaded_once(dir.path(), "Retry-After: 0.2")])
+    retry(&["--delay-from-output", RETRY_AFTER, "--base", "1ms", "--"])
+        .helper(&overloaded_once(dir.path(), "Retry-After: 0.2"))
         .run()
         .code(0)
         .stderr_has("failed with exit code 22; sleep: 200 ms (server asked for 200 ms)\n");
@@ -272,8 +276,9 @@ fn an_http_date_is_a_delay_from_now() {
         "1ms",
         "--log-format",
         "json",
+        "--",
     ])
-    .args(&["sh", "-c", &script])
+    .helper(&script)
     .run();
     run.code(0);
     let sleep_ms: u64 = {
@@ -289,7 +294,6 @@ fn an_http_date_is_a_delay_from_now() {
     // Whole seconds: the date is 1 to 2 s ahead when written, read a
     // moment later (a loaded machine may take a while to start `sh`).
     assert!((500..=2000).contains(&sleep_ms), "{sleep_ms}");
-    #[cfg(target_os = "linux")] // GNU date's %N stamps the attempts
     assert!(gap_ms(dir.path()) >= sleep_ms, "{run:?}");
 }
 
@@ -303,8 +307,9 @@ fn a_hint_longer_than_the_cap_gives_up_instead_of_coming_back_early() {
         "1ms",
         "--cap",
         "5s",
+        "--",
     ])
-    .args(&["sh", "-c", &overloaded_once(dir.path(), "Retry-After: 120")])
+    .helper(&overloaded_once(dir.path(), "Retry-After: 120"))
     .run()
     .code(22)
     .stderr_has("the server asked to wait 120000 ms (2 min), longer than --cap (reason: hint)\n");
@@ -317,7 +322,8 @@ fn bad_values_are_refused_before_anything_runs() {
     let touch = ["touch", ran.to_str().unwrap()];
     let refused = |args: &[&str], says: &str| {
         retry_in(runtime.path(), args)
-            .args(&touch)
+            .args(&["--"])
+            .helper(&touch)
             .run()
             .code(2)
             .stderr_lines(1)
@@ -345,6 +351,7 @@ fn bad_values_are_refused_before_anything_runs() {
 /// and then touching RAN: the first retry must warn once, naming the budget
 /// and `reason`, and go ahead all the same. A first-try success never
 /// opens the budget, so it says nothing.
+#[cfg(unix)]
 #[track_caller]
 fn runs_without_the_budget(env: &[(&str, &Path)], reason: &str) {
     let scratch = scratch();
@@ -385,6 +392,7 @@ fn runs_without_the_budget(env: &[(&str, &Path)], reason: &str) {
 /// Anyone on the host can make a budget unusable (create `/tmp/retry-UID`
 /// before its owner does): that must not stop anyone's commands.
 #[test]
+#[cfg(unix)] // file modes, owners and symlinks are Unix's
 fn a_budget_that_cannot_be_used_is_skipped_with_one_warning() {
     let uid = nix::unistd::geteuid().as_raw();
     let root = scratch();
@@ -433,6 +441,7 @@ fn a_budget_that_cannot_be_used_is_skipped_with_one_warning() {
 /// The warning is one of retry's log lines, in the log's format, and the
 /// run it precedes goes on as without a budget: no more budget lines.
 #[test]
+#[cfg(unix)] // a symlink (Windows makes one only with a privilege)
 fn the_warning_is_a_log_line_and_said_once() {
     let runtime = scratch();
     std::fs::create_dir(runtime.path().join("retry")).unwrap();
@@ -473,7 +482,7 @@ fn the_warning_is_a_log_line_and_said_once() {
 #[test]
 fn the_status_of_a_damaged_budget_changes_nothing() {
     let runtime = scratch();
-    let state = runtime.path().join("retry/ci");
+    let state = runtime.path().join("retry").join("ci");
     std::fs::create_dir(runtime.path().join("retry")).unwrap();
     let damaged = "retry-budget 1 garbled by hand\n";
     std::fs::write(&state, damaged).unwrap();
@@ -528,5 +537,5 @@ fn a_first_try_success_never_opens_the_budget() {
     )
     .run()
     .code(1);
-    assert!(runtime.path().join("retry/ci").exists());
+    assert!(runtime.path().join("retry").join("ci").exists());
 }
