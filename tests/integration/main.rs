@@ -33,7 +33,6 @@ mod processes;
 #[cfg(unix)]
 mod readme;
 mod storm;
-#[cfg(unix)]
 mod trust;
 mod usage;
 
