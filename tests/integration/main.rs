@@ -26,7 +26,6 @@ mod pipes;
 mod portable;
 #[cfg(unix)]
 mod preset_programs;
-#[cfg(unix)]
 mod presets;
 #[cfg(unix)]
 mod processes;
