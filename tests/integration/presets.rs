@@ -264,7 +264,6 @@ fn retrys_own_timeout_stays_retried_under_a_preset() {
 }
 
 #[test]
-#[cfg(unix)] // `sh` scripts, and $HOME/.config
 fn a_team_writes_presets_for_its_own_tools() {
     let config = scratch();
     let dir = config.path().join("retry");
@@ -278,17 +277,18 @@ fn a_team_writes_presets_for_its_own_tools() {
     )
     .unwrap();
     let home = config.path().display().to_string();
-    let ours = |script: &str| {
-        retry(&[
-            "--preset", "deploy", "-n", "3", "-b", "1ms", "--", "sh", "-c", script,
-        ])
-        .env("XDG_CONFIG_HOME", &home)
-        .run()
+    // The helper stands in for the deploy tool (`programs = sh` only
+    // names it in the listing).
+    let ours = |steps: &[&str]| {
+        retry(&["--preset", "deploy", "-n", "3", "-b", "1ms"])
+            .helper(steps)
+            .env("XDG_CONFIG_HOME", &home)
+            .run()
     };
-    ours("exit 75")
+    ours(&["exit", "75"])
         .code(75)
         .stderr_has("giving up after 3 attempts");
-    ours("echo no such service >&2; exit 75")
+    ours(&["err", "no such service\n", "exit", "75"])
         .code(75)
         .stderr_has("giving up after attempt 1/3");
     // --presets lists it after the built-in ones, naming its file.
@@ -301,7 +301,8 @@ fn a_team_writes_presets_for_its_own_tools() {
     // $HOME/.config, as the XDG rules say.
     std::fs::create_dir(config.path().join(".config")).unwrap();
     std::fs::rename(&dir, config.path().join(".config/retry")).unwrap();
-    retry(&["-n", "2", "-b", "1ms", "--", "sh", "-c", "exit 75"])
+    retry(&["-n", "2", "-b", "1ms"])
+        .helper(&["exit", "75"])
         .env("RETRY_PRESET", "deploy")
         .env("XDG_CONFIG_HOME", "relative")
         .env("HOME", &home)
