@@ -26,14 +26,12 @@ mod pipes;
 mod portable;
 #[cfg(unix)]
 mod preset_programs;
-#[cfg(unix)]
 mod presets;
 #[cfg(unix)]
 mod processes;
 #[cfg(unix)]
 mod readme;
 mod storm;
-#[cfg(unix)]
 mod trust;
 mod usage;
 

@@ -2,20 +2,29 @@
 //! answers the status codes and `Retry-After` each test chooses; a flag
 //! or its variable winning over the preset; bad names; the note a run
 //! without `--preset` leaves.
+//!
+//! What runs the real curl (and the loopback server) or a Unix shell is
+//! gated test by test; the rest runs the project's helper, so it runs
+//! under wine too.
 
+#[cfg(unix)]
 use std::time::Duration;
 
+#[cfg(unix)]
 use crate::harness::loopback::{Answer, HttpServer, closed_port, installed};
 use crate::harness::{retry, scratch};
 
 /// These tests run the real curl: missing, they fail and say so.
+#[cfg(unix)]
 fn curl() -> &'static str {
     installed("curl", "curl")
 }
 
+#[cfg(unix)]
 const OK: Answer = (200, "OK", "", "{\"ok\":true}\n");
 
 #[test]
+#[cfg(unix)] // the real curl and the loopback server
 fn a_404_stops_after_one_attempt_with_curls_22() {
     let http = HttpServer::start(vec![(404, "Not Found", "", "no\n")]);
     let url = http.url.clone();
@@ -29,6 +38,7 @@ fn a_404_stops_after_one_attempt_with_curls_22() {
 }
 
 #[test]
+#[cfg(unix)] // the real curl and the loopback server
 fn other_4xx_and_501_505_stop_but_408_425_429_and_other_5xx_are_retried() {
     for (code, retried) in [
         (400, false),
@@ -63,6 +73,7 @@ fn other_4xx_and_501_505_stop_but_408_425_429_and_other_5xx_are_retried() {
 }
 
 #[test]
+#[cfg(unix)] // the real curl and the loopback server
 fn retry_after_is_honoured_with_headers_on_stderr_and_the_body_alone_on_stdout() {
     let http = HttpServer::start(vec![
         (503, "Service Unavailable", "Retry-After: 1\r\n", ""),
@@ -79,6 +90,7 @@ fn retry_after_is_honoured_with_headers_on_stderr_and_the_body_alone_on_stdout()
 }
 
 #[test]
+#[cfg(unix)] // the real curl and the loopback server
 fn a_connection_refused_is_retried_and_a_malformed_url_is_fatal() {
     // A port just freed: nothing listens there.
     let url = format!("http://127.0.0.1:{}/", closed_port());
@@ -113,6 +125,7 @@ fn a_connection_refused_is_retried_and_a_malformed_url_is_fatal() {
 }
 
 #[test]
+#[cfg(unix)] // the real curl and the loopback server
 fn a_flag_or_its_variable_wins_over_the_preset_rule_by_rule() {
     // RETRY_FATAL_ON replaces the preset's fatal codes: 22 now stops at
     // once, while the preset's --retry-on still holds.
@@ -149,14 +162,14 @@ fn unknown_or_empty_names_are_usage_errors_and_nothing_runs() {
     let touch = ["touch", marker.to_str().unwrap()];
     for name in ["nope", ""] {
         retry(&["--preset", name, "--"])
-            .args(&touch)
+            .helper(&touch)
             .run()
             .code(2)
             .stderr_lines(1)
             .stderr_has("known presets: curl");
     }
-    retry(&["--"])
-        .args(&touch)
+    retry(&[])
+        .helper(&touch)
         .env("RETRY_PRESET", "nope")
         .run()
         .code(2)
@@ -166,13 +179,16 @@ fn unknown_or_empty_names_are_usage_errors_and_nothing_runs() {
 
 #[test]
 fn a_wrapper_is_accepted_silently() {
-    retry(&["--preset", "curl", "--", "sh", "-c", "exit 0"])
+    // A program other than curl (the helper, as sh would be) under it.
+    retry(&["--preset", "curl"])
+        .helper(&["exit", "0"])
         .run()
         .code(0)
         .stderr_is("");
 }
 
 #[test]
+#[cfg(unix)] // the real curl and the loopback server
 fn presets_prints_copy_pastable_flags() {
     let run = retry(&["--presets"]).run();
     run.code(0);
@@ -203,6 +219,7 @@ fn presets_prints_copy_pastable_flags() {
 }
 
 #[test]
+#[cfg(unix)] // the real curl and the loopback server
 fn without_a_preset_the_program_changes_nothing_but_a_note() {
     let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
     let url = http.url.clone();
@@ -239,7 +256,7 @@ fn retrys_own_timeout_stays_retried_under_a_preset() {
     // A preset lists the codes it retries; retry's own 124 (--timeout) and
     // 125 (not started) are among them, or a hung curl would not be retried.
     let run = retry(&["--preset", "curl", "-n2", "-b", "1ms", "-t", "50ms"])
-        .args(&["--", "sleep", "5"])
+        .helper(&["sleep", "5000"])
         .run();
     run.code(124)
         .stderr_has("attempt 1/2 failed with timeout after 50ms")
@@ -260,17 +277,18 @@ fn a_team_writes_presets_for_its_own_tools() {
     )
     .unwrap();
     let home = config.path().display().to_string();
-    let ours = |script: &str| {
-        retry(&[
-            "--preset", "deploy", "-n", "3", "-b", "1ms", "--", "sh", "-c", script,
-        ])
-        .env("XDG_CONFIG_HOME", &home)
-        .run()
+    // The helper stands in for the deploy tool (`programs = sh` only
+    // names it in the listing).
+    let ours = |steps: &[&str]| {
+        retry(&["--preset", "deploy", "-n", "3", "-b", "1ms"])
+            .helper(steps)
+            .env("XDG_CONFIG_HOME", &home)
+            .run()
     };
-    ours("exit 75")
+    ours(&["exit", "75"])
         .code(75)
         .stderr_has("giving up after 3 attempts");
-    ours("echo no such service >&2; exit 75")
+    ours(&["err", "no such service\n", "exit", "75"])
         .code(75)
         .stderr_has("giving up after attempt 1/3");
     // --presets lists it after the built-in ones, naming its file.
@@ -283,7 +301,8 @@ fn a_team_writes_presets_for_its_own_tools() {
     // $HOME/.config, as the XDG rules say.
     std::fs::create_dir(config.path().join(".config")).unwrap();
     std::fs::rename(&dir, config.path().join(".config/retry")).unwrap();
-    retry(&["-n", "2", "-b", "1ms", "--", "sh", "-c", "exit 75"])
+    retry(&["-n", "2", "-b", "1ms"])
+        .helper(&["exit", "75"])
         .env("RETRY_PRESET", "deploy")
         .env("XDG_CONFIG_HOME", "relative")
         .env("HOME", &home)
@@ -300,7 +319,7 @@ fn a_users_preset_file_that_is_wrong_is_named_and_nothing_runs() {
     let file = dir.join("presets.ini");
     let home = config.path().display().to_string();
     let marker = config.path().join("ran");
-    let touch = format!("touch {}", marker.display());
+    let touch = ["touch", marker.to_str().unwrap()];
     for (text, says) in [
         (
             "[curl]\nretry-on = 22\nsource = ours\n",
@@ -313,7 +332,8 @@ fn a_users_preset_file_that_is_wrong_is_named_and_nothing_runs() {
         ),
     ] {
         std::fs::write(&file, text).unwrap();
-        let run = retry(&["--preset", "ours", "--", "sh", "-c", &touch])
+        let run = retry(&["--preset", "ours"])
+            .helper(&touch)
             .env("XDG_CONFIG_HOME", &home)
             .run();
         run.code(2)
@@ -323,7 +343,8 @@ fn a_users_preset_file_that_is_wrong_is_named_and_nothing_runs() {
         assert!(!marker.exists(), "{text}: the command ran");
     }
     // A broken file is only read when a preset is named.
-    retry(&["--", "true"])
+    retry(&[])
+        .helper(&["exit", "0"])
         .env("XDG_CONFIG_HOME", &home)
         .run()
         .code(0)
@@ -334,6 +355,7 @@ fn a_users_preset_file_that_is_wrong_is_named_and_nothing_runs() {
 /// `jq`, with curl 7.84+'s `--write-out` putting the one header retry reads
 /// on stderr. The server asks for its wait as an HTTP-date.
 #[test]
+#[cfg(unix)] // the real curl, bash and jq
 fn an_http_date_retry_after_from_write_out_keeps_a_pipefail_script_right() {
     let jq = std::process::Command::new("jq").arg("--version").output();
     assert!(
@@ -386,6 +408,7 @@ fn an_http_date_retry_after_from_write_out_keeps_a_pipefail_script_right() {
 /// header, written to stderr by --write-out; stdout stays the body alone
 /// under --stdout-once, and a response without the header gives no hint.
 #[test]
+#[cfg(unix)] // the real curl and the loopback server
 fn retry_after_by_write_out_keeps_stdout_the_body_alone() {
     let http = HttpServer::start(vec![
         (503, "Service Unavailable", "Retry-After: 1\r\n", "busy\n"),
