@@ -13,6 +13,7 @@
 #   FUZZ_OUT=DIR    corpora, crash inputs and logs under DIR instead of fuzz/
 #                   (.ci/run: a fresh directory, so each run starts from the seeds)
 #   FUZZ_RSS_MB=N   the memory limit per target, in MB (default 2048)
+#   FUZZ_JOBS=N     targets fuzzed at once (default: the number of cores)
 #
 # Nightly (installed when missing) builds the targets with AddressSanitizer,
 # whose LeakSanitizer fails the first input that leaks; its quarantine of
@@ -60,29 +61,48 @@ dict="$PWD/fuzz/target/argv.dict"
     printf '"%s"\n' unlimited all decorrelated ms s y 1-100000 300000000000y
 } >"$dict"
 
-failed=()
 cd fuzz
 # Built before the clock starts: the first target's time is for fuzzing.
 "${cargo_fuzz[@]}" build "${build[@]}"
-for target in $("${cargo_fuzz[@]}" list); do
-    mkdir -p "$out/corpus/$target" "$out/artifacts/$target" "$out/logs"
-    options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb="$rss_mb" -print_final_stats=1
+
+# One target for `seconds`; its verdict goes to $out/logs/TARGET.status.
+fuzz_one() {
+    local target=$1 log="$out/logs/$1.log" started=$SECONDS
+    mkdir -p "$out/corpus/$target" "$out/artifacts/$target"
+    local options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb="$rss_mb" -print_final_stats=1
         -artifact_prefix="$out/artifacts/$target/")
     [ "$target" = argv ] && options+=(-dict="$dict")
-    log="$out/logs/$target.log"
     echo "fuzz: $target for ${seconds}s (log: $log)" >&2
-    started=$SECONDS
     if "${cargo_fuzz[@]}" run "${build[@]}" "$target" "$out/corpus/$target" "seeds/$target" -- \
         "${options[@]}" >"$log" 2>&1; then
         stats=$(grep -E '^stat::(number_of_executed_units|peak_rss_mb)' "$log" | tr -s ' \t' ' ' | tr '\n' ' ')
         echo "fuzz: $target: no crash in $((SECONDS - started))s (${stats% })" >&2
+        echo ok >"$out/logs/$target.status"
     else
-        tail -n 40 "$log" >&2
-        echo "fuzz: $target: FAILED after $((SECONDS - started))s (input in $out/artifacts/$target/, log: $log)" >&2
-        failed+=("$target")
+        {
+            tail -n 40 "$log"
+            echo "fuzz: $target: FAILED after $((SECONDS - started))s (input in $out/artifacts/$target/, log: $log)"
+        } >&2
+        echo failed >"$out/logs/$target.status"
     fi
-done
+}
 
+# libFuzzer runs a target on one core: as many targets at once as there
+# are cores (FUZZ_JOBS), so 4 targets take 2 rounds on 2 cores, not 4.
+mkdir -p "$out/logs"
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT # an interrupted run leaves no fuzzer
+targets=$("${cargo_fuzz[@]}" list)
+for target in $targets; do
+    rm -f "$out/logs/$target.status"
+    while [ "$(jobs -rp | wc -l)" -ge "${FUZZ_JOBS:-$(nproc)}" ]; do wait -n || true; done
+    fuzz_one "$target" &
+done
+wait
+
+failed=()
+for target in $targets; do
+    [ "$(cat "$out/logs/$target.status" 2>/dev/null)" = ok ] || failed+=("$target")
+done
 if [ ${#failed[@]} -gt 0 ]; then
     echo "fuzz: crashes in: ${failed[*]}" >&2
     exit 1
