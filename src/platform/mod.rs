@@ -5,9 +5,11 @@
 //! descendants that escaped the group. The rest of the crate names no OS call.
 //!
 //! `private.rs` creates and opens files only this user may touch (the
-//! shared retry budget's state); `append.rs` opens `--log-file` without
-//! ever waiting, only what can take appended lines, and through no
-//! symlink another user owns.
+//! shared retry budget's state), its rules written once for every OS on
+//! `owner.rs` (the user id, owner-only creation, opening without following
+//! a link); `append.rs` opens `--log-file` without ever waiting, only what
+//! can take appended lines, and through no symlink another user owns.
+//! `seam.rs` holds the types every twin shares (`Child`, `Io`, `Wake`).
 //!
 //! `unix.rs` is the implementation for every Unix; `spawn.rs` starts a
 //! command (`posix_spawn`, with std's fork and exec as its twin, which the
@@ -21,7 +23,7 @@
 //! which path is named once, in `build.rs` (`posix_spawn`,
 //! `precise_wait`, `subreaper`).
 //!
-//! `windows/` holds the Windows twins, one file per file here, through
+//! `windows/` holds the Windows twins, one per OS-specific file here, through
 //! `windows-sys` (see `windows/mod.rs`): a Job Object per attempt as the
 //! `ProcessTree`, console control events in place of signals, and
 //! `WaitForMultipleObjects` in place of the self-pipes and `poll`.
@@ -31,11 +33,13 @@
 #[cfg(unix)]
 pub mod append;
 #[cfg(unix)]
+pub mod owner;
 pub mod private;
 #[cfg(unix)]
 pub mod ready;
 #[cfg(unix)]
 pub mod reaper_portable;
+mod seam;
 #[cfg(unix)]
 pub mod signals;
 #[cfg(unix)]
@@ -48,7 +52,7 @@ mod unix;
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
-pub use windows::{append, private, ready, reaper, signals, spawn, tree};
+pub use windows::{append, owner, ready, reaper, signals, spawn, tree};
 
 #[cfg(target_os = "linux")]
 #[cfg_attr(feature = "portable", allow(dead_code))] // still unit-tested

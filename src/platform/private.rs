@@ -2,24 +2,23 @@
 //! directory or file another user owns or may write, or a symlink in its
 //! place, is refused, so no other user can drain, fill or redirect it.
 //!
-//! A port needs the same three answers: who am I (`geteuid`), create
-//! owner-only (`0700`/`0600`, on Windows an owner-only DACL), open without
-//! following a link (`O_NOFOLLOW`, `FILE_FLAG_OPEN_REPARSE_POINT`).
+//! The rules are written once, here, for every platform. `owner.rs` (and
+//! its Windows twin) gives the answers each OS has its own calls for: who
+//! am I (`geteuid`), create owner-only (`0700`/`0600`, on Windows an
+//! owner-only access list), open without following a link (`O_NOFOLLOW`,
+//! `FILE_FLAG_OPEN_REPARSE_POINT`), and who may write a file.
 
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-/// The effective user id: the owner of every file this process creates.
-pub fn user_id() -> u32 {
-    nix::unistd::geteuid().as_raw()
-}
+use super::owner;
+pub use super::owner::user_id;
 
 /// Creates `path` as a directory only this user may use (`0700`), or
 /// checks the one already there as `check_dir` does.
 pub fn private_dir(path: &Path) -> Result<(), String> {
-    match DirBuilder::new().mode(0o700).create(path) {
+    match owner::create_dir(path) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => {
@@ -51,64 +50,39 @@ pub fn check_dir(path: &Path) -> Result<bool, String> {
     if !meta.is_dir() {
         return Err(format!("{shown} is not a directory"));
     }
-    if meta.uid() != user_id() {
-        return Err(format!(
-            "{shown} is owned by user id {}, not by you ({})",
-            meta.uid(),
-            user_id()
-        ));
-    }
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{shown} is writable by other users (mode {:o}); make it 0700",
-            meta.mode() & 0o777
-        ));
-    }
+    owner::check_owner(&meta, path, 0o700)?;
     Ok(true)
 }
 
 /// Opens `path` for reading and writing, creating it `0600`, if `create`;
 /// else for reading only, `Ok(None)` when it does not exist (a look that
-/// must change nothing). A symlink is never followed;
-/// the file must be a regular file this user owns that no one else may
-/// write to.
+/// must change nothing). A symlink is never followed; the file must be a
+/// regular file this user owns that no one else may write to.
 pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
     let shown = path.display();
-    let opened = OpenOptions::new()
+    let symlink = || Err(format!("{shown} is a symlink; refusing to follow it"));
+    let opened = owner::open_options()
         .read(true)
         .write(create)
         .create(create)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
         .open(path);
     let file = match opened {
         Ok(file) => file,
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return Err(format!("{shown} is a symlink; refusing to follow it"));
-        }
+        Err(e) if owner::is_symlink_error(&e) => return symlink(),
         Err(e) if !create && e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot open {shown}: {e}")),
     };
     let meta = file
         .metadata()
         .map_err(|e| format!("cannot inspect {shown}: {e}"))?;
+    // Where the open does not refuse a link, it opens the link itself.
+    if meta.file_type().is_symlink() {
+        return symlink();
+    }
     if !meta.is_file() {
         return Err(format!("{shown} is not a regular file"));
     }
-    if meta.uid() != user_id() {
-        return Err(format!(
-            "{shown} is owned by user id {}, not by you ({})",
-            meta.uid(),
-            user_id()
-        ));
-    }
-    // Group or others may write: as good as someone else's.
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{shown} is writable by other users (mode {:o}); make it 0600",
-            meta.mode() & 0o777
-        ));
-    }
+    owner::check_owner(&meta, path, 0o600)?;
     Ok(Some(file))
 }
 
@@ -116,7 +90,7 @@ pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
 pub fn read_at_most(file: &File, buf: &mut [u8]) -> io::Result<usize> {
     let mut len = 0;
     while len < buf.len() {
-        match file.read_at(&mut buf[len..], len as u64) {
+        match owner::read_at(file, &mut buf[len..], len as u64) {
             Ok(0) => break,
             Ok(n) => len += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -126,15 +100,25 @@ pub fn read_at_most(file: &File, buf: &mut [u8]) -> io::Result<usize> {
     Ok(len)
 }
 
-/// Writes `bytes` at the file's start in one positioned write (a record
-/// of fixed length: a kill leaves the old one or the new).
+/// Writes `bytes` at the file's start, in positioned writes (a record of
+/// fixed length: a kill leaves the old one or the new).
 pub fn write_at_start(file: &File, bytes: &[u8]) -> io::Result<()> {
-    file.write_all_at(bytes, 0)
+    let mut done = 0;
+    while done < bytes.len() {
+        match owner::write_at(file, &bytes[done..], done as u64) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
@@ -146,16 +130,29 @@ mod tests {
         private_dir(&dir).unwrap();
         private_dir(&dir).unwrap();
         assert_eq!(check_dir(&dir), Ok(true));
-        let mode = |p: &Path| p.metadata().unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode(&dir), 0o700);
         let file = dir.join("f");
         assert!(open_private(&file, false).unwrap().is_none());
-        assert!(open_private(&file, true).unwrap().is_some());
-        assert_eq!(mode(&file), 0o600);
+        let created = open_private(&file, true).unwrap().unwrap();
         assert!(open_private(&file, false).unwrap().is_some());
+        #[cfg(unix)]
+        {
+            let mode = |p: &Path| p.metadata().unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&dir), 0o700);
+            assert_eq!(mode(&file), 0o600);
+        }
+        // A record written at the start and read back, whole or cut short.
+        write_at_start(&created, b"0123456789").unwrap();
+        write_at_start(&created, b"abc").unwrap();
+        let mut buf = [0; 16];
+        assert_eq!(read_at_most(&created, &mut buf).unwrap(), 10);
+        assert_eq!(&buf[..10], b"abc3456789");
+        let mut short = [0; 4];
+        assert_eq!(read_at_most(&created, &mut short).unwrap(), 4);
+        assert_eq!(&short, b"abc3");
     }
 
     #[test]
+    #[cfg(unix)] // symlinks and modes as Unix makes them
     fn refuses_symlinks_and_open_directories() {
         let tmp = tempfile::tempdir().unwrap();
         let real = tmp.path().join("real");
@@ -202,6 +199,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // user ids
     fn refuses_what_another_user_owns() {
         if user_id() != 0 {
             // `/` belongs to root.

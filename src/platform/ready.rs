@@ -1,6 +1,5 @@
 //! Whether a pipe has something to read, for `run/pipes`: on Unix `poll`
-//! on its descriptor. A Windows twin would read each pipe from a blocking
-//! thread instead (each already has one) and ask `PeekNamedPipe`.
+//! on its descriptor (`windows/ready.rs` asks `PeekNamedPipe`).
 
 use std::io::{self, PipeReader};
 use std::os::fd::AsFd;

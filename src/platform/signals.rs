@@ -43,13 +43,7 @@ impl Waker {
     }
 }
 
-/// What woke a wait.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Wake {
-    /// Terminating signals received since the last wait, and the latest one.
-    pub signals: usize,
-    pub last_signal: i32,
-}
+pub use super::seam::Wake;
 
 impl Signals {
     /// Starts from an empty signal mask and installs the handlers. Call

@@ -22,24 +22,12 @@
 #![allow(unsafe_code)]
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, PipeReader, PipeWriter};
+use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 
-/// Where one of the command's stdio streams goes.
-#[derive(Debug, Default)]
-pub enum Io {
-    /// retry's own stream, shared.
-    #[default]
-    Inherit,
-    /// `/dev/null`.
-    Null,
-    /// A new pipe whose other end is returned in `Child`.
-    Pipe,
-    /// This file descriptor.
-    Fd(OwnedFd),
-}
+pub use super::seam::{Child, Io};
 
 /// A command to start, described as `std::process::Command` would.
 #[derive(Debug)]
@@ -110,15 +98,6 @@ impl Change {
         self.set
             .then(|| OsStr::from_bytes(&self.entry[self.value_at..end]))
     }
-}
-
-/// A started command: its pid and retry's ends of the pipes asked for.
-#[derive(Debug)]
-pub struct Child {
-    pub pid: i32,
-    pub stdin: Option<PipeWriter>,
-    pub stdout: Option<PipeReader>,
-    pub stderr: Option<PipeReader>,
 }
 
 impl Spawn {

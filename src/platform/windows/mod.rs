@@ -16,7 +16,7 @@
 #![allow(unsafe_code)]
 
 pub mod append;
-pub mod private;
+pub mod owner;
 pub mod ready;
 pub mod signals;
 pub mod spawn;

@@ -90,13 +90,7 @@ impl Waker {
     }
 }
 
-/// What woke a wait.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Wake {
-    /// Console events received since the last wait, and the latest one.
-    pub signals: usize,
-    pub last_signal: i32,
-}
+pub use crate::platform::seam::Wake;
 
 impl Signals {
     /// Installs the console handler. A process with no console installs it

@@ -10,7 +10,7 @@
 //! around it.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, PipeReader, PipeWriter};
+use std::io;
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 use std::os::windows::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -24,19 +24,7 @@ use windows_sys::Win32::System::Threading::{
     CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED, OpenThread, ResumeThread, THREAD_SUSPEND_RESUME,
 };
 
-/// Where one of the command's stdio streams goes.
-#[derive(Debug, Default)]
-pub enum Io {
-    /// retry's own stream, shared.
-    #[default]
-    Inherit,
-    /// `NUL`.
-    Null,
-    /// A new pipe whose other end is returned in `Child`.
-    Pipe,
-    /// This handle.
-    Fd(OwnedHandle),
-}
+pub use crate::platform::seam::{Child, Io};
 
 /// A command to start, described as `std::process::Command` would.
 #[derive(Debug)]
@@ -53,15 +41,6 @@ pub struct Spawn {
     /// Never waited for (`platform::copier`): not kept, so no wait of
     /// retry's wakes for its end.
     pub(super) detached: bool,
-}
-
-/// A started command: its pid and retry's ends of the pipes asked for.
-#[derive(Debug)]
-pub struct Child {
-    pub pid: i32,
-    pub stdin: Option<PipeWriter>,
-    pub stdout: Option<PipeReader>,
-    pub stderr: Option<PipeReader>,
 }
 
 impl Spawn {

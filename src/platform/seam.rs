@@ -1,0 +1,44 @@
+//! The seam's own types, the same on every platform: what a started
+//! command hands back (`Child`), where its stdio goes (`Io`), and what
+//! woke a wait (`Wake`). The twins (`spawn.rs`, `signals.rs` and their
+//! Windows files) re-export them, so `run/` names one type on every OS.
+
+use std::io::{PipeReader, PipeWriter};
+
+/// An open file descriptor (Unix) or handle (Windows), owned.
+#[cfg(unix)]
+pub type Owned = std::os::fd::OwnedFd;
+#[cfg(windows)]
+pub type Owned = std::os::windows::io::OwnedHandle;
+
+/// Where one of the command's stdio streams goes.
+#[derive(Debug, Default)]
+pub enum Io {
+    /// retry's own stream, shared.
+    #[default]
+    Inherit,
+    /// The null device (`/dev/null`, `NUL`).
+    Null,
+    /// A new pipe whose other end is returned in `Child`.
+    Pipe,
+    /// This descriptor (a handle on Windows).
+    Fd(Owned),
+}
+
+/// A started command: its pid and retry's ends of the pipes asked for.
+#[derive(Debug)]
+pub struct Child {
+    pub pid: i32,
+    pub stdin: Option<PipeWriter>,
+    pub stdout: Option<PipeReader>,
+    pub stderr: Option<PipeReader>,
+}
+
+/// What woke a wait.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Wake {
+    /// Terminating signals (on Windows, console events) received since
+    /// the last wait, and the latest one.
+    pub signals: usize,
+    pub last_signal: i32,
+}

@@ -1,0 +1,91 @@
+//! The twin of `owner.rs` on Windows. The budget's state lives under
+//! `%LOCALAPPDATA%`, whose inherited access list already admits only the
+//! user (and SYSTEM and administrators); retry's own directory is created
+//! with a protected access list that admits its owner alone, so it stays
+//! private wherever it is. A reparse point (a symbolic link or junction)
+//! is opened as itself, never followed, and `private.rs` refuses it.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io;
+use std::os::windows::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+
+use std::os::windows::ffi::OsStrExt;
+
+use windows_sys::Win32::Foundation::LocalFree;
+use windows_sys::Win32::Security::Authorization::{
+    ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
+};
+use windows_sys::Win32::Security::{PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES};
+use windows_sys::Win32::Storage::FileSystem::{CreateDirectoryW, FILE_FLAG_OPEN_REPARSE_POINT};
+
+/// Full access for the owner (OW), to the directory and what it holds
+/// (OICI), and nothing inherited from above (P): the `0700` of Windows.
+const OWNER_ONLY: &str = "D:P(A;OICI;FA;;;OW)";
+
+/// Creates the directory `path` with the `OWNER_ONLY` access list.
+pub fn create_dir(path: &Path) -> io::Result<()> {
+    let wide = |text: &std::ffi::OsStr| -> Vec<u16> { text.encode_wide().chain([0]).collect() };
+    let sddl = wide(OWNER_ONLY.as_ref());
+    let mut descriptor: PSECURITY_DESCRIPTOR = std::ptr::null_mut();
+    // SAFETY: a NUL-terminated string, and a pointer the call fills with a
+    // descriptor it allocates (freed below).
+    let ok = unsafe {
+        ConvertStringSecurityDescriptorToSecurityDescriptorW(
+            sddl.as_ptr(),
+            SDDL_REVISION_1,
+            &mut descriptor,
+            std::ptr::null_mut(),
+        )
+    };
+    if ok == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let attributes = SECURITY_ATTRIBUTES {
+        nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
+        lpSecurityDescriptor: descriptor,
+        bInheritHandle: 0,
+    };
+    let path = wide(path.as_os_str());
+    // SAFETY: a NUL-terminated path and live attributes.
+    let created = unsafe { CreateDirectoryW(path.as_ptr(), &attributes) };
+    let error = io::Error::last_os_error();
+    // SAFETY: the descriptor the conversion allocated, freed once.
+    unsafe { LocalFree(descriptor) };
+    match created {
+        0 => Err(error),
+        _ => Ok(()),
+    }
+}
+
+/// No user id on Windows; the per-user directory stands for it.
+pub fn user_id() -> u32 {
+    0
+}
+
+/// Options that open a link as itself (`FILE_FLAG_OPEN_REPARSE_POINT`),
+/// which `private.rs` then refuses.
+pub fn open_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+    options
+}
+
+/// Never: a link is opened as itself, not refused by the open.
+pub fn is_symlink_error(_: &io::Error) -> bool {
+    false
+}
+
+/// Nothing to check: the access lists above keep other users out (an
+/// existing directory's list is not read back).
+pub fn check_owner(_: &Metadata, _: &Path, _: u32) -> Result<(), String> {
+    Ok(())
+}
+
+pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    file.seek_read(buf, offset)
+}
+
+pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
+    file.seek_write(buf, offset)
+}
