@@ -1,11 +1,11 @@
 //! Who owns a file, and the calls that make and open one only its owner
-//! may use, on Unix: the effective user id, modes `0700` and `0600`,
-//! `O_NOFOLLOW`, and positioned reads and writes. `private.rs` writes the
-//! rules once from these; `windows/owner.rs` is the twin.
+//! may use, on Unix: the effective user id, modes `0700` and `0600`, and
+//! `O_NOFOLLOW`. `private.rs` writes the rules once from these;
+//! `windows/owner.rs` is the twin.
 
-use std::fs::{DirBuilder, File, Metadata, OpenOptions};
+use std::fs::{DirBuilder, Metadata, OpenOptions};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// The effective user id: the owner of every file this process creates.
@@ -49,12 +49,4 @@ pub fn check_owner(meta: &Metadata, path: &Path, private_mode: u32) -> Result<()
         ));
     }
     Ok(())
-}
-
-pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    file.read_at(buf, offset)
-}
-
-pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
-    file.write_at(buf, offset)
 }

@@ -6,7 +6,8 @@
 //! its Windows twin) gives the answers each OS has its own calls for: who
 //! am I (`geteuid`), create owner-only (`0700`/`0600`, on Windows an
 //! owner-only access list), open without following a link (`O_NOFOLLOW`,
-//! `FILE_FLAG_OPEN_REPARSE_POINT`), and who may write a file.
+//! `FILE_FLAG_OPEN_REPARSE_POINT`), and who may write a file. A record is
+//! read and written with the seam's positioned `read_at` and `write_at`.
 
 use std::fs::File;
 use std::io;
@@ -90,7 +91,7 @@ pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
 pub fn read_at_most(file: &File, buf: &mut [u8]) -> io::Result<usize> {
     let mut len = 0;
     while len < buf.len() {
-        match owner::read_at(file, &mut buf[len..], len as u64) {
+        match super::read_at(file, &mut buf[len..], len as u64) {
             Ok(0) => break,
             Ok(n) => len += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -105,7 +106,7 @@ pub fn read_at_most(file: &File, buf: &mut [u8]) -> io::Result<usize> {
 pub fn write_at_start(file: &File, bytes: &[u8]) -> io::Result<()> {
     let mut done = 0;
     while done < bytes.len() {
-        match owner::write_at(file, &bytes[done..], done as u64) {
+        match super::write_at(file, &bytes[done..], done as u64) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => done += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

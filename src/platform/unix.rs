@@ -417,6 +417,11 @@ pub fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<
     std::os::unix::fs::FileExt::read_at(file, buf, offset)
 }
 
+/// Writes at `offset` without moving the file's offset (`pwrite`).
+pub fn write_at(file: &std::fs::File, buf: &[u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::write_at(file, buf, offset)
+}
+
 /// `-s` and `--on-retry`: `/bin/sh -c SCRIPT`.
 pub fn shell(script: OsString) -> (OsString, Vec<OsString>) {
     ("/bin/sh".into(), vec!["-c".into(), script])

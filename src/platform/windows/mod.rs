@@ -289,6 +289,11 @@ pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     file.seek_read(buf, offset)
 }
 
+/// Writes at `offset` (moving the cursor too, as `read_at` does).
+pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
+    file.seek_write(buf, offset)
+}
+
 /// `-s` and `--on-retry`: `cmd /d /s /c SCRIPT` (no AutoRun commands, the
 /// script taken whole: `spawn.rs` passes it without quoting).
 pub fn shell(script: OsString) -> (OsString, Vec<OsString>) {

@@ -5,9 +5,9 @@
 //! private wherever it is. A reparse point (a symbolic link or junction)
 //! is opened as itself, never followed, and `private.rs` refuses it.
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{Metadata, OpenOptions};
 use std::io;
-use std::os::windows::fs::{FileExt, OpenOptionsExt};
+use std::os::windows::fs::OpenOptionsExt;
 use std::path::Path;
 
 use std::os::windows::ffi::OsStrExt;
@@ -80,12 +80,4 @@ pub fn is_symlink_error(_: &io::Error) -> bool {
 /// existing directory's list is not read back).
 pub fn check_owner(_: &Metadata, _: &Path, _: u32) -> Result<(), String> {
     Ok(())
-}
-
-pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    file.seek_read(buf, offset)
-}
-
-pub fn write_at(file: &File, buf: &[u8], offset: u64) -> io::Result<usize> {
-    file.seek_write(buf, offset)
 }
