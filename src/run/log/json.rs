@@ -172,7 +172,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
 
 /// `max_attempts`: the number, or `null` for unlimited.
 fn limit_json(limit: &crate::policy::Attempts) -> impl Display + '_ {
-    Json(move |f: &mut fmt::Formatter<'_>| match limit {
+    fmt::from_fn(move |f| match limit {
         crate::policy::Attempts::Limit(n) => write!(f, "{n}"),
         crate::policy::Attempts::Unlimited => f.write_str("null"),
     })
@@ -180,7 +180,7 @@ fn limit_json(limit: &crate::policy::Attempts) -> impl Display + '_ {
 
 /// The extra fields of a status that did not come from a plain exit.
 fn cause_json<'a>(status: &'a Status, prefix: &'a str) -> impl Display + 'a {
-    Json(move |f: &mut fmt::Formatter<'_>| match status.cause {
+    fmt::from_fn(move |f| match status.cause {
         Cause::Exited => Ok(()),
         Cause::Signaled(signal) => write!(f, r#","{prefix}signal":"{}""#, signal_name(signal)),
         Cause::TimedOut(_) => write!(f, r#","{prefix}timed_out":true"#),
@@ -201,7 +201,7 @@ fn cause_json<'a>(status: &'a Status, prefix: &'a str) -> impl Display + 'a {
 
 /// JSON string escaping for the few free-text fields (a command name in a message).
 fn escape(text: &str) -> impl Display + '_ {
-    Json(move |f: &mut fmt::Formatter<'_>| {
+    fmt::from_fn(move |f| {
         for c in text.chars() {
             match c {
                 '"' => f.write_str("\\\"")?,
@@ -220,15 +220,6 @@ fn lines(event: &Event, context: &Context) -> String {
     let mut out = String::new();
     write_lines(event, context, &mut out);
     out
-}
-
-/// A piece of a JSON line, written where it goes (no String of its own).
-struct Json<F>(F);
-
-impl<F: Fn(&mut fmt::Formatter<'_>) -> fmt::Result> Display for Json<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        (self.0)(f)
-    }
 }
 
 #[cfg(test)]
