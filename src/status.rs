@@ -102,14 +102,11 @@ impl std::fmt::Display for Description {
         let code = Code(self.0.code);
         match self.0.cause {
             Cause::Exited => write!(f, "exit code {code}"),
-            Cause::Signaled(signal) => {
-                f.write_fmt(format_args!("signal {signal} ("))?;
-                match crate::platform::signal_name(signal) {
-                    Some(name) => f.write_str(name)?,
-                    None => write!(f, "signal {signal}")?,
-                }
-                write!(f, "), exit code {code}")
-            }
+            Cause::Signaled(signal) => write!(
+                f,
+                "signal {signal} ({}), exit code {code}",
+                signal_name(signal)
+            ),
             Cause::OutputMatched(exited) if exited == self.0.code => {
                 let exited = Code(exited);
                 write!(
@@ -157,9 +154,13 @@ pub fn error_text(errno: i32) -> String {
     crate::run::pipes::describe(&std::io::Error::from_raw_os_error(errno))
 }
 
-/// `SIGTERM` for 15; the number itself for a signal the platform does not name.
-pub fn signal_name(signal: i32) -> String {
-    crate::platform::signal_name(signal).map_or_else(|| format!("signal {signal}"), str::to_owned)
+/// `SIGTERM` for 15; the number itself for a signal the platform does not
+/// name. Written where it goes, without a String of its own.
+pub fn signal_name(signal: i32) -> impl std::fmt::Display {
+    std::fmt::from_fn(move |f| match crate::platform::signal_name(signal) {
+        Some(name) => f.write_str(name),
+        None => write!(f, "signal {signal}"),
+    })
 }
 
 #[cfg(test)]
