@@ -154,12 +154,16 @@ pub fn error_text(errno: i32) -> String {
     crate::run::pipes::describe(&std::io::Error::from_raw_os_error(errno))
 }
 
-/// `SIGTERM` for 15; the number itself for a signal the platform does not
-/// name. Written where it goes, without a String of its own.
+/// `SIGTERM` for 15, `SIGRTMIN+6` for a real-time signal; the number
+/// itself for a signal the platform does not name. Written where it goes,
+/// without a String of its own.
 pub fn signal_name(signal: i32) -> impl std::fmt::Display {
     std::fmt::from_fn(move |f| match crate::platform::signal_name(signal) {
         Some(name) => f.write_str(name),
-        None => write!(f, "signal {signal}"),
+        None => match crate::platform::realtime_offset(signal) {
+            Some(offset) => write!(f, "SIGRTMIN+{offset}"),
+            None => write!(f, "signal {signal}"),
+        },
     })
 }
 

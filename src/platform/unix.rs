@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicU64, Ordering};
 
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 /// The signals retry sends or names by number elsewhere in the crate.
@@ -262,22 +261,42 @@ pub fn group_exists(pgid: i32) -> bool {
 /// Reaps whatever children have ended, without blocking, and reports on
 /// `leader`. Other children are adopted orphans (see `reaper`): they are
 /// reaped here so they never linger as zombies.
+///
+/// libc's `waitpid`, not nix's: nix reaps a child killed by a real-time
+/// signal (outside its `Signal` enum) and then returns an error, so the
+/// status was lost and retry waited for ever (issue 31). The raw status
+/// is decoded here for every signal number.
 pub fn reap(leader: i32) -> Waited {
-    let flags = WaitPidFlag::WNOHANG | WaitPidFlag::WUNTRACED;
     loop {
-        let status = match waitpid(Pid::from_raw(-1), Some(flags)) {
-            Ok(WaitStatus::StillAlive) | Err(_) => return Waited::Running,
-            Ok(status) => status,
-        };
-        if status.pid() != Some(Pid::from_raw(leader)) {
+        let mut status: libc::c_int = 0;
+        // SAFETY: waitpid writes one c_int through a pointer to a local.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::WUNTRACED) };
+        if pid <= 0 {
+            // 0: none ended; -1: no children left (ECHILD) or EINTR, which
+            // the caller's next wake-up retries.
+            return Waited::Running;
+        }
+        if pid != leader {
             continue;
         }
-        match status {
-            WaitStatus::Exited(_, code) => return Waited::Exited(code),
-            WaitStatus::Signaled(_, signal, _) => return Waited::Killed(signal as i32),
-            WaitStatus::Stopped(_, signal) if signal != Signal::SIGSTOP => return Waited::Stopped,
-            _ => {}
+        if let Some(waited) = decode(status) {
+            return waited;
         }
+    }
+}
+
+/// What a raw wait status says about a child, or `None` for a status that
+/// is not the end of it nor a job-control stop (a plain SIGSTOP, which
+/// whoever sent it continues; a `WCONTINUED` report).
+fn decode(status: libc::c_int) -> Option<Waited> {
+    if libc::WIFEXITED(status) {
+        Some(Waited::Exited(libc::WEXITSTATUS(status)))
+    } else if libc::WIFSIGNALED(status) {
+        Some(Waited::Killed(libc::WTERMSIG(status)))
+    } else if libc::WIFSTOPPED(status) && libc::WSTOPSIG(status) != libc::SIGSTOP {
+        Some(Waited::Stopped)
+    } else {
+        None
     }
 }
 
@@ -432,9 +451,35 @@ pub fn signal_name(signal: i32) -> Option<&'static str> {
     Signal::try_from(signal).ok().map(Signal::as_str)
 }
 
+/// N for the real-time signal `SIGRTMIN+N`, as `kill -l` names it; `None`
+/// for any other number (and on systems without real-time signals).
+pub fn realtime_offset(signal: i32) -> Option<i32> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if (libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&signal) {
+        return Some(signal - libc::SIGRTMIN());
+    }
+    let _ = signal;
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Raw statuses as the kernel writes them (exit: code << 8; death:
+    /// the signal; stop: signal << 8 | 0x7f), for every signal number.
+    #[test]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn every_wait_status_is_decoded_real_time_signals_too() {
+        assert_eq!(decode(3 << 8), Some(Waited::Exited(3)));
+        for signal in 1..=libc::SIGRTMAX() {
+            assert_eq!(decode(signal), Some(Waited::Killed(signal)), "{signal}");
+        }
+        assert_eq!(decode((libc::SIGTSTP << 8) | 0x7f), Some(Waited::Stopped));
+        assert_eq!(decode((libc::SIGSTOP << 8) | 0x7f), None);
+        assert_eq!(realtime_offset(libc::SIGRTMIN() + 6), Some(6));
+        assert_eq!(realtime_offset(libc::SIGTERM), None);
+    }
 
     #[test]
     fn terminating_signals_include_the_common_ones_and_no_faults() {

@@ -20,7 +20,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 
 #[cfg(unix)]
 use crate::harness::{
-    assert_all_gone, assert_died_of, bin, send, state, wait_bounded, wait_for_file,
+    assert_all_gone, assert_died_of, bin, outputs, send, state, wait_bounded, wait_for_file,
 };
 use crate::harness::{install, on_path, retry, scratch, stand_ins};
 
@@ -138,6 +138,62 @@ fn every_terminating_signal_stops_the_command_and_kills_retry_by_it() {
         assert_died_of(status, signal, &line);
         assert_all_gone(&line, &format!("{signal:?} to retry"));
     }
+}
+
+/// A real-time signal (outside nix's `Signal` enum) in every place a
+/// signal can be: the command's death, the hook's death, and one sent to
+/// retry and forwarded. retry used to reap such a child and lose its
+/// status, then wait for ever, past `--timeout` and SIGTERM (issue 31).
+#[test]
+#[cfg(target_os = "linux")] // real-time signals
+fn a_real_time_signal_death_is_seen_everywhere() {
+    let rt = |n: i32| libc::SIGRTMIN() + n;
+    // The command dies of one: 128+N, within the bound.
+    for offset in [0, 6, libc::SIGRTMAX() - libc::SIGRTMIN()] {
+        let signal = rt(offset);
+        let script = format!("kill -{signal} $$");
+        let mut child = retry(&["-n", "1", "-t", "20s", "--", "sh", "-c", &script]).spawn();
+        let status = wait_bounded(&mut child, Duration::from_secs(10));
+        let (_, stderr) = outputs(&mut child);
+        assert_eq!(status.code(), Some(128 + signal), "{stderr}");
+        assert!(
+            stderr.contains(&format!("signal {signal} (SIGRTMIN+{offset})")),
+            "{stderr}"
+        );
+    }
+    // The hook dies of one: reported, and the run goes on.
+    let hook = format!("kill -{} $$", rt(3));
+    let mut child = retry(&[
+        "-n",
+        "2",
+        "--base",
+        "1ms",
+        "--on-retry",
+        &hook,
+        "--",
+        "false",
+    ])
+    .spawn();
+    let status = wait_bounded(&mut child, Duration::from_secs(10));
+    let (_, stderr) = outputs(&mut child);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--on-retry command failed with signal"),
+        "{stderr}"
+    );
+    // One sent to retry is forwarded; retry then dies of it.
+    let dir = scratch();
+    let pids = dir.path().join("pids");
+    let script = format!("echo $$ > {}; sleep 100 & wait", pids.display());
+    let mut child = retry(&["sh", "-c", &script]).spawn();
+    let line = wait_for_file(&pids);
+    let signal = rt(2);
+    // SAFETY: kill has no memory arguments.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    let status = wait_bounded(&mut child, Duration::from_secs(10));
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(signal), "{status:?}");
+    assert_all_gone(&line, "a real-time signal to retry");
 }
 
 /// Runs an attempt that starts a descendant in a session of its own and

@@ -215,6 +215,11 @@ pub fn signal_name(signal: i32) -> Option<&'static str> {
     })
 }
 
+/// Windows has no real-time signals.
+pub fn realtime_offset(_signal: i32) -> Option<i32> {
+    None
+}
+
 /// Set in the environment of the copy of retry that `copier` starts.
 const COPY_STDIN: &str = "__RETRY_COPY_STDIN";
 
