@@ -210,7 +210,7 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
             }
         }
         Exit::Signal(n) => {
-            let sent = o.signal_sent && s.signal.is_some_and(|(signal, _)| signal as i32 == n);
+            let sent = o.signal_sent && s.signal.is_some_and(|(signal, _)| signal == n);
             // A reader that went away is a quiet end, as for any pipeline.
             let pipe = n == Signal::SIGPIPE as i32 && o.closed_early;
             if !sent && !pipe {

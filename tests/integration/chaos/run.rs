@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::Signal;
 
-use super::scenario::{Input, LogFault, Pattern, Reader, SIGNALS, Scenario, Tmp};
+use super::scenario::{Input, LogFault, Pattern, Reader, Scenario, Tmp, signals};
 use crate::harness::{alive, retry};
 
 /// A run still going after this hangs: a violation.
@@ -184,7 +184,8 @@ pub fn execute(s: &Scenario, root: &Path, pattern: &Pattern) -> Observed {
             (start + Duration::from_millis(ms)).saturating_duration_since(Instant::now()),
         );
         if child.try_wait().unwrap().is_none() {
-            crate::harness::send(&child, signal);
+            // SAFETY: kill has no memory arguments.
+            unsafe { libc::kill(child.id() as i32, signal) };
             signal_sent = true;
         }
     }
@@ -287,8 +288,8 @@ fn command(s: &Scenario, dir: &Path, tmpdir: &Path, token: &str, pattern: &Path)
     // SAFETY: only sigaction, async-signal-safe, between fork and exec.
     unsafe {
         command.pre_exec(move || {
-            for signal in SIGNALS {
-                nix::sys::signal::signal(signal, nix::sys::signal::SigHandler::SigDfl)?;
+            for signal in signals() {
+                libc::signal(signal, libc::SIG_DFL);
             }
             if sigchld_ignored {
                 let ignore = nix::sys::signal::SigHandler::SigIgn;

@@ -16,13 +16,27 @@ const MARKER: &str = "RATE LIMIT";
 const MARKER_REGEX: &str = "^RATE LIMIT$";
 /// Retried by default; 3 is fatal when `--fatal-on 3` is drawn.
 const FAILURE_CODES: [i32; 5] = [1, 2, 3, 75, 124];
-pub const SIGNALS: [Signal; 5] = [
+const SIGNALS: [Signal; 5] = [
     Signal::SIGTERM,
     Signal::SIGINT,
     Signal::SIGHUP,
     Signal::SIGUSR1,
     Signal::SIGALRM,
 ];
+
+/// Every signal a run may send to retry: `SIGNALS` and the real-time ones
+/// (outside nix's `Signal` enum, so numbers), whose deaths retry once lost.
+pub fn signals() -> impl Iterator<Item = i32> {
+    SIGNALS
+        .into_iter()
+        .map(|signal| signal as i32)
+        .chain(libc::SIGRTMIN()..=libc::SIGRTMAX())
+}
+
+/// A real-time signal drawn from the whole range.
+fn realtime(rng: &mut ChaCha8Rng) -> i32 {
+    rng.random_range(libc::SIGRTMIN()..=libc::SIGRTMAX())
+}
 const JITTERS: [&str; 4] = ["none", "full", "equal", "decorrelated"];
 
 #[derive(Debug)]
@@ -38,7 +52,7 @@ pub struct Scenario {
     timeout_ms: Option<u64>,
     kill_after_ms: u64,
     /// Sent to retry this long after it started, if it still runs.
-    pub signal: Option<(Signal, u64)>,
+    pub signal: Option<(i32, u64)>,
     pub tmpdir: Tmp,
     pub reader: Reader,
     /// Fault: retry's caller ignores SIGCHLD (perl's `$SIG{CHLD}='IGNORE'`).
@@ -51,6 +65,8 @@ pub struct Scenario {
     /// Fault: `--budget` in a directory that cannot be used (XDG_RUNTIME_DIR
     /// is a file): one warning, and the run goes on without the budget.
     pub budget_unusable: bool,
+    /// Fault: `--on-retry` dies of this real-time signal each time.
+    pub hook_dies_of: Option<i32>,
 }
 
 /// Fault: where `--log-file` points.
@@ -136,7 +152,7 @@ impl Scenario {
         let timeout_ms = rng.random_bool(0.35).then(|| rng.random_range(100..=300));
         let signal = rng.random_bool(0.3).then(|| {
             let signal = SIGNALS[rng.random_range(0..SIGNALS.len())];
-            (signal, rng.random_range(0..=300))
+            (signal as i32, rng.random_range(0..=300))
         });
         let stdout_once = rng.random_bool(0.4);
         let retry_if = rng.random_bool(0.3);
@@ -218,6 +234,7 @@ impl Scenario {
             bystander_ms: None,
             log: None,
             budget_unusable: false,
+            hook_dies_of: None,
         };
         // A broken TMPDIR matters only where a spool spills: inject it most there.
         let odds = if scenario.spills() { 0.5 } else { 0.1 };
@@ -234,6 +251,19 @@ impl Scenario {
             _ => None,
         };
         scenario.budget_unusable = rng.random_bool(0.1);
+        // Real-time signals: sent to retry, the death of a failing attempt
+        // (exit status 128+N), the death of the hook.
+        if let Some((signal, _)) = &mut scenario.signal
+            && rng.random_bool(0.3)
+        {
+            *signal = realtime(rng);
+        }
+        for attempt in &mut scenario.attempts {
+            if attempt.code != 0 && rng.random_bool(0.15) {
+                attempt.code = 128 + realtime(rng);
+            }
+        }
+        scenario.hook_dies_of = rng.random_bool(0.15).then(|| realtime(rng));
         scenario
     }
 
@@ -278,6 +308,9 @@ impl Scenario {
         }
         if self.budget_unusable {
             args.extend(["--budget".into(), "chaos".into()]);
+        }
+        if let Some(signal) = self.hook_dies_of {
+            args.extend(["--on-retry".into(), format!("kill -{signal} $$")]);
         }
         match self.stdin {
             Input::Inherit => {}
@@ -364,6 +397,9 @@ impl Scenario {
             }
             if attempt.hang {
                 s.push_str("  exec sleep 30\n  ;;\n");
+            } else if attempt.code > 128 {
+                // Death by a signal; 97 if the kill did not take.
+                let _ = writeln!(s, "  kill -{} $$; exit 97\n  ;;", attempt.code - 128);
             } else {
                 let _ = writeln!(s, "  exit {}\n  ;;", attempt.code);
             }
@@ -459,7 +495,7 @@ impl fmt::Display for Scenario {
             write!(f, " <{len} bytes")?;
         }
         if let Some((signal, ms)) = self.signal {
-            write!(f, "; {signal:?} after {ms} ms")?;
+            write!(f, "; signal {signal} after {ms} ms")?;
         }
         if self.tmpdir != Tmp::Fresh {
             write!(f, "; TMPDIR {:?}", self.tmpdir)?;
@@ -479,6 +515,8 @@ impl fmt::Display for Scenario {
         for (i, a) in self.attempts.iter().enumerate() {
             let ending = if a.hang {
                 "hangs".to_owned()
+            } else if a.code > 128 {
+                format!("dies of signal {}", a.code - 128)
             } else {
                 format!("exit {}", a.code)
             };
