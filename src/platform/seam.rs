@@ -34,6 +34,11 @@ pub struct Child {
     pub stderr: Option<PipeReader>,
 }
 
+/// How long retry's stderr may take nothing once a signal asked retry to
+/// stop: then the rest is dropped, so a reader that stopped reading cannot
+/// keep retry alive after SIGTERM (issue 31).
+pub const STALL_AFTER_SIGNAL: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What woke a wait.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Wake {

@@ -431,6 +431,70 @@ pub fn dup_stderr() -> io::Result<std::fs::File> {
     Ok(io::stderr().as_fd().try_clone_to_owned()?.into())
 }
 
+pub use crate::platform::seam::STALL_AFTER_SIGNAL;
+
+/// Whether a write to stderr has given up on a stalled reader after a
+/// signal (see `write_stderr`).
+static STDERR_GAVE_UP: AtomicBool = AtomicBool::new(false);
+
+/// Writes `bytes` to retry's stderr (fd 2, without std's lock, which a
+/// thread stalled on a reader would hold), in pieces a pipe takes at once,
+/// each after `poll` says stderr takes more. Before any signal it waits as
+/// long as the reader needs (back-pressure, as for any program); once a
+/// terminating signal has come, a stall of `STALL_AFTER_SIGNAL` ends the
+/// write, and every later write takes only what stderr takes without a
+/// wait: the stall is waited for once per run, not once per line. Returns
+/// how many bytes were written; an error (a reader gone) ends the write too.
+pub fn write_stderr(bytes: &[u8]) -> usize {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::BorrowedFd;
+    use std::time::Instant;
+    /// A page: a pipe that polls writable has at least that much room.
+    const PIECE: usize = 4096;
+    /// How often a wait for a stalled reader looks whether a signal came
+    /// (it may be delivered to another thread, which leaves poll asleep).
+    const LOOK_MS: u8 = 50;
+    // SAFETY: fd 2 is open for retry's whole life (`start` opens
+    // /dev/null there if it was closed), and is never closed.
+    let fd = unsafe { BorrowedFd::borrow_raw(libc::STDERR_FILENO) };
+    let mut written = 0;
+    // Since when stderr has taken nothing, counted from the signal on.
+    let mut stalled_since: Option<Instant> = None;
+    while written < bytes.len() {
+        let ending = last_signal() != 0;
+        let gave_up = STDERR_GAVE_UP.load(Ordering::Relaxed);
+        let look = match ending && gave_up {
+            true => PollTimeout::ZERO,
+            false => PollTimeout::from(LOOK_MS),
+        };
+        let mut fds = [PollFd::new(fd, PollFlags::POLLOUT)];
+        match poll(&mut fds, look) {
+            Ok(0) | Err(Errno::EINTR) => {
+                if ending {
+                    let since = *stalled_since.get_or_insert_with(Instant::now);
+                    if gave_up || since.elapsed() >= STALL_AFTER_SIGNAL {
+                        STDERR_GAVE_UP.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+                continue;
+            }
+            Err(_) => break,
+            Ok(_) => {}
+        }
+        let end = bytes.len().min(written + PIECE);
+        match nix::unistd::write(fd, &bytes[written..end]) {
+            Ok(n) => {
+                written += n;
+                stalled_since = None;
+            }
+            Err(Errno::EINTR | Errno::EAGAIN) => {}
+            Err(_) => break,
+        }
+    }
+    written
+}
+
 /// Reads at `offset` without moving the file's offset (`pread`).
 pub fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     std::os::unix::fs::FileExt::read_at(file, buf, offset)

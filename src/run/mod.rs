@@ -116,8 +116,9 @@ pub enum Ended {
 /// Why held-back output could not be settled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unsettled {
-    /// A signal arrived while retry was writing it.
-    Interrupted(i32),
+    /// A signal arrived while retry was writing it; what was not yet
+    /// written (bytes) is dropped.
+    Interrupted { signal: i32, dropped: u64 },
     /// stdout's reader went away.
     BrokenPipe,
     /// Any other write error, as one line.
@@ -301,7 +302,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 if let Some(tokens) = self.last_paid {
                     warn(emit, self.number, host.deposit(tokens));
                 }
-                settle(host, true)?;
+                settle(host, true, emit, self.number)?;
                 emit(&Event::Succeeded {
                     attempt: self.number,
                     limit,
@@ -312,7 +313,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 Ok(Some(Exit::Code(status.code)))
             }
             Decision::GiveUp(reason) => {
-                settle(host, false)?;
+                settle(host, false, emit, self.number)?;
                 Err(reason)
             }
             Decision::Retry {
@@ -377,11 +378,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             Ended::Interrupted { signal, status } => {
                 let dropped = host.drop_output();
                 if dropped > 0 {
-                    let size = crate::size::Size::from_bytes(dropped);
-                    let message = format!(
-                        "--stdout-once: the attempt's held-back stdout ({size}) is dropped: a signal ends the run"
-                    );
-                    warn(emit, self.number, Some(message));
+                    warn(emit, self.number, Some(dropped_on_signal("", dropped)));
                 }
                 return Err(GiveUp::Signal {
                     signal,
@@ -414,7 +411,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         hint: Option<Hinted>,
     ) -> Result<(), GiveUp> {
         let config = self.config;
-        settle(host, false)?;
+        settle(host, false, emit, self.number)?;
         emit(&Event::Retrying {
             attempt: self.number,
             limit: config.attempts,
@@ -484,17 +481,39 @@ fn warn(emit: &mut impl FnMut(&Event), attempt: u32, message: Option<String>) {
 }
 
 /// Settles held-back output; a failure to do so ends the run.
-fn settle(host: &mut impl Host, to_stdout: bool) -> Result<(), GiveUp> {
+fn settle(
+    host: &mut impl Host,
+    to_stdout: bool,
+    emit: &mut impl FnMut(&Event),
+    attempt: u32,
+) -> Result<(), GiveUp> {
     host.settle_output(to_stdout)
         .map_err(|unsettled| match unsettled {
-            Unsettled::Interrupted(signal) => GiveUp::Signal {
-                signal,
-                status: None,
-                during: Phase::Output,
-            },
+            Unsettled::Interrupted { signal, dropped } => {
+                if dropped > 0 {
+                    warn(
+                        emit,
+                        attempt,
+                        Some(dropped_on_signal("the rest of ", dropped)),
+                    );
+                }
+                GiveUp::Signal {
+                    signal,
+                    status: None,
+                    during: Phase::Output,
+                }
+            }
             Unsettled::BrokenPipe => GiveUp::StdoutClosed,
             Unsettled::Failed(message) => GiveUp::Failed(message),
         })
+}
+
+/// The one line that says how much held-back stdout a signal dropped.
+fn dropped_on_signal(part: &str, bytes: u64) -> String {
+    let size = crate::size::Size::from_bytes(bytes);
+    format!(
+        "--stdout-once: {part}the attempt's held-back stdout ({size}) is dropped: a signal ends the run"
+    )
 }
 
 /// A limit from `now`; one too far away to represent is no limit (never an
@@ -860,6 +879,25 @@ mod tests {
             if message.contains("held-back stdout (3 GiB) is dropped"))
         });
         assert!(warned, "{events:?}");
+    }
+
+    #[test]
+    fn a_signal_while_held_output_is_written_says_what_it_dropped() {
+        let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+        host.unsettled = Some(Unsettled::Interrupted {
+            signal: 15,
+            dropped: 5 << 20,
+        });
+        let (code, events) = run_with(&config(&["--stdout-once"]), &mut host);
+        assert_eq!((code, host.seen.len()), (143, 1));
+        let warned: Vec<_> = events
+            .iter()
+            .filter(|e| {
+                matches!(e, Event::Warning { message, .. }
+                if message.contains("the rest of the attempt's held-back stdout (5 MiB) is dropped"))
+            })
+            .collect();
+        assert_eq!(warned.len(), 1, "{events:?}");
     }
 
     #[test]

@@ -15,7 +15,8 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::sync::mpsc;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::platform::signals::Signals;
@@ -27,7 +28,7 @@ use crate::run::countdown;
 use crate::run::escalation::{Actions, Escalation};
 use crate::run::lineage::{self, Lineage};
 use crate::run::log::{LogFormat, Verbosity};
-use crate::run::pipes::{self, Pipes, ReleaseError, Spool};
+use crate::run::pipes::{self, Pipes, Progress, ReleaseError, Spool};
 use crate::run::{Attempt, AttemptInfo, Ended, Host, Options, SpawnError, Unsettled};
 use crate::status::Status;
 
@@ -348,15 +349,20 @@ impl Host for Supervisor<'_> {
     }
 
     /// Writes held-back stdout from a thread, so that a slow or stalled
-    /// reader cannot keep retry from honouring a signal meanwhile.
+    /// reader cannot keep retry from honouring a signal meanwhile. On a
+    /// signal the thread is told to stop; what it had not written is
+    /// dropped, and counted.
     fn settle_output(&mut self, to_stdout: bool) -> Result<(), Unsettled> {
         let Some(held) = self.held.take() else {
             return Ok(());
         };
+        let len = held.len();
+        let progress = Arc::new(Progress::default());
         let (done, finished) = mpsc::channel();
         let waker = self.signals.waker();
+        let shared = Arc::clone(&progress);
         std::thread::spawn(move || {
-            let result = pipes::release(&held, to_stdout);
+            let result = pipes::release(&held, to_stdout, &shared);
             let _ = done.send((result, held));
             waker.wake();
         });
@@ -370,7 +376,19 @@ impl Host for Supervisor<'_> {
             }
             let wake = self.signals.wait(None, true);
             if wake.signals > 0 {
-                return Err(Unsettled::Interrupted(wake.last_signal));
+                progress.abandon.store(true, Ordering::Relaxed);
+                // It stops after its piece, or a stall on stderr of
+                // STALL_AFTER_SIGNAL; a stdout that takes nothing may hold
+                // it longer, and is not waited for.
+                let bound = platform::STALL_AFTER_SIGNAL + Duration::from_millis(100);
+                if let Ok((_, held)) = finished.recv_timeout(bound) {
+                    self.recycle(held);
+                }
+                let written = progress.written.load(Ordering::Relaxed);
+                return Err(Unsettled::Interrupted {
+                    signal: wake.last_signal,
+                    dropped: len.saturating_sub(written),
+                });
             }
         }
     }

@@ -196,6 +196,68 @@ fn a_real_time_signal_death_is_seen_everywhere() {
     assert_all_gone(&line, "a real-time signal to retry");
 }
 
+/// Waits (bounded) until the pipe retry writes its stderr to holds `at_least`
+/// unread bytes: a full pipe, so retry is blocked writing to it.
+#[cfg(target_os = "linux")]
+fn wait_until_pipe_holds(child: &std::process::Child, at_least: i32) {
+    use std::os::fd::AsRawFd;
+    let fd = child.stderr.as_ref().unwrap().as_raw_fd();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut unread: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one c_int through a pointer to a local.
+        assert_eq!(unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread) }, 0);
+        if unread >= at_least {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "stderr never filled: {unread} bytes"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A reader that stopped reading retry's stderr cannot keep it alive after
+/// SIGTERM: not while it copies a retried attempt's held-back stdout there,
+/// nor while it writes its own lines. It used to block for ever (issue 31).
+#[test]
+#[cfg(target_os = "linux")] // FIONREAD on the pipe, to know it is full
+fn a_stalled_stderr_never_keeps_retry_alive_after_a_signal() {
+    let cases: [&[&str]; 2] = [
+        // A failed attempt's 1 MB of held-back stdout goes to stderr.
+        &[
+            "--stdout-once",
+            "-n",
+            "2",
+            "--base",
+            "1ms",
+            "--",
+            "sh",
+            "-c",
+            "head -c 1000000 /dev/zero; exit 1",
+        ],
+        // Its own lines, an attempt's at a time.
+        &[
+            "-n", "1000000", "--base", "1ms", "--cap", "1ms", "--", "false",
+        ],
+    ];
+    for args in cases {
+        let mut child = retry(args).spawn();
+        // A pipe holds 64 KiB: full at 60,000 bytes less a line or two.
+        wait_until_pipe_holds(&child, 60_000);
+        let started = Instant::now();
+        send(&child, Signal::SIGTERM);
+        let status = wait_bounded(&mut child, Duration::from_secs(15));
+        assert_died_of(status, Signal::SIGTERM, &args);
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?} to end after SIGTERM: {args:?}",
+            started.elapsed()
+        );
+    }
+}
+
 /// Runs an attempt that starts a descendant in a session of its own and
 /// times out; returns the descendant's pid. Its parent dies at the
 /// timeout, so only a subreaper can still find it. (A `setsid` binary:

@@ -283,6 +283,20 @@ pub fn dup_stdout() -> io::Result<File> {
     Ok(File::from(io::stdout().as_handle().try_clone_to_owned()?))
 }
 
+pub use crate::platform::seam::STALL_AFTER_SIGNAL;
+
+/// Writes `bytes` to retry's stderr; returns how many were written. The
+/// Unix twin bounds a stall after a signal with `poll`, which Windows
+/// pipes lack: here it writes as std does, and a stalled reader after a
+/// Ctrl-C is not bounded (a known gap, named in docs/behaviour.md).
+pub fn write_stderr(bytes: &[u8]) -> usize {
+    use std::io::Write;
+    match io::stderr().write_all(bytes) {
+        Ok(()) => bytes.len(),
+        Err(_) => 0,
+    }
+}
+
 /// A handle of retry's own stderr.
 pub fn dup_stderr() -> io::Result<File> {
     Ok(File::from(io::stderr().as_handle().try_clone_to_owned()?))

@@ -106,8 +106,10 @@ fn to_stderr(mut line: String) {
     write_stderr(&line);
 }
 
+/// Bounded once a signal has come: a stalled reader cannot keep retry
+/// from ending (`platform::write_stderr`).
 fn write_stderr(line: &str) {
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    crate::platform::write_stderr(line.as_bytes());
 }
 
 /// When an event happened, as JSON lines give it: passed in, so the

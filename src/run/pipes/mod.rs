@@ -15,6 +15,7 @@ mod spool;
 mod watch;
 
 use std::io::{self, PipeReader, PipeWriter, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -307,18 +308,20 @@ pub enum ReleaseError {
     Other(String),
 }
 
+/// How far a release got, shared with the thread that writes it: a signal
+/// sets `abandon`, and what was not yet `written` is dropped.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub written: AtomicU64,
+    pub abandon: AtomicBool,
+}
+
 /// Writes an attempt's held-back stdout to stdout (the attempt that ended
-/// the run) or to stderr (any other), so none of it is lost. Errors on
-/// stdout are reported: that output is the run's result. Errors on stderr
-/// are ignored, as for retry's own messages.
-pub fn release(held: &Spool, to_stdout: bool) -> Result<(), ReleaseError> {
-    if !to_stdout {
-        let _ = held.write_to(&mut io::stderr().lock());
-        let mut last = [0u8; 1];
-        let n = held.read_at(held.len().saturating_sub(1), &mut last);
-        output::wrote_to_stderr(&last[..n.unwrap_or(0)]);
-        return Ok(());
-    }
+/// the run) or to stderr (any other), so none of it is lost, in pieces,
+/// stopping between two once `progress.abandon` is set. Errors on stdout
+/// are reported: that output is the run's result. On stderr, as for
+/// retry's own messages, an error or a stall after a signal ends it.
+pub fn release(held: &Spool, to_stdout: bool, progress: &Progress) -> Result<(), ReleaseError> {
     let cannot_write = |error: io::Error| match error.kind() {
         io::ErrorKind::BrokenPipe => ReleaseError::BrokenPipe,
         _ => ReleaseError::Other(format!(
@@ -327,10 +330,13 @@ pub fn release(held: &Spool, to_stdout: bool) -> Result<(), ReleaseError> {
         )),
     };
     // Unbuffered, so every error is seen here and no byte waits in a buffer.
-    let mut out = crate::platform::dup_stdout().map_err(cannot_write)?;
+    let mut out = match to_stdout {
+        true => Some(crate::platform::dup_stdout().map_err(cannot_write)?),
+        false => None,
+    };
     let mut buf = vec![0u8; 64 * 1024];
     let mut offset = 0;
-    loop {
+    while !progress.abandon.load(Ordering::Relaxed) {
         let n = held.read_at(offset, &mut buf).map_err(|error| {
             ReleaseError::Other(format!(
                 "--stdout-once: cannot read the held-back output: {}",
@@ -338,9 +344,21 @@ pub fn release(held: &Spool, to_stdout: bool) -> Result<(), ReleaseError> {
             ))
         })?;
         if n == 0 {
-            return Ok(());
+            break;
         }
-        out.write_all(&buf[..n]).map_err(cannot_write)?;
-        offset += n as u64;
+        let written = match &mut out {
+            Some(out) => out.write_all(&buf[..n]).map(|()| n).map_err(cannot_write)?,
+            None => {
+                let written = crate::platform::write_stderr(&buf[..n]);
+                output::wrote_to_stderr(&buf[..written]);
+                written
+            }
+        };
+        offset += written as u64;
+        progress.written.store(offset, Ordering::Relaxed);
+        if written < n {
+            break; // stderr took no more
+        }
     }
+    Ok(())
 }

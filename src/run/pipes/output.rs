@@ -69,10 +69,14 @@ impl Sink for OwnStdio {
         match (target, &self.stdout) {
             (Target::Stdout, Ok(file)) => (&*file).write_all(bytes),
             (Target::Stdout, Err(error)) => Err(io::Error::new(error.kind(), error.to_string())),
-            // std's stderr has no buffer.
+            // Bounded once a signal has come, like retry's own lines.
             (Target::Stderr, _) => {
-                wrote_to_stderr(bytes);
-                io::stderr().lock().write_all(bytes)
+                let written = crate::platform::write_stderr(bytes);
+                wrote_to_stderr(&bytes[..written]);
+                match written == bytes.len() {
+                    true => Ok(()),
+                    false => Err(io::Error::other("stderr took no more")),
+                }
             }
         }
     }

@@ -88,6 +88,7 @@ impl Spool {
     }
 
     /// Writes everything kept so far to `out`.
+    #[cfg(test)]
     pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
         let mut buf = vec![0u8; 64 * 1024];
         let mut offset = 0;
