@@ -72,7 +72,8 @@ pub const PRESETS: &str = "A preset (--preset NAME) sets retry's rules for the w
 pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTEMPT_LIMIT \
     (the maximum, or `unlimited`), RETRY_PREVIOUS_EXIT_CODE (unset on the first attempt) and \
     RETRY_RUN_IDS (the runs of retry it descends from: only their descendants are ever \
-    stopped); --on-retry's command sees RETRY_ATTEMPT, RETRY_EXIT_CODE and RETRY_RUN_IDS. \
+    stopped); --on-retry's command sees RETRY_ATTEMPT, RETRY_ATTEMPT_LIMIT, RETRY_EXIT_CODE \
+    (and RETRY_PREVIOUS_EXIT_CODE, the same: the attempt that just failed) and RETRY_RUN_IDS. \
     None of these configure a retry nested inside.";
 
 pub const DURATION: &str = "DURATION: a number with a unit, as in 250ms, 1s, 1.5s, 2m 30s, \

@@ -51,6 +51,8 @@ pub struct Supervisor<'a> {
     /// from bystanders among adopted processes.
     lineage: Lineage,
     kill_after: Duration,
+    /// `--max-attempts`, as the attempts and the hook see it.
+    limit: crate::policy::Attempts,
     signals: Signals,
     /// Show a live countdown on stderr during long sleeps (a terminal only).
     countdown: bool,
@@ -93,6 +95,7 @@ impl<'a> Supervisor<'a> {
             subreaper: platform::reaper::become_subreaper(),
             lineage: Lineage::new(std::env::var_os(lineage::VARIABLE).as_deref(), id),
             kill_after: options.kill_after,
+            limit: options.attempts,
             signals,
             countdown,
             pipes,
@@ -130,10 +133,14 @@ impl<'a> Supervisor<'a> {
         for word in &words {
             command.arg(word);
         }
+        // Every variable of this run's, so none is an outer retry's: the
+        // hook runs after the attempt whose code is the previous one.
         command
             .env(lineage::VARIABLE, self.lineage.value())
-            .env("RETRY_ATTEMPT", attempt.to_string())
-            .env("RETRY_EXIT_CODE", exit_code.to_string());
+            .env("RETRY_ATTEMPT", Text::of(attempt))
+            .env("RETRY_ATTEMPT_LIMIT", Text::of(self.limit))
+            .env("RETRY_EXIT_CODE", Text::of(exit_code))
+            .env("RETRY_PREVIOUS_EXIT_CODE", Text::of(exit_code));
         if let Ok(stderr) = platform::dup_stderr() {
             command.stdout = Io::Fd(stderr.into());
         }

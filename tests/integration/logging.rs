@@ -658,7 +658,7 @@ fn on_retry_runs_with_the_attempt_in_its_environment() {
     let dir = scratch();
     let hook_log = dir.path().join("hook");
     let hook = format!(
-        "echo \"hook $RETRY_ATTEMPT $RETRY_EXIT_CODE\" >> {}; echo to-stdout",
+        "echo \"hook $RETRY_ATTEMPT $RETRY_EXIT_CODE $RETRY_ATTEMPT_LIMIT $RETRY_PREVIOUS_EXIT_CODE\" >> {}; echo to-stdout",
         hook_log.display()
     );
     let out = retry(&[
@@ -672,11 +672,14 @@ fn on_retry_runs_with_the_attempt_in_its_environment() {
         "-c",
         "echo out; exit $((RETRY_ATTEMPT + 10))",
     ])
+    // An outer retry's variables, which the hook must not see.
+    .env("RETRY_ATTEMPT_LIMIT", "99")
+    .env("RETRY_PREVIOUS_EXIT_CODE", "77")
     .run();
     out.code(13);
     assert_eq!(
         std::fs::read_to_string(&hook_log).unwrap(),
-        "hook 1 11\nhook 2 12\n"
+        "hook 1 11 3 11\nhook 2 12 3 12\n"
     );
     // The hook's stdout goes to stderr: the command's stdout stays clean.
     out.stdout_is("out\nout\nout\n").stderr_has("to-stdout\n");
