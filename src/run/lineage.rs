@@ -18,6 +18,15 @@ use std::ffi::{OsStr, OsString};
 /// The variable that carries the mark.
 pub const VARIABLE: &str = "RETRY_RUN_IDS";
 
+/// The most inherited ids kept, the innermost: no one nests retry this
+/// deep, and a huge inherited value (by accident or on purpose) would
+/// otherwise grow every command's environment until each start fails
+/// with E2BIG. A process whose outer ids were dropped is only left
+/// running by those outer runs, never wrongly stopped.
+const KEPT: usize = 32;
+/// The longest id kept (retry's own are 21 bytes at most).
+const LONGEST_ID: usize = 64;
+
 #[derive(Debug)]
 pub struct Lineage {
     /// This run's id.
@@ -28,10 +37,20 @@ pub struct Lineage {
 
 impl Lineage {
     /// This run's mark, after whatever marks it inherited (an outer retry's).
+    /// Of the inherited ones, only ids that could be retry's (letters,
+    /// digits and `-`, `LONGEST_ID` bytes at most) are kept, the last
+    /// `KEPT` of them.
     pub fn new(inherited: Option<&OsStr>, id: String) -> Self {
+        let inherited = inherited.map(OsStr::to_string_lossy).unwrap_or_default();
+        let plausible = |id: &&str| {
+            !id.is_empty()
+                && id.len() <= LONGEST_ID
+                && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        };
+        let outer: Vec<&str> = inherited.split(':').filter(plausible).collect();
         let mut value = OsString::new();
-        if let Some(outer) = inherited.filter(|v| !v.is_empty()) {
-            value.push(outer);
+        for outer_id in &outer[outer.len().saturating_sub(KEPT)..] {
+            value.push(outer_id);
             value.push(":");
         }
         value.push(&id);
@@ -71,6 +90,23 @@ mod tests {
             .iter()
             .flat_map(|e| [e.as_bytes(), b"\0"].concat())
             .collect()
+    }
+
+    #[test]
+    fn a_huge_or_garbled_inherited_value_is_bounded() {
+        let huge: String = (0..100_000).map(|n| format!("{n:x}-a:")).collect();
+        let lineage = Lineage::new(Some(OsStr::new(&huge)), "me-1".into());
+        let value = lineage.value().to_str().unwrap();
+        assert_eq!(value.split(':').count(), KEPT + 1, "{value}");
+        assert!(
+            value.starts_with(&format!("{:x}-a:", 100_000 - KEPT)),
+            "{value}"
+        );
+        assert!(value.ends_with(":1869f-a:me-1"), "{value}");
+        let long = "x".repeat(1 << 20);
+        let garbled = format!("1-a:{long}:bad id:=:2-b::");
+        let lineage = Lineage::new(Some(OsStr::new(&garbled)), "me-1".into());
+        assert_eq!(lineage.value(), "1-a:2-b:me-1");
     }
 
     #[test]

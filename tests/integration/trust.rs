@@ -258,6 +258,32 @@ fn a_stalled_stderr_never_keeps_retry_alive_after_a_signal() {
     }
 }
 
+/// An inherited RETRY_RUN_IDS just under Linux's limit for one variable
+/// (128 KiB) cannot make every attempt fail with E2BIG once retry adds its
+/// own id: the inherited value is bounded (issue 31).
+#[test]
+#[cfg(target_os = "linux")] // MAX_ARG_STRLEN
+fn a_huge_inherited_run_id_list_does_not_stop_every_attempt() {
+    let huge = "a".repeat(128 * 1024 - "RETRY_RUN_IDS=".len() - 8);
+    let out = retry(&[
+        "-n",
+        "2",
+        "--base",
+        "1ms",
+        "--",
+        "sh",
+        "-c",
+        "echo ${#RETRY_RUN_IDS}",
+    ])
+    .env("RETRY_RUN_IDS", &huge)
+    .output();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // Only this run's own id is left (21 bytes at most).
+    let len: usize = stdout.trim().parse().unwrap();
+    assert!((1..=21).contains(&len), "{stdout}");
+}
+
 /// Runs an attempt that starts a descendant in a session of its own and
 /// times out; returns the descendant's pid. Its parent dies at the
 /// timeout, so only a subreaper can still find it. (A `setsid` binary:
