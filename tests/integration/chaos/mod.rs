@@ -116,6 +116,9 @@ struct Faults {
     log_fifo: usize,
     log_full: usize,
     budget_unusable: usize,
+    realtime_to_retry: usize,
+    realtime_deaths: usize,
+    hook_deaths: usize,
 }
 
 impl Faults {
@@ -130,12 +133,17 @@ impl Faults {
         self.log_fifo += usize::from(s.log == Some(LogFault::Fifo));
         self.log_full += usize::from(s.log == Some(LogFault::Full));
         self.budget_unusable += usize::from(s.budget_unusable);
+        self.realtime_to_retry +=
+            usize::from(o.signal_sent && s.signal.is_some_and(|(n, _)| n >= libc::SIGRTMIN()));
+        // A hook runs between two attempts.
+        self.hook_deaths += usize::from(s.hook_dies_of.is_some() && o.state.started.len() > 1);
         for &number in &o.state.started {
             let attempt = &s.attempts[number - 1];
             self.ignores_term += usize::from(attempt.ignores_term)
                 + attempt.children.iter().filter(|c| c.ignores_term).count();
             self.setsid += attempt.children.iter().filter(|c| c.setsid).count();
             self.late_output += usize::from(attempt.late_ms.is_some());
+            self.realtime_deaths += usize::from(attempt.dies_of_a_signal());
         }
     }
 
@@ -153,6 +161,9 @@ impl Faults {
             + self.log_fifo
             + self.log_full
             + self.budget_unusable
+            + self.realtime_to_retry
+            + self.realtime_deaths
+            + self.hook_deaths
     }
 }
 
@@ -163,7 +174,8 @@ impl fmt::Display for Faults {
             "{} signals to retry, {} broken TMPDIRs, {} slow readers, {} readers closed early, \
              {} stdouts on /dev/full, {} TERM-ignoring processes, {} setsid'd grandchildren, \
              {} late writers, {} callers ignoring SIGCHLD, {} bystanders adopted, \
-             {} log FIFOs without a reader, {} logs on /dev/full, {} unusable budgets",
+             {} log FIFOs without a reader, {} logs on /dev/full, {} unusable budgets, \
+             {} real-time signals to retry, {} attempts and {} hooks dead of one",
             self.signal,
             self.tmpdir,
             self.slow_reader,
@@ -176,7 +188,10 @@ impl fmt::Display for Faults {
             self.bystander,
             self.log_fifo,
             self.log_full,
-            self.budget_unusable
+            self.budget_unusable,
+            self.realtime_to_retry,
+            self.realtime_deaths,
+            self.hook_deaths
         )
     }
 }

@@ -94,6 +94,13 @@ pub struct Attempt {
     pub late_ms: Option<u64>,
 }
 
+impl Attempt {
+    /// Whether it ends by a real-time signal (its code is then 128+N).
+    pub fn dies_of_a_signal(&self) -> bool {
+        !self.hang && self.code > 128
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
     Stdout,
@@ -397,7 +404,7 @@ impl Scenario {
             }
             if attempt.hang {
                 s.push_str("  exec sleep 30\n  ;;\n");
-            } else if attempt.code > 128 {
+            } else if attempt.dies_of_a_signal() {
                 // Death by a signal; 97 if the kill did not take.
                 let _ = writeln!(s, "  kill -{} $$; exit 97\n  ;;", attempt.code - 128);
             } else {
