@@ -444,8 +444,9 @@ static STDERR_GAVE_UP: AtomicBool = AtomicBool::new(false);
 /// terminating signal has come, a stall of `STALL_AFTER_SIGNAL` ends the
 /// write, and every later write takes only what stderr takes without a
 /// wait: the stall is waited for once per run, not once per line. Returns
-/// how many bytes were written; an error (a reader gone) ends the write too.
-pub fn write_stderr(bytes: &[u8]) -> usize {
+/// how many bytes were written, and the error that ended the write early
+/// (a reader gone is EPIPE; a stall, `TimedOut`).
+pub fn write_stderr(bytes: &[u8]) -> (usize, io::Result<()>) {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use std::os::fd::BorrowedFd;
     use std::time::Instant;
@@ -474,12 +475,13 @@ pub fn write_stderr(bytes: &[u8]) -> usize {
                     let since = *stalled_since.get_or_insert_with(Instant::now);
                     if gave_up || since.elapsed() >= STALL_AFTER_SIGNAL {
                         STDERR_GAVE_UP.store(true, Ordering::Relaxed);
-                        break;
+                        let stalled = "stderr took nothing after a signal";
+                        return (written, Err(io::Error::new(io::ErrorKind::TimedOut, stalled)));
                     }
                 }
                 continue;
             }
-            Err(_) => break,
+            Err(error) => return (written, Err(error.into())),
             Ok(_) => {}
         }
         let end = bytes.len().min(written + PIECE);
@@ -489,10 +491,10 @@ pub fn write_stderr(bytes: &[u8]) -> usize {
                 stalled_since = None;
             }
             Err(Errno::EINTR | Errno::EAGAIN) => {}
-            Err(_) => break,
+            Err(error) => return (written, Err(error.into())),
         }
     }
-    written
+    (written, Ok(()))
 }
 
 /// Reads at `offset` without moving the file's offset (`pread`).

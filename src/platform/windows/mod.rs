@@ -285,15 +285,16 @@ pub fn dup_stdout() -> io::Result<File> {
 
 pub use crate::platform::seam::STALL_AFTER_SIGNAL;
 
-/// Writes `bytes` to retry's stderr; returns how many were written. The
+/// Writes `bytes` to retry's stderr; returns how many were written, and
+/// the error that ended the write early. The
 /// Unix twin bounds a stall after a signal with `poll`, which Windows
 /// pipes lack: here it writes as std does, and a stalled reader after a
 /// Ctrl-C is not bounded (a known gap, named in docs/behaviour.md).
-pub fn write_stderr(bytes: &[u8]) -> usize {
+pub fn write_stderr(bytes: &[u8]) -> (usize, io::Result<()>) {
     use std::io::Write;
     match io::stderr().write_all(bytes) {
-        Ok(()) => bytes.len(),
-        Err(_) => 0,
+        Ok(()) => (bytes.len(), Ok(())),
+        Err(error) => (0, Err(error)),
     }
 }
 

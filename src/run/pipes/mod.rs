@@ -349,7 +349,7 @@ pub fn release(held: &Spool, to_stdout: bool, progress: &Progress) -> Result<(),
         let written = match &mut out {
             Some(out) => out.write_all(&buf[..n]).map(|()| n).map_err(cannot_write)?,
             None => {
-                let written = crate::platform::write_stderr(&buf[..n]);
+                let (written, _) = crate::platform::write_stderr(&buf[..n]);
                 output::wrote_to_stderr(&buf[..written]);
                 written
             }

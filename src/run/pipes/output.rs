@@ -71,12 +71,9 @@ impl Sink for OwnStdio {
             (Target::Stdout, Err(error)) => Err(io::Error::new(error.kind(), error.to_string())),
             // Bounded once a signal has come, like retry's own lines.
             (Target::Stderr, _) => {
-                let written = crate::platform::write_stderr(bytes);
+                let (written, result) = crate::platform::write_stderr(bytes);
                 wrote_to_stderr(&bytes[..written]);
-                match written == bytes.len() {
-                    true => Ok(()),
-                    false => Err(io::Error::other("stderr took no more")),
-                }
+                result
             }
         }
     }
