@@ -202,7 +202,7 @@ fn a_real_time_signal_death_is_seen_everywhere() {
 fn wait_until_pipe_holds(child: &std::process::Child, at_least: i32) {
     use std::os::fd::AsRawFd;
     let fd = child.stderr.as_ref().unwrap().as_raw_fd();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let mut unread: libc::c_int = 0;
         // SAFETY: FIONREAD writes one c_int through a pointer to a local.
@@ -224,6 +224,9 @@ fn wait_until_pipe_holds(child: &std::process::Child, at_least: i32) {
 #[test]
 #[cfg(target_os = "linux")] // FIONREAD on the pipe, to know it is full
 fn a_stalled_stderr_never_keeps_retry_alive_after_a_signal() {
+    // -v names the whole command line as each attempt starts: 2 KB lines
+    // fill the pipe in a few dozen attempts, quick even under qemu.
+    let long = "x".repeat(2000);
     let cases: [&[&str]; 2] = [
         // A failed attempt's 1 MB of held-back stdout goes to stderr.
         &[
@@ -239,7 +242,8 @@ fn a_stalled_stderr_never_keeps_retry_alive_after_a_signal() {
         ],
         // Its own lines, an attempt's at a time.
         &[
-            "-n", "1000000", "--base", "1ms", "--cap", "1ms", "--", "false",
+            "-v", "-n", "1000000", "--base", "1ms", "--cap", "1ms", "--", "sh", "-c", "exit 1",
+            "sh", &long,
         ],
     ];
     for args in cases {
