@@ -226,9 +226,11 @@ pub struct RunArgs {
     /// Read the server's wait from the output: a line matching REGEX (lines
     /// as for --retry-if-output) with one capture group holding seconds
     /// (`120`, `1.5`), a duration (`250ms`) or an HTTP-date. The sleep after
-    /// that failed attempt is then at least the hint; a hint longer than
-    /// --cap, or one that would end past --max-time, gives up rather than
-    /// come back sooner than asked. Example: '(?i)^retry-after:\s*(.+)$'
+    /// that failed attempt is then at least the hint, past --cap too. What
+    /// bounds it is --max-time (a sleep that would end past it gives up), or
+    /// without --max-time 5 min (or --cap if longer): a longer hint gives up
+    /// rather than come back sooner than asked. Example:
+    /// '(?i)^retry-after:\s*(.+)$'
     #[arg(long, env = "RETRY_DELAY_FROM_OUTPUT", value_name = "REGEX",
           value_parser = parse_hint_regex, value_hint = ValueHint::Other,
           help_heading = PROGRAMS)]

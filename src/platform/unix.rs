@@ -476,7 +476,10 @@ pub fn write_stderr(bytes: &[u8]) -> (usize, io::Result<()>) {
                     if gave_up || since.elapsed() >= STALL_AFTER_SIGNAL {
                         STDERR_GAVE_UP.store(true, Ordering::Relaxed);
                         let stalled = "stderr took nothing after a signal";
-                        return (written, Err(io::Error::new(io::ErrorKind::TimedOut, stalled)));
+                        return (
+                            written,
+                            Err(io::Error::new(io::ErrorKind::TimedOut, stalled)),
+                        );
                     }
                 }
                 continue;

@@ -8,7 +8,7 @@
 //! match ends the run, a `--retry-if-output` match makes even a success
 //! retryable, but never a fatal code), then the exit code's verdict, then
 //! the run's limits (`--max-time` reached, attempts left), then the sleep
-//! (the server's hint within `--cap`, a sleep that would end past
+//! (the server's hint within its ceiling, a sleep that would end past
 //! `--max-time`), and last the shared `--budget`, which pays only for a
 //! retry that nothing else stops.
 
@@ -26,7 +26,8 @@ use crate::strategy::Sleep;
 pub struct Rules {
     pub policy: Policy,
     pub limit: Attempts,
-    /// `--cap`: the longest sleep, a server's hint included.
+    /// `--cap`: the longest sleep drawn; a server's hint may ask for
+    /// longer (`hint::ceiling`).
     pub cap: Duration,
 }
 
@@ -121,11 +122,15 @@ pub fn decide(
         Some(Hint::Delay(asked)) => Some(asked),
         _ => None,
     };
-    let (sleep, hint) = match hint::choose(draw(), asked, rules.cap) {
+    let ceiling = hint::ceiling(rules.cap, time_left.is_some());
+    let (sleep, hint) = match hint::choose(draw(), asked, ceiling) {
         Ok(chosen) => chosen,
         Err(asked) => {
-            let hint_ms = crate::duration::millis(asked);
-            return give_up(GiveUp::HintTooLong { status, hint_ms });
+            return give_up(GiveUp::HintTooLong {
+                status,
+                hint_ms: crate::duration::millis(asked),
+                limit_ms: crate::duration::millis(ceiling.unwrap_or_default()),
+            });
         }
     };
     if !fits(sleep.duration, time_left) {
@@ -438,20 +443,32 @@ mod tests {
                 hinted_row(delay(40), No, None, true),
                 (retry(100, Some((40, 100))), Some(false)),
             ),
-            // Up to the cap, not one millisecond more: then give up, unpaid.
-            (
-                hinted_row(delay(1000), No, None, true),
-                (retry(1000, Some((1000, 100))), Some(false)),
-            ),
+            // Past the cap (1000 ms) too, as the server asked.
             (
                 hinted_row(delay(1001), No, None, true),
+                (retry(1001, Some((1001, 100))), Some(false)),
+            ),
+            // Up to the ceiling without --max-time, not one millisecond
+            // more: then give up, unpaid, naming the limit.
+            (
+                hinted_row(delay(300_000), No, None, true),
+                (retry(300_000, Some((300_000, 100))), Some(false)),
+            ),
+            (
+                hinted_row(delay(300_001), No, None, true),
                 (
                     gives_up(GiveUp::HintTooLong {
                         status,
-                        hint_ms: 1001,
+                        hint_ms: 300_001,
+                        limit_ms: 300_000,
                     }),
                     None,
                 ),
+            ),
+            // With --max-time, it is the only bound.
+            (
+                hinted_row(delay(400_000), No, Some(400_000), true),
+                (retry(400_000, Some((400_000, 100))), Some(false)),
             ),
             // A hint that would end past --max-time gives up, unpaid.
             (

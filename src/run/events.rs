@@ -77,7 +77,12 @@ pub enum GiveUp {
     /// The next sleep would have ended past `--max-time`.
     MaxTimeAhead { status: Status, sleep_ms: u128 },
     /// The server asked for a wait longer than `--cap`.
-    HintTooLong { status: Status, hint_ms: u128 },
+    HintTooLong {
+        status: Status,
+        hint_ms: u128,
+        /// The longest it would have waited (`hint::ceiling`).
+        limit_ms: u128,
+    },
     /// The shared `--budget` could not pay for a retry.
     Budget(Status),
     /// retry received this signal; `status` is the command's, if it was running.

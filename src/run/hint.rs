@@ -4,10 +4,16 @@
 //!
 //! The rule: a failed attempt's hint is a floor under the sleep, never a
 //! reason to come back sooner. The sleep is the longer of the hint and
-//! the draw; a hint longer than `--cap` is not shortened to it (that would
-//! knock again before the server asked): the run gives up instead, as it
-//! does when the sleep would end past `--max-time`. Only the attempt that
-//! just failed counts: an older hint is stale.
+//! the draw, past `--cap` too: a rate-limited API that asks for 30 s gets
+//! 30 s, as `curl --retry` gives it. It is never shortened (that would
+//! knock again before the server asked); what bounds it is the run's time:
+//! `--max-time` when given (a sleep that would end past it gives up), else
+//! `CEILING` (or `--cap`, if longer), so that no server can park a cron
+//! job for hours. Past that the run gives up, saying which limit it hit.
+//! (AWS's SDKs instead clamp a hint to 5 s above their own delay: their
+//! calls sit inside a program that has its own deadline; retry's sit in
+//! a script, where waiting as asked is what keeps the job from failing.)
+//! Only the attempt that just failed counts: an older hint is stale.
 
 use std::time::{Duration, SystemTime};
 
@@ -50,6 +56,16 @@ pub fn parse(text: &str, now: SystemTime) -> Hint {
     )
 }
 
+/// The longest a server may ask retry to wait when `--max-time` is not
+/// given (or `--cap`, if that is longer).
+pub const CEILING: Duration = Duration::from_secs(5 * 60);
+
+/// The longest hint a run waits for: none of its own with `--max-time`,
+/// which bounds every sleep; else `CEILING`, or `cap` if longer.
+pub fn ceiling(cap: Duration, max_time: bool) -> Option<Duration> {
+    (!max_time).then(|| cap.max(CEILING))
+}
+
 /// A sleep the server's hint had a say in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hinted {
@@ -60,16 +76,16 @@ pub struct Hinted {
 }
 
 /// The sleep before the next attempt, or `Err(hint)` when the server asked
-/// for longer than `cap` allows.
+/// for longer than `ceiling` (see `ceiling`).
 pub fn choose(
     drawn: Sleep,
     hint: Option<Duration>,
-    cap: Duration,
+    ceiling: Option<Duration>,
 ) -> Result<(Sleep, Option<Hinted>), Duration> {
     let Some(asked) = hint else {
         return Ok((drawn, None));
     };
-    if asked > cap {
+    if ceiling.is_some_and(|ceiling| asked > ceiling) {
         return Err(asked);
     }
     let sleep = Sleep {
@@ -114,7 +130,7 @@ mod tests {
                     ceiling: S
                 },
                 Some(Duration::MAX),
-                S * 20
+                ceiling(S * 20, false)
             )
             .is_err()
         );
@@ -169,27 +185,41 @@ mod tests {
     }
 
     #[test]
-    fn the_sleep_is_the_longer_of_hint_and_draw_within_the_cap() {
+    fn the_sleep_is_the_longer_of_hint_and_draw_within_the_ceiling() {
         let cap = S * 20;
-        assert_eq!(choose(drawn(700), None, cap), Ok((drawn(700), None)));
+        let limit = ceiling(cap, false);
+        assert_eq!(limit, Some(CEILING));
+        assert_eq!(choose(drawn(700), None, limit), Ok((drawn(700), None)));
         let hinted = |asked, d| Hinted {
             asked: MS * asked,
             drawn: MS * d,
         };
         assert_eq!(
-            choose(drawn(700), Some(S * 3), cap),
+            choose(drawn(700), Some(S * 3), limit),
             Ok((drawn(3000), Some(hinted(3000, 700))))
         );
         // A shorter hint does not shorten the draw.
         assert_eq!(
-            choose(drawn(700), Some(MS * 100), cap),
+            choose(drawn(700), Some(MS * 100), limit),
             Ok((drawn(700), Some(hinted(100, 700))))
         );
-        // Exactly the cap is allowed; beyond it is not shortened but refused.
+        // Past the cap, as a rate-limited API asks: waited for, not cut.
         assert_eq!(
-            choose(drawn(700), Some(cap), cap).map(|(s, _)| s.duration),
-            Ok(cap)
+            choose(drawn(700), Some(S * 30), limit).map(|(s, _)| s.duration),
+            Ok(S * 30)
         );
-        assert_eq!(choose(drawn(700), Some(S * 21), cap), Err(S * 21));
+        // Up to the ceiling; beyond it, never shortened but refused.
+        assert_eq!(
+            choose(drawn(700), Some(CEILING), limit).map(|(s, _)| s.duration),
+            Ok(CEILING)
+        );
+        assert_eq!(
+            choose(drawn(700), Some(CEILING + MS), limit),
+            Err(CEILING + MS)
+        );
+        // A cap above the ceiling raises it; --max-time replaces it.
+        assert_eq!(ceiling(S * 600, false), Some(S * 600));
+        assert_eq!(ceiling(cap, true), None);
+        assert!(choose(drawn(700), Some(S * 3600), None).is_ok());
     }
 }

@@ -1198,8 +1198,12 @@ mod tests {
             drawn: MS * 10,
         };
         assert_eq!(hints, [Some(hinted), None]);
-        // Longer than --cap: no retry at all.
-        let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 30))]);
+        // Longer than --cap (here 20 s): waited for, as the server asked.
+        let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 30)), exit(0)]);
+        let (code, _) = run_with(&c, &mut host);
+        assert_eq!((code, host.sleeps.as_slice()), (0, &[s * 30][..]));
+        // Longer than the ceiling without --max-time: no retry at all.
+        let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 301))]);
         let (code, events) = run_with(&c, &mut host);
         assert_eq!((code, host.seen.len()), (1, 1));
         assert_eq!(gave_up(&events).reason().name(), "hint");

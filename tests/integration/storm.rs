@@ -339,7 +339,7 @@ fn an_http_date_is_a_delay_from_now() {
 }
 
 #[test]
-fn a_hint_longer_than_the_cap_gives_up_instead_of_coming_back_early() {
+fn a_hint_past_the_ceiling_gives_up_instead_of_coming_back_early() {
     let dir = scratch();
     retry(&[
         "--delay-from-output",
@@ -350,10 +350,45 @@ fn a_hint_longer_than_the_cap_gives_up_instead_of_coming_back_early() {
         "5s",
         "--",
     ])
-    .helper(&overloaded_once(dir.path(), "Retry-After: 120"))
+    .helper(&overloaded_once(dir.path(), "Retry-After: 301"))
     .run()
     .code(22)
-    .stderr_has("the server asked to wait 120000 ms (2 min), longer than --cap (reason: hint)\n");
+    .stderr_has(
+        "the server asked to wait 301000 ms (5 min 1 s), longer than the 300000 ms (5 min) \
+         retry waits for a server without --max-time (reason: hint)\n",
+    );
+    // Past --cap (1 ms here) but within the ceiling: waited for.
+    let dir = scratch();
+    let out = retry(&[
+        "--delay-from-output",
+        RETRY_AFTER,
+        "--base",
+        "1ms",
+        "--cap",
+        "1ms",
+        "--",
+    ])
+    .helper(&overloaded_once(dir.path(), "Retry-After: 0.2"))
+    .run();
+    out.code(0)
+        .stderr_has("sleep: 200 ms (server asked for 200 ms)");
+    // With --max-time, it alone bounds the wait: past it, reason max_time.
+    let dir = scratch();
+    retry(&[
+        "--delay-from-output",
+        RETRY_AFTER,
+        "--base",
+        "1ms",
+        "--cap",
+        "5s",
+        "--max-time",
+        "10m",
+        "--",
+    ])
+    .helper(&overloaded_once(dir.path(), "Retry-After: 3600"))
+    .run()
+    .code(22)
+    .stderr_has("would end past --max-time (reason: max_time)\n");
 }
 
 #[test]

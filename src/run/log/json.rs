@@ -160,8 +160,10 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 GiveUp::Spawn { message, .. } | GiveUp::Failed(message) => {
                     let _ = write!(out, r#","message":"{}""#, escape(message));
                 }
-                GiveUp::HintTooLong { hint_ms, .. } => {
-                    let _ = write!(out, r#","hint_ms":{hint_ms}"#);
+                GiveUp::HintTooLong {
+                    hint_ms, limit_ms, ..
+                } => {
+                    let _ = write!(out, r#","hint_ms":{hint_ms},"limit_ms":{limit_ms}"#);
                 }
                 _ => {}
             }

@@ -109,7 +109,7 @@ fn to_stderr(mut line: String) {
 /// Bounded once a signal has come: a stalled reader cannot keep retry
 /// from ending (`platform::write_stderr`).
 fn write_stderr(line: &str) {
-    crate::platform::write_stderr(line.as_bytes());
+    let _ = crate::platform::write_stderr(line.as_bytes());
 }
 
 /// When an event happened, as JSON lines give it: passed in, so the
@@ -351,15 +351,15 @@ mod tests {
         );
         let hint = gave_up(GiveUp::HintTooLong {
             status: Status::exited(22),
-            hint_ms: 120_000,
+            hint_ms: 600_000,
+            limit_ms: 300_000,
         });
         assert!(text_of(&hint).ends_with(
-            "the server asked to wait 120000 ms (2 min), longer than --cap (reason: hint)\n"
+            "the server asked to wait 600000 ms (10 min), longer than the 300000 ms (5 min) retry waits for a server without --max-time (reason: hint)\n"
+        ), "{}", text_of(&hint));
+        assert!(json_of(&hint).ends_with(
+            "\"reason\":\"hint\",\"command_exit_code\":22,\"hint_ms\":600000,\"limit_ms\":300000}\n"
         ));
-        assert!(
-            json_of(&hint)
-                .ends_with("\"reason\":\"hint\",\"command_exit_code\":22,\"hint_ms\":120000}\n")
-        );
         let warning = Event::Warning {
             attempt: 1,
             message: "a \"b\"".into(),
@@ -412,7 +412,8 @@ mod tests {
             Reason::MaxTime => GiveUp::MaxTimeReached(status),
             Reason::Hint => GiveUp::HintTooLong {
                 status,
-                hint_ms: 90_000,
+                hint_ms: 900_000,
+                limit_ms: 300_000,
             },
             Reason::Budget => GiveUp::Budget(status),
             Reason::Signal => GiveUp::Signal {

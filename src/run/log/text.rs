@@ -255,11 +255,16 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
             status.describe(),
             MsText(*sleep_ms)
         ),
-        GiveUp::HintTooLong { status, hint_ms } => write!(
+        GiveUp::HintTooLong {
+            status,
+            hint_ms,
+            limit_ms,
+        } => write!(
             out,
-            "giving up after attempt {attempt}/{limit} failed with {}: the server asked to wait {}, longer than --cap",
+            "giving up after attempt {attempt}/{limit} failed with {}: the server asked to wait {}, longer than the {} retry waits for a server without --max-time",
             status.describe(),
-            MsText(*hint_ms)
+            MsText(*hint_ms),
+            MsText(*limit_ms)
         ),
         GiveUp::Budget(status) => write!(
             out,
