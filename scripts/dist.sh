@@ -4,10 +4,13 @@
 #
 #   bash scripts/dist.sh            # the host's target; on x86_64 Linux the static glibc binary
 #   bash scripts/dist.sh TARGET     # another target triple (the release workflow's)
+#   bash scripts/dist.sh --docs DIR # only what goes beside the binary, into DIR (the
+#                                   # Windows .zip's, and the tests')
 #
 # Writes
 #   target/TARGET/dist/retry                             the binary
-#   target/artifacts/retry-VERSION-TARGET.tar.gz         it, README.md, docs/ (which the README links), completions/, man/retry.1
+#   target/artifacts/retry-VERSION-TARGET.tar.gz         it, README.md, docs/ (which the README links), completions/,
+#                                                        man/retry.1, LICENSE-MIT and LICENSE-APACHE
 #   target/artifacts/retry-VERSION-TARGET.tar.gz.sha256  for `sha256sum -c`
 # and prints the binary's path. The plain `cargo build --release` is not
 # changed by it: that stays a dynamically linked build for the host, in
@@ -27,6 +30,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What goes beside the binary, into $1: the README, the documents it links
+# to, the completions, the man page and the licenses. The archive stands
+# alone: a link in its documents to a file it does not hold (CONTRIBUTING.md,
+# bench/, the workflows: for whoever works on the source) becomes its plain
+# text, so a reader of the archive never follows a link to nothing. perl,
+# which every Unix and Git for Windows' bash have, does the rewriting.
+docs() {
+    local dir=$1 doc
+    mkdir -p "$dir/completions" "$dir/man" "$dir/docs"
+    cp completions/* "$dir/completions/"
+    cp man/retry.1 "$dir/man/"
+    cp LICENSE-MIT LICENSE-APACHE "$dir/"
+    cp docs/*.md "$dir/docs/"
+    cp "${DIST_README:-README.md}" "$dir/README.md"
+    for doc in "$dir/README.md" "$dir"/docs/*.md; do
+        # Each link is resolved from its own document's folder.
+        BASE=$(dirname "$doc") perl -pi -e '
+            s{\[([^\]]*)\]\(([^)#\s:]+)(#[^)]*)?\)}{-e "$ENV{BASE}/$2" ? $& : $1}ge
+        ' "$doc"
+    done
+}
+
+if [ "${1:-}" = --docs ]; then
+    [ $# -eq 2 ] || { echo "usage: bash scripts/dist.sh --docs DIR" >&2; exit 2; }
+    docs "$2"
+    exit 0
+fi
 if [ $# -gt 1 ]; then
     echo "usage: bash scripts/dist.sh [TARGET]" >&2
     exit 2
@@ -51,12 +81,8 @@ bin="target/$target/dist/retry"
 name="retry-$version-$target"
 out=target/artifacts
 rm -rf "${out:?}/$name"
-mkdir -p "$out/$name/completions" "$out/$name/man" "$out/$name/docs"
+docs "$out/$name"
 cp "$bin" "$out/$name/"
-cp README.md "$out/$name/"
-cp docs/*.md "$out/$name/docs/"
-cp completions/* "$out/$name/completions/"
-cp man/retry.1 "$out/$name/man/"
 epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 gnu_tar=tar
 command -v gtar >/dev/null 2>&1 && gnu_tar=gtar

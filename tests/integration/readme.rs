@@ -313,3 +313,77 @@ fn version_is_as_the_readme_says() {
     let claim = format!("prints `{}`", version.trim_end());
     assert!(README.contains(&claim), "README lacks {claim:?}");
 }
+
+/// Every link in `dir`'s Markdown files that points at a file, relative:
+/// (document, target without its #anchor).
+#[cfg(unix)]
+fn file_links(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut docs = vec![dir.join("README.md")];
+    for entry in std::fs::read_dir(dir.join("docs")).unwrap() {
+        docs.push(entry.unwrap().path());
+    }
+    let mut links = Vec::new();
+    for doc in docs {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        for (_, rest) in text.match_indices("](").map(|(i, _)| text.split_at(i + 2)) {
+            let target = rest.split(')').next().unwrap_or_default();
+            let path = target.split('#').next().unwrap_or_default();
+            if !path.is_empty() && !path.contains(':') && !path.contains(char::is_whitespace) {
+                links.push((doc.clone(), path.to_owned()));
+            }
+        }
+    }
+    links
+}
+
+/// The release archive stands alone (issue 33): it holds the licenses, and
+/// no link in its README or docs points at a file it does not hold.
+#[test]
+#[cfg(unix)] // bash and perl, as scripts/dist.sh runs on every release runner
+fn the_release_archive_links_only_to_what_it_holds() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let staged = dir.path().join("retry");
+    let stage = |readme: Option<&std::path::Path>| {
+        let _ = std::fs::remove_dir_all(&staged);
+        let mut command = std::process::Command::new("bash");
+        command
+            .current_dir(root)
+            .arg("scripts/dist.sh")
+            .arg("--docs")
+            .arg(&staged);
+        if let Some(readme) = readme {
+            command.env("DIST_README", readme);
+        }
+        let out = command.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    stage(None);
+    for license in ["LICENSE-MIT", "LICENSE-APACHE"] {
+        assert!(
+            staged.join(license).is_file(),
+            "{license} is not in the archive"
+        );
+    }
+    let links = file_links(&staged);
+    assert!(
+        links.iter().any(|(_, l)| l == "docs/behaviour.md"),
+        "{links:?}"
+    );
+    for (doc, link) in &links {
+        let target = doc.parent().unwrap().join(link);
+        assert!(
+            target.exists(),
+            "{} links to {link}, not in the archive",
+            doc.display()
+        );
+    }
+    // A link to a file the archive lacks keeps its text, not its target.
+    let readme = dir.path().join("README.md");
+    std::fs::write(&readme, "[the code](src/main.rs), [behaviour](docs/behaviour.md#logs), [web](https://example.com/x)\n").unwrap();
+    stage(Some(&readme));
+    assert_eq!(
+        std::fs::read_to_string(staged.join("README.md")).unwrap(),
+        "the code, [behaviour](docs/behaviour.md#logs), [web](https://example.com/x)\n"
+    );
+}
