@@ -143,11 +143,16 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     #[cfg(feature = "preview")]
     match simulation {
         Some(simulation) if cli.plan => {
+            let command = (!cli.command.is_empty()).then(|| {
+                let (program, args) = program_and_args(cli.command.clone(), cli.shell);
+                crate::run::name::CommandName::new(&program, &args).full
+            });
             return Ok(Mode::Plan(plan::Options {
                 backoff,
                 attempts: cli.max_attempts,
                 seed: cli.seed,
                 format: simulation.format.into(),
+                command,
             }));
         }
         Some(simulation) if cli.simulate => {
@@ -156,14 +161,8 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         _ => {}
     }
 
-    let mut words = cli.command.into_iter();
-    let (program, args) = if cli.shell {
-        let script = words.collect::<Vec<_>>().join(std::ffi::OsStr::new(" "));
-        crate::platform::shell(script)
-    } else {
-        // clap guarantees at least one word when a command is run.
-        (words.next().unwrap_or_default(), words.collect())
-    };
+    // clap guarantees at least one word when a command is run.
+    let (program, args) = program_and_args(cli.command, cli.shell);
     if let Some(preset) = &preset {
         crate::preset::check_fits(&presets, preset, &program).map_err(usage)?;
     }
@@ -205,6 +204,21 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         }),
         cli.provenance,
     ))
+}
+
+/// COMMAND's words as a program and its arguments: with `-s`, one script
+/// for the shell.
+fn program_and_args(
+    words: Vec<std::ffi::OsString>,
+    shell: bool,
+) -> (std::ffi::OsString, Vec<std::ffi::OsString>) {
+    let mut words = words.into_iter();
+    if shell {
+        let script = words.collect::<Vec<_>>().join(std::ffi::OsStr::new(" "));
+        crate::platform::shell(script)
+    } else {
+        (words.next().unwrap_or_default(), words.collect())
+    }
 }
 
 /// `--plan` and `--simulate` in a retry built without them (the cargo

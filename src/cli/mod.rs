@@ -318,12 +318,16 @@ pub struct RunArgs {
     /// The command to run and its arguments (`--` before it if it starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true,
           required_unless_present_any = ["plan", "simulate", "completions", "man", "presets", "budget_status"],
-          conflicts_with_all = ["plan", "simulate", "completions", "man", "presets", "budget_status"],
+          conflicts_with_all = ["simulate", "completions", "man", "presets", "budget_status"],
           value_hint = ValueHint::CommandWithArguments,
           value_parser = clap::value_parser!(OsString))]
     pub command: Vec<OsString>,
 
     /// Print the sleeps a run with these options would take, and run nothing
+    ///
+    /// Print the sleeps a run with these options would take, and run nothing.
+    /// A COMMAND after the options is named (on stderr), never run:
+    /// `retry --plan -n 6 --base 1s -- make deploy`.
     #[arg(long, group = "mode", help_heading = MODES)]
     pub plan: bool,
 
@@ -742,7 +746,9 @@ mod tests {
     #[test]
     fn modes_need_no_command_and_refuse_one() {
         assert!(Cli::try_parse_from(["retry", "--plan"]).unwrap().run.plan);
-        assert!(Cli::try_parse_from(["retry", "--plan", "--", "true"]).is_err());
+        // A plan may name the command it is for; it is not run.
+        assert!(Cli::try_parse_from(["retry", "--plan", "--", "make", "deploy"]).is_ok());
+        assert!(Cli::try_parse_from(["retry", "--simulate", "--", "true"]).is_err());
         assert!(Cli::try_parse_from(["retry", "--plan", "--simulate"]).is_err());
         assert!(Cli::try_parse_from(["retry"]).is_err());
     }

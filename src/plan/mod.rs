@@ -29,6 +29,9 @@ pub struct Options {
     pub attempts: Attempts,
     pub seed: Option<u64>,
     pub format: Format,
+    /// The command line written after the options, as log lines quote it
+    /// (`retry --plan ... -- make deploy`): named, never run.
+    pub command: Option<String>,
 }
 
 /// Prints the plan to stdout; 1 if stdout is closed or full (quietly: the
@@ -39,7 +42,15 @@ pub fn print(options: &Options) -> u8 {
         attempts,
         seed,
         format,
+        ref command,
     } = *options;
+    // On stderr, so the rows on stdout stay one table, CSV or JSON.
+    if let Some(command) = command {
+        let _ = writeln!(
+            io::stderr(),
+            "retry: the plan for {command} (it is not run)"
+        );
+    }
     let mut out = BufWriter::new(io::stdout().lock());
     let written = write(&mut out, backoff, attempts, seed, format).and_then(|()| out.flush());
     u8::from(written.is_err())

@@ -53,12 +53,28 @@ fn plan_formats_have_the_documented_shapes() {
     ));
 }
 
+/// `--plan` in front of a real command line (issue 33): the same rows as
+/// without it, the command named on stderr, and never run.
+#[test]
+fn a_plan_names_the_command_it_is_for_and_does_not_run_it() {
+    let dir = scratch();
+    let marker = dir.path().join("ran");
+    let args = [
+        "--plan", "--jitter", "none", "--base", "100ms", "-n", "3", "--format", "csv",
+    ];
+    let alone = retry(&args).run();
+    let with = retry(&[&args[..], &["--"]].concat())
+        .helper(&["touch", marker.to_str().unwrap()])
+        .run();
+    with.code(0)
+        .stdout_is(&alone.stdout)
+        .stderr_has("retry: the plan for ")
+        .stderr_lines(1);
+    assert!(!marker.exists(), "the plan ran the command");
+}
+
 #[test]
 fn modes_run_no_command_and_take_none() {
-    retry(&["--plan", "--", "true"])
-        .run()
-        .code(2)
-        .stderr_has("--plan");
     retry(&["--simulate", "true"]).run().code(2).stderr_lines(1);
     retry(&["--plan", "--jitter", "all"])
         .run()
