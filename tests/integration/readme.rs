@@ -236,8 +236,11 @@ fn variables_the_readme_names_exist() {
         .into_iter()
         .filter_map(|(_, env)| env)
         .collect();
-    const OTHERS: [&str; 7] = [
+    const OTHERS: [&str; 9] = [
         "RETRY_ATTEMPT",
+        // GitHub's step summary and step outputs (src/run/log/summary.rs).
+        "RETRY_STEP_SUMMARY",
+        "RETRY_GITHUB_OUTPUT",
         "RETRY_RUN_IDS",
         "RETRY_ATTEMPT_LIMIT",
         "RETRY_PREVIOUS_EXIT_CODE",
