@@ -304,8 +304,12 @@ else
     argv=("$exe" "$flag" "$command")
 fi
 
-# Git Bash would rewrite arguments that look like paths (cmd's /d /s /c).
-RETRY_GITHUB_OUTPUT=1 MSYS2_ARG_CONV_EXCL='*' "$retry" ${flags[@]+"${flags[@]}"} -- "${argv[@]}"
+# Git Bash would rewrite cmd's /d /s /c as paths on their way to retry.exe
+# (set for cmd only: a bash command's own programs keep Git Bash's rules).
+if [ "$shell" = cmd ]; then
+    export MSYS2_ARG_CONV_EXCL='*'
+fi
+RETRY_GITHUB_OUTPUT=1 "$retry" ${flags[@]+"${flags[@]}"} -- "${argv[@]}"
 status=$?
 if [ "$status" -ne 0 ] && [ "$continue_on_error" = true ]; then
     say "continue_on_error: the step succeeds; its exit_code output is $status"
