@@ -562,7 +562,7 @@ fn a_server_that_never_answers_is_bounded() {
 #[test]
 fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
     let release = Release::start(Serving::Files);
-    let cases: [(&[(&str, &str)], &str); 7] = [
+    let cases: [(&[(&str, &str)], &str); 9] = [
         (&[("retry_on", "sometimes")], "retry_on: 'sometimes'"),
         (
             &[("timeout_minutes", "1"), ("timeout_seconds", "30")],
@@ -581,6 +581,15 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
         (
             &[("retry_wait_seconds", "ten")],
             "retry_wait_seconds: 'ten'",
+        ),
+        // nick-fields' constant wait and retry's backoff contradict.
+        (
+            &[("retry_wait_seconds", "5"), ("jitter", "equal")],
+            "retry_wait_seconds: a constant wait",
+        ),
+        (
+            &[("retry_on_exit_code", "300")],
+            "retry_on_exit_code: '300'",
         ),
     ];
     for (inputs, named) in cases {
