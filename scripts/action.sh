@@ -177,6 +177,7 @@ found=$(command -v "$exe" 2>/dev/null) || bad "shell: '$shell' is not on this ru
 exe=$(native "$found")
 
 # ---- install ----
+# ---- names: the rule scripts/install.sh and release.yml share ----
 # The release's name for a runner: target_for RUNNER_OS RUNNER_ARCH, then
 # archive_for VERSION TARGET (scripts/dist.sh's and release.yml's names;
 # musl on x86_64 Linux, as scripts/install.sh and the README choose).
@@ -196,6 +197,7 @@ archive_for() {
     *) echo "retry-$1-$2.tar.gz" ;;
     esac
 }
+# ---- end of names ----
 
 binary=retry
 [ "$windows" = true ] && binary=retry.exe
