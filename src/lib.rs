@@ -114,13 +114,7 @@ fn open_log(
         },
     };
     let name = run::name::CommandName::new(&config.program, &config.args);
-    Ok(log::Log::new(
-        config.log_format,
-        config.verbosity,
-        name,
-        to,
-        id,
-    ))
+    Ok(log::Log::new(config.log_format, config.verbosity, name, to, id).with_github_files())
 }
 
 /// The real thing: run COMMAND until it succeeds or retry gives up.

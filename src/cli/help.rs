@@ -51,7 +51,10 @@ pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --complet
     --presets, --budget-status, --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
     RETRY_MAX_ATTEMPTS=unlimited); a flag on the command line wins. Switches take 1/0, \
     true/false, yes/no or on/off (RETRY_QUIET=1). The modes are deliberately not read from \
-    the environment: a variable never turns a run into one that runs nothing.";
+    the environment: a variable never turns a run into one that runs nothing. \
+    Under GitHub Actions, a run that retried or gave up adds a table to the step summary \
+    (GITHUB_STEP_SUMMARY; RETRY_STEP_SUMMARY=0 turns it off), and RETRY_GITHUB_OUTPUT=1 \
+    writes the step outputs total_attempts, exit_code and exit_error to GITHUB_OUTPUT.";
 
 /// The man page's PRESETS section (above the presets themselves).
 #[cfg(test)]

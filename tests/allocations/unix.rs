@@ -130,6 +130,14 @@ fn lines(bytes: usize) -> tempfile::NamedTempFile {
 }
 
 pub fn main() {
+    // Under GitHub Actions, a run that retries gathers its step summary
+    // (one row per attempt): that is no plain attempt. Counted without it.
+    // SAFETY: no other thread has started yet (`harness = false`).
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::remove_var("GITHUB_STEP_SUMMARY");
+        std::env::remove_var("RETRY_GITHUB_OUTPUT");
+    }
     // The portable build starts each command with std's fork and exec
     // (its twin of posix_spawn), which builds argv and envp at every start:
     // there an attempt allocates in proportion to the environment, as

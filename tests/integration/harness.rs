@@ -34,8 +34,8 @@ pub struct Retry {
     input: Option<Vec<u8>>,
 }
 
-/// `retry ARGS...` with no RETRY_* variables inherited from the test's
-/// environment, and no user presets (`$XDG_CONFIG_HOME/retry/presets.ini`)
+/// `retry ARGS...` with no RETRY_* variables (nor GitHub's step files)
+/// inherited from the test's environment, and no user presets (`$XDG_CONFIG_HOME/retry/presets.ini`)
 /// from the machine's own configuration.
 pub fn retry(args: &[&str]) -> Retry {
     let mut command = Command::new(bin());
@@ -46,6 +46,9 @@ pub fn retry(args: &[&str]) -> Retry {
             command.env_remove(key);
         }
     }
+    // Nor the step summary and outputs of a GitHub job the tests run in.
+    command.env_remove("GITHUB_STEP_SUMMARY");
+    command.env_remove("GITHUB_OUTPUT");
     Retry {
         command,
         input: None,

@@ -737,3 +737,77 @@ fn countdown_on_a_terminal_is_erased() {
         "the countdown was not erased: {text:?}"
     );
 }
+
+/// Under GitHub Actions, a run that retried adds a table to the step
+/// summary, one that succeeded at once adds nothing, and
+/// RETRY_STEP_SUMMARY=0 turns it off; RETRY_GITHUB_OUTPUT=1 writes the
+/// step outputs. Neither changes the exit status or the log lines.
+#[test]
+fn a_run_that_retried_writes_the_step_summary_and_outputs() {
+    let dir = scratch();
+    let summary = dir.path().join("summary.md");
+    let outputs = dir.path().join("outputs");
+    let args = ["--jitter", "none", "--base", "2ms", "-n", "3"];
+    let out = flaky(dir.path(), 9, 22, &args)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("RETRY_GITHUB_OUTPUT", "1")
+        .run();
+    out.code(22).stderr_lines(6);
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap(),
+        "| retry | `flaky` |\n\
+         |---|---|\n\
+         | attempt 1/3 | exit code 22; slept 2 ms |\n\
+         | attempt 2/3 | exit code 22; slept 4 ms |\n\
+         | attempt 3/3 | exit code 22 |\n\
+         | outcome | giving up after 3 attempts: the last failed with exit code 22 (reason: attempts) |\n\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outputs).unwrap(),
+        "total_attempts=3\nexit_code=22\n\
+         exit_error=giving up after 3 attempts: the last failed with exit code 22 (reason: attempts)\n"
+    );
+
+    // A first-try success: no table; the outputs still.
+    let (_bins, path) = false_and_true();
+    let quiet = dir.path().join("quiet.md");
+    retry(&["true"])
+        .env("PATH", &path)
+        .env("GITHUB_STEP_SUMMARY", &quiet)
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("RETRY_GITHUB_OUTPUT", "1")
+        .run()
+        .code(0)
+        .stderr_is("");
+    assert!(!quiet.exists());
+    assert!(
+        std::fs::read_to_string(&outputs)
+            .unwrap()
+            .ends_with("total_attempts=1\nexit_code=0\nexit_error=\n")
+    );
+
+    // Turned off.
+    let off = dir.path().join("off.md");
+    retry(&["-n", "2", "--base", "1ms", "false"])
+        .env("PATH", &path)
+        .env("GITHUB_STEP_SUMMARY", &off)
+        .env("RETRY_STEP_SUMMARY", "0")
+        .run()
+        .code(1);
+    assert!(!off.exists());
+}
+
+/// A summary that cannot be written costs one warning, not the run.
+#[test]
+fn a_step_summary_that_cannot_be_written_is_one_warning() {
+    let (dir, path) = false_and_true();
+    let nowhere = dir.path().join("no-such-directory").join("summary.md");
+    let out = retry(&["-n", "2", "--base", "1ms", "false"])
+        .env("PATH", &path)
+        .env("GITHUB_STEP_SUMMARY", &nowhere)
+        .run();
+    out.code(1)
+        .stderr_has("retry: warning: cannot write the step summary to '")
+        .stderr_lines(3);
+}

@@ -6,6 +6,9 @@
 // `setsid` binary, GNU date's %N.
 #[cfg(target_os = "linux")]
 mod chaos;
+// The GitHub Action's script, run with bash, curl and tar.
+#[cfg(unix)]
+mod action;
 // Unix only until they run the test helper (issue 24): these start `sh`,
 // `sleep` and the like, and send signals.
 // The example that charts with plotters is in a default build only (the

@@ -236,8 +236,13 @@ fn variables_the_readme_names_exist() {
         .into_iter()
         .filter_map(|(_, env)| env)
         .collect();
-    const OTHERS: [&str; 7] = [
+    const OTHERS: [&str; 10] = [
         "RETRY_ATTEMPT",
+        // GitHub's step summary and step outputs (src/run/log/summary.rs).
+        "RETRY_STEP_SUMMARY",
+        "RETRY_GITHUB_OUTPUT",
+        // The install script's mirror (scripts/install.sh, scripts/action.sh).
+        "RETRY_INSTALL_FROM",
         "RETRY_RUN_IDS",
         "RETRY_ATTEMPT_LIMIT",
         "RETRY_PREVIOUS_EXIT_CODE",

@@ -9,6 +9,8 @@
 //! One file per format: `text.rs` (and the words GitHub annotations share),
 //! `github.rs`, `json.rs`; this file holds what they share: which events a
 //! verbosity shows, when and for which run a line is written, and where.
+//! `summary.rs` is GitHub's step summary and step outputs, fed every event
+//! whatever the verbosity.
 
 use std::fs::File;
 use std::io::Write as _;
@@ -21,6 +23,7 @@ use crate::run::pipes;
 
 mod github;
 mod json;
+mod summary;
 mod text;
 
 #[cfg(test)]
@@ -59,6 +62,9 @@ pub struct Log {
     /// The line being written, kept with its room: text lines allocate
     /// nothing once it fits the longest (issue 26).
     line: String,
+    /// GitHub's step summary and step outputs, when the run is a step's.
+    summary: Option<summary::StepSummary>,
+    outputs: Option<summary::StepOutputs>,
 }
 
 /// The line buffer's first room, in bytes.
@@ -182,10 +188,26 @@ impl Log {
             // Room for any usual line, so a longer attempt number
             // (9/100 to 10/100) does not move it.
             line: String::with_capacity(LINE_ROOM),
+            summary: None,
+            outputs: None,
         }
     }
 
+    /// Also writes GitHub's step summary and step outputs, as the
+    /// environment asks (`summary.rs`).
+    pub fn with_github_files(mut self) -> Self {
+        self.summary = summary::StepSummary::from_env();
+        self.outputs = summary::StepOutputs::from_env();
+        self
+    }
+
     pub fn emit(&mut self, event: &Event) {
+        if let Some(summary) = &mut self.summary {
+            summary.observe(event, &self.name);
+        }
+        if let Some(outputs) = &self.outputs {
+            outputs.observe(event, &self.name);
+        }
         if !self.shows(event) {
             return;
         }

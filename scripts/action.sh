@@ -1,0 +1,320 @@
+#!/usr/bin/env bash
+# The GitHub Action's one script (action.yml at the repository's root):
+# checks the inputs, installs retry, runs the command under it and sets the
+# step outputs. The inputs come as INPUT_<NAME> variables, GitHub's own
+# convention, so it runs (and is tested, tests/integration/action.rs)
+# outside GitHub with them set.
+#
+# Inputs: nick-fields/retry's, under their names and meanings (timeout_minutes,
+# timeout_seconds, max_attempts, command, retry_wait_seconds, shell,
+# polling_interval_seconds, retry_on, retry_on_exit_code, warning_on_retry,
+# on_retry_command, continue_on_error, new_command_on_retry), then retry's own
+# (jitter, base, cap, factor, max_time, kill_after, success_on, fatal_on,
+# retry_if_output, stop_if_output, delay_from_output, preset, budget,
+# budget_store). A bad one is one line naming it, exit 2, before anything
+# is downloaded or run.
+#
+# Install: the release archive for RUNNER_OS/RUNNER_ARCH from
+# RETRY_INSTALL_FROM (the place that holds the release's files by their own
+# names; action.yml sets it to SERVER/REPOSITORY/releases/download/REF from
+# the github context, a test to its loopback server), checked against its
+# .sha256 before it is unpacked, kept in RUNNER_TEMP for the job's next use
+# and put on GITHUB_PATH. Without a release for the ref (a branch, a
+# commit, a fork, `uses: ./`), retry is built from the action's own
+# checkout (RETRY_ACTION_PATH) with cargo ($CARGO if set). Nothing is
+# fetched from anywhere else. RETRY_INSTALL_TIMEOUT bounds each download,
+# in seconds (default 300), as for scripts/install.sh.
+#
+# Outputs: total_attempts, exit_code and exit_error, written by retry itself
+# at the end of the run (RETRY_GITHUB_OUTPUT=1: src/run/log/summary.rs), so
+# they are the run's own figures. Bash 3.2 and BSD tools (macOS), Git Bash
+# (Windows).
+set -u
+
+say() { printf 'retry action: %s\n' "$*" >&2; }
+# A bad input: one line naming it, exit 2, nothing downloaded or run.
+bad() {
+    say "$*"
+    exit 2
+}
+die() {
+    say "$*"
+    exit 1
+}
+
+is_whole() {
+    case $1 in
+    '' | *[!0-9]*) return 1 ;;
+    esac
+}
+
+# A true/false input, '' being its default.
+boolean() { # NAME VALUE DEFAULT
+    case ${2:-$3} in
+    true | True | TRUE) echo true ;;
+    false | False | FALSE) echo false ;;
+    *) bad "$1: '$2' is not true or false" ;;
+    esac
+}
+
+# ---- the inputs ----
+command=${INPUT_COMMAND:-}
+case $command in
+*[![:space:]]*) ;;
+*) bad "command: empty; give the command to run" ;;
+esac
+new_command=${INPUT_NEW_COMMAND_ON_RETRY:-}
+minutes=${INPUT_TIMEOUT_MINUTES:-}
+seconds=${INPUT_TIMEOUT_SECONDS:-}
+attempts=${INPUT_MAX_ATTEMPTS:-}
+wait_seconds=${INPUT_RETRY_WAIT_SECONDS:-}
+polling=${INPUT_POLLING_INTERVAL_SECONDS:-}
+retry_on=${INPUT_RETRY_ON:-any}
+exit_code_input=${INPUT_RETRY_ON_EXIT_CODE:-}
+warning_on_retry=$(boolean warning_on_retry "${INPUT_WARNING_ON_RETRY:-}" true) || exit 2
+continue_on_error=$(boolean continue_on_error "${INPUT_CONTINUE_ON_ERROR:-}" false) || exit 2
+
+flags=()
+if [ -n "$minutes" ] && [ -n "$seconds" ]; then
+    bad "timeout_minutes and timeout_seconds: give one of them, not both"
+fi
+if [ -n "$minutes" ]; then
+    is_whole "$minutes" || bad "timeout_minutes: '$minutes' is not a whole number of minutes"
+    flags+=(--timeout "${minutes}m")
+elif [ -n "$seconds" ]; then
+    is_whole "$seconds" || bad "timeout_seconds: '$seconds' is not a whole number of seconds"
+    flags+=(--timeout "${seconds}s")
+fi
+if [ -n "$attempts" ]; then
+    case $attempts in
+    unlimited) ;;
+    *) is_whole "$attempts" && [ "$attempts" -gt 0 ] ||
+        bad "max_attempts: '$attempts' is not a number of attempts (1 or more)" ;;
+    esac
+    flags+=(--max-attempts "$attempts")
+fi
+# nick-fields' wait: the same number of seconds after every failure.
+if [ -n "$wait_seconds" ]; then
+    is_whole "$wait_seconds" || bad "retry_wait_seconds: '$wait_seconds' is not a whole number of seconds"
+    if [ -n "${INPUT_JITTER:-}${INPUT_BASE:-}${INPUT_CAP:-}${INPUT_FACTOR:-}" ]; then
+        bad "retry_wait_seconds: a constant wait; give it or jitter/base/cap/factor, not both"
+    fi
+    flags+=(--jitter none --factor 1 --base "${wait_seconds}s" --cap "${wait_seconds}s")
+fi
+# retry waits for the command itself: there is no polling to tune.
+if [ -n "$polling" ]; then
+    is_whole "$polling" || bad "polling_interval_seconds: '$polling' is not a whole number of seconds"
+fi
+# A timed-out attempt counts as exit code 124 (as for coreutils timeout).
+case $retry_on in
+any | success) ;; # nick-fields lists success, and treats it as any
+timeout) flags+=(--retry-on 124) ;;
+error) flags+=(--fatal-on 124) ;;
+*) bad "retry_on: '$retry_on' is not any, timeout, error or success" ;;
+esac
+if [ -n "$exit_code_input" ]; then
+    is_whole "$exit_code_input" && [ "$exit_code_input" -le 255 ] ||
+        bad "retry_on_exit_code: '$exit_code_input' is not an exit code (0 to 255)"
+    [ "$retry_on" = timeout ] &&
+        bad "retry_on_exit_code: retries only that code, and retry_on: timeout only timeouts; give one"
+    flags+=(--retry-on "$exit_code_input")
+fi
+# Annotations (warnings) for retries, or plain lines ("info").
+if [ "$warning_on_retry" = false ]; then
+    flags+=(--log-format text)
+fi
+if [ -n "${INPUT_ON_RETRY_COMMAND:-}" ]; then
+    flags+=(--on-retry "$INPUT_ON_RETRY_COMMAND")
+fi
+# retry's own, as its flags; retry checks them (a bad one: exit 2, nothing runs).
+own() { # FLAG VALUE
+    if [ -n "$2" ]; then flags+=("$1" "$2"); fi
+}
+own --jitter "${INPUT_JITTER:-}"
+own --base "${INPUT_BASE:-}"
+own --cap "${INPUT_CAP:-}"
+own --factor "${INPUT_FACTOR:-}"
+own --max-time "${INPUT_MAX_TIME:-}"
+own --kill-after "${INPUT_KILL_AFTER:-}"
+own --success-on "${INPUT_SUCCESS_ON:-}"
+own --fatal-on "${INPUT_FATAL_ON:-}"
+own --retry-if-output "${INPUT_RETRY_IF_OUTPUT:-}"
+own --stop-if-output "${INPUT_STOP_IF_OUTPUT:-}"
+own --delay-from-output "${INPUT_DELAY_FROM_OUTPUT:-}"
+own --preset "${INPUT_PRESET:-}"
+own --budget "${INPUT_BUDGET:-}"
+# A store's password stays off the command line: by its variable.
+if [ -n "${INPUT_BUDGET_STORE:-}" ]; then
+    export RETRY_BUDGET_STORE="$INPUT_BUDGET_STORE"
+fi
+
+windows=false
+[ "${RUNNER_OS:-}" = Windows ] && windows=true
+
+# A path a native Windows program (retry.exe) understands.
+native() {
+    if [ "$windows" = true ] && command -v cygpath >/dev/null 2>&1; then
+        cygpath -w "$1"
+    else
+        printf '%s\n' "$1"
+    fi
+}
+
+# The shell, as nick-fields runs it: SHELL -c COMMAND (cmd: /d /s /c);
+# bash by default, powershell on Windows.
+shell=${INPUT_SHELL:-}
+[ -n "$shell" ] || { [ "$windows" = true ] && shell=powershell || shell=bash; }
+case $shell in
+bash | sh | python | pwsh) exe=$shell flag=-c ;;
+cmd | powershell)
+    [ "$windows" = true ] || bad "shell: '$shell' exists only on Windows runners"
+    exe=$shell.exe flag=-c
+    [ "$shell" = cmd ] && flag='/d /s /c'
+    ;;
+*) bad "shell: '$shell' is not bash, sh, python, pwsh, cmd or powershell" ;;
+esac
+found=$(command -v "$exe" 2>/dev/null) || bad "shell: '$shell' is not on this runner's PATH"
+exe=$(native "$found")
+
+# ---- install ----
+# ---- names: the rule scripts/install.sh and release.yml share ----
+# The release's name for a runner: target_for RUNNER_OS RUNNER_ARCH, then
+# archive_for VERSION TARGET (scripts/dist.sh's and release.yml's names;
+# musl on x86_64 Linux, as scripts/install.sh and the README choose).
+target_for() {
+    case "$1 $2" in
+    "Linux X64") echo x86_64-unknown-linux-musl ;;
+    "Linux ARM64") echo aarch64-unknown-linux-gnu ;;
+    "macOS ARM64") echo aarch64-apple-darwin ;;
+    "macOS X64") echo x86_64-apple-darwin ;;
+    "Windows X64") echo x86_64-pc-windows-msvc ;;
+    *) return 1 ;;
+    esac
+}
+archive_for() {
+    case $2 in
+    *-windows-*) echo "retry-$1-$2.zip" ;;
+    *) echo "retry-$1-$2.tar.gz" ;;
+    esac
+}
+# ---- end of names ----
+
+binary=retry
+[ "$windows" = true ] && binary=retry.exe
+work=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/retry-action
+timeout=${RETRY_INSTALL_TIMEOUT:-300}
+is_whole "$timeout" || die "RETRY_INSTALL_TIMEOUT=$timeout: a whole number of seconds"
+
+sha256() {
+    if command -v sha256sum >/dev/null 2>&1; then
+        sha256sum "$1" | cut -d ' ' -f 1
+    else
+        shasum -a 256 "$1" | cut -d ' ' -f 1 # macOS
+    fi
+}
+
+# GET URL into FILE, bounded; prints the HTTP status (000: no answer).
+fetch() {
+    curl -sSL --proto '=https,http' --connect-timeout 15 --max-time "$timeout" \
+        -o "$2" -w '%{http_code}' "$1" 2>"$2.err"
+}
+
+# Builds retry from the action's own checkout; prints the binary's directory.
+build() {
+    say "$1; building retry from the action's checkout with cargo (a few minutes)"
+    local source=${RETRY_ACTION_PATH:-}
+    [ -f "$source/Cargo.toml" ] || die "no release to install, and no checkout to build ($source)"
+    local into="$work/build"
+    "${CARGO:-cargo}" build --release --locked --quiet --manifest-path "$source/Cargo.toml" \
+        --target-dir "$into" >&2 || die "cargo build failed in $source"
+    [ -x "$into/release/$binary" ] || die "cargo build left no $into/release/$binary"
+    printf '%s\n' "$into/release"
+}
+
+# Installs retry; prints the directory that holds it.
+install() {
+    local target ref=${RETRY_ACTION_REF:-} version archive from cache got staging
+    target=$(target_for "${RUNNER_OS:-}" "${RUNNER_ARCH:-}") || {
+        build "no release build for ${RUNNER_OS:-?} ${RUNNER_ARCH:-?}"
+        return
+    }
+    from=${RETRY_INSTALL_FROM:-}
+    if [ -z "$ref" ] || [ -z "$from" ]; then
+        build "no release ref for this action (a local uses: ./)"
+        return
+    fi
+    version=${ref#v}
+    archive=$(archive_for "$version" "$target")
+    cache="$work/$version-$target"
+    # The job's second use: the copy the first one checked.
+    if [ -x "$cache/$binary" ]; then
+        printf '%s\n' "$cache"
+        return
+    fi
+    staging=$(mktemp -d "$work/download.XXXXXX") || die "cannot create a directory in $work"
+    # shellcheck disable=SC2064 # expanded now: the directory of this call
+    trap "rm -rf '$staging'" EXIT
+    got=$(fetch "$from/$archive.sha256" "$staging/sum")
+    case $got in
+    200) ;;
+    404)
+        build "no release $archive for $ref"
+        return
+        ;;
+    000) die "cannot download $from/$archive.sha256 within ${timeout} s: $(head -c 300 "$staging/sum.err")" ;;
+    *) die "cannot download $from/$archive.sha256: HTTP $got" ;;
+    esac
+    got=$(fetch "$from/$archive" "$staging/$archive")
+    [ "$got" = 200 ] || die "cannot download $from/$archive: HTTP $got $(head -c 300 "$staging/$archive.err")"
+    local want have
+    want=$(cut -d ' ' -f 1 <"$staging/sum")
+    have=$(sha256 "$staging/$archive")
+    [ -n "$want" ] && [ "$want" = "$have" ] ||
+        die "checksum mismatch for $archive (its .sha256 says ${want:-nothing}, the file is $have): refusing it, nothing installed"
+    case $archive in
+    *.zip) (cd "$staging" && unzip -q "$archive") || die "cannot unpack $archive" ;;
+    *) tar -xzf "$staging/$archive" -C "$staging" || die "cannot unpack $archive" ;;
+    esac
+    local unpacked="$staging/${archive%.zip}"
+    unpacked=${unpacked%.tar.gz}
+    [ -f "$unpacked/$binary" ] || die "$archive holds no ${archive%%.[tz]*}/$binary"
+    { mkdir -p "$cache" && mv -f "$unpacked/$binary" "$cache/$binary" && chmod +x "$cache/$binary"; } ||
+        die "cannot install into $cache"
+    rm -rf "$staging"
+    trap - EXIT
+    say "installed retry $version ($target) from the release"
+    printf '%s\n' "$cache"
+}
+
+mkdir -p "$work" || die "cannot create $work"
+dir=$(install) || exit 1
+retry="$dir/$binary"
+if [ -n "${GITHUB_PATH:-}" ]; then
+    native "$dir" >>"$GITHUB_PATH"
+fi
+
+# ---- run ----
+# new_command_on_retry: the attempts after the first run it instead, as
+# RETRY_ATTEMPT says (one command line for retry, the choice in bash).
+if [ -n "$new_command" ]; then
+    # shellcheck disable=SC2016 # expanded by that bash, not this one
+    pick='c=$1; [ "${RETRY_ATTEMPT:-1}" -gt 1 ] && c=$2; exec "$0" $3 "$c"'
+    argv=("$(native "$(command -v bash)")" -c "$pick" "$found" "$command" "$new_command" "$flag")
+elif [ "$shell" = cmd ]; then
+    argv=("$exe" /d /s /c "$command")
+else
+    argv=("$exe" "$flag" "$command")
+fi
+
+# Git Bash would rewrite cmd's /d /s /c as paths on their way to retry.exe
+# (set for cmd only: a bash command's own programs keep Git Bash's rules).
+if [ "$shell" = cmd ]; then
+    export MSYS2_ARG_CONV_EXCL='*'
+fi
+RETRY_GITHUB_OUTPUT=1 "$retry" ${flags[@]+"${flags[@]}"} -- "${argv[@]}"
+status=$?
+if [ "$status" -ne 0 ] && [ "$continue_on_error" = true ]; then
+    say "continue_on_error: the step succeeds; its exit_code output is $status"
+    exit 0
+fi
+exit "$status"

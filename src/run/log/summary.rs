@@ -1,0 +1,362 @@
+//! GitHub Actions' step summary and step outputs: two sinks fed by the
+//! same events as the log lines, each written once, when the run ends.
+//!
+//! - The summary (`$GITHUB_STEP_SUMMARY`, on unless `RETRY_STEP_SUMMARY`
+//!   is off): a run that retried or gave up appends a short Markdown table
+//!   (the command, each failed attempt with its status and the sleep after
+//!   it, the outcome); a first-try success adds nothing.
+//! - The outputs (`$GITHUB_OUTPUT`, only when `RETRY_GITHUB_OUTPUT` is on,
+//!   as the Action sets it): `total_attempts`, `exit_code` and
+//!   `exit_error`, nick-fields/retry's names, from the run's own figures.
+//!
+//! Either file is opened as `--log-file` is (`platform::append`: no wait
+//! on a FIFO, no other user's symlink), once, at the end; one that cannot
+//! take it costs a warning, never the run. Nothing is kept per attempt
+//! when neither variable is set.
+//! https://docs.github.com/actions/reference/workflow-commands-for-github-actions
+
+use std::ffi::{OsStr, OsString};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use crate::policy::Attempts;
+use crate::run::events::Event;
+use crate::run::log::text;
+use crate::run::name::CommandName;
+use crate::status::Status;
+
+/// Turns the step summary off (`RETRY_STEP_SUMMARY=0`).
+pub const SUMMARY_SWITCH: &str = "RETRY_STEP_SUMMARY";
+/// Turns the step outputs on (`RETRY_GITHUB_OUTPUT=1`; the Action sets it).
+pub const OUTPUT_SWITCH: &str = "RETRY_GITHUB_OUTPUT";
+
+/// A failed attempt, as its row shows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Row {
+    attempt: u32,
+    limit: Attempts,
+    status: Status,
+    /// The sleep that followed it; `None` for the last.
+    sleep_ms: Option<u128>,
+}
+
+/// The step summary being gathered.
+pub struct StepSummary {
+    path: PathBuf,
+    rows: Vec<Row>,
+}
+
+/// Where the step outputs go.
+pub struct StepOutputs {
+    path: PathBuf,
+}
+
+/// A switch as every `RETRY_*` switch takes it: 0, false, no or off.
+fn is_off(value: &OsStr) -> bool {
+    let value = value.to_string_lossy().to_ascii_lowercase();
+    matches!(value.trim(), "0" | "false" | "no" | "off")
+}
+
+/// The file a GitHub variable names, if set and not empty.
+fn github_file(variable: &str) -> Option<PathBuf> {
+    std::env::var_os(variable)
+        .filter(|path| !path.is_empty())
+        .map(PathBuf::from)
+}
+
+impl StepSummary {
+    /// Under GitHub Actions (`GITHUB_STEP_SUMMARY` set), unless
+    /// `RETRY_STEP_SUMMARY` turns it off.
+    pub fn from_env() -> Option<Self> {
+        Self::from(
+            github_file("GITHUB_STEP_SUMMARY"),
+            std::env::var_os(SUMMARY_SWITCH),
+        )
+    }
+
+    fn from(path: Option<PathBuf>, switch: Option<OsString>) -> Option<Self> {
+        if switch.is_some_and(|value| is_off(&value)) {
+            return None;
+        }
+        Some(Self {
+            path: path?,
+            rows: Vec::new(),
+        })
+    }
+
+    /// Takes in one event; at the end of a run that retried or gave up,
+    /// appends the table.
+    pub fn observe(&mut self, event: &Event, name: &CommandName) {
+        match event {
+            Event::Retrying {
+                attempt,
+                limit,
+                status,
+                sleep,
+                ..
+            } => self.rows.push(Row {
+                attempt: *attempt,
+                limit: *limit,
+                status: *status,
+                sleep_ms: Some(crate::duration::millis(sleep.duration)),
+            }),
+            Event::Succeeded { attempt, .. } if *attempt > 1 => {
+                append(
+                    &self.path,
+                    &markdown(name, &self.rows, event),
+                    "step summary",
+                );
+            }
+            Event::GaveUp {
+                attempt,
+                limit,
+                reason,
+                took,
+            } => {
+                // The attempt the run ended with is a row of its own.
+                if let (Some(status), Some(_)) = (reason.status(), took) {
+                    self.rows.push(Row {
+                        attempt: *attempt,
+                        limit: *limit,
+                        status,
+                        sleep_ms: None,
+                    });
+                }
+                append(
+                    &self.path,
+                    &markdown(name, &self.rows, event),
+                    "step summary",
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+impl StepOutputs {
+    /// When `RETRY_GITHUB_OUTPUT` is on and `GITHUB_OUTPUT` set.
+    pub fn from_env() -> Option<Self> {
+        let on = std::env::var_os(OUTPUT_SWITCH).is_some_and(|value| !is_off(&value));
+        Some(Self {
+            path: github_file("GITHUB_OUTPUT").filter(|_| on)?,
+        })
+    }
+
+    /// At the end of the run, appends the three outputs.
+    pub fn observe(&self, event: &Event, name: &CommandName) {
+        if let Some(outputs) = outputs(event, name) {
+            append(&self.path, &outputs, "step outputs");
+        }
+    }
+}
+
+/// `total_attempts`, `exit_code` and `exit_error` as `GITHUB_OUTPUT` takes
+/// them (`name=value` lines), for the event that ends a run; `exit_error`
+/// is empty after a success, as nick-fields/retry leaves it unset.
+fn outputs(event: &Event, name: &CommandName) -> Option<String> {
+    let (attempt, code, error) = match event {
+        Event::Succeeded {
+            attempt, status, ..
+        } => (*attempt, status.code, String::new()),
+        Event::GaveUp {
+            attempt, reason, ..
+        } => {
+            let mut error = String::new();
+            let _ = text::write_message(event, name, &mut error);
+            (*attempt, reason.exit_code(), one_line(&error))
+        }
+        _ => return None,
+    };
+    Some(format!(
+        "total_attempts={attempt}\nexit_code={code}\nexit_error={error}\n"
+    ))
+}
+
+/// Control characters (a line end would start a forged output) as spaces.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// A table cell's text: `|` escaped (also inside a code span, as GitHub's
+/// tables require), line ends as spaces.
+fn cell(text: &str) -> String {
+    one_line(text).replace('|', "\\|")
+}
+
+/// The command as a code span whose fence outlasts its own backticks.
+fn code(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    match longest {
+        0 => format!("{fence}{text}{fence}"),
+        _ => format!("{fence} {text} {fence}"),
+    }
+}
+
+/// The table: the command (its whole line as `-v` shows it, a password in
+/// a URL masked), one row per failed attempt, then the outcome in the log
+/// lines' words.
+fn markdown(name: &CommandName, rows: &[Row], end: &Event) -> String {
+    let command = crate::run::budget::store::redact(&name.full);
+    let mut out = format!("| retry | {} |\n|---|---|\n", cell(&code(&command)));
+    for row in rows {
+        let mut status = row.status.describe().to_string();
+        if let Some(ms) = row.sleep_ms {
+            let _ = write!(status, "; slept {ms} ms");
+        }
+        let _ = writeln!(
+            out,
+            "| attempt {}/{} | {} |",
+            row.attempt,
+            row.limit,
+            cell(&status)
+        );
+    }
+    let mut outcome = String::new();
+    let _ = text::write_message(end, name, &mut outcome);
+    let _ = writeln!(out, "| outcome | {} |\n", cell(&outcome));
+    out
+}
+
+/// Appends `text` to `path` in one write; a failure is one warning on
+/// stderr and the run goes on.
+fn append(path: &std::path::Path, text: &str, what: &str) {
+    let written =
+        crate::platform::append::open(path).and_then(|mut file| file.write_all(text.as_bytes()));
+    if let Err(error) = written {
+        super::to_stderr(format!(
+            "retry: warning: cannot write the {what} to '{}': {}\n",
+            path.display(),
+            crate::run::pipes::describe(&error)
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::events::GiveUp;
+    use crate::run::log::fixtures::*;
+    use std::ffi::OsStr;
+
+    fn row(attempt: u32, code: i32, sleep_ms: Option<u128>) -> Row {
+        Row {
+            attempt,
+            limit: Attempts::Limit(5),
+            status: Status::exited(code),
+            sleep_ms,
+        }
+    }
+
+    #[test]
+    fn a_table_of_failed_attempts_and_the_outcome() {
+        let args = [OsString::from("-c"), OsString::from("make test | tee log")];
+        let name = CommandName::new(OsStr::new("sh"), &args);
+        let end = Event::GaveUp {
+            attempt: 2,
+            limit: Attempts::Limit(5),
+            reason: GiveUp::Fatal(Status::exited(2)),
+            took: Some(Duration::from_millis(3)),
+        };
+        let rows = [row(1, 2, Some(692)), row(2, 2, None)];
+        assert_eq!(
+            markdown(&name, &rows, &end),
+            "| retry | `sh -c 'make test \\| tee log'` |\n\
+             |---|---|\n\
+             | attempt 1/5 | exit code 2; slept 692 ms |\n\
+             | attempt 2/5 | exit code 2 |\n\
+             | outcome | giving up after attempt 2/5: exit code 2 is fatal (--fatal-on) (reason: fatal) |\n\n"
+        );
+    }
+
+    #[test]
+    fn the_command_is_escaped_and_its_password_masked() {
+        let args = [
+            OsString::from("-u"),
+            OsString::from("redis://me:s3cret@db:6379"),
+            OsString::from("a`b"),
+        ];
+        let name = CommandName::new(OsStr::new("redis-cli"), &args);
+        let table = markdown(&name, &[], &retrying_end());
+        let first = table.lines().next().unwrap();
+        assert!(!table.contains("s3cret"), "{table}");
+        assert!(first.starts_with("| retry | `` redis-cli -u"), "{first}");
+        assert!(cell("a|b\nc").eq("a\\|b c"));
+    }
+
+    fn retrying_end() -> Event {
+        Event::Succeeded {
+            attempt: 2,
+            limit: Attempts::Limit(5),
+            status: Status::exited(0),
+            slept_ms: 5,
+            took: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_first_try_success_adds_nothing_and_a_retried_one_a_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("summary.md");
+        let mut summary = StepSummary::from(Some(path.clone()), None).unwrap();
+        summary.observe(
+            &Event::Succeeded {
+                attempt: 1,
+                limit: Attempts::Limit(5),
+                status: Status::exited(0),
+                slept_ms: 0,
+                took: Duration::ZERO,
+            },
+            &curl(),
+        );
+        assert!(!path.exists());
+        summary.observe(&retrying(), &curl());
+        summary.observe(&retrying_end(), &curl());
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            written.contains("| attempt 2/5 | exit code 22; slept 692 ms |"),
+            "{written}"
+        );
+        assert!(
+            written.contains("| outcome | attempt 2/5 succeeded;"),
+            "{written}"
+        );
+    }
+
+    #[test]
+    fn the_switch_turns_it_off() {
+        let path = Some(PathBuf::from("summary.md"));
+        for off in ["0", "false", "No", "off"] {
+            assert!(StepSummary::from(path.clone(), Some(off.into())).is_none());
+        }
+        assert!(StepSummary::from(path.clone(), Some("1".into())).is_some());
+        assert!(StepSummary::from(path, None).is_some());
+        assert!(StepSummary::from(None, None).is_none());
+    }
+
+    #[test]
+    fn outputs_are_the_run_s_own_figures() {
+        assert_eq!(
+            outputs(&retrying_end(), &curl()).unwrap(),
+            "total_attempts=2\nexit_code=0\nexit_error=\n"
+        );
+        let timed_out = Event::GaveUp {
+            attempt: 3,
+            limit: Attempts::Limit(3),
+            reason: GiveUp::Attempts(Status::timed_out(Duration::from_secs(1))),
+            took: Some(Duration::from_secs(1)),
+        };
+        let written = outputs(&timed_out, &curl()).unwrap();
+        assert!(
+            written.starts_with(
+                "total_attempts=3\nexit_code=124\nexit_error=giving up after 3 attempts"
+            ),
+            "{written}"
+        );
+        assert_eq!(written.lines().count(), 3);
+        assert!(outputs(&retrying(), &curl()).is_none());
+    }
+}

@@ -1,0 +1,635 @@
+//! The GitHub Action's script (scripts/action.sh) outside GitHub, as the
+//! runner would run it: its inputs as `INPUT_<NAME>`, GITHUB_OUTPUT,
+//! GITHUB_STEP_SUMMARY, GITHUB_PATH, RUNNER_OS/RUNNER_ARCH and RUNNER_TEMP
+//! set, and its release served on 127.0.0.1 by the test: an archive named
+//! and laid out as scripts/dist.sh makes it, holding this build's retry
+//! (the dist profile takes minutes), with its `.sha256`. Each case checks
+//! the exit status, the outputs and the summary; the install's failures
+//! (a checksum mismatch, no release, a server that never answers) and the
+//! bad inputs check that nothing ran.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::harness::loopback::Server;
+
+const VERSION: &str = "9.8.7";
+/// What RUNNER_OS=Linux RUNNER_ARCH=X64 takes (scripts/action.sh's rule).
+const TARGET: &str = "x86_64-unknown-linux-musl";
+
+fn archive() -> String {
+    format!("retry-{VERSION}-{TARGET}.tar.gz")
+}
+
+/// A release's files on disk, served over HTTP by path (the test's own
+/// first, then the shared archive's); anything else 404.
+struct Release {
+    files: tempfile::TempDir,
+    server: Server,
+}
+
+/// How the server answers.
+#[derive(Clone, Copy, PartialEq)]
+enum Serving {
+    /// The test's own files only.
+    Files,
+    /// The test's own files, then the archive of this build's retry.
+    Archive,
+    /// Reads the request and never answers (until the client goes).
+    Hang,
+}
+
+/// The archive of this build's retry and its `.sha256`, made once per
+/// build of retry in cargo's directory for tests' files (named after the
+/// binary's size and time, the older ones removed), made aside and
+/// renamed into place so that concurrent test runs never see half of it.
+/// gzip -1: it is the name and the layout that matter, and a debug build
+/// is big.
+fn shared_archive() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let bin = std::fs::metadata(env!("CARGO_BIN_EXE_retry")).unwrap();
+        let stamp = bin
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let key = format!("action-release-{}-{stamp}", bin.len());
+        let dir = parent.join(&key);
+        if dir.join(format!("{}.sha256", archive())).is_file() {
+            return dir;
+        }
+        for old in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+            let name = old.file_name().to_string_lossy().into_owned();
+            if name.starts_with("action-release-") && !name.starts_with(&key) {
+                let _ = std::fs::remove_dir_all(old.path());
+            }
+        }
+        let aside = parent.join(format!("{key}.{}", std::process::id()));
+        let name = format!("retry-{VERSION}-{TARGET}");
+        std::fs::create_dir_all(aside.join(&name)).unwrap();
+        std::fs::copy(env!("CARGO_BIN_EXE_retry"), aside.join(&name).join("retry")).unwrap();
+        std::fs::write(aside.join(&name).join("README.md"), "retry\n").unwrap();
+        let packed = Command::new("sh")
+            .current_dir(&aside)
+            .arg("-c")
+            .arg(format!(
+                "tar -cf - {name} | gzip -1 > {a} && rm -r {name} && \
+                 {{ sha256sum {a} 2>/dev/null || shasum -a 256 {a}; }} > {a}.sha256",
+                a = archive()
+            ))
+            .status()
+            .unwrap();
+        assert!(packed.success());
+        // Another run's rename may have won: its copy is the same.
+        if std::fs::rename(&aside, &dir).is_err() {
+            let _ = std::fs::remove_dir_all(&aside);
+        }
+        dir
+    })
+}
+
+impl Release {
+    /// This build's retry as the release's archive, with its `.sha256`.
+    fn new() -> Release {
+        Release::start(Serving::Archive)
+    }
+
+    fn start(serving: Serving) -> Release {
+        let files = tempfile::tempdir().unwrap();
+        let mut roots = vec![files.path().to_owned()];
+        if serving == Serving::Archive {
+            roots.push(shared_archive().to_owned());
+        }
+        let roots = Arc::new(roots);
+        let server = Server::start(move |stream, _| answer(stream, &roots, serving));
+        Release { files, server }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.server.addr)
+    }
+}
+
+/// One request: the file its path names, or 404; or, hanging, nothing.
+fn answer(mut stream: TcpStream, roots: &[PathBuf], serving: Serving) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+        head.push(byte[0]);
+    }
+    if serving == Serving::Hang {
+        // Until the client gives up (or the server's own patience ends).
+        let _ = stream.read(&mut [0u8; 64]);
+        return;
+    }
+    let head = String::from_utf8_lossy(&head);
+    let path = head.split(' ').nth(1).unwrap_or("/");
+    let name = path.trim_start_matches('/');
+    let file = (!name.contains('/') && !name.is_empty())
+        .then(|| {
+            roots
+                .iter()
+                .find_map(|root| std::fs::read(root.join(name)).ok())
+        })
+        .flatten();
+    let (status, body) = match file {
+        Some(body) => ("200 OK", body),
+        None => ("404 Not Found", b"Not Found".to_vec()),
+    };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(&body);
+}
+
+/// A job's runner: its temporary directory and the step's files.
+struct Runner {
+    temp: tempfile::TempDir,
+}
+
+impl Runner {
+    fn new() -> Runner {
+        let runner = Runner {
+            temp: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir(runner.temp.path().join("runner-temp")).unwrap();
+        runner
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.temp.path().join(name)
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.file(name)).unwrap_or_default()
+    }
+
+    /// The step, its inputs given as (name, value), against `from`.
+    fn step(&self, from: &str, inputs: &[(&str, &str)]) -> Command {
+        let mut step = Command::new("bash");
+        step.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/action.sh"))
+            .current_dir(self.temp.path())
+            // Nothing of the test's own job (it may run under GitHub Actions).
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.temp.path())
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", "X64")
+            .env("RUNNER_TEMP", self.file("runner-temp"))
+            .env("GITHUB_OUTPUT", self.file("output"))
+            .env("GITHUB_STEP_SUMMARY", self.file("summary"))
+            .env("GITHUB_PATH", self.file("path"))
+            .env("RETRY_ACTION_REF", format!("v{VERSION}"))
+            .env("RETRY_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
+            .env("RETRY_INSTALL_FROM", from)
+            .env("RETRY_INSTALL_TIMEOUT", "20");
+        for (name, value) in inputs {
+            step.env(format!("INPUT_{}", name.to_uppercase()), value);
+        }
+        step
+    }
+
+    fn run(&self, from: &str, inputs: &[(&str, &str)]) -> Output {
+        self.step(from, inputs).output().unwrap()
+    }
+
+    /// The outputs retry wrote, as `name=value` lines.
+    fn outputs(&self) -> String {
+        self.read("output")
+    }
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().unwrap_or(-1)
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn success_on_the_first_try_sets_the_outputs_and_no_summary() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner.run(&release.url(), &[("command", "echo hello")]);
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "hello\n");
+    assert_eq!(
+        runner.outputs(),
+        "total_attempts=1\nexit_code=0\nexit_error=\n"
+    );
+    assert_eq!(runner.read("summary"), "");
+    // On PATH for the job's later steps: the checked copy in RUNNER_TEMP.
+    let dir = runner.read("path");
+    let dir = Path::new(dir.trim_end());
+    assert!(dir.starts_with(runner.file("runner-temp")), "{dir:?}");
+    assert!(dir.join("retry").is_file());
+    assert!(
+        stderr(&ran).contains(&format!(
+            "installed retry {VERSION} ({TARGET}) from the release"
+        )),
+        "{}",
+        stderr(&ran)
+    );
+}
+
+#[test]
+fn success_after_retries_and_a_second_use_downloads_nothing() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let inputs = [
+        ("command", "exit $((RETRY_ATTEMPT < 3))"),
+        ("retry_wait_seconds", "0"),
+    ];
+    let ran = runner.run(&release.url(), &inputs);
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert_eq!(
+        runner.outputs(),
+        "total_attempts=3\nexit_code=0\nexit_error=\n"
+    );
+    let summary = runner.read("summary");
+    assert!(summary.starts_with("| retry | `"), "{summary}");
+    assert!(
+        summary.contains(" -c 'exit $((RETRY_ATTEMPT < 3))'` |\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| attempt 1/5 | exit code 1; slept 0 ms |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| attempt 2/5 | exit code 1; slept 0 ms |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| outcome | attempt 3/5 succeeded;"),
+        "{summary}"
+    );
+    // The archive and its .sha256, once.
+    assert_eq!(release.server.served(), 2);
+    let again = runner.run(&release.url(), &[("command", "true")]);
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    assert_eq!(release.server.served(), 2, "a second use downloaded again");
+    assert!(!stderr(&again).contains("installed"), "{}", stderr(&again));
+}
+
+#[test]
+fn attempts_exhausted_give_the_command_s_code_and_why() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "exit 3"),
+            ("max_attempts", "2"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 3, "{}", stderr(&ran));
+    let outputs = runner.outputs();
+    assert!(
+        outputs.starts_with("total_attempts=2\nexit_code=3\nexit_error=giving up after 2 attempts"),
+        "{outputs}"
+    );
+    assert!(outputs.ends_with("(reason: attempts)\n"), "{outputs}");
+    let summary = runner.read("summary");
+    assert!(
+        summary.contains("| attempt 1/2 | exit code 3; slept 0 ms |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| attempt 2/2 | exit code 3 |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| outcome | giving up after 2 attempts"),
+        "{summary}"
+    );
+    // Annotations under GitHub Actions are retry's to choose (GITHUB_ACTIONS
+    // is unset here): plain lines.
+    assert!(stderr(&ran).contains("attempt 1/2 failed with exit code 3"));
+}
+
+#[test]
+fn a_timeout_is_exit_code_124_and_retry_on_timeout_retries_only_that() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let started = Instant::now();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "[ \"$RETRY_ATTEMPT\" -ge 2 ] || exec sleep 30"),
+            ("timeout_seconds", "1"),
+            ("retry_on", "timeout"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert_eq!(
+        runner.outputs(),
+        "total_attempts=2\nexit_code=0\nexit_error=\n"
+    );
+    let summary = runner.read("summary");
+    assert!(
+        summary.contains("| attempt 1/5 | timeout after 1s (exit code 124); slept 0 ms |"),
+        "{summary}"
+    );
+
+    // A failure that is no timeout is not retried.
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[("command", "exit 3"), ("retry_on", "timeout")],
+    );
+    assert_eq!(code(&ran), 3, "{}", stderr(&ran));
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=1\nexit_code=3\n")
+    );
+
+    // The last attempt timing out: 124.
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "exec sleep 30"),
+            ("timeout_seconds", "1"),
+            ("max_attempts", "1"),
+        ],
+    );
+    assert_eq!(code(&ran), 124, "{}", stderr(&ran));
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=1\nexit_code=124\nexit_error=giving up")
+    );
+}
+
+#[test]
+fn continue_on_error_succeeds_and_the_outputs_say_how_it_ended() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "exit 4"),
+            ("max_attempts", "1"),
+            ("continue_on_error", "true"),
+        ],
+    );
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=1\nexit_code=4\nexit_error=giving up")
+    );
+    assert!(
+        stderr(&ran).contains("continue_on_error"),
+        "{}",
+        stderr(&ran)
+    );
+}
+
+#[test]
+fn new_command_on_retry_runs_from_the_second_attempt() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "echo first; exit 1"),
+            ("new_command_on_retry", "echo again; exit 0"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "first\nagain\n");
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=2\nexit_code=0\n")
+    );
+}
+
+#[test]
+fn retry_on_exit_code_retries_that_code_only() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "exit $((RETRY_ATTEMPT == 1 ? 3 : 4))"),
+            ("retry_on_exit_code", "3"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 4, "{}", stderr(&ran));
+    let outputs = runner.outputs();
+    assert!(
+        outputs.starts_with("total_attempts=2\nexit_code=4\n"),
+        "{outputs}"
+    );
+    assert!(outputs.ends_with("(reason: not_retryable)\n"), "{outputs}");
+    let summary = runner.read("summary");
+    assert!(
+        summary.contains("| attempt 1/5 | exit code 3; slept 0 ms |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| attempt 2/5 | exit code 4 |"),
+        "{summary}"
+    );
+}
+
+/// Nothing ran, nothing was installed and nothing put on PATH.
+fn nothing_ran(runner: &Runner) {
+    assert!(!runner.file("ran").exists(), "the command ran");
+    assert_eq!(runner.outputs(), "");
+    assert_eq!(runner.read("path"), "");
+    let installed = runner
+        .file("runner-temp/retry-action")
+        .join(format!("{VERSION}-{TARGET}"));
+    assert!(!installed.exists(), "{installed:?} was installed");
+}
+
+#[test]
+fn a_checksum_mismatch_is_refused_and_nothing_installed() {
+    let release = Release::new();
+    std::fs::write(
+        release.files.path().join(format!("{}.sha256", archive())),
+        format!("{}  {}\n", "0".repeat(64), archive()),
+    )
+    .unwrap();
+    let runner = Runner::new();
+    let ran = runner.run(&release.url(), &[("command", "touch ran")]);
+    assert_eq!(code(&ran), 1);
+    let said = stderr(&ran);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("checksum mismatch for"), "{said}");
+    nothing_ran(&runner);
+}
+
+#[test]
+fn no_release_for_the_ref_builds_from_the_checkout() {
+    // cargo stands in: a build that takes minutes proves nothing more here
+    // than that the fallback is chosen, said once, and used.
+    let release = Release::start(Serving::Files);
+    let runner = Runner::new();
+    let cargo = runner.file("cargo");
+    std::fs::write(
+        &cargo,
+        format!(
+            "#!/bin/sh\n\
+             echo \"$@\" > '{log}'\n\
+             while [ $# -gt 0 ]; do [ \"$1\" = --target-dir ] && dir=$2; shift; done\n\
+             mkdir -p \"$dir/release\" && cp '{bin}' \"$dir/release/retry\"\n",
+            log = runner.file("cargo.log").display(),
+            bin = env!("CARGO_BIN_EXE_retry"),
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ran = runner
+        .step(&release.url(), &[("command", "touch ran")])
+        .env("CARGO", &cargo)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let said = stderr(&ran);
+    assert_eq!(
+        said.matches("building retry from the action's checkout with cargo")
+            .count(),
+        1,
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("no release {} for v{VERSION}", archive())),
+        "{said}"
+    );
+    let args = runner.read("cargo.log");
+    assert!(args.starts_with("build --release --locked"), "{args}");
+    assert!(
+        args.contains(&format!(
+            "--manifest-path {}/Cargo.toml",
+            env!("CARGO_MANIFEST_DIR")
+        )),
+        "{args}"
+    );
+    assert!(runner.file("ran").exists());
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=1\nexit_code=0\n")
+    );
+    // Only the .sha256 was asked for: its 404 says there is no release.
+    assert_eq!(release.server.served(), 1);
+}
+
+#[test]
+fn a_server_that_never_answers_is_bounded() {
+    let release = Release::start(Serving::Hang);
+    let runner = Runner::new();
+    let started = Instant::now();
+    let ran = runner
+        .step(&release.url(), &[("command", "touch ran")])
+        .env("RETRY_INSTALL_TIMEOUT", "1")
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(code(&ran), 1);
+    let said = stderr(&ran);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("within 1 s"), "{said}");
+    nothing_ran(&runner);
+}
+
+#[test]
+fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
+    let release = Release::start(Serving::Files);
+    let cases: [(&[(&str, &str)], &str); 9] = [
+        (&[("retry_on", "sometimes")], "retry_on: 'sometimes'"),
+        (
+            &[("timeout_minutes", "1"), ("timeout_seconds", "30")],
+            "timeout_minutes and timeout_seconds",
+        ),
+        (&[("max_attempts", "three")], "max_attempts: 'three'"),
+        (&[("shell", "cmd")], "shell: 'cmd'"),
+        (
+            &[("shell", "fish-that-is-not-there")],
+            "shell: 'fish-that-is-not-there'",
+        ),
+        (
+            &[("continue_on_error", "maybe")],
+            "continue_on_error: 'maybe'",
+        ),
+        (
+            &[("retry_wait_seconds", "ten")],
+            "retry_wait_seconds: 'ten'",
+        ),
+        // nick-fields' constant wait and retry's backoff contradict.
+        (
+            &[("retry_wait_seconds", "5"), ("jitter", "equal")],
+            "retry_wait_seconds: a constant wait",
+        ),
+        (
+            &[("retry_on_exit_code", "300")],
+            "retry_on_exit_code: '300'",
+        ),
+    ];
+    for (inputs, named) in cases {
+        let runner = Runner::new();
+        let mut all = vec![("command", "touch ran")];
+        all.extend_from_slice(inputs);
+        let ran = runner.run(&release.url(), &all);
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 2, "{inputs:?}: {said}");
+        assert_eq!(said.lines().count(), 1, "{inputs:?}: {said}");
+        assert!(said.contains(named), "{inputs:?}: {said}");
+        nothing_ran(&runner);
+    }
+    for command in ["", " \n "] {
+        let runner = Runner::new();
+        let ran = runner.run(&release.url(), &[("command", command)]);
+        assert_eq!(code(&ran), 2);
+        assert_eq!(
+            stderr(&ran),
+            "retry action: command: empty; give the command to run\n"
+        );
+        nothing_ran(&runner);
+    }
+    // A shell the runner lacks, when this machine lacks it.
+    let pwsh = Command::new("sh")
+        .args(["-c", "command -v pwsh"])
+        .output()
+        .unwrap();
+    if !pwsh.status.success() {
+        let runner = Runner::new();
+        let ran = runner.run(
+            &release.url(),
+            &[("command", "touch ran"), ("shell", "pwsh")],
+        );
+        assert_eq!(code(&ran), 2);
+        assert_eq!(
+            stderr(&ran),
+            "retry action: shell: 'pwsh' is not on this runner's PATH\n"
+        );
+    }
+    // Nothing was downloaded for any of them.
+    assert_eq!(release.server.served(), 0);
+}
