@@ -50,7 +50,9 @@ pub const NOT_FROM_ENVIRONMENT: [&str; 8] = [
 pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --completions, --man, \
     --presets, --budget-status, --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
     RETRY_MAX_ATTEMPTS=unlimited); a flag on the command line wins. Switches take 1/0, \
-    true/false, yes/no or on/off (RETRY_QUIET=1). The modes are deliberately not read from \
+    true/false, yes/no or on/off (RETRY_QUIET=1). An empty variable is as good as unset \
+    (a CI template's RETRY_RETRY_IF_OUTPUT= from a variable nobody set changes nothing); an \
+    empty value typed after a flag (--retry-if-output '') is refused. The modes are deliberately not read from \
     the environment: a variable never turns a run into one that runs nothing.";
 
 /// The man page's PRESETS section (above the presets themselves).
