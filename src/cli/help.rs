@@ -69,7 +69,10 @@ pub const PRESETS: &str = "A preset (--preset NAME) sets retry's rules for the w
     the keys programs (the command names it fits, space-separated), source (the documentation \
     it rests on, required) and the long names of the rules above, one key = value per line \
     and # for comments. A built-in name cannot be taken there, so --preset curl \
-    means the same on every machine; retry --presets lists them after the built-in ones.";
+    means the same on every machine; retry --presets lists them after the built-in ones. \
+    The file is read only if it is a regular file of at most 1 MiB that you or root own and \
+    no one else may write, in a directory of the same kind; any other, or one with a mistake \
+    in it, is ignored with one warning and the built-in presets still apply.";
 
 pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTEMPT_LIMIT \
     (the maximum, or `unlimited`), RETRY_PREVIOUS_EXIT_CODE (unset on the first attempt) and \

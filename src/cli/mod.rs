@@ -677,8 +677,10 @@ impl clap::builder::TypedValueParser for PresetName {
         value: &std::ffi::OsStr,
     ) -> Result<String, clap::Error> {
         let known = |name: &str| {
-            let catalog = crate::preset::Catalog::load()?;
-            crate::preset::find(&catalog.presets()?, name).map(|p| p.name.to_owned())
+            let catalog = crate::preset::Catalog::load();
+            catalog
+                .find(&catalog.presets(), name)
+                .map(|p| p.name.to_owned())
         };
         clap::builder::TypedValueParser::parse_ref(&known, command, arg, value)
     }
