@@ -17,8 +17,9 @@
 //!    attempt of `--stdin replay` reads exactly retry's input;
 //! 5. a daemon that retry's parent left behind, adopted by retry during the
 //!    run, is never killed; a `--log-file` FIFO nobody reads is refused
-//!    (exit 2) before anything runs; a full log and an unusable `--budget`
-//!    are said once and change no status.
+//!    (exit 2) before anything runs; a full log, an unusable `--budget` and
+//!    a presets file that cannot be read or trusted (a FIFO, `/dev/zero`, a
+//!    directory, another's) are said once and change no status.
 //!
 //! A seeded ChaCha8 generator draws each run's scenario, so every violation
 //! is printed with its seed and replayed alone with `CHAOS_SEED=<seed>
@@ -116,6 +117,7 @@ struct Faults {
     log_fifo: usize,
     log_full: usize,
     budget_unusable: usize,
+    presets: usize,
 }
 
 impl Faults {
@@ -130,6 +132,7 @@ impl Faults {
         self.log_fifo += usize::from(s.log == Some(LogFault::Fifo));
         self.log_full += usize::from(s.log == Some(LogFault::Full));
         self.budget_unusable += usize::from(s.budget_unusable);
+        self.presets += usize::from(s.presets.is_some());
         for &number in &o.state.started {
             let attempt = &s.attempts[number - 1];
             self.ignores_term += usize::from(attempt.ignores_term)
@@ -153,6 +156,7 @@ impl Faults {
             + self.log_fifo
             + self.log_full
             + self.budget_unusable
+            + self.presets
     }
 }
 
@@ -163,7 +167,8 @@ impl fmt::Display for Faults {
             "{} signals to retry, {} broken TMPDIRs, {} slow readers, {} readers closed early, \
              {} stdouts on /dev/full, {} TERM-ignoring processes, {} setsid'd grandchildren, \
              {} late writers, {} callers ignoring SIGCHLD, {} bystanders adopted, \
-             {} log FIFOs without a reader, {} logs on /dev/full, {} unusable budgets",
+             {} log FIFOs without a reader, {} logs on /dev/full, {} unusable budgets, \
+             {} presets files set aside",
             self.signal,
             self.tmpdir,
             self.slow_reader,
@@ -176,7 +181,8 @@ impl fmt::Display for Faults {
             self.bystander,
             self.log_fifo,
             self.log_full,
-            self.budget_unusable
+            self.budget_unusable,
+            self.presets
         )
     }
 }
