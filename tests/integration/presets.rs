@@ -351,6 +351,27 @@ fn a_users_preset_file_that_is_wrong_is_named_and_nothing_runs() {
         .stderr_is("");
 }
 
+/// An empty or relative HOME names no presets file: it would be one in
+/// whatever directory retry runs in, anyone's.
+#[test]
+fn a_relative_home_names_no_presets_file() {
+    let cwd = scratch();
+    std::fs::create_dir(cwd.path().join(".config")).unwrap();
+    let file = presets_file(&cwd.path().join(".config"));
+    std::fs::write(&file, "[ours]\nretry-on = 75\nsource = s\n").unwrap();
+    for home in ["", "."] {
+        retry(&["--preset", "ours", "--"])
+            .helper(&["exit", "0"])
+            .env("XDG_CONFIG_HOME", "")
+            .env("HOME", home)
+            .current_dir(cwd.path())
+            .run()
+            .code(2)
+            .stderr_lines(1)
+            .stderr_has("unknown preset `ours`");
+    }
+}
+
 /// `config/retry/presets.ini`, its directory made (`0755`, whatever the umask).
 fn presets_file(config: &std::path::Path) -> std::path::PathBuf {
     let dir = config.join("retry");
