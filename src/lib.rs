@@ -82,7 +82,12 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Mode::Simulate(options) => simulate::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
-        Mode::Presets(listing) => print(listing.as_bytes()),
+        Mode::Presets { listing, warning } => {
+            if let Some(warning) = warning {
+                let _ = writeln!(std::io::stderr(), "retry: warning: {warning}");
+            }
+            print(listing.as_bytes())
+        }
         Mode::BudgetStatus(settings) => run::budget::print_status(settings),
     }
 }
@@ -131,13 +136,20 @@ fn run_command(config: &run::Options, mut log: log::Log, id: String) -> run::Exi
     };
     let mut host = supervisor::Supervisor::new(config, signals, id);
     let seed = config.seed;
+    if let Some(message) = &config.preset_warning {
+        log.emit(&events::Event::Warning {
+            attempt: 1,
+            message: message.clone(),
+        });
+    }
     let mut noted = config.preset.is_some();
     let mut emit = |event: &events::Event| {
         log.emit(event);
-        if !noted && preset_note_due(config.verbosity, event) {
+        if let Some(attempt) = preset_note_due(config.verbosity, event).filter(|_| !noted) {
             noted = true;
-            if let Some(note) = preset_known(&config.program) {
-                log.emit(&note);
+            let (warning, note) = preset_known(&config.program, attempt);
+            for event in [warning, note].into_iter().flatten() {
+                log.emit(&event);
             }
         }
     };
@@ -147,35 +159,45 @@ fn run_command(config: &run::Options, mut log: log::Log, id: String) -> run::Exi
 /// Never magic: without `--preset`, the program's name changes nothing,
 /// but a run of a program a preset is written for says so once: with
 /// `--verbose` after the first attempt's line, else when it gives up
-/// (not with `--quiet`, nor when stdout's reader went away).
-fn preset_note_due(verbosity: log::Verbosity, event: &events::Event) -> bool {
+/// (not with `--quiet`, nor when stdout's reader went away): the attempt
+/// it follows, once due.
+fn preset_note_due(verbosity: log::Verbosity, event: &events::Event) -> Option<u32> {
     use events::{Event, GiveUp};
     match (verbosity, event) {
-        (log::Verbosity::Verbose, Event::Starting { attempt, .. }) => *attempt == 1,
+        (log::Verbosity::Verbose, Event::Starting { attempt: 1, .. }) => Some(1),
         (
             log::Verbosity::Normal,
             Event::GaveUp {
                 reason: GiveUp::StdoutClosed,
                 ..
             },
-        ) => false,
-        (log::Verbosity::Normal, Event::GaveUp { .. }) => true,
-        _ => false,
+        ) => None,
+        (log::Verbosity::Normal, Event::GaveUp { attempt, .. }) => Some(*attempt),
+        _ => None,
     }
 }
 
 /// The note for `program`, if a preset is written for it, built in or in
-/// the user's file (the data is read only here, once a note is due; a
-/// broken file only loses the note).
-fn preset_known(program: &std::ffi::OsStr) -> Option<events::Event> {
-    let catalog = preset::Catalog::load().unwrap_or_default();
-    let presets = catalog.presets().unwrap_or_else(|_| preset::builtin());
-    let known = preset::for_program(&presets, program)?;
-    let program = std::path::Path::new(program).file_name()?;
-    Some(events::Event::PresetKnown {
-        preset: known.name.to_owned(),
-        program: program.to_string_lossy().into_owned(),
-    })
+/// the user's file (the data is read only here, once a note is due), and
+/// before it the warning of a user's file that was ignored (the built-in
+/// presets still give their note).
+fn preset_known(
+    program: &std::ffi::OsStr,
+    attempt: u32,
+) -> (Option<events::Event>, Option<events::Event>) {
+    let catalog = preset::Catalog::load();
+    let warning = catalog
+        .warning()
+        .map(|message| events::Event::Warning { attempt, message });
+    let presets = catalog.presets();
+    let note = preset::for_program(&presets, program).and_then(|known| {
+        let program = std::path::Path::new(program).file_name()?;
+        Some(events::Event::PresetKnown {
+            preset: known.name.to_owned(),
+            program: program.to_string_lossy().into_owned(),
+        })
+    });
+    (warning, note)
 }
 
 /// Entry points for the fuzz targets in `fuzz/` and the argument property

@@ -34,8 +34,11 @@ pub enum Mode {
     Simulate(crate::simulate::Options),
     Completions(crate::cli::generate::Shell),
     Man,
-    /// `--presets`: what it prints.
-    Presets(String),
+    /// `--presets`: what it prints, and why the user's file was ignored.
+    Presets {
+        listing: String,
+        warning: Option<String>,
+    },
     /// `--budget-status NAME`.
     BudgetStatus(run::budget::Settings),
 }
@@ -50,17 +53,17 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     // Only a named preset or `--presets` reads the data and the user's file.
     let reads_presets = cli.preset.is_some() || cli.presets;
     let catalog = match reads_presets {
-        true => crate::preset::Catalog::load().map_err(usage)?,
+        true => crate::preset::Catalog::load(),
         false => crate::preset::Catalog::default(),
     };
     let presets = match reads_presets {
-        true => catalog.presets().map_err(usage)?,
+        true => catalog.presets(),
         false => Vec::new(),
     };
     let preset = match cli.preset.as_deref() {
         None => None,
         Some(name) => {
-            let preset = crate::preset::find(&presets, name).map_err(usage)?;
+            let preset = catalog.find(&presets, name).map_err(usage)?;
             crate::cli::apply_preset(&mut cli, &preset).map_err(usage)?;
             Some(preset)
         }
@@ -121,7 +124,10 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     } else if cli.man {
         return Ok(Mode::Man);
     } else if cli.presets {
-        return Ok(Mode::Presets(crate::preset::listing(&presets)));
+        return Ok(Mode::Presets {
+            listing: crate::preset::listing(&presets),
+            warning: catalog.warning(),
+        });
     }
     let budget_params = budget_params(&cli)?;
     let settings = |name| run::budget::Settings {
@@ -199,6 +205,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             },
             budget: cli.budget.map(settings),
             preset: cli.preset,
+            preset_warning: catalog.warning(),
             program,
             args,
         }),

@@ -50,7 +50,9 @@ pub const NOT_FROM_ENVIRONMENT: [&str; 8] = [
 pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --completions, --man, \
     --presets, --budget-status, --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
     RETRY_MAX_ATTEMPTS=unlimited); a flag on the command line wins. Switches take 1/0, \
-    true/false, yes/no or on/off (RETRY_QUIET=1). The modes are deliberately not read from \
+    true/false, yes/no or on/off (RETRY_QUIET=1). An empty variable is as good as unset \
+    (a CI template's RETRY_RETRY_IF_OUTPUT= from a variable nobody set changes nothing); an \
+    empty value typed after a flag (--retry-if-output '') is refused. The modes are deliberately not read from \
     the environment: a variable never turns a run into one that runs nothing. \
     Under GitHub Actions, a run that retried or gave up adds a table to the step summary \
     (GITHUB_STEP_SUMMARY; RETRY_STEP_SUMMARY=0 turns it off), and RETRY_GITHUB_OUTPUT=1 \
@@ -70,7 +72,10 @@ pub const PRESETS: &str = "A preset (--preset NAME) sets retry's rules for the w
     the keys programs (the command names it fits, space-separated), source (the documentation \
     it rests on, required) and the long names of the rules above, one key = value per line \
     and # for comments. A built-in name cannot be taken there, so --preset curl \
-    means the same on every machine; retry --presets lists them after the built-in ones.";
+    means the same on every machine; retry --presets lists them after the built-in ones. \
+    The file is read only if it is a regular file of at most 1 MiB that you or root own and \
+    no one else may write, in a directory of the same kind; any other, or one with a mistake \
+    in it, is ignored with one warning and the built-in presets still apply.";
 
 pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTEMPT_LIMIT \
     (the maximum, or `unlimited`), RETRY_PREVIOUS_EXIT_CODE (unset on the first attempt) and \

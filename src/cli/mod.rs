@@ -169,7 +169,7 @@ pub struct RunArgs {
     /// sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output
     /// goes to stderr, and its failure is logged, not fatal
     #[arg(long, env = "RETRY_ON_RETRY", value_name = "SHELL COMMAND",
-          value_hint = ValueHint::CommandString, hide_short_help = true)]
+          value_parser = clap::builder::NonEmptyStringValueParser::new(), value_hint = ValueHint::CommandString, hide_short_help = true)]
     pub on_retry: Option<String>,
 
     /// What each attempt reads: `replay` the same stdin every time, `null` nothing
@@ -481,7 +481,7 @@ impl AfterParsing {
 /// and the modes read exactly as the whole `Cli` defines them.
 pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
-    let mut lean = RunArgs::augment_args(clap::Command::new("retry"));
+    let mut lean = empty_variables_unset(RunArgs::augment_args(clap::Command::new("retry")));
     let matches = lean.try_get_matches_from_mut(args);
     after.finish(lean);
     if let Ok(mut matches) = matches
@@ -491,13 +491,44 @@ pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap
     {
         return Ok(Parsed::Lean(run_args(&mut matches, false)?));
     }
-    let mut command = Cli::command();
+    let mut command = empty_variables_unset(Cli::command());
     let matches = command.try_get_matches_from_mut(args);
     after.finish(command);
-    let mut matches = matches?;
+    let mut matches = match matches {
+        // Help as written for every option, each with its variable.
+        Err(error) if usage::is_help_or_version(&error) => {
+            let mut whole = Cli::command();
+            let help = whole.try_get_matches_from_mut(args).err().unwrap_or(error);
+            after.finish(whole);
+            return Err(help);
+        }
+        matches => matches?,
+    };
     let run = run_args(&mut matches, true)?;
     let simulation = SimulationArgs::from_arg_matches_mut(&mut matches)?;
     Ok(Parsed::Full(Cli { run, simulation }))
+}
+
+/// An empty `RETRY_*` variable counts as unset, as POSIX tools take an
+/// empty `TMPDIR`: CI templates write `RETRY_X: ${{ vars.X }}`, and a
+/// repository variable nobody set must not stop every job (nor an empty
+/// `RETRY_RETRY_IF_OUTPUT` match every line). clap reads a variable when
+/// the argument is built and has no such rule, so the argument of each
+/// empty one forgets its variable before parsing.
+pub(crate) fn empty_variables_unset(mut command: clap::Command) -> clap::Command {
+    let empty: Vec<clap::Id> = command
+        .get_arguments()
+        .filter(|arg| {
+            arg.get_env()
+                .and_then(std::env::var_os)
+                .is_some_and(|value| value.is_empty())
+        })
+        .map(|arg| arg.get_id().clone())
+        .collect();
+    for id in empty {
+        command = command.mut_arg(id, |arg| arg.env(None));
+    }
+    command
 }
 
 /// `RunArgs` out of the matches, with where their values came from, once
@@ -594,6 +625,10 @@ fn parse_attempts(text: &str) -> Result<Attempts, String> {
 /// The parser's multi-line report shrinks to its last line, so the usage
 /// error stays one line.
 fn parse_regex(text: &str) -> Result<Regex, String> {
+    // Empty matches every line: one empty quote would rerun every success.
+    if text.is_empty() {
+        return Err("an empty regex would match every line; leave the option out".into());
+    }
     RegexBuilder::new(text)
         .unicode(false)
         .build()
@@ -648,8 +683,10 @@ impl clap::builder::TypedValueParser for PresetName {
         value: &std::ffi::OsStr,
     ) -> Result<String, clap::Error> {
         let known = |name: &str| {
-            let catalog = crate::preset::Catalog::load()?;
-            crate::preset::find(&catalog.presets()?, name).map(|p| p.name.to_owned())
+            let catalog = crate::preset::Catalog::load();
+            catalog
+                .find(&catalog.presets(), name)
+                .map(|p| p.name.to_owned())
         };
         clap::builder::TypedValueParser::parse_ref(&known, command, arg, value)
     }
@@ -764,6 +801,35 @@ mod tests {
             Parsed::Lean(run) => Some(run),
             Parsed::Full(_) => None,
         }
+    }
+
+    #[test]
+    fn every_option_refuses_an_empty_value_typed() {
+        // None takes '' to mean something, and `--retry-if-output ''` would
+        // match every line: each says so, naming itself, before anything runs.
+        let mut checked = 0;
+        for arg in Cli::command().get_arguments() {
+            let Some(long) = arg.get_long().filter(|_| arg.get_action().takes_values()) else {
+                continue;
+            };
+            for typed in [vec![format!("--{long}="), "--".into(), "true".into()], {
+                vec![
+                    format!("--{long}"),
+                    String::new(),
+                    "--".into(),
+                    "true".into(),
+                ]
+            }] {
+                let typed: Vec<&str> = typed.iter().map(String::as_str).collect();
+                let Err(error) = parse(&typed) else {
+                    panic!("{typed:?} was taken");
+                };
+                let error = error.to_string();
+                assert!(error.contains(&format!("'--{long} <")), "{error}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 60, "{checked}");
     }
 
     #[test]

@@ -54,7 +54,7 @@ impl Provenance {
     /// The record of a command line clap refused (program name first):
     /// as far as clap got, what it typed and what the environment set.
     pub fn lenient(args: &[OsString]) -> Self {
-        let command = Cli::command()
+        let command = crate::cli::empty_variables_unset(Cli::command())
             .ignore_errors(true)
             .mut_args(raw)
             .mut_arg(id::TIMEOUT, |timeout| timeout.short(None))

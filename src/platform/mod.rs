@@ -8,7 +8,9 @@
 //! shared retry budget's state), its rules written once for every OS on
 //! `owner.rs` (the user id, owner-only creation, opening without following
 //! a link); `append.rs` opens `--log-file` without ever waiting, only what
-//! can take appended lines, and through no symlink another user owns.
+//! can take appended lines, and through no symlink another user owns;
+//! `trusted.rs` reads a file retry takes rules from (the user's presets):
+//! never waiting, bounded, and only this user's or root's.
 //! `seam.rs` holds the types every twin shares (`Child`, `Io`, `Wake`).
 //!
 //! `unix.rs` is the implementation for every Unix; `spawn.rs` starts a
@@ -46,6 +48,7 @@ pub mod signals;
 pub mod spawn;
 #[cfg(unix)]
 pub mod tree;
+pub mod trusted;
 #[cfg(unix)]
 mod unix;
 

@@ -1,11 +1,12 @@
 //! Who owns a file, and the calls that make and open one only its owner
 //! may use, on Unix: the effective user id, modes `0700` and `0600`, and
-//! `O_NOFOLLOW`. `private.rs` writes the rules once from these;
+//! `O_NOFOLLOW`; and opening a file to read that never waits (`O_NONBLOCK`).
+//! `private.rs` and `trusted.rs` write the rules once from these;
 //! `windows/owner.rs` is the twin.
 
-use std::fs::{DirBuilder, Metadata, OpenOptions};
+use std::fs::{DirBuilder, File, FileType, Metadata, OpenOptions};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// The effective user id: the owner of every file this process creates.
@@ -33,20 +34,58 @@ pub fn is_symlink_error(error: &io::Error) -> bool {
 /// Checks that `path` (whose `meta` this is) belongs to this user and
 /// that no one else may write to it; `private_mode` is the mode to ask for.
 pub fn check_owner(meta: &Metadata, path: &Path, private_mode: u32) -> Result<(), String> {
-    let shown = path.display();
-    if meta.uid() != user_id() {
+    check(meta, &path.display(), false, private_mode)
+}
+
+/// Checks that the file `shown` ("it", or its path), whose `meta` this
+/// is, belongs to this user or root and that no one else may write to
+/// it: a file retry takes rules from.
+pub fn check_trusted(meta: &Metadata, shown: &str) -> Result<(), String> {
+    check(meta, &shown, true, meta.mode() & 0o755)
+}
+
+fn check(
+    meta: &Metadata,
+    shown: &dyn std::fmt::Display,
+    root_too: bool,
+    fixed_mode: u32,
+) -> Result<(), String> {
+    let (owner, me) = (meta.uid(), user_id());
+    if owner != me && !(root_too && owner == 0) {
+        let or_root = if root_too { " or root" } else { "" };
         return Err(format!(
-            "{shown} is owned by user id {}, not by you ({})",
-            meta.uid(),
-            user_id()
+            "{shown} is owned by user id {owner}, not by you ({me}){or_root}"
         ));
     }
     // Group or others may write: as good as someone else's.
     if meta.mode() & 0o022 != 0 {
         return Err(format!(
-            "{shown} is writable by other users (mode {:o}); make it {private_mode:04o}",
+            "{shown} is writable by other users (mode {:o}); make it {fixed_mode:04o}",
             meta.mode() & 0o777
         ));
     }
     Ok(())
+}
+
+/// Opens `path` to read without ever waiting: a FIFO with no writer opens
+/// at once (`O_NONBLOCK`), and a terminal never becomes retry's
+/// controlling terminal (`O_NOCTTY`). The caller refuses what is not a
+/// regular file, where `O_NONBLOCK` means nothing.
+pub fn open_to_read(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+}
+
+/// What a file that is not a regular one is, in words, where it has a name.
+pub fn kind(file_type: FileType) -> Option<&'static str> {
+    Some(match () {
+        () if file_type.is_dir() => "a directory",
+        () if file_type.is_fifo() => "a FIFO",
+        () if file_type.is_char_device() => "a character device",
+        () if file_type.is_block_device() => "a block device",
+        () if file_type.is_socket() => "a socket",
+        () => return None,
+    })
 }

@@ -6,7 +6,11 @@
 //!
 //! A team adds presets for its own tools in a file of the same format,
 //! `$XDG_CONFIG_HOME/retry/presets.ini` (`Catalog`); a built-in name cannot
-//! be taken there, so `--preset curl` means the same on every machine.
+//! be taken there, so `--preset curl` means the same on every machine. The
+//! file is read as `platform::trusted` allows (a bounded regular file of
+//! this user's or root's, never waited on), and one that cannot be read so,
+//! or that is malformed, is ignored with one warning: the built-in presets
+//! stand alone, and only naming a preset the file alone defines is an error.
 //!
 //! It knows nothing of what the rules mean: `cli` checks each value with
 //! the parser of the flag it names and applies it where the flag was not
@@ -171,62 +175,115 @@ thread_local! {
 
 /// Where a user keeps presets of their own: `$XDG_CONFIG_HOME/retry/presets.ini`,
 /// else `$HOME/.config/retry/presets.ini` (the XDG base directory rules:
-/// a relative `XDG_CONFIG_HOME` is ignored).
+/// a relative `XDG_CONFIG_HOME` is ignored; so is a relative or empty
+/// `HOME`, which would name a file in whatever directory retry runs in).
 pub fn user_file() -> Option<PathBuf> {
+    let absolute = |dir: &PathBuf| dir.is_absolute();
     let config = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| Some(PathBuf::from(std::env::var_os("HOME")?).join(".config")))?;
+        .filter(absolute)
+        .or_else(|| {
+            let home = PathBuf::from(std::env::var_os("HOME")?);
+            absolute(&home).then(|| home.join(".config"))
+        })?;
     Some(config.join("retry").join("presets.ini"))
 }
+
+/// The most of the user's file that is read: some fifty times the
+/// built-in data, and a bound on what a file that never ends can take.
+pub const USER_FILE_LIMIT: u64 = 1 << 20;
 
 /// The built-in presets and the user's own file, read once.
 #[derive(Debug, Default)]
 pub struct Catalog {
     user: Option<(PathBuf, String)>,
+    /// The user's file, set aside, and why: the built-in presets stand
+    /// alone, the same on every machine.
+    ignored: Option<(PathBuf, String)>,
 }
 
 impl Catalog {
     /// Reads the user's file ([`user_file`]); a missing file is no error.
-    pub fn load() -> Result<Catalog, String> {
+    pub fn load() -> Catalog {
         Catalog::from_file(user_file())
     }
 
-    pub fn from_file(path: Option<PathBuf>) -> Result<Catalog, String> {
-        let user = match path {
-            None => None,
-            Some(path) => match std::fs::read_to_string(&path) {
-                Ok(text) => Some((path, text)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(format!("{}: {e}", path.display())),
-            },
+    /// Reads `path` if it is there, and sets it aside, with the reason, if
+    /// it cannot be trusted or read (`platform::trusted`), or holds
+    /// anything wrong but a rule's value (checked when it is applied): a
+    /// broken file never breaks a built-in preset.
+    pub fn from_file(path: Option<PathBuf>) -> Catalog {
+        let Some(path) = path else {
+            return Catalog::default();
         };
-        Ok(Catalog { user })
+        let text = crate::platform::trusted::read(&path, USER_FILE_LIMIT).and_then(|bytes| {
+            let Some(bytes) = bytes else {
+                return Ok(None);
+            };
+            let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text")?;
+            user_presets(&path, &text)?;
+            Ok(Some(text))
+        });
+        match text {
+            Ok(None) => Catalog::default(),
+            Ok(Some(text)) => Catalog {
+                user: Some((path, text)),
+                ignored: None,
+            },
+            Err(why) => Catalog {
+                user: None,
+                ignored: Some((path, why)),
+            },
+        }
     }
 
-    /// The built-in presets, then the user's. An error names the file and
-    /// what is wrong in it.
-    pub fn presets(&self) -> Result<Vec<Preset<'_>>, String> {
+    /// The built-in presets, then the user's.
+    pub fn presets(&self) -> Vec<Preset<'_>> {
         let mut presets = builtin();
-        let Some((path, text)) = &self.user else {
-            return Ok(presets);
-        };
-        let at = |message: String| format!("{}: {message}", path.display());
-        for preset in parse(text).map_err(at)? {
-            if presets.iter().any(|p| p.name == preset.name) {
-                return Err(at(format!(
-                    "[{}] is a built-in preset; give yours another name, so that \
-                     --preset {} means the same on every machine",
-                    preset.name, preset.name
-                )));
-            }
-            presets.push(Preset {
-                file: Some(path),
-                ..preset
-            });
+        if let Some((path, text)) = &self.user {
+            presets.extend(user_presets(path, text).unwrap_or_default());
         }
-        Ok(presets)
+        presets
     }
+
+    /// Why the user's file was set aside, as a warning's one line.
+    pub fn warning(&self) -> Option<String> {
+        let (path, why) = self.ignored.as_ref()?;
+        Some(format!(
+            "the presets file {} is ignored: {why}; the built-in presets still apply",
+            path.display()
+        ))
+    }
+
+    /// [`find`], whose error also says why the user's file was set aside:
+    /// a preset named that only it defines is an error naming the file.
+    pub fn find<'a>(&self, presets: &[Preset<'a>], name: &str) -> Result<Preset<'a>, String> {
+        find(presets, name).map_err(|error| match &self.ignored {
+            Some((path, why)) => format!(
+                "{error}; the presets file {} is ignored: {why}",
+                path.display()
+            ),
+            None => error,
+        })
+    }
+}
+
+/// The presets of the user's file `path`, which holds `text`; an error
+/// names what is wrong in it.
+fn user_presets<'a>(path: &'a Path, text: &'a str) -> Result<Vec<Preset<'a>>, String> {
+    let builtin = builtin();
+    let mut presets = parse(text)?;
+    for preset in &mut presets {
+        if builtin.iter().any(|p| p.name == preset.name) {
+            return Err(format!(
+                "[{}] is a built-in preset; give yours another name, so that \
+                 --preset {} means the same on every machine",
+                preset.name, preset.name
+            ));
+        }
+        preset.file = Some(path);
+    }
+    Ok(presets)
 }
 
 /// The preset called `name`, or the one line saying which exist.
@@ -357,7 +414,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("presets.ini");
         std::fs::write(&path, text).unwrap();
-        let catalog = Catalog::from_file(Some(path)).unwrap();
+        let catalog = Catalog::from_file(Some(path));
         (dir, catalog)
     }
 
@@ -365,9 +422,10 @@ mod tests {
     fn the_users_presets_follow_the_builtin_ones() {
         let (dir, catalog) =
             user("[deploy]\nprograms = deploy\nretry-on = 75\nsource = our wiki\n");
-        let presets = catalog.presets().unwrap();
+        assert_eq!(catalog.warning(), None);
+        let presets = catalog.presets();
         assert_eq!(presets.len(), builtin().len() + 1);
-        let ours = find(&presets, "deploy").unwrap();
+        let ours = catalog.find(&presets, "deploy").unwrap();
         assert_eq!(ours.rules, [(Rule::RetryOn, "75")]);
         let file = dir.path().join("presets.ini");
         assert_eq!(ours.file, Some(file.as_path()));
@@ -377,37 +435,93 @@ mod tests {
             flags.starts_with(&format!("# deploy (from {}): for deploy;", file.display())),
             "{flags}"
         );
-        // No file: the built-in presets alone.
-        let none = Catalog::from_file(Some(dir.path().join("missing.ini"))).unwrap();
-        assert_eq!(none.presets().unwrap(), builtin());
+        // No file: the built-in presets alone, and nothing to say.
+        let none = Catalog::from_file(Some(dir.path().join("missing.ini")));
+        assert_eq!(none.presets(), builtin());
+        assert_eq!(none.warning(), None);
     }
 
     #[test]
-    fn the_users_file_cannot_take_a_builtin_name_or_be_malformed() {
-        let (dir, clash) = user("[curl]\nretry-on = 22\nsource = s\n");
-        let error = clash.presets().unwrap_err();
-        let file = dir.path().join("presets.ini").display().to_string();
-        assert_eq!(
-            error,
-            format!(
-                "{file}: [curl] is a built-in preset; give yours another name, \
-                 so that --preset curl means the same on every machine"
-            )
-        );
+    fn a_users_file_that_is_wrong_is_ignored_and_the_builtin_ones_stay() {
+        let ignored = |dir: &tempfile::TempDir, catalog: &Catalog, why: &str| {
+            let file = dir.path().join("presets.ini");
+            let file = file.display();
+            assert_eq!(
+                catalog.warning().unwrap(),
+                format!(
+                    "the presets file {file} is ignored: {why}; the built-in presets still apply"
+                )
+            );
+            // The built-in presets, as on every machine: curl is curl's.
+            let presets = catalog.presets();
+            assert_eq!(presets, builtin());
+            assert!(catalog.find(&presets, "curl").unwrap().file.is_none());
+            // Naming a preset only the file could define names the file.
+            assert_eq!(
+                catalog.find(&presets, "ours").unwrap_err(),
+                format!(
+                    "unknown preset `ours`; known presets: curl, wget, git, ssh, rsync, apt, \
+                     docker, npm, pip; the presets file {file} is ignored: {why}"
+                )
+            );
+        };
+        let (dir, clash) = user("[ours]\nsource = s\n[curl]\nretry-on = 22\nsource = s\n");
+        let why = "[curl] is a built-in preset; give yours another name, \
+                   so that --preset curl means the same on every machine";
+        ignored(&dir, &clash, why);
         let (dir, broken) = user("[ours]\nretry_on = 22\n");
-        let error = broken.presets().unwrap_err();
-        let file = dir.path().join("presets.ini").display().to_string();
-        assert!(
-            error.starts_with(&format!("{file}: line 2: unknown key `retry_on`")),
-            "{error}"
-        );
-        // A file that cannot be read is named.
+        let why = "line 2: unknown key `retry_on`; a preset has programs, source and the \
+                   rules retry-on, fatal-on, success-on, retry-if-output, stop-if-output, \
+                   delay-from-output";
+        ignored(&dir, &broken, why);
+        // Bytes that are not text, and more than presets could need (at
+        // most the limit is read).
+        let written = |bytes: &[u8]| {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("presets.ini"), bytes).unwrap();
+            let catalog = Catalog::from_file(Some(dir.path().join("presets.ini")));
+            (dir, catalog)
+        };
+        let (dir, binary) = written(b"[ours]\nsource = \xff\n");
+        ignored(&dir, &binary, "it is not UTF-8 text");
+        let (dir, long) = written(&b"# a comment\n".repeat(USER_FILE_LIMIT as usize / 10));
+        ignored(&dir, &long, "it is larger than 1 MiB");
+        // A directory in its place.
         let dir = tempfile::tempdir().unwrap();
-        let error = Catalog::from_file(Some(dir.path().to_owned())).unwrap_err();
+        std::fs::create_dir(dir.path().join("presets.ini")).unwrap();
+        let catalog = Catalog::from_file(Some(dir.path().join("presets.ini")));
+        ignored(&dir, &catalog, "it is a directory, not a regular file");
+    }
+
+    #[test]
+    #[cfg(unix)] // FIFOs and modes
+    fn a_fifo_or_a_file_others_may_write_is_ignored_at_once() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, _) = user("");
+        let file = dir.path().join("presets.ini");
+        std::fs::remove_file(&file).unwrap();
+        nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // No writer: on main the read waited for one forever.
+        let catalog = Catalog::from_file(Some(file.clone()));
         assert!(
-            error.starts_with(&dir.path().display().to_string()),
-            "{error}"
+            catalog
+                .warning()
+                .unwrap()
+                .contains("it is a FIFO, not a regular file"),
+            "{catalog:?}"
         );
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, "[ours]\nretry-if-output = .\nsource = s\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let catalog = Catalog::from_file(Some(file.clone()));
+        assert!(
+            catalog
+                .warning()
+                .unwrap()
+                .contains("it is writable by other users (mode 666)"),
+            "{catalog:?}"
+        );
+        assert_eq!(catalog.presets(), builtin());
     }
 
     #[test]

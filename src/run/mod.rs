@@ -71,6 +71,9 @@ pub struct Options {
     /// `--preset`: the one named, if any. Without one, a run of a program
     /// a preset is for says so once (`lib.rs`), and changes nothing.
     pub preset: Option<String>,
+    /// Why the user's presets file was ignored, read for `--preset`: said
+    /// once, before the first attempt.
+    pub preset_warning: Option<String>,
     /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
     pub program: OsString,
     pub args: Vec<OsString>,

@@ -351,6 +351,231 @@ fn a_users_preset_file_that_is_wrong_is_named_and_nothing_runs() {
         .stderr_is("");
 }
 
+/// An empty or relative HOME names no presets file: it would be one in
+/// whatever directory retry runs in, anyone's.
+#[test]
+fn a_relative_home_names_no_presets_file() {
+    let cwd = scratch();
+    std::fs::create_dir(cwd.path().join(".config")).unwrap();
+    let file = presets_file(&cwd.path().join(".config"));
+    std::fs::write(&file, "[ours]\nretry-on = 75\nsource = s\n").unwrap();
+    for home in ["", "."] {
+        retry(&["--preset", "ours", "--"])
+            .helper(&["exit", "0"])
+            .env("XDG_CONFIG_HOME", "")
+            .env("HOME", home)
+            .current_dir(cwd.path())
+            .run()
+            .code(2)
+            .stderr_lines(1)
+            .stderr_has("unknown preset `ours`");
+    }
+}
+
+/// `config/retry/presets.ini`, its directory made (`0755`, whatever the umask).
+fn presets_file(config: &std::path::Path) -> std::path::PathBuf {
+    let dir = config.join("retry");
+    std::fs::create_dir(&dir).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir.join("presets.ini")
+}
+
+/// The one warning of a presets file set aside, and why.
+fn ignored(file: &std::path::Path, why: &str) -> String {
+    format!(
+        "warning: the presets file {} is ignored: {why}; the built-in presets still apply\n",
+        file.display()
+    )
+}
+
+/// `RETRY_PRESET=curl`, set fleet-wide, means the same on every host: a
+/// user's file that is broken is set aside with one warning, and curl's
+/// rules still judge (3 is fatal to curl, retried by default).
+#[test]
+fn a_broken_users_file_never_breaks_a_builtin_preset() {
+    let config = scratch();
+    let file = presets_file(config.path());
+    for (text, why) in [
+        (
+            "[curl]\nretry-on = 3\nsource = ours\n",
+            "[curl] is a built-in preset; give yours another name, so that \
+             --preset curl means the same on every machine",
+        ),
+        ("[ours]\nretry_on = 22\n", "line 2: unknown key `retry_on`"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let run = retry(&["-n", "3", "-b", "1ms"])
+            .helper(&["exit", "3"])
+            .env("RETRY_PRESET", "curl")
+            .env("XDG_CONFIG_HOME", config.path())
+            .run();
+        run.code(3)
+            .stderr_has("giving up after attempt 1/3")
+            .stderr_lines(2);
+        let first = run.stderr.lines().next().unwrap();
+        let warning = format!(
+            "warning: the presets file {} is ignored: {why}",
+            file.display()
+        );
+        assert!(first.contains(&warning), "{run:#?}");
+        assert!(
+            first.ends_with("; the built-in presets still apply"),
+            "{run:#?}"
+        );
+    }
+    // Without --preset it costs a failed run one warning, before the note.
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir(&file).unwrap();
+    let run = retry(&["-n", "1"])
+        .helper(&["exit", "3"])
+        .env("XDG_CONFIG_HOME", config.path())
+        .run();
+    run.code(3).stderr_lines(2);
+    assert!(
+        run.stderr
+            .ends_with(&ignored(&file, "it is a directory, not a regular file")),
+        "{run:#?}"
+    );
+    // --presets lists the built-in ones, and says why once.
+    let listing = retry(&["--presets"])
+        .env("XDG_CONFIG_HOME", config.path())
+        .run();
+    listing.code(0).stderr_is(&format!(
+        "retry: {}",
+        ignored(&file, "it is a directory, not a regular file")
+    ));
+    assert!(listing.stdout.starts_with("# curl"), "{listing:#?}");
+}
+
+/// A FIFO hung retry before the command ran (`-v`) or as it gave up (its
+/// note), and a link to /dev/zero took memory until there was none: each
+/// is set aside at once with one warning. The run is held to 4 GB of
+/// address space, so that an unbounded read fails rather than takes the
+/// machine.
+#[test]
+#[cfg(unix)] // FIFOs, /dev/zero, sh's ulimit
+fn a_presets_file_that_would_hang_or_exhaust_retry_is_ignored_at_once() {
+    use crate::harness::{outputs, wait_bounded};
+    let config = scratch();
+    let file = presets_file(config.path());
+    let cases: [(&dyn Fn(), &str); 2] = [
+        (
+            &|| nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap(),
+            "it is a FIFO, not a regular file",
+        ),
+        (
+            &|| std::os::unix::fs::symlink("/dev/zero", &file).unwrap(),
+            "it is a character device, not a regular file",
+        ),
+    ];
+    for (make, why) in cases {
+        let _ = std::fs::remove_file(&file);
+        make();
+        for verbose in [&["-v"][..], &[]] {
+            let inner = retry(verbose)
+                .args(&["-n", "2", "-b", "1ms", "--"])
+                .helper(&["exit", "1"])
+                .env("XDG_CONFIG_HOME", config.path())
+                .into_command();
+            let mut bounded = std::process::Command::new("sh");
+            bounded
+                .args(["-c", "ulimit -v 4000000 && exec \"$@\"", "sh"])
+                .arg(inner.get_program())
+                .args(inner.get_args())
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            for (key, value) in inner.get_envs() {
+                match value {
+                    Some(value) => bounded.env(key, value),
+                    None => bounded.env_remove(key),
+                };
+            }
+            let mut child = bounded.spawn().unwrap();
+            let status = wait_bounded(&mut child, Duration::from_secs(20));
+            let (_, stderr) = outputs(&mut child);
+            assert_eq!(status.code(), Some(1), "{why} {verbose:?}: {stderr}");
+            assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+            assert!(stderr.contains(&ignored(&file, why)), "{stderr}");
+            assert!(stderr.contains("giving up after 2 attempts"), "{stderr}");
+        }
+    }
+}
+
+/// A presets file others may write, or another user's, is theirs to set:
+/// set aside, and a preset only it defines is an error naming it. (As
+/// root, another user's `retry-if-output = .` ran a success four times.)
+#[test]
+#[cfg(unix)] // modes, owners and chown
+fn a_presets_file_others_could_write_is_not_trusted() {
+    use std::os::unix::fs::PermissionsExt;
+    let config = scratch();
+    let file = presets_file(config.path());
+    let dir = file.parent().unwrap().to_owned();
+    std::fs::write(
+        &file,
+        "[deploy]\nprograms = deploy\nretry-if-output = .\nsource = theirs\n",
+    )
+    .unwrap();
+    let runs = config.path().join("runs");
+    let runs_text = runs.to_str().unwrap().to_owned();
+    let deploy = |preset: &str| {
+        retry(&["-n", "4", "-b", "1ms", "--preset", preset, "--"])
+            .helper(&["append", &runs_text, "x", "out", "deployed\n"])
+            .env("XDG_CONFIG_HOME", config.path())
+            .run()
+    };
+    let refused = |why: &str| {
+        let _ = std::fs::remove_file(&runs);
+        let run = deploy("deploy");
+        run.code(2).stderr_lines(1).stderr_has(&format!(
+            "unknown preset `deploy`; known presets: curl, wget, git, ssh, rsync, apt, docker, \
+             npm, pip; the presets file {} is ignored: {why}",
+            file.display()
+        ));
+        assert!(!runs.exists(), "{why}: the command ran");
+        // A built-in preset goes on, with one warning.
+        let run = deploy("curl");
+        run.code(0).stdout_is("deployed\n");
+        let warning = ignored(&file, why);
+        assert_eq!(run.stderr, format!("retry: retry-test-helper: {warning}"));
+        assert_eq!(std::fs::read_to_string(&runs).unwrap(), "x");
+    };
+    let mode = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    mode(&file, 0o664);
+    refused("it is writable by other users (mode 664); make it 0644");
+    mode(&file, 0o644);
+    mode(&dir, 0o757);
+    refused(&format!(
+        "{} is writable by other users (mode 757); make it 0755",
+        dir.display()
+    ));
+    mode(&dir, 0o755);
+    // The user's own, as it should be, means what it says: every line
+    // matches, so each success is retried (and the run gives up).
+    let _ = std::fs::remove_file(&runs);
+    deploy("deploy").code(1);
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "xxxx");
+    if nix::unistd::geteuid().as_raw() != 0 {
+        return eprintln!("skipped: only root can hand a file to another user");
+    }
+    // As root, in another user's configuration directory.
+    std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
+    refused(&format!(
+        "{} is owned by user id 65534, not by you (0) or root",
+        dir.display()
+    ));
+    std::os::unix::fs::chown(&dir, Some(0), None).unwrap();
+    std::os::unix::fs::chown(&file, Some(65534), None).unwrap();
+    refused("it is owned by user id 65534, not by you (0) or root");
+}
+
 /// The README's pipeline: a `set -euo pipefail` script piping the body to
 /// `jq`, with curl 7.84+'s `--write-out` putting the one header retry reads
 /// on stderr. The server asks for its wait as an HTTP-date.

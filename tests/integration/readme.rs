@@ -290,6 +290,7 @@ fn quoted_messages_are_what_retry_prints() {
         retry(&["true"]).env("RETRY_BASE", "100"),
         retry(&["--base", "2m30s", "true"]),
         retry(&["--retries", "3", "true"]),
+        retry(&["--retry-if-output", "", "true"]),
     ];
     // The documents wrap long spans: compare with whitespace collapsed.
     let all: String = DOCUMENTS.iter().map(|(_, text)| *text).collect();

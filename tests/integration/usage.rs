@@ -343,6 +343,69 @@ fn modes_are_not_read_from_the_environment_and_everything_else_is() {
     retry(&["true"]).env("RETRY_SVG", &svg).run().code(0);
 }
 
+/// CI templates write `RETRY_X: ${{ vars.X }}`: a variable nobody set
+/// arrives empty and counts as unset, every one of them at once.
+#[test]
+fn an_empty_variable_is_an_unset_one() {
+    let variables: Vec<String> = retry_jitter::fuzzing::options()
+        .into_iter()
+        .filter_map(|(_, env)| env)
+        .collect();
+    assert!(variables.len() > 30, "{variables:?}");
+    let empty = |mut run: Retry| {
+        for variable in &variables {
+            run = run.env(variable, "");
+        }
+        run
+    };
+    // A success that prints runs once: no empty pattern matched its line.
+    let dir = scratch();
+    let runs = dir.path().join("runs");
+    let runs_text = runs.to_str().unwrap();
+    empty(retry(&["--"]))
+        .helper(&["append", runs_text, "x", "out", "ok\n"])
+        .run()
+        .code(0)
+        .stdout_is("ok\n")
+        .stderr_is("");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "x");
+    // The two, alone: RETRY_RETRY_IF_OUTPUT= and RETRY_MAX_ATTEMPTS=.
+    retry(&["-b", "1ms", "--"])
+        .helper(&["append", runs_text, "y", "out", "ok\n"])
+        .env("RETRY_RETRY_IF_OUTPUT", "")
+        .run()
+        .code(0)
+        .stderr_is("");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), "xy");
+    retry(&["-b", "1ms", "--"])
+        .helper(&crate::harness::fails(dir.path(), 9, 3))
+        .env("RETRY_MAX_ATTEMPTS", "")
+        .run()
+        .code(3)
+        .stderr_has("giving up after 5 attempts");
+    assert_eq!(crate::harness::count(dir.path()), 5);
+    // The defaults, each of them: the plan is the plain one.
+    if cfg!(feature = "preview") {
+        let plain = retry(&["--plan", "--seed", "7"]).run();
+        plain.code(0);
+        empty(retry(&["--plan", "--seed", "7"]))
+            .run()
+            .code(0)
+            .stdout_is(&plain.stdout);
+    }
+}
+
+#[test]
+fn an_empty_value_typed_is_refused() {
+    refused(
+        &["--retry-if-output", ""],
+        &["for '--retry-if-output <REGEX>': an empty regex would match every line"],
+    );
+    refused(&["--stop-if-output="], &["'--stop-if-output <REGEX>'"]);
+    refused(&["--on-retry", ""], &["'--on-retry <SHELL COMMAND>'"]);
+    refused(&["--max-attempts", ""], &["'--max-attempts <N|unlimited>'"]);
+}
+
 #[test]
 fn a_flag_typed_is_named_as_typed_even_with_the_variable_set() {
     // The command line wins: a bad flag is the flag's fault...

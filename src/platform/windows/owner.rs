@@ -5,7 +5,7 @@
 //! private wherever it is. A reparse point (a symbolic link or junction)
 //! is opened as itself, never followed, and `private.rs` refuses it.
 
-use std::fs::{Metadata, OpenOptions};
+use std::fs::{File, FileType, Metadata, OpenOptions};
 use std::io;
 use std::os::windows::fs::OpenOptionsExt;
 use std::path::Path;
@@ -80,4 +80,19 @@ pub fn is_symlink_error(_: &io::Error) -> bool {
 /// existing directory's list is not read back).
 pub fn check_owner(_: &Metadata, _: &Path, _: u32) -> Result<(), String> {
     Ok(())
+}
+
+/// Nothing to check, as for `check_owner`.
+pub fn check_trusted(_: &Metadata, _: &str) -> Result<(), String> {
+    Ok(())
+}
+
+/// Opens `path` to read: Windows has no FIFO whose open waits for a writer.
+pub fn open_to_read(path: &Path) -> io::Result<File> {
+    OpenOptions::new().read(true).open(path)
+}
+
+/// What a file that is not a regular one is, in words, where it has a name.
+pub fn kind(file_type: FileType) -> Option<&'static str> {
+    file_type.is_dir().then_some("a directory")
 }

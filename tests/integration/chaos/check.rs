@@ -144,6 +144,26 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
             ));
         }
     }
+    // A presets file that cannot be trusted or read is never waited on (a
+    // hang is caught above), is said at most once, and once by a run that
+    // gave up with its last line on stderr, and its preset is never taken.
+    if s.presets.is_some() {
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let said = stderr.matches("warning: the presets file").count();
+        let gave_up = matches!(o.exit, Exit::Code(code) if code != 0)
+            && !o.signal_sent
+            && s.log.is_none()
+            && s.reader == Reader::Fast;
+        if said > 1 || (gave_up && said != 1) {
+            violation(format!(
+                "the presets file set aside was said {said} times, not {}",
+                if gave_up { "once" } else { "at most once" }
+            ));
+        }
+        if stderr.contains("--preset chaos") {
+            violation("a preset from a presets file that cannot be trusted was taken".into());
+        }
+    }
     if s.log == Some(LogFault::Full) {
         let warnings = String::from_utf8_lossy(&o.stderr)
             .matches("cannot write to --log-file")

@@ -17,8 +17,9 @@
 //!    attempt of `--stdin replay` reads exactly retry's input;
 //! 5. a daemon that retry's parent left behind, adopted by retry during the
 //!    run, is never killed; a `--log-file` FIFO nobody reads is refused
-//!    (exit 2) before anything runs; a full log and an unusable `--budget`
-//!    are said once and change no status.
+//!    (exit 2) before anything runs; a full log, an unusable `--budget` and
+//!    a presets file that cannot be read or trusted (a FIFO, `/dev/zero`, a
+//!    directory, another's) are said once and change no status.
 //!
 //! A seeded ChaCha8 generator draws each run's scenario, so every violation
 //! is printed with its seed and replayed alone with `CHAOS_SEED=<seed>
@@ -119,6 +120,7 @@ struct Faults {
     realtime_to_retry: usize,
     realtime_deaths: usize,
     hook_deaths: usize,
+    presets: usize,
 }
 
 impl Faults {
@@ -137,6 +139,7 @@ impl Faults {
             usize::from(o.signal_sent && s.signal.is_some_and(|(n, _)| n >= libc::SIGRTMIN()));
         // A hook runs between two attempts.
         self.hook_deaths += usize::from(s.hook_dies_of.is_some() && o.state.started.len() > 1);
+        self.presets += usize::from(s.presets.is_some());
         for &number in &o.state.started {
             let attempt = &s.attempts[number - 1];
             self.ignores_term += usize::from(attempt.ignores_term)
@@ -164,6 +167,7 @@ impl Faults {
             + self.realtime_to_retry
             + self.realtime_deaths
             + self.hook_deaths
+            + self.presets
     }
 }
 
@@ -175,7 +179,8 @@ impl fmt::Display for Faults {
              {} stdouts on /dev/full, {} TERM-ignoring processes, {} setsid'd grandchildren, \
              {} late writers, {} callers ignoring SIGCHLD, {} bystanders adopted, \
              {} log FIFOs without a reader, {} logs on /dev/full, {} unusable budgets, \
-             {} real-time signals to retry, {} attempts and {} hooks dead of one",
+             {} real-time signals to retry, {} attempts and {} hooks dead of one, \
+             {} presets files set aside",
             self.signal,
             self.tmpdir,
             self.slow_reader,
@@ -191,7 +196,8 @@ impl fmt::Display for Faults {
             self.budget_unusable,
             self.realtime_to_retry,
             self.realtime_deaths,
-            self.hook_deaths
+            self.hook_deaths,
+            self.presets
         )
     }
 }

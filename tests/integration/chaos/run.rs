@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::Signal;
 
-use super::scenario::{Input, LogFault, Pattern, Reader, Scenario, Tmp, signals};
+use super::scenario::{Input, LogFault, Pattern, PresetsFault, Reader, Scenario, Tmp, signals};
 use crate::harness::{alive, retry};
 
 /// A run still going after this hangs: a violation.
@@ -253,6 +253,37 @@ pub fn execute(s: &Scenario, root: &Path, pattern: &Pattern) -> Observed {
     }
 }
 
+/// A configuration directory whose `retry/presets.ini` is `fault`.
+fn presets_config(dir: &Path, fault: PresetsFault) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let config = dir.join("config");
+    let own = config.join("retry");
+    fs::create_dir_all(&own).unwrap();
+    fs::set_permissions(&own, fs::Permissions::from_mode(0o755)).unwrap();
+    let file = own.join("presets.ini");
+    let text = "[chaos]\nprograms = sh\nretry-if-output = .\nsource = chaos\n";
+    let mode = |mode| fs::set_permissions(&file, fs::Permissions::from_mode(mode)).unwrap();
+    match fault {
+        PresetsFault::Fifo => {
+            nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        }
+        PresetsFault::DevZero => std::os::unix::fs::symlink("/dev/zero", &file).unwrap(),
+        PresetsFault::Directory => fs::create_dir(&file).unwrap(),
+        PresetsFault::GroupWritable => {
+            fs::write(&file, text).unwrap();
+            mode(0o664);
+        }
+        PresetsFault::OtherUsers => {
+            fs::write(&file, text).unwrap();
+            match nix::unistd::geteuid().is_root() {
+                true => std::os::unix::fs::chown(&file, Some(65534), None).unwrap(),
+                false => mode(0o646),
+            }
+        }
+    }
+    config
+}
+
 /// retry with the scenario's arguments, environment and stdout (stdin is
 /// the caller's: it has the input).
 fn command(s: &Scenario, dir: &Path, tmpdir: &Path, token: &str, pattern: &Path) -> Command {
@@ -277,6 +308,9 @@ fn command(s: &Scenario, dir: &Path, tmpdir: &Path, token: &str, pattern: &Path)
         let file = dir.join("runtime-dir-is-a-file");
         fs::write(&file, "").unwrap();
         command.env("XDG_RUNTIME_DIR", file);
+    }
+    if let Some(fault) = s.presets {
+        command.env("XDG_CONFIG_HOME", presets_config(dir, fault));
     }
     if let Some(ms) = s.bystander_ms {
         command = with_a_bystander(&command, ms, &dir.join("bystander"));

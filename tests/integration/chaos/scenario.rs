@@ -67,6 +67,24 @@ pub struct Scenario {
     pub budget_unusable: bool,
     /// Fault: `--on-retry` dies of this real-time signal each time.
     pub hook_dies_of: Option<i32>,
+    /// Fault: the user's presets file, read for the note of a run that
+    /// gives up: ignored at once, with one warning.
+    pub presets: Option<PresetsFault>,
+}
+
+/// Fault: what `$XDG_CONFIG_HOME/retry/presets.ini` is. Where it holds
+/// text, a preset for `sh` whose note must never be said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PresetsFault {
+    /// A FIFO nobody writes to: a read would wait forever.
+    Fifo,
+    /// A symlink to `/dev/zero`: a read would never end.
+    DevZero,
+    Directory,
+    /// Writable by its group.
+    GroupWritable,
+    /// Another user's (as root; else writable by others).
+    OtherUsers,
 }
 
 /// Fault: where `--log-file` points.
@@ -242,6 +260,7 @@ impl Scenario {
             log: None,
             budget_unusable: false,
             hook_dies_of: None,
+            presets: None,
         };
         // A broken TMPDIR matters only where a spool spills: inject it most there.
         let odds = if scenario.spills() { 0.5 } else { 0.1 };
@@ -274,6 +293,10 @@ impl Scenario {
             }
         }
         scenario.hook_dies_of = rng.random_bool(0.15).then(|| realtime(rng));
+        scenario.presets = rng.random_bool(0.3).then(|| {
+            use PresetsFault::*;
+            [Fifo, DevZero, Directory, GroupWritable, OtherUsers][rng.random_range(0..5)]
+        });
         scenario
     }
 
@@ -521,6 +544,9 @@ impl fmt::Display for Scenario {
         }
         if let Some(log) = self.log {
             write!(f, "; --log-file on a {log:?}")?;
+        }
+        if let Some(presets) = self.presets {
+            write!(f, "; presets file {presets:?}")?;
         }
         for (i, a) in self.attempts.iter().enumerate() {
             let ending = if a.hang {
