@@ -14,6 +14,7 @@
 //! (seconds of delay) is unknown here, and its `-t N` (tries) is this
 //! retry's timeout, whose bare number also gets the difference said.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::Write;
 
@@ -24,6 +25,7 @@ use crate::cli::Cli;
 use crate::cli::help::USAGE;
 use crate::cli::id;
 use crate::cli::provenance::Provenance;
+use crate::run::budget::store;
 
 /// Bad usage, as documented: nothing has run.
 const BAD_USAGE: u8 = 2;
@@ -94,7 +96,8 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     {
         return format!("retry: no COMMAND to run after the options (usage: {USAGE})");
     }
-    let rendered = error.render().to_string();
+    // Masked before its lines are joined: a value may hold a newline.
+    let rendered = masked(&error.render().to_string(), error, args);
     let mut parts: Vec<&str> = Vec::new();
     let mut tip = None;
     for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
@@ -117,8 +120,10 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     }
     for (shown, variable) in from_environment(error, &provenance) {
         let value = std::env::var_os(&variable).unwrap_or_default();
-        let set = format!("`{variable}={}`", value.to_string_lossy());
-        let invalid = format!("invalid value '{}' for '{shown}'", value.to_string_lossy());
+        let value = value.to_string_lossy();
+        let value = shown_value(&variable, &value);
+        let set = format!("`{variable}={value}`");
+        let invalid = format!("invalid value '{value}' for '{shown}'");
         line = if line.contains(&invalid) {
             line.replacen(&invalid, &set, 1)
         } else {
@@ -128,12 +133,68 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     if let Some(aside) = debian_tries(error, &provenance) {
         line.push_str(&aside);
     }
-    // A `--budget-store` URL is quoted without its password.
-    crate::run::budget::store::redact(&line.replacen(
-        " [possible values: ",
-        ": expected one of [",
-        1,
-    ))
+    line.replacen(" [possible values: ", ": expected one of [", 1)
+}
+
+/// The `--budget-store` option's long name and variable.
+fn store_option() -> (String, String) {
+    let command = Cli::command();
+    let arg = command
+        .get_arguments()
+        .find(|a| a.get_id() == id::BUDGET_STORE);
+    let long = arg.and_then(|a| a.get_long()).unwrap_or_default();
+    let variable = arg.and_then(|a| a.get_env()).unwrap_or_default();
+    (format!("--{long}"), variable.to_string_lossy().into_owned())
+}
+
+/// A value as the line may quote it: a store's without what comes before
+/// its last `@` (a password, whatever it holds), any other without the
+/// password of a URL in it.
+fn shown_value<'v>(option_or_variable: &str, value: &'v str) -> Cow<'v, str> {
+    let (long, variable) = store_option();
+    match option_or_variable == long || option_or_variable == variable {
+        true => store::mask(value),
+        false => store::mask_url(value),
+    }
+}
+
+/// `text` with every value it may quote masked (`shown_value`): from the
+/// command line, the store's variable, and clap's own record of the value
+/// it refused, so that no message can show a store's password.
+fn masked(text: &str, error: &clap::Error, args: &[OsString]) -> String {
+    let (long, variable) = store_option();
+    let mut values: Vec<(String, String)> = Vec::new();
+    let mut add = |option: &str, value: &str| {
+        let shown = shown_value(option, value);
+        if shown != value {
+            values.push((value.to_owned(), shown.into_owned()));
+        }
+    };
+    let words: Vec<Cow<str>> = args.iter().skip(1).map(|a| a.to_string_lossy()).collect();
+    for (at, word) in words.iter().enumerate() {
+        let option = at.checked_sub(1).map_or("", |before| &*words[before]);
+        add(option, word);
+        if let Some((flag, value)) = word.split_once('=') {
+            add(flag, value);
+        }
+    }
+    if let Some(value) = std::env::var_os(&variable) {
+        add(&variable, &value.to_string_lossy());
+    }
+    if let (Some(arg), Some(value)) = (
+        error.get(ContextKind::InvalidArg),
+        error.get(ContextKind::InvalidValue),
+    ) && arg.to_string().starts_with(&long)
+    {
+        add(&long, &value.to_string());
+    }
+    // The longest first: a value may hold another.
+    values.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
+    let mut text = text.to_owned();
+    for (value, shown) in values {
+        text = text.replace(&value, &shown);
+    }
+    text
 }
 
 /// What a `--jitter` word that names no strategy meant, where clap's
@@ -255,10 +316,11 @@ fn invalid_utf8(provenance: &Provenance, args: &[OsString]) -> String {
             continue;
         };
         if provenance.set_by_variable(arg.get_id().as_str()) {
+            let variable = variable.to_string_lossy();
+            let value = value.to_string_lossy();
             return format!(
-                "retry: `{}` (--{long}) is not valid UTF-8: '{}'",
-                variable.to_string_lossy(),
-                value.to_string_lossy().escape_debug()
+                "retry: `{variable}` (--{long}) is not valid UTF-8: '{}'",
+                shown_value(&variable, &value).escape_debug()
             );
         }
     }
@@ -270,6 +332,7 @@ fn invalid_utf8(provenance: &Provenance, args: &[OsString]) -> String {
         Some((flag, value)) if flag.starts_with('-') => (flag.to_owned(), value),
         _ => (args[at].to_string_lossy().into_owned(), &*word),
     };
+    let value = shown_value(&option, value);
     // Escaped: a newline in the value must not start a second line.
     let (option, value) = (option.escape_debug(), value.escape_debug());
     format!("retry: the value of `{option}` is not valid UTF-8: '{value}'")
@@ -303,6 +366,16 @@ fn from_environment(error: &clap::Error, provenance: &Provenance) -> Vec<(String
         }
     }
     found
+}
+
+/// The line for `args` (after `retry`), or "" if they parse: for tests.
+#[cfg(test)]
+pub(crate) fn line_for(args: &[&str]) -> String {
+    let args: Vec<OsString> = ["retry"].iter().chain(args).map(Into::into).collect();
+    match crate::cli::parse_from(&args, crate::cli::AfterParsing::Free) {
+        Err(error) => line(&error, &args),
+        Ok(_) => String::new(),
+    }
 }
 
 #[cfg(test)]

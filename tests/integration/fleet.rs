@@ -301,10 +301,18 @@ fn passwords_stay_out_of_help_and_usage_errors() {
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("--budget-store"));
     assert!(!String::from_utf8_lossy(&help.stdout).contains("hunter2"));
+    // Passwords that end the host early (`/`, `?`, `#`), quotes, a URL
+    // without a host, a scheme missing a slash: all masked to the last `@`.
     for bad in [
         secret,
         "rediss://u:hunter2hunter2@127.0.0.1/0",
         "http://u:hunter2hunter2@h",
+        "redis://:hunter2/hunter2@127.0.0.1:1/",
+        "redis://u:hunter2?hunter2@h",
+        "redis://u:hunter2#hunter2@h/0",
+        "redis://u:hunter2'hunter2@h:x",
+        "redis://:hunter2hunter2@",
+        "redis:/u:hunter2hunter2@h",
     ] {
         let by_flag = retry(&["--budget", "ci", "--budget-store", bad, "--", "true"]).output();
         let by_variable = retry(&["--budget", "ci", "--", "true"])
@@ -317,9 +325,40 @@ fn passwords_stay_out_of_help_and_usage_errors() {
             let text = stderr(&output);
             assert_eq!(output.status.code(), Some(2), "{text}");
             assert_eq!(text.lines().count(), 1, "{text}");
-            assert!(text.contains(named) && text.contains("u:***@"), "{text}");
+            assert!(text.contains(named) && text.contains("***@"), "{text}");
             assert!(!text.contains("hunter2"), "{text}");
         }
+    }
+}
+
+/// A value that is not UTF-8 is quoted escaped, and masked all the same.
+#[test]
+#[cfg(unix)] // bytes that are no UTF-8; Windows arguments are UTF-16
+fn a_password_that_is_not_utf8_is_never_shown() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let bad = OsString::from_vec(b"redis://u:hunter2\xffhunter2@h:1/0".to_vec());
+    let mut typed = OsString::from("--budget-store=");
+    typed.push(&bad);
+    let with = |words: &[&OsString]| {
+        let mut command = retry(&["--budget", "ci"]).into_command();
+        command.args(words).args(["--", "true"]).output().unwrap()
+    };
+    let outputs = [
+        with(&[&"--budget-store".into(), &bad]),
+        with(&[&typed]),
+        retry(&["--budget", "ci", "--", "true"])
+            .env("RETRY_BUDGET_STORE", &bad)
+            .output(),
+    ];
+    for output in outputs {
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{text}");
+        assert!(
+            text.contains("not valid UTF-8: 'redis://***@h:1/0'"),
+            "{text}"
+        );
+        assert!(!text.contains("hunter2"), "{text}");
     }
 }
 
