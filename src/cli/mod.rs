@@ -274,7 +274,7 @@ pub struct RunArgs {
     /// or unix:///path/to/redis.sock (set the password through the variable,
     /// not the flag: a command line is visible to every user). A store that
     /// fails lets the run go on without the budget, with one warning
-    #[arg(long, env = "RETRY_BUDGET_STORE", value_name = "URL",
+    #[arg(long, env = crate::run::budget::store::VARIABLE, value_name = "URL",
           value_parser = crate::run::budget::store::parse, hide_env_values = true,
           value_hint = ValueHint::Url, help_heading = BUDGET, hide_short_help = true)]
     pub budget_store: Option<crate::run::budget::Store>,

@@ -107,7 +107,8 @@ impl<'a> Supervisor<'a> {
             let mut command = Spawn::new(self.program);
             command
                 .args(self.args)
-                .env(lineage::VARIABLE, self.lineage.value());
+                .env(lineage::VARIABLE, self.lineage.value())
+                .env_remove(budget::store::VARIABLE);
             command
         });
         command
@@ -131,6 +132,7 @@ impl<'a> Supervisor<'a> {
         }
         command
             .env(lineage::VARIABLE, self.lineage.value())
+            .env_remove(budget::store::VARIABLE)
             .env("RETRY_ATTEMPT", attempt.to_string())
             .env("RETRY_EXIT_CODE", exit_code.to_string());
         if let Ok(stderr) = platform::dup_stderr() {

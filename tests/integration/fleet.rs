@@ -535,3 +535,34 @@ fn a_connection_closed_between_retries_is_opened_again() {
         "490000"
     );
 }
+
+/// The store's URL, password and all, reaches neither the command nor the
+/// `--on-retry` hook; retry itself reads it (the warning names the store).
+#[test]
+fn commands_and_hooks_never_see_the_store() {
+    let dir = scratch();
+    let port = free_port();
+    let store = format!("redis://retry:hunter2hunter2@127.0.0.1:{port}/0");
+    let output = retry(&["-n", "2", "--base", "0ms", "--budget", "ci"])
+        .args(&["--budget-timeout", "200ms"])
+        .args(&["--on-retry", "echo hook:${RETRY_BUDGET_STORE-unset}"])
+        .env("RETRY_BUDGET_STORE", &store)
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .args(&[
+            "--",
+            "sh",
+            "-c",
+            "echo attempt:${RETRY_BUDGET_STORE-unset}; exit 1",
+        ])
+        .output();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), stderr(&output));
+    assert_eq!(stdout, "attempt:unset\nattempt:unset\n", "{stderr}");
+    assert!(stderr.contains("hook:unset"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the store redis://retry:***@127.0.0.1:{port}/0 failed"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}

@@ -19,6 +19,11 @@ use std::path::PathBuf;
 /// hangs costs a run little, long enough for a loaded server in the region.
 pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// The store's variable. Never passed on to a command or a hook: it may
+/// hold the fleet's password, which they have no use for (and a command
+/// that runs as another user would show it in `/proc/PID/environ`).
+pub const VARIABLE: &str = "RETRY_BUDGET_STORE";
+
 /// Redis's own port.
 const DEFAULT_PORT: u16 = 6379;
 
