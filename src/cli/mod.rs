@@ -279,8 +279,9 @@ pub struct RunArgs {
           value_hint = ValueHint::Url, help_heading = BUDGET, hide_short_help = true)]
     pub budget_store: Option<crate::run::budget::Store>,
 
-    /// The most a Redis store's connection and each answer may take before
-    /// the run goes on without the budget (250ms if not given)
+    /// The most one exchange with a Redis store (connecting, the script, its
+    /// whole answer) may take before the run goes on without the budget
+    /// (250ms if not given)
     // No clap default: a run without a Redis store parses nothing for it.
     #[arg(long, env = "RETRY_BUDGET_TIMEOUT", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other,

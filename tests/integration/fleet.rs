@@ -566,3 +566,61 @@ fn commands_and_hooks_never_see_the_store() {
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
+
+/// A "store" on a free port of 127.0.0.1 that answers every connection
+/// with a reply that never ends, one byte every 50 ms (each read of the
+/// client's gets a byte well within its timeout), for 5 s at most.
+fn trickling_store() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    std::thread::spawn(move || {
+        while Instant::now() < until {
+            let Ok((mut stream, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stream.set_nonblocking(false);
+                let mut byte: &[u8] = b"+";
+                while Instant::now() < until && stream.write_all(byte).is_ok() {
+                    byte = b"x";
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+        }
+    });
+    port
+}
+
+/// --budget-timeout bounds the whole exchange, not each read: a store that
+/// trickles its answer (to the script, or to AUTH while connecting) is
+/// given up on within the timeout, with a reason that says so.
+#[test]
+fn a_trickling_store_is_waited_for_only_the_timeout() {
+    let dir = scratch();
+    let port = trickling_store();
+    for url in [
+        format!("redis://127.0.0.1:{port}"),
+        format!("redis://:hunter2hunter2@127.0.0.1:{port}/1"),
+    ] {
+        let log = dir.path().join(format!("{}.log", url.len()));
+        let started = Instant::now();
+        let output =
+            fleet_retry(dir.path(), &log, &["-n", "3", "--budget-store", &url], 1).output();
+        let took = started.elapsed();
+        let warning = fails_open(&output, &log, 3);
+        assert!(
+            warning.contains("failed: no answer within 200 ms;"),
+            "{warning}"
+        );
+        // One wait of 200 ms (the rest of the run goes without the store);
+        // the trickle lasts 5 s.
+        assert!(
+            took >= Duration::from_millis(200) && took < Duration::from_millis(2500),
+            "{took:?}"
+        );
+    }
+}
