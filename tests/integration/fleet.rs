@@ -568,9 +568,10 @@ fn commands_and_hooks_never_see_the_store() {
 }
 
 /// A "store" on a free port of 127.0.0.1 that answers every connection
-/// with a reply that never ends, one byte every 50 ms (each read of the
-/// client's gets a byte well within its timeout), for 5 s at most.
-fn trickling_store() -> u16 {
+/// with `reply`, at once or one byte every `pace`, and keeps it open, for
+/// 5 s at most.
+fn fake_store(reply: &[u8], pace: Option<Duration>) -> u16 {
+    let reply = reply.to_vec();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     listener.set_nonblocking(true).unwrap();
@@ -581,18 +582,59 @@ fn trickling_store() -> u16 {
                 std::thread::sleep(Duration::from_millis(5));
                 continue;
             };
+            let reply = reply.clone();
             std::thread::spawn(move || {
                 use std::io::Write;
                 let _ = stream.set_nonblocking(false);
-                let mut byte: &[u8] = b"+";
-                while Instant::now() < until && stream.write_all(byte).is_ok() {
-                    byte = b"x";
-                    std::thread::sleep(Duration::from_millis(50));
+                let chunk = pace.map_or(reply.len(), |_| 1);
+                let mut left = &reply[..];
+                while Instant::now() < until {
+                    let (now, rest) = left.split_at(chunk.min(left.len()));
+                    if stream.write_all(now).is_err() {
+                        break;
+                    }
+                    left = rest;
+                    std::thread::sleep(pace.unwrap_or(Duration::from_millis(10)));
                 }
             });
         }
     });
     port
+}
+
+/// A reply that never ends, one byte every 50 ms: each read of the
+/// client's gets a byte well within its timeout.
+fn trickling_store() -> u16 {
+    let mut reply = b"+".to_vec();
+    reply.resize(200, b'x');
+    fake_store(&reply, Some(Duration::from_millis(50)))
+}
+
+/// A reply the client cannot parse, which it describes over several lines:
+/// the warning is one line, and one GitHub annotation without `%0A`.
+#[test]
+fn a_store_that_answers_garbage_is_one_line_of_warning() {
+    let dir = scratch();
+    let port = fake_store(b"\x00garbage\r\n", None);
+    let url = format!("redis://127.0.0.1:{port}");
+    for format in ["text", "github"] {
+        let log = dir.path().join(format!("{format}.log"));
+        let args = ["-n", "2", "--budget-store", &url, "--log-format", format];
+        let output = fleet_retry(dir.path(), &log, &args, 1).output();
+        let text = stderr(&output);
+        assert_eq!((output.status.code(), lines(&log)), (Some(1), 2), "{text}");
+        let warnings: Vec<&str> = text.lines().filter(|l| l.contains("the store")).collect();
+        assert_eq!(warnings.len(), 1, "{text}");
+        assert!(
+            warnings[0].contains("failed: Incompatible type - Parse error"),
+            "{text}"
+        );
+        assert!(
+            warnings[0].ends_with("; running without the budget"),
+            "{text}"
+        );
+        assert!(!text.contains("%0A"), "{text}");
+    }
 }
 
 /// --budget-timeout bounds the whole exchange, not each read: a store that

@@ -251,13 +251,16 @@ fn reason(error: &redis::RedisError, remote: &Remote, timeout: Duration) -> Stri
     }
 }
 
-/// A client's error with the password taken out, should it ever echo it.
+/// A client's error on one line (a reply it cannot parse is described on
+/// several, which a GitHub annotation would carry as `%0A`), with the
+/// password taken out, should it ever echo it.
 fn scrub(error: &redis::RedisError, remote: &Remote) -> String {
     let message = error.to_string();
-    match &remote.password {
+    let message = match &remote.password {
         Some(password) if password.len() >= 3 => message.replace(password.as_str(), "***"),
         _ => message,
-    }
+    };
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
