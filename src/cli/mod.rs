@@ -716,10 +716,15 @@ fn set_rule(run: &mut RunArgs, rule: Rule, text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A rate the stores keep as given: 0, or within what they can hold.
 fn parse_refill(text: &str) -> Result<f64, String> {
+    use crate::run::budget::bucket::{MAX_REFILL, MIN_REFILL};
     match text.trim().parse::<f64>() {
-        Ok(rate) if rate.is_finite() && rate >= 0.0 => Ok(rate),
-        _ => Err("expected tokens per second, a number of at least 0 such as `5` or `0.5`".into()),
+        Ok(rate) if rate == 0.0 || (MIN_REFILL..=MAX_REFILL).contains(&rate) => Ok(rate.abs()),
+        _ => Err(format!(
+            "expected tokens per second: 0 (only successes refill), or from {MIN_REFILL:.6} \
+             to {MAX_REFILL} (what a budget's store holds), such as `5` or `0.5`"
+        )),
     }
 }
 
@@ -915,6 +920,31 @@ mod tests {
         }
         assert!(!regex.is_match(b"rate-limit"));
         assert_eq!(parse_regex("(unclosed").unwrap_err(), "unclosed group");
+    }
+
+    #[test]
+    fn refills_are_what_the_stores_can_hold() {
+        for (good, rate) in [("0", 0.0), ("-0", 0.0), ("0.000001", 1e-6), ("5", 5.0)] {
+            assert_eq!(parse_refill(good), Ok(rate));
+        }
+        assert_eq!(parse_refill("4294967295"), Ok(4294967295.0));
+        // Below a millionth the stores would keep 0; above, a bucket's size.
+        for bad in [
+            "0.0000001",
+            "1e-9",
+            "4294967296",
+            "1e20",
+            "inf",
+            "NaN",
+            "-1",
+            "x",
+        ] {
+            let error = parse_refill(bad).unwrap_err();
+            assert!(
+                error.contains("from 0.000001 to 4294967295"),
+                "{bad}: {error}"
+            );
+        }
     }
 
     #[test]
