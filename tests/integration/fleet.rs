@@ -80,6 +80,13 @@ impl Server {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// The server's clock (`TIME`), in microseconds.
+    fn now_us(&self) -> u64 {
+        let time = self.cli(&["TIME"]);
+        let mut parts = time.split_whitespace().map(|p| p.parse::<u64>().unwrap());
+        parts.next().unwrap() * 1_000_000 + parts.next().unwrap()
+    }
+
     fn url(&self) -> String {
         format!("unix://{}", self.socket.display())
     }
@@ -483,10 +490,7 @@ fn the_refill_runs_on_the_servers_clock() {
     let Some(server) = Server::start(dir.path(), None, &[]) else {
         return;
     };
-    let time = server.cli(&["TIME"]);
-    let mut parts = time.split_whitespace().map(|p| p.parse::<u64>().unwrap());
-    let now_us = parts.next().unwrap() * 1_000_000 + parts.next().unwrap();
-    let at = (now_us - 10_000_000).to_string();
+    let at = (server.now_us() - 10_000_000).to_string();
     server.cli(&[
         "HSET",
         "retry:budget:ci",
@@ -506,6 +510,48 @@ fn the_refill_runs_on_the_servers_clock() {
         "{text}"
     );
     assert!(text.contains("refill: 0.3 tokens/s"), "{text}");
+}
+
+/// A server clock that went back an hour (the bucket's time is ahead of
+/// it) means no time has passed: the refused retry records the bucket as
+/// of the server's now, so it refills from then on, not in an hour.
+#[test]
+fn a_clock_that_went_back_does_not_stall_the_bucket() {
+    let dir = scratch();
+    let Some(server) = Server::start(dir.path(), None, &[]) else {
+        return;
+    };
+    let ahead = (server.now_us() + 3_600_000_000).to_string();
+    server.cli(&[
+        "HSET",
+        "retry:budget:ci",
+        "milli",
+        "0",
+        "at",
+        &ahead,
+        "tokens",
+        "10",
+        "refill",
+        "1000000",
+    ]);
+    let log = dir.path().join("log");
+    let args = ["-n", "2", "--budget-store", &server.url()];
+    let output = fleet_retry(dir.path(), &log, &args, 1).output();
+    assert!(
+        stderr(&output).contains("(reason: budget)"),
+        "{}",
+        stderr(&output)
+    );
+    let at: u64 = server
+        .cli(&["HGET", "retry:budget:ci", "at"])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(at <= server.now_us(), "{at} is still ahead");
+    assert_eq!(
+        server.cli(&["HGET", "retry:budget:ci", "milli"]).trim(),
+        "0"
+    );
 }
 
 /// A connection the server closed while the run slept (an idle timeout, a
