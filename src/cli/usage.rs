@@ -118,10 +118,11 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     if let Some(tip) = tip {
         line.push_str(&format!(" ({tip})"));
     }
+    let names = StoreNames::new();
     for (shown, variable) in from_environment(error, &provenance) {
         let value = std::env::var_os(&variable).unwrap_or_default();
         let value = value.to_string_lossy();
-        let value = shown_value(&variable, &value);
+        let value = names.shown(&variable, &value);
         let set = format!("`{variable}={value}`");
         let invalid = format!("invalid value '{value}' for '{shown}'");
         line = if line.contains(&invalid) {
@@ -136,36 +137,46 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     line.replacen(" [possible values: ", ": expected one of [", 1)
 }
 
-/// The `--budget-store` option's long name and variable.
-fn store_option() -> (String, String) {
-    let command = Cli::command();
-    let arg = command
-        .get_arguments()
-        .find(|a| a.get_id() == id::BUDGET_STORE);
-    let long = arg.and_then(|a| a.get_long()).unwrap_or_default();
-    let variable = arg.and_then(|a| a.get_env()).unwrap_or_default();
-    (format!("--{long}"), variable.to_string_lossy().into_owned())
+/// How the `--budget-store` option is named: its long form and variable.
+struct StoreNames {
+    long: String,
+    variable: String,
 }
 
-/// A value as the line may quote it: a store's without what comes before
-/// its last `@` (a password, whatever it holds), any other without the
-/// password of a URL in it.
-fn shown_value<'v>(option_or_variable: &str, value: &'v str) -> Cow<'v, str> {
-    let (long, variable) = store_option();
-    match option_or_variable == long || option_or_variable == variable {
-        true => store::mask(value),
-        false => store::mask_url(value),
+impl StoreNames {
+    fn new() -> Self {
+        let command = Cli::command();
+        let arg = command
+            .get_arguments()
+            .find(|a| a.get_id() == id::BUDGET_STORE);
+        let long = arg.and_then(|a| a.get_long()).unwrap_or_default();
+        let variable = arg.and_then(|a| a.get_env()).unwrap_or_default();
+        StoreNames {
+            long: format!("--{long}"),
+            variable: variable.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// A value as the line may quote it, given the option or variable it
+    /// came from: a store's without what comes before its last `@` (a
+    /// password, whatever it holds), any other without the password of a
+    /// URL in it.
+    fn shown<'v>(&self, option_or_variable: &str, value: &'v str) -> Cow<'v, str> {
+        match option_or_variable == self.long || option_or_variable == self.variable {
+            true => store::mask(value),
+            false => store::mask_url(value),
+        }
     }
 }
 
-/// `text` with every value it may quote masked (`shown_value`): from the
-/// command line, the store's variable, and clap's own record of the value
-/// it refused, so that no message can show a store's password.
+/// `text` with every value it may quote masked (`StoreNames::shown`): from
+/// the command line, the store's variable, and clap's own record of the
+/// value it refused, so that no message can show a store's password.
 fn masked(text: &str, error: &clap::Error, args: &[OsString]) -> String {
-    let (long, variable) = store_option();
+    let names = StoreNames::new();
     let mut values: Vec<(String, String)> = Vec::new();
     let mut add = |option: &str, value: &str| {
-        let shown = shown_value(option, value);
+        let shown = names.shown(option, value);
         if shown != value {
             values.push((value.to_owned(), shown.into_owned()));
         }
@@ -178,15 +189,15 @@ fn masked(text: &str, error: &clap::Error, args: &[OsString]) -> String {
             add(flag, value);
         }
     }
-    if let Some(value) = std::env::var_os(&variable) {
-        add(&variable, &value.to_string_lossy());
+    if let Some(value) = std::env::var_os(&names.variable) {
+        add(&names.variable, &value.to_string_lossy());
     }
     if let (Some(arg), Some(value)) = (
         error.get(ContextKind::InvalidArg),
         error.get(ContextKind::InvalidValue),
-    ) && arg.to_string().starts_with(&long)
+    ) && arg.to_string().starts_with(&names.long)
     {
-        add(&long, &value.to_string());
+        add(&names.long, &value.to_string());
     }
     // The longest first: a value may hold another.
     values.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
@@ -320,7 +331,7 @@ fn invalid_utf8(provenance: &Provenance, args: &[OsString]) -> String {
             let value = value.to_string_lossy();
             return format!(
                 "retry: `{variable}` (--{long}) is not valid UTF-8: '{}'",
-                shown_value(&variable, &value).escape_debug()
+                StoreNames::new().shown(&variable, &value).escape_debug()
             );
         }
     }
@@ -332,7 +343,7 @@ fn invalid_utf8(provenance: &Provenance, args: &[OsString]) -> String {
         Some((flag, value)) if flag.starts_with('-') => (flag.to_owned(), value),
         _ => (args[at].to_string_lossy().into_owned(), &*word),
     };
-    let value = shown_value(&option, value);
+    let value = StoreNames::new().shown(&option, value);
     // Escaped: a newline in the value must not start a second line.
     let (option, value) = (option.escape_debug(), value.escape_debug());
     format!("retry: the value of `{option}` is not valid UTF-8: '{value}'")

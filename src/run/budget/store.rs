@@ -255,14 +255,14 @@ impl fmt::Display for Store {
 /// A value given as a store, as messages quote it when it is not a valid
 /// one: everything between `://` and the last `@` (the user and password,
 /// wherever a character that ends a host early put them) replaced by
-/// `***`; without a `://`, everything before the last `@`, which may be a
-/// password typed without its scheme.
+/// `***`; without a `://` before the last `@`, everything before it, which
+/// may be a password typed without its scheme.
 pub fn mask(value: &str) -> Cow<'_, str> {
-    let start = value.find("://").map_or(0, |at| at + 3);
-    match value[start..].rfind('@') {
-        Some(at) => Cow::Owned(format!("{}***{}", &value[..start], &value[start + at..])),
-        None => Cow::Borrowed(value),
-    }
+    let Some(at) = value.rfind('@') else {
+        return Cow::Borrowed(value);
+    };
+    let start = value[..at].find("://").map_or(0, |scheme| scheme + 3);
+    Cow::Owned(format!("{}***{}", &value[..start], &value[at..]))
 }
 
 /// Any other word a message may quote (the value of another option, an
@@ -352,6 +352,8 @@ mod tests {
             ("unix://u:secret@/x", "unix://***@/x"),
             ("redis://u:secret@", "redis://***@"),
             ("u:secret@h", "***@h"),
+            // Found by the store fuzz target: a `://` after the last `@`.
+            ("re\0secret@\0dis://u:p0", "***@\0dis://u:p0"),
             ("redis://h:6379/0", "redis://h:6379/0"),
             ("host", "host"),
         ] {
