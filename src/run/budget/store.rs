@@ -13,6 +13,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 use std::path::PathBuf;
 
 /// `--budget-timeout` when not given: short enough that a store that
@@ -252,26 +253,35 @@ impl fmt::Display for Store {
     }
 }
 
-/// A value given as a store, as messages quote it when it is not a valid
-/// one: everything between `://` and the last `@` (the user and password,
-/// wherever a character that ends a host early put them) replaced by
-/// `***`; without a `://` before the last `@`, everything before it, which
-/// may be a password typed without its scheme.
-pub fn mask(value: &str) -> Cow<'_, str> {
-    let Some(at) = value.rfind('@') else {
-        return Cow::Borrowed(value);
-    };
+/// What of a value given as a store messages must not show when it is not
+/// a valid one: everything between `://` and the last `@` (the user and
+/// password, wherever a character that ends a host early put them);
+/// without a `://` before the last `@`, everything before it, which may be
+/// a password typed without its scheme.
+pub fn hidden(value: &str) -> Option<Range<usize>> {
+    let at = value.rfind('@')?;
     let start = value[..at].find("://").map_or(0, |scheme| scheme + 3);
-    Cow::Owned(format!("{}***{}", &value[..start], &value[at..]))
+    Some(start..at)
 }
 
-/// Any other word a message may quote (the value of another option, an
-/// argument out of place): masked as a store if it holds a URL.
-pub fn mask_url(word: &str) -> Cow<'_, str> {
-    match word.contains("://") {
-        true => mask(word),
-        false => Cow::Borrowed(word),
+/// The same for any other word a message may quote (the value of another
+/// option, an argument out of place): only if it holds a URL.
+pub fn hidden_in_url(word: &str) -> Option<Range<usize>> {
+    word.contains("://").then(|| hidden(word)).flatten()
+}
+
+/// `text` with its `hidden` part replaced by `***`.
+pub fn masked(text: &str, hidden: Option<Range<usize>>) -> Cow<'_, str> {
+    match hidden {
+        Some(span) => Cow::Owned(format!("{}***{}", &text[..span.start], &text[span.end..])),
+        None => Cow::Borrowed(text),
     }
+}
+
+/// A value given as a store, as messages quote it when it is not a valid
+/// one: `redis://***@host`.
+pub fn mask(value: &str) -> Cow<'_, str> {
+    masked(value, hidden(value))
 }
 
 #[cfg(test)]
@@ -359,8 +369,8 @@ mod tests {
         ] {
             assert_eq!(mask(value), shown);
         }
-        assert_eq!(mask_url("a@b"), "a@b");
-        assert_eq!(mask_url("x://a@b"), "x://***@b");
+        assert_eq!(masked("a@b", hidden_in_url("a@b")), "a@b");
+        assert_eq!(masked("x://a@b", hidden_in_url("x://a@b")), "x://***@b");
     }
 
     #[test]
