@@ -48,7 +48,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --budget-cost 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one''s cost back (a first-try success never touches the budget)'
             cand --budget-refill 'Tokens the budget regains per second (0: only successes refill it)'
             cand --budget-store 'Where the budget lives: `host` (this host''s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without the budget, with one warning'
-            cand --budget-timeout 'The most a Redis store''s connection and each answer may take before the run goes on without the budget (250ms if not given)'
+            cand --budget-timeout 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without the budget (250ms if not given)'
             cand --preset 'Judge failures as one program reports them (retry --presets shows the rules)'
             cand --foreground 'Whether the command stays in retry''s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry''s group when stdin is a terminal (Windows: a console process group; there is no job control)'
             cand --completions 'Print a completion script for SHELL to stdout, and run nothing'

@@ -27,7 +27,7 @@ complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one h
 complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one\'s cost back (a first-try success never touches the budget)' -r -f
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l budget-store -d 'Where the budget lives: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without the budget, with one warning' -r -f
-complete -c retry -l budget-timeout -d 'The most a Redis store\'s connection and each answer may take before the run goes on without the budget (250ms if not given)' -r -f
+complete -c retry -l budget-timeout -d 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without the budget (250ms if not given)' -r -f
 complete -c retry -l preset -d 'Judge failures as one program reports them (retry --presets shows the rules)' -r -f -a "curl\t''
 wget\t''
 git\t''

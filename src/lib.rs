@@ -228,6 +228,17 @@ pub mod fuzzing {
         crate::cli::simulation::parse_clients(text).map(|counts| counts.0)
     }
 
+    /// A `--budget-store` value, however retry was built: the store as
+    /// messages show it (`None` for `host`), or the parser's error.
+    pub fn store(text: &str) -> Result<Option<String>, String> {
+        crate::run::budget::store::remote(text).map(|r| r.map(|r| r.to_string()))
+    }
+
+    /// The same value as a usage error quotes one that is not a store.
+    pub fn store_masked(text: &str) -> String {
+        crate::run::budget::store::mask(text).into_owned()
+    }
+
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
     pub fn options() -> Vec<(String, Option<String>)> {
         crate::cli::long_options()

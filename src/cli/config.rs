@@ -101,6 +101,13 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             named(id::MAX_TIME, &"0s")
         )));
     }
+    if cli.budget_timeout == Some(Duration::ZERO) {
+        return Err(usage(format!(
+            "{} would give up on the store before it could answer; leave it out for {} ms",
+            named(id::BUDGET_TIMEOUT, &"0s"),
+            crate::duration::millis(run::budget::store::DEFAULT_TIMEOUT)
+        )));
+    }
 
     let jitter = match (cli.jitter.single(), cli.simulate) {
         (Some(jitter), _) => jitter,
@@ -379,6 +386,11 @@ mod tests {
             config(&["--max-time", "0ms", "true"])
                 .unwrap_err()
                 .contains("--max-time 0s")
+        );
+        let err = config(&["--budget", "b", "--budget-timeout", "0ms", "true"]).unwrap_err();
+        assert!(
+            err.contains("`--budget-timeout 0s` would give up on the store before it could answer"),
+            "{err}"
         );
     }
 

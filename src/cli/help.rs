@@ -82,7 +82,9 @@ pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTE
     RETRY_RUN_IDS (the runs of retry it descends from: only their descendants are ever \
     stopped); --on-retry's command sees RETRY_ATTEMPT, RETRY_ATTEMPT_LIMIT, RETRY_EXIT_CODE \
     (and RETRY_PREVIOUS_EXIT_CODE, the same: the attempt that just failed) and RETRY_RUN_IDS. \
-    None of these configure a retry nested inside.";
+    None of these configure a retry nested inside. Neither sees RETRY_BUDGET_STORE (it may \
+    hold the fleet's password): a retry nested inside that is to share the fleet's budget is \
+    given the store again.";
 
 pub const DURATION: &str = "DURATION: a number with a unit, as in 250ms, 1s, 1.5s, 2m 30s, \
     1h. A bare number is refused with a hint: a wrong guess between seconds and milliseconds \

@@ -276,13 +276,14 @@ pub struct RunArgs {
     /// or unix:///path/to/redis.sock (set the password through the variable,
     /// not the flag: a command line is visible to every user). A store that
     /// fails lets the run go on without the budget, with one warning
-    #[arg(long, env = "RETRY_BUDGET_STORE", value_name = "URL",
+    #[arg(long, env = crate::run::budget::store::VARIABLE, value_name = "URL",
           value_parser = crate::run::budget::store::parse, hide_env_values = true,
           value_hint = ValueHint::Url, help_heading = BUDGET, hide_short_help = true)]
     pub budget_store: Option<crate::run::budget::Store>,
 
-    /// The most a Redis store's connection and each answer may take before
-    /// the run goes on without the budget (250ms if not given)
+    /// The most one exchange with a Redis store (connecting, the script, its
+    /// whole answer) may take before the run goes on without the budget
+    /// (250ms if not given)
     // No clap default: a run without a Redis store parses nothing for it.
     #[arg(long, env = "RETRY_BUDGET_TIMEOUT", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other,
@@ -758,10 +759,15 @@ fn set_rule(run: &mut RunArgs, rule: Rule, text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A rate the stores keep as given: 0, or within what they can hold.
 fn parse_refill(text: &str) -> Result<f64, String> {
+    use crate::run::budget::bucket::{MAX_REFILL, MIN_REFILL};
     match text.trim().parse::<f64>() {
-        Ok(rate) if rate.is_finite() && rate >= 0.0 => Ok(rate),
-        _ => Err("expected tokens per second, a number of at least 0 such as `5` or `0.5`".into()),
+        Ok(rate) if rate == 0.0 || (MIN_REFILL..=MAX_REFILL).contains(&rate) => Ok(rate.abs()),
+        _ => Err(format!(
+            "expected tokens per second: 0 (only successes refill), or from {MIN_REFILL:.6} \
+             to {MAX_REFILL} (what a budget's store holds), such as `5` or `0.5`"
+        )),
     }
 }
 
@@ -988,6 +994,31 @@ mod tests {
         }
         assert!(!regex.is_match(b"rate-limit"));
         assert_eq!(parse_regex("(unclosed").unwrap_err(), "unclosed group");
+    }
+
+    #[test]
+    fn refills_are_what_the_stores_can_hold() {
+        for (good, rate) in [("0", 0.0), ("-0", 0.0), ("0.000001", 1e-6), ("5", 5.0)] {
+            assert_eq!(parse_refill(good), Ok(rate));
+        }
+        assert_eq!(parse_refill("4294967295"), Ok(4294967295.0));
+        // Below a millionth the stores would keep 0; above, a bucket's size.
+        for bad in [
+            "0.0000001",
+            "1e-9",
+            "4294967296",
+            "1e20",
+            "inf",
+            "NaN",
+            "-1",
+            "x",
+        ] {
+            let error = parse_refill(bad).unwrap_err();
+            assert!(
+                error.contains("from 0.000001 to 4294967295"),
+                "{bad}: {error}"
+            );
+        }
     }
 
     #[test]

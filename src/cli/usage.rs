@@ -14,8 +14,10 @@
 //! (seconds of delay) is unknown here, and its `-t N` (tries) is this
 //! retry's timeout, whose bare number also gets the difference said.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::Write;
+use std::ops::Range;
 
 use clap::CommandFactory;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
@@ -24,6 +26,7 @@ use crate::cli::Cli;
 use crate::cli::help::USAGE;
 use crate::cli::id;
 use crate::cli::provenance::Provenance;
+use crate::run::budget::store;
 
 /// Bad usage, as documented: nothing has run.
 const BAD_USAGE: u8 = 2;
@@ -94,7 +97,8 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     {
         return format!("retry: no COMMAND to run after the options (usage: {USAGE})");
     }
-    let rendered = error.render().to_string();
+    // Masked before its lines are joined: a value may hold a newline.
+    let rendered = masked(&error.render().to_string(), error, args);
     let mut parts: Vec<&str> = Vec::new();
     let mut tip = None;
     for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
@@ -115,10 +119,13 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     if let Some(tip) = tip {
         line.push_str(&format!(" ({tip})"));
     }
+    let names = StoreNames::new();
     for (shown, variable) in from_environment(error, &provenance) {
         let value = std::env::var_os(&variable).unwrap_or_default();
-        let set = format!("`{variable}={}`", value.to_string_lossy());
-        let invalid = format!("invalid value '{}' for '{shown}'", value.to_string_lossy());
+        let value = value.to_string_lossy();
+        let value = names.shown(&variable, &value);
+        let set = format!("`{variable}={value}`");
+        let invalid = format!("invalid value '{value}' for '{shown}'");
         line = if line.contains(&invalid) {
             line.replacen(&invalid, &set, 1)
         } else {
@@ -128,12 +135,109 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     if let Some(aside) = debian_tries(error, &provenance) {
         line.push_str(&aside);
     }
-    // A `--budget-store` URL is quoted without its password.
-    crate::run::budget::store::redact(&line.replacen(
-        " [possible values: ",
-        ": expected one of [",
-        1,
-    ))
+    line.replacen(" [possible values: ", ": expected one of [", 1)
+}
+
+/// How the `--budget-store` option is named: its long form and variable.
+struct StoreNames {
+    long: String,
+    variable: String,
+}
+
+impl StoreNames {
+    fn new() -> Self {
+        let command = Cli::command();
+        let arg = command
+            .get_arguments()
+            .find(|a| a.get_id() == id::BUDGET_STORE);
+        let long = arg.and_then(|a| a.get_long()).unwrap_or_default();
+        let variable = arg.and_then(|a| a.get_env()).unwrap_or_default();
+        StoreNames {
+            long: format!("--{long}"),
+            variable: variable.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// What of a value the line must not show, given the option or
+    /// variable it came from: a store's userinfo (`store::hidden`: before
+    /// its last `@`, whatever it holds), or the password of a URL in any
+    /// other value.
+    fn hidden(&self, option_or_variable: &str, value: &str) -> Option<Range<usize>> {
+        match option_or_variable == self.long || option_or_variable == self.variable {
+            true => store::hidden(value),
+            false => store::hidden_in_url(value),
+        }
+    }
+
+    /// The value as the line may quote it.
+    fn shown<'v>(&self, option_or_variable: &str, value: &'v str) -> Cow<'v, str> {
+        store::masked(value, self.hidden(option_or_variable, value))
+    }
+}
+
+/// `text` with every value it may quote masked (`StoreNames::hidden`):
+/// from the command line, the store's variable, and clap's own record of
+/// the value it refused; and any part of one that clap quoted alone (an
+/// unknown `--flag` ends at its `=`) with what it holds of the value's
+/// hidden part. So no message can show a store's password.
+fn masked(text: &str, error: &clap::Error, args: &[OsString]) -> String {
+    let names = StoreNames::new();
+    let mut values: Vec<(String, Range<usize>)> = Vec::new();
+    let mut add = |option: &str, value: &str| {
+        if let Some(hidden) = names.hidden(option, value) {
+            values.push((value.to_owned(), hidden));
+        }
+    };
+    let words: Vec<Cow<str>> = args.iter().skip(1).map(|a| a.to_string_lossy()).collect();
+    for (at, word) in words.iter().enumerate() {
+        let option = at.checked_sub(1).map_or("", |before| &*words[before]);
+        add(option, word);
+        if let Some((flag, value)) = word.split_once('=') {
+            add(flag, value);
+        }
+    }
+    if let Some(value) = std::env::var_os(&names.variable) {
+        add(&names.variable, &value.to_string_lossy());
+    }
+    let quoted: Vec<String> = error
+        .context()
+        .flat_map(|(_, value)| match value {
+            ContextValue::String(one) => vec![one.clone()],
+            ContextValue::Strings(many) => many.clone(),
+            _ => Vec::new(),
+        })
+        .collect();
+    if let (Some(arg), Some(value)) = (
+        error.get(ContextKind::InvalidArg),
+        error.get(ContextKind::InvalidValue),
+    ) && arg.to_string().starts_with(&names.long)
+    {
+        add(&names.long, &value.to_string());
+    }
+    let mut replace: Vec<(String, String)> = Vec::new();
+    for (value, hidden) in &values {
+        replace.push((
+            value.clone(),
+            store::masked(value, Some(hidden.clone())).into_owned(),
+        ));
+        for part in &quoted {
+            let Some(at) = value.find(part.as_str()).filter(|_| part != value) else {
+                continue;
+            };
+            let (start, end) = (hidden.start.max(at), hidden.end.min(at + part.len()));
+            if start < end {
+                let inside = start - at..end - at;
+                replace.push((part.clone(), store::masked(part, Some(inside)).into_owned()));
+            }
+        }
+    }
+    // The longest first: a value may hold another.
+    replace.sort_by_key(|(value, _)| std::cmp::Reverse(value.len()));
+    let mut text = text.to_owned();
+    for (value, shown) in replace {
+        text = text.replace(&value, &shown);
+    }
+    text
 }
 
 /// What a `--jitter` word that names no strategy meant, where clap's
@@ -255,10 +359,11 @@ fn invalid_utf8(provenance: &Provenance, args: &[OsString]) -> String {
             continue;
         };
         if provenance.set_by_variable(arg.get_id().as_str()) {
+            let variable = variable.to_string_lossy();
+            let value = value.to_string_lossy();
             return format!(
-                "retry: `{}` (--{long}) is not valid UTF-8: '{}'",
-                variable.to_string_lossy(),
-                value.to_string_lossy().escape_debug()
+                "retry: `{variable}` (--{long}) is not valid UTF-8: '{}'",
+                StoreNames::new().shown(&variable, &value).escape_debug()
             );
         }
     }
@@ -270,6 +375,7 @@ fn invalid_utf8(provenance: &Provenance, args: &[OsString]) -> String {
         Some((flag, value)) if flag.starts_with('-') => (flag.to_owned(), value),
         _ => (args[at].to_string_lossy().into_owned(), &*word),
     };
+    let value = StoreNames::new().shown(&option, value);
     // Escaped: a newline in the value must not start a second line.
     let (option, value) = (option.escape_debug(), value.escape_debug());
     format!("retry: the value of `{option}` is not valid UTF-8: '{value}'")
@@ -303,6 +409,16 @@ fn from_environment(error: &clap::Error, provenance: &Provenance) -> Vec<(String
         }
     }
     found
+}
+
+/// The line for `args` (after `retry`), or "" if they parse: for tests.
+#[cfg(test)]
+pub(crate) fn line_for(args: &[&str]) -> String {
+    let args: Vec<OsString> = ["retry"].iter().chain(args).map(Into::into).collect();
+    match crate::cli::parse_from(&args, crate::cli::AfterParsing::Free) {
+        Err(error) => line(&error, &args),
+        Ok(_) => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -347,6 +463,29 @@ mod tests {
             );
             assert!(!line.contains('\n'), "{line}");
         }
+    }
+
+    #[test]
+    fn a_store_value_taken_for_a_flag_is_quoted_masked() {
+        // Found by the store fuzz target: clap quotes an unknown `--flag`
+        // only up to its `=`, which the whole value's mask never matched.
+        let line = line_for(&[
+            "--budget",
+            "ci",
+            "--budget-store",
+            "--x\tsecret@h\tre=:",
+            "true",
+        ]);
+        assert!(
+            line.starts_with("retry: unexpected argument '***@h\tre' found"),
+            "{line}"
+        );
+        // A part before the `@`: all of it.
+        let line = line_for(&["--budget", "ci", "--budget-store", "--x:s=ecret@h", "true"]);
+        assert!(
+            line.starts_with("retry: unexpected argument '***' found"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -202,6 +202,7 @@ pub fn run<R: Rng>(
                     reason,
                     took: run.took.take(),
                 });
+                warn(emit, run.number, run.budget_said.take());
                 return exit;
             }
         }
@@ -224,6 +225,9 @@ struct Loop<'a, R, F> {
     slept_ms: u128,
     /// What the `--budget` was paid for the last retry (refunded on success).
     last_paid: Option<u32>,
+    /// What the budget said when asked for a retry, logged after the line
+    /// of the attempt that asked (retrying or giving up).
+    budget_said: Option<String>,
     /// An unreadable server hint is logged once a run.
     hint_warned: bool,
     /// How long the attempt that just ended ran, until the loop moves past
@@ -248,6 +252,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             previous_code: None,
             slept_ms: 0,
             last_paid: None,
+            budget_said: None,
             hint_warned: false,
             took: None,
         }
@@ -295,16 +300,16 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             withdrawal.granted
         };
         let decision = decide(&self.rules, &facts, draw, pay);
-        warn(emit, self.number, warning);
+        // Said after the attempt's line (retrying or giving up), which the
+        // budget's answer follows.
+        self.budget_said = warning;
         match decision {
             Decision::Succeed(status) => {
                 // A success refunds what its last retry cost. A first-try
                 // success adds nothing (the AWS SDKs add 1): the refill
                 // with time already covers it, and so the run never
                 // touches the budget's store.
-                if let Some(tokens) = self.last_paid {
-                    warn(emit, self.number, host.deposit(tokens));
-                }
+                let said = self.last_paid.and_then(|tokens| host.deposit(tokens));
                 settle(host, true, emit, self.number)?;
                 emit(&Event::Succeeded {
                     attempt: self.number,
@@ -313,6 +318,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                     slept_ms: self.slept_ms,
                     took: self.took.unwrap_or_default(),
                 });
+                warn(emit, self.number, said);
                 Ok(Some(Exit::Code(status.code)))
             }
             Decision::GiveUp(reason) => {
@@ -424,6 +430,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             hint,
             took: self.took.take().unwrap_or_default(),
         });
+        warn(emit, self.number, self.budget_said.take());
         if let Some(script) = &config.on_retry {
             let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
             let hook_status = match hook {
@@ -1173,11 +1180,28 @@ mod tests {
         host.budget_says = Some("cannot lock it".into());
         let (code, events) = run_with(&config(&args), &mut host);
         assert_eq!(code, 0);
-        let warnings: Vec<_> = events
+        // Each after the line of the attempt whose end asked the budget.
+        let said =
+            |e: &Event| matches!(e, Event::Warning { message, .. } if message == "cannot lock it");
+        let lines: Vec<&str> = events
             .iter()
-            .filter(|e| matches!(e, Event::Warning { message, .. } if message == "cannot lock it"))
+            .filter(|e| !matches!(e, Event::Starting { .. }))
+            .map(|e| match e {
+                Event::Retrying { attempt: 1, .. } => "retrying",
+                Event::Succeeded { attempt: 2, .. } => "succeeded",
+                e if said(e) => "said",
+                _ => "other",
+            })
             .collect();
-        assert_eq!(warnings.len(), 2);
+        assert_eq!(lines, ["retrying", "said", "succeeded", "said"]);
+        // And after the line that gives up, when it cannot pay.
+        let mut host = FakeHost::new(vec![exit(1)]);
+        host.tokens = 0;
+        host.budget_says = Some("cannot lock it".into());
+        let (_, events) = run_with(&config(&args), &mut host);
+        let last: Vec<_> = events.iter().rev().take(2).collect();
+        assert!(said(last[0]), "{events:?}");
+        assert!(matches!(last[1], Event::GaveUp { .. }), "{events:?}");
     }
 
     #[test]

@@ -111,7 +111,8 @@ impl<'a> Supervisor<'a> {
             let mut command = Spawn::new(self.program);
             command
                 .args(self.args)
-                .env(lineage::VARIABLE, self.lineage.value());
+                .env(lineage::VARIABLE, self.lineage.value())
+                .env_remove(budget::store::VARIABLE);
             command
         });
         command
@@ -137,6 +138,7 @@ impl<'a> Supervisor<'a> {
         // hook runs after the attempt whose code is the previous one.
         command
             .env(lineage::VARIABLE, self.lineage.value())
+            .env_remove(budget::store::VARIABLE)
             .env("RETRY_ATTEMPT", Text::of(attempt))
             .env("RETRY_ATTEMPT_LIMIT", Text::of(self.limit))
             .env("RETRY_EXIT_CODE", Text::of(exit_code))

@@ -80,6 +80,13 @@ impl Server {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// The server's clock (`TIME`), in microseconds.
+    fn now_us(&self) -> u64 {
+        let time = self.cli(&["TIME"]);
+        let mut parts = time.split_whitespace().map(|p| p.parse::<u64>().unwrap());
+        parts.next().unwrap() * 1_000_000 + parts.next().unwrap()
+    }
+
     fn url(&self) -> String {
         format!("unix://{}", self.socket.display())
     }
@@ -109,20 +116,19 @@ fn free_port() -> u16 {
 }
 
 /// `retry --budget ci` on a "host" of its own (its runtime directory), each
-/// attempt appending a line to `log`, then failing (or succeeding).
+/// attempt appending a line to `log`, then failing (or succeeding); the
+/// store given 200 ms unless `args` say otherwise.
 fn fleet_retry(host: &Path, log: &Path, args: &[&str], exit: u8) -> Retry {
     let script = format!("echo >> '{}'; exit {exit}", log.display());
-    retry(&[
-        "--budget",
-        "ci",
-        "--base",
-        "0ms",
-        "--budget-timeout",
-        "200ms",
-    ])
-    .env("XDG_RUNTIME_DIR", host)
-    .args(args)
-    .args(&["--", "sh", "-c", &script])
+    let timeout: &[&str] = match args.contains(&"--budget-timeout") {
+        true => &[],
+        false => &["--budget-timeout", "200ms"],
+    };
+    retry(&["--budget", "ci", "--base", "0ms"])
+        .args(timeout)
+        .env("XDG_RUNTIME_DIR", host)
+        .args(args)
+        .args(&["--", "sh", "-c", &script])
 }
 
 fn lines(log: &Path) -> usize {
@@ -147,7 +153,10 @@ fn fifty_hosts_share_one_budget() {
             .map(|i| {
                 let host = dir.path().join(format!("host{i}"));
                 std::fs::create_dir_all(&host).unwrap();
+                // The whole exchange in 200 ms is too tight for 50 processes
+                // started at once beside the rest of the suite.
                 let mut args = vec!["-n", "5", "--budget-tokens", "100", "--budget-refill", "0"];
+                args.extend(["--budget-timeout", "5s"]);
                 args.extend(store.iter().flat_map(|s| ["--budget-store", *s]));
                 let mut command = fleet_retry(&host, log, &args, 1).into_command();
                 command.stdout(Stdio::null()).stderr(Stdio::piped());
@@ -301,10 +310,18 @@ fn passwords_stay_out_of_help_and_usage_errors() {
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("--budget-store"));
     assert!(!String::from_utf8_lossy(&help.stdout).contains("hunter2"));
+    // Passwords that end the host early (`/`, `?`, `#`), quotes, a URL
+    // without a host, a scheme missing a slash: all masked to the last `@`.
     for bad in [
         secret,
         "rediss://u:hunter2hunter2@127.0.0.1/0",
         "http://u:hunter2hunter2@h",
+        "redis://:hunter2/hunter2@127.0.0.1:1/",
+        "redis://u:hunter2?hunter2@h",
+        "redis://u:hunter2#hunter2@h/0",
+        "redis://u:hunter2'hunter2@h:x",
+        "redis://:hunter2hunter2@",
+        "redis:/u:hunter2hunter2@h",
     ] {
         let by_flag = retry(&["--budget", "ci", "--budget-store", bad, "--", "true"]).output();
         let by_variable = retry(&["--budget", "ci", "--", "true"])
@@ -317,9 +334,40 @@ fn passwords_stay_out_of_help_and_usage_errors() {
             let text = stderr(&output);
             assert_eq!(output.status.code(), Some(2), "{text}");
             assert_eq!(text.lines().count(), 1, "{text}");
-            assert!(text.contains(named) && text.contains("u:***@"), "{text}");
+            assert!(text.contains(named) && text.contains("***@"), "{text}");
             assert!(!text.contains("hunter2"), "{text}");
         }
+    }
+}
+
+/// A value that is not UTF-8 is quoted escaped, and masked all the same.
+#[test]
+#[cfg(unix)] // bytes that are no UTF-8; Windows arguments are UTF-16
+fn a_password_that_is_not_utf8_is_never_shown() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let bad = OsString::from_vec(b"redis://u:hunter2\xffhunter2@h:1/0".to_vec());
+    let mut typed = OsString::from("--budget-store=");
+    typed.push(&bad);
+    let with = |words: &[&OsString]| {
+        let mut command = retry(&["--budget", "ci"]).into_command();
+        command.args(words).args(["--", "true"]).output().unwrap()
+    };
+    let outputs = [
+        with(&[&"--budget-store".into(), &bad]),
+        with(&[&typed]),
+        retry(&["--budget", "ci", "--", "true"])
+            .env("RETRY_BUDGET_STORE", &bad)
+            .output(),
+    ];
+    for output in outputs {
+        let text = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{text}");
+        assert!(
+            text.contains("not valid UTF-8: 'redis://***@h:1/0'"),
+            "{text}"
+        );
+        assert!(!text.contains("hunter2"), "{text}");
     }
 }
 
@@ -444,10 +492,7 @@ fn the_refill_runs_on_the_servers_clock() {
     let Some(server) = Server::start(dir.path(), None, &[]) else {
         return;
     };
-    let time = server.cli(&["TIME"]);
-    let mut parts = time.split_whitespace().map(|p| p.parse::<u64>().unwrap());
-    let now_us = parts.next().unwrap() * 1_000_000 + parts.next().unwrap();
-    let at = (now_us - 10_000_000).to_string();
+    let at = (server.now_us() - 10_000_000).to_string();
     server.cli(&[
         "HSET",
         "retry:budget:ci",
@@ -467,6 +512,48 @@ fn the_refill_runs_on_the_servers_clock() {
         "{text}"
     );
     assert!(text.contains("refill: 0.3 tokens/s"), "{text}");
+}
+
+/// A server clock that went back an hour (the bucket's time is ahead of
+/// it) means no time has passed: the refused retry records the bucket as
+/// of the server's now, so it refills from then on, not in an hour.
+#[test]
+fn a_clock_that_went_back_does_not_stall_the_bucket() {
+    let dir = scratch();
+    let Some(server) = Server::start(dir.path(), None, &[]) else {
+        return;
+    };
+    let ahead = (server.now_us() + 3_600_000_000).to_string();
+    server.cli(&[
+        "HSET",
+        "retry:budget:ci",
+        "milli",
+        "0",
+        "at",
+        &ahead,
+        "tokens",
+        "10",
+        "refill",
+        "1000000",
+    ]);
+    let log = dir.path().join("log");
+    let args = ["-n", "2", "--budget-store", &server.url()];
+    let output = fleet_retry(dir.path(), &log, &args, 1).output();
+    assert!(
+        stderr(&output).contains("(reason: budget)"),
+        "{}",
+        stderr(&output)
+    );
+    let at: u64 = server
+        .cli(&["HGET", "retry:budget:ci", "at"])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(at <= server.now_us(), "{at} is still ahead");
+    assert_eq!(
+        server.cli(&["HGET", "retry:budget:ci", "milli"]).trim(),
+        "0"
+    );
 }
 
 /// A connection the server closed while the run slept (an idle timeout, a
@@ -495,4 +582,135 @@ fn a_connection_closed_between_retries_is_opened_again() {
         server.cli(&["HGET", "retry:budget:ci", "milli"]).trim(),
         "490000"
     );
+}
+
+/// The store's URL, password and all, reaches neither the command nor the
+/// `--on-retry` hook; retry itself reads it (the warning names the store).
+#[test]
+fn commands_and_hooks_never_see_the_store() {
+    let dir = scratch();
+    let port = free_port();
+    let store = format!("redis://retry:hunter2hunter2@127.0.0.1:{port}/0");
+    let output = retry(&["-n", "2", "--base", "0ms", "--budget", "ci"])
+        .args(&["--budget-timeout", "200ms"])
+        .args(&["--on-retry", "echo hook:${RETRY_BUDGET_STORE-unset}"])
+        .env("RETRY_BUDGET_STORE", &store)
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .args(&[
+            "--",
+            "sh",
+            "-c",
+            "echo attempt:${RETRY_BUDGET_STORE-unset}; exit 1",
+        ])
+        .output();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), stderr(&output));
+    assert_eq!(stdout, "attempt:unset\nattempt:unset\n", "{stderr}");
+    assert!(stderr.contains("hook:unset"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the store redis://retry:***@127.0.0.1:{port}/0 failed"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+/// A "store" on a free port of 127.0.0.1 that answers every connection
+/// with `reply`, at once or one byte every `pace`, and keeps it open, for
+/// 5 s at most.
+fn fake_store(reply: &[u8], pace: Option<Duration>) -> u16 {
+    let reply = reply.to_vec();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    std::thread::spawn(move || {
+        while Instant::now() < until {
+            let Ok((mut stream, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            let reply = reply.clone();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stream.set_nonblocking(false);
+                let chunk = pace.map_or(reply.len(), |_| 1);
+                let mut left = &reply[..];
+                while Instant::now() < until {
+                    let (now, rest) = left.split_at(chunk.min(left.len()));
+                    if stream.write_all(now).is_err() {
+                        break;
+                    }
+                    left = rest;
+                    std::thread::sleep(pace.unwrap_or(Duration::from_millis(10)));
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A reply that never ends, one byte every 50 ms: each read of the
+/// client's gets a byte well within its timeout.
+fn trickling_store() -> u16 {
+    let mut reply = b"+".to_vec();
+    reply.resize(200, b'x');
+    fake_store(&reply, Some(Duration::from_millis(50)))
+}
+
+/// A reply the client cannot parse, which it describes over several lines:
+/// the warning is one line, and one GitHub annotation without `%0A`.
+#[test]
+fn a_store_that_answers_garbage_is_one_line_of_warning() {
+    let dir = scratch();
+    let port = fake_store(b"\x00garbage\r\n", None);
+    let url = format!("redis://127.0.0.1:{port}");
+    for format in ["text", "github"] {
+        let log = dir.path().join(format!("{format}.log"));
+        let args = ["-n", "2", "--budget-store", &url, "--log-format", format];
+        let output = fleet_retry(dir.path(), &log, &args, 1).output();
+        let text = stderr(&output);
+        assert_eq!((output.status.code(), lines(&log)), (Some(1), 2), "{text}");
+        let warnings: Vec<&str> = text.lines().filter(|l| l.contains("the store")).collect();
+        assert_eq!(warnings.len(), 1, "{text}");
+        assert!(
+            warnings[0].contains("failed: Incompatible type - Parse error"),
+            "{text}"
+        );
+        assert!(
+            warnings[0].ends_with("; running without the budget"),
+            "{text}"
+        );
+        assert!(!text.contains("%0A"), "{text}");
+    }
+}
+
+/// --budget-timeout bounds the whole exchange, not each read: a store that
+/// trickles its answer (to the script, or to AUTH while connecting) is
+/// given up on within the timeout, with a reason that says so.
+#[test]
+fn a_trickling_store_is_waited_for_only_the_timeout() {
+    let dir = scratch();
+    let port = trickling_store();
+    for url in [
+        format!("redis://127.0.0.1:{port}"),
+        format!("redis://:hunter2hunter2@127.0.0.1:{port}/1"),
+    ] {
+        let log = dir.path().join(format!("{}.log", url.len()));
+        let started = Instant::now();
+        let output =
+            fleet_retry(dir.path(), &log, &["-n", "3", "--budget-store", &url], 1).output();
+        let took = started.elapsed();
+        let warning = fails_open(&output, &log, 3);
+        assert!(
+            warning.contains("failed: no answer within 200 ms;"),
+            "{warning}"
+        );
+        // One wait of 200 ms (the rest of the run goes without the store);
+        // the trickle lasts 5 s.
+        assert!(
+            took >= Duration::from_millis(200) && took < Duration::from_millis(2500),
+            "{took:?}"
+        );
+    }
 }

@@ -44,7 +44,10 @@ elseif op == 'give' then
   milli = math.min(cap, milli + price)
 end
 
-if op ~= 'look' and granted == 1 then
+-- Refused, the bucket is recorded as of now all the same: after a clock
+-- that went back it refills from the new time at once, not only once the
+-- clock is past the recorded one again.
+if op ~= 'look' then
   if milli >= cap then
     -- A full bucket is the same as none: nothing is left behind.
     redis.call('DEL', KEYS[1])

@@ -35,6 +35,13 @@ pub struct Size {
 pub const DEFAULT_TOKENS: u32 = 500;
 pub const DEFAULT_COST: u32 = 5;
 pub const DEFAULT_REFILL: f64 = 5.0;
+/// The refills (but 0) both stores keep as given: they record millionths
+/// of a token a second, a whole number (exact in Redis's Lua numbers up
+/// to 2^53), so less than a millionth would be kept as 0; and no more
+/// tokens a second than a bucket can hold (the file's field and the
+/// script's reply hold that and more).
+pub const MIN_REFILL: f64 = 1e-6;
+pub const MAX_REFILL: f64 = u32::MAX as f64;
 
 /// Thousandths of a token per token: refills of a fraction add up exactly.
 pub const MILLI: u64 = 1000;

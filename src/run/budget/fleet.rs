@@ -7,10 +7,15 @@
 //! bucket as it is. The key expires when the bucket would be full anyway
 //! (a full bucket is deleted), so an idle budget leaves nothing behind.
 //!
-//! Every exchange (connecting included) is bounded by `--budget-timeout`;
-//! whatever goes wrong (refused, hung, an error reply, a wrong password, a
-//! key of another type) is the caller's to fail open.
+//! Every exchange, connecting included, is bounded by `--budget-timeout`
+//! as a whole: the client bounds each read of a socket, so a store (or a
+//! broken proxy before it) that trickles its answer a byte at a time would
+//! keep retry waiting for as long as it likes; the exchange runs on a
+//! thread of its own instead, which retry waits for no longer than the
+//! timeout. Whatever goes wrong (refused, hung, trickling, an error reply,
+//! a wrong password, a key of another type) is the caller's to fail open.
 
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use redis::{ConnectionAddr, IntoConnectionInfo, RedisConnectionInfo, Script};
@@ -36,13 +41,25 @@ pub struct Reply {
 pub struct Fleet {
     name: String,
     remote: Remote,
-    connection: redis::Connection,
-    script: Script,
+    /// Away on the thread of an exchange meanwhile; gone with one that
+    /// did not answer in time.
+    link: Option<Link>,
     params: Params,
     timeout: Duration,
     size_given: bool,
     /// The bucket's own size differed from the one given: said once.
     size_warned: bool,
+}
+
+/// What an exchange takes to its thread: the connection and what it asks.
+struct Link {
+    remote: Remote,
+    /// Opened by the first exchange.
+    connection: Option<redis::Connection>,
+    script: Script,
+    key: String,
+    params: Params,
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for Fleet {
@@ -52,33 +69,25 @@ impl std::fmt::Debug for Fleet {
 }
 
 impl Fleet {
-    /// Connects, bounded by the timeout. The error is the reason alone,
-    /// without the password.
-    pub fn connect(settings: &Settings, remote: &Remote) -> Result<Self, String> {
-        let started = Instant::now();
-        let connection = open(remote, settings.timeout).map_err(|e| scrub(&e, remote))?;
-        let mut fleet = Fleet {
+    /// The budget in the store `remote` names. Nothing is sent yet: the
+    /// connection is opened by the first exchange, within its timeout.
+    pub fn new(settings: &Settings, remote: &Remote) -> Self {
+        Fleet {
             name: settings.name.clone(),
             remote: remote.clone(),
-            connection,
-            script: Script::new(include_str!("bucket.lua")),
+            link: Some(Link {
+                remote: remote.clone(),
+                connection: None,
+                script: Script::new(include_str!("bucket.lua")),
+                key: format!("{PREFIX}{}", settings.name),
+                params: settings.params,
+                timeout: settings.timeout,
+            }),
             params: settings.params,
             timeout: settings.timeout,
             size_given: settings.size_given,
             size_warned: false,
-        };
-        // The connection and the first answer share the timeout.
-        let left = settings.timeout.saturating_sub(started.elapsed());
-        fleet.bound(left.max(Duration::from_millis(1)))?;
-        Ok(fleet)
-    }
-
-    /// Bounds the next exchange's reads and writes.
-    fn bound(&mut self, timeout: Duration) -> Result<(), String> {
-        self.connection
-            .set_read_timeout(Some(timeout))
-            .and_then(|()| self.connection.set_write_timeout(Some(timeout)))
-            .map_err(|e| scrub(&e, &self.remote))
+        }
     }
 
     /// The key of this budget.
@@ -86,43 +95,19 @@ impl Fleet {
         format!("{PREFIX}{}", self.name)
     }
 
-    /// Runs the script: `op` is `take`, `give` or `look`. A connection
-    /// that was closed while the run slept (the server's idle timeout, a
-    /// restart, a firewall) is opened again once; one that hangs is not.
-    fn run(&mut self, op: &str, tokens: u32) -> Result<Reply, String> {
-        let started = Instant::now();
-        let refill = (self.params.refill * 1e6).round() as u64;
-        let mut invocation = self.script.key(self.key());
-        invocation
-            .arg(op)
-            .arg(tokens)
-            .arg(self.params.tokens)
-            .arg(refill);
-        let reply: Vec<i64> = match invocation.invoke(&mut self.connection) {
-            Err(e) if e.is_connection_dropped() && !e.is_timeout() => {
-                let left = self.timeout.saturating_sub(started.elapsed());
-                self.connection = open(&self.remote, left.max(Duration::from_millis(1)))
-                    .map_err(|e| scrub(&e, &self.remote))?;
-                invocation.invoke(&mut self.connection)
-            }
-            other => other,
-        }
-        .map_err(|e| scrub(&e, &self.remote))?;
-        let [granted, milli, size, refill, found] = reply[..] else {
-            return Err(format!("the script answered {reply:?}"));
-        };
-        let whole = |n: i64| u64::try_from(n).unwrap_or(0);
-        let reply = Reply {
-            granted: granted == 1,
-            milli: whole(milli),
-            size: Size {
-                tokens: u32::try_from(size).unwrap_or(u32::MAX),
-                refill: whole(refill) as f64 / 1e6,
-            },
-            found: found == 1,
-        };
-        self.bound(self.timeout)?;
-        Ok(reply)
+    /// Runs the script (`op` is `take`, `give` or `look`) within the
+    /// timeout; one that has not answered by then keeps the connection.
+    fn run(&mut self, op: &'static str, tokens: u32) -> Result<Reply, String> {
+        let mut link = self
+            .link
+            .take()
+            .ok_or("an earlier exchange did not answer in time")?;
+        let (link, reply) = within(self.timeout, move || {
+            let reply = link.run(op, tokens);
+            (link, reply)
+        })?;
+        self.link = Some(link);
+        reply
     }
 
     /// For the loop: whether the bucket paid for a retry, and what to say
@@ -160,8 +145,76 @@ impl Fleet {
     }
 }
 
-/// A connection to the store, the connection and each later exchange
-/// bounded by `timeout`.
+impl Link {
+    /// The script's answer, the connection opened first if need be. One
+    /// that was closed while the run slept (the server's idle timeout, a
+    /// restart, a firewall) is opened again once; one that hangs is not.
+    fn run(&mut self, op: &str, tokens: u32) -> Result<Reply, String> {
+        let started = Instant::now();
+        let refill = (self.params.refill * 1e6).round() as u64;
+        let mut invocation = self.script.key(&self.key);
+        invocation
+            .arg(op)
+            .arg(tokens)
+            .arg(self.params.tokens)
+            .arg(refill);
+        let fail = |e: &redis::RedisError| reason(e, &self.remote, self.timeout);
+        let reused = self.connection.is_some();
+        let connection = match &mut self.connection {
+            Some(connection) => connection,
+            None => self
+                .connection
+                .insert(open(&self.remote, self.timeout).map_err(|e| fail(&e))?),
+        };
+        let reply: Vec<i64> = match invocation.invoke(connection) {
+            Err(e) if reused && e.is_connection_dropped() && !e.is_timeout() => {
+                let left = self.timeout.saturating_sub(started.elapsed());
+                *connection =
+                    open(&self.remote, left.max(Duration::from_millis(1))).map_err(|e| fail(&e))?;
+                invocation.invoke(connection)
+            }
+            other => other,
+        }
+        .map_err(|e| fail(&e))?;
+        let [granted, milli, size, refill, found] = reply[..] else {
+            return Err(format!("the script answered {reply:?}"));
+        };
+        let whole = |n: i64| u64::try_from(n).unwrap_or(0);
+        Ok(Reply {
+            granted: granted == 1,
+            milli: whole(milli),
+            size: Size {
+                tokens: u32::try_from(size).unwrap_or(u32::MAX),
+                refill: whole(refill) as f64 / 1e6,
+            },
+            found: found == 1,
+        })
+    }
+}
+
+/// `work` on a thread of its own, waited for at most `timeout`. A thread
+/// left behind holds only its socket, each of whose reads is bounded too:
+/// it ends when the store answers, closes or stalls, or with retry.
+fn within<T: Send + 'static>(
+    timeout: Duration,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    let (done, answer) = mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("retry-budget-store".into())
+        .spawn(move || {
+            let _ = done.send(work());
+        })
+        .map_err(|e| format!("cannot start its thread: {e}"))?;
+    answer.recv_timeout(timeout).map_err(|_| no_answer(timeout))
+}
+
+/// The reason for a store that took too long, whichever read saw it.
+fn no_answer(timeout: Duration) -> String {
+    format!("no answer within {} ms", crate::duration::millis(timeout))
+}
+
+/// A connection to the store, each read and write bounded by `timeout`.
 fn open(remote: &Remote, timeout: Duration) -> redis::RedisResult<redis::Connection> {
     let addr = match &remote.addr {
         Addr::Tcp { host, port } => ConnectionAddr::Tcp(host.clone(), *port),
@@ -189,13 +242,25 @@ pub fn failed(name: &str, remote: &Remote, e: &str) -> String {
     format!("--budget {name}: the store {remote} failed: {e}; running without the budget")
 }
 
-/// A client's error with the password taken out, should it ever echo it.
+/// Why a client's call failed, for the warning: a read or write that
+/// timed out is the store's not answering in time, however the OS words it.
+fn reason(error: &redis::RedisError, remote: &Remote, timeout: Duration) -> String {
+    match error.is_timeout() {
+        true => no_answer(timeout),
+        false => scrub(error, remote),
+    }
+}
+
+/// A client's error on one line (a reply it cannot parse is described on
+/// several, which a GitHub annotation would carry as `%0A`), with the
+/// password taken out, should it ever echo it.
 fn scrub(error: &redis::RedisError, remote: &Remote) -> String {
     let message = error.to_string();
-    match &remote.password {
+    let message = match &remote.password {
         Some(password) if password.len() >= 3 => message.replace(password.as_str(), "***"),
         _ => message,
-    }
+    };
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -225,7 +290,7 @@ mod tests {
             store: Store::Redis(remote.clone()),
             timeout: Duration::from_secs(1),
         };
-        let mut fleet = Fleet::connect(&settings, &remote).unwrap();
+        let mut fleet = Fleet::new(&settings, &remote);
         let n = 20_000;
         let mut took: Vec<Duration> = (0..n)
             .map(|_| {

@@ -191,9 +191,8 @@ impl Lazy {
         match &settings.store {
             Store::Host => Budget::open(settings).map(Lazy::Open),
             #[cfg(feature = "redis")]
-            Store::Redis(remote) => fleet::Fleet::connect(settings, remote)
-                .map(|fleet| Lazy::Fleet(Box::new(fleet)))
-                .map_err(|e| fleet::failed(&settings.name, remote, &e)),
+            // Connected by its first exchange, which fails open itself.
+            Store::Redis(remote) => Ok(Lazy::Fleet(Box::new(fleet::Fleet::new(settings, remote)))),
             #[cfg(not(feature = "redis"))]
             Store::Redis(_) => Err(format!(
                 "--budget {}: this retry was built without Redis; running without the budget",
@@ -254,11 +253,17 @@ impl Budget {
 
     /// Takes a retry's tokens now: whether the bucket had them.
     fn try_withdraw(&mut self, tokens: u32) -> Result<Updated<bool>, String> {
-        let now = now_ns();
+        self.withdraw_at(now_ns(), tokens)
+    }
+
+    fn withdraw_at(&mut self, now: u64, tokens: u32) -> Result<Updated<bool>, String> {
         self.update(now, |bucket, params| {
             match bucket.withdraw(params, now, tokens) {
                 Some(paid) => (Some(paid), true),
-                None => (None, false),
+                // Recorded as of now all the same: after a clock that went
+                // back, the bucket refills from the new time at once, not
+                // only once the clock is past the recorded one again.
+                None => (Some(bucket.refilled(params, now)), false),
             }
         })
     }
@@ -604,6 +609,31 @@ mod tests {
         // The next update resets it.
         assert!(budget.try_withdraw(5).unwrap().reset.is_some());
         assert!(look.current().unwrap().reset.is_none());
+    }
+
+    #[test]
+    fn a_clock_that_went_back_does_not_stall_the_bucket() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = |s: u64| s * 1_000_000_000;
+        let mut budget = Budget::open_in(
+            tmp.path(),
+            &Settings {
+                params: Params { refill: 1.0, ..P },
+                ..settings("ci")
+            },
+            true,
+        )
+        .unwrap()
+        .unwrap();
+        // Emptied at 1000 s: four retries of 5.
+        for _ in 0..4 {
+            assert!(budget.withdraw_at(s(1000), 5).unwrap().value);
+        }
+        // The clock goes back 500 s: no time has passed, nothing refills.
+        assert!(!budget.withdraw_at(s(500), 5).unwrap().value);
+        // 5 s on the new clock refill 5 tokens, long before it is at 1000 s again.
+        assert!(budget.withdraw_at(s(505), 5).unwrap().value);
+        assert!(!budget.withdraw_at(s(505), 5).unwrap().value);
     }
 
     #[test]

@@ -89,8 +89,7 @@ fn host_status(settings: &Settings) -> Result<String, String> {
 /// store is named without its password.
 #[cfg(feature = "redis")]
 fn fleet_status(settings: &Settings, remote: &super::store::Remote) -> Result<String, String> {
-    let mut fleet = super::fleet::Fleet::connect(settings, remote)
-        .map_err(|e| format!("the store {remote} failed: {e}"))?;
+    let mut fleet = super::fleet::Fleet::new(settings, remote);
     let reply = fleet
         .look()
         .map_err(|e| format!("the store {remote} failed: {e}"))?;

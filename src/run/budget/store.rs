@@ -11,12 +11,19 @@
 //! tree several times retry's own for one option; a TLS Redis is reached
 //! through a local TLS tunnel (stunnel, spiped) on a unix socket instead.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 use std::path::PathBuf;
 
 /// `--budget-timeout` when not given: short enough that a store that
 /// hangs costs a run little, long enough for a loaded server in the region.
 pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The store's variable. Never passed on to a command or a hook: it may
+/// hold the fleet's password, which they have no use for (and a command
+/// that runs as another user would show it in `/proc/PID/environ`).
+pub const VARIABLE: &str = "RETRY_BUDGET_STORE";
 
 /// Redis's own port.
 const DEFAULT_PORT: u16 = 6379;
@@ -52,36 +59,62 @@ pub const SYNTAX: &str =
 
 /// `--budget-store URL`. The error never repeats the password.
 pub fn parse(text: &str) -> Result<Store, String> {
+    match remote(text)? {
+        None => Ok(Store::Host),
+        Some(_) if !cfg!(feature = "redis") => {
+            Err("this retry was built without Redis (cargo feature `redis`)".to_owned())
+        }
+        Some(remote) => Ok(Store::Redis(Box::new(remote))),
+    }
+}
+
+/// The server a URL names (`None` for `host`), however retry was built.
+pub(crate) fn remote(text: &str) -> Result<Option<Remote>, String> {
     if text == "host" {
-        return Ok(Store::Host);
+        return Ok(None);
     }
     let (scheme, rest) = text
         .split_once("://")
         .ok_or_else(|| format!("expected {SYNTAX}"))?;
-    let remote = match scheme.to_ascii_lowercase().as_str() {
-        "redis" | "valkey" => parse_tcp(rest)?,
-        "unix" | "redis+unix" => parse_unix(rest)?,
-        "rediss" | "valkeys" => {
-            return Err(
-                "TLS (rediss://) is not supported: the Redis client's TLS would pull in \
-                 rustls or OpenSSL; reach a TLS server through a local tunnel on a unix socket"
-                    .to_owned(),
-            );
-        }
-        _ => return Err(format!("`{scheme}://` is not a store: expected {SYNTAX}")),
-    };
-    if cfg!(feature = "redis") {
-        Ok(Store::Redis(Box::new(remote)))
-    } else {
-        Err("this retry was built without Redis (cargo feature `redis`)".to_owned())
+    match scheme.to_ascii_lowercase().as_str() {
+        "redis" | "valkey" => parse_tcp(rest).map(Some),
+        "unix" | "redis+unix" => parse_unix(rest).map(Some),
+        "rediss" | "valkeys" => Err(
+            "TLS (rediss://) is not supported: the Redis client's TLS would pull in \
+             rustls or OpenSSL; reach a TLS server through a local tunnel on a unix socket"
+                .to_owned(),
+        ),
+        // Named only if it is a scheme: anything else before `://` may be
+        // a password typed without one.
+        _ if is_scheme(scheme) => Err(format!("`{scheme}://` is not a store: expected {SYNTAX}")),
+        _ => Err(format!("expected {SYNTAX}")),
     }
 }
 
+/// RFC 3986's `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`, short.
+fn is_scheme(text: &str) -> bool {
+    text.len() <= 16
+        && text.starts_with(|c: char| c.is_ascii_alphabetic())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// Why `/`, `?` or `#` ended the host early: a password that holds one
+/// (half of `openssl rand -base64 32`'s hold a `/`) is written encoded.
+const ENCODE: &str =
+    "a password holding `/`, `?`, `#` or `@` is percent-encoded (`%2F`, `%3F`, `%23`, `%40`)";
+
 fn parse_tcp(rest: &str) -> Result<Remote, String> {
-    if rest.contains(['?', '#']) {
-        return Err("a redis:// store takes no ?query or #fragment".to_owned());
-    }
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    if rest.contains(['?', '#']) || path.contains('@') {
+        return Err(match rest.rsplit_once('@') {
+            Some((userinfo, _)) if userinfo.contains(['/', '?', '#']) => {
+                format!("the host ends at the first `/`, `?` or `#`: {ENCODE}")
+            }
+            _ => "a redis:// store takes no ?query or #fragment".to_owned(),
+        });
+    }
     let (userinfo, hostport) = match authority.rsplit_once('@') {
         Some((userinfo, hostport)) => (Some(userinfo), hostport),
         None => (None, authority),
@@ -220,34 +253,35 @@ impl fmt::Display for Store {
     }
 }
 
-/// `text` with the password of every URL in it replaced by `***`: for
-/// messages that quote what was typed (a usage error).
-pub fn redact(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let (before, after) = rest.split_at(at + 3);
-        out.push_str(before);
-        let end = after
-            .find(|c: char| matches!(c, '/' | '?' | '#' | '\'' | '`' | '"') || c.is_whitespace())
-            .unwrap_or(after.len());
-        let authority = &after[..end];
-        match authority.rfind('@').and_then(|userinfo_end| {
-            authority[..userinfo_end]
-                .find(':')
-                .map(|colon| (colon, userinfo_end))
-        }) {
-            Some((colon, userinfo_end)) => {
-                out.push_str(&authority[..=colon]);
-                out.push_str("***");
-                out.push_str(&authority[userinfo_end..]);
-            }
-            None => out.push_str(authority),
-        }
-        rest = &after[end..];
+/// What of a value given as a store messages must not show when it is not
+/// a valid one: everything between `://` and the last `@` (the user and
+/// password, wherever a character that ends a host early put them);
+/// without a `://` before the last `@`, everything before it, which may be
+/// a password typed without its scheme.
+pub fn hidden(value: &str) -> Option<Range<usize>> {
+    let at = value.rfind('@')?;
+    let start = value[..at].find("://").map_or(0, |scheme| scheme + 3);
+    Some(start..at)
+}
+
+/// The same for any other word a message may quote (the value of another
+/// option, an argument out of place): only if it holds a URL.
+pub fn hidden_in_url(word: &str) -> Option<Range<usize>> {
+    word.contains("://").then(|| hidden(word)).flatten()
+}
+
+/// `text` with its `hidden` part replaced by `***`.
+pub fn masked(text: &str, hidden: Option<Range<usize>>) -> Cow<'_, str> {
+    match hidden {
+        Some(span) => Cow::Owned(format!("{}***{}", &text[..span.start], &text[span.end..])),
+        None => Cow::Borrowed(text),
     }
-    out.push_str(rest);
-    out
+}
+
+/// A value given as a store, as messages quote it when it is not a valid
+/// one: `redis://***@host`.
+pub fn mask(value: &str) -> Cow<'_, str> {
+    masked(value, hidden(value))
 }
 
 #[cfg(test)]
@@ -321,16 +355,77 @@ mod tests {
     }
 
     #[test]
-    fn redaction_hides_every_password_in_a_text() {
+    fn a_value_that_is_no_store_is_quoted_without_its_userinfo() {
+        for (value, shown) in [
+            ("redis://:ab/cd@127.0.0.1:1/", "redis://***@127.0.0.1:1/"),
+            ("redis://u:a@b?c#d'e@h:x", "redis://***@h:x"),
+            ("unix://u:secret@/x", "unix://***@/x"),
+            ("redis://u:secret@", "redis://***@"),
+            ("u:secret@h", "***@h"),
+            // Found by the store fuzz target: a `://` after the last `@`.
+            ("re\0secret@\0dis://u:p0", "***@\0dis://u:p0"),
+            ("redis://h:6379/0", "redis://h:6379/0"),
+            ("host", "host"),
+        ] {
+            assert_eq!(mask(value), shown);
+        }
+        assert_eq!(masked("a@b", hidden_in_url("a@b")), "a@b");
+        assert_eq!(masked("x://a@b", hidden_in_url("x://a@b")), "x://***@b");
+    }
+
+    #[test]
+    fn a_reserved_character_in_a_password_is_explained() {
+        let error = parse("redis://:ab/cd@127.0.0.1:1/").unwrap_err();
+        assert!(error.contains("percent-encoded (`%2F`"), "{error}");
+        let error = parse("redis://u:p@h?x=1").unwrap_err();
+        assert!(error.contains("takes no ?query"), "{error}");
+        // Before `://` is a scheme only if it looks like one.
         assert_eq!(
-            redact(
-                "invalid value 'redis://u:s3cr:et@h:1/x' for `RETRY_BUDGET_STORE=redis://:pw@h`"
-            ),
-            "invalid value 'redis://u:***@h:1/x' for `RETRY_BUDGET_STORE=redis://:***@h`"
+            parse("ftp://h").unwrap_err(),
+            format!("`ftp://` is not a store: expected {SYNTAX}")
         );
         assert_eq!(
-            redact("redis://h:6379/0 and redis://u@h"),
-            "redis://h:6379/0 and redis://u@h"
+            parse("u:secret@h://x").unwrap_err(),
+            format!("expected {SYNTAX}")
         );
+    }
+
+    /// A password no message may show, wherever it sits in a URL.
+    const MARK: &str = "Pw9Secret";
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Any URL with a password, valid or not: not in the parser's
+        /// error, nor in the store as shown (Display, Debug), nor in the
+        /// one-line usage error, nor in the warning of a store that failed.
+        #[test]
+        fn no_message_shows_a_password(
+            scheme in "(redis|REDIS|valkey|unix|redis\\+unix|rediss|http|x|)(://|:/|:)",
+            user in "(|[a-z]{1,4})",
+            before in "[a-zA-Z0-9/?#'`\"@:% é\n]{0,6}",
+            after in "[a-zA-Z0-9/?#'`\"@:% é\n]{0,6}",
+            host in "(|h|127\\.0\\.0\\.1|\\[::1\\]|h:1|h:x|h:0|/x)",
+            path in "(|/|/0|/x|/-1|\\?a=b|#f|/0@x)",
+        ) {
+            let url = format!("{scheme}{user}:{before}{MARK}{after}@{host}{path}");
+            let mut shown = vec![mask(&url).into_owned()];
+            match super::remote(&url) {
+                Err(error) => shown.push(error),
+                Ok(remote) => {
+                    shown.push(format!("{remote:?}"));
+                    if let Some(remote) = remote {
+                        shown.push(remote.to_string());
+                        #[cfg(feature = "redis")]
+                        shown.push(crate::run::budget::fleet::failed("ci", &remote, "refused"));
+                    }
+                }
+            }
+            shown.push(crate::cli::usage::line_for(&["--budget", "ci", "--budget-store", &url, "true"]));
+            shown.push(crate::cli::usage::line_for(&[&format!("--budget-store={url}"), "true"]));
+            for text in shown {
+                proptest::prop_assert!(!text.contains(MARK), "{url:?}: {text}");
+            }
+        }
     }
 }

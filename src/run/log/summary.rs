@@ -200,7 +200,14 @@ fn code(text: &str) -> String {
 /// a URL masked), one row per failed attempt, then the outcome in the log
 /// lines' words.
 fn markdown(name: &CommandName, rows: &[Row], end: &Event) -> String {
-    let command = crate::run::budget::store::redact(&name.full);
+    use crate::run::budget::store::{hidden_in_url, masked};
+    // Word by word, as usage errors mask what they quote.
+    let command: Vec<_> = name
+        .full
+        .split(' ')
+        .map(|word| masked(word, hidden_in_url(word)))
+        .collect();
+    let command = command.join(" ");
     let mut out = format!("| retry | {} |\n|---|---|\n", cell(&code(&command)));
     for row in rows {
         let mut status = row.status.describe().to_string();
