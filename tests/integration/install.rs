@@ -190,7 +190,7 @@ fn release_yml_and_the_scripts_name_archives_by_one_rule() {
 }
 
 /// The archive for this machine, packaged as scripts/dist.sh packages one
-/// but with this build's binary, and its .sha256 line: built once and
+/// (its `--docs`) but with this build's binary, and its .sha256 line: built once and
 /// shared by the tests running at the same time (the debug binary is
 /// large), removed when the last of them drops it.
 struct Package {
@@ -228,18 +228,16 @@ impl Package {
         .unwrap();
         let dir = scratch();
         let top = dir.path().join(archive.trim_end_matches(".tar.gz"));
-        for sub in ["completions", "man", "docs"] {
-            std::fs::create_dir_all(top.join(sub)).unwrap();
-        }
+        // What every release archive holds beside the binary, put there by
+        // scripts/dist.sh itself.
+        let docs = Command::new("bash")
+            .arg(repo("scripts/dist.sh"))
+            .arg("--docs")
+            .arg(&top)
+            .status()
+            .unwrap();
+        assert!(docs.success(), "bash scripts/dist.sh --docs");
         std::fs::copy(BIN, top.join("retry")).unwrap();
-        std::fs::copy(repo("README.md"), top.join("README.md")).unwrap();
-        std::fs::copy(repo("man/retry.1"), top.join("man/retry.1")).unwrap();
-        for sub in ["completions", "docs"] {
-            for entry in std::fs::read_dir(repo(sub)).unwrap() {
-                let path = entry.unwrap().path();
-                std::fs::copy(&path, top.join(sub).join(path.file_name().unwrap())).unwrap();
-            }
-        }
         // gzip -1: the debug binary is tens of MB; the format is the same.
         let packed = Command::new("sh")
             .arg("-c")
