@@ -33,10 +33,9 @@ fn rule(version: &str, target: &str) -> String {
 /// The scripts that compute the release's names, each between the lines
 /// `# ---- names: ...` and `# ---- end of names ----`: `archive_for
 /// VERSION TARGET` in each, and `target_for` with the machine's words in
-/// those that pick a target. (The action's script, scripts/action.sh, joins
-/// here with its own PICKS rows: its target_for takes RUNNER_OS and
-/// RUNNER_ARCH.)
-const NAMERS: &[&str] = &["scripts/dist.sh", "scripts/install.sh"];
+/// those that pick a target (`uname -s` and `uname -m` for install.sh,
+/// RUNNER_OS and RUNNER_ARCH for the action's script).
+const NAMERS: &[&str] = &["scripts/dist.sh", "scripts/install.sh", "scripts/action.sh"];
 
 /// (script, target_for's two words, the target it must pick; "" for a
 /// machine it must refuse). Every target picked is one release.yml builds.
@@ -69,6 +68,34 @@ const PICKS: &[(&str, &str, &str, &str)] = &[
     ("scripts/install.sh", "FreeBSD", "amd64", ""),
     ("scripts/install.sh", "Linux", "armv7l", ""),
     ("scripts/install.sh", "MINGW64_NT-10.0", "x86_64", ""),
+    // GitHub's runners, by the words GitHub gives them.
+    (
+        "scripts/action.sh",
+        "Linux",
+        "X64",
+        "x86_64-unknown-linux-musl",
+    ),
+    (
+        "scripts/action.sh",
+        "Linux",
+        "ARM64",
+        "aarch64-unknown-linux-gnu",
+    ),
+    (
+        "scripts/action.sh",
+        "macOS",
+        "ARM64",
+        "aarch64-apple-darwin",
+    ),
+    ("scripts/action.sh", "macOS", "X64", "x86_64-apple-darwin"),
+    (
+        "scripts/action.sh",
+        "Windows",
+        "X64",
+        "x86_64-pc-windows-msvc",
+    ),
+    ("scripts/action.sh", "Windows", "ARM64", ""),
+    ("scripts/action.sh", "Linux", "ARM", ""),
 ];
 
 /// Runs `call` after a script's names block, with the script's own shell
