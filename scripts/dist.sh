@@ -57,6 +57,12 @@ if [ "${1:-}" = --docs ]; then
     docs "$2"
     exit 0
 fi
+
+# ---- names: the rule tests/integration/install.rs holds to release.yml ----
+# The archive's name (scripts/install.sh downloads it by the same rule).
+archive_for() { echo "retry-$1-$2.tar.gz"; }
+# ---- end of names ----
+
 if [ $# -gt 1 ]; then
     echo "usage: bash scripts/dist.sh [TARGET]" >&2
     exit 2
@@ -78,7 +84,8 @@ RUSTFLAGS="$flags" cargo build --locked --profile dist --target "$target"
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 bin="target/$target/dist/retry"
-name="retry-$version-$target"
+archive=$(archive_for "$version" "$target")
+name=${archive%.tar.gz} # the directory inside it
 out=target/artifacts
 rm -rf "${out:?}/$name"
 docs "$out/$name"

@@ -316,7 +316,7 @@ _retry() {
     fn committed_completions_and_man_page_are_current() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let update = std::env::var_os("RETRY_UPDATE_GENERATED").is_some();
-        let mut stale = Vec::new();
+        let (mut stale, mut crlf) = (Vec::new(), Vec::new());
         for (path, embedded, fresh) in files() {
             let file = root.join(path);
             if update {
@@ -324,8 +324,19 @@ _retry() {
                 std::fs::write(&file, &fresh).unwrap();
             } else if embedded != fresh.as_slice() {
                 stale.push(path);
+                if embedded.windows(2).any(|pair| pair == b"\r\n") {
+                    crlf.push(path);
+                }
             }
         }
+        // Git with core.autocrlf=true (Windows' default) checks text out
+        // with CRLF unless .gitattributes says otherwise: regenerating
+        // would not help, and the binary would print the CRs.
+        assert!(
+            crlf.is_empty(),
+            "{crlf:?} were checked out with CRLF line endings, which the binary embeds: \
+             .gitattributes keeps them LF; check them out again"
+        );
         assert!(
             stale.is_empty(),
             "stale generated files {stale:?}: run `RETRY_UPDATE_GENERATED=1 cargo test` and commit them"

@@ -17,6 +17,9 @@ mod action;
 mod contention;
 #[cfg(all(unix, feature = "redis"))]
 mod fleet;
+// scripts/install.sh, a POSIX sh script (Windows has the release's .zip).
+#[cfg(unix)]
+mod install;
 // On every platform, with the project's own helper (run under wine by
 // .ci/windows); what is about Unix inside them is gated test by test.
 mod logging;

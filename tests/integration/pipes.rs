@@ -515,8 +515,11 @@ fn stdin_longer_than_the_limit_reaches_the_live_attempt_and_fails_a_retry() {
         "--base",
         "1ms",
     ];
-    // At the limit: kept whole, replayed whole.
-    let script = "wc -c; [ $RETRY_ATTEMPT = 2 ]";
+    // At the limit: kept whole, replayed whole. (BSD's and macOS's `wc`
+    // pad the count with spaces; GNU's does not.)
+    let count = "wc -c | tr -d ' '";
+    let script = format!("{count}; [ $RETRY_ATTEMPT = 2 ]");
+    let script = script.as_str();
     retry(&limit_args)
         .args(&["-n2", "sh", "-c", script])
         .input(vec![b'x'; 1024])
@@ -526,7 +529,7 @@ fn stdin_longer_than_the_limit_reaches_the_live_attempt_and_fails_a_retry() {
     // One byte more: the first attempt reads it all as it comes, so a
     // command that succeeds never notices the limit...
     retry(&limit_args)
-        .args(&["wc", "-c"])
+        .args(&["sh", "-c", count])
         .input(vec![b'x'; 1025])
         .run()
         .code(0)

@@ -218,15 +218,21 @@ fn rsync_retries_a_closed_port_and_a_busy_module_and_stops_on_a_module_the_daemo
     std::fs::create_dir(root.join("data")).unwrap();
     std::fs::write(root.join("data/f"), "x\n").unwrap();
     let config = root.join("rsyncd.conf");
+    // As root the daemon would serve as nobody: it stays root. Any other
+    // user's daemon stays that user, and must not be given a uid or gid
+    // (it would call setgroups and refuse every module).
+    let user = if nix::unistd::geteuid().is_root() {
+        "uid = 0\ngid = 0\n"
+    } else {
+        ""
+    };
     std::fs::write(
         &config,
         format!(
-            "use chroot = no\nuid = {uid}\ngid = {gid}\npid file = {root}/rsyncd.pid\n\
+            "use chroot = no\n{user}pid file = {root}/rsyncd.pid\n\
              log file = {root}/rsyncd.log\nlock file = {root}/rsyncd.lock\n\
              [data]\npath = {root}/data\nread only = yes\n\
              [busy]\npath = {root}/data\nmax connections = 1\n",
-            uid = nix::unistd::getuid(),
-            gid = nix::unistd::getgid(),
             root = root.display(),
         ),
     )

@@ -553,6 +553,11 @@ fn long_help_is_complete_and_groups_simulate_only_options() {
 fn man_page_has_the_sections_of_a_man_page() {
     let man = retry(&["--man"]).run();
     man.code(0);
+    assert!(
+        !man.stdout.contains('\r'),
+        "retry --man prints CRs: man/retry.1 was checked out with CRLF line endings \
+         (.gitattributes keeps it LF)"
+    );
     let page = man.stdout.replace("\\-", "-");
     let sections: Vec<&str> = page
         .lines()

@@ -1,0 +1,193 @@
+#!/bin/sh
+# Installs retry from a release: the archive for this machine, checked
+# against its .sha256 before anything is unpacked, then the binary, the man
+# page and the bash, zsh and fish completions.
+#
+#   sh install.sh                   # into ~/.local/bin and ${XDG_DATA_HOME:-~/.local/share}
+#   sh install.sh --prefix DIR      # into DIR/bin and DIR/share
+#
+# Where from: the release that published this script (the release workflow,
+# .github/workflows/release.yml, writes that release's download URL into
+# RETRY_RELEASE_URL below when it attaches the script), or
+# RETRY_INSTALL_FROM=URL: a mirror, or a test server, holding the release's
+# files by their own names (retry-VERSION-TARGET.tar.gz and its .sha256).
+# RETRY_INSTALL_TIMEOUT bounds each download, in seconds (default 300).
+#
+# POSIX sh and tools: runs on Linux, macOS and the BSDs (curl or wget, tar,
+# sha256sum or shasum). A checksum mismatch, or any failure before the
+# copy, installs nothing.
+set -eu
+
+# Written by release.yml when it publishes this script; empty in a checkout.
+RETRY_RELEASE_URL=''
+# The release this script installs: Cargo.toml's version (the release
+# workflow's tag is v followed by it; tests/integration/install.rs checks).
+RETRY_VERSION='0.1.0'
+
+say() { printf '%s\n' "install: $*" >&2; }
+die() {
+    say "$@"
+    exit 1
+}
+
+# ---- names: the rule tests/integration/install.rs holds to release.yml ----
+# The release's name for this machine's build: target_for `uname -s`
+# `uname -m`, then archive_for VERSION TARGET (as scripts/dist.sh names it).
+target_for() {
+    case "$1 $2" in
+    "Linux x86_64" | "Linux amd64") echo x86_64-unknown-linux-musl ;; # the README's choice
+    "Linux aarch64" | "Linux arm64") echo aarch64-unknown-linux-gnu ;;
+    "Darwin arm64" | "Darwin aarch64") echo aarch64-apple-darwin ;;
+    "Darwin x86_64") echo x86_64-apple-darwin ;;
+    *) return 1 ;;
+    esac
+}
+archive_for() { echo "retry-$1-$2.tar.gz"; }
+# ---- end of names ----
+
+usage() {
+    echo "usage: sh install.sh [--prefix DIR]" >&2
+    exit 2
+}
+
+prefix=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --prefix)
+        [ $# -ge 2 ] && [ -n "$2" ] || { say "--prefix needs a directory"; usage; }
+        prefix=$2
+        shift 2
+        ;;
+    --prefix=?*)
+        prefix=${1#--prefix=}
+        shift
+        ;;
+    -h | --help)
+        sed -n '2,14s/^# \{0,1\}//p' "$0" >&2
+        exit 0
+        ;;
+    *)
+        say "unknown argument: $1"
+        usage
+        ;;
+    esac
+done
+
+os=$(uname -s)
+arch=$(uname -m)
+target=$(target_for "$os" "$arch") ||
+    die "no release build for $os $arch (there are x86_64 and aarch64 Linux, and macOS): build from source with cargo install"
+archive=$(archive_for "$RETRY_VERSION" "$target")
+
+from=${RETRY_INSTALL_FROM:-$RETRY_RELEASE_URL}
+[ -n "$from" ] ||
+    die "no release to install from: set RETRY_INSTALL_FROM=URL, the place that holds the release's files (its download URL, or a mirror's)"
+from=${from%/}
+
+timeout=${RETRY_INSTALL_TIMEOUT:-300}
+case $timeout in
+'' | *[!0-9]*) die "RETRY_INSTALL_TIMEOUT=$timeout: a whole number of seconds" ;;
+esac
+
+if [ -z "${HOME:-}" ] && [ -z "$prefix" ]; then
+    die "HOME is not set: give --prefix DIR"
+fi
+case $prefix in
+'' | /*) ;;
+*) prefix=$PWD/$prefix ;;
+esac
+
+if [ -n "$prefix" ]; then
+    bindir=$prefix/bin
+    data=$prefix/share
+else
+    bindir=$HOME/.local/bin
+    data=${XDG_DATA_HOME:-$HOME/.local/share}
+fi
+mandir=$data/man/man1
+bashdir=$data/bash-completion/completions
+zshdir=$data/zsh/site-functions
+fishdir=$data/fish/vendor_completions.d
+
+# Everything downloaded and unpacked stays here until it is checked.
+work=$(mktemp -d "${TMPDIR:-/tmp}/retry-install.XXXXXX") || die "cannot make a temporary directory"
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# One file, bounded: curl's --max-time for the whole transfer; wget has no
+# total bound, its --timeout ends a connection silent that long.
+fetch() {
+    if command -v curl >/dev/null 2>&1; then
+        curl -fsSL --connect-timeout 15 --max-time "$timeout" -o "$2" "$1" ||
+            die "could not download $1 (curl exit $?)"
+    elif command -v wget >/dev/null 2>&1; then
+        wget -q --timeout="$timeout" --tries=1 -O "$2" "$1" ||
+            die "could not download $1 (wget exit $?)"
+    else
+        die "needs curl or wget to download $1"
+    fi
+}
+
+sha256_of() {
+    if command -v sha256sum >/dev/null 2>&1; then
+        sha256sum "$1"
+    elif command -v shasum >/dev/null 2>&1; then
+        shasum -a 256 "$1" # macOS
+    else
+        die "needs sha256sum or shasum to check $archive"
+    fi | {
+        read -r sum _ && echo "$sum"
+    }
+}
+
+say "$archive from $from"
+fetch "$from/$archive.sha256" "$work/$archive.sha256"
+fetch "$from/$archive" "$work/$archive"
+read -r expected _ <"$work/$archive.sha256" || expected=
+actual=$(sha256_of "$work/$archive")
+[ -n "$actual" ] || die "could not compute the checksum of $archive"
+[ "$expected" = "$actual" ] ||
+    die "checksum mismatch for $archive: $archive.sha256 says ${expected:-nothing}, the download is $actual; nothing installed"
+
+(cd "$work" && tar -xzf "$archive") || die "could not unpack $archive"
+src=$work/${archive%.tar.gz}
+for file in retry man/retry.1 completions/retry.bash completions/_retry completions/retry.fish; do
+    [ -f "$src/$file" ] || die "$archive has no $file; nothing installed"
+done
+version=$("$src/retry" --version 2>/dev/null) ||
+    die "the retry in $archive does not run on this machine ($os $arch); nothing installed"
+
+# Each file is copied beside its place and renamed over it, so a retry
+# running now keeps its old binary and no one sees half a file.
+put() { # FILE DIR NAME MODE
+    mkdir -p "$2" || die "cannot create $2"
+    { cp "$1" "$2/.$3.new" && chmod "$4" "$2/.$3.new" && mv -f "$2/.$3.new" "$2/$3"; } ||
+        die "cannot write $2/$3"
+    echo "installed $2/$3"
+}
+put "$src/retry" "$bindir" retry 755
+put "$src/man/retry.1" "$mandir" retry.1 644
+put "$src/completions/retry.bash" "$bashdir" retry 644
+put "$src/completions/_retry" "$zshdir" _retry 644
+put "$src/completions/retry.fish" "$fishdir" retry.fish 644
+echo "$version"
+
+# Where the shell and man look.
+case ":${PATH:-}:" in
+*":$bindir:"*) echo "$bindir is on PATH" ;;
+*) echo "$bindir is not on PATH: add it, e.g. export PATH=\"$bindir:\$PATH\" in your shell's profile" ;;
+esac
+first=$(command -v retry 2>/dev/null || true)
+if [ -n "$first" ] && [ "$first" != "$bindir/retry" ]; then
+    echo "another retry comes first on PATH: $first (Debian's retry package installs /usr/bin/retry); put $bindir before $(dirname "$first") in PATH"
+fi
+if command -v man >/dev/null 2>&1; then
+    page=$(man -w retry 2>/dev/null | head -n 1 || true)
+    if [ -n "$page" ] && [ "$page" != "$mandir/retry.1" ]; then
+        echo "man retry opens another page first: $page; man -l $mandir/retry.1 reads this one"
+    elif [ -z "$page" ]; then
+        echo "man retry does not find $mandir/retry.1 yet: man looks beside the directories on PATH, or add $(dirname "$mandir") to MANPATH"
+    fi
+fi
+echo "zsh: $zshdir must be in fpath (fpath+=($zshdir) before compinit)"
