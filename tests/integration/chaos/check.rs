@@ -132,7 +132,8 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
     // or a run that never retries, costs nothing and opens nothing), so a
     // run with a second attempt said it exactly once, and any run at most
     // once (a signal in the sleep can stop a run that did open it).
-    if s.budget_unusable && s.log.is_none() {
+    // A store that trickles its answers is the same: one warning, once.
+    if (s.budget_unusable || s.store_trickles) && s.log.is_none() {
         let said = String::from_utf8_lossy(&o.stderr)
             .matches("running without the budget")
             .count();

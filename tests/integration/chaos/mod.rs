@@ -121,6 +121,7 @@ struct Faults {
     realtime_deaths: usize,
     hook_deaths: usize,
     presets: usize,
+    store_trickles: usize,
 }
 
 impl Faults {
@@ -140,6 +141,7 @@ impl Faults {
         // A hook runs between two attempts.
         self.hook_deaths += usize::from(s.hook_dies_of.is_some() && o.state.started.len() > 1);
         self.presets += usize::from(s.presets.is_some());
+        self.store_trickles += usize::from(s.store_trickles);
         for &number in &o.state.started {
             let attempt = &s.attempts[number - 1];
             self.ignores_term += usize::from(attempt.ignores_term)
@@ -168,6 +170,7 @@ impl Faults {
             + self.realtime_deaths
             + self.hook_deaths
             + self.presets
+            + self.store_trickles
     }
 }
 
@@ -180,7 +183,7 @@ impl fmt::Display for Faults {
              {} late writers, {} callers ignoring SIGCHLD, {} bystanders adopted, \
              {} log FIFOs without a reader, {} logs on /dev/full, {} unusable budgets, \
              {} real-time signals to retry, {} attempts and {} hooks dead of one, \
-             {} presets files set aside",
+             {} presets files set aside, {} trickling stores",
             self.signal,
             self.tmpdir,
             self.slow_reader,
@@ -197,7 +200,8 @@ impl fmt::Display for Faults {
             self.realtime_to_retry,
             self.realtime_deaths,
             self.hook_deaths,
-            self.presets
+            self.presets,
+            self.store_trickles
         )
     }
 }

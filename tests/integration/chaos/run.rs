@@ -312,6 +312,10 @@ fn command(s: &Scenario, dir: &Path, tmpdir: &Path, token: &str, pattern: &Path)
     if let Some(fault) = s.presets {
         command.env("XDG_CONFIG_HOME", presets_config(dir, fault));
     }
+    if s.store_trickles {
+        let url = format!("redis://127.0.0.1:{}", trickling_store());
+        command.env("RETRY_BUDGET_STORE", url);
+    }
     if let Some(ms) = s.bystander_ms {
         command = with_a_bystander(&command, ms, &dir.join("bystander"));
     }
@@ -522,4 +526,33 @@ fn kill_all(token: &str) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The port of a fleet store on 127.0.0.1 that answers every connection
+/// one byte every 50 ms, for 30 s (past the watchdog), or until retry
+/// hangs up: each read of retry's gets a byte well within its timeout,
+/// and only a bound on the whole exchange gives up in time. One for the
+/// whole test, started at first use; it accepts on a thread that ends
+/// with the test process.
+fn trickling_store() -> u16 {
+    use std::io::Write;
+    use std::net::TcpListener;
+    static PORT: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+    *PORT.get_or_init(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                std::thread::spawn(move || {
+                    for _ in 0..600 {
+                        if stream.write_all(b"+").is_err() {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                });
+            }
+        });
+        port
+    })
 }

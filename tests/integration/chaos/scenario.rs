@@ -67,6 +67,10 @@ pub struct Scenario {
     pub budget_unusable: bool,
     /// Fault: `--on-retry` dies of this real-time signal each time.
     pub hook_dies_of: Option<i32>,
+    /// Fault: `--budget` in a fleet store (`--budget-store`, a loopback
+    /// server of the test's) that answers one byte every 50 ms: given up
+    /// on within `--budget-timeout`, with one warning.
+    pub store_trickles: bool,
     /// Fault: the user's presets file, read for the note of a run that
     /// gives up: ignored at once, with one warning.
     pub presets: Option<PresetsFault>,
@@ -260,6 +264,7 @@ impl Scenario {
             log: None,
             budget_unusable: false,
             hook_dies_of: None,
+            store_trickles: false,
             presets: None,
         };
         // A broken TMPDIR matters only where a spool spills: inject it most there.
@@ -293,6 +298,8 @@ impl Scenario {
             }
         }
         scenario.hook_dies_of = rng.random_bool(0.15).then(|| realtime(rng));
+        // (Only where retry has a Redis client: else the store is refused.)
+        scenario.store_trickles = rng.random_bool(0.1) && cfg!(feature = "redis");
         scenario.presets = rng.random_bool(0.3).then(|| {
             use PresetsFault::*;
             [Fifo, DevZero, Directory, GroupWritable, OtherUsers][rng.random_range(0..5)]
@@ -339,8 +346,12 @@ impl Scenario {
             args.push("--fatal-on".into());
             args.push("3".into());
         }
-        if self.budget_unusable {
+        if self.budget_unusable || self.store_trickles {
             args.extend(["--budget".into(), "chaos".into()]);
+        }
+        if self.store_trickles {
+            // The store itself is named by run.rs (its port is the run's).
+            args.extend(["--budget-timeout".into(), "100ms".into()]);
         }
         if let Some(signal) = self.hook_dies_of {
             args.extend(["--on-retry".into(), format!("kill -{signal} $$")]);
