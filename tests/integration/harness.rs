@@ -160,12 +160,21 @@ impl Retry {
     /// `again_if_wine_spoiled`), with the files it changed put back first.
     pub fn output(mut self) -> std::process::Output {
         self.command.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let before: Vec<(PathBuf, Option<Vec<u8>>)> = self
-            .changed_files()
+        // Only under wine, and only regular files (or none yet): never a
+        // FIFO or a device such as /dev/zero that a test logs to.
+        let changed = if under_wine() {
+            self.changed_files()
+        } else {
+            Vec::new()
+        };
+        let before: Vec<(PathBuf, Option<Vec<u8>>)> = changed
             .into_iter()
-            .map(|file| {
-                let content = std::fs::read(&file).ok();
-                (file, content)
+            .filter_map(|file| match std::fs::symlink_metadata(&file) {
+                Ok(meta) if meta.is_file() => {
+                    std::fs::read(&file).ok().map(|bytes| (file, Some(bytes)))
+                }
+                Ok(_) => None,
+                Err(_) => Some((file, None)),
             })
             .collect();
         let what = format!("{:?}", self.command);
