@@ -15,7 +15,7 @@ pub enum Verdict {
     NotRetryable,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
     pub success: CodeSet,
     pub retry: CodeSet,
@@ -96,6 +96,31 @@ mod tests {
         assert_eq!(p.classify(1), Verdict::Retry);
         assert_eq!(p.classify(124), Verdict::Retry);
         assert_eq!(p.classify(255), Verdict::Retry);
+    }
+
+    #[test]
+    fn windows_codes_above_255_are_retried_by_default() {
+        // A crash, `exit /b -1`, Ctrl-C, .NET's unhandled exception, 256:
+        // failures like any other on Windows; a Unix code never exceeds 255.
+        let p = Policy::new(codes("0"), None, None);
+        let wide = crate::platform::EXIT_CODE_MAX > 255;
+        let want = if wide {
+            Verdict::Retry
+        } else {
+            Verdict::NotRetryable
+        };
+        for code in [0xC000_0005_u32, u32::MAX, 0xC000_013A, 0xE043_4352, 256] {
+            assert_eq!(p.classify(code.cast_signed()), want, "{code:#X}");
+        }
+        if wide {
+            let listed = Policy::new(codes("0"), Some(codes("0xC0000005")), Some(codes("-1")));
+            assert_eq!(
+                listed.classify(0xC000_0005_u32.cast_signed()),
+                Verdict::Retry
+            );
+            assert_eq!(listed.classify(-1), Verdict::Fatal);
+            assert_eq!(listed.classify(1), Verdict::NotRetryable);
+        }
     }
 
     #[test]

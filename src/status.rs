@@ -137,7 +137,7 @@ impl std::fmt::Display for Description {
 /// An exit code as its platform writes it: a number, except a Windows
 /// NTSTATUS (negative as an i32: 0xC000013A after Ctrl-C, 0xC0000005 after
 /// an access violation), which Windows users know in hex.
-struct Code(i32);
+pub struct Code(pub i32);
 
 impl std::fmt::Display for Code {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

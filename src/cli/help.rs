@@ -90,8 +90,9 @@ pub const DURATION: &str = "DURATION: a number with a unit, as in 250ms, 1s, 1.5
     1h. A bare number is refused with a hint: a wrong guess between seconds and milliseconds \
     is off by a factor of 1000.";
 
-pub const CODES: &str = "CODES: exit codes and inclusive ranges, 0 to 255, separated by \
-    commas: 1,2,75-78,124. A code is judged in this order: --success-on (stop, success), \
+pub const CODES: &str = "CODES: exit codes and inclusive ranges, 0 to 255 (Windows: any \
+    32-bit code, as 0xC0000005 or -1), in decimal or 0x hex, separated by commas: \
+    1,2,75-78,124. A code is judged in this order: --success-on (stop, success), \
     --fatal-on (stop), --retry-on (retry), anything else (stop).";
 
 /// (status, when).

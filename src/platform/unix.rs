@@ -17,6 +17,9 @@ use nix::unistd::Pid;
 /// The signals retry sends or names by number elsewhere in the crate.
 pub use libc::{SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGQUIT, SIGTERM};
 
+/// The largest exit code a Unix parent sees: the status's low byte.
+pub const EXIT_CODE_MAX: u32 = 255;
+
 /// How a reaped child ended, or that it was stopped (job control).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Waited {

@@ -22,7 +22,7 @@ use crate::status::Status;
 use crate::strategy::Sleep;
 
 /// What the decision depends on that does not change during a run.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Rules {
     pub policy: Policy,
     pub limit: Attempts,

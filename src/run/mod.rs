@@ -240,7 +240,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         Self {
             config,
             rules: Rules {
-                policy: config.policy,
+                policy: config.policy.clone(),
                 limit: config.attempts,
                 cap: config.backoff.cap,
             },

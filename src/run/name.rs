@@ -53,19 +53,46 @@ impl CommandName {
             .file_name()
             .unwrap_or(program)
             .to_string_lossy();
-        let short = match args {
-            [flag, script, ..] if flag == "-c" && SHELLS.contains(&&*base) => {
+        let script = match args {
+            [flag, script, ..] if flag == "-c" && SHELLS.contains(&&*base) => Some(script),
+            _ => cmd_script(&base, args),
+        };
+        let short = match script {
+            Some(script) => {
                 let script = script.to_string_lossy();
                 let words: Vec<&str> = script.split_whitespace().collect();
                 cut(&words.join(" "), SCRIPT_CHARS)
             }
-            _ => base.into_owned(),
+            None => base.into_owned(),
         };
         let quoted: Vec<String> = argv.iter().map(|word| shell_quote(word)).collect();
         Self {
             short: escape_control(&short),
             full: cut(&escape_control(&quoted.join(" ")), FULL_CHARS),
             argv,
+        }
+    }
+}
+
+/// The script of `cmd /d /s /c SCRIPT` (Windows' `-s` and `--on-retry`)
+/// or of any `cmd` run with `/c` after its other switches, as cmd reads
+/// them: names and switches in any case.
+fn cmd_script<'a>(base: &str, args: &'a [OsString]) -> Option<&'a OsString> {
+    if !["cmd", "cmd.exe"]
+        .iter()
+        .any(|cmd| base.eq_ignore_ascii_case(cmd))
+    {
+        return None;
+    }
+    let mut words = args.iter();
+    loop {
+        let word = words.next()?.to_str()?;
+        if word.eq_ignore_ascii_case("/c") {
+            return words.next();
+        }
+        // /d, /s, /q, /u, /e:on...: switches; anything else is no script.
+        if !word.starts_with('/') {
+            return None;
         }
     }
 }
@@ -145,6 +172,23 @@ mod tests {
             "python3"
         );
         assert_eq!(name(&["sh", "build.sh"]).short, "sh");
+    }
+
+    #[test]
+    fn a_cmd_script_is_named_by_its_start_as_a_shell_script_is() {
+        // `platform::shell` on Windows, for `-s` and `--on-retry`.
+        let (shell, words) = (OsStr::new("cmd.exe"), ["/d", "/s", "/c", "exit /b 5"]);
+        let args: Vec<OsString> = words.iter().map(OsString::from).collect();
+        let named = CommandName::new(shell, &args);
+        assert_eq!(named.subject().to_string(), "`exit /b 5`");
+        assert_eq!(named.full, "cmd.exe /d /s /c 'exit /b 5'");
+        let long = name(&["CMD.EXE", "/C", "npm ci && npm run build-all"]);
+        assert_eq!(long.short, "npm ci && npm run build…");
+        // No `/c`, or an argument before it: the program's name.
+        assert_eq!(name(&["cmd.exe", "/k", "dir"]).short, "cmd.exe");
+        assert_eq!(name(&["cmd", "build.cmd", "/c", "x"]).short, "cmd");
+        assert_eq!(name(&["cmd.exe", "/d", "/c"]).short, "cmd.exe");
+        assert_eq!(name(&["notcmd.exe", "/c", "x"]).short, "notcmd.exe");
     }
 
     #[test]

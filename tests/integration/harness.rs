@@ -32,6 +32,66 @@ pub struct Retry {
     command: Command,
     /// Bytes written to retry's stdin (from a thread, so large inputs cannot deadlock).
     input: Option<Vec<u8>>,
+    /// Files put back as they were before a run that wine spoiled is run
+    /// again (see `wine_spoiled`).
+    restores: Vec<PathBuf>,
+}
+
+/// Under wine (.ci/windows sets `RETRY_TESTS_UNDER_WINE`), a process start
+/// now and then fails inside wine itself when the machine is loaded:
+/// `CreateProcess` gives ERROR_INTERNAL_ERROR (os error 1359), which
+/// Windows does not give for a program that exists. retry rightly stops
+/// on it (126: the command could not run), and must keep doing so on
+/// Windows, so the tests run again what wine spoiled, at most this often.
+pub const WINE_RERUNS: u32 = 3;
+
+pub fn under_wine() -> bool {
+    cfg!(windows) && std::env::var_os("RETRY_TESTS_UNDER_WINE").is_some()
+}
+
+/// Whether wine failed to start a process during this run of retry: one
+/// of retry's attempts or the helper's grandchild (`(os error 1359)` in
+/// the stderr they share), or the `--on-retry` command (cmd.exe, which is
+/// always there: its 126 is a failed start, whose reason the line leaves
+/// out). Never under Unix or real Windows.
+pub fn wine_spoiled(stderr: &[u8]) -> bool {
+    let stderr = String::from_utf8_lossy(stderr);
+    under_wine()
+        && (stderr.contains("(os error 1359)")
+            || stderr.contains("--on-retry command failed with exit code 126 "))
+}
+
+/// What a run that wine spoiled returns: it is run again.
+pub struct Spoiled;
+
+/// Runs `once` until wine does not spoil it, at most `WINE_RERUNS` times
+/// more, saying on stderr (the test's own, shown when it fails) each time
+/// it runs again. The one place where the suite reruns what wine spoiled.
+pub fn again_if_wine_spoiled<T>(what: &str, mut once: impl FnMut() -> Result<T, Spoiled>) -> T {
+    for rerun in 1..=WINE_RERUNS {
+        match once() {
+            Ok(done) => return done,
+            Err(Spoiled) => eprintln!(
+                "harness: wine failed to start a process (os error 1359); running again ({rerun}/{WINE_RERUNS}): {what}"
+            ),
+        }
+    }
+    once().unwrap_or_else(|Spoiled| {
+        panic!(
+            "wine failed to start a process in {} runs in a row: {what}",
+            WINE_RERUNS + 1
+        )
+    })
+}
+
+/// `command.spawn()`, started again when wine itself failed to start it
+/// (nothing ran: there is nothing to put back).
+pub fn spawn_under_wine(command: &mut Command) -> std::process::Child {
+    let what = format!("{command:?}");
+    again_if_wine_spoiled(&what, || match command.spawn() {
+        Err(error) if under_wine() && error.raw_os_error() == Some(1359) => Err(Spoiled),
+        started => Ok(started.expect("the retry binary starts")),
+    })
 }
 
 /// `retry ARGS...` with no RETRY_* variables (nor GitHub's step files)
@@ -52,6 +112,7 @@ pub fn retry(args: &[&str]) -> Retry {
     Retry {
         command,
         input: None,
+        restores: Vec::new(),
     }
 }
 
@@ -89,15 +150,55 @@ impl Retry {
         self.stdin(Stdio::piped())
     }
 
-    /// Runs retry to its end; stdout and stderr as raw bytes.
+    /// A file the run changes (beyond the helper's `count` files and
+    /// `--log-file`, which are found in the words): put back as it was
+    /// before the run if wine spoils the run and it runs again.
+    pub fn restores(mut self, file: impl Into<PathBuf>) -> Self {
+        self.restores.push(file.into());
+        self
+    }
+
+    /// Runs retry to its end; stdout and stderr as raw bytes. Under wine,
+    /// a run in which wine failed to start a process runs again (see
+    /// `again_if_wine_spoiled`), with the files it changed put back first.
     pub fn output(mut self) -> std::process::Output {
-        let mut child = self
-            .command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the retry binary starts");
-        if let (Some(bytes), Some(mut stdin)) = (self.input.take(), child.stdin.take()) {
+        self.command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        // Only under wine, and only regular files (or none yet): never a
+        // FIFO or a device such as /dev/zero that a test logs to.
+        let changed = if under_wine() {
+            self.changed_files()
+        } else {
+            Vec::new()
+        };
+        let before: Vec<(PathBuf, Option<Vec<u8>>)> = changed
+            .into_iter()
+            .filter_map(|file| match std::fs::symlink_metadata(&file) {
+                Ok(meta) if meta.is_file() => {
+                    std::fs::read(&file).ok().map(|bytes| (file, Some(bytes)))
+                }
+                Ok(_) => None,
+                Err(_) => Some((file, None)),
+            })
+            .collect();
+        let what = format!("{:?}", self.command);
+        again_if_wine_spoiled(&what, || {
+            let output = self.output_once();
+            if !wine_spoiled(&output.stderr) {
+                return Ok(output);
+            }
+            for (file, content) in &before {
+                let _ = match content {
+                    Some(bytes) => std::fs::write(file, bytes),
+                    None => std::fs::remove_file(file),
+                };
+            }
+            Err(Spoiled)
+        })
+    }
+
+    fn output_once(&mut self) -> std::process::Output {
+        let mut child = spawn_under_wine(&mut self.command);
+        if let (Some(bytes), Some(mut stdin)) = (self.input.clone(), child.stdin.take()) {
             std::thread::spawn(move || {
                 use std::io::Write;
                 // retry may stop reading early (--stdin inherit, null): not an error here.
@@ -105,6 +206,17 @@ impl Retry {
             });
         }
         child.wait_with_output().expect("the retry binary runs")
+    }
+
+    /// The files a run changes that a test reads: the helper's `count`
+    /// files, `--log-file`, and those named by `restores`.
+    fn changed_files(&self) -> Vec<PathBuf> {
+        let words: Vec<&OsStr> = self.command.get_args().collect();
+        let named = words
+            .windows(2)
+            .filter(|pair| pair[0] == "count" || pair[0] == "--log-file")
+            .map(|pair| PathBuf::from(pair[1]));
+        named.chain(self.restores.iter().cloned()).collect()
     }
 
     pub fn run(self) -> Finished {
@@ -121,7 +233,7 @@ impl Retry {
     /// Starts retry without waiting, with piped stdout and stderr.
     pub fn spawn(mut self) -> std::process::Child {
         self.command.stdout(Stdio::piped()).stderr(Stdio::piped());
-        self.command.spawn().expect("the retry binary starts")
+        spawn_under_wine(&mut self.command)
     }
 
     /// The bare command, for a test that wires every stream itself (the

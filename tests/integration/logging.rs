@@ -26,7 +26,10 @@ fn flaky(dir: &std::path::Path, n: u32, code: i32, args: &[&str]) -> crate::harn
         &n,
     ];
     install(dir, "flaky", &steps);
-    retry(args).args(&["flaky"]).env("PATH", on_path(dir))
+    retry(args)
+        .args(&["flaky"])
+        .env("PATH", on_path(dir))
+        .restores(&count)
 }
 
 /// `false` and `true` of the helper's, first on PATH in a scratch

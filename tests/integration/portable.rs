@@ -5,42 +5,21 @@
 //! `--stdout-once` byte for byte, `-s`, and a timeout that stops the
 //! command's whole tree (a grandchild included).
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-use crate::harness::helper;
+use crate::harness::{Finished, Spoiled, again_if_wine_spoiled, retry, wine_spoiled};
 
 /// retry with `args`, then `--` and the helper with `steps`, its stdin
-/// `input`; RETRY_* variables of the caller's are not passed on.
+/// `input`; RETRY_* variables of the caller's are not passed on. Through
+/// the harness, so a run wine spoiled runs again (`harness::wine_spoiled`).
 fn run(args: &[&str], steps: &[&str], input: &[u8]) -> Output {
-    let mut command = Command::new(bin());
-    command.args(args).arg("--").arg(helper()).args(steps);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("RETRY_") {
-            command.env_remove(key);
-        }
-    }
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().expect("retry starts");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let output = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    output
-}
-
-/// The retry under test: `RETRY_BIN_UNDER_TEST` names another build, as
-/// for the rest of the suite (`harness::bin`: the aarch64 build under qemu).
-fn bin() -> String {
-    std::env::var("RETRY_BIN_UNDER_TEST").unwrap_or_else(|_| env!("CARGO_BIN_EXE_retry").to_owned())
+    retry(args)
+        .args(&["--"])
+        .helper(steps)
+        .input(input)
+        .output()
 }
 
 fn scratch() -> tempfile::TempDir {
@@ -112,13 +91,90 @@ fn replayed_stdin_and_held_stdout_are_byte_exact() {
 #[test]
 fn a_shell_script_runs_through_the_platforms_shell() {
     // `exit 5` means the same to `sh -c` and to `cmd /d /s /c`.
-    let mut command = Command::new(bin());
-    let out = command
-        .args(["-n", "1", "-s", "--", "exit 5"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    retry(&["-n", "1", "-s", "--", "exit 5"]).run().code(5);
+}
+
+#[test]
+fn a_shell_script_and_its_hook_are_named_by_the_script_on_every_platform() {
+    // Not `cmd.exe` on Windows: the script, as `sh -c`'s is on Unix.
+    let out = retry(&[
+        "-n",
+        "2",
+        "--base",
+        "1ms",
+        "--on-retry",
+        "exit 3",
+        "-s",
+        "--",
+        "exit 5",
+    ])
+    .run();
+    out.code(5)
+        .stderr_has("retry: `exit 5`: attempt 1/2 failed with exit code 5;")
+        .stderr_has(
+            "retry: `exit 5`: --on-retry command failed with exit code 3 after attempt 1/2;",
+        )
+        .stderr_has("retry: `exit 5`: giving up after 2 attempts");
+    assert!(!out.stderr.contains("cmd"), "{out:#?}");
+}
+
+/// A crash (0xC0000005), `exit /b -1`, Ctrl-C's 0xC000013A, .NET's
+/// unhandled exception (0xE0434352), 256: on Windows, failures that are
+/// retried like any other, and that CODES name whole.
+#[test]
+#[cfg(windows)]
+fn whole_windows_exit_codes_are_retried_and_listed() {
+    let codes = [
+        ("3221225477", "0xC0000005"),
+        ("-1", "0xFFFFFFFF"),
+        ("3221225786", "0xC000013A"),
+        ("3762504530", "0xE0434352"),
+        ("256", "256"),
+    ];
+    for (code, shown) in codes {
+        let whole = code
+            .parse::<i32>()
+            .unwrap_or_else(|_| code.parse::<u32>().unwrap().cast_signed());
+        helper_run(&["-n", "3", "--base", "1ms"], &["exit", code])
+            .code(whole)
+            .stderr_has(&format!("attempt 2/3 failed with exit code {shown};"))
+            .stderr_has(&format!(
+                "giving up after 3 attempts: the last failed with exit code {shown} "
+            ));
+    }
+    // Listed in hex, in decimal, or negative as %ERRORLEVEL% shows them.
+    let retry_on = ["-n", "3", "--base", "1ms", "--retry-on", "0xc0000005"];
+    helper_run(&retry_on, &["exit", "3221225477"]).stderr_has("giving up after 3 attempts");
+    helper_run(&["-n", "3", "--fatal-on=-1,0xE0434352"], &["exit", "-1"])
+        .code(-1)
+        .stderr_has("giving up after attempt 1/3: exit code 0xFFFFFFFF is fatal (--fatal-on)");
+    helper_run(
+        &["-n", "3", "--success-on", "0,3221225786"],
+        &["exit", "3221225786"],
+    )
+    .code(0xC000_013A_u32.cast_signed())
+    .stderr_is("");
+}
+
+/// Unix keeps its codes at 0..=255 (a parent sees the low byte); hex is
+/// read there too.
+#[test]
+#[cfg(unix)]
+fn unix_exit_code_lists_stop_at_255_and_read_hex() {
+    helper_run(&["--retry-on", "0xC0000005"], &["exit", "0"])
+        .code(2)
+        .stderr_has("exit code `0xC0000005` is out of range 0-255");
+    helper_run(
+        &["-n", "2", "--base", "1ms", "--retry-on", "0x4B"],
+        &["exit", "75"],
+    )
+    .code(75)
+    .stderr_has("giving up after 2 attempts");
+}
+
+/// retry with `args`, then `--` and the helper with `steps`.
+fn helper_run(args: &[&str], steps: &[&str]) -> Finished {
+    retry(args).args(&["--"]).helper(steps).run()
 }
 
 #[test]
@@ -160,33 +216,42 @@ fn output_written_after_the_attempt_still_arrives() {
     // retry reads (an output condition). retry waits 0.5 s for that pipe
     // to close, then hands it to a copy (`cat`; on Windows retry itself)
     // and exits: the late output arrives after retry has gone.
-    let dir = scratch();
-    let pid = path(&dir, "pid");
-    let mut retry = Command::new(bin())
-        .args(["-n", "1", "--retry-if-output", "never-printed", "--"])
-        .arg(helper())
-        .args([
-            "child", &pid, "4", "sleep", "2000", "out", "late", "out", "now",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = retry.stdout.take().unwrap();
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let reader = {
-        let seen = std::sync::Arc::clone(&seen);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 64];
-            while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buf) {
-                seen.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        })
-    };
-    assert_eq!(retry.wait().unwrap().code(), Some(0));
-    let at_exit = seen.lock().unwrap().clone();
-    reader.join().unwrap();
-    assert_eq!(String::from_utf8_lossy(&seen.lock().unwrap()), "nowlate");
+    // Under wine, run again if wine failed to start the grandchild or
+    // the copy (its error is on stderr).
+    let (at_exit, seen) = again_if_wine_spoiled("late output", || {
+        let dir = scratch();
+        let pid = path(&dir, "pid");
+        let mut retry = retry(&["-n", "1", "--retry-if-output", "never-printed", "--"])
+            .helper(&[
+                "child", &pid, "4", "sleep", "2000", "out", "late", "out", "now",
+            ])
+            .spawn();
+        let (mut stdout, mut stderr) = (retry.stdout.take().unwrap(), retry.stderr.take().unwrap());
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let reader = {
+            let seen = std::sync::Arc::clone(&seen);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 64];
+                while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buf) {
+                    seen.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            })
+        };
+        let errors = std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut stderr, &mut text);
+            text
+        });
+        assert_eq!(retry.wait().unwrap().code(), Some(0));
+        let at_exit = seen.lock().unwrap().clone();
+        reader.join().unwrap();
+        if wine_spoiled(&errors.join().unwrap()) {
+            return Err(Spoiled);
+        }
+        let seen = seen.lock().unwrap().clone();
+        Ok((at_exit, seen))
+    });
+    assert_eq!(String::from_utf8_lossy(&seen), "nowlate");
     assert!(
         !at_exit.ends_with(b"late"),
         "retry waited for the late output instead of handing it off"
@@ -198,7 +263,9 @@ fn output_written_after_the_attempt_still_arrives() {
 #[ignore = "needs a real Windows console: .github/workflows/ci.yml runs it"]
 #[allow(unsafe_code)] // GenerateConsoleCtrlEvent
 fn ctrl_break_stops_the_tree_and_exits_0xc000013a() {
+    use crate::harness::{bin, helper};
     use std::os::windows::process::CommandExt;
+    use std::process::{Command, Stdio};
     use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, GenerateConsoleCtrlEvent};
     use windows_sys::Win32::System::Threading::CREATE_NEW_PROCESS_GROUP;
     let dir = scratch();
@@ -238,18 +305,13 @@ fn the_log_file_and_the_budget_state_are_written() {
     let counter = path(&dir, "count");
     // The budget's per-user directory: $XDG_RUNTIME_DIR/retry, and on
     // Windows %LOCALAPPDATA%\retry.
-    let mut command = Command::new(bin());
-    let out = command
-        .args(["-n", "3", "--base", "1ms", "--log-file", &log])
-        .args(["--budget", "portable", "--"])
-        .arg(helper())
-        .args(["count", &counter, "2", "exit", "0"])
+    let out = retry(&["-n", "3", "--base", "1ms", "--log-file", &log])
+        .args(&["--budget", "portable", "--"])
+        .helper(&["count", &counter, "2", "exit", "0"])
         .env("XDG_RUNTIME_DIR", dir.path())
         .env("LOCALAPPDATA", dir.path())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+        .run();
+    out.code(0);
     let written = std::fs::read_to_string(&log).unwrap();
     assert!(written.contains("attempt 2/3 succeeded"), "{written}");
     let state = dir.path().join("retry").join("portable");
@@ -325,14 +387,10 @@ fn the_on_retry_hook_runs_through_the_platforms_shell() {
 
 #[test]
 fn a_missing_command_is_127_and_never_retried() {
-    let out = Command::new(bin())
-        .args(["-n", "3", "--", "retry-no-such-program-here"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(127), "{out:?}");
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(log.contains("command not found"), "{log}");
+    retry(&["-n", "3", "--", "retry-no-such-program-here"])
+        .run()
+        .code(127)
+        .stderr_has("command not found");
 }
 
 #[test]
@@ -363,11 +421,8 @@ fn a_script_on_path_runs_by_its_bare_name() {
     path.extend(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     ));
-    let out = Command::new(bin())
-        .args(["-n", "1", "--", "retry-test-tool"])
+    retry(&["-n", "1", "--", "retry-test-tool"])
         .env("PATH", std::env::join_paths(path).unwrap())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(9), "{out:?}");
+        .run()
+        .code(9);
 }

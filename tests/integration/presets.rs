@@ -327,8 +327,8 @@ fn a_users_preset_file_that_is_wrong_is_named_and_nothing_runs() {
         ),
         ("[ours]\nretry_on = 22\n", "line 2: unknown key `retry_on`"),
         (
-            "[ours]\nretry-on = 1-300\nsource = s\n",
-            "--retry-on 1-300: exit code `300` is out of range",
+            "[ours]\nretry-on = 1-0x100000000\nsource = s\n",
+            "--retry-on 1-0x100000000: exit code `0x100000000` is out of range",
         ),
     ] {
         std::fs::write(&file, text).unwrap();

@@ -8,7 +8,9 @@ use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::harness::{fails, retry, scratch, stand_ins, wait_bounded};
+use crate::harness::{
+    Spoiled, again_if_wine_spoiled, fails, retry, scratch, stand_ins, wait_bounded, wine_spoiled,
+};
 
 /// How many processes hit the failing dependency at once.
 const STORM: usize = 50;
@@ -35,26 +37,22 @@ struct Storm {
 /// Starts `STORM` copies of `retry ARGS -- false` at once, with budgets
 /// in a new directory.
 ///
-/// Under wine, starting 250 processes on two cores now and then fails
-/// inside wine's own process start (`os error 1359`, STATUS_INTERNAL_ERROR,
-/// which Windows does not give for a program that exists): a storm that
-/// met it is run again, at most twice, so what is checked is retry's
-/// behaviour and not wine's.
+/// Under wine, a storm in which wine failed to start a process runs
+/// again (`harness::again_if_wine_spoiled`), so what is checked is
+/// retry's behaviour and not wine's.
 fn storm(args: &[&str]) -> Storm {
-    for _ in 0..3 {
+    again_if_wine_spoiled(&format!("a storm of retry {args:?}"), || {
         let runtime = scratch();
         let started = Instant::now();
-        if let Some((total, reasons)) = storm_once(runtime.path(), args) {
-            let took = started.elapsed();
-            return Storm {
-                runtime,
-                total,
-                reasons,
-                took,
-            };
-        }
-    }
-    panic!("wine failed to start a process in three storms running");
+        let (total, reasons) = storm_once(runtime.path(), args).ok_or(Spoiled)?;
+        let took = started.elapsed();
+        Ok(Storm {
+            runtime,
+            total,
+            reasons,
+            took,
+        })
+    })
 }
 
 /// One storm: `None` when wine failed to start a command (see `storm`).
@@ -71,9 +69,7 @@ fn storm_once(runtime: &Path, args: &[&str]) -> Option<(u32, Vec<(String, u32)>)
     for child in children {
         let output = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
-        if cfg!(windows) && output.status.code() == Some(126) && stderr.contains("(os error 1359)")
-        {
-            eprintln!("wine failed to start a process (os error 1359): the storm runs again");
+        if wine_spoiled(&output.stderr) {
             wine_failed = true;
             continue;
         }

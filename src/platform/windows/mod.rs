@@ -45,6 +45,9 @@ pub const SIGCONT: i32 = 18;
 /// Ctrl-Break, with the number the C runtime gives it.
 pub const SIGBREAK: i32 = 21;
 
+/// Windows exit codes are whole 32-bit numbers (`0xC0000005`, `-1`).
+pub const EXIT_CODE_MAX: u32 = u32::MAX;
+
 /// What a console program stopped by Ctrl-C exits with (cmd.exe shows it
 /// as `-1073741510`); retry exits with it when a console event stopped it.
 pub const STATUS_CONTROL_C_EXIT: u32 = 0xC000_013A;

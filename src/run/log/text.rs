@@ -13,7 +13,7 @@ use crate::run::events::{Event, GiveUp, Phase};
 use crate::run::hint::Hinted;
 use crate::run::log::Context;
 use crate::run::name::CommandName;
-use crate::status::signal_name;
+use crate::status::{Code, signal_name};
 use crate::strategy::{Jitter, Sleep};
 
 /// Sleeps from this long on are also shown in seconds (or minutes):
@@ -288,7 +288,8 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
                     write!(out, "while writing the output of attempt {attempt}/{limit}")
                 }
             }?;
-            write!(out, "; exiting with {}", reason.exit_code())
+            // Windows' 0xC000013A in hex, as its other codes in the log.
+            write!(out, "; exiting with {}", Code(reason.exit_code()))
         }
         GiveUp::Spawn { message, .. } => out.write_str(message),
         GiveUp::Failed(message) => write!(out, "{message}; exiting with {}", reason.exit_code()),
@@ -323,6 +324,29 @@ mod tests {
             "retry: curl: attempt 1/5 starting: /usr/bin/curl -fsS https://example.com/health\n"
         );
         assert_eq!(text_of(&starting(2)), "retry: curl: attempt 2/5 starting\n");
+    }
+
+    #[test]
+    fn an_interrupt_names_retrys_exit_code_as_the_platform_writes_it() {
+        let interrupted = Event::GaveUp {
+            attempt: 1,
+            limit: Attempts::Limit(5),
+            reason: GiveUp::Signal {
+                signal: crate::platform::SIGINT,
+                status: None,
+                during: Phase::Sleep,
+            },
+            took: None,
+        };
+        // 128+2 on Unix; STATUS_CONTROL_C_EXIT on Windows, in hex.
+        let code = if cfg!(windows) { "0xC000013A" } else { "130" };
+        let name = crate::platform::signal_name(crate::platform::SIGINT).unwrap();
+        assert_eq!(
+            text_of(&interrupted),
+            format!(
+                "retry: curl: interrupted by {name} during the sleep after attempt 1/5; exiting with {code} (reason: signal)\n"
+            )
+        );
     }
 
     #[test]
