@@ -20,6 +20,7 @@ pub mod arena;
 mod cli;
 mod codes;
 mod duration;
+mod os_error;
 #[cfg(feature = "preview")]
 mod plan;
 mod platform;
@@ -43,7 +44,7 @@ use std::io::Write;
 use crate::cli::config::Mode;
 use crate::cli::{generate, usage};
 use crate::platform::signals;
-use crate::run::{events, log, pipes, supervisor};
+use crate::run::{events, log, supervisor};
 
 /// The whole program: parse `args` (the program name first), validate,
 /// then run the chosen mode; returns the exit status. `after_parsing`:
@@ -113,7 +114,7 @@ fn open_log(
                     "retry: cannot open {} '{}': {}",
                     provenance.option(cli::id::LOG_FILE),
                     path.display(),
-                    pipes::describe(&error)
+                    crate::os_error::describe(&error)
                 ));
             }
         },

@@ -151,7 +151,7 @@ impl std::fmt::Display for Code {
 /// "Resource temporarily unavailable" for EAGAIN: the system's words,
 /// without Rust's "(os error 11)".
 pub fn error_text(errno: i32) -> String {
-    crate::run::pipes::describe(&std::io::Error::from_raw_os_error(errno))
+    crate::os_error::describe(&std::io::Error::from_raw_os_error(errno))
 }
 
 /// `SIGTERM` for 15, `SIGRTMIN+6` for a real-time signal; the number

@@ -97,7 +97,7 @@ impl LogFile {
                 "retry: warning: cannot write to --log-file '{}': {}; \
                  lines that cannot be written are dropped\n",
                 self.path.display(),
-                pipes::describe(&error)
+                crate::os_error::describe(&error)
             ));
         }
     }

@@ -237,7 +237,7 @@ fn append(path: &std::path::Path, text: &str, what: &str) {
         super::to_stderr(format!(
             "retry: warning: cannot write the {what} to '{}': {}\n",
             path.display(),
-            crate::run::pipes::describe(&error)
+            crate::os_error::describe(&error)
         ));
     }
 }

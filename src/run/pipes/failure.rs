@@ -5,7 +5,6 @@
 //! the supervisor's waker is called once, so it can stop the attempt
 //! whose input or output is now untrustworthy.
 
-use std::io;
 use std::sync::{Arc, Mutex};
 
 /// Called once by whichever thread reports the failure.
@@ -65,16 +64,6 @@ impl Failure {
     }
 }
 
-/// An I/O error as the end of a one-line message: "No space left on
-/// device", without std's " (os error 28)" suffix.
-pub fn describe(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.rsplit_once(" (os error ") {
-        Some((words, _)) => words.to_owned(),
-        None => text,
-    }
-}
-
 /// Where spill files go, for messages about failing to write one: the
 /// value of TMPDIR, which is also how to choose another place.
 pub fn temp_dir_note() -> String {
@@ -121,13 +110,5 @@ mod tests {
         failure.report("later".into());
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         assert_eq!(failure.message().as_deref(), Some("early"));
-    }
-
-    #[test]
-    #[cfg(unix)] // Unix paths, programs or errno wording
-    fn errors_read_as_words() {
-        let full = io::Error::from_raw_os_error(28);
-        assert_eq!(describe(&full), "No space left on device");
-        assert_eq!(describe(&io::Error::other("disk on fire")), "disk on fire");
     }
 }

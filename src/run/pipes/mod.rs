@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-pub use failure::describe;
+use crate::os_error::describe;
 pub use lines::Matchers;
 pub use output::take_open_line;
 pub use spool::Spool;

@@ -19,8 +19,9 @@
 use std::io::{self, PipeWriter, Read, Write};
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::failure::{Failure, describe, temp_dir_note};
+use super::failure::{Failure, temp_dir_note};
 use super::spool::Spool;
+use crate::os_error::describe;
 use crate::size::Size;
 
 struct State {

@@ -15,10 +15,11 @@
 use std::io::{self, PipeReader, Read};
 use std::sync::{Arc, Mutex};
 
-use super::failure::{Failure, describe, temp_dir_note};
+use super::failure::{Failure, temp_dir_note};
 use super::lines::{Lines, MAX_LINE, Patterns};
 use super::output::{Sink, Target, hand_off};
 use super::spool::Spool;
+use crate::os_error::describe;
 use crate::run::pipes::OutputSeen;
 
 /// A stream's route and what it produced so far; shared with the reader so
