@@ -20,7 +20,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 
 #[cfg(unix)]
 use crate::harness::{
-    assert_all_gone, assert_died_of, bin, outputs, send, state, wait_bounded, wait_for_file,
+    assert_all_gone, assert_died_of, bin, send, state, wait_bounded, wait_for_file,
 };
 use crate::harness::{install, on_path, retry, scratch, stand_ins};
 
@@ -154,7 +154,7 @@ fn a_real_time_signal_death_is_seen_everywhere() {
         let script = format!("kill -{signal} $$");
         let mut child = retry(&["-n", "1", "-t", "20s", "--", "sh", "-c", &script]).spawn();
         let status = wait_bounded(&mut child, Duration::from_secs(10));
-        let (_, stderr) = outputs(&mut child);
+        let (_, stderr) = crate::harness::outputs(&mut child);
         assert_eq!(status.code(), Some(128 + signal), "{stderr}");
         assert!(
             stderr.contains(&format!("signal {signal} (SIGRTMIN+{offset})")),
@@ -175,7 +175,7 @@ fn a_real_time_signal_death_is_seen_everywhere() {
     ])
     .spawn();
     let status = wait_bounded(&mut child, Duration::from_secs(10));
-    let (_, stderr) = outputs(&mut child);
+    let (_, stderr) = crate::harness::outputs(&mut child);
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("--on-retry command failed with signal"),
