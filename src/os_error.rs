@@ -13,12 +13,11 @@ pub fn describe(error: &io::Error) -> String {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))] // errno wording
 mod tests {
     use super::*;
 
     #[test]
-    #[cfg(unix)] // errno wording
     fn errors_read_as_words() {
         let full = io::Error::from_raw_os_error(28);
         assert_eq!(describe(&full), "No space left on device");
