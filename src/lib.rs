@@ -32,6 +32,7 @@ mod run;
 #[cfg(feature = "preview")]
 mod simulate;
 mod size;
+mod state;
 mod status;
 mod strategy;
 
@@ -89,7 +90,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             }
             print(listing.as_bytes())
         }
-        Mode::BudgetStatus(settings) => run::budget::print_status(settings),
+        Mode::BudgetStatus(settings) => crate::state::budget::print_status(settings),
     }
 }
 
@@ -232,12 +233,12 @@ pub mod fuzzing {
     /// A `--budget-store` value, however retry was built: the store as
     /// messages show it (`None` for `host`), or the parser's error.
     pub fn store(text: &str) -> Result<Option<String>, String> {
-        crate::run::budget::store::remote(text).map(|r| r.map(|r| r.to_string()))
+        crate::state::budget::store::remote(text).map(|r| r.map(|r| r.to_string()))
     }
 
     /// The same value as a usage error quotes one that is not a store.
     pub fn store_masked(text: &str) -> String {
-        crate::run::budget::store::mask(text).into_owned()
+        crate::state::budget::store::mask(text).into_owned()
     }
 
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.

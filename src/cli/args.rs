@@ -216,14 +216,14 @@ pub struct RunArgs {
     /// at once with the command's last status (first attempts always run).
     /// A budget that cannot be used safely (a directory another user owns
     /// or may write, a symlink) is skipped with a warning
-    #[arg(long, env = "RETRY_BUDGET", value_name = "NAME", value_parser = crate::run::budget::parse_name,
+    #[arg(long, env = "RETRY_BUDGET", value_name = "NAME", value_parser = crate::state::budget::parse_name,
           value_hint = ValueHint::Other, help_heading = BUDGET)]
     pub budget: Option<String>,
 
     /// The budget's size, and what a full one holds (AWS SDK retry quota: 500);
     /// a bucket in use keeps the size it was given until it is full again
     #[arg(long, env = "RETRY_BUDGET_TOKENS", value_name = "N",
-          default_value_t = crate::run::budget::bucket::DEFAULT_TOKENS,
+          default_value_t = crate::state::budget::bucket::DEFAULT_TOKENS,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_tokens: u32,
@@ -232,14 +232,14 @@ pub struct RunArgs {
     /// retries gives the last one's cost back (a first-try success never
     /// touches the budget)
     #[arg(long, env = "RETRY_BUDGET_COST", value_name = "N",
-          default_value_t = crate::run::budget::bucket::DEFAULT_COST,
+          default_value_t = crate::state::budget::bucket::DEFAULT_COST,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_cost: u32,
 
     /// Tokens the budget regains per second (0: only successes refill it)
     #[arg(long, env = "RETRY_BUDGET_REFILL", value_name = "PER_SECOND",
-          default_value_t = crate::run::budget::bucket::DEFAULT_REFILL,
+          default_value_t = crate::state::budget::bucket::DEFAULT_REFILL,
           value_parser = parse_refill, value_hint = ValueHint::Other,
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_refill: f64,
@@ -249,10 +249,10 @@ pub struct RunArgs {
     /// or unix:///path/to/redis.sock (set the password through the variable,
     /// not the flag: a command line is visible to every user). A store that
     /// fails lets the run go on without the budget, with one warning
-    #[arg(long, env = crate::run::budget::store::VARIABLE, value_name = "URL",
-          value_parser = crate::run::budget::store::parse, hide_env_values = true,
+    #[arg(long, env = crate::state::budget::store::VARIABLE, value_name = "URL",
+          value_parser = crate::state::budget::store::parse, hide_env_values = true,
           value_hint = ValueHint::Url, help_heading = BUDGET, hide_short_help = true)]
-    pub budget_store: Option<crate::run::budget::Store>,
+    pub budget_store: Option<crate::state::budget::Store>,
 
     /// The most one exchange with a Redis store (connecting, the script, its
     /// whole answer) may take before the run goes on without the budget
@@ -330,7 +330,7 @@ pub struct RunArgs {
     pub presets: bool,
 
     /// Print the state of the shared retry budget NAME, and run nothing
-    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::run::budget::parse_name,
+    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::budget::parse_name,
           value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
     pub budget_status: Option<String>,
 

@@ -18,7 +18,6 @@
 //!   └── sleep <── a signal here gives up at once
 //! ```
 
-pub mod budget;
 pub mod countdown;
 pub mod decide;
 pub mod escalation;
@@ -43,6 +42,7 @@ use crate::run::hint::{Hint, Hinted};
 use crate::run::log::{LogFormat, Verbosity};
 use crate::run::pipes::OutputSeen;
 use crate::run::supervisor::Foreground;
+use crate::state::budget;
 use crate::status::Status;
 use crate::strategy::Backoff;
 use crate::strategy::{Schedule, Sleep};
