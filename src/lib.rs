@@ -91,6 +91,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             print(listing.as_bytes())
         }
         Mode::BudgetStatus(settings) => crate::state::budget::print_status(settings),
+        Mode::BreakerStatus(settings) => crate::state::breaker::print_status(settings),
     }
 }
 
@@ -233,12 +234,12 @@ pub mod fuzzing {
     /// A `--budget-store` value, however retry was built: the store as
     /// messages show it (`None` for `host`), or the parser's error.
     pub fn store(text: &str) -> Result<Option<String>, String> {
-        crate::state::budget::store::remote(text).map(|r| r.map(|r| r.to_string()))
+        crate::state::store::remote(text).map(|r| r.map(|r| r.to_string()))
     }
 
     /// The same value as a usage error quotes one that is not a store.
     pub fn store_masked(text: &str) -> String {
-        crate::state::budget::store::mask(text).into_owned()
+        crate::state::store::mask(text).into_owned()
     }
 
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.

@@ -134,8 +134,9 @@ pub fn rng(seed: Option<u64>) -> rand_chacha::ChaCha8Rng {
     }
 }
 
-/// A uniform draw from [0, 1).
-fn unit(rng: &mut impl Rng) -> f64 {
+/// A uniform draw from [0, 1): the jitter's (and, sent to its script, the
+/// draw `--breaker`'s Redis store jitters a cooldown with).
+pub fn unit(rng: &mut impl Rng) -> f64 {
     rng.random::<f64>()
 }
 

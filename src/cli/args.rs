@@ -244,23 +244,70 @@ pub struct RunArgs {
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_refill: f64,
 
-    /// Where the budget lives: `host` (this host's file), or a Redis server
-    /// that a whole fleet shares: redis://[user:password@]host[:port][/db]
-    /// or unix:///path/to/redis.sock (set the password through the variable,
-    /// not the flag: a command line is visible to every user). A store that
-    /// fails lets the run go on without the budget, with one warning
-    #[arg(long, env = crate::state::budget::store::VARIABLE, value_name = "URL",
-          value_parser = crate::state::budget::store::parse, hide_env_values = true,
-          value_hint = ValueHint::Url, help_heading = BUDGET, hide_short_help = true)]
-    pub budget_store: Option<crate::state::budget::Store>,
+    /// Stop calling a failing service: a circuit shared by every retry naming it
+    ///
+    /// A circuit breaker shared by every retry on this host (or, with
+    /// --store, in the fleet) that names it. After --breaker-after runs in a
+    /// row gave up on transient failures, the circuit opens: a run does not
+    /// start COMMAND and exits 75 at once, saying when a probe may run. After
+    /// the cooldown one run, circuit-wide, probes: its success closes the
+    /// circuit, its failure opens it again for a longer cooldown. A success
+    /// anywhere closes it. State that cannot be used safely (another user's)
+    /// or a store that fails is skipped with one warning, and the run goes
+    /// ahead
+    #[arg(long, env = "RETRY_BREAKER", value_name = "NAME",
+          value_parser = crate::state::breaker::parse_name,
+          value_hint = ValueHint::Other, help_heading = BREAKER, hide_short_help = true)]
+    pub breaker: Option<String>,
+
+    /// Runs in a row that gave up on transient failures (attempts or time ran
+    /// out, the budget refused a retry) before the circuit opens
+    #[arg(long, env = "RETRY_BREAKER_AFTER", value_name = "N",
+          default_value_t = crate::state::breaker::DEFAULT_AFTER,
+          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
+          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
+    pub breaker_after: u32,
+
+    /// How long an open circuit stays open before one run may probe; after
+    /// each failed probe longer (doubled, equal jitter, up to 8 times this or
+    /// 1h, whichever is larger)
+    #[arg(long, env = "RETRY_BREAKER_COOLDOWN", value_name = "DURATION",
+          default_value = crate::state::breaker::DEFAULT_COOLDOWN_TEXT,
+          value_parser = parse_duration, value_hint = ValueHint::Other,
+          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
+    pub breaker_cooldown: Duration,
+
+    /// Where --budget and --breaker keep their state: `host` (this host's
+    /// file), or a Redis server that a whole fleet shares:
+    /// redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock
+    /// (set the password through the variable, not the flag: a command line
+    /// is visible to every user). A store that fails lets the run go on
+    /// without them, with one warning. --budget-store and RETRY_BUDGET_STORE,
+    /// its old spelling, still work
+    #[arg(long, env = crate::state::store::VARIABLES[0], value_name = "URL",
+          value_parser = crate::state::store::parse, hide_env_values = true,
+          value_hint = ValueHint::Url, help_heading = STORE, hide_short_help = true)]
+    pub store: Option<crate::state::store::Store>,
+
+    /// --store's old spelling
+    #[arg(long, env = crate::state::store::VARIABLES[1], value_name = "URL",
+          value_parser = crate::state::store::parse, hide_env_values = true,
+          value_hint = ValueHint::Url, hide = true)]
+    pub budget_store: Option<crate::state::store::Store>,
 
     /// The most one exchange with a Redis store (connecting, the script, its
-    /// whole answer) may take before the run goes on without the budget
-    /// (250ms if not given)
+    /// whole answer) may take before the run goes on without it (250ms if not
+    /// given). --budget-timeout and RETRY_BUDGET_TIMEOUT, its old spelling,
+    /// still work
     // No clap default: a run without a Redis store parses nothing for it.
-    #[arg(long, env = "RETRY_BUDGET_TIMEOUT", value_name = "DURATION",
+    #[arg(long, env = "RETRY_STORE_TIMEOUT", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other,
-          help_heading = BUDGET, hide_short_help = true)]
+          help_heading = STORE, hide_short_help = true)]
+    pub store_timeout: Option<Duration>,
+
+    /// --store-timeout's old spelling
+    #[arg(long, env = "RETRY_BUDGET_TIMEOUT", value_name = "DURATION",
+          value_parser = parse_duration, value_hint = ValueHint::Other, hide = true)]
     pub budget_timeout: Option<Duration>,
 
     /// Judge failures as one program reports them (retry --presets shows the rules)
@@ -291,8 +338,8 @@ pub struct RunArgs {
 
     /// The command to run and its arguments (`--` before it if it starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true,
-          required_unless_present_any = ["plan", "simulate", "completions", "man", "presets", "budget_status"],
-          conflicts_with_all = ["simulate", "completions", "man", "presets", "budget_status"],
+          required_unless_present_any = ["plan", "simulate", "completions", "man", "presets", "budget_status", "breaker_status"],
+          conflicts_with_all = ["simulate", "completions", "man", "presets", "budget_status", "breaker_status"],
           value_hint = ValueHint::CommandWithArguments,
           value_parser = clap::value_parser!(OsString))]
     pub command: Vec<OsString>,
@@ -334,6 +381,14 @@ pub struct RunArgs {
           value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
     pub budget_status: Option<String>,
 
+    /// Print the state of the circuit breaker NAME, and run nothing
+    ///
+    /// Closed, open or probing, the failed runs counted, the cooldown's level
+    /// and when the next probe may run; with --store, the fleet's circuit.
+    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::breaker::parse_name,
+          value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
+    pub breaker_status: Option<String>,
+
     /// Where each value came from, so errors name what the user set and a
     /// preset leaves what was given be.
     #[arg(skip)]
@@ -343,5 +398,7 @@ pub struct RunArgs {
 pub(crate) const MODES: &str = "Modes (run no command)";
 pub(crate) const SIMULATION: &str = "Simulation (--simulate only)";
 pub(crate) const BUDGET: &str = "Shared retry budget (--budget)";
+pub(crate) const BREAKER: &str = "Circuit breaker (--breaker)";
+pub(crate) const STORE: &str = "Where --budget and --breaker keep their state";
 /// Failures as a program reports them: a preset, a server's requested wait.
 pub(crate) const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";

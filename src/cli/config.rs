@@ -41,6 +41,8 @@ pub enum Mode {
     },
     /// `--budget-status NAME`.
     BudgetStatus(crate::state::budget::Settings),
+    /// `--breaker-status NAME`.
+    BreakerStatus(crate::state::breaker::Settings),
 }
 
 /// Applies the cross-field rules and picks the mode.
@@ -101,11 +103,22 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             named(id::MAX_TIME, &"0s")
         )));
     }
-    if cli.budget_timeout == Some(Duration::ZERO) {
+    let (store_timeout, timeout_id) = spelled(
+        &cli.provenance,
+        (cli.store_timeout, id::STORE_TIMEOUT),
+        (cli.budget_timeout, id::BUDGET_TIMEOUT),
+    );
+    if store_timeout == Some(Duration::ZERO) {
         return Err(usage(format!(
             "{} would give up on the store before it could answer; leave it out for {} ms",
-            named(id::BUDGET_TIMEOUT, &"0s"),
-            crate::duration::millis(crate::state::budget::store::DEFAULT_TIMEOUT)
+            named(timeout_id, &"0s"),
+            crate::duration::millis(crate::state::store::DEFAULT_TIMEOUT)
+        )));
+    }
+    if cli.breaker_cooldown.is_zero() {
+        return Err(usage(format!(
+            "{} would close the circuit as soon as it opens; give a cooldown such as 1m",
+            named(id::BREAKER_COOLDOWN, &"0s")
         )));
     }
 
@@ -137,18 +150,36 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         });
     }
     let budget_params = budget_params(&cli)?;
+    let (store, _) = spelled(
+        &cli.provenance,
+        (cli.store.take(), id::STORE),
+        (cli.budget_store.take(), id::BUDGET_STORE),
+    );
+    let store = store.unwrap_or_default();
+    let timeout = store_timeout.unwrap_or(crate::state::store::DEFAULT_TIMEOUT);
     let settings = |name| crate::state::budget::Settings {
         name,
         params: budget_params,
         size_given: cli.provenance.given(id::BUDGET_TOKENS)
             || cli.provenance.given(id::BUDGET_REFILL),
-        store: cli.budget_store.clone().unwrap_or_default(),
-        timeout: cli
-            .budget_timeout
-            .unwrap_or(crate::state::budget::store::DEFAULT_TIMEOUT),
+        store: store.clone(),
+        timeout,
+    };
+    let breaker = |name| crate::state::breaker::Settings {
+        name,
+        params: crate::state::breaker::Params {
+            after: cli.breaker_after,
+            cooldown: cli.breaker_cooldown,
+        },
+        lease: crate::state::breaker::lease(cli.max_time),
+        store: store.clone(),
+        timeout,
     };
     if let Some(name) = &cli.budget_status {
         return Ok(Mode::BudgetStatus(settings(name.clone())));
+    }
+    if let Some(name) = &cli.breaker_status {
+        return Ok(Mode::BreakerStatus(breaker(name.clone())));
     }
     // `Parsed::Lean` is never a plan or a simulation.
     #[cfg(not(feature = "preview"))]
@@ -211,6 +242,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 },
             },
             budget: cli.budget.map(settings),
+            breaker: cli.breaker.map(breaker),
             preset: cli.preset,
             preset_warning: catalog.warning(),
             program,
@@ -284,6 +316,22 @@ fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> sim
         svg: sim.svg,
         seed: cli.seed,
         format: sim.format.into(),
+    }
+}
+
+/// An option given under its name or its old spelling (`--store`,
+/// `--budget-store`): typed wins over a variable, and the name over the old
+/// spelling. The value, and the id it came from (for messages).
+fn spelled<T>(
+    provenance: &Provenance,
+    name: (Option<T>, &'static str),
+    old: (Option<T>, &'static str),
+) -> (Option<T>, &'static str) {
+    let typed_old = provenance.typed(old.1) && !provenance.typed(name.1);
+    match (name, old) {
+        ((Some(value), id), _) if !typed_old => (Some(value), id),
+        (_, (Some(value), id)) => (Some(value), id),
+        ((value, id), _) => (value, id),
     }
 }
 

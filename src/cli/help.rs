@@ -36,19 +36,20 @@ pub const EXAMPLES: [(&str, &str); 6] = [
 /// The options no `RETRY_*` variable sets: the modes, which run no
 /// command, so no variable can turn a run into something else.
 #[cfg(test)]
-pub const NOT_FROM_ENVIRONMENT: [&str; 8] = [
+pub const NOT_FROM_ENVIRONMENT: [&str; 9] = [
     "plan",
     "simulate",
     "completions",
     "man",
     "presets",
     "budget-status",
+    "breaker-status",
     "help",
     "version",
 ];
 
 pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --completions, --man, \
-    --presets, --budget-status, --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
+    --presets, --budget-status, --breaker-status, --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
     RETRY_MAX_ATTEMPTS=unlimited); a flag on the command line wins. Switches take 1/0, \
     true/false, yes/no or on/off (RETRY_QUIET=1). An empty variable is as good as unset \
     (a CI template's RETRY_RETRY_IF_OUTPUT= from a variable nobody set changes nothing); an \
@@ -82,9 +83,9 @@ pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTE
     RETRY_RUN_IDS (the runs of retry it descends from: only their descendants are ever \
     stopped); --on-retry's command sees RETRY_ATTEMPT, RETRY_ATTEMPT_LIMIT, RETRY_EXIT_CODE \
     (and RETRY_PREVIOUS_EXIT_CODE, the same: the attempt that just failed) and RETRY_RUN_IDS. \
-    None of these configure a retry nested inside. Neither sees RETRY_BUDGET_STORE (it may \
-    hold the fleet's password): a retry nested inside that is to share the fleet's budget is \
-    given the store again.";
+    None of these configure a retry nested inside. Neither sees RETRY_STORE or its old \
+    spelling RETRY_BUDGET_STORE (they may hold the fleet's password): a retry nested inside \
+    that is to share the fleet's budget or breaker is given the store again.";
 
 pub const DURATION: &str = "DURATION: a number with a unit, as in 250ms, 1s, 1.5s, 2m 30s, \
     1h. A bare number is refused with a hint: a wrong guess between seconds and milliseconds \
@@ -96,7 +97,7 @@ pub const CODES: &str = "CODES: exit codes and inclusive ranges, 0 to 255 (Windo
     --fatal-on (stop), --retry-on (retry), anything else (stop).";
 
 /// (status, when).
-pub const EXIT_STATUS: [(&str, &str); 9] = [
+pub const EXIT_STATUS: [(&str, &str); 10] = [
     (
         "the command's",
         "its success or stopping code, or the last attempt's when attempts, time or --budget run out",
@@ -106,6 +107,10 @@ pub const EXIT_STATUS: [(&str, &str); 9] = [
         "attempts ran out while a success code's output still matched --retry-if-output",
     ),
     ("2", "bad usage: nothing ran"),
+    (
+        "75",
+        "the --breaker circuit is open: COMMAND was not started (EX_TEMPFAIL: try again later)",
+    ),
     (
         "124",
         "the last attempt timed out (--timeout, or --max-time during an attempt)",

@@ -23,6 +23,12 @@ pub const BUDGET_REFILL: &str = "budget_refill";
 pub const BUDGET_STORE: &str = "budget_store";
 pub const BUDGET_TIMEOUT: &str = "budget_timeout";
 pub const BUDGET_STATUS: &str = "budget_status";
+pub const BREAKER: &str = "breaker";
+pub const BREAKER_AFTER: &str = "breaker_after";
+pub const BREAKER_COOLDOWN: &str = "breaker_cooldown";
+pub const BREAKER_STATUS: &str = "breaker_status";
+pub const STORE: &str = "store";
+pub const STORE_TIMEOUT: &str = "store_timeout";
 pub const PLAN: &str = "plan";
 pub const SIMULATE: &str = "simulate";
 pub const FORMAT: &str = "format";
@@ -51,17 +57,17 @@ pub const SIMULATE_ONLY: [&str; 9] = [
 /// Options that only `--simulate --model busy` reads.
 pub const BUSY_ONLY: [&str; 2] = [SERVICE_TIME, SERVICE_SD];
 /// The budget's parameters: meaningless without one.
-pub const BUDGET_ONLY: [&str; 5] = [
-    BUDGET_TOKENS,
-    BUDGET_COST,
-    BUDGET_REFILL,
-    BUDGET_STORE,
-    BUDGET_TIMEOUT,
-];
+pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
+/// The breaker's parameters: meaningless without one.
+pub const BREAKER_ONLY: [&str; 2] = [BREAKER_AFTER, BREAKER_COOLDOWN];
+/// The store's, with their old spellings: for a budget or a breaker.
+pub const STORE_ONLY: [&str; 4] = [STORE, BUDGET_STORE, STORE_TIMEOUT, BUDGET_TIMEOUT];
+/// What the store's options are for.
+pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STATUS];
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 22] = [
+const OTHERS: [&str; 28] = [
     BASE,
     CAP,
     JITTER,
@@ -81,6 +87,12 @@ const OTHERS: [&str; 22] = [
     BUDGET_STORE,
     BUDGET_TIMEOUT,
     BUDGET_STATUS,
+    BREAKER,
+    BREAKER_AFTER,
+    BREAKER_COOLDOWN,
+    BREAKER_STATUS,
+    STORE,
+    STORE_TIMEOUT,
     PLAN,
     SIMULATE,
     FORMAT,

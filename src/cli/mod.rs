@@ -182,13 +182,24 @@ fn refuse_stray(
         Some((*id, "--simulate"))
     } else if simulation && !matches.get_flag(id::PLAN) && provenance.typed(id::FORMAT) {
         Some((id::FORMAT, "--plan or --simulate"))
-    } else if !provenance.present(id::BUDGET) && !provenance.present(id::BUDGET_STATUS) {
-        id::BUDGET_ONLY
-            .iter()
-            .find(typed)
-            .map(|id| (*id, "--budget or --budget-status"))
+    } else if let Some(id) = id::BUDGET_ONLY
+        .iter()
+        .filter(|_| !provenance.present(id::BUDGET) && !provenance.present(id::BUDGET_STATUS))
+        .find(typed)
+    {
+        Some((*id, "--budget or --budget-status"))
+    } else if let Some(id) = id::BREAKER_ONLY
+        .iter()
+        .filter(|_| !provenance.present(id::BREAKER) && !provenance.present(id::BREAKER_STATUS))
+        .find(typed)
+    {
+        Some((*id, "--breaker or --breaker-status"))
     } else {
-        None
+        id::STORE_ONLY
+            .iter()
+            .filter(|_| !id::STORE_USERS.iter().any(|id| provenance.present(id)))
+            .find(typed)
+            .map(|id| (*id, "--budget, --breaker and their --*-status"))
     };
     match stray {
         None => Ok(()),

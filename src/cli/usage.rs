@@ -26,7 +26,7 @@ use crate::cli::Cli;
 use crate::cli::help::USAGE;
 use crate::cli::id;
 use crate::cli::provenance::Provenance;
-use crate::state::budget::store;
+use crate::state::store;
 
 /// Bad usage, as documented: nothing has run.
 const BAD_USAGE: u8 = 2;
@@ -138,24 +138,33 @@ pub fn line(error: &clap::Error, args: &[OsString]) -> String {
     line.replacen(" [possible values: ", ": expected one of [", 1)
 }
 
-/// How the `--budget-store` option is named: its long form and variable.
+/// How the `--store` option is named, and its old spelling
+/// `--budget-store`: their long forms and variables.
 struct StoreNames {
-    long: String,
-    variable: String,
+    longs: Vec<String>,
+    variables: Vec<String>,
 }
 
 impl StoreNames {
     fn new() -> Self {
         let command = Cli::command();
-        let arg = command
-            .get_arguments()
-            .find(|a| a.get_id() == id::BUDGET_STORE);
-        let long = arg.and_then(|a| a.get_long()).unwrap_or_default();
-        let variable = arg.and_then(|a| a.get_env()).unwrap_or_default();
+        let args = || {
+            command
+                .get_arguments()
+                .filter(|a| [id::STORE, id::BUDGET_STORE].contains(&a.get_id().as_str()))
+        };
         StoreNames {
-            long: format!("--{long}"),
-            variable: variable.to_string_lossy().into_owned(),
+            longs: args()
+                .filter_map(|a| Some(format!("--{}", a.get_long()?)))
+                .collect(),
+            variables: args()
+                .filter_map(|a| Some(a.get_env()?.to_string_lossy().into_owned()))
+                .collect(),
         }
+    }
+
+    fn is_store(&self, option_or_variable: &str) -> bool {
+        self.longs.iter().chain(&self.variables).any(|n| n == option_or_variable)
     }
 
     /// What of a value the line must not show, given the option or
@@ -163,7 +172,7 @@ impl StoreNames {
     /// its last `@`, whatever it holds), or the password of a URL in any
     /// other value.
     fn hidden(&self, option_or_variable: &str, value: &str) -> Option<Range<usize>> {
-        match option_or_variable == self.long || option_or_variable == self.variable {
+        match self.is_store(option_or_variable) {
             true => store::hidden(value),
             false => store::hidden_in_url(value),
         }
@@ -196,8 +205,10 @@ fn masked(text: &str, error: &clap::Error, args: &[OsString]) -> String {
             add(flag, value);
         }
     }
-    if let Some(value) = std::env::var_os(&names.variable) {
-        add(&names.variable, &value.to_string_lossy());
+    for variable in &names.variables {
+        if let Some(value) = std::env::var_os(variable) {
+            add(variable, &value.to_string_lossy());
+        }
     }
     let quoted: Vec<String> = error
         .context()
@@ -210,9 +221,12 @@ fn masked(text: &str, error: &clap::Error, args: &[OsString]) -> String {
     if let (Some(arg), Some(value)) = (
         error.get(ContextKind::InvalidArg),
         error.get(ContextKind::InvalidValue),
-    ) && arg.to_string().starts_with(&names.long)
+    ) && let Some(long) = names
+        .longs
+        .iter()
+        .find(|long| arg.to_string().starts_with(&format!("{long} ")))
     {
-        add(&names.long, &value.to_string());
+        add(long, &value.to_string());
     }
     let mut replace: Vec<(String, String)> = Vec::new();
     for (value, hidden) in &values {

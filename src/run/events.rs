@@ -98,6 +98,9 @@ pub enum GiveUp {
     /// retry's stdout was closed before held-back output could be written:
     /// retry dies of SIGPIPE, as the command would have.
     StdoutClosed,
+    /// The `--breaker` circuit is open: the command was not started (exit
+    /// 75); the line says when a probe may run.
+    CircuitOpen(String),
 }
 
 /// What retry was doing when a signal stopped it.
@@ -140,11 +143,13 @@ pub enum Reason {
     Io,
     /// retry's stdout was closed before held-back output was written.
     StdoutClosed,
+    /// The `--breaker` circuit is open: the command was not started.
+    Breaker,
 }
 
 impl Reason {
     #[cfg(test)]
-    pub const ALL: [Reason; 11] = [
+    pub const ALL: [Reason; 12] = [
         Reason::Attempts,
         Reason::Fatal,
         Reason::NotRetryable,
@@ -156,6 +161,7 @@ impl Reason {
         Reason::Spawn,
         Reason::Io,
         Reason::StdoutClosed,
+        Reason::Breaker,
     ];
 
     /// The reason's one name, in text and JSON alike.
@@ -172,6 +178,7 @@ impl Reason {
             Reason::Spawn => "spawn",
             Reason::Io => "io",
             Reason::StdoutClosed => "stdout_closed",
+            Reason::Breaker => "breaker",
         }
     }
 }
@@ -193,6 +200,7 @@ impl GiveUp {
             GiveUp::Spawn { .. } => Reason::Spawn,
             GiveUp::Failed(_) => Reason::Io,
             GiveUp::StdoutClosed => Reason::StdoutClosed,
+            GiveUp::CircuitOpen(_) => Reason::Breaker,
         }
     }
 
@@ -215,6 +223,7 @@ impl GiveUp {
             (GiveUp::Failed(_), _) => RETRY_FAILED,
             (GiveUp::MaxTimeInHook(_), _) => crate::status::TIMED_OUT,
             (GiveUp::StdoutClosed, _) => 128 + crate::platform::SIGPIPE,
+            (GiveUp::CircuitOpen(_), _) => crate::state::breaker::EXIT_OPEN,
             // Every other ending has the command's status.
             (_, status) => status.map_or(1, |s| s.code),
         }
@@ -233,7 +242,34 @@ impl GiveUp {
             | GiveUp::HintTooLong { status: s, .. }
             | GiveUp::Budget(s) => Some(*s),
             GiveUp::Signal { status, .. } => *status,
-            GiveUp::Spawn { .. } | GiveUp::Failed(_) | GiveUp::StdoutClosed => None,
+            GiveUp::Spawn { .. }
+            | GiveUp::Failed(_)
+            | GiveUp::StdoutClosed
+            | GiveUp::CircuitOpen(_) => None,
+        }
+    }
+
+    /// How `--breaker` counts this ending: a failure when the last attempt
+    /// failed transiently and attempts, time or the budget ran out; neither
+    /// for a fatal or not-retryable code, a command that could not start,
+    /// a signal from the caller or retry's own failure.
+    pub fn breaker_outcome(&self) -> crate::state::breaker::Ended {
+        use crate::state::breaker::Ended;
+        match self {
+            GiveUp::Attempts(_)
+            | GiveUp::MaxTimeReached(_)
+            | GiveUp::MaxTimeInHook(_)
+            | GiveUp::MaxTimeAhead { .. }
+            | GiveUp::HintTooLong { .. }
+            | GiveUp::Budget(_) => Ended::Failed,
+            GiveUp::Fatal(_)
+            | GiveUp::NotRetryable(_)
+            | GiveUp::OutputStop(_)
+            | GiveUp::Signal { .. }
+            | GiveUp::Spawn { .. }
+            | GiveUp::Failed(_)
+            | GiveUp::StdoutClosed
+            | GiveUp::CircuitOpen(_) => Ended::Neither,
         }
     }
 }

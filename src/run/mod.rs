@@ -42,7 +42,7 @@ use crate::run::hint::{Hint, Hinted};
 use crate::run::log::{LogFormat, Verbosity};
 use crate::run::pipes::OutputSeen;
 use crate::run::supervisor::Foreground;
-use crate::state::budget;
+use crate::state::{breaker, budget};
 use crate::status::Status;
 use crate::strategy::Backoff;
 use crate::strategy::{Schedule, Sleep};
@@ -68,6 +68,8 @@ pub struct Options {
     pub pipes: pipes::Settings,
     /// `--budget`: the shared retry budget's name and parameters.
     pub budget: Option<budget::Settings>,
+    /// `--breaker`: the shared circuit's name and parameters.
+    pub breaker: Option<breaker::Settings>,
     /// `--preset`: the one named, if any. Without one, a run of a program
     /// a preset is for says so once (`lib.rs`), and changes nothing.
     pub preset: Option<String>,
@@ -180,6 +182,15 @@ pub trait Host {
     fn deposit(&mut self, _tokens: u32) -> Option<String> {
         None
     }
+    /// `--breaker`: asked once, before the first attempt, whether the
+    /// command may start. Without one, it may.
+    fn admit(&mut self) -> breaker::Asked {
+        breaker::Asked::default()
+    }
+    /// `--breaker`: told once, at the run's end, how it ended; a warning to log.
+    fn finish(&mut self, _ended: breaker::Ended) -> Option<String> {
+        None
+    }
 }
 
 /// Runs the loop to its end and returns how retry ends.
@@ -190,12 +201,34 @@ pub fn run<R: Rng>(
     new_rng: impl FnOnce() -> R,
 ) -> Exit {
     let mut run = Loop::new(config, host.now(), new_rng);
+    if config.breaker.is_some() {
+        let asked = host.admit();
+        warn(emit, 1, asked.warning);
+        if let Some(message) = asked.refused {
+            let reason = GiveUp::CircuitOpen(message);
+            let exit = reason.exit();
+            emit(&Event::GaveUp {
+                attempt: 0,
+                limit: config.attempts,
+                reason,
+                took: None,
+            });
+            return exit;
+        }
+    }
     loop {
         match run.step(host, emit) {
             Ok(None) => {}
-            Ok(Some(exit)) => return exit,
+            Ok(Some(exit)) => {
+                if config.breaker.is_some() {
+                    let said = host.finish(breaker::Ended::Succeeded);
+                    warn(emit, run.number, said);
+                }
+                return exit;
+            }
             Err(reason) => {
                 let exit = reason.exit();
+                let ended = reason.breaker_outcome();
                 emit(&Event::GaveUp {
                     attempt: run.number,
                     limit: config.attempts,
@@ -203,6 +236,9 @@ pub fn run<R: Rng>(
                     took: run.took.take(),
                 });
                 warn(emit, run.number, run.budget_said.take());
+                if config.breaker.is_some() {
+                    warn(emit, run.number, host.finish(ended));
+                }
                 return exit;
             }
         }

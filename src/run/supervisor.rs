@@ -29,7 +29,9 @@ use crate::run::lineage::{self, Lineage};
 use crate::run::log::{LogFormat, Verbosity};
 use crate::run::pipes::{self, Pipes, Progress, ReleaseError, Spool};
 use crate::run::{Attempt, AttemptInfo, Ended, Host, Options, SpawnError, Unsettled};
+use crate::state::breaker;
 use crate::state::budget::{self, Withdrawal};
+use crate::state::store;
 use crate::status::Status;
 
 /// `--foreground`: whether the command shares retry's process group.
@@ -62,6 +64,8 @@ pub struct Supervisor<'a> {
     held: Option<Spool>,
     /// `--budget`: the shared retry budget, opened at the first retry.
     budget: Option<budget::Lazy>,
+    /// `--breaker`: the shared circuit, asked at the start, told at the end.
+    breaker: Option<breaker::Breaker>,
     /// The attempts' command, built once: each attempt only sets its
     /// variables again, so it allocates nothing (issue 26). Taken while
     /// it runs.
@@ -101,6 +105,7 @@ impl<'a> Supervisor<'a> {
             pipes,
             held: None,
             budget: options.budget.clone().map(budget::Lazy::Unopened),
+            breaker: options.breaker.clone().map(breaker::Breaker::new),
             command: None,
         }
     }
@@ -111,8 +116,10 @@ impl<'a> Supervisor<'a> {
             let mut command = Spawn::new(self.program);
             command
                 .args(self.args)
-                .env(lineage::VARIABLE, self.lineage.value())
-                .env_remove(budget::store::VARIABLE);
+                .env(lineage::VARIABLE, self.lineage.value());
+            for variable in store::VARIABLES {
+                command.env_remove(variable);
+            }
             command
         });
         command
@@ -136,9 +143,11 @@ impl<'a> Supervisor<'a> {
         }
         // Every variable of this run's, so none is an outer retry's: the
         // hook runs after the attempt whose code is the previous one.
+        for variable in store::VARIABLES {
+            command.env_remove(variable);
+        }
         command
             .env(lineage::VARIABLE, self.lineage.value())
-            .env_remove(budget::store::VARIABLE)
             .env("RETRY_ATTEMPT", Text::of(attempt))
             .env("RETRY_ATTEMPT_LIMIT", Text::of(self.limit))
             .env("RETRY_EXIT_CODE", Text::of(exit_code))
@@ -324,6 +333,16 @@ impl Host for Supervisor<'_> {
 
     fn deposit(&mut self, tokens: u32) -> Option<String> {
         self.budget.as_mut().and_then(|b| b.deposit(tokens))
+    }
+
+    fn admit(&mut self) -> breaker::Asked {
+        self.breaker
+            .as_mut()
+            .map_or_else(breaker::Asked::default, breaker::Breaker::ask)
+    }
+
+    fn finish(&mut self, ended: breaker::Ended) -> Option<String> {
+        self.breaker.as_mut().and_then(|b| b.tell(ended))
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Attempt, SpawnError> {

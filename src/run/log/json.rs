@@ -157,7 +157,9 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 GiveUp::Signal { signal, .. } => {
                     let _ = write!(out, r#","signal":"{}""#, signal_name(*signal));
                 }
-                GiveUp::Spawn { message, .. } | GiveUp::Failed(message) => {
+                GiveUp::Spawn { message, .. }
+                | GiveUp::Failed(message)
+                | GiveUp::CircuitOpen(message) => {
                     let _ = write!(out, r#","message":"{}""#, escape(message));
                 }
                 GiveUp::HintTooLong {

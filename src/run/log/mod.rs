@@ -449,6 +449,11 @@ mod tests {
             },
             Reason::Io => GiveUp::Failed("cannot write to stdout".into()),
             Reason::StdoutClosed => GiveUp::StdoutClosed,
+            Reason::Breaker => GiveUp::CircuitOpen(
+                "--breaker ci: the circuit is open after 3 failed runs in a row; \
+                 a probe may run at 2026-11-23T11:57:33Z (in 93 s); the command was not run"
+                    .into(),
+            ),
         };
         Event::GaveUp {
             attempt: 2,

@@ -2,13 +2,14 @@
 //! that names it, so that during an outage they fail fast together instead
 //! of each knocking until its attempts run out.
 //!
-//! The state is one small file per budget in a per-user directory
-//! (`$XDG_RUNTIME_DIR/retry/`, else `$TMPDIR/retry-UID/`). Each update
-//! takes a kernel lock on the open file (released when the process dies,
-//! however it dies), reads the record, and writes the new one over it in a
-//! single write of a fixed length: a process killed at any instant leaves
-//! the old record or the new one. A record that does not check out
-//! (garbled by hand, a full disk) is reset to a full bucket with a warning.
+//! The state is one small file per budget in the host's store
+//! (`state::store::file`: a per-user directory, `$XDG_RUNTIME_DIR/retry/`,
+//! else `$TMPDIR/retry-UID/`). Each update takes a kernel lock on the open
+//! file (released when the process dies, however it dies), reads the
+//! record, and writes the new one over it in a single write of a fixed
+//! length: a process killed at any instant leaves the old record or the
+//! new one. A record that does not check out (garbled by hand, a full
+//! disk) is reset to a full bucket with a warning.
 //!
 //! The budget is opened at a run's first retry (`Lazy`): a first-try
 //! success never touches it.
@@ -24,25 +25,23 @@
 pub mod bucket;
 #[cfg(feature = "redis")]
 pub mod fleet;
-mod lock;
 mod record;
 mod status;
-pub mod store;
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 pub use bucket::{Bucket, Params, Size};
 pub use status::print_status;
-pub use store::Store;
 
-use lock::{LOCK_WAIT, Lock};
 use record::{RECORD_LEN, Record, decode, encode};
 
-use crate::platform::private;
+use crate::state::store::Store;
+use crate::state::store::file::{self, LOCK_WAIT, Lock, default_dir, now_ns};
+#[cfg(test)]
+use crate::state::store::file::dir;
 
 /// What the command line asked for.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,44 +58,9 @@ pub struct Settings {
     pub timeout: Duration,
 }
 
-/// The longest a budget name may be.
-const MAX_NAME: usize = 64;
-
 /// `--budget NAME`: a name that is a plain file name, nothing more.
 pub fn parse_name(text: &str) -> Result<String, String> {
-    let ok = !text.is_empty()
-        && text.len() <= MAX_NAME
-        && !text.starts_with('.')
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
-    if ok {
-        Ok(text.to_owned())
-    } else {
-        Err(format!(
-            "a budget name is 1 to {MAX_NAME} letters, digits, `.`, `_` or `-`, \
-             not starting with `.` (it names a file)"
-        ))
-    }
-}
-
-/// Where budgets live: `$XDG_RUNTIME_DIR/retry` (the user's own, emptied
-/// at logout), else a directory with the user id in its name in `temp`.
-pub fn dir(runtime: Option<OsString>, temp: &Path, uid: u32) -> PathBuf {
-    match runtime.map(PathBuf::from).filter(|d| d.is_absolute()) {
-        Some(runtime) => runtime.join("retry"),
-        None => temp.join(format!("retry-{uid}")),
-    }
-}
-
-/// On Windows the user's own `%LOCALAPPDATA%\\retry` takes the place of
-/// `$XDG_RUNTIME_DIR/retry`.
-fn default_dir() -> PathBuf {
-    #[cfg(windows)]
-    let runtime = std::env::var_os("LOCALAPPDATA");
-    #[cfg(not(windows))]
-    let runtime = std::env::var_os("XDG_RUNTIME_DIR");
-    dir(runtime, &std::env::temp_dir(), private::user_id())
+    crate::state::parse_name(text, "budget")
 }
 
 /// An open budget.
@@ -234,14 +198,8 @@ impl Budget {
     }
 
     fn open_in(dir: &Path, settings: &Settings, create: bool) -> Result<Option<Self>, String> {
-        if create {
-            private::private_dir(dir)?;
-        } else if !private::check_dir(dir)? {
-            return Ok(None);
-        }
-        let path = dir.join(&settings.name);
-        let file = private::open_private(&path, create)?;
-        Ok(file.map(|file| Budget {
+        let opened = file::open(dir, &settings.name, create)?;
+        Ok(opened.map(|(path, file)| Budget {
             name: settings.name.clone(),
             path,
             file,
@@ -359,7 +317,7 @@ impl Budget {
     /// and how many bytes the file had (up to one more than a record).
     fn read(&self) -> Result<(Option<Record>, usize), String> {
         let mut buf = [0u8; RECORD_LEN + 1];
-        let len = private::read_at_most(&self.file, &mut buf).map_err(|e| self.fail("read", e))?;
+        let len = file::read(&self.file, &mut buf).map_err(|e| self.fail("read", e))?;
         Ok((decode(&buf[..len]), len))
     }
 
@@ -392,13 +350,8 @@ impl Budget {
         let next = next.or(reset.as_ref().map(|_| bucket));
         if let Some(next) = next {
             // One write of a fixed length: a kill leaves the old or the new.
-            private::write_at_start(&self.file, encode(next, params.size()).as_bytes())
+            file::write(&self.file, encode(next, params.size()).as_bytes(), len)
                 .map_err(|e| fail("write", e))?;
-            if len > RECORD_LEN {
-                self.file
-                    .set_len(RECORD_LEN as u64)
-                    .map_err(|e| fail("write", e))?;
-            }
         }
         drop(_lock);
         let reset = reset.or_else(|| self.size_warning(&params));
@@ -415,12 +368,6 @@ fn size_differs(name: &str, stored: Size, given: &Params) -> String {
          the size of the process that finds it new or full again holds until it is full again",
         stored.tokens, stored.refill, given.tokens, given.refill
     )
-}
-
-fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

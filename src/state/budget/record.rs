@@ -6,6 +6,9 @@
 //! before the refill was exact and the bucket knew its size) is still read.
 
 use super::{Bucket, Size};
+use crate::state::store::file::{seal, unseal};
+#[cfg(test)]
+use crate::state::store::file::fnv1a;
 
 /// The record: `retry-budget 2`, thousandths, time, size, refill,
 /// checksum; fixed width.
@@ -24,25 +27,15 @@ pub(super) type Record = (Bucket, Option<Size>);
 
 pub(super) fn encode(bucket: Bucket, size: Size) -> String {
     let refill = (size.refill * MICRO).round() as u64;
-    let body = format!(
+    seal(&format!(
         "{MAGIC} {:020} {:020} {:010} {refill:020}",
         bucket.milli, bucket.at_ns, size.tokens
-    );
-    format!("{body} {:016x}\n", fnv1a(body.as_bytes()))
+    ))
 }
 
 /// The record a file holds, if it is one: the right length, shape and sum.
 pub(super) fn decode(bytes: &[u8]) -> Option<Record> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let line = text.strip_suffix('\n')?;
-    let (body, sum) = line.rsplit_once(' ')?;
-    if u64::from_str_radix(sum, 16).ok()? != fnv1a(body.as_bytes()) {
-        return None;
-    }
-    if let Some(fields) = body
-        .strip_prefix(MAGIC)
-        .filter(|_| bytes.len() == RECORD_LEN)
-    {
+    if let Some(fields) = unseal(bytes, RECORD_LEN).and_then(|body| body.strip_prefix(MAGIC)) {
         let mut fields = fields.split(' ').skip(1);
         let milli = fields.next()?.parse().ok()?;
         let at_ns = fields.next()?.parse().ok()?;
@@ -50,9 +43,7 @@ pub(super) fn decode(bytes: &[u8]) -> Option<Record> {
         let refill = fields.next()?.parse::<u64>().ok()? as f64 / MICRO;
         return Some((Bucket { milli, at_ns }, Some(Size { tokens, refill })));
     }
-    let fields = body
-        .strip_prefix(MAGIC_1)
-        .filter(|_| bytes.len() == RECORD_1_LEN)?;
+    let fields = unseal(bytes, RECORD_1_LEN)?.strip_prefix(MAGIC_1)?;
     let mut fields = fields.split(' ').skip(1);
     let milli = fields.next()?.parse().ok()?;
     let at_ms = fields.next()?.parse::<u64>().ok()?;
@@ -63,13 +54,6 @@ pub(super) fn decode(bytes: &[u8]) -> Option<Record> {
         },
         None,
     ))
-}
-
-/// FNV-1a, 64 bits: enough to tell a record from a torn or edited one.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
-//! `--budget-store URL`: where a budget's bucket lives. `host` (the
-//! default) is the per-user file of this host; `redis://` and `unix://`
-//! name a Redis (or Valkey) server that a whole fleet shares.
+//! `--store URL` (once `--budget-store`): where state that outlives a run
+//! lives, the budget's bucket and the breaker's circuit. `host` (the
+//! default) is the per-user file of this host (`file.rs`); `redis://` and
+//! `unix://` name a Redis (or Valkey) server that a whole fleet shares
+//! (`server.rs`). Both keep the same promises: owner-only or atomic, on
+//! one clock, and a store that cannot be used fails open.
 //!
 //! The URL is parsed here, without the Redis client, so a malformed one is
 //! a usage error however retry was built, and so its password can be kept
@@ -11,24 +14,30 @@
 //! tree several times retry's own for one option; a TLS Redis is reached
 //! through a local TLS tunnel (stunnel, spiped) on a unix socket instead.
 
+pub mod file;
+mod lock;
+#[cfg(feature = "redis")]
+pub mod server;
+
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::path::PathBuf;
 
-/// `--budget-timeout` when not given: short enough that a store that
+/// `--store-timeout` when not given: short enough that a store that
 /// hangs costs a run little, long enough for a loaded server in the region.
 pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// The store's variable. Never passed on to a command or a hook: it may
-/// hold the fleet's password, which they have no use for (and a command
-/// that runs as another user would show it in `/proc/PID/environ`).
-pub const VARIABLE: &str = "RETRY_BUDGET_STORE";
+/// The store's variables, its name and its old spelling. Never passed on
+/// to a command or a hook: they may hold the fleet's password, which they
+/// have no use for (and a command that runs as another user would show it
+/// in `/proc/PID/environ`).
+pub const VARIABLES: [&str; 2] = ["RETRY_STORE", "RETRY_BUDGET_STORE"];
 
 /// Redis's own port.
 const DEFAULT_PORT: u16 = 6379;
 
-/// Where a budget lives.
+/// Where state lives.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Store {
     /// The per-user file on this host.
@@ -38,7 +47,7 @@ pub enum Store {
     Redis(Box<Remote>),
 }
 
-/// A Redis server as `--budget-store` names it.
+/// A Redis server as `--store` names it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Remote {
     pub addr: Addr,
@@ -53,11 +62,11 @@ pub enum Addr {
     Unix(PathBuf),
 }
 
-/// What `--budget-store` takes, for messages.
+/// What `--store` takes, for messages.
 pub const SYNTAX: &str =
     "host, redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock";
 
-/// `--budget-store URL`. The error never repeats the password.
+/// `--store URL`. The error never repeats the password.
 pub fn parse(text: &str) -> Result<Store, String> {
     match remote(text)? {
         None => Ok(Store::Host),

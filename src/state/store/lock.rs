@@ -1,21 +1,21 @@
-//! The kernel's lock on a budget's file, taken for each update and given
-//! up after a bounded wait, so a stopped holder cannot stall every retry.
+//! The kernel's lock on a state file, taken for each update and given
+//! up after a bounded wait, so a stopped holder cannot stall every run.
 
 use std::fs::{File, TryLockError};
 use std::io;
 use std::time::{Duration, Instant};
 
 /// How long an update waits for the lock before it goes ahead without the
-/// budget: a holder that is stopped (^Z, a debugger) must not stall
+/// state (budget or breaker): a holder that is stopped (^Z, a debugger) must not stall
 /// everyone. Updates take microseconds; a crash releases the lock.
-pub(super) const LOCK_WAIT: Duration = Duration::from_secs(2);
+pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// An exclusive lock on the open file, released when dropped (or when the
 /// process dies: it is the kernel's, `flock` on Unix).
-pub(super) struct Lock<'a>(&'a File);
+pub struct Lock<'a>(&'a File);
 
 impl<'a> Lock<'a> {
-    pub(super) fn take(file: &'a File, wait: Duration) -> io::Result<Self> {
+    pub fn take(file: &'a File, wait: Duration) -> io::Result<Self> {
         let until = Instant::now() + wait;
         loop {
             match file.try_lock() {

@@ -1,0 +1,175 @@
+//! A circuit on this host: one owner-only file per circuit in the host's
+//! store (`state::store::file`), under `.breakers/` in the per-user
+//! directory (a budget's name cannot start with `.`, so no budget's file
+//! can take its place). Its record is one line of fixed width with a
+//! checksum: `retry-breaker 1`, the failures counted, the cooldown's level,
+//! the state (0 closed, 1 open, 2 probing), when it ends and the lease's id
+//! (nanoseconds on the host's clock).
+//!
+//! A look opens nothing for writing: a circuit never used has no file, and
+//! a run on a closed circuit whose count does not change writes nothing.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use super::machine::{Circuit, State};
+use crate::platform::private;
+use crate::state::store::file::{self, LOCK_WAIT, Lock, seal, unseal};
+
+const MAGIC: &str = "retry-breaker 1";
+const RECORD_LEN: usize = MAGIC.len() + 1 + 10 + 1 + 10 + 1 + 1 + 1 + 20 + 1 + 20 + 1 + 16 + 1;
+
+/// The directory of circuits under the host's store directory.
+fn dir(store: &Path) -> PathBuf {
+    store.join(".breakers")
+}
+
+fn encode(c: &Circuit) -> String {
+    let (state, until, lease) = match c.state {
+        State::Closed => (0, 0, 0),
+        State::Open { until } => (1, until, 0),
+        State::Probing { lease, until } => (2, until, lease),
+    };
+    seal(&format!(
+        "{MAGIC} {:010} {:010} {state} {until:020} {lease:020}",
+        c.failures, c.level
+    ))
+}
+
+fn decode(bytes: &[u8]) -> Option<Circuit> {
+    let body = unseal(bytes, RECORD_LEN)?.strip_prefix(MAGIC)?;
+    let mut fields = body.split(' ').skip(1);
+    let failures = fields.next()?.parse().ok()?;
+    let level = fields.next()?.parse().ok()?;
+    let state = fields.next()?;
+    let until = fields.next()?.parse().ok()?;
+    let lease = fields.next()?.parse().ok()?;
+    let state = match state {
+        "0" => State::Closed,
+        "1" => State::Open { until },
+        "2" => State::Probing { lease, until },
+        _ => return None,
+    };
+    Some(Circuit {
+        state,
+        failures,
+        level,
+    })
+}
+
+/// A circuit's file, open.
+pub struct HostCircuit {
+    pub path: PathBuf,
+    file: File,
+}
+
+/// What a look or an update found besides its result: a record that was
+/// not valid (a message for the log).
+pub struct Found<T> {
+    pub value: T,
+    pub reset: Option<String>,
+}
+
+impl HostCircuit {
+    /// The circuit `name` under `store` (the host store's directory, which
+    /// must be this user's own too), created if `create`; else opened for
+    /// reading, `None` if it was never used.
+    pub fn open(store: &Path, name: &str, create: bool) -> Result<Option<Self>, String> {
+        if create {
+            private::private_dir(store)?;
+        } else if !private::check_dir(store)? {
+            return Ok(None);
+        }
+        let opened = file::open(&dir(store), name, create)?;
+        Ok(opened.map(|(path, file)| HostCircuit { path, file }))
+    }
+
+    /// Under the lock: the circuit (a closed one if the file is new or
+    /// not valid), given to `change`; written back only if it changed and
+    /// the file was opened for writing (`write`).
+    pub fn update<T>(
+        &self,
+        write: bool,
+        change: impl FnOnce(&mut Circuit) -> T,
+    ) -> Result<Found<(T, Circuit, bool)>, String> {
+        let fail = |what: &str, e: std::io::Error| format!("cannot {what} {}: {e}", self.path.display());
+        let _lock = Lock::take(&self.file, LOCK_WAIT).map_err(|e| fail("lock", e))?;
+        let mut buf = [0u8; RECORD_LEN + 1];
+        let len = file::read(&self.file, &mut buf).map_err(|e| fail("read", e))?;
+        let found = decode(&buf[..len]);
+        let reset = (found.is_none() && len > 0).then(|| {
+            format!(
+                "{} was not a valid breaker record; taken as a closed circuit",
+                self.path.display()
+            )
+        });
+        let before = found.unwrap_or_default();
+        let mut circuit = before;
+        let value = change(&mut circuit);
+        let changed = circuit != before || reset.is_some();
+        if write && changed {
+            // One write of a fixed length: a kill leaves the old or the new.
+            file::write(&self.file, encode(&circuit).as_bytes(), len)
+                .map_err(|e| fail("write", e))?;
+        }
+        Ok(Found {
+            value: (value, circuit, changed),
+            reset,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_reject_damage() {
+        for c in [
+            Circuit::default(),
+            Circuit {
+                state: State::Open { until: u64::MAX },
+                failures: u32::MAX,
+                level: 7,
+            },
+            Circuit {
+                state: State::Probing {
+                    lease: 1_792_567_680_000_000_000,
+                    until: 1_792_567_680_600_000_000,
+                },
+                failures: 4,
+                level: 2,
+            },
+        ] {
+            let record = encode(&c);
+            assert_eq!(record.len(), RECORD_LEN);
+            assert_eq!(decode(record.as_bytes()), Some(c));
+        }
+        let record = encode(&Circuit::default());
+        assert_eq!(decode(&record.as_bytes()[..RECORD_LEN - 1]), None);
+        assert_eq!(decode(record.replace(" 0 ", " 3 ").as_bytes()), None);
+    }
+
+    #[test]
+    fn only_a_change_is_written_and_a_look_writes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("retry");
+        assert!(HostCircuit::open(&dir, "ci", false).unwrap().is_none());
+        let circuit = HostCircuit::open(&dir, "ci", true).unwrap().unwrap();
+        // Nothing changed: the new file stays empty.
+        circuit.update(true, |_| ()).unwrap();
+        assert_eq!(std::fs::read(&circuit.path).unwrap().len(), 0);
+        circuit.update(true, |c| c.failures = 2).unwrap();
+        let look = HostCircuit::open(&dir, "ci", false).unwrap().unwrap();
+        let found = look.update(false, |c| c.failures = 9).unwrap();
+        assert_eq!(found.value.1.failures, 9);
+        let again = look.update(false, |_| ()).unwrap();
+        assert_eq!(again.value.1.failures, 2, "a look wrote");
+        // A damaged record is a closed circuit, reset by the next write.
+        std::fs::write(&circuit.path, "retry-breaker 1 garbage\n").unwrap();
+        let found = circuit.update(true, |_| ()).unwrap();
+        assert!(found.reset.unwrap().ends_with("taken as a closed circuit"));
+        assert_eq!(found.value.1, Circuit::default());
+        assert!(circuit.update(true, |_| ()).unwrap().reset.is_none());
+    }
+}

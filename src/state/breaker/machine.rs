@@ -1,0 +1,327 @@
+//! The circuit's rules, pure: the time (nanoseconds since the epoch, on the
+//! host's clock or the Redis server's) and the randomness are parameters,
+//! so every rule is a plain unit test. `breaker.lua` applies the same
+//! rules in Redis.
+//!
+//! ```text
+//! closed ──N counted failures in a row──> open ──cooldown over──> probing (one run, under a lease)
+//!   ^                                      ^                         │
+//!   └───────── any success ────────────────┼──── probe succeeded ────┤
+//!                                          └──── probe failed: cooldown_{k+1}
+//! ```
+//!
+//! Cooldown k (k = 0 when it opens, one more after each failed probe) is
+//! the project's equal jitter of `min(cap, cooldown * 2^k)`: between half
+//! that and all of it, so the circuits of many hosts that opened together
+//! do not probe together.
+
+use std::time::Duration;
+
+use rand::Rng;
+
+use crate::strategy::{Backoff, Jitter};
+
+/// `--breaker-after` and `--breaker-cooldown`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    pub after: u32,
+    pub cooldown: Duration,
+}
+
+/// The longest cooldown: 8 times the first or an hour, whichever is
+/// larger, so that a short cooldown still backs off to a probe an hour
+/// during a long outage, and a long one can still double.
+pub fn cap(cooldown: Duration) -> Duration {
+    (cooldown.saturating_mul(8)).max(Duration::from_secs(3600))
+}
+
+impl Params {
+    /// Cooldown number `k`: equal jitter of `min(cap, cooldown * 2^k)`.
+    pub fn cooldown(&self, k: u32, rng: &mut impl Rng) -> Duration {
+        let backoff = Backoff {
+            jitter: Jitter::Equal,
+            base: self.cooldown,
+            cap: cap(self.cooldown),
+            factor: 2.0,
+        };
+        backoff.sleep(k, self.cooldown, rng).duration
+    }
+}
+
+/// Where the circuit stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum State {
+    /// Runs go ahead.
+    #[default]
+    Closed,
+    /// No run starts its command until `until`; then one may probe.
+    Open { until: u64 },
+    /// A probe holds the lease taken at `lease` (its id) until `until` at
+    /// the latest: a probe that crashed holds it no longer.
+    Probing { lease: u64, until: u64 },
+}
+
+/// One circuit, as its store keeps it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Circuit {
+    pub state: State,
+    /// Counted failures in a row.
+    pub failures: u32,
+    /// Failed probes since the circuit opened (k of the cooldown).
+    pub level: u32,
+}
+
+/// What a run that starts may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    Run,
+    /// The probe: it holds the lease with this id until it ends.
+    Probe(u64),
+    /// The circuit is open (`probing`: another run probes it): the command
+    /// does not start. `until` is when a probe may run.
+    Skip { until: u64, probing: bool },
+}
+
+/// How a run ended, as the breaker counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    Succeeded,
+    /// Gave up after a transient failure: attempts or time ran out, or
+    /// the budget refused the retry.
+    Failed,
+    /// A fatal or not-retryable code, a command that could not start, a
+    /// signal from the caller: neither.
+    Neither,
+}
+
+impl Circuit {
+    /// A run starts at `now`; a probe's lease lasts `lease` ns.
+    pub fn admit(&mut self, now: u64, lease: u64) -> Admit {
+        match self.state {
+            State::Closed => Admit::Run,
+            State::Open { until } | State::Probing { until, .. } if now >= until => {
+                self.state = State::Probing {
+                    lease: now,
+                    until: now.saturating_add(lease),
+                };
+                Admit::Probe(now)
+            }
+            State::Open { until } => Admit::Skip {
+                until,
+                probing: false,
+            },
+            State::Probing { until, .. } => Admit::Skip {
+                until,
+                probing: true,
+            },
+        }
+    }
+
+    /// A run ended at `now`; `lease` is its probe's, if it probed.
+    pub fn finish(
+        &mut self,
+        params: &Params,
+        now: u64,
+        ended: Ended,
+        lease: Option<u64>,
+        rng: &mut impl Rng,
+    ) {
+        let probing = matches!(
+            (self.state, lease),
+            (State::Probing { lease: held, .. }, Some(mine)) if held == mine
+        );
+        let open = |k: u32, rng: &mut _| State::Open {
+            until: now.saturating_add(nanos(params.cooldown(k, rng))),
+        };
+        match ended {
+            Ended::Succeeded => *self = Circuit::default(),
+            Ended::Failed if probing => {
+                self.failures = self.failures.saturating_add(1);
+                self.level = self.level.saturating_add(1);
+                self.state = open(self.level, rng);
+            }
+            Ended::Failed => {
+                self.failures = self.failures.saturating_add(1);
+                if self.state == State::Closed && self.failures >= params.after {
+                    self.level = 0;
+                    self.state = open(0, rng);
+                }
+            }
+            // The lease goes back: the next run may probe at once.
+            Ended::Neither if probing => self.state = State::Open { until: now },
+            Ended::Neither => {}
+        }
+    }
+}
+
+/// A duration in nanoseconds, saturating.
+pub fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+    const P: Params = Params {
+        after: 3,
+        cooldown: Duration::from_secs(60),
+    };
+    const LEASE: u64 = 600 * S;
+
+    fn failed(c: &mut Circuit, now: u64, lease: Option<u64>, rng: &mut impl Rng) {
+        c.finish(&P, now, Ended::Failed, lease, rng);
+    }
+
+    fn open_until(c: &Circuit) -> u64 {
+        match c.state {
+            State::Open { until } => until,
+            other => panic!("not open: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn opens_after_n_counted_failures_in_a_row_and_skips_while_open() {
+        let mut rng = crate::strategy::rng(Some(1));
+        let mut c = Circuit::default();
+        for now in [0, 1] {
+            assert_eq!(c.admit(now * S, LEASE), Admit::Run);
+            failed(&mut c, now * S, None, &mut rng);
+        }
+        // A success in between starts the count again.
+        c.finish(&P, 2 * S, Ended::Succeeded, None, &mut rng);
+        assert_eq!(c, Circuit::default());
+        // Neither kind of end counts.
+        c.finish(&P, 2 * S, Ended::Neither, None, &mut rng);
+        assert_eq!(c, Circuit::default());
+        for now in [3, 4] {
+            failed(&mut c, now * S, None, &mut rng);
+            assert_eq!(c.admit(now * S, LEASE), Admit::Run);
+        }
+        failed(&mut c, 5 * S, None, &mut rng);
+        let until = open_until(&c);
+        assert_eq!((c.failures, c.level), (3, 0));
+        // The first cooldown: equal jitter of 60 s, from the failure.
+        assert!((35 * S..=65 * S).contains(&until), "{until}");
+        let skip = Admit::Skip {
+            until,
+            probing: false,
+        };
+        assert_eq!(c.admit(until - 1, LEASE), skip);
+        // Failures of runs still going while it is open change nothing but the count.
+        failed(&mut c, 6 * S, None, &mut rng);
+        assert_eq!(open_until(&c), until);
+    }
+
+    #[test]
+    fn one_probe_per_circuit_and_its_success_closes_it() {
+        let mut rng = crate::strategy::rng(Some(2));
+        let mut c = Circuit::default();
+        for now in 0..3 {
+            failed(&mut c, now * S, None, &mut rng);
+        }
+        let until = open_until(&c);
+        let Admit::Probe(lease) = c.admit(until, LEASE) else {
+            panic!("no probe")
+        };
+        for later in [until, until + 1, until + LEASE - 1] {
+            assert_eq!(
+                c.admit(later, LEASE),
+                Admit::Skip {
+                    until: until + LEASE,
+                    probing: true
+                }
+            );
+        }
+        c.finish(&P, until + 5, Ended::Succeeded, Some(lease), &mut rng);
+        assert_eq!(c.admit(until + 6, LEASE), Admit::Run);
+        // Closed with the count at 0 and the cooldown back at its first.
+        assert_eq!(c, Circuit::default());
+    }
+
+    #[test]
+    fn a_crashed_probe_holds_the_lease_no_longer_than_its_bound() {
+        let mut rng = crate::strategy::rng(Some(4));
+        let mut c = Circuit::default();
+        for now in 0..3 {
+            failed(&mut c, now * S, None, &mut rng);
+        }
+        let until = open_until(&c);
+        let Admit::Probe(first) = c.admit(until, LEASE) else {
+            panic!("no probe")
+        };
+        // The first probe never reports; at the lease's end another probes.
+        let Admit::Probe(second) = c.admit(until + LEASE, LEASE) else {
+            panic!("the lease was held past its end")
+        };
+        assert_ne!(first, second);
+        // The crashed one, should it report after all, decides nothing.
+        failed(&mut c, until + LEASE + 1, Some(first), &mut rng);
+        assert!(matches!(c.state, State::Probing { lease, .. } if lease == second));
+        assert_eq!(c.level, 0);
+    }
+
+    #[test]
+    fn a_failed_probe_lengthens_the_cooldown_within_its_bounds() {
+        let cooldown = P.cooldown.as_secs_f64();
+        let cap_s = cap(P.cooldown).as_secs_f64();
+        assert_eq!(cap_s, 3600.0, "60 s: the hour is larger than 8 times it");
+        for seed in 0..50 {
+            let mut rng = crate::strategy::rng(Some(seed));
+            let mut c = Circuit::default();
+            for now in 0..3 {
+                failed(&mut c, now * S, None, &mut rng);
+            }
+            let mut draws = Vec::new();
+            for k in 1..10 {
+                let now = open_until(&c);
+                let Admit::Probe(lease) = c.admit(now, LEASE) else {
+                    panic!("no probe")
+                };
+                failed(&mut c, now, Some(lease), &mut rng);
+                assert_eq!(c.level, k);
+                let wait = (open_until(&c) - now) as f64 / S as f64;
+                let ceiling = (cooldown * 2f64.powi(k as i32)).min(cap_s);
+                assert!(
+                    (ceiling / 2.0..=ceiling).contains(&wait),
+                    "seed {seed} k {k}: {wait}"
+                );
+                draws.push(wait);
+            }
+            // Jittered: the capped ones are not all equal.
+            assert!(draws[6..].windows(2).any(|w| w[0] != w[1]), "{draws:?}");
+        }
+        // Eight times a cooldown longer than 7.5 min is more than the hour.
+        let long = Duration::from_secs(600);
+        assert_eq!(cap(long), Duration::from_secs(4800));
+    }
+
+    #[test]
+    fn a_stale_probe_does_not_decide_and_a_probe_ending_neither_way_frees_the_lease() {
+        let mut rng = crate::strategy::rng(Some(3));
+        let mut c = Circuit::default();
+        for now in 0..3 {
+            failed(&mut c, now * S, None, &mut rng);
+        }
+        let until = open_until(&c);
+        let Admit::Probe(first) = c.admit(until, LEASE) else {
+            panic!("no probe")
+        };
+        // Another run's success closes the circuit under the probe...
+        c.finish(&P, until + 1, Ended::Succeeded, None, &mut rng);
+        // ...whose failure then counts as one failure of a closed circuit.
+        failed(&mut c, until + 2, Some(first), &mut rng);
+        assert_eq!((c.state, c.failures), (State::Closed, 1));
+        for now in 0..2 {
+            failed(&mut c, until + 4 + now, None, &mut rng);
+        }
+        let again = open_until(&c);
+        let Admit::Probe(second) = c.admit(again, LEASE) else {
+            panic!("no probe")
+        };
+        c.finish(&P, again + 1, Ended::Neither, Some(second), &mut rng);
+        assert_eq!(c.state, State::Open { until: again + 1 });
+        assert!(matches!(c.admit(again + 1, LEASE), Admit::Probe(_)));
+    }
+}

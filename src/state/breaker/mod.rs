@@ -1,0 +1,355 @@
+//! `--breaker NAME`: a circuit breaker shared by every `retry` that names
+//! it, on this host (`host.rs`) or, with `--store`, in a fleet's Redis
+//! (`fleet.rs`), so that during an outage the first attempts stop too, and
+//! one probe finds out when the service is back. The rules are
+//! `machine.rs`'s, with time and randomness as parameters.
+//!
+//! The run asks once, before its first attempt (`Breaker::ask`), and
+//! tells once, at its end (`Breaker::tell`). A closed circuit with no
+//! failure counted costs a read at each, and no write.
+//!
+//! A breaker never stops a command for its own failure: state that cannot
+//! be used safely (another user's file or directory, a symlink) or a store
+//! that fails lets the run go ahead, with one warning, as without it.
+
+#[cfg(feature = "redis")]
+pub mod fleet;
+mod host;
+pub mod machine;
+mod status;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use machine::{Admit, Circuit, Ended, Params, State};
+pub use status::print_status;
+
+use crate::state::store::Store;
+use crate::state::store::file::{default_dir, now_ns};
+use host::HostCircuit;
+use machine::nanos;
+
+/// `--breaker-after` when not given. Provisional, as is the cooldown's:
+/// the outage scenario of `--simulate` is to choose both.
+pub const DEFAULT_AFTER: u32 = 3;
+/// `--breaker-cooldown` when not given (provisional, as above).
+pub const DEFAULT_COOLDOWN_TEXT: &str = "2m";
+
+/// A probe's lease without `--max-time`: a probe that crashed holds the
+/// circuit no longer than this.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(600);
+
+/// The exit status of a run the open circuit did not let start:
+/// EX_TEMPFAIL (sysexits.h), "try again later".
+pub const EXIT_OPEN: i32 = 75;
+
+/// A probe's lease: the run's `--max-time`, which ends it, else
+/// `DEFAULT_LEASE`.
+pub fn lease(max_time: Option<Duration>) -> Duration {
+    max_time.unwrap_or(DEFAULT_LEASE)
+}
+
+/// `--breaker NAME`: a plain file name, as a budget's.
+pub fn parse_name(text: &str) -> Result<String, String> {
+    crate::state::parse_name(text, "breaker")
+}
+
+/// What the command line asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub name: String,
+    pub params: Params,
+    /// How long a probe holds the circuit at most.
+    pub lease: Duration,
+    /// `--store`: this host's file, or a Redis server.
+    pub store: Store,
+    /// `--store-timeout`: the most a store's connection and answer take.
+    pub timeout: Duration,
+}
+
+/// The breaker's answer to a run about to start.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Asked {
+    /// The circuit is open: why, and when a probe may run (the command
+    /// does not start; retry exits 75).
+    pub refused: Option<String>,
+    /// What to log: a reset record, or why the breaker was skipped.
+    pub warning: Option<String>,
+}
+
+/// Where the circuit is kept.
+#[derive(Debug)]
+enum Kind {
+    /// The host store's directory.
+    Host(PathBuf),
+    #[cfg(feature = "redis")]
+    Fleet(Box<fleet::Fleet>),
+    /// It could not be used: the run goes on without it (said once).
+    Skipped,
+}
+
+/// The run's circuit.
+#[derive(Debug)]
+pub struct Breaker {
+    settings: Settings,
+    kind: Kind,
+    /// The lease this run probes under, if it does.
+    lease: Option<u64>,
+}
+
+impl Breaker {
+    pub fn new(settings: Settings) -> Self {
+        let kind = match &settings.store {
+            Store::Host => Kind::Host(default_dir()),
+            #[cfg(feature = "redis")]
+            Store::Redis(remote) => Kind::Fleet(Box::new(fleet::Fleet::new(&settings, remote))),
+            #[cfg(not(feature = "redis"))]
+            Store::Redis(_) => Kind::Skipped,
+        };
+        Breaker {
+            settings,
+            kind,
+            lease: None,
+        }
+    }
+
+    /// Before the first attempt: whether the command may start.
+    pub fn ask(&mut self) -> Asked {
+        let lease = nanos(self.settings.lease);
+        let asked = match &mut self.kind {
+            Kind::Host(dir) => {
+                let now = now_ns();
+                host_change(dir, &self.settings.name, |c| c.admit(now, lease))
+                    .map(|(admit, circuit, reset)| (admit, circuit, now, reset))
+            }
+            #[cfg(feature = "redis")]
+            Kind::Fleet(fleet) => fleet.ask().map(|r| (r.admit, r.circuit, r.now, None)),
+            Kind::Skipped => return self.skipped(),
+        };
+        match asked {
+            Ok((admit, circuit, now, reset)) => {
+                let warning = reset.map(|reset| format!("--breaker {}: {reset}", self.settings.name));
+                match admit {
+                    Admit::Run => Asked {
+                        refused: None,
+                        warning,
+                    },
+                    Admit::Probe(lease) => {
+                        self.lease = Some(lease);
+                        Asked {
+                            refused: None,
+                            warning,
+                        }
+                    }
+                    Admit::Skip { until, probing } => Asked {
+                        refused: Some(refused(&self.settings, &circuit, until, probing, now)),
+                        warning,
+                    },
+                }
+            }
+            Err(e) => {
+                self.kind = Kind::Skipped;
+                Asked {
+                    refused: None,
+                    warning: Some(self.without(&e)),
+                }
+            }
+        }
+    }
+
+    /// At the run's end: how it ended; what to log.
+    pub fn tell(&mut self, ended: Ended) -> Option<String> {
+        let (params, lease) = (self.settings.params, self.lease.take());
+        let mut rng = crate::strategy::rng(None);
+        let told = match &mut self.kind {
+            Kind::Host(dir) => {
+                let now = now_ns();
+                host_change(dir, &self.settings.name, |c| {
+                    c.finish(&params, now, ended, lease, &mut rng)
+                })
+                .map(|(_, _, reset)| reset)
+            }
+            #[cfg(feature = "redis")]
+            Kind::Fleet(fleet) => fleet.tell(ended, lease, &mut rng).map(|_| None),
+            Kind::Skipped => return None,
+        };
+        match told {
+            Ok(reset) => reset.map(|reset| format!("--breaker {}: {reset}", self.settings.name)),
+            Err(e) => {
+                self.kind = Kind::Skipped;
+                Some(self.without(&e))
+            }
+        }
+    }
+
+    /// A breaker this build cannot keep: said once, at the start.
+    fn skipped(&self) -> Asked {
+        let warning = match self.settings.store {
+            Store::Redis(_) => Some(format!(
+                "--breaker {}: this retry was built without Redis; running without the breaker",
+                self.settings.name
+            )),
+            Store::Host => None,
+        };
+        Asked {
+            refused: None,
+            warning,
+        }
+    }
+
+    /// The one warning of a breaker that could not be used.
+    fn without(&self, e: &str) -> String {
+        // A store's failure is worded by the store (`fleet::failed`).
+        if e.starts_with("--breaker ") {
+            return e.to_owned();
+        }
+        format!(
+            "--breaker {}: {e}; running without the breaker",
+            self.settings.name
+        )
+    }
+}
+
+/// The circuit `name` in the host store `dir`, changed by `change` (run on
+/// a look first, then again under the lock of a file opened for writing
+/// if it changed anything): what `change` returned, the circuit after it,
+/// and a record that was not valid. A circuit never used and left closed
+/// with nothing counted creates no file.
+fn host_change<T>(
+    dir: &std::path::Path,
+    name: &str,
+    mut change: impl FnMut(&mut Circuit) -> T,
+) -> Result<(T, Circuit, Option<String>), String> {
+    match HostCircuit::open(dir, name, false)? {
+        Some(look) => {
+            let found = look.update(false, &mut change)?;
+            let (value, circuit, changed) = found.value;
+            if !changed {
+                return Ok((value, circuit, found.reset));
+            }
+        }
+        None => {
+            let mut circuit = Circuit::default();
+            let value = change(&mut circuit);
+            if circuit == Circuit::default() {
+                return Ok((value, circuit, None));
+            }
+        }
+    }
+    let circuit = HostCircuit::open(dir, name, true)?
+        .ok_or_else(|| "the state file was not created".to_owned())?;
+    let found = circuit.update(true, change)?;
+    let (value, circuit, _) = found.value;
+    Ok((value, circuit, found.reset))
+}
+
+/// A time on the circuit's clock as messages give it: `2026-11-27T05:31:02Z
+/// (in 93 s)`, from `now`.
+pub fn when(at_ns: u64, now_ns: u64) -> String {
+    let time = std::time::SystemTime::UNIX_EPOCH + Duration::from_nanos(at_ns);
+    let secs = at_ns.saturating_sub(now_ns).div_ceil(1_000_000_000);
+    format!("{} (in {secs} s)", humantime::format_rfc3339_seconds(time))
+}
+
+/// The line of a run the circuit did not let start.
+fn refused(settings: &Settings, circuit: &Circuit, until: u64, probing: bool, now: u64) -> String {
+    let name = &settings.name;
+    let at = when(until, now);
+    match probing {
+        false => format!(
+            "--breaker {name}: the circuit is open after {} failed runs in a row; \
+             a probe may run at {at}; the command was not run",
+            circuit.failures
+        ),
+        true => format!(
+            "--breaker {name}: the circuit is open and another run probes it; \
+             if it does not end sooner, a probe may run at {at}; the command was not run"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    fn settings() -> Settings {
+        Settings {
+            name: "ci".into(),
+            params: Params {
+                after: 2,
+                cooldown: Duration::from_secs(60),
+            },
+            lease: DEFAULT_LEASE,
+            store: Store::Host,
+            timeout: crate::state::store::DEFAULT_TIMEOUT,
+        }
+    }
+
+    fn breaker(dir: &std::path::Path) -> Breaker {
+        Breaker {
+            settings: settings(),
+            kind: Kind::Host(dir.to_owned()),
+            lease: None,
+        }
+    }
+
+    #[test]
+    fn names_are_plain_file_names() {
+        assert_eq!(parse_name("nightly-db").as_deref(), Ok("nightly-db"));
+        for bad in ["", "a/b", "..", ".x", "a\\b"] {
+            let error = parse_name(bad).unwrap_err();
+            assert!(error.starts_with("a breaker name is"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_closed_circuit_never_used_creates_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("retry");
+        let mut b = breaker(&dir);
+        assert_eq!(b.ask(), Asked::default());
+        assert_eq!(b.tell(Ended::Succeeded), None);
+        assert_eq!(b.tell(Ended::Neither), None);
+        assert!(!dir.exists(), "a run that changed nothing wrote");
+    }
+
+    #[test]
+    fn the_host_circuit_opens_refuses_and_closes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("retry");
+        for _ in 0..2 {
+            let mut b = breaker(&dir);
+            assert_eq!(b.ask(), Asked::default());
+            assert_eq!(b.tell(Ended::Failed), None);
+        }
+        let mut b = breaker(&dir);
+        let asked = b.ask();
+        let refused = asked.refused.unwrap();
+        assert!(
+            refused.starts_with("--breaker ci: the circuit is open after 2 failed runs in a row; a probe may run at "),
+            "{refused}"
+        );
+        assert!(refused.ends_with(" s); the command was not run"), "{refused}");
+        // Moved past the cooldown, the next run probes and closes it.
+        let file = HostCircuit::open(&dir, "ci", true).unwrap().unwrap();
+        file.update(true, |c| c.state = State::Open { until: 0 })
+            .unwrap();
+        let mut probe = breaker(&dir);
+        assert_eq!(probe.ask(), Asked::default());
+        assert!(probe.lease.is_some());
+        let refused = breaker(&dir).ask().refused.unwrap();
+        assert!(refused.contains("another run probes it"), "{refused}");
+        assert_eq!(probe.tell(Ended::Succeeded), None);
+        let found = file.update(false, |_| ()).unwrap();
+        assert_eq!(found.value.1, Circuit::default());
+    }
+
+    #[test]
+    fn when_says_the_time_and_how_far_off() {
+        let at = 1_795_434_960 * S;
+        assert_eq!(when(at, at - 92 * S - 1), "2026-11-23T11:56:00Z (in 93 s)");
+        assert_eq!(when(at, at + S), "2026-11-23T11:56:00Z (in 0 s)");
+    }
+}

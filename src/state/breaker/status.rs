@@ -1,0 +1,141 @@
+//! `--breaker-status NAME`: a circuit as it stands, read without writing.
+
+use std::io::{self, Write};
+
+use super::host::HostCircuit;
+use super::{Circuit, Params, Settings, State, when};
+use crate::state::store::Store;
+use crate::state::store::file::{default_dir, now_ns};
+
+/// What `--breaker-status` prints; `place` is where the state is (a file,
+/// a store's key).
+fn describe(name: &str, params: &Params, circuit: &Circuit, now: u64, place: &str) -> String {
+    let (state, next) = match circuit.state {
+        State::Closed => ("closed", "runs go ahead".to_owned()),
+        State::Open { until } => ("open", format!("a probe may run at {}", when(until, now))),
+        State::Probing { until, .. } => (
+            "probing",
+            format!("a run probes; its lease ends at {}", when(until, now)),
+        ),
+    };
+    let runs = match circuit.failures {
+        1 => "run",
+        _ => "runs",
+    };
+    format!(
+        "breaker {name}: {state}; {} failed {runs} in a row (it opens at {}); cooldown level {}; {next}\n\
+         state: {place}\n",
+        circuit.failures, params.after, circuit.level,
+    )
+}
+
+/// `--breaker-status NAME`: the circuit on stdout; exit 1 if it cannot be
+/// read safely (the reason on stderr: a run would go without it) or if
+/// stdout is closed.
+pub fn print_status(settings: &Settings) -> u8 {
+    let report = match &settings.store {
+        Store::Host => host_status(settings),
+        #[cfg(feature = "redis")]
+        Store::Redis(remote) => fleet_status(settings, remote),
+        #[cfg(not(feature = "redis"))]
+        Store::Redis(_) => Err("this retry was built without Redis".to_owned()),
+    };
+    match report {
+        Ok(text) => u8::from(io::stdout().write_all(text.as_bytes()).is_err()),
+        Err(e) => {
+            let name = &settings.name;
+            let _ = writeln!(
+                io::stderr(),
+                "retry: --breaker-status {name}: {e}; a run with --breaker {name} goes without it"
+            );
+            1
+        }
+    }
+}
+
+fn host_status(settings: &Settings) -> Result<String, String> {
+    let dir = default_dir();
+    let now = now_ns();
+    let name = &settings.name;
+    match HostCircuit::open(&dir, name, false)? {
+        None => Ok(describe(
+            name,
+            &settings.params,
+            &Circuit::default(),
+            now,
+            &format!("{} (not used yet)", dir.display()),
+        )),
+        Some(look) => {
+            let found = look.update(false, |_| ())?;
+            if let Some(reset) = found.reset {
+                let _ = writeln!(io::stderr(), "retry: warning: --breaker {name}: {reset}");
+            }
+            let place = look.path.display().to_string();
+            Ok(describe(name, &settings.params, &found.value.1, now, &place))
+        }
+    }
+}
+
+/// The circuit in Redis, on the server's clock; the store is named
+/// without its password.
+#[cfg(feature = "redis")]
+fn fleet_status(settings: &Settings, remote: &crate::state::store::Remote) -> Result<String, String> {
+    let mut fleet = super::fleet::Fleet::new(settings, remote);
+    let reply = fleet.look()?;
+    let absent = match reply.circuit == Circuit::default() {
+        true => " (no key: closed, nothing counted)",
+        false => "",
+    };
+    let place = format!("{} in {remote}{absent}", fleet.key());
+    Ok(describe(
+        &settings.name,
+        &settings.params,
+        &reply.circuit,
+        reply.now,
+        &place,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn status_says_the_state_the_count_and_the_next_probe() {
+        let p = Params {
+            after: 3,
+            cooldown: Duration::from_secs(60),
+        };
+        let s = 1_000_000_000;
+        let now = 1_795_434_960 * s;
+        let closed = Circuit {
+            failures: 1,
+            ..Circuit::default()
+        };
+        assert_eq!(
+            describe("ci", &p, &closed, now, "/r/.breakers/ci"),
+            "breaker ci: closed; 1 failed run in a row (it opens at 3); cooldown level 0; runs go ahead\n\
+             state: /r/.breakers/ci\n"
+        );
+        let open = Circuit {
+            state: State::Open { until: now + 93 * s },
+            failures: 4,
+            level: 1,
+        };
+        let text = describe("ci", &p, &open, now, "k");
+        assert!(
+            text.starts_with("breaker ci: open; 4 failed runs in a row (it opens at 3); cooldown level 1; a probe may run at 2026-11-23T11:57:33Z (in 93 s)\n"),
+            "{text}"
+        );
+        let probing = Circuit {
+            state: State::Probing {
+                lease: now,
+                until: now + 600 * s,
+            },
+            ..open
+        };
+        let text = describe("ci", &p, &probing, now, "k");
+        assert!(text.contains("probing; ") && text.contains("lease ends at"), "{text}");
+    }
+}
