@@ -26,8 +26,13 @@ complete -c retry -l budget -d 'Draw retries from a budget shared by every retry
 complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500); a bucket in use keeps the size it was given until it is full again' -r -f
 complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one\'s cost back (a first-try success never touches the budget)' -r -f
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
-complete -c retry -l budget-store -d 'Where the budget lives: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without the budget, with one warning' -r -f
-complete -c retry -l budget-timeout -d 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without the budget (250ms if not given)' -r -f
+complete -c retry -l breaker -d 'Stop calling a failing service: a circuit shared by every retry naming it' -r -f
+complete -c retry -l breaker-after -d 'Runs in a row that gave up on transient failures (attempts or time ran out, the budget refused a retry) before the circuit opens' -r -f
+complete -c retry -l breaker-cooldown -d 'How long an open circuit stays open before one run may probe; after each failed probe longer (doubled, equal jitter, up to 8 times this or 1h, whichever is larger)' -r -f
+complete -c retry -l store -d 'Where --budget and --breaker keep their state: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without them, with one warning. --budget-store and RETRY_BUDGET_STORE, its old spelling, still work' -r -f
+complete -c retry -l budget-store -d '--store\'s old spelling' -r -f
+complete -c retry -l store-timeout -d 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without it (250ms if not given). --budget-timeout and RETRY_BUDGET_TIMEOUT, its old spelling, still work' -r -f
+complete -c retry -l budget-timeout -d '--store-timeout\'s old spelling' -r -f
 complete -c retry -l preset -d 'Judge failures as one program reports them (retry --presets shows the rules)' -r -f -a "curl\t''
 wget\t''
 git\t''
@@ -46,6 +51,7 @@ fish\t''
 powershell\t''
 zsh\t''"
 complete -c retry -l budget-status -d 'Print the state of the shared retry budget NAME, and run nothing' -r -f
+complete -c retry -l breaker-status -d 'Print the state of the circuit breaker NAME, and run nothing' -r -f
 complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table\t'Aligned columns for people'
 csv\t'Comma-separated values with a header row'
 json\t'One JSON array of objects'"

@@ -164,7 +164,10 @@ impl StoreNames {
     }
 
     fn is_store(&self, option_or_variable: &str) -> bool {
-        self.longs.iter().chain(&self.variables).any(|n| n == option_or_variable)
+        self.longs
+            .iter()
+            .chain(&self.variables)
+            .any(|n| n == option_or_variable)
     }
 
     /// What of a value the line must not show, given the option or

@@ -558,7 +558,10 @@ fn a_server_that_never_answers_is_bounded() {
     let said = stderr(&ran);
     assert_eq!(said.lines().count(), 1, "{said}");
     assert!(said.contains("within 1 s"), "{said}");
-    assert!(said.contains("://***@") && !said.contains("s3cret"), "{said}");
+    assert!(
+        said.contains("://***@") && !said.contains("s3cret"),
+        "{said}"
+    );
     nothing_ran(&runner);
 }
 

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{Retry, retry, scratch};
 
-/// A `redis-server` of the test's own.
-struct Server {
+/// A `redis-server` of the test's own (the breaker's tests start theirs too).
+pub struct Server {
     child: Child,
     socket: PathBuf,
 }
@@ -21,7 +21,7 @@ struct Server {
 impl Server {
     /// On a unix socket in `dir` (and on `port` of 127.0.0.1 if given),
     /// with `extra` options; `None` if there is no redis-server.
-    fn start(dir: &Path, port: Option<u16>, extra: &[&str]) -> Option<Server> {
+    pub fn start(dir: &Path, port: Option<u16>, extra: &[&str]) -> Option<Server> {
         if Command::new("redis-server")
             .arg("--version")
             .stdout(Stdio::null())
@@ -63,12 +63,12 @@ impl Server {
         Some(server)
     }
 
-    fn pid(&self) -> String {
+    pub fn pid(&self) -> String {
         self.child.id().to_string()
     }
 
     /// `redis-cli` on the socket; its stdout.
-    fn cli(&self, args: &[&str]) -> String {
+    pub fn cli(&self, args: &[&str]) -> String {
         let output = Command::new("redis-cli")
             .arg("-s")
             .arg(&self.socket)
@@ -81,17 +81,17 @@ impl Server {
     }
 
     /// The server's clock (`TIME`), in microseconds.
-    fn now_us(&self) -> u64 {
+    pub fn now_us(&self) -> u64 {
         let time = self.cli(&["TIME"]);
         let mut parts = time.split_whitespace().map(|p| p.parse::<u64>().unwrap());
         parts.next().unwrap() * 1_000_000 + parts.next().unwrap()
     }
 
-    fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("unix://{}", self.socket.display())
     }
 
-    fn signal(&self, signal: &str) {
+    pub fn signal(&self, signal: &str) {
         Command::new("kill")
             .args([signal, &self.pid()])
             .status()
@@ -107,7 +107,7 @@ impl Drop for Server {
 }
 
 /// A port of 127.0.0.1 that was free a moment ago.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

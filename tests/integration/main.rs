@@ -15,6 +15,9 @@ mod action;
 // cargo feature `preview`).
 #[cfg(all(unix, feature = "preview"))]
 mod contention;
+// The circuit breaker on the host and (with the feature) in Redis.
+#[cfg(unix)]
+mod breaker;
 #[cfg(all(unix, feature = "redis"))]
 mod fleet;
 // scripts/install.sh, a POSIX sh script (Windows has the release's .zip).

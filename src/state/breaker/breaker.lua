@@ -14,23 +14,23 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local s = redis.call('HMGET', KEYS[1], 'failures', 'level', 'state', 'until', 'lease')
 local failures, level = tonumber(s[1]) or 0, tonumber(s[2]) or 0
-local state, until, lease = tonumber(s[3]) or 0, tonumber(s[4]) or 0, tonumber(s[5]) or 0
-local before = {failures, level, state, until, lease}
+local state, till, lease = tonumber(s[3]) or 0, tonumber(s[4]) or 0, tonumber(s[5]) or 0
+local before = {failures, level, state, till, lease}
 
 -- Cooldown k: equal jitter of min(cap, cooldown * 2^k).
 local function open(k)
   local ceiling = math.min(tonumber(ARGV[7]), tonumber(ARGV[6]) * 2 ^ k)
   local half = ceiling / 2
-  state, until, lease = 1, now + math.floor(math.min(ceiling, half + half * tonumber(ARGV[8]))), 0
+  state, till, lease = 1, now + math.floor(math.min(ceiling, half + half * tonumber(ARGV[8]))), 0
 end
 
 local admit = 0
 if op == 'ask' then
   if state == 0 then
     admit = 0
-  elseif now >= until then
+  elseif now >= till then
     -- Open and the cooldown over, or a lease that ended: this run probes.
-    admit, state, lease, until = 1, 2, now, now + tonumber(ARGV[2])
+    admit, state, lease, till = 1, 2, now, now + tonumber(ARGV[2])
   else
     admit = 2
   end
@@ -38,7 +38,7 @@ elseif op == 'tell' then
   local ended, mine = ARGV[3], tonumber(ARGV[4])
   local probing = state == 2 and mine ~= 0 and lease == mine
   if ended == 's' then
-    failures, level, state, until, lease = 0, 0, 0, 0, 0
+    failures, level, state, till, lease = 0, 0, 0, 0, 0
   elseif ended == 'f' and probing then
     failures, level = failures + 1, level + 1
     open(level)
@@ -50,11 +50,11 @@ elseif op == 'tell' then
     end
   elseif probing then
     -- Neither way: the lease goes back, the next run may probe at once.
-    state, until, lease = 1, now, 0
+    state, till, lease = 1, now, 0
   end
 end
 
-local after = {failures, level, state, until, lease}
+local after = {failures, level, state, till, lease}
 local changed = false
 for i = 1, 5 do
   if before[i] ~= after[i] then changed = true end
@@ -66,8 +66,8 @@ if changed then
   else
     local n = function(x) return string.format('%.0f', x) end
     redis.call('HSET', KEYS[1], 'failures', n(failures), 'level', n(level), 'state', n(state),
-      'until', n(until), 'lease', n(lease))
+      'until', n(till), 'lease', n(lease))
     redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[9]))
   end
 end
-return {admit, state, failures, level, until, lease, now}
+return {admit, state, failures, level, till, lease, now}

@@ -64,12 +64,13 @@ impl Fleet {
         self.script.key()
     }
 
-    /// A run starts.
+    /// A run starts. The error is the warning to log.
     pub fn ask(&mut self) -> Result<Reply, String> {
         self.run("ask", Ended::Neither, None, 0.0)
+            .map_err(|e| failed(&self.name, self.script.remote(), &e))
     }
 
-    /// A run ended (`lease`: its probe's).
+    /// A run ended (`lease`: its probe's). The error is the warning to log.
     pub fn tell(
         &mut self,
         ended: Ended,
@@ -78,9 +79,11 @@ impl Fleet {
     ) -> Result<Reply, String> {
         let unit = crate::strategy::unit(rng);
         self.run("tell", ended, lease, unit)
+            .map_err(|e| failed(&self.name, self.script.remote(), &e))
     }
 
-    /// The circuit as it is, writing nothing (`--breaker-status`).
+    /// The circuit as it is, writing nothing (`--breaker-status`). The
+    /// error is the reason alone.
     pub fn look(&mut self) -> Result<Reply, String> {
         self.run("look", Ended::Neither, None, 0.0)
     }
@@ -103,26 +106,19 @@ impl Fleet {
             Ended::Failed => "f",
             Ended::Neither => "n",
         };
-        let reply = self
-            .script
-            .call(vec![
-                op.to_owned(),
-                us(self.lease).max(1).to_string(),
-                ended.to_owned(),
-                mine.map_or(0, us).to_string(),
-                self.params.after.to_string(),
-                us(cooldown).max(1).to_string(),
-                us(longest).max(1).to_string(),
-                unit.to_string(),
-                ttl_ms.to_string(),
-            ])
-            .map_err(|e| failed(&self.name, self.script.remote(), &e))?;
+        let reply = self.script.call(vec![
+            op.to_owned(),
+            us(self.lease).max(1).to_string(),
+            ended.to_owned(),
+            mine.map_or(0, us).to_string(),
+            self.params.after.to_string(),
+            us(cooldown).max(1).to_string(),
+            us(longest).max(1).to_string(),
+            unit.to_string(),
+            ttl_ms.to_string(),
+        ])?;
         let [admit, state, failures, level, until, lease, now] = reply[..] else {
-            return Err(failed(
-                &self.name,
-                self.script.remote(),
-                &format!("the script answered {reply:?}"),
-            ));
+            return Err(format!("the script answered {reply:?}"));
         };
         let ns = |us: i64| u64::try_from(us).unwrap_or(0).saturating_mul(1000);
         let count = |n: i64| u32::try_from(n).unwrap_or(u32::MAX);

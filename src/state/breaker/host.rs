@@ -92,7 +92,8 @@ impl HostCircuit {
         write: bool,
         change: impl FnOnce(&mut Circuit) -> T,
     ) -> Result<Found<(T, Circuit, bool)>, String> {
-        let fail = |what: &str, e: std::io::Error| format!("cannot {what} {}: {e}", self.path.display());
+        let fail =
+            |what: &str, e: std::io::Error| format!("cannot {what} {}: {e}", self.path.display());
         let _lock = Lock::take(&self.file, LOCK_WAIT).map_err(|e| fail("lock", e))?;
         let mut buf = [0u8; RECORD_LEN + 1];
         let len = file::read(&self.file, &mut buf).map_err(|e| fail("read", e))?;

@@ -79,7 +79,10 @@ pub enum Admit {
     Probe(u64),
     /// The circuit is open (`probing`: another run probes it): the command
     /// does not start. `until` is when a probe may run.
-    Skip { until: u64, probing: bool },
+    Skip {
+        until: u64,
+        probing: bool,
+    },
 }
 
 /// How a run ended, as the breaker counts it.

@@ -128,7 +128,8 @@ impl Breaker {
         };
         match asked {
             Ok((admit, circuit, now, reset)) => {
-                let warning = reset.map(|reset| format!("--breaker {}: {reset}", self.settings.name));
+                let warning =
+                    reset.map(|reset| format!("--breaker {}: {reset}", self.settings.name));
                 match admit {
                     Admit::Run => Asked {
                         refused: None,
@@ -331,7 +332,10 @@ mod tests {
             refused.starts_with("--breaker ci: the circuit is open after 2 failed runs in a row; a probe may run at "),
             "{refused}"
         );
-        assert!(refused.ends_with(" s); the command was not run"), "{refused}");
+        assert!(
+            refused.ends_with(" s); the command was not run"),
+            "{refused}"
+        );
         // Moved past the cooldown, the next run probes and closes it.
         let file = HostCircuit::open(&dir, "ci", true).unwrap().unwrap();
         file.update(true, |c| c.state = State::Open { until: 0 })

@@ -71,7 +71,13 @@ fn host_status(settings: &Settings) -> Result<String, String> {
                 let _ = writeln!(io::stderr(), "retry: warning: --breaker {name}: {reset}");
             }
             let place = look.path.display().to_string();
-            Ok(describe(name, &settings.params, &found.value.1, now, &place))
+            Ok(describe(
+                name,
+                &settings.params,
+                &found.value.1,
+                now,
+                &place,
+            ))
         }
     }
 }
@@ -79,9 +85,14 @@ fn host_status(settings: &Settings) -> Result<String, String> {
 /// The circuit in Redis, on the server's clock; the store is named
 /// without its password.
 #[cfg(feature = "redis")]
-fn fleet_status(settings: &Settings, remote: &crate::state::store::Remote) -> Result<String, String> {
+fn fleet_status(
+    settings: &Settings,
+    remote: &crate::state::store::Remote,
+) -> Result<String, String> {
     let mut fleet = super::fleet::Fleet::new(settings, remote);
-    let reply = fleet.look()?;
+    let reply = fleet
+        .look()
+        .map_err(|e| format!("the store {remote} failed: {e}"))?;
     let absent = match reply.circuit == Circuit::default() {
         true => " (no key: closed, nothing counted)",
         false => "",
@@ -119,7 +130,9 @@ mod tests {
              state: /r/.breakers/ci\n"
         );
         let open = Circuit {
-            state: State::Open { until: now + 93 * s },
+            state: State::Open {
+                until: now + 93 * s,
+            },
             failures: 4,
             level: 1,
         };
@@ -136,6 +149,9 @@ mod tests {
             ..open
         };
         let text = describe("ci", &p, &probing, now, "k");
-        assert!(text.contains("probing; ") && text.contains("lease ends at"), "{text}");
+        assert!(
+            text.contains("probing; ") && text.contains("lease ends at"),
+            "{text}"
+        );
     }
 }

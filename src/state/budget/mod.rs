@@ -39,9 +39,9 @@ pub use status::print_status;
 use record::{RECORD_LEN, Record, decode, encode};
 
 use crate::state::store::Store;
-use crate::state::store::file::{self, LOCK_WAIT, Lock, default_dir, now_ns};
 #[cfg(test)]
 use crate::state::store::file::dir;
+use crate::state::store::file::{self, LOCK_WAIT, Lock, default_dir, now_ns};
 
 /// What the command line asked for.
 #[derive(Clone, Debug, PartialEq)]

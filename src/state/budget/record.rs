@@ -6,9 +6,9 @@
 //! before the refill was exact and the bucket knew its size) is still read.
 
 use super::{Bucket, Size};
-use crate::state::store::file::{seal, unseal};
 #[cfg(test)]
 use crate::state::store::file::fnv1a;
+use crate::state::store::file::{seal, unseal};
 
 /// The record: `retry-budget 2`, thousandths, time, size, refill,
 /// checksum; fixed width.

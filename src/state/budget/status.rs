@@ -88,7 +88,10 @@ fn host_status(settings: &Settings) -> Result<String, String> {
 /// The bucket in Redis, as the script sees it on the server's clock; the
 /// store is named without its password.
 #[cfg(feature = "redis")]
-fn fleet_status(settings: &Settings, remote: &crate::state::store::Remote) -> Result<String, String> {
+fn fleet_status(
+    settings: &Settings,
+    remote: &crate::state::store::Remote,
+) -> Result<String, String> {
     let mut fleet = super::fleet::Fleet::new(settings, remote);
     let reply = fleet
         .look()

@@ -1,0 +1,639 @@
+//! `--breaker`: a circuit shared by every run that names it, on this host
+//! (a private `XDG_RUNTIME_DIR` per test) and in a real `redis-server` the
+//! test starts (`fleet::Server`: a unix socket in its own temporary
+//! directory, or a free port of 127.0.0.1). Each circuit rule is checked
+//! in both stores; cooldowns are tens of milliseconds, with generous bounds.
+//!
+//! Without `redis-server` the Redis half says so and passes, unless
+//! `RETRY_TESTS_NEED_REDIS` is set (as `fleet.rs`).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::harness::{Retry, kill_pid, retry, scratch, wait_for_file};
+
+/// Where the circuit is kept.
+enum Place {
+    Host,
+    #[cfg(feature = "redis")]
+    Redis(crate::fleet::Server),
+}
+
+/// A circuit `ci` for a test: its runtime directory and its store.
+struct Circuit {
+    dir: tempfile::TempDir,
+    place: Place,
+}
+
+impl Circuit {
+    fn host() -> Circuit {
+        Circuit {
+            dir: scratch(),
+            place: Place::Host,
+        }
+    }
+
+    /// In Redis, if there is a redis-server.
+    #[cfg(feature = "redis")]
+    fn redis() -> Option<Circuit> {
+        let dir = scratch();
+        let server = crate::fleet::Server::start(dir.path(), None, &[])?;
+        Some(Circuit {
+            dir,
+            place: Place::Redis(server),
+        })
+    }
+
+    /// Both stores (the host's only, in a build without Redis).
+    fn each() -> Vec<Circuit> {
+        let mut all = vec![Circuit::host()];
+        #[cfg(feature = "redis")]
+        all.extend(Circuit::redis());
+        all
+    }
+
+    fn name(&self) -> &'static str {
+        match self.place {
+            Place::Host => "host",
+            #[cfg(feature = "redis")]
+            Place::Redis(_) => "redis",
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// retry with the circuit: `--breaker ci`, its store, no sleeps.
+    fn retry(&self, args: &[&str]) -> Retry {
+        let mut run = retry(&["--breaker", "ci", "--base", "0ms"])
+            .env("XDG_RUNTIME_DIR", self.dir.path())
+            .env("RETRY_STORE_TIMEOUT", "5s");
+        #[cfg(feature = "redis")]
+        if let Place::Redis(server) = &self.place {
+            run = run.env("RETRY_STORE", server.url());
+        }
+        run.args(args)
+    }
+
+    /// A run of `sh -c 'echo >> LOG; SCRIPT'` (`log`: a file in the dir).
+    fn run(&self, args: &[&str], log: &str, script: &str) -> Output {
+        let script = format!("echo >> '{}'; {script}", self.path(log).display());
+        self.retry(args).args(&["--", "sh", "-c", &script]).output()
+    }
+
+    fn lines(&self, log: &str) -> usize {
+        std::fs::read_to_string(self.path(log)).map_or(0, |t| t.lines().count())
+    }
+
+    fn status(&self, args: &[&str]) -> String {
+        let mut run = retry(&["--breaker-status", "ci"])
+            .env("XDG_RUNTIME_DIR", self.dir.path())
+            .args(args);
+        #[cfg(feature = "redis")]
+        if let Place::Redis(server) = &self.place {
+            run = run.env("RETRY_STORE", server.url());
+        }
+        let output = run.output();
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        text(&output.stdout)
+    }
+
+    /// The circuit's clock now, in nanoseconds since the epoch.
+    fn now_ns(&self) -> u64 {
+        match &self.place {
+            Place::Host => SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64,
+            #[cfg(feature = "redis")]
+            Place::Redis(server) => server.now_us() * 1000,
+        }
+    }
+
+    /// When the open circuit lets a probe through, and its level, as stored.
+    fn open_until(&self) -> (u64, u32) {
+        match &self.place {
+            Place::Host => {
+                let record =
+                    std::fs::read_to_string(self.path("retry/.breakers/ci")).expect("a record");
+                let fields: Vec<&str> = record.split(' ').collect();
+                assert_eq!(fields[4], "1", "not open: {record}");
+                (fields[5].parse().unwrap(), fields[3].parse().unwrap())
+            }
+            #[cfg(feature = "redis")]
+            Place::Redis(server) => {
+                let got = server.cli(&["HMGET", "retry:breaker:ci", "state", "until", "level"]);
+                let fields: Vec<u64> = got.lines().map(|l| l.trim().parse().unwrap()).collect();
+                assert_eq!(fields[0], 1, "not open: {got}");
+                (fields[1] * 1000, fields[2] as u32)
+            }
+        }
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Fails twice (two attempts, both exit 1): a run that gave up, counted.
+const GIVE_UP: [&str; 2] = ["-n", "2"];
+
+#[test]
+fn the_circuit_opens_after_n_runs_that_gave_up_and_not_after_fatal_ones() {
+    for c in Circuit::each() {
+        let after = [
+            "--breaker-after",
+            "2",
+            "--breaker-cooldown",
+            "1m",
+            "-n",
+            "2",
+        ];
+        // Fatal, not retryable, not found: neither kind of end counts.
+        let fatal = [&after[..], &["--fatal-on", "3"]].concat();
+        let not_retryable = [&after[..], &["--retry-on", "1"]].concat();
+        for _ in 0..3 {
+            assert_eq!(c.run(&fatal, "log", "exit 3").status.code(), Some(3));
+            assert_eq!(
+                c.run(&not_retryable, "log", "exit 4").status.code(),
+                Some(4)
+            );
+        }
+        let missing = c.retry(&after).args(&["--", "/nonexistent/x"]).output();
+        assert_eq!(missing.status.code(), Some(127));
+        assert_eq!(c.lines("log"), 6, "{}", c.name());
+        assert!(
+            c.status(&after)
+                .starts_with("breaker ci: closed; 0 failed runs")
+        );
+        // Two runs that gave up (attempts ran out), then it is open.
+        for _ in 0..2 {
+            assert_eq!(c.run(&after, "log", "exit 1").status.code(), Some(1));
+        }
+        assert_eq!(c.lines("log"), 10, "{}", c.name());
+        let output = c.run(&after, "log", "exit 1");
+        assert_eq!(output.status.code(), Some(75), "{}", c.name());
+        assert_eq!(c.lines("log"), 10, "{}: the command ran", c.name());
+        let status = c.status(&after);
+        assert!(
+            status.starts_with("breaker ci: open; 2 failed runs in a row (it opens at 2); cooldown level 0; a probe may run at "),
+            "{}: {status}",
+            c.name()
+        );
+    }
+}
+
+#[test]
+fn time_running_out_counts_and_a_success_resets_the_count() {
+    for c in Circuit::each() {
+        let after = ["--breaker-after", "2", "--breaker-cooldown", "1m"];
+        // --max-time ran out: counted.
+        let timed = [&after[..], &["--max-time", "50ms", "-n", "unlimited"]].concat();
+        // Ended in an attempt (124) or before a sleep past it (1).
+        let code = c.run(&timed, "log", "exit 1").status.code();
+        assert!(matches!(code, Some(1 | 124)), "{code:?}");
+        assert!(c.status(&after).contains("closed; 1 failed run in a row"));
+        // A success anywhere starts the count again.
+        assert_eq!(c.run(&after, "log", "exit 0").status.code(), Some(0));
+        assert!(c.status(&after).contains("closed; 0 failed runs"));
+        let give_up = [&after[..], &GIVE_UP[..]].concat();
+        assert_eq!(c.run(&give_up, "log", "exit 1").status.code(), Some(1));
+        assert!(
+            c.status(&after).contains("closed; 1 failed run"),
+            "{}",
+            c.name()
+        );
+    }
+}
+
+#[test]
+fn while_open_a_run_exits_75_with_one_line_saying_when() {
+    for c in Circuit::each() {
+        let args = [
+            "--breaker-after",
+            "1",
+            "--breaker-cooldown",
+            "1m",
+            "-n",
+            "1",
+        ];
+        assert_eq!(c.run(&args, "log", "exit 1").status.code(), Some(1));
+        let started = SystemTime::now();
+        for format in ["text", "json"] {
+            let with = [&args[..], &["--log-format", format]].concat();
+            let output = c.run(&with, "log", "exit 0");
+            assert_eq!(output.status.code(), Some(75), "{}", c.name());
+            let said = text(&output.stderr);
+            assert_eq!(said.lines().count(), 1, "{said}");
+            assert!(said.contains("--breaker ci: the circuit is open after 1 failed runs in a row; a probe may run at "), "{said}");
+            assert!(said.contains("the command was not run"), "{said}");
+            match format {
+                "text" => assert!(said.ends_with(" (reason: breaker)\n"), "{said}"),
+                _ => assert!(
+                    said.contains(r#""reason":"breaker""#) && said.contains(r#""exit_code":75"#),
+                    "{said}"
+                ),
+            }
+            // The time is within the cooldown, the seconds to it too.
+            let at = said.split("a probe may run at ").nth(1).unwrap();
+            let (time, rest) = at.split_once(" (in ").unwrap();
+            let at = humantime::parse_rfc3339(time).unwrap();
+            assert!(at <= started + Duration::from_secs(61), "{said}");
+            assert!(at + Duration::from_secs(31) >= started, "{said}");
+            let secs: u64 = rest.split(' ').next().unwrap().parse().unwrap();
+            assert!(secs <= 60, "{said}");
+        }
+        assert_eq!(
+            c.lines("log"),
+            1,
+            "{}: the command ran while open",
+            c.name()
+        );
+    }
+}
+
+/// Opens the circuit (`--breaker-after 1`, a cooldown of `cooldown`) and
+/// waits until its probe may run.
+fn open_and_wait(c: &Circuit, cooldown: &str) {
+    let args = [
+        "--breaker-after",
+        "1",
+        "--breaker-cooldown",
+        cooldown,
+        "-n",
+        "1",
+    ];
+    assert_eq!(c.run(&args, "opening", "exit 1").status.code(), Some(1));
+    let (until, _) = c.open_until();
+    while c.now_ns() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn one_probe_among_fifty_concurrent_runs_after_the_cooldown() {
+    for c in Circuit::each() {
+        open_and_wait(&c, "50ms");
+        // Only the probe runs its command, which waits for the release, so
+        // every other run asks while it probes.
+        let release = c.path("release");
+        let script = format!(
+            "echo >> '{}'; i=0; while [ ! -e '{}' ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done",
+            c.path("log").display(),
+            release.display()
+        );
+        let mut runs: Vec<Child> = (0..50)
+            .map(|_| {
+                let mut command = c
+                    .retry(&[
+                        "--breaker-after",
+                        "1",
+                        "--breaker-cooldown",
+                        "50ms",
+                        "-n",
+                        "1",
+                    ])
+                    .args(&["--", "sh", "-c", &script])
+                    .into_command();
+                command.stdout(Stdio::null()).stderr(Stdio::null());
+                command.spawn().unwrap()
+            })
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut skipped = 0;
+        while skipped < 49 {
+            assert!(Instant::now() < deadline, "{}: {skipped} skipped", c.name());
+            runs.retain_mut(|run| match run.try_wait().unwrap() {
+                None => true,
+                Some(status) => {
+                    assert_eq!(status.code(), Some(75), "{}", c.name());
+                    skipped += 1;
+                    false
+                }
+            });
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(runs.len(), 1);
+        std::fs::write(&release, "").unwrap();
+        assert_eq!(runs[0].wait().unwrap().code(), Some(0));
+        assert_eq!(c.lines("log"), 1, "{}", c.name());
+        // Its success closed the circuit.
+        assert!(
+            c.status(&[]).contains("closed; 0 failed runs"),
+            "{}",
+            c.name()
+        );
+        #[cfg(feature = "redis")]
+        if let Place::Redis(server) = &c.place {
+            assert_eq!(server.cli(&["EXISTS", "retry:breaker:ci"]).trim(), "0");
+        }
+    }
+}
+
+#[test]
+fn a_probe_killed_mid_run_holds_the_circuit_no_longer_than_its_lease() {
+    for c in Circuit::each() {
+        open_and_wait(&c, "20ms");
+        // The probe's lease is its --max-time: 1 s.
+        let pid = c.path("pid");
+        let script = format!("echo $$ > '{}'; exec sleep 30", pid.display());
+        let mut probe = c
+            .retry(&["--breaker-after", "1", "--max-time", "1s", "-n", "1"])
+            .args(&["--", "sh", "-c", &script])
+            .spawn();
+        let started = Instant::now();
+        let child: i32 = wait_for_file(&pid).trim().parse().unwrap();
+        probe.kill().unwrap();
+        probe.wait().unwrap();
+        kill_pid(child);
+        // Within the lease, others are turned away (if this machine was not
+        // slower than the lease itself).
+        let during = c.run(&["--breaker-after", "1"], "log", "exit 0");
+        if started.elapsed() < Duration::from_millis(900) {
+            assert_eq!(during.status.code(), Some(75), "{}", c.name());
+            assert!(text(&during.stderr).contains("another run probes it"));
+        }
+        // After it, the next run probes, and its success closes the circuit.
+        std::thread::sleep(Duration::from_millis(1100).saturating_sub(started.elapsed()));
+        let after = c.run(&["--breaker-after", "1"], "log", "exit 0");
+        assert_eq!(
+            after.status.code(),
+            Some(0),
+            "{}: {}",
+            c.name(),
+            text(&after.stderr)
+        );
+        assert!(
+            c.status(&[]).contains("closed; 0 failed runs"),
+            "{}",
+            c.name()
+        );
+    }
+}
+
+#[test]
+fn a_failed_probe_reopens_the_circuit_for_a_longer_cooldown() {
+    for c in Circuit::each() {
+        let args = [
+            "--breaker-after",
+            "1",
+            "--breaker-cooldown",
+            "200ms",
+            "-n",
+            "1",
+        ];
+        let before = c.now_ns();
+        assert_eq!(c.run(&args, "log", "exit 1").status.code(), Some(1));
+        let after = c.now_ns();
+        let (until, level) = c.open_until();
+        // Cooldown 0: equal jitter of 200 ms, 100 to 200 ms.
+        let ms = |ns: u64| ns / 1_000_000;
+        assert_eq!(level, 0);
+        assert!(
+            ms(until - before) >= 100 && ms(until.saturating_sub(after)) <= 200,
+            "{}",
+            c.name()
+        );
+        while c.now_ns() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The probe fails: cooldown 1, 200 to 400 ms from its end.
+        let before = c.now_ns();
+        assert_eq!(c.run(&args, "log", "exit 1").status.code(), Some(1));
+        let after = c.now_ns();
+        let (until, level) = c.open_until();
+        assert_eq!(level, 1, "{}", c.name());
+        assert!(
+            ms(until - before) >= 200,
+            "{}: {} ms",
+            c.name(),
+            ms(until - before)
+        );
+        assert!(ms(until.saturating_sub(after)) <= 400, "{}", c.name());
+        assert!(
+            c.status(&args)
+                .contains("open; 2 failed runs in a row (it opens at 1); cooldown level 1")
+        );
+        // The next probe succeeds: closed, level 0 again.
+        while c.now_ns() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(c.run(&args, "log", "exit 0").status.code(), Some(0));
+        assert!(
+            c.status(&args)
+                .contains("closed; 0 failed runs in a row (it opens at 1); cooldown level 0")
+        );
+        assert_eq!(c.lines("log"), 3, "{}", c.name());
+    }
+}
+
+/// One warning naming the breaker, and the command run as without it.
+#[track_caller]
+fn runs_without_the_breaker(output: &Output, reason: &str) {
+    let said = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    let warnings: Vec<&str> = said.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{said}");
+    assert!(warnings[0].contains("--breaker ci: "), "{said}");
+    assert!(warnings[0].contains(reason), "{said}");
+    assert!(
+        warnings[0].ends_with("; running without the breaker"),
+        "{said}"
+    );
+}
+
+#[test]
+fn another_users_state_is_skipped_with_one_warning() {
+    let c = Circuit::host();
+    let args = ["--breaker-after", "1", "-n", "1"];
+    // Used once, so its file exists.
+    assert_eq!(c.run(&args, "log", "exit 1").status.code(), Some(1));
+    let state = c.path("retry/.breakers/ci");
+    // A file others may write is as good as another user's.
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o660)).unwrap();
+    let output = c.run(&args, "log", "exit 0");
+    runs_without_the_breaker(&output, "is writable by other users (mode 660)");
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let uid = nix::unistd::geteuid().as_raw();
+    if uid != 0 {
+        eprintln!(
+            "skipped in part: a state file of another user's (only root can chown it to one)"
+        );
+        return;
+    }
+    std::os::unix::fs::chown(&state, Some(65534), None).unwrap();
+    let output = c.run(&args, "log", "exit 0");
+    runs_without_the_breaker(&output, "is owned by user id 65534, not by you (0)");
+    // Its directory another user's: the same.
+    std::os::unix::fs::chown(&state, Some(0), None).unwrap();
+    std::os::unix::fs::chown(c.path("retry/.breakers"), Some(65534), None).unwrap();
+    let output = c.run(&args, "log", "exit 0");
+    runs_without_the_breaker(&output, "is owned by user id 65534, not by you (0)");
+    assert_eq!(c.lines("log"), 4);
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn a_stopped_store_fails_open_within_the_timeout() {
+    let Some(c) = Circuit::redis() else { return };
+    let Place::Redis(server) = &c.place else {
+        unreachable!()
+    };
+    server.signal("-STOP");
+    let started = Instant::now();
+    let output = c
+        .retry(&["--store-timeout", "200ms", "-n", "1"])
+        .args(&["--", "sh", "-c", "exit 0"])
+        .output();
+    let took = started.elapsed();
+    server.signal("-CONT");
+    runs_without_the_breaker(
+        &output,
+        &format!("the store {} failed: no answer within 200 ms", server.url()),
+    );
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn a_wrong_password_fails_open_and_is_never_shown() {
+    let dir = scratch();
+    let port = crate::fleet::free_port();
+    let Some(_server) =
+        crate::fleet::Server::start(dir.path(), Some(port), &["--requirepass", "right-password"])
+    else {
+        return;
+    };
+    let wrong = format!("redis://retry:wrong-password@127.0.0.1:{port}/0");
+    // Under either spelling of the store.
+    for variable in ["RETRY_STORE", "RETRY_BUDGET_STORE"] {
+        let output = retry(&["--breaker", "ci", "-n", "1", "--", "true"])
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .env(variable, &wrong)
+            .output();
+        runs_without_the_breaker(&output, &format!("redis://retry:***@127.0.0.1:{port}/0"));
+        assert!(!text(&output.stderr).contains("wrong-password"));
+    }
+    let status = retry(&["--breaker-status", "ci", "--store", &wrong]).output();
+    assert_eq!(status.status.code(), Some(1));
+    let said = text(&status.stderr);
+    assert!(
+        said.starts_with("retry: --breaker-status ci: ") && said.contains("redis://retry:***@"),
+        "{said}"
+    );
+    assert!(!said.contains("wrong-password"), "{said}");
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn the_key_expires_and_commands_never_see_the_store() {
+    let Some(c) = Circuit::redis() else { return };
+    let Place::Redis(server) = &c.place else {
+        unreachable!()
+    };
+    let seen = c.path("seen");
+    let script = format!(
+        "echo \"${{RETRY_STORE-unset}} ${{RETRY_BUDGET_STORE-unset}}\" >> '{}'; exit 1",
+        seen.display()
+    );
+    let output = c
+        .retry(&[
+            "--breaker-after",
+            "1",
+            "--breaker-cooldown",
+            "1m",
+            "-n",
+            "2",
+        ])
+        .env("RETRY_BUDGET_STORE", server.url())
+        .args(&[
+            "--on-retry",
+            &script.replace("exit 1", "true"),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .output();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        "unset unset\n".repeat(3)
+    );
+    // Four times the longest cooldown (the hour) and the lease (10 min).
+    let ttl: u64 = server
+        .cli(&["PTTL", "retry:breaker:ci"])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(ttl > 4 * 3_600_000 && ttl <= 4 * 4_200_000, "{ttl}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let refused = |args: &[&str], words: &str| {
+        let output = retry(args).args(&["--", "true"]).output();
+        let said = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {said}");
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(
+            said.starts_with("retry: ") && said.contains(words),
+            "{args:?}: {said}"
+        );
+        assert!(!said.contains("secret"), "{said}");
+    };
+    refused(&["--breaker", "a/b"], "a breaker name is");
+    refused(&["--breaker", ".."], "a breaker name is");
+    refused(
+        &["--breaker", "x", "--breaker-after", "0"],
+        "'0' for '--breaker-after <N>'",
+    );
+    refused(
+        &["--breaker", "x", "--breaker-after", "-3"],
+        "'-3' for '--breaker-after <N>'",
+    );
+    refused(
+        &["--breaker", "x", "--breaker-cooldown", "0s"],
+        "`--breaker-cooldown 0s`",
+    );
+    refused(
+        &["--breaker", "x", "--breaker-cooldown", "-1s"],
+        "--breaker-cooldown",
+    );
+    refused(
+        &["--breaker-after", "2"],
+        "`--breaker-after` is only for --breaker",
+    );
+    refused(
+        &["--store", "host"],
+        "`--store` is only for --budget, --breaker",
+    );
+    for store in ["--store", "--budget-store"] {
+        refused(
+            &["--breaker", "x", store, "http://u:secret@h"],
+            "`http://` is not a store",
+        );
+    }
+    let output = retry(&["--breaker", "x", "--", "true"])
+        .env("RETRY_BREAKER_AFTER", "0")
+        .output();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("`RETRY_BREAKER_AFTER=0`"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn nothing_configured_writes_nothing_and_a_first_success_creates_no_file() {
+    let c = Circuit::host();
+    assert_eq!(c.run(&["-n", "1"], "log", "exit 0").status.code(), Some(0));
+    assert!(
+        !c.path("retry").exists(),
+        "a closed circuit's success wrote"
+    );
+}
