@@ -231,7 +231,7 @@ pub mod fuzzing {
         crate::cli::simulation::parse_clients(text).map(|counts| counts.0)
     }
 
-    /// A `--budget-store` value, however retry was built: the store as
+    /// A `--store` value, however retry was built: the store as
     /// messages show it (`None` for `host`), or the parser's error.
     pub fn store(text: &str) -> Result<Option<String>, String> {
         crate::state::store::remote(text).map(|r| r.map(|r| r.to_string()))

@@ -250,9 +250,10 @@ pub struct RunArgs {
     /// --store, in the fleet) that names it. After --breaker-after runs in a
     /// row gave up on transient failures, the circuit opens: a run does not
     /// start COMMAND and exits 75 at once, saying when a probe may run. After
-    /// the cooldown one run, circuit-wide, probes: its success closes the
-    /// circuit, its failure opens it again for a longer cooldown. A success
-    /// anywhere closes it. State that cannot be used safely (another user's)
+    /// the cooldown one run, circuit-wide, probes (holding the circuit for its
+    /// --max-time at most, else 10m): its success closes the circuit, its
+    /// failure opens it again for a longer cooldown. A success anywhere
+    /// closes it. State that cannot be used safely (another user's)
     /// or a store that fails is skipped with one warning, and the run goes
     /// ahead
     #[arg(long, env = "RETRY_BREAKER", value_name = "NAME",
@@ -282,32 +283,32 @@ pub struct RunArgs {
     /// redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock
     /// (set the password through the variable, not the flag: a command line
     /// is visible to every user). A store that fails lets the run go on
-    /// without them, with one warning. --budget-store and RETRY_BUDGET_STORE,
-    /// its old spelling, still work
+    /// without them, with one warning
     #[arg(long, env = crate::state::store::VARIABLES[0], value_name = "URL",
           value_parser = crate::state::store::parse, hide_env_values = true,
           value_hint = ValueHint::Url, help_heading = STORE, hide_short_help = true)]
     pub store: Option<crate::state::store::Store>,
 
-    /// --store's old spelling
+    /// The old spelling of --store, still read (below --store and RETRY_STORE)
     #[arg(long, env = crate::state::store::VARIABLES[1], value_name = "URL",
           value_parser = crate::state::store::parse, hide_env_values = true,
-          value_hint = ValueHint::Url, hide = true)]
+          value_hint = ValueHint::Url, help_heading = STORE, hide_short_help = true)]
     pub budget_store: Option<crate::state::store::Store>,
 
     /// The most one exchange with a Redis store (connecting, the script, its
     /// whole answer) may take before the run goes on without it (250ms if not
-    /// given). --budget-timeout and RETRY_BUDGET_TIMEOUT, its old spelling,
-    /// still work
+    /// given)
     // No clap default: a run without a Redis store parses nothing for it.
     #[arg(long, env = "RETRY_STORE_TIMEOUT", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other,
           help_heading = STORE, hide_short_help = true)]
     pub store_timeout: Option<Duration>,
 
-    /// --store-timeout's old spelling
+    /// The old spelling of --store-timeout, still read (below --store-timeout
+    /// and RETRY_STORE_TIMEOUT)
     #[arg(long, env = "RETRY_BUDGET_TIMEOUT", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other, hide = true)]
+          value_parser = parse_duration, value_hint = ValueHint::Other,
+          help_heading = STORE, hide_short_help = true)]
     pub budget_timeout: Option<Duration>,
 
     /// Judge failures as one program reports them (retry --presets shows the rules)

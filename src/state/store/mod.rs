@@ -427,11 +427,15 @@ mod tests {
                         shown.push(remote.to_string());
                         #[cfg(feature = "redis")]
                         shown.push(crate::state::budget::fleet::failed("ci", &remote, "refused"));
+                        #[cfg(feature = "redis")]
+                        shown.push(crate::state::breaker::fleet::failed("ci", &remote, "refused"));
                     }
                 }
             }
             shown.push(crate::cli::usage::line_for(&["--budget", "ci", "--budget-store", &url, "true"]));
             shown.push(crate::cli::usage::line_for(&[&format!("--budget-store={url}"), "true"]));
+            shown.push(crate::cli::usage::line_for(&["--breaker", "ci", "--store", &url, "true"]));
+            shown.push(crate::cli::usage::line_for(&[&format!("--store={url}"), "true"]));
             for text in shown {
                 proptest::prop_assert!(!text.contains(MARK), "{url:?}: {text}");
             }
