@@ -30,3 +30,20 @@ pub fn parse_name(text: &str, what: &str) -> Result<String, String> {
         ))
     }
 }
+
+/// The end of `--budget-status` and `--breaker-status`: the report on
+/// stdout (1 if stdout is closed), or why it could not be read on stderr and
+/// 1, since a run with `--OPTION NAME` would go without it.
+pub fn print_status(report: Result<String, String>, option: &str, name: &str) -> u8 {
+    use std::io::Write;
+    match report {
+        Ok(text) => u8::from(std::io::stdout().write_all(text.as_bytes()).is_err()),
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "retry: {option}-status {name}: {e}; a run with {option} {name} goes without it"
+            );
+            1
+        }
+    }
+}

@@ -46,12 +46,26 @@ impl Circuit {
         })
     }
 
+    /// A build without Redis has no such store.
+    #[cfg(not(feature = "redis"))]
+    fn redis() -> Option<Circuit> {
+        None
+    }
+
     /// Both stores (the host's only, in a build without Redis).
     fn each() -> Vec<Circuit> {
-        let mut all = vec![Circuit::host()];
-        #[cfg(feature = "redis")]
-        all.extend(Circuit::redis());
-        all
+        std::iter::once(Circuit::host())
+            .chain(Circuit::redis())
+            .collect()
+    }
+
+    /// `run` with this circuit's store.
+    fn with_store(&self, run: Retry) -> Retry {
+        match &self.place {
+            Place::Host => run,
+            #[cfg(feature = "redis")]
+            Place::Redis(server) => run.env("RETRY_STORE", server.url()),
+        }
     }
 
     fn name(&self) -> &'static str {
@@ -68,14 +82,10 @@ impl Circuit {
 
     /// retry with the circuit: `--breaker ci`, its store, no sleeps.
     fn retry(&self, args: &[&str]) -> Retry {
-        let mut run = retry(&["--breaker", "ci", "--base", "0ms"])
+        let run = retry(&["--breaker", "ci", "--base", "0ms"])
             .env("XDG_RUNTIME_DIR", self.dir.path())
             .env("RETRY_STORE_TIMEOUT", "5s");
-        #[cfg(feature = "redis")]
-        if let Place::Redis(server) = &self.place {
-            run = run.env("RETRY_STORE", server.url());
-        }
-        run.args(args)
+        self.with_store(run).args(args)
     }
 
     /// A run of `sh -c 'echo >> LOG; SCRIPT'` (`log`: a file in the dir).
@@ -89,14 +99,10 @@ impl Circuit {
     }
 
     fn status(&self, args: &[&str]) -> String {
-        let mut run = retry(&["--breaker-status", "ci"])
+        let run = retry(&["--breaker-status", "ci"])
             .env("XDG_RUNTIME_DIR", self.dir.path())
             .args(args);
-        #[cfg(feature = "redis")]
-        if let Place::Redis(server) = &self.place {
-            run = run.env("RETRY_STORE", server.url());
-        }
-        let output = run.output();
+        let output = self.with_store(run).output();
         assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
         text(&output.stdout)
     }

@@ -177,6 +177,16 @@ mod tests {
         c.finish(&P, now, Ended::Failed, lease, rng);
     }
 
+    /// A circuit opened by three failures at 0, 1 and 2 s, and its draws.
+    fn opened(seed: u64) -> (Circuit, impl Rng) {
+        let mut rng = crate::strategy::rng(Some(seed));
+        let mut c = Circuit::default();
+        for now in 0..3 {
+            failed(&mut c, now * S, None, &mut rng);
+        }
+        (c, rng)
+    }
+
     fn open_until(c: &Circuit) -> u64 {
         match c.state {
             State::Open { until } => until,
@@ -219,11 +229,7 @@ mod tests {
 
     #[test]
     fn one_probe_per_circuit_and_its_success_closes_it() {
-        let mut rng = crate::strategy::rng(Some(2));
-        let mut c = Circuit::default();
-        for now in 0..3 {
-            failed(&mut c, now * S, None, &mut rng);
-        }
+        let (mut c, mut rng) = opened(2);
         let until = open_until(&c);
         let Admit::Probe(lease) = c.admit(until, LEASE) else {
             panic!("no probe")
@@ -245,11 +251,7 @@ mod tests {
 
     #[test]
     fn a_crashed_probe_holds_the_lease_no_longer_than_its_bound() {
-        let mut rng = crate::strategy::rng(Some(4));
-        let mut c = Circuit::default();
-        for now in 0..3 {
-            failed(&mut c, now * S, None, &mut rng);
-        }
+        let (mut c, mut rng) = opened(4);
         let until = open_until(&c);
         let Admit::Probe(first) = c.admit(until, LEASE) else {
             panic!("no probe")
@@ -271,11 +273,7 @@ mod tests {
         let cap_s = cap(P.cooldown).as_secs_f64();
         assert_eq!(cap_s, 3600.0, "60 s: the hour is larger than 8 times it");
         for seed in 0..50 {
-            let mut rng = crate::strategy::rng(Some(seed));
-            let mut c = Circuit::default();
-            for now in 0..3 {
-                failed(&mut c, now * S, None, &mut rng);
-            }
+            let (mut c, mut rng) = opened(seed);
             let mut draws = Vec::new();
             for k in 1..10 {
                 let now = open_until(&c);
@@ -302,11 +300,7 @@ mod tests {
 
     #[test]
     fn a_stale_probe_does_not_decide_and_a_probe_ending_neither_way_frees_the_lease() {
-        let mut rng = crate::strategy::rng(Some(3));
-        let mut c = Circuit::default();
-        for now in 0..3 {
-            failed(&mut c, now * S, None, &mut rng);
-        }
+        let (mut c, mut rng) = opened(3);
         let until = open_until(&c);
         let Admit::Probe(first) = c.admit(until, LEASE) else {
             panic!("no probe")

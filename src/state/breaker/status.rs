@@ -40,17 +40,7 @@ pub fn print_status(settings: &Settings) -> u8 {
         #[cfg(not(feature = "redis"))]
         Store::Redis(_) => Err("this retry was built without Redis".to_owned()),
     };
-    match report {
-        Ok(text) => u8::from(io::stdout().write_all(text.as_bytes()).is_err()),
-        Err(e) => {
-            let name = &settings.name;
-            let _ = writeln!(
-                io::stderr(),
-                "retry: --breaker-status {name}: {e}; a run with --breaker {name} goes without it"
-            );
-            1
-        }
-    }
+    crate::state::print_status(report, "--breaker", &settings.name)
 }
 
 fn host_status(settings: &Settings) -> Result<String, String> {

@@ -39,7 +39,7 @@ pub use status::print_status;
 use record::{RECORD_LEN, Record, decode, encode};
 
 use crate::state::store::Store;
-#[cfg(test)]
+#[cfg(all(test, unix))]
 use crate::state::store::file::dir;
 use crate::state::store::file::{self, LOCK_WAIT, Lock, default_dir, now_ns};
 

@@ -39,7 +39,6 @@ fn describe(name: &str, params: &Params, bucket: Option<Bucket>, place: &str) ->
 /// cannot be read safely (the reason on stderr; a run would go without the
 /// budget) or if stdout is closed.
 pub fn print_status(settings: &Settings) -> u8 {
-    use std::io::Write;
     let report = match &settings.store {
         Store::Host => host_status(settings),
         #[cfg(feature = "redis")]
@@ -47,17 +46,7 @@ pub fn print_status(settings: &Settings) -> u8 {
         #[cfg(not(feature = "redis"))]
         Store::Redis(_) => Err("this retry was built without Redis".to_owned()),
     };
-    match report {
-        Ok(text) => u8::from(io::stdout().write_all(text.as_bytes()).is_err()),
-        Err(e) => {
-            let name = &settings.name;
-            let _ = writeln!(
-                io::stderr(),
-                "retry: --budget-status {name}: {e}; a run with --budget {name} goes without it"
-            );
-            1
-        }
-    }
+    crate::state::print_status(report, "--budget", &settings.name)
 }
 
 fn host_status(settings: &Settings) -> Result<String, String> {
