@@ -60,14 +60,16 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         true => catalog.presets(),
         false => Vec::new(),
     };
-    let preset = match cli.preset.as_deref() {
-        None => None,
+    let (preset, words) = match cli.preset.as_deref() {
+        None => (None, Default::default()),
         Some(name) => {
             let preset = catalog.find(&presets, name).map_err(usage)?;
-            crate::cli::apply_preset(&mut cli, &preset).map_err(usage)?;
-            Some(preset)
+            let words = crate::cli::apply_preset(&mut cli, &preset).map_err(usage)?;
+            (Some(preset), words)
         }
     };
+    let crate::cli::presets::Words { labels, slow_down } = words;
+    let (slow_down, slow_down_advice) = slow_down.unzip();
     let named = |id, value: &dyn std::fmt::Display| cli.provenance.name(id, value);
     if cli.cap < cli.base {
         let (cap, base) = (fmt(cli.cap), fmt(cli.base));
@@ -208,11 +210,14 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                     retry_if: cli.retry_if_output,
                     stop_if: cli.stop_if_output,
                     delay_from: cli.delay_from_output,
+                    slow_down,
                 },
             },
             budget: cli.budget.map(settings),
             preset: cli.preset,
             preset_warning: catalog.warning(),
+            labels,
+            slow_down_advice,
             program,
             args,
         }),

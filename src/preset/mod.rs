@@ -829,7 +829,7 @@ mod tests {
         }
         let curl = table.lines().find(|l| l.starts_with("curl ")).unwrap();
         assert_eq!(&curl[retries..retries + 16], "network failures", "{curl}");
-        assert_eq!(&curl[stops..stops + 12], "curl's perma", "{curl}");
+        assert_eq!(&curl[stops..stops + 11], "a usage, UR", "{curl}");
         assert!(
             table.contains("retry --presets NAME prints a preset's flags"),
             "{table}"
