@@ -51,7 +51,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     };
     preview_built(&cli)?;
     // Only a named preset or `--presets` reads the data and the user's file.
-    let reads_presets = cli.preset.is_some() || cli.presets;
+    let reads_presets = cli.preset.is_some() || cli.presets.is_some();
     let catalog = match reads_presets {
         true => crate::preset::Catalog::load(),
         false => crate::preset::Catalog::default(),
@@ -132,9 +132,15 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         return Ok(Mode::Completions(shell));
     } else if cli.man {
         return Ok(Mode::Man);
-    } else if cli.presets {
+    } else if let Some(name) = &cli.presets {
+        // A table to read; the flags of one preset, or of all with -v.
+        let listing = match (name, cli.verbose) {
+            (Some(name), _) => catalog.find(&presets, name).map_err(usage)?.as_flags(),
+            (None, true) => crate::preset::listing(&presets),
+            (None, false) => crate::preset::table(&presets),
+        };
         return Ok(Mode::Presets {
-            listing: crate::preset::listing(&presets),
+            listing,
             warning: catalog.warning(),
         });
     }
