@@ -26,7 +26,9 @@ use crate::size::Size;
 #[derive(Debug, Args)]
 #[group(skip)]
 pub struct RunArgs {
-    /// Backoff strategy for the sleep between attempts (`all` only with --simulate)
+    /// Backoff strategy of the sleeps between attempts
+    ///
+    /// `all` only with --simulate.
     #[arg(short, long, env = "RETRY_JITTER", value_enum, default_value_t = JitterChoice::Full)]
     pub jitter: JitterChoice,
 
@@ -52,6 +54,7 @@ pub struct RunArgs {
     pub max_attempts: Attempts,
 
     /// Exit codes that are retried; any other failing code stops at once
+    ///
     /// [default: every code that is not a success, except 126 and 127 (the
     /// command cannot run) and 141 (killed by SIGPIPE: its reader went away)]
     #[arg(long, env = "RETRY_RETRY_ON", value_name = "CODES", value_hint = ValueHint::Other)]
@@ -72,10 +75,11 @@ pub struct RunArgs {
     )]
     pub success_on: CodeSet,
 
-    /// Limit for one attempt; on expiry the command and its descendants get
-    /// SIGTERM, then SIGKILL after --kill-after, and the attempt counts as
-    /// exit code 124 (Windows: Ctrl-Break to its console process group, then
-    /// its Job Object ended; without a console, the job at once)
+    /// Limit for one attempt, which then counts as exit code 124
+    ///
+    /// On expiry the command and its descendants get SIGTERM, then SIGKILL
+    /// after --kill-after (Windows: Ctrl-Break to its console process group,
+    /// then its Job Object ended; without a console, the job at once).
     #[arg(short, long, env = "RETRY_TIMEOUT", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
@@ -86,8 +90,10 @@ pub struct RunArgs {
           hide_short_help = true)]
     pub kill_after: Duration,
 
-    /// Limit for the whole run: a sleep that would end past it is not taken,
-    /// and at the limit the running attempt is stopped as by --timeout
+    /// Limit for the whole run, its sleeps included
+    ///
+    /// A sleep that would end past it is not taken, and at the limit the
+    /// running attempt is stopped as by --timeout.
     #[arg(short, long, env = "RETRY_MAX_TIME", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
     pub max_time: Option<Duration>,
@@ -181,8 +187,9 @@ pub struct RunArgs {
           value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines")]
     pub retry_if_output: Option<Regex>,
 
-    /// Stop the run at once, with the attempt's own status, when its stdout
-    /// or stderr has a line matching REGEX (lines as for --retry-if-output)
+    /// Stop at once, with the attempt's own status, on a line matching REGEX
+    ///
+    /// A line of the attempt's stdout or stderr, as for --retry-if-output.
     #[arg(long, env = "RETRY_STOP_IF_OUTPUT", value_name = "REGEX",
           value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines")]
     pub stop_if_output: Option<Regex>,
@@ -298,9 +305,11 @@ pub struct RunArgs {
     #[arg(long, group = "mode", help_heading = MODES)]
     pub plan: bool,
 
-    /// Simulate competing clients as in the AWS "Exponential Backoff And
-    /// Jitter" post (work and completion time per strategy), and run nothing.
-    /// Without --base/--cap it uses the post's: 10ms (5ms for decorrelated), 2s
+    /// Simulate competing clients as in the AWS post, and run nothing
+    ///
+    /// The experiment of the AWS "Exponential Backoff And Jitter" post: work
+    /// and completion time per strategy. Without --base/--cap it uses the
+    /// post's: 10ms (5ms for decorrelated), 2s.
     #[arg(long, group = "mode", help_heading = MODES)]
     pub simulate: bool,
 
