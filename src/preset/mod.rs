@@ -463,8 +463,8 @@ pub fn table(presets: &[Preset<'_>]) -> String {
             [
                 p.name.to_owned(),
                 p.programs.join(" "),
-                p.in_words(&[Rule::RetryOn, Rule::RetryIfOutput]),
-                p.in_words(&[Rule::FatalOn, Rule::StopIfOutput]),
+                p.retries(),
+                p.stops(),
             ]
         })
         .collect();
@@ -539,6 +539,16 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 }
 
 impl Preset<'_> {
+    /// What the preset retries, in words (the table, the man page).
+    pub fn retries(&self) -> String {
+        self.in_words(&[Rule::RetryOn, Rule::RetryIfOutput])
+    }
+
+    /// What stops at once, in words.
+    pub fn stops(&self) -> String {
+        self.in_words(&[Rule::FatalOn, Rule::StopIfOutput])
+    }
+
     /// What `rules` of the preset do, in words: their labels, else (a
     /// preset of the user's without them) the codes or which output rule.
     fn in_words(&self, rules: &[Rule]) -> String {
