@@ -46,8 +46,8 @@ pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<Wor
         }
     }
     if let Some(slow) = preset.slow_down {
-        let regex = parse_regex(slow.pattern)
-            .map_err(|e| error("slow-down-if-output", slow.pattern, e))?;
+        let regex =
+            parse_regex(slow.pattern).map_err(|e| error("slow-down-if-output", slow.pattern, e))?;
         let advice = format!(
             "the server asked to slow down, but retry cannot see how long it asked \
              to wait (its Retry-After): {} (--preset {}; said once)",

@@ -372,7 +372,10 @@ mod tests {
         );
         assert_eq!(
             decided(facts(5, None)),
-            gives_up(GiveUp::Fatal(Status::exited(5), label("curl preset: usage")))
+            gives_up(GiveUp::Fatal(
+                Status::exited(5),
+                label("curl preset: usage")
+            ))
         );
         // A retry carries no label.
         assert!(matches!(decided(facts(7, None)), Decision::Retry { .. }));

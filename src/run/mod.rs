@@ -291,16 +291,6 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 ),
             });
         }
-        if facts.seen.slow_down
-            && facts.seen.hint.is_none()
-            && let Some(advice) = &self.config.slow_down_advice
-            && !std::mem::replace(&mut self.advised, true)
-        {
-            emit(&Event::Warning {
-                attempt: self.number,
-                message: advice.clone(),
-            });
-        }
         let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
         let draw = || {
             let rng =
@@ -320,6 +310,19 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             withdrawal.granted
         };
         let decision = decide(&self.rules, &facts, draw, pay);
+        // The server asked to slow down and its wait was hidden: how to
+        // show it, said once, before the attempt's line (none if it succeeded).
+        if facts.seen.slow_down
+            && facts.seen.hint.is_none()
+            && !matches!(decision, Decision::Succeed(_))
+            && let Some(advice) = &self.config.slow_down_advice
+            && !std::mem::replace(&mut self.advised, true)
+        {
+            emit(&Event::Warning {
+                attempt: self.number,
+                message: advice.clone(),
+            });
+        }
         // Said after the attempt's line (retrying or giving up), which the
         // budget's answer follows.
         self.budget_said = warning;
@@ -1108,6 +1111,14 @@ mod tests {
         let mut host = FakeHost::new(vec![slow(Some(Hint::Delay(MS))), exit(0)]);
         let (_, events) = run_with(&curl, &mut host);
         assert_eq!(advice(&events), []);
+        // Nor in a success.
+        let seen = OutputSeen {
+            slow_down: true,
+            ..OutputSeen::default()
+        };
+        let mut host = FakeHost::new(vec![ended(Ended::Exited(Status::exited(0)), seen)]);
+        let (code, events) = run_with(&curl, &mut host);
+        assert_eq!((code, advice(&events)), (0, vec![]));
         // Without a preset that has the advice, the same output says nothing.
         let plain = config(&["--base", "1ms", "-n", "2"]);
         let mut host = FakeHost::new(vec![slow(None), slow(None)]);

@@ -375,7 +375,9 @@ mod tests {
             took: None,
         };
         let label = Some(std::sync::Arc::from("curl preset: an HTTP 4xx"));
-        let line = Some(Box::from("curl: (22) The requested URL returned error: 404"));
+        let line = Some(Box::from(
+            "curl: (22) The requested URL returned error: 404",
+        ));
         let stop = |line, label| {
             gave_up(GiveUp::OutputStop {
                 status: Status::exited(22),
@@ -422,7 +424,9 @@ mod tests {
             text_of(&fatal(None)),
             "retry: curl: giving up after attempt 1/5: exit code 3 is fatal (--fatal-on) (reason: fatal)\n"
         );
-        assert!(json_of(&fatal(label)).contains(r#""reason":"fatal","command_exit_code":3,"rule":"curl preset: an HTTP 4xx"}"#));
+        assert!(json_of(&fatal(label)).contains(
+            r#""reason":"fatal","command_exit_code":3,"rule":"curl preset: an HTTP 4xx"}"#
+        ));
     }
 
     #[test]

@@ -288,7 +288,11 @@ mod tests {
         let mut seen = OutputSeen::default();
         let mut lines = Lines::new(MAX_LINE);
         let long = format!("stop {}\n", "x".repeat(500));
-        for chunk in [&b"slow\nstop \x1b[2J\tnow\r\n"[..], b"stop again\n", long.as_bytes()] {
+        for chunk in [
+            &b"slow\nstop \x1b[2J\tnow\r\n"[..],
+            b"stop again\n",
+            long.as_bytes(),
+        ] {
             lines.feed(chunk, &mut |line| patterns.check(line, &mut seen));
         }
         assert!(seen.stop_if && seen.slow_down);
