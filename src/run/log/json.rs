@@ -161,10 +161,8 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                     let _ = write!(out, r#","message":"{}""#, escape(message));
                 }
                 // Added fields: the rule's label and what it matched.
-                GiveUp::Fatal(_, label) => {
-                    if let Some(label) = label {
-                        let _ = write!(out, r#","rule":"{}""#, escape(label));
-                    }
+                GiveUp::Fatal(_, Some(label)) => {
+                    let _ = write!(out, r#","rule":"{}""#, escape(label));
                 }
                 GiveUp::OutputStop { line, label, .. } => {
                     if let Some(label) = label {
