@@ -328,8 +328,10 @@ pub struct RunArgs {
     /// is for, what it retries and what stops at once, in words. With
     /// NAME, that preset as the plain flags it stands for, with the
     /// documentation it rests on; with --verbose, every preset so.
+    // The names are the table's first column: one line in -h.
     #[arg(long, value_name = "NAME", num_args = 0..=1, value_parser = PresetName,
-          value_hint = ValueHint::Other, group = "mode", help_heading = MODES)]
+          hide_possible_values = true, value_hint = ValueHint::Other, group = "mode",
+          help_heading = MODES)]
     pub presets: Option<Option<String>>,
 
     /// Print the state of the shared retry budget NAME, and run nothing
