@@ -20,6 +20,7 @@ pub mod arena;
 mod cli;
 mod codes;
 mod duration;
+mod metrics;
 mod os_error;
 #[cfg(feature = "preview")]
 mod plan;
