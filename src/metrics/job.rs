@@ -59,9 +59,6 @@ impl Job {
         Job(name)
     }
 
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
 impl fmt::Display for Job {
@@ -136,7 +133,7 @@ mod tests {
     #[test]
     fn job_names_are_checked() {
         for good in ["nightly-backup", "a", "db.dump_2", &"x".repeat(MAX_CHARS)] {
-            assert_eq!(parse(good).unwrap().as_str(), good);
+            assert_eq!(parse(good).unwrap().to_string(), good);
         }
         for bad in [
             "",

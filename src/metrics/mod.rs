@@ -222,7 +222,7 @@ impl Sinks {
 
     /// Takes in one event; a warning to log when the textfile could not be
     /// written.
-    pub fn observe(&mut self, event: &Event) -> Option<String> {
+    pub fn observe(&mut self, event: &Event) -> Option<Event> {
         let mut warning = None;
         let facts = self
             .facts
@@ -239,7 +239,10 @@ impl Sinks {
                         statsd.run(ending);
                     }
                     if let Some(textfile) = &self.textfile {
-                        warning = textfile.write(ending);
+                        warning = textfile.write(ending).map(|message| Event::Warning {
+                            attempt: ending.attempts,
+                            message,
+                        });
                     }
                     // Last: the datagrams had the textfile's time to go.
                     if let Some(statsd) = &mut self.statsd {
