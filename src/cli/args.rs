@@ -265,7 +265,7 @@ pub struct RunArgs {
     /// status and outcome. The directory must exist and be writable; a
     /// write that fails at the end is one warning
     #[arg(long, env = "RETRY_METRICS_DIR", value_name = "DIR", value_hint = ValueHint::DirPath,
-          help_heading = METRICS)]
+          help_heading = METRICS, hide_short_help = true)]
     pub metrics_dir: Option<std::path::PathBuf>,
 
     /// Send counters and timings to this StatsD server over UDP
@@ -278,7 +278,7 @@ pub struct RunArgs {
     /// one in brackets; a server that is absent costs nothing
     #[arg(long, env = "RETRY_STATSD", value_name = "HOST:PORT",
           value_parser = crate::metrics::statsd::parse, value_hint = ValueHint::Hostname,
-          help_heading = METRICS)]
+          help_heading = METRICS, hide_short_help = true)]
     pub statsd: Option<crate::metrics::statsd::Target>,
 
     /// Give the job and outcome as DogStatsD tags (|#retry_job:…,outcome:…), not in the names

@@ -44,7 +44,7 @@ impl Job {
     /// The name of a run without `--job`: the program's base name (what
     /// cannot be in a name made `_`), `-`, and the command line's hash.
     pub fn derive(program: &OsStr, args: &[OsString]) -> Job {
-        let base = Path::new(program).file_name().unwrap_or(program);
+        let base = Path::new(program).file_name().unwrap_or_default();
         let mut name: String = base
             .to_string_lossy()
             .chars()
