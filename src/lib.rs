@@ -8,6 +8,8 @@
 //!   supervisor, pipes, events and their log lines);
 //! - `platform/`: every call to the OS about processes and signals, and the
 //!   one wait for a child, a signal or a deadline;
+//! - `metrics/`: the run's metrics (the Prometheus textfile, StatsD), fed
+//!   its events;
 //! - `plan/`, `simulate/` and `report`: the modes that only print (the
 //!   cargo feature `preview`, on by default);
 //! - the rules both share, one file each: `strategy` (backoff and jitter),
