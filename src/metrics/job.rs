@@ -58,7 +58,6 @@ impl Job {
         name.push_str(&format!("-{:08x}", hash(words)));
         Job(name)
     }
-
 }
 
 impl fmt::Display for Job {

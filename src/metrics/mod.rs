@@ -178,7 +178,12 @@ impl Facts {
                 ..
             } => [
                 took.map(Fact::Attempt),
-                end(*attempt, reason.exit_code(), Outcome::of(reason), self.slept),
+                end(
+                    *attempt,
+                    reason.exit_code(),
+                    Outcome::of(reason),
+                    self.slept,
+                ),
             ],
             _ => [None, None],
         }
@@ -224,9 +229,7 @@ impl Sinks {
     /// written.
     pub fn observe(&mut self, event: &Event) -> Option<Event> {
         let mut warning = None;
-        let facts = self
-            .facts
-            .observe(event, Instant::now(), SystemTime::now());
+        let facts = self.facts.observe(event, Instant::now(), SystemTime::now());
         for fact in facts.iter().flatten() {
             match fact {
                 Fact::Attempt(took) => {
@@ -390,7 +393,8 @@ mod tests {
             let reason = format!("`{}`", reason.reason().name());
             let outcome = format!("| `{name}` |");
             let row = |row: &&str| {
-                row.split('|').nth(1).is_some_and(|r| r.contains(&reason)) && row.ends_with(&outcome)
+                row.split('|').nth(1).is_some_and(|r| r.contains(&reason))
+                    && row.ends_with(&outcome)
             };
             assert!(rows.iter().any(row), "no row {reason} … {outcome}");
         }

@@ -79,7 +79,8 @@ impl Textfile {
                 .and_then(|text| last_success(&text)),
         };
         let text = render(&self.job, ending, last_success.as_deref());
-        let error = crate::platform::publish::replace(&self.dir, &self.name, text.as_bytes()).err()?;
+        let error =
+            crate::platform::publish::replace(&self.dir, &self.name, text.as_bytes()).err()?;
         Some(format!(
             "cannot write --metrics-dir '{}': {}; its series keep the run before",
             path.display(),
@@ -105,7 +106,7 @@ pub fn render(job: &Job, ending: &Ending, last_success: Option<&str>) -> String 
         }
     };
     gauge(START, &[(None, &seconds(ending.start))]);
-    gauge(SUCCESS, &last_success.map(|s| (None, s)).as_slice());
+    gauge(SUCCESS, last_success.map(|s| (None, s)).as_slice());
     gauge(DURATION, &[(None, &duration(ending.duration))]);
     gauge(ATTEMPTS, &[(None, &ending.attempts.to_string())]);
     gauge(SLEEP, &[(None, &duration(ending.slept))]);
@@ -138,7 +139,10 @@ pub fn last_success(text: &str) -> Option<String> {
 
 /// Seconds since the epoch, to the millisecond (0 before it).
 fn seconds(time: SystemTime) -> String {
-    duration(time.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default())
+    duration(
+        time.duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default(),
+    )
 }
 
 /// Seconds, to the millisecond: `12.345`.
@@ -233,7 +237,10 @@ retry_last_run_outcome{retry_job=\"nightly\",outcome=\"interrupted\"} 0
         // A line cut short is not read, one whole is.
         let end = text.find("# HELP retry_last_run_duration").unwrap();
         assert_eq!(last_success(&text[..end - 2]), None);
-        assert_eq!(last_success(&text[..end]).as_deref(), Some("1699990000.125"));
+        assert_eq!(
+            last_success(&text[..end]).as_deref(),
+            Some("1699990000.125")
+        );
     }
 
     #[test]

@@ -21,7 +21,10 @@ const TRIES: u32 = 16;
 /// Whether `dir` is a directory this user may create files in.
 pub fn check_dir(dir: &Path) -> io::Result<()> {
     if !fs::metadata(dir)?.is_dir() {
-        return Err(io::Error::new(io::ErrorKind::NotADirectory, "not a directory"));
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            "not a directory",
+        ));
     }
     super::owner::check_writable(dir)
 }
@@ -55,12 +58,10 @@ pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
             Err(error) => return Err(error),
         }
     };
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| {
-            drop(file);
-            fs::rename(&temporary, dir.join(name))
-        });
+    let written = file.write_all(bytes).and_then(|()| {
+        drop(file);
+        fs::rename(&temporary, dir.join(name))
+    });
     if written.is_err() {
         let _ = fs::remove_file(&temporary);
     }

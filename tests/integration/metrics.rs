@@ -47,10 +47,19 @@ fn the_textfile_keeps_the_last_success_through_a_failed_run() {
     std::fs::create_dir(&metrics).unwrap();
     let metrics_arg = metrics.to_str().unwrap();
     let before = now();
-    run_failing(dir.path(), 2, &["--metrics-dir", metrics_arg, "--job", "nightly"]).code(0);
+    run_failing(
+        dir.path(),
+        2,
+        &["--metrics-dir", metrics_arg, "--job", "nightly"],
+    )
+    .code(0);
     let after = now();
     let text = prom(&metrics, "nightly");
-    assert_eq!(sample(&text, "retry_last_run_attempts"), Some("3"), "{text}");
+    assert_eq!(
+        sample(&text, "retry_last_run_attempts"),
+        Some("3"),
+        "{text}"
+    );
     assert_eq!(sample(&text, "retry_last_run_exit_code"), Some("0"));
     let start: f64 = sample(&text, "retry_last_run_start_timestamp_seconds")
         .unwrap()
@@ -61,9 +70,14 @@ fn the_textfile_keeps_the_last_success_through_a_failed_run() {
         .parse()
         .unwrap();
     assert!(before - 0.001 <= start && start <= success && success <= after + 0.001);
-    assert!(text.contains("retry_last_run_outcome{retry_job=\"nightly\",outcome=\"succeeded\"} 1\n"));
+    assert!(
+        text.contains("retry_last_run_outcome{retry_job=\"nightly\",outcome=\"succeeded\"} 1\n")
+    );
     // Two attempts failed: two sleeps of up to 1 and 2 ms.
-    let slept: f64 = sample(&text, "retry_last_run_sleep_seconds").unwrap().parse().unwrap();
+    let slept: f64 = sample(&text, "retry_last_run_sleep_seconds")
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(slept <= 0.003, "{text}");
 
     // A failed run: its own figures, the success before it kept.
@@ -275,9 +289,7 @@ fn bad_metrics_options_are_one_line_and_nothing_runs() {
         if let Some((key, value)) = env {
             run = run.env(key, value);
         }
-        let out = run
-            .helper(&[Path::new("touch"), marker.as_path()])
-            .run();
+        let out = run.helper(&[Path::new("touch"), marker.as_path()]).run();
         out.code(2).stderr_lines(1);
         assert!(out.stderr.starts_with("retry: "), "{out:#?}");
         for needle in needles {
@@ -289,7 +301,9 @@ fn bad_metrics_options_are_one_line_and_nothing_runs() {
     refused(
         &["--metrics-dir", missing_arg],
         None,
-        &[&format!("retry: cannot write to --metrics-dir '{missing_arg}': ")],
+        &[&format!(
+            "retry: cannot write to --metrics-dir '{missing_arg}': "
+        )],
     );
     refused(
         &[],
@@ -320,8 +334,16 @@ fn bad_metrics_options_are_one_line_and_nothing_runs() {
         None,
         &["'x y' for '--job <NAME>'"],
     );
-    refused(&["--job", "x"], None, &["`--job` is only for --metrics-dir or --statsd"]);
-    refused(&["--statsd-tags"], None, &["`--statsd-tags` is only for --statsd"]);
+    refused(
+        &["--job", "x"],
+        None,
+        &["`--job` is only for --metrics-dir or --statsd"],
+    );
+    refused(
+        &["--statsd-tags"],
+        None,
+        &["`--statsd-tags` is only for --statsd"],
+    );
 }
 
 /// A directory this user may not write to (root may write anywhere).
@@ -463,9 +485,12 @@ mod prometheus {
         ] {
             assert!(page.contains(line), "{line}\n{page}");
         }
-        let success = sample(&prom(&metrics, "backup"), "retry_last_success_timestamp_seconds")
-            .unwrap()
-            .to_owned();
+        let success = sample(
+            &prom(&metrics, "backup"),
+            "retry_last_success_timestamp_seconds",
+        )
+        .unwrap()
+        .to_owned();
         // The exporter writes floats its own way: compare as numbers.
         let served: f64 = sample(&page, "retry_last_success_timestamp_seconds")
             .unwrap()
@@ -475,10 +500,17 @@ mod prometheus {
 
         // Another job beside it, failing: both served, still no error.
         std::fs::remove_file(dir.path().join("count")).unwrap();
-        run_failing(dir.path(), 9, &["--metrics-dir", arg, "--job", "sync", "-n", "2"]).code(3);
+        run_failing(
+            dir.path(),
+            9,
+            &["--metrics-dir", arg, "--job", "sync", "-n", "2"],
+        )
+        .code(3);
         let page = exporter.scrape();
         assert!(page.contains("\nnode_textfile_scrape_error 0\n"), "{page}");
-        assert!(page.contains("retry_last_run_outcome{outcome=\"exhausted\",retry_job=\"sync\"} 1\n"));
+        assert!(
+            page.contains("retry_last_run_outcome{outcome=\"exhausted\",retry_job=\"sync\"} 1\n")
+        );
         assert!(page.contains("retry_last_run_attempts{retry_job=\"backup\"} 2\n"));
         // Never succeeded: no sample of its last success.
         assert!(!page.contains("retry_last_success_timestamp_seconds{retry_job=\"sync\"}"));
@@ -495,8 +527,18 @@ mod prometheus {
         let arg = arg.to_str().unwrap();
         // A success, then a failure that keeps it, and a job never succeeded.
         run_failing(dir.path(), 0, &["--metrics-dir", arg, "--job", "a"]).code(0);
-        run_failing(dir.path(), 9, &["--metrics-dir", arg, "--job", "a", "-n", "1"]).code(3);
-        run_failing(dir.path(), 9, &["--metrics-dir", arg, "--job", "b", "-n", "1"]).code(3);
+        run_failing(
+            dir.path(),
+            9,
+            &["--metrics-dir", arg, "--job", "a", "-n", "1"],
+        )
+        .code(3);
+        run_failing(
+            dir.path(),
+            9,
+            &["--metrics-dir", arg, "--job", "b", "-n", "1"],
+        )
+        .code(3);
         for job in ["a", "b"] {
             let file = Path::new(arg).join(format!("retry_{job}.prom"));
             let output = Command::new("promtool")
