@@ -211,6 +211,12 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 },
             },
             budget: cli.budget.map(settings),
+            metrics: crate::metrics::Settings {
+                job: cli.job,
+                dir: cli.metrics_dir,
+                statsd: cli.statsd,
+                statsd_tags: cli.statsd_tags,
+            },
             preset: cli.preset,
             preset_warning: catalog.warning(),
             program,

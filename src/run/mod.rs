@@ -68,6 +68,9 @@ pub struct Options {
     pub pipes: pipes::Settings,
     /// `--budget`: the shared retry budget's name and parameters.
     pub budget: Option<budget::Settings>,
+    /// `--metrics-dir`, `--statsd` and their job: the run's metrics (`lib.rs`
+    /// feeds them its events).
+    pub metrics: crate::metrics::Settings,
     /// `--preset`: the one named, if any. Without one, a run of a program
     /// a preset is for says so once (`lib.rs`), and changes nothing.
     pub preset: Option<String>,
