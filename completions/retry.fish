@@ -28,6 +28,9 @@ complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a 
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l budget-store -d 'Where the budget lives: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without the budget, with one warning' -r -f
 complete -c retry -l budget-timeout -d 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without the budget (250ms if not given)' -r -f
+complete -c retry -l metrics-dir -d 'Write the job\'s series for node_exporter\'s textfile collector in this directory' -r -f -a "(__fish_complete_directories)"
+complete -c retry -l statsd -d 'Send counters and timings to this StatsD server over UDP' -r -f -a "(__fish_print_hostnames)"
+complete -c retry -l job -d 'The job\'s name in the metrics [default: the program\'s name and a hash of the command line, e.g. curl-3f9a2c1b]' -r -f
 complete -c retry -l preset -d 'Judge failures as one program reports them (retry --presets shows the rules)' -r -f -a "curl\t''
 wget\t''
 git\t''
@@ -75,6 +78,7 @@ decorrelated\t'sleep = min(cap, random_between(base, previous sleep * 3))'"
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
 complete -c retry -l stdout-once -d 'Only an attempt that succeeds writes to stdout (failed ones: to stderr)'
+complete -c retry -l statsd-tags -d 'Give the job and outcome as DogStatsD tags (|#retry_job:…,outcome:…), not in the names'
 complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines; Windows: `cmd /d /s /c`)'
 complete -c retry -l plan -d 'Print the sleeps a run with these options would take, and run nothing'
 complete -c retry -l simulate -d 'Simulate competing clients as in the AWS post, and run nothing'

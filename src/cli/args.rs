@@ -216,14 +216,14 @@ pub struct RunArgs {
     /// at once with the command's last status (first attempts always run).
     /// A budget that cannot be used safely (a directory another user owns
     /// or may write, a symlink) is skipped with a warning
-    #[arg(long, env = "RETRY_BUDGET", value_name = "NAME", value_parser = crate::run::budget::parse_name,
+    #[arg(long, env = "RETRY_BUDGET", value_name = "NAME", value_parser = crate::state::budget::parse_name,
           value_hint = ValueHint::Other, help_heading = BUDGET)]
     pub budget: Option<String>,
 
     /// The budget's size, and what a full one holds (AWS SDK retry quota: 500);
     /// a bucket in use keeps the size it was given until it is full again
     #[arg(long, env = "RETRY_BUDGET_TOKENS", value_name = "N",
-          default_value_t = crate::run::budget::bucket::DEFAULT_TOKENS,
+          default_value_t = crate::state::budget::bucket::DEFAULT_TOKENS,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_tokens: u32,
@@ -232,14 +232,14 @@ pub struct RunArgs {
     /// retries gives the last one's cost back (a first-try success never
     /// touches the budget)
     #[arg(long, env = "RETRY_BUDGET_COST", value_name = "N",
-          default_value_t = crate::run::budget::bucket::DEFAULT_COST,
+          default_value_t = crate::state::budget::bucket::DEFAULT_COST,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_cost: u32,
 
     /// Tokens the budget regains per second (0: only successes refill it)
     #[arg(long, env = "RETRY_BUDGET_REFILL", value_name = "PER_SECOND",
-          default_value_t = crate::run::budget::bucket::DEFAULT_REFILL,
+          default_value_t = crate::state::budget::bucket::DEFAULT_REFILL,
           value_parser = parse_refill, value_hint = ValueHint::Other,
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_refill: f64,
@@ -249,10 +249,10 @@ pub struct RunArgs {
     /// or unix:///path/to/redis.sock (set the password through the variable,
     /// not the flag: a command line is visible to every user). A store that
     /// fails lets the run go on without the budget, with one warning
-    #[arg(long, env = crate::run::budget::store::VARIABLE, value_name = "URL",
-          value_parser = crate::run::budget::store::parse, hide_env_values = true,
+    #[arg(long, env = crate::state::budget::store::VARIABLE, value_name = "URL",
+          value_parser = crate::state::budget::store::parse, hide_env_values = true,
           value_hint = ValueHint::Url, help_heading = BUDGET, hide_short_help = true)]
-    pub budget_store: Option<crate::run::budget::Store>,
+    pub budget_store: Option<crate::state::budget::Store>,
 
     /// The most one exchange with a Redis store (connecting, the script, its
     /// whole answer) may take before the run goes on without the budget
@@ -262,6 +262,47 @@ pub struct RunArgs {
           value_parser = parse_duration, value_hint = ValueHint::Other,
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_timeout: Option<Duration>,
+
+    /// Write the job's series for node_exporter's textfile collector in this directory
+    ///
+    /// Write the job's series for node_exporter's textfile collector
+    /// (`--collector.textfile.directory`) in this directory, as
+    /// retry_<job>.prom, replaced whole at the end of each run: when its
+    /// last run started, its last success, duration, attempts, sleep, exit
+    /// status and outcome. The directory must exist and be writable; a
+    /// write that fails at the end is one warning
+    #[arg(long, env = "RETRY_METRICS_DIR", value_name = "DIR", value_hint = ValueHint::DirPath,
+          help_heading = METRICS, hide_short_help = true)]
+    pub metrics_dir: Option<std::path::PathBuf>,
+
+    /// Send counters and timings to this StatsD server over UDP
+    ///
+    /// Send counters and timings to this StatsD server over UDP, fire and
+    /// forget: per attempt retry.<job>.attempts and .attempt_duration, per
+    /// run retry.<job>.runs.<outcome>, .retries, .run_duration and
+    /// .sleep_duration. HOST is a name (looked up off the run's path; at
+    /// most 100ms is waited for it at the end), an IPv4 address or an IPv6
+    /// one in brackets; a server that is absent costs nothing
+    #[arg(long, env = "RETRY_STATSD", value_name = "HOST:PORT",
+          value_parser = crate::metrics::statsd::parse, value_hint = ValueHint::Hostname,
+          help_heading = METRICS, hide_short_help = true)]
+    pub statsd: Option<crate::metrics::statsd::Target>,
+
+    /// Give the job and outcome as DogStatsD tags (|#retry_job:…,outcome:…), not in the names
+    #[arg(long, env = "RETRY_STATSD_TAGS", value_parser = parse_switch,
+          help_heading = METRICS, hide_short_help = true)]
+    pub statsd_tags: bool,
+
+    /// The job's name in the metrics [default: the program's name and a hash
+    /// of the command line, e.g. curl-3f9a2c1b]
+    ///
+    /// The job's name in the metrics: the textfile's name and its retry_job
+    /// label, StatsD's names or tags. 1 to 100 ASCII letters, digits, `_`,
+    /// `-` and `.` [default: the program's base name and a hash of the whole
+    /// command line, e.g. curl-3f9a2c1b, the same on every run of that line]
+    #[arg(long, env = "RETRY_JOB", value_name = "NAME", value_parser = crate::metrics::job::parse,
+          value_hint = ValueHint::Other, help_heading = METRICS, hide_short_help = true)]
+    pub job: Option<crate::metrics::job::Job>,
 
     /// Judge failures as one program reports them (retry --presets shows the rules)
     ///
@@ -335,7 +376,7 @@ pub struct RunArgs {
     pub presets: Option<Option<String>>,
 
     /// Print the state of the shared retry budget NAME, and run nothing
-    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::run::budget::parse_name,
+    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::budget::parse_name,
           value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
     pub budget_status: Option<String>,
 
@@ -348,5 +389,6 @@ pub struct RunArgs {
 pub(crate) const MODES: &str = "Modes (run no command)";
 pub(crate) const SIMULATION: &str = "Simulation (--simulate only)";
 pub(crate) const BUDGET: &str = "Shared retry budget (--budget)";
+pub(crate) const METRICS: &str = "Metrics (Prometheus textfile, StatsD)";
 /// Failures as a program reports them: a preset, a server's requested wait.
 pub(crate) const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";

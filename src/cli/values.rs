@@ -99,7 +99,7 @@ impl clap::builder::TypedValueParser for PresetName {
 
 /// A rate the stores keep as given: 0, or within what they can hold.
 pub(crate) fn parse_refill(text: &str) -> Result<f64, String> {
-    use crate::run::budget::bucket::{MAX_REFILL, MIN_REFILL};
+    use crate::state::budget::bucket::{MAX_REFILL, MIN_REFILL};
     match text.trim().parse::<f64>() {
         Ok(rate) if rate == 0.0 || (MIN_REFILL..=MAX_REFILL).contains(&rate) => Ok(rate.abs()),
         _ => Err(format!(

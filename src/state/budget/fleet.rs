@@ -266,7 +266,7 @@ fn scrub(error: &redis::RedisError, remote: &Remote) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::budget::store::{self, Store};
+    use crate::state::budget::store::{self, Store};
 
     /// `bash bench/fleet-budget.sh` runs this in release against the
     /// redis-server it started (`RETRY_BENCH_STORE`): what one retry
