@@ -29,6 +29,10 @@ pub const BREAKER_COOLDOWN: &str = "breaker_cooldown";
 pub const BREAKER_STATUS: &str = "breaker_status";
 pub const STORE: &str = "store";
 pub const STORE_TIMEOUT: &str = "store_timeout";
+pub const METRICS_DIR: &str = "metrics_dir";
+pub const STATSD: &str = "statsd";
+pub const STATSD_TAGS: &str = "statsd_tags";
+pub const JOB: &str = "job";
 pub const PLAN: &str = "plan";
 pub const SIMULATE: &str = "simulate";
 pub const FORMAT: &str = "format";
@@ -67,7 +71,7 @@ pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STAT
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 28] = [
+const OTHERS: [&str; 32] = [
     BASE,
     CAP,
     JITTER,
@@ -93,6 +97,10 @@ const OTHERS: [&str; 28] = [
     BREAKER_STATUS,
     STORE,
     STORE_TIMEOUT,
+    METRICS_DIR,
+    STATSD,
+    STATSD_TAGS,
+    JOB,
     PLAN,
     SIMULATE,
     FORMAT,

@@ -194,6 +194,13 @@ fn refuse_stray(
         .find(typed)
     {
         Some((*id, "--breaker or --breaker-status"))
+    } else if provenance.typed(id::STATSD_TAGS) && !provenance.present(id::STATSD) {
+        Some((id::STATSD_TAGS, "--statsd"))
+    } else if provenance.typed(id::JOB)
+        && !provenance.present(id::METRICS_DIR)
+        && !provenance.present(id::STATSD)
+    {
+        Some((id::JOB, "--metrics-dir or --statsd"))
     } else {
         id::STORE_ONLY
             .iter()
@@ -273,7 +280,9 @@ mod tests {
                     panic!("{typed:?} was taken");
                 };
                 let error = error.to_string();
-                assert!(error.contains(&format!("'--{long} <")), "{error}");
+                // `--presets [<NAME>]`: its value is optional, never empty.
+                let named = [format!("'--{long} <"), format!("'--{long} [<")];
+                assert!(named.iter().any(|n| error.contains(n)), "{error}");
                 checked += 1;
             }
         }
