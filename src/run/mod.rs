@@ -643,6 +643,11 @@ mod tests {
         budget: Vec<i64>,
         /// What the budget says with each update (a reset, a failure).
         budget_says: Option<String>,
+        /// `--breaker`: how often it was asked, what it answers, and what
+        /// it was told.
+        asked: u32,
+        circuit_open: Option<String>,
+        told: Vec<breaker::Ended>,
     }
 
     impl FakeHost {
@@ -666,6 +671,9 @@ mod tests {
                 tokens: 0,
                 budget: vec![],
                 budget_says: None,
+                asked: 0,
+                circuit_open: None,
+                told: vec![],
             }
         }
     }
@@ -716,6 +724,17 @@ mod tests {
                 granted,
                 warning: self.budget_says.clone(),
             }
+        }
+        fn admit(&mut self) -> breaker::Asked {
+            self.asked += 1;
+            breaker::Asked {
+                refused: self.circuit_open.clone(),
+                warning: None,
+            }
+        }
+        fn finish(&mut self, ended: breaker::Ended) -> Option<String> {
+            self.told.push(ended);
+            None
         }
         fn deposit(&mut self, tokens: u32) -> Option<String> {
             self.tokens += tokens;
@@ -1238,6 +1257,42 @@ mod tests {
         "--budget-cost",
         "5",
     ];
+
+    #[test]
+    fn the_breaker_is_asked_once_at_the_start_and_told_once_how_the_run_ended() {
+        use breaker::Ended::{Failed, Neither, Succeeded};
+        let with = |rest: &[&str]| {
+            let args: Vec<&str> = ["--breaker", "ci", "--base", "1ms", "-n", "3"]
+                .iter()
+                .chain(rest)
+                .copied()
+                .collect();
+            config(&args)
+        };
+        for (script, rest, told) in [
+            (vec![exit(1), exit(0)], &[][..], Succeeded),
+            (vec![exit(1), exit(1), exit(1)], &[], Failed),
+            (vec![exit(2)], &["--fatal-on", "2"], Neither),
+            (vec![exit(4)], &["--retry-on", "1"], Neither),
+        ] {
+            let mut host = FakeHost::new(script);
+            run_with(&with(rest), &mut host);
+            assert_eq!((host.asked, host.told.as_slice()), (1, &[told][..]));
+        }
+        // Open: nothing runs, exit 75, nothing told.
+        let mut host = FakeHost::new(vec![exit(0)]);
+        host.circuit_open = Some("--breaker ci: the circuit is open".into());
+        let (code, events) = run_with(&with(&[]), &mut host);
+        assert_eq!((code, host.seen.len(), host.told.len()), (75, 0, 0));
+        assert_eq!(
+            gave_up(&events),
+            &GiveUp::CircuitOpen("--breaker ci: the circuit is open".into())
+        );
+        // Without --breaker it is never asked.
+        let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+        run_with(&config(&["--base", "1ms"]), &mut host);
+        assert_eq!((host.asked, host.told.len()), (0, 0));
+    }
 
     #[test]
     fn a_budget_that_cannot_pay_ends_the_run_at_once() {
