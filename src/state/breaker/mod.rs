@@ -5,8 +5,10 @@
 //! `machine.rs`'s, with time and randomness as parameters.
 //!
 //! The run asks once, before its first attempt (`Breaker::ask`), and
-//! tells once, at its end (`Breaker::tell`). A closed circuit with no
-//! failure counted costs a read at each, and no write.
+//! tells once, at its end (`Breaker::tell`). A run that finds the circuit
+//! closed with no failure counted and does not fail costs one read and no
+//! write, as a first-try success never touches a budget: it tells nothing
+//! (so it does not reset failures other runs counted meanwhile).
 //!
 //! A breaker never stops a command for its own failure: state that cannot
 //! be used safely (another user's file or directory, a symlink) or a store
@@ -95,6 +97,9 @@ pub struct Breaker {
     kind: Kind,
     /// The lease this run probes under, if it does.
     lease: Option<u64>,
+    /// The run found the circuit closed with nothing counted: unless it
+    /// fails, it has nothing to tell (a first-try success costs one read).
+    clean: bool,
 }
 
 impl Breaker {
@@ -110,6 +115,7 @@ impl Breaker {
             settings,
             kind,
             lease: None,
+            clean: false,
         }
     }
 
@@ -131,10 +137,13 @@ impl Breaker {
                 let warning =
                     reset.map(|reset| format!("--breaker {}: {reset}", self.settings.name));
                 match admit {
-                    Admit::Run => Asked {
-                        refused: None,
-                        warning,
-                    },
+                    Admit::Run => {
+                        self.clean = circuit == Circuit::default();
+                        Asked {
+                            refused: None,
+                            warning,
+                        }
+                    }
                     Admit::Probe(lease) => {
                         self.lease = Some(lease);
                         Asked {
@@ -160,6 +169,9 @@ impl Breaker {
 
     /// At the run's end: how it ended; what to log.
     pub fn tell(&mut self, ended: Ended) -> Option<String> {
+        if self.clean && ended != Ended::Failed {
+            return None;
+        }
         let (params, lease) = (self.settings.params, self.lease.take());
         let mut rng = crate::strategy::rng(None);
         let told = match &mut self.kind {
@@ -293,6 +305,7 @@ mod tests {
             settings: settings(),
             kind: Kind::Host(dir.to_owned()),
             lease: None,
+            clean: false,
         }
     }
 
@@ -314,6 +327,16 @@ mod tests {
         assert_eq!(b.tell(Ended::Succeeded), None);
         assert_eq!(b.tell(Ended::Neither), None);
         assert!(!dir.exists(), "a run that changed nothing wrote");
+        // Found closed and clean, a success tells nothing: one read in all.
+        let mut b = breaker(&dir);
+        assert_eq!(b.ask(), Asked::default());
+        std::fs::create_dir(tmp.path().join("elsewhere")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(tmp.path().join("elsewhere"), &dir).unwrap();
+        assert_eq!(b.tell(Ended::Succeeded), None, "the success read again");
+        // A failure is told (here, to a symlink: skipped with a warning).
+        #[cfg(unix)]
+        assert!(b.tell(Ended::Failed).unwrap().contains("is a symlink"));
     }
 
     #[test]
