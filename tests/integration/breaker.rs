@@ -119,23 +119,37 @@ impl Circuit {
         }
     }
 
-    /// When the open circuit lets a probe through, and its level, as stored.
-    fn open_until(&self) -> (u64, u32) {
+    /// The circuit as stored: its state (0 closed, 1 open, 2 probing), when
+    /// that ends (ns on its clock) and its cooldown's level.
+    fn stored(&self) -> (u64, u64, u32) {
         match &self.place {
             Place::Host => {
                 let record =
                     std::fs::read_to_string(self.path("retry/.breakers/ci")).expect("a record");
                 let fields: Vec<&str> = record.split(' ').collect();
-                assert_eq!(fields[4], "1", "not open: {record}");
-                (fields[5].parse().unwrap(), fields[3].parse().unwrap())
+                let number = |i: usize| fields[i].parse::<u64>().unwrap();
+                (number(4), number(5), number(3) as u32)
             }
             #[cfg(feature = "redis")]
             Place::Redis(server) => {
                 let got = server.cli(&["HMGET", "retry:breaker:ci", "state", "until", "level"]);
                 let fields: Vec<u64> = got.lines().map(|l| l.trim().parse().unwrap()).collect();
-                assert_eq!(fields[0], 1, "not open: {got}");
-                (fields[1] * 1000, fields[2] as u32)
+                (fields[0], fields[1] * 1000, fields[2] as u32)
             }
+        }
+    }
+
+    /// When the open circuit lets a probe through, and its level, as stored.
+    fn open_until(&self) -> (u64, u32) {
+        let (state, until, level) = self.stored();
+        assert_eq!(state, 1, "{}: not open", self.name());
+        (until, level)
+    }
+
+    /// Waits until the circuit's clock is past `until`.
+    fn wait_until(&self, until: u64) {
+        while self.now_ns() < until {
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 }
@@ -273,10 +287,7 @@ fn open_and_wait(c: &Circuit, cooldown: &str) {
         "1",
     ];
     assert_eq!(c.run(&args, "opening", "exit 1").status.code(), Some(1));
-    let (until, _) = c.open_until();
-    while c.now_ns() < until {
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    c.wait_until(c.open_until().0);
 }
 
 #[test]
@@ -355,6 +366,8 @@ fn a_probe_killed_mid_run_holds_the_circuit_no_longer_than_its_lease() {
         probe.kill().unwrap();
         probe.wait().unwrap();
         kill_pid(child);
+        let (state, lease_end, _) = c.stored();
+        assert_eq!(state, 2, "{}: not probing", c.name());
         // Within the lease, others are turned away (if this machine was not
         // slower than the lease itself).
         let during = c.run(&["--breaker-after", "1"], "log", "exit 0");
@@ -363,7 +376,7 @@ fn a_probe_killed_mid_run_holds_the_circuit_no_longer_than_its_lease() {
             assert!(text(&during.stderr).contains("another run probes it"));
         }
         // After it, the next run probes, and its success closes the circuit.
-        std::thread::sleep(Duration::from_millis(1100).saturating_sub(started.elapsed()));
+        c.wait_until(lease_end);
         let after = c.run(&["--breaker-after", "1"], "log", "exit 0");
         assert_eq!(
             after.status.code(),
@@ -403,9 +416,7 @@ fn a_failed_probe_reopens_the_circuit_for_a_longer_cooldown() {
             "{}",
             c.name()
         );
-        while c.now_ns() < until {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        c.wait_until(until);
         // The probe fails: cooldown 1, 200 to 400 ms from its end.
         let before = c.now_ns();
         assert_eq!(c.run(&args, "log", "exit 1").status.code(), Some(1));
@@ -424,9 +435,7 @@ fn a_failed_probe_reopens_the_circuit_for_a_longer_cooldown() {
                 .contains("open; 2 failed runs in a row (it opens at 1); cooldown level 1")
         );
         // The next probe succeeds: closed, level 0 again.
-        while c.now_ns() < until {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        c.wait_until(until);
         assert_eq!(c.run(&args, "log", "exit 0").status.code(), Some(0));
         assert!(
             c.status(&args)
