@@ -27,8 +27,8 @@ complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one h
 complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one\'s cost back (a first-try success never touches the budget)' -r -f
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l breaker -d 'Stop calling a failing service: a circuit shared by every retry naming it' -r -f
-complete -c retry -l breaker-after -d 'Runs in a row that gave up on transient failures (attempts or time ran out, the budget refused a retry) before the circuit opens' -r -f
-complete -c retry -l breaker-cooldown -d 'How long an open circuit stays open before one run may probe; after each failed probe longer (doubled, equal jitter, up to 8 times this or 1h, whichever is larger)' -r -f
+complete -c retry -l breaker-after -d 'Runs in a row that gave up on transient failures (attempts or time ran out, the budget refused a retry) before the circuit opens [default: 3]' -r -f
+complete -c retry -l breaker-cooldown -d 'How long an open circuit stays open before one run may probe; after each failed probe longer (doubled, equal jitter, up to 8 times this or 1h, whichever is larger) [default: 2m]' -r -f
 complete -c retry -l store -d 'Where --budget and --breaker keep their state: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without them, with one warning' -r -f
 complete -c retry -l budget-store -d 'The old spelling of --store, still read (below --store and RETRY_STORE)' -r -f
 complete -c retry -l store-timeout -d 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without it (250ms if not given)' -r -f

@@ -262,21 +262,23 @@ pub struct RunArgs {
     pub breaker: Option<String>,
 
     /// Runs in a row that gave up on transient failures (attempts or time ran
-    /// out, the budget refused a retry) before the circuit opens
+    /// out, the budget refused a retry) before the circuit opens [default: 3]
+    // No clap default (its default is said above, and held to
+    // `breaker::DEFAULT_AFTER` by a test): a run without --breaker parses
+    // nothing for it, so start-up does not pay for the breaker.
     #[arg(long, env = "RETRY_BREAKER_AFTER", value_name = "N",
-          default_value_t = crate::state::breaker::DEFAULT_AFTER,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
           allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker_after: u32,
+    pub breaker_after: Option<u32>,
 
     /// How long an open circuit stays open before one run may probe; after
     /// each failed probe longer (doubled, equal jitter, up to 8 times this or
-    /// 1h, whichever is larger)
+    /// 1h, whichever is larger) [default: 2m]
+    // No clap default, as --breaker-after.
     #[arg(long, env = "RETRY_BREAKER_COOLDOWN", value_name = "DURATION",
-          default_value = crate::state::breaker::DEFAULT_COOLDOWN_TEXT,
           value_parser = parse_duration, value_hint = ValueHint::Other,
           allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker_cooldown: Duration,
+    pub breaker_cooldown: Option<Duration>,
 
     /// Where --budget and --breaker keep their state: `host` (this host's
     /// file), or a Redis server that a whole fleet shares:

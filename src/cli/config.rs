@@ -117,7 +117,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             crate::duration::millis(crate::state::store::DEFAULT_TIMEOUT)
         )));
     }
-    if cli.breaker_cooldown.is_zero() {
+    if cli.breaker_cooldown == Some(Duration::ZERO) {
         return Err(usage(format!(
             "{} would close the circuit as soon as it opens; give a cooldown such as 1m",
             named(id::BREAKER_COOLDOWN, &"0s")
@@ -176,8 +176,12 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     let breaker = |name| crate::state::breaker::Settings {
         name,
         params: crate::state::breaker::Params {
-            after: cli.breaker_after,
-            cooldown: cli.breaker_cooldown,
+            after: cli
+                .breaker_after
+                .unwrap_or(crate::state::breaker::DEFAULT_AFTER),
+            cooldown: cli
+                .breaker_cooldown
+                .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN),
         },
         lease: crate::state::breaker::lease(cli.max_time),
         store: store.clone(),
@@ -417,6 +421,28 @@ mod tests {
             Mode::Run(options, _) => Ok(*options),
             other => Err(format!("not a run: {other:?}")),
         }
+    }
+
+    /// The breaker's defaults are no clap defaults (start-up parses nothing
+    /// for them): its help says them, and they are what a run gets.
+    #[test]
+    fn the_breakers_defaults_are_the_ones_its_help_says() {
+        use crate::state::breaker::{DEFAULT_AFTER, DEFAULT_COOLDOWN};
+        let options = config(&["--breaker", "ci", "true"]).unwrap();
+        let params = options.breaker.unwrap().params;
+        assert_eq!(
+            (params.after, params.cooldown),
+            (DEFAULT_AFTER, DEFAULT_COOLDOWN)
+        );
+        let command = Cli::command();
+        let help = |id: &str| {
+            let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
+            arg.get_long_help().or(arg.get_help()).unwrap().to_string()
+        };
+        assert!(help(id::BREAKER_AFTER).ends_with(&format!("[default: {DEFAULT_AFTER}]")));
+        assert!(
+            help(id::BREAKER_COOLDOWN).ends_with(&format!("[default: {}]", fmt(DEFAULT_COOLDOWN)))
+        );
     }
 
     #[test]

@@ -32,10 +32,11 @@ use host::HostCircuit;
 use machine::nanos;
 
 /// `--breaker-after` when not given. Provisional, as is the cooldown's:
-/// the outage scenario of `--simulate` is to choose both.
+/// the outage scenario of `--simulate` is to choose both. (`--help` says
+/// them in its words, held to these by a test in `cli/config.rs`.)
 pub const DEFAULT_AFTER: u32 = 3;
 /// `--breaker-cooldown` when not given (provisional, as above).
-pub const DEFAULT_COOLDOWN_TEXT: &str = "2m";
+pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(120);
 
 /// A probe's lease without `--max-time`: a probe that crashed holds the
 /// circuit no longer than this.
