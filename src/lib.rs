@@ -34,6 +34,7 @@ mod simulate;
 mod size;
 mod status;
 mod strategy;
+mod trace;
 
 /// For the binary's C `main` (src/main.rs).
 pub use cli::AfterParsing;
@@ -60,6 +61,14 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             // One id for the run: its log lines carry it, and so does every
             // process it starts (`RETRY_RUN_IDS`), so the two can be matched.
             let id = run::lineage::Lineage::unique_id();
+            // Read before anything runs: a malformed endpoint is bad usage.
+            let tracing = match trace::Settings::from_env() {
+                Ok(settings) => settings,
+                Err(line) => {
+                    let _ = writeln!(std::io::stderr(), "{line}");
+                    return 2;
+                }
+            };
             let log = match open_log(options, provenance, id.clone()) {
                 Ok(log) => log,
                 Err(line) => {
@@ -68,7 +77,15 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                     return 2;
                 }
             };
-            match run_command(options, log, id) {
+            let (log, tracing) = match tracing {
+                Some(settings) => {
+                    let name = run::name::CommandName::new(&options.program, &options.args);
+                    let (trace, ids, warnings) = trace::start(settings, &name.short);
+                    (log.with_trace(Some(trace)), Some((ids, warnings)))
+                }
+                None => (log, None),
+            };
+            match run_command(options, log, id, tracing) {
                 run::Exit::Code(code) => platform::exit_code(code),
                 // Everything is cleaned up: die as the command would have.
                 run::Exit::Signal(signal) => platform::die_by(signal),
@@ -124,7 +141,14 @@ fn open_log(
 }
 
 /// The real thing: run COMMAND until it succeeds or retry gives up.
-fn run_command(config: &run::Options, mut log: log::Log, id: String) -> run::Exit {
+/// `tracing`: the run's trace ids and the warnings its `OTEL_*` variables
+/// gave, when an OTLP endpoint is set.
+fn run_command(
+    config: &run::Options,
+    mut log: log::Log,
+    id: String,
+    tracing: Option<(trace::Ids, Vec<String>)>,
+) -> run::Exit {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
@@ -137,10 +161,15 @@ fn run_command(config: &run::Options, mut log: log::Log, id: String) -> run::Exi
     };
     let mut host = supervisor::Supervisor::new(config, signals, id);
     let seed = config.seed;
-    if let Some(message) = &config.preset_warning {
+    let mut warnings: Vec<String> = config.preset_warning.iter().cloned().collect();
+    if let Some((ids, said)) = tracing {
+        host = host.with_trace(ids);
+        warnings.extend(said);
+    }
+    for message in warnings {
         log.emit(&events::Event::Warning {
             attempt: 1,
-            message: message.clone(),
+            message,
         });
     }
     let mut noted = config.preset.is_some();

@@ -202,7 +202,7 @@ fn cause_json<'a>(status: &'a Status, prefix: &'a str) -> impl Display + 'a {
 }
 
 /// JSON string escaping for the few free-text fields (a command name in a message).
-fn escape(text: &str) -> impl Display + '_ {
+pub fn escape(text: &str) -> impl Display + '_ {
     fmt::from_fn(move |f| {
         for c in text.chars() {
             match c {

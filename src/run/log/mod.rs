@@ -29,6 +29,9 @@ mod text;
 #[cfg(test)]
 mod fixtures;
 
+/// JSON's string escaping, for the other JSON retry writes (OTLP's).
+pub use json::escape as json_escape;
+
 /// How the lines are written (`--log-format`, its `auto` resolved by `cli`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
@@ -65,6 +68,8 @@ pub struct Log {
     /// GitHub's step summary and step outputs, when the run is a step's.
     summary: Option<summary::StepSummary>,
     outputs: Option<summary::StepOutputs>,
+    /// The run's OpenTelemetry spans, when an OTLP endpoint is set.
+    trace: Option<crate::trace::Trace>,
 }
 
 /// The line buffer's first room, in bytes.
@@ -190,6 +195,7 @@ impl Log {
             line: String::with_capacity(LINE_ROOM),
             summary: None,
             outputs: None,
+            trace: None,
         }
     }
 
@@ -201,7 +207,26 @@ impl Log {
         self
     }
 
+    /// Also gathers the run's spans and sends them at its end (`trace`).
+    pub fn with_trace(mut self, trace: Option<crate::trace::Trace>) -> Self {
+        self.trace = trace;
+        self
+    }
+
     pub fn emit(&mut self, event: &Event) {
+        self.write(event);
+        // After the line, so the run's last line is out before the wait
+        // for the collector; a failed export is one warning.
+        if let Some(message) = self.trace.as_mut().and_then(|t| t.observe(event)) {
+            let attempt = match event {
+                Event::Succeeded { attempt, .. } | Event::GaveUp { attempt, .. } => *attempt,
+                _ => 1,
+            };
+            self.write(&Event::Warning { attempt, message });
+        }
+    }
+
+    fn write(&mut self, event: &Event) {
         if let Some(summary) = &mut self.summary {
             summary.observe(event, &self.name);
         }
