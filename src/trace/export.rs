@@ -103,7 +103,16 @@ fn exchange(authority: &str, request: &[u8], deadline: Instant) -> Result<(), St
             n => read += n,
         }
     }
-    status(&head[..read])
+    let answered = status(&head[..read]);
+    // The rest of the answer, read (to a bound) so that closing does not
+    // reset a connection the collector is still writing to.
+    let mut rest = [0; 512];
+    for _ in 0..128 {
+        if !matches!(stream.read(&mut rest), Ok(n) if n > 0) {
+            break;
+        }
+    }
+    answered
 }
 
 /// Whether the collector took the spans: a 2xx status.

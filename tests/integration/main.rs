@@ -38,6 +38,9 @@ mod processes;
 #[cfg(unix)]
 mod readme;
 mod storm;
+// OpenTelemetry traces, against a receiver in Python; the commands are `sh`.
+#[cfg(unix)]
+mod trace;
 mod trust;
 mod usage;
 
