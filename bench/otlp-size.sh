@@ -14,7 +14,7 @@ cd "$dir"
 
 # The profile is copied from retry's Cargo.toml so the numbers are retry's.
 profile=$(sed -n '/^\[profile.release\]/,/^$/p' "$OLDPWD/Cargo.toml")
-members=(baseline sdk ureq ureq-rustls std-tcp)
+members=(baseline sdk via-ureq via-ureq-rustls std-tcp)
 {
   printf '[workspace]\nresolver = "2"\nmembers = [%s]\n\n' "$(printf '"%s",' "${members[@]}")"
   printf '%s\n' "$profile"
@@ -51,8 +51,8 @@ ureq_main='fn main() {
     let r = ureq::post(&url).header("content-type", "application/json").send(body());
     println!("{:?}", r.map(|r| r.status()));
 }'
-crate ureq 'ureq = { version = "3", default-features = false }' "$ureq_main"
-crate ureq-rustls 'ureq = { version = "3", default-features = false, features = ["rustls"] }' "$ureq_main"
+crate via-ureq 'ureq = { version = "3", default-features = false }' "$ureq_main"
+crate via-ureq-rustls 'ureq = { version = "3", default-features = false, features = ["rustls"] }' "$ureq_main"
 
 crate std-tcp '' '
 use std::io::{Read, Write};

@@ -11,8 +11,8 @@
 //! and sets it). The tests of what needs no collector always run.
 
 use std::collections::HashMap;
-use std::io::{BufRead as _, BufReader, Read as _};
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use crate::harness::{fail_times, retry, scratch, wait_bounded};
@@ -23,6 +23,7 @@ const PARENT_SPAN: &str = "00f067aa0ba902b7";
 /// The receiver, listening; killed on drop if it is still running.
 struct Receiver {
     child: Child,
+    stdout: BufReader<ChildStdout>,
     port: u16,
 }
 
@@ -50,17 +51,15 @@ impl Receiver {
             .stdout(Stdio::piped())
             .spawn()
             .expect("the receiver starts");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
         let mut first = String::new();
-        let stdout = child.stdout.as_mut().expect("piped");
-        // Byte by byte, so nothing after the port line is buffered away.
-        for byte in stdout.bytes() {
-            match byte.expect("the receiver's port") {
-                b'\n' => break,
-                b => first.push(char::from(b)),
-            }
-        }
+        stdout.read_line(&mut first).expect("the receiver's port");
         let port = first.trim().parse().expect("the receiver prints its port");
-        Some(Receiver { child, port })
+        Some(Receiver {
+            child,
+            stdout,
+            port,
+        })
     }
 
     fn endpoint(&self) -> String {
@@ -70,8 +69,7 @@ impl Receiver {
     /// What it received: the request's line, then one line per span.
     fn received(mut self) -> (Line, Vec<Line>) {
         let status = wait_bounded(&mut self.child, Duration::from_secs(40));
-        let stdout = self.child.stdout.take().expect("piped");
-        let lines: Vec<Line> = BufReader::new(stdout)
+        let lines: Vec<Line> = (&mut self.stdout)
             .lines()
             .map(|l| Line::parse(&l.expect("a line")))
             .collect();
