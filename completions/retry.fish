@@ -2,12 +2,12 @@ complete -c retry -s b -l base -d 'Base delay: the first sleep\'s ceiling' -r -f
 complete -c retry -s c -l cap -d 'The largest sleep' -r -f
 complete -c retry -s f -l factor -d 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)' -r -f
 complete -c retry -s n -l max-attempts -d 'Total runs of COMMAND, the first included, or `unlimited`' -r -f
-complete -c retry -l retry-on -d 'Exit codes that are retried; any other failing code stops at once [default: every code that is not a success, except 126 and 127 (the command cannot run) and 141 (killed by SIGPIPE: its reader went away)]' -r -f
+complete -c retry -l retry-on -d 'Exit codes that are retried; any other failing code stops at once' -r -f
 complete -c retry -l fatal-on -d 'Exit codes that stop at once, even if --retry-on covers them' -r -f
 complete -c retry -l success-on -d 'Exit codes that count as success' -r -f
-complete -c retry -s t -l timeout -d 'Limit for one attempt; on expiry the command and its descendants get SIGTERM, then SIGKILL after --kill-after, and the attempt counts as exit code 124 (Windows: Ctrl-Break to its console process group, then its Job Object ended; without a console, the job at once)' -r -f
+complete -c retry -s t -l timeout -d 'Limit for one attempt, which then counts as exit code 124' -r -f
 complete -c retry -l kill-after -d 'Grace between SIGTERM and SIGKILL when an attempt is stopped' -r -f
-complete -c retry -s m -l max-time -d 'Limit for the whole run: a sleep that would end past it is not taken, and at the limit the running attempt is stopped as by --timeout' -r -f
+complete -c retry -s m -l max-time -d 'Limit for the whole run, its sleeps included' -r -f
 complete -c retry -l seed -d 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter' -r -f
 complete -c retry -l log-format -d 'How retry\'s own log lines are written' -r -f -a "auto\t'`github` when GITHUB_ACTIONS=true, else `text`'
 text\t'One readable line per event'
@@ -20,7 +20,7 @@ replay\t'Read stdin once (as it arrives) and feed the same bytes to every attemp
 null\t'Give every attempt an empty stdin, so a command waiting for input fails fast'"
 complete -c retry -l stdin-limit -d 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). The attempt reading a longer stdin as it comes still gets all of it; a retry that would need more than was kept (or than a full disk kept) is not run: exit status 125 rather than feed any attempt a truncated input' -r -f
 complete -c retry -l retry-if-output -d 'Retry when a line of output matches REGEX, even after exit code 0' -r -f
-complete -c retry -l stop-if-output -d 'Stop the run at once, with the attempt\'s own status, when its stdout or stderr has a line matching REGEX (lines as for --retry-if-output)' -r -f
+complete -c retry -l stop-if-output -d 'Stop at once, with the attempt\'s own status, on a line matching REGEX' -r -f
 complete -c retry -l delay-from-output -d 'Sleep at least the wait a server asks for (Retry-After), read from the output' -r -f
 complete -c retry -l budget -d 'Draw retries from a budget shared by every retry on this host that names it' -r -f
 complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500); a bucket in use keeps the size it was given until it is full again' -r -f
@@ -28,6 +28,9 @@ complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a 
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l budget-store -d 'Where the budget lives: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without the budget, with one warning' -r -f
 complete -c retry -l budget-timeout -d 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without the budget (250ms if not given)' -r -f
+complete -c retry -l metrics-dir -d 'Write the job\'s series for node_exporter\'s textfile collector in this directory' -r -f -a "(__fish_complete_directories)"
+complete -c retry -l statsd -d 'Send counters and timings to this StatsD server over UDP' -r -f -a "(__fish_print_hostnames)"
+complete -c retry -l job -d 'The job\'s name in the metrics [default: the program\'s name and a hash of the command line, e.g. curl-3f9a2c1b]' -r -f
 complete -c retry -l preset -d 'Judge failures as one program reports them (retry --presets shows the rules)' -r -f -a "curl\t''
 wget\t''
 git\t''
@@ -59,17 +62,18 @@ complete -c retry -l service-time -d '--model busy: mean time the server takes t
 complete -c retry -l service-sd -d '--model busy: standard deviation of the service time' -r -f
 complete -c retry -l max-work -d 'Stop a repetition once the server has handled this many requests (its row then counts it under `capped`), or `unlimited`; without backoff, 100,000 clients would take hours' -r -f
 complete -c retry -l svg -d 'Also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
-complete -c retry -s j -l jitter -d 'Backoff strategy for the sleep between attempts (`all` only with --simulate)' -r -f -a "none\t'sleep = min(cap, base * factor^n)'
+complete -c retry -s j -l jitter -d 'Backoff strategy of the sleeps between attempts' -r -f -a "none\t'sleep = min(cap, base * factor^n)'
 full\t'sleep = random_between(0, min(cap, base * factor^n))'
 equal\t't = min(cap, base * factor^n); sleep = t/2 + random_between(0, t/2)'
 decorrelated\t'sleep = min(cap, random_between(base, previous sleep * 3))'"
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
 complete -c retry -l stdout-once -d 'Only an attempt that succeeds writes to stdout (failed ones: to stderr)'
+complete -c retry -l statsd-tags -d 'Give the job and outcome as DogStatsD tags (|#retry_job:…,outcome:…), not in the names'
 complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines; Windows: `cmd /d /s /c`)'
 complete -c retry -l plan -d 'Print the sleeps a run with these options would take, and run nothing'
-complete -c retry -l simulate -d 'Simulate competing clients as in the AWS "Exponential Backoff And Jitter" post (work and completion time per strategy), and run nothing. Without --base/--cap it uses the post\'s: 10ms (5ms for decorrelated), 2s'
+complete -c retry -l simulate -d 'Simulate competing clients as in the AWS post, and run nothing'
 complete -c retry -l man -d 'Print the man page (roff) to stdout, and run nothing'
-complete -c retry -l presets -d 'Print every preset as the plain flags it stands for, with the documentation it rests on, and run nothing'
+complete -c retry -l presets -d 'Print every preset\'s rules, and run nothing'
 complete -c retry -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -s V -l version -d 'Print version'

@@ -8,6 +8,8 @@
 //!   supervisor, pipes, events and their log lines);
 //! - `platform/`: every call to the OS about processes and signals, and the
 //!   one wait for a child, a signal or a deadline;
+//! - `metrics/`: the run's metrics (the Prometheus textfile, StatsD), fed
+//!   its events;
 //! - `plan/`, `simulate/` and `report`: the modes that only print (the
 //!   cargo feature `preview`, on by default);
 //! - the rules both share, one file each: `strategy` (backoff and jitter),
@@ -20,6 +22,7 @@ pub mod arena;
 mod cli;
 mod codes;
 mod duration;
+mod metrics;
 mod os_error;
 #[cfg(feature = "preview")]
 mod plan;
@@ -32,6 +35,7 @@ mod run;
 #[cfg(feature = "preview")]
 mod simulate;
 mod size;
+mod state;
 mod status;
 mod strategy;
 mod trace;
@@ -69,7 +73,9 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                     return 2;
                 }
             };
-            let log = match open_log(options, provenance, id.clone()) {
+            let log = match check_metrics_dir(options, provenance)
+                .and_then(|()| open_log(options, provenance, id.clone()))
+            {
                 Ok(log) => log,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
@@ -77,14 +83,10 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                     return 2;
                 }
             };
-            let (log, tracing) = match tracing {
-                Some(settings) => {
-                    let name = run::name::CommandName::new(&options.program, &options.args);
-                    let (trace, ids, warnings) = trace::start(settings, &name.short);
-                    (log.with_trace(Some(trace)), Some((ids, warnings)))
-                }
-                None => (log, None),
-            };
+            let tracing = tracing.map(|settings| {
+                let name = run::name::CommandName::new(&options.program, &options.args);
+                trace::start(settings, &name.short)
+            });
             match run_command(options, log, id, tracing) {
                 run::Exit::Code(code) => platform::exit_code(code),
                 // Everything is cleaned up: die as the command would have.
@@ -106,7 +108,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             }
             print(listing.as_bytes())
         }
-        Mode::BudgetStatus(settings) => run::budget::print_status(settings),
+        Mode::BudgetStatus(settings) => crate::state::budget::print_status(settings),
     }
 }
 
@@ -140,14 +142,35 @@ fn open_log(
     Ok(log::Log::new(config.log_format, config.verbosity, name, to, id).with_github_files())
 }
 
+/// `--metrics-dir`, checked before anything runs: a directory that is
+/// missing or not writable is a bad value, as a `--log-file` that cannot
+/// be opened is, rather than a warning after the run that a cron job's
+/// owner never reads.
+fn check_metrics_dir(
+    config: &run::Options,
+    provenance: &cli::provenance::Provenance,
+) -> Result<(), String> {
+    let Some(dir) = &config.metrics.dir else {
+        return Ok(());
+    };
+    metrics::textfile::check_dir(dir).map_err(|error| {
+        format!(
+            "retry: cannot write to {} '{}': {}",
+            provenance.option(cli::id::METRICS_DIR),
+            dir.display(),
+            crate::os_error::describe(&error)
+        )
+    })
+}
+
 /// The real thing: run COMMAND until it succeeds or retry gives up.
-/// `tracing`: the run's trace ids and the warnings its `OTEL_*` variables
-/// gave, when an OTLP endpoint is set.
+/// `tracing`: the run's spans, its trace ids and the warnings its `OTEL_*`
+/// variables gave, when an OTLP endpoint is set.
 fn run_command(
     config: &run::Options,
     mut log: log::Log,
     id: String,
-    tracing: Option<(trace::Ids, Vec<String>)>,
+    tracing: Option<(trace::Trace, trace::Ids, Vec<String>)>,
 ) -> run::Exit {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
@@ -162,8 +185,10 @@ fn run_command(
     let mut host = supervisor::Supervisor::new(config, signals, id);
     let seed = config.seed;
     let mut warnings: Vec<String> = config.preset_warning.iter().cloned().collect();
-    if let Some((ids, said)) = tracing {
+    let mut trace = None;
+    if let Some((spans, ids, said)) = tracing {
         host = host.with_trace(ids);
+        trace = Some(spans);
         warnings.extend(said);
     }
     for message in warnings {
@@ -173,8 +198,17 @@ fn run_command(
         });
     }
     let mut noted = config.preset.is_some();
+    // Last before the run: the metrics' clock starts here.
+    let mut metrics = metrics::Sinks::new(&config.metrics, &config.program, &config.args);
     let mut emit = |event: &events::Event| {
         log.emit(event);
+        if let Some(warning) = metrics.as_mut().and_then(|sinks| sinks.observe(event)) {
+            log.emit(&warning);
+        }
+        // Last: the run's end waits here for the collector (bounded).
+        if let Some(warning) = trace.as_mut().and_then(|spans| spans.observe(event)) {
+            log.emit(&warning);
+        }
         if let Some(attempt) = preset_note_due(config.verbosity, event).filter(|_| !noted) {
             noted = true;
             let (warning, note) = preset_known(&config.program, attempt);
@@ -261,12 +295,12 @@ pub mod fuzzing {
     /// A `--budget-store` value, however retry was built: the store as
     /// messages show it (`None` for `host`), or the parser's error.
     pub fn store(text: &str) -> Result<Option<String>, String> {
-        crate::run::budget::store::remote(text).map(|r| r.map(|r| r.to_string()))
+        crate::state::budget::store::remote(text).map(|r| r.map(|r| r.to_string()))
     }
 
     /// The same value as a usage error quotes one that is not a store.
     pub fn store_masked(text: &str) -> String {
-        crate::run::budget::store::mask(text).into_owned()
+        crate::state::budget::store::mask(text).into_owned()
     }
 
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.

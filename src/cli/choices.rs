@@ -1,4 +1,4 @@
-//! The command line's words for the plain choices (`--stdin`,
+//! The command line's words for the plain choices (`--jitter`, `--stdin`,
 //! `--foreground`, `--log-format`, `--format`, `--model`): clap's
 //! `ValueEnum`, each value's help, and the map to the type the program
 //! uses, so clap stays in `cli/`.
@@ -6,6 +6,7 @@
 use crate::run::log::LogFormat;
 use crate::run::pipes::StdinMode;
 use crate::run::supervisor::Foreground;
+use crate::strategy::Jitter;
 
 /// `--stdin MODE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -104,4 +105,32 @@ pub enum ModelChoice {
     Occ,
     /// A server that serves one request at a time and rejects the rest at once
     Busy,
+}
+
+/// `--jitter`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum JitterChoice {
+    /// sleep = min(cap, base * factor^n)
+    None,
+    /// sleep = random_between(0, min(cap, base * factor^n))
+    Full,
+    /// t = min(cap, base * factor^n); sleep = t/2 + random_between(0, t/2)
+    Equal,
+    /// sleep = min(cap, random_between(base, previous sleep * 3))
+    Decorrelated,
+    /// --simulate only: every strategy side by side, plus no backoff at all
+    All,
+}
+
+impl JitterChoice {
+    /// The one strategy chosen, or `None` for `all`.
+    pub fn single(self) -> Option<Jitter> {
+        match self {
+            JitterChoice::None => Some(Jitter::None),
+            JitterChoice::Full => Some(Jitter::Full),
+            JitterChoice::Equal => Some(Jitter::Equal),
+            JitterChoice::Decorrelated => Some(Jitter::Decorrelated),
+            JitterChoice::All => None,
+        }
+    }
 }

@@ -40,7 +40,7 @@ pub enum Mode {
         warning: Option<String>,
     },
     /// `--budget-status NAME`.
-    BudgetStatus(run::budget::Settings),
+    BudgetStatus(crate::state::budget::Settings),
 }
 
 /// Applies the cross-field rules and picks the mode.
@@ -105,7 +105,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         return Err(usage(format!(
             "{} would give up on the store before it could answer; leave it out for {} ms",
             named(id::BUDGET_TIMEOUT, &"0s"),
-            crate::duration::millis(run::budget::store::DEFAULT_TIMEOUT)
+            crate::duration::millis(crate::state::budget::store::DEFAULT_TIMEOUT)
         )));
     }
 
@@ -137,7 +137,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         });
     }
     let budget_params = budget_params(&cli)?;
-    let settings = |name| run::budget::Settings {
+    let settings = |name| crate::state::budget::Settings {
         name,
         params: budget_params,
         size_given: cli.provenance.given(id::BUDGET_TOKENS)
@@ -145,7 +145,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         store: cli.budget_store.clone().unwrap_or_default(),
         timeout: cli
             .budget_timeout
-            .unwrap_or(run::budget::store::DEFAULT_TIMEOUT),
+            .unwrap_or(crate::state::budget::store::DEFAULT_TIMEOUT),
     };
     if let Some(name) = &cli.budget_status {
         return Ok(Mode::BudgetStatus(settings(name.clone())));
@@ -211,6 +211,12 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 },
             },
             budget: cli.budget.map(settings),
+            metrics: crate::metrics::Settings {
+                job: cli.job,
+                dir: cli.metrics_dir,
+                statsd: cli.statsd,
+                statsd_tags: cli.statsd_tags,
+            },
             preset: cli.preset,
             preset_warning: catalog.warning(),
             program,
@@ -289,7 +295,7 @@ fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> sim
 
 /// `--budget-tokens`, `--budget-cost`, `--budget-refill`: a budget that
 /// could never pay for one retry is a mistake, not a way to turn retries off.
-fn budget_params(cli: &RunArgs) -> Result<run::budget::Params, clap::Error> {
+fn budget_params(cli: &RunArgs) -> Result<crate::state::budget::Params, clap::Error> {
     if cli.budget_tokens < cli.budget_cost {
         return Err(usage(format!(
             "{} is below {}: the budget could never pay for a retry",
@@ -297,7 +303,7 @@ fn budget_params(cli: &RunArgs) -> Result<run::budget::Params, clap::Error> {
             cli.provenance.name(id::BUDGET_COST, &cli.budget_cost),
         )));
     }
-    Ok(run::budget::Params {
+    Ok(crate::state::budget::Params {
         tokens: cli.budget_tokens,
         cost: cli.budget_cost,
         refill: cli.budget_refill,

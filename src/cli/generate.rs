@@ -60,7 +60,7 @@ mod tests {
     /// mostly typed for a run).
     fn for_completion() -> clap::Command {
         let run_takes: Vec<clap::builder::PossibleValue> =
-            crate::cli::JitterChoice::value_variants()
+            crate::cli::choices::JitterChoice::value_variants()
                 .iter()
                 .filter(|choice| choice.single().is_some())
                 .filter_map(ValueEnum::to_possible_value)

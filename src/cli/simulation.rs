@@ -1,7 +1,83 @@
-//! The values of `--simulate`'s own options that need more than a number
-//! or a duration: `--clients` (which fleet sizes to simulate) and
-//! `--max-work`. Here, not in `simulate/`, because the command defines its
-//! options in every build, one without `--simulate` included.
+//! The options only --plan and --simulate read, and the values of those
+//! that need more than a number or a duration: `--clients` (which fleet
+//! sizes to simulate) and `--max-work`. Here, not in `simulate/`, because
+//! the command defines its options in every build, one without
+//! `--simulate` included.
+
+use std::time::Duration;
+
+use clap::{Args, ValueHint};
+
+use crate::cli::args::{MODES, SIMULATION};
+use crate::cli::choices::{FormatChoice, ModelChoice};
+use crate::duration::parse as parse_duration;
+
+/// The options only --plan and --simulate read.
+#[derive(Debug, Args)]
+#[group(skip)]
+pub struct SimulationArgs {
+    /// Output of --plan and --simulate
+    #[arg(long, env = "RETRY_FORMAT", value_enum, default_value_t = FormatChoice::Table,
+          help_heading = MODES, hide_short_help = true)]
+    pub format: FormatChoice,
+
+    /// Client counts, as counts and ranges with a step (`1,2,5,10-190:10`)
+    #[arg(long, env = "RETRY_CLIENTS", value_name = "LIST", default_value = "10-190:10",
+          value_parser = parse_clients, value_hint = ValueHint::Other,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub clients: ClientCounts,
+
+    /// Repetitions per strategy and client count
+    #[arg(long, env = "RETRY_REPS", value_name = "R", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub reps: u32,
+
+    /// Mean one-way network delay
+    #[arg(long, env = "RETRY_NET_DELAY", value_name = "DURATION", default_value = "10ms",
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub net_delay: Duration,
+
+    /// Standard deviation of the network delay
+    #[arg(long, env = "RETRY_NET_SD", value_name = "DURATION", default_value = "2ms",
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub net_sd: Duration,
+
+    /// The experiment: `occ` is the AWS post's (optimistic concurrency on
+    /// one row); `busy` a server that serves one request at a time and
+    /// rejects the others at once
+    #[arg(long, env = "RETRY_MODEL", value_enum, default_value_t = ModelChoice::Occ,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub model: ModelChoice,
+
+    /// --model busy: mean time the server takes to serve one request
+    #[arg(long, env = "RETRY_SERVICE_TIME", value_name = "DURATION", default_value = "10ms",
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub service_time: Duration,
+
+    /// --model busy: standard deviation of the service time
+    #[arg(long, env = "RETRY_SERVICE_SD", value_name = "DURATION", default_value = "4ms",
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub service_sd: Duration,
+
+    /// Stop a repetition once the server has handled this many requests
+    /// (its row then counts it under `capped`), or `unlimited`; without
+    /// backoff, 100,000 clients would take hours
+    #[arg(long, env = "RETRY_MAX_WORK", value_name = "N|unlimited", default_value = "100000000",
+          value_parser = parse_max_work, value_hint = ValueHint::Other,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub max_work: u64,
+
+    /// Also draw the post's two charts (work and completion time against
+    /// clients) into this SVG file
+    #[arg(long, env = "RETRY_SVG", value_name = "FILE", value_hint = ValueHint::FilePath,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub svg: Option<std::path::PathBuf>,
+}
 
 /// `--clients`: the client counts to simulate, in the order given.
 #[derive(Clone, Debug, PartialEq, Eq)]

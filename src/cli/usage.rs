@@ -26,7 +26,7 @@ use crate::cli::Cli;
 use crate::cli::help::USAGE;
 use crate::cli::id;
 use crate::cli::provenance::Provenance;
-use crate::run::budget::store;
+use crate::state::budget::store;
 
 /// Bad usage, as documented: nothing has run.
 const BAD_USAGE: u8 = 2;

@@ -18,7 +18,6 @@
 //!   └── sleep <── a signal here gives up at once
 //! ```
 
-pub mod budget;
 pub mod countdown;
 pub mod decide;
 pub mod escalation;
@@ -43,6 +42,7 @@ use crate::run::hint::{Hint, Hinted};
 use crate::run::log::{LogFormat, Verbosity};
 use crate::run::pipes::OutputSeen;
 use crate::run::supervisor::Foreground;
+use crate::state::budget;
 use crate::status::Status;
 use crate::strategy::Backoff;
 use crate::strategy::{Schedule, Sleep};
@@ -68,6 +68,9 @@ pub struct Options {
     pub pipes: pipes::Settings,
     /// `--budget`: the shared retry budget's name and parameters.
     pub budget: Option<budget::Settings>,
+    /// `--metrics-dir`, `--statsd` and their job: the run's metrics (`lib.rs`
+    /// feeds them its events).
+    pub metrics: crate::metrics::Settings,
     /// `--preset`: the one named, if any. Without one, a run of a program
     /// a preset is for says so once (`lib.rs`), and changes nothing.
     pub preset: Option<String>,

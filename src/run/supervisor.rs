@@ -23,13 +23,13 @@ use crate::platform::signals::Signals;
 use crate::platform::spawn::{Io, Spawn};
 use crate::platform::tree::ProcessTree;
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
-use crate::run::budget::{self, Withdrawal};
 use crate::run::countdown;
 use crate::run::escalation::{Actions, Escalation};
 use crate::run::lineage::{self, Lineage};
 use crate::run::log::{LogFormat, Verbosity};
 use crate::run::pipes::{self, Pipes, Progress, ReleaseError, Spool};
 use crate::run::{Attempt, AttemptInfo, Ended, Host, Options, SpawnError, Unsettled};
+use crate::state::budget::{self, Withdrawal};
 use crate::status::Status;
 use crate::trace::context as trace;
 

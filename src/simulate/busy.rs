@@ -84,13 +84,10 @@ pub fn simulate(
 mod tests {
     use super::*;
     use crate::simulate::model::Model;
+    use crate::simulate::model::fixtures::{NET, backoff};
     use crate::strategy::Jitter;
     use std::time::Duration;
 
-    const NET: Net = Net {
-        mean_ms: 10.0,
-        sd_ms: 2.0,
-    };
     const SERVICE: Net = Net {
         mean_ms: 10.0,
         sd_ms: 4.0,
@@ -120,12 +117,7 @@ mod tests {
     }
 
     fn full() -> Option<Backoff> {
-        Some(Backoff {
-            jitter: Jitter::Full,
-            base: Duration::from_millis(10),
-            cap: Duration::from_secs(2),
-            factor: 2.0,
-        })
+        Some(backoff(Jitter::Full))
     }
 
     #[test]

@@ -213,6 +213,34 @@ pub fn tick(count: u64, events: &dyn Fn(u64)) {
     }
 }
 
+/// What the models' tests share: the network of the AWS post's experiment
+/// and its backoff (decorrelated starts lower, as the post's does).
+#[cfg(test)]
+pub(super) mod fixtures {
+    use super::Net;
+    use crate::strategy::{Backoff, Jitter};
+    use std::time::Duration;
+
+    pub const NET: Net = Net {
+        mean_ms: 10.0,
+        sd_ms: 2.0,
+    };
+
+    pub fn backoff(jitter: Jitter) -> Backoff {
+        let base = Duration::from_millis(if jitter == Jitter::Decorrelated {
+            5
+        } else {
+            10
+        });
+        Backoff {
+            jitter,
+            base,
+            cap: Duration::from_secs(2),
+            factor: 2.0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,14 +110,9 @@ pub fn simulate(
 mod tests {
     use super::*;
     use crate::strategy::Jitter;
-    use std::time::Duration;
 
+    use crate::simulate::model::fixtures::{NET, backoff};
     use crate::simulate::model::{Model, Net};
-
-    const NET: Net = Net {
-        mean_ms: 10.0,
-        sd_ms: 2.0,
-    };
 
     fn simulate(clients: u32, backoff: Option<Backoff>, _: Net, rng: &mut impl Rng) -> Outcome {
         let experiment = Experiment {
@@ -130,20 +125,6 @@ mod tests {
 
     fn rng(seed: u64) -> rand_chacha::ChaCha8Rng {
         crate::strategy::rng(Some(seed))
-    }
-
-    fn backoff(jitter: Jitter) -> Backoff {
-        let base = Duration::from_millis(if jitter == Jitter::Decorrelated {
-            5
-        } else {
-            10
-        });
-        Backoff {
-            jitter,
-            base,
-            cap: Duration::from_secs(2),
-            factor: 2.0,
-        }
     }
 
     #[test]

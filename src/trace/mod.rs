@@ -7,6 +7,8 @@
 //! - `otlp.rs`: the spans as OTLP's protobuf or JSON;
 //! - `export.rs`: the one HTTP request, bounded in time.
 //!
+//! `lib.rs` feeds it the run's events after the log and the metrics, so
+//! the wait for the collector comes last.
 //! Nothing here runs unless an endpoint is set: a run without one reads
 //! two variables and is otherwise unchanged (its command's environment too).
 //! An attempt's span is the child of the run's, which is the child of
@@ -103,7 +105,16 @@ impl Trace {
 
     /// Takes in one event, at the time it happens; at the run's end sends
     /// the spans, and returns the one warning if they could not be sent.
-    pub fn observe(&mut self, event: &Event) -> Option<String> {
+    pub fn observe(&mut self, event: &Event) -> Option<Event> {
+        let message = self.gather(event)?;
+        let attempt = match event {
+            Event::Succeeded { attempt, .. } | Event::GaveUp { attempt, .. } => *attempt,
+            _ => 1,
+        };
+        Some(Event::Warning { attempt, message })
+    }
+
+    fn gather(&mut self, event: &Event) -> Option<String> {
         // A parent that was not sampled is followed: nothing is recorded,
         // though attempts still carry the context (OpenTelemetry's default
         // sampler, parent-based).

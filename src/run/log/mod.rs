@@ -68,8 +68,6 @@ pub struct Log {
     /// GitHub's step summary and step outputs, when the run is a step's.
     summary: Option<summary::StepSummary>,
     outputs: Option<summary::StepOutputs>,
-    /// The run's OpenTelemetry spans, when an OTLP endpoint is set.
-    trace: Option<crate::trace::Trace>,
 }
 
 /// The line buffer's first room, in bytes.
@@ -195,7 +193,6 @@ impl Log {
             line: String::with_capacity(LINE_ROOM),
             summary: None,
             outputs: None,
-            trace: None,
         }
     }
 
@@ -207,26 +204,7 @@ impl Log {
         self
     }
 
-    /// Also gathers the run's spans and sends them at its end (`trace`).
-    pub fn with_trace(mut self, trace: Option<crate::trace::Trace>) -> Self {
-        self.trace = trace;
-        self
-    }
-
     pub fn emit(&mut self, event: &Event) {
-        self.write(event);
-        // After the line, so the run's last line is out before the wait
-        // for the collector; a failed export is one warning.
-        if let Some(message) = self.trace.as_mut().and_then(|t| t.observe(event)) {
-            let attempt = match event {
-                Event::Succeeded { attempt, .. } | Event::GaveUp { attempt, .. } => *attempt,
-                _ => 1,
-            };
-            self.write(&Event::Warning { attempt, message });
-        }
-    }
-
-    fn write(&mut self, event: &Event) {
         if let Some(summary) = &mut self.summary {
             summary.observe(event, &self.name);
         }

@@ -200,7 +200,7 @@ fn code(text: &str) -> String {
 /// a URL masked), one row per failed attempt, then the outcome in the log
 /// lines' words.
 fn markdown(name: &CommandName, rows: &[Row], end: &Event) -> String {
-    use crate::run::budget::store::{hidden_in_url, masked};
+    use crate::state::budget::store::{hidden_in_url, masked};
     // Word by word, as usage errors mask what they quote.
     let command: Vec<_> = name
         .full

@@ -428,7 +428,7 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    const P: Params = Params {
+    pub(super) const P: Params = Params {
         tokens: 20,
         cost: 5,
         refill: 0.0,
@@ -649,29 +649,30 @@ mod tests {
         assert!(budget.try_withdraw(5).unwrap().value);
     }
 
+    /// The budget the cost measurements draw from: one that never runs out.
+    pub(super) fn measured(store: Store, timeout: Duration) -> Settings {
+        Settings {
+            name: "bench".into(),
+            params: Params {
+                tokens: u32::MAX,
+                cost: 1,
+                refill: 0.0,
+            },
+            size_given: false,
+            store,
+            timeout,
+        }
+    }
+
     /// `bash bench/budget.sh` runs this in release: what `--budget` adds
     /// to one retry decision (lock, read, check, write, unlock).
     #[test]
     #[ignore = "a measurement, for bench/budget.sh"]
     fn cost_of_one_decision() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut budget = Budget::open_in(
-            tmp.path(),
-            &Settings {
-                name: "bench".into(),
-                params: Params {
-                    tokens: u32::MAX,
-                    cost: 1,
-                    refill: 0.0,
-                },
-                size_given: false,
-                store: Store::Host,
-                timeout: DEFAULT_TIMEOUT,
-            },
-            true,
-        )
-        .unwrap()
-        .unwrap();
+        let mut budget = Budget::open_in(tmp.path(), &measured(Store::Host, DEFAULT_TIMEOUT), true)
+            .unwrap()
+            .unwrap();
         let n = 200_000;
         let started = Instant::now();
         for _ in 0..n {

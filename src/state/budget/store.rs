@@ -417,7 +417,7 @@ mod tests {
                     if let Some(remote) = remote {
                         shown.push(remote.to_string());
                         #[cfg(feature = "redis")]
-                        shown.push(crate::run::budget::fleet::failed("ci", &remote, "refused"));
+                        shown.push(crate::state::budget::fleet::failed("ci", &remote, "refused"));
                     }
                 }
             }

@@ -111,11 +111,7 @@ fn fleet_status(settings: &Settings, remote: &super::store::Remote) -> Result<St
 mod tests {
     use super::*;
 
-    const P: Params = Params {
-        tokens: 20,
-        cost: 5,
-        refill: 0.0,
-    };
+    use super::super::tests::P;
 
     #[test]
     fn status_says_how_many_retries_are_left() {

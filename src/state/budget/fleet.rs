@@ -266,7 +266,7 @@ fn scrub(error: &redis::RedisError, remote: &Remote) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::budget::store::{self, Store};
+    use crate::state::budget::store::{self, Store};
 
     /// `bash bench/fleet-budget.sh` runs this in release against the
     /// redis-server it started (`RETRY_BENCH_STORE`): what one retry
@@ -279,17 +279,8 @@ mod tests {
         let Ok(Store::Redis(remote)) = store::parse(&url) else {
             panic!("{url} is not a Redis store");
         };
-        let settings = Settings {
-            name: "bench".into(),
-            params: Params {
-                tokens: u32::MAX,
-                cost: 1,
-                refill: 0.0,
-            },
-            size_given: false,
-            store: Store::Redis(remote.clone()),
-            timeout: Duration::from_secs(1),
-        };
+        let settings =
+            super::super::tests::measured(Store::Redis(remote.clone()), Duration::from_secs(1));
         let mut fleet = Fleet::new(&settings, &remote);
         let n = 20_000;
         let mut took: Vec<Duration> = (0..n)

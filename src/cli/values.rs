@@ -1,0 +1,195 @@
+//! The parsers of values that are more than a number or a duration:
+//! attempts, regexes, switches, rates, factors and preset names. Each error
+//! is one line, which clap puts after the flag and the value.
+
+use regex::bytes::{Regex, RegexBuilder};
+
+use crate::policy::Attempts;
+
+pub(crate) fn parse_attempts(text: &str) -> Result<Attempts, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("unlimited") {
+        return Ok(Attempts::Unlimited);
+    }
+    match text.parse::<u32>() {
+        Ok(0) => Err("0 attempts would never run the command; for no limit use `unlimited`".into()),
+        Ok(n) => Ok(Attempts::Limit(n)),
+        Err(_) => Err("expected a positive whole number or `unlimited`".into()),
+    }
+}
+
+/// A regex for the output conditions, matched against raw bytes with ASCII
+/// classes and case folding (a non-ASCII literal still matches its UTF-8).
+/// The parser's multi-line report shrinks to its last line, so the usage
+/// error stays one line.
+pub(crate) fn parse_regex(text: &str) -> Result<Regex, String> {
+    // Empty matches every line: one empty quote would rerun every success.
+    if text.is_empty() {
+        return Err("an empty regex would match every line; leave the option out".into());
+    }
+    RegexBuilder::new(text)
+        .unicode(false)
+        .build()
+        .map_err(|error| {
+            let report = error.to_string();
+            let last = report.lines().last().unwrap_or_default().trim();
+            last.strip_prefix("error: ").unwrap_or(last).to_owned()
+        })
+}
+
+/// A switch from the environment (`RETRY_QUIET=1`): what people write for
+/// yes and no, in any case; empty is no, as if unset.
+pub(crate) fn parse_switch(text: &str) -> Result<bool, String> {
+    const YES: [&str; 5] = ["1", "true", "yes", "on", "y"];
+    const NO: [&str; 6] = ["", "0", "false", "no", "off", "n"];
+    let text = text.trim();
+    if YES.iter().any(|word| text.eq_ignore_ascii_case(word)) {
+        Ok(true)
+    } else if NO.iter().any(|word| text.eq_ignore_ascii_case(word)) {
+        Ok(false)
+    } else {
+        Err("expected 1 or 0, true or false, yes or no, on or off".into())
+    }
+}
+
+/// `--delay-from-output`: an output regex whose one group is the hint.
+pub(crate) fn parse_hint_regex(text: &str) -> Result<Regex, String> {
+    let regex = parse_regex(text)?;
+    match regex.captures_len() - 1 {
+        1 => Ok(regex),
+        0 => Err("the regex needs one capture group around the delay, as in `(?i)^retry-after:\\s*(.+)$`".into()),
+        n => Err(format!(
+            "the regex has {n} capture groups; it needs exactly one around the delay (group others with `(?:...)`)"
+        )),
+    }
+}
+
+/// `--preset`: a name the data or the user's file knows. Its possible
+/// values (for help and completions, which are written once for every
+/// machine) are the built-in names, read from the data only when asked
+/// for, so a run without `--preset` never reads it.
+#[derive(Clone, Debug)]
+pub(crate) struct PresetName;
+
+impl clap::builder::TypedValueParser for PresetName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let known = |name: &str| {
+            let catalog = crate::preset::Catalog::load();
+            catalog
+                .find(&catalog.presets(), name)
+                .map(|p| p.name.to_owned())
+        };
+        clap::builder::TypedValueParser::parse_ref(&known, command, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = crate::preset::builtin().into_iter().map(|p| p.name);
+        Some(Box::new(names.map(clap::builder::PossibleValue::new)))
+    }
+}
+
+/// A rate the stores keep as given: 0, or within what they can hold.
+pub(crate) fn parse_refill(text: &str) -> Result<f64, String> {
+    use crate::state::budget::bucket::{MAX_REFILL, MIN_REFILL};
+    match text.trim().parse::<f64>() {
+        Ok(rate) if rate == 0.0 || (MIN_REFILL..=MAX_REFILL).contains(&rate) => Ok(rate.abs()),
+        _ => Err(format!(
+            "expected tokens per second: 0 (only successes refill), or from {MIN_REFILL:.6} \
+             to {MAX_REFILL} (what a budget's store holds), such as `5` or `0.5`"
+        )),
+    }
+}
+
+pub(crate) fn parse_factor(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 1.0 => Ok(f),
+        Ok(_) => Err(
+            "the factor must be a finite number of at least 1 (1 keeps the delay constant)".into(),
+        ),
+        Err(_) => Err("expected a number such as `2` or `1.5`".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switches_take_yes_and_no_in_their_usual_spellings() {
+        for yes in ["1", "true", "Yes", "ON", "y", " on "] {
+            assert_eq!(parse_switch(yes), Ok(true), "{yes}");
+        }
+        for no in ["0", "FALSE", "no", "off", "N", ""] {
+            assert_eq!(parse_switch(no), Ok(false), "{no}");
+        }
+        assert!(parse_switch("2").is_err() && parse_switch("enabled").is_err());
+    }
+
+    #[test]
+    fn attempts_accept_counts_and_unlimited() {
+        assert_eq!(parse_attempts("3"), Ok(Attempts::Limit(3)));
+        assert_eq!(parse_attempts("Unlimited"), Ok(Attempts::Unlimited));
+        assert!(parse_attempts("0").unwrap_err().contains("unlimited"));
+        assert!(parse_attempts("-1").is_err() && parse_attempts("many").is_err());
+    }
+
+    #[test]
+    fn attempts_limit_the_next_one() {
+        assert!(Attempts::Limit(2).allows_after(1));
+        assert!(!Attempts::Limit(2).allows_after(2));
+        assert!(Attempts::Unlimited.allows_after(u32::MAX));
+    }
+
+    #[test]
+    fn regex_errors_are_one_line() {
+        let regex = parse_regex(r"(?i)rate limit|\d{3} \w+|échec").unwrap();
+        for line in ["RATE LIMIT", "429 Too", "échec"] {
+            assert!(regex.is_match(line.as_bytes()), "{line}");
+        }
+        assert!(!regex.is_match(b"rate-limit"));
+        assert_eq!(parse_regex("(unclosed").unwrap_err(), "unclosed group");
+    }
+
+    #[test]
+    fn refills_are_what_the_stores_can_hold() {
+        for (good, rate) in [("0", 0.0), ("-0", 0.0), ("0.000001", 1e-6), ("5", 5.0)] {
+            assert_eq!(parse_refill(good), Ok(rate));
+        }
+        assert_eq!(parse_refill("4294967295"), Ok(4294967295.0));
+        // Below a millionth the stores would keep 0; above, a bucket's size.
+        for bad in [
+            "0.0000001",
+            "1e-9",
+            "4294967296",
+            "1e20",
+            "inf",
+            "NaN",
+            "-1",
+            "x",
+        ] {
+            let error = parse_refill(bad).unwrap_err();
+            assert!(
+                error.contains("from 0.000001 to 4294967295"),
+                "{bad}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn factor_must_be_finite_and_at_least_one() {
+        assert_eq!(parse_factor("1"), Ok(1.0));
+        assert_eq!(parse_factor("2.5"), Ok(2.5));
+        for bad in ["0.5", "inf", "NaN", "-2", "x"] {
+            assert!(parse_factor(bad).is_err(), "{bad} was accepted");
+        }
+    }
+}
