@@ -106,7 +106,8 @@ impl Trace {
     /// Takes in one event, at the time it happens; at the run's end sends
     /// the spans, and returns the one warning if they could not be sent.
     pub fn observe(&mut self, event: &Event) -> Option<Event> {
-        let message = self.gather(event)?;
+        let spans = self.gather(event)?;
+        let message = self.send(&spans)?;
         let attempt = match event {
             Event::Succeeded { attempt, .. } | Event::GaveUp { attempt, .. } => *attempt,
             _ => 1,
@@ -114,7 +115,8 @@ impl Trace {
         Some(Event::Warning { attempt, message })
     }
 
-    fn gather(&mut self, event: &Event) -> Option<String> {
+    /// Takes in one event; at the run's end, the run's spans.
+    fn gather(&mut self, event: &Event) -> Option<Vec<Span>> {
         // A parent that was not sampled is followed: nothing is recorded,
         // though attempts still carry the context (OpenTelemetry's default
         // sampler, parent-based).
@@ -158,7 +160,7 @@ impl Trace {
                 ]);
                 self.spans.push(span);
                 self.end(*attempt, "succeeded", status.code, *slept_ms, None, now);
-                return self.send();
+                return Some(std::mem::take(&mut self.spans));
             }
             Event::GaveUp {
                 attempt,
@@ -190,7 +192,7 @@ impl Trace {
                     signal,
                     now,
                 );
-                return self.send();
+                return Some(std::mem::take(&mut self.spans));
             }
             _ => {}
         }
@@ -263,13 +265,12 @@ impl Trace {
     }
 
     /// Sends the spans gathered; the warning if they could not be sent.
-    fn send(&mut self) -> Option<String> {
-        let spans = std::mem::take(&mut self.spans);
+    fn send(&self, spans: &[Span]) -> Option<String> {
         let body = otlp::encode(
             self.settings.protocol,
             &self.settings.resource,
             &self.ids,
-            &spans,
+            spans,
         );
         export::post(&self.settings, body).err()
     }
@@ -310,4 +311,175 @@ fn nanos(time: SystemTime) -> u64 {
 
 fn clamp(ms: u128) -> i64 {
     i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Attempts;
+    use crate::run::events::Phase;
+    use crate::strategy::{Jitter, Sleep};
+    use rand::SeedableRng;
+
+    fn new_trace(parent: Option<context::Parent>) -> Trace {
+        let settings = Settings::from_lookup(|name| {
+            (name == settings::ENDPOINT).then(|| "http://127.0.0.1:9".to_string())
+        })
+        .unwrap()
+        .unwrap();
+        let ids = Ids::new(parent, &mut rand_chacha::ChaCha8Rng::seed_from_u64(3));
+        Trace::new(settings, ids, "curl")
+    }
+
+    fn attribute<'a>(span: &'a Span, key: &str) -> Option<&'a Value> {
+        span.attributes
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+    }
+
+    const LIMIT: Attempts = Attempts::Limit(3);
+
+    #[test]
+    fn a_signal_in_the_sleep_ends_the_run_after_its_attempt() {
+        let mut trace = new_trace(None);
+        assert_eq!(
+            trace.gather(&Event::Starting {
+                attempt: 1,
+                limit: LIMIT
+            }),
+            None
+        );
+        let retrying = Event::Retrying {
+            attempt: 1,
+            limit: LIMIT,
+            status: Status::exited(3),
+            sleep: Sleep {
+                duration: Duration::from_millis(1500),
+                ceiling: Duration::from_secs(2),
+            },
+            jitter: Jitter::Full,
+            hint: None,
+            took: Duration::from_millis(40),
+        };
+        assert_eq!(trace.gather(&retrying), None);
+        let spans = trace
+            .gather(&Event::GaveUp {
+                attempt: 1,
+                limit: LIMIT,
+                reason: GiveUp::Signal {
+                    signal: 15,
+                    status: None,
+                    during: Phase::Sleep,
+                },
+                took: None,
+            })
+            .expect("the run's end sends");
+        let [attempt, run] = &spans[..] else {
+            panic!("{spans:?}")
+        };
+        assert_eq!(attempt.parent, Some(run.span_id));
+        assert_eq!(attempt.span_id, trace.ids.attempt_span(1));
+        assert_eq!(attempt.end - attempt.start, 40_000_000);
+        assert_eq!(
+            attribute(attempt, "process.exit.code"),
+            Some(&Value::Int(3))
+        );
+        assert_eq!(
+            attribute(attempt, "error.type"),
+            Some(&Value::Str("3".into()))
+        );
+        assert_eq!(
+            attribute(attempt, "retry.sleep_ms"),
+            Some(&Value::Int(1500))
+        );
+        assert_eq!(attempt.error.as_deref(), Some("exit code 3"));
+        assert_eq!(run.parent, None);
+        assert_eq!(
+            attribute(run, "retry.outcome"),
+            Some(&Value::Str("signal".into()))
+        );
+        assert_eq!(
+            attribute(run, "retry.signal"),
+            Some(&Value::Str("SIGTERM".into()))
+        );
+        assert_eq!(attribute(run, "retry.slept_ms"), Some(&Value::Int(1500)));
+        assert!(run.error.is_some() && run.name == "retry curl");
+    }
+
+    #[test]
+    fn a_command_that_cannot_start_and_one_that_timed_out() {
+        let mut trace = new_trace(None);
+        trace.gather(&Event::Starting {
+            attempt: 1,
+            limit: LIMIT,
+        });
+        let spans = trace
+            .gather(&Event::GaveUp {
+                attempt: 1,
+                limit: LIMIT,
+                reason: GiveUp::Spawn {
+                    code: 127,
+                    message: "curl: not found".into(),
+                },
+                took: None,
+            })
+            .unwrap();
+        assert_eq!(spans[0].error.as_deref(), Some("curl: not found"));
+        assert_eq!(
+            attribute(&spans[1], "process.exit.code"),
+            Some(&Value::Int(127))
+        );
+        assert_eq!(
+            attribute(&spans[1], "error.type"),
+            Some(&Value::Str("spawn".into()))
+        );
+
+        let mut trace = new_trace(None);
+        trace.gather(&Event::Starting {
+            attempt: 3,
+            limit: LIMIT,
+        });
+        let timed_out = Status::timed_out(Duration::from_secs(1));
+        let spans = trace
+            .gather(&Event::GaveUp {
+                attempt: 3,
+                limit: LIMIT,
+                reason: GiveUp::Attempts(timed_out),
+                took: Some(Duration::from_secs(1)),
+            })
+            .unwrap();
+        assert_eq!(
+            attribute(&spans[0], "retry.timed_out"),
+            Some(&Value::Bool(true))
+        );
+        assert_eq!(
+            attribute(&spans[0], "error.type"),
+            Some(&Value::Str("timeout".into()))
+        );
+        assert_eq!(
+            attribute(&spans[0], "process.exit.code"),
+            Some(&Value::Int(124))
+        );
+        assert_eq!(attribute(&spans[1], "retry.attempts"), Some(&Value::Int(3)));
+    }
+
+    #[test]
+    fn a_parent_not_sampled_records_nothing() {
+        let parent = context::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00");
+        let mut trace = new_trace(Some(parent.unwrap()));
+        trace.gather(&Event::Starting {
+            attempt: 1,
+            limit: LIMIT,
+        });
+        let success = Event::Succeeded {
+            attempt: 1,
+            limit: LIMIT,
+            status: Status::exited(0),
+            slept_ms: 0,
+            took: Duration::ZERO,
+        };
+        assert_eq!(trace.gather(&success), None);
+        assert_eq!(trace.observe(&success), None);
+    }
 }
