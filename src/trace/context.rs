@@ -221,4 +221,18 @@ mod tests {
         assert_eq!(seen.span_id, child.attempt_span(3));
         assert!(seen.sampled);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_parses_without_panic(text in "\\PC{0,80}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn what_is_written_reads_back(trace in proptest::array::uniform16(1u8..), span in proptest::array::uniform8(1u8..), sampled: bool) {
+            let written = format(&trace, &span, sampled);
+            let read = parse(std::str::from_utf8(&written).unwrap()).unwrap();
+            proptest::prop_assert_eq!(read, Parent { trace_id: trace, span_id: span, sampled });
+        }
+    }
 }

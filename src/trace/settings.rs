@@ -425,4 +425,16 @@ mod tests {
         let long = settings(&[(ENDPOINT, "http://c"), (TIMEOUT, "60000")]);
         assert_eq!(long.unwrap().unwrap().timeout, LONGEST_WAIT);
     }
+
+    proptest::proptest! {
+        /// Any endpoint and header list: a result, never a panic, and no
+        /// message with a header's value in it.
+        #[test]
+        fn any_value_is_read_without_panic(url in "\\PC{0,60}", headers in "\\PC{0,60}") {
+            let read = settings(&[(ENDPOINT, &url), (HEADERS, &headers)]);
+            if let Ok(Some(s)) = read {
+                proptest::prop_assert!(s.warnings.iter().all(|w| headers.len() < 8 || !w.contains(&headers)));
+            }
+        }
+    }
 }
