@@ -275,6 +275,13 @@ _retry_options() {
                     COMPREPLY=($(compgen -W "bash elvish fish powershell zsh" -- "${cur}"))
                     return 0
                     ;;
+                --presets)
+                    COMPREPLY=($(compgen -W "curl wget git ssh rsync apt docker npm pip" -- "${cur}"))
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --budget-status)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -375,7 +382,7 @@ _retry_options() {
 # Before COMMAND: retry's options and their values. At COMMAND: command
 # names. After it: COMMAND's own completion (bash-completion), else files.
 _retry() {
-    local i=1 word dashes=0 with_value=" --jitter -j --base -b --cap -c --factor -f --max-attempts -n --retry-on --fatal-on --success-on --timeout -t --kill-after --max-time -m --seed --log-format --log-file --on-retry --stdin --stdin-limit --retry-if-output --stop-if-output --delay-from-output --budget --budget-tokens --budget-cost --budget-refill --budget-store --budget-timeout --metrics-dir --statsd --job --preset --foreground --completions --budget-status --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --svg "
+    local i=1 word dashes=0 with_value=" --jitter -j --base -b --cap -c --factor -f --max-attempts -n --retry-on --fatal-on --success-on --timeout -t --kill-after --max-time -m --seed --log-format --log-file --on-retry --stdin --stdin-limit --retry-if-output --stop-if-output --delay-from-output --budget --budget-tokens --budget-cost --budget-refill --budget-store --budget-timeout --metrics-dir --statsd --job --preset --foreground --completions --presets --budget-status --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --svg "
     while (( i < COMP_CWORD )); do
         word=${COMP_WORDS[i]}
         if [[ $word == -- ]]; then

@@ -48,6 +48,15 @@ elvish\t''
 fish\t''
 powershell\t''
 zsh\t''"
+complete -c retry -l presets -d 'Print the presets as a table, or preset NAME as flags, and run nothing' -r -f -a "curl\t''
+wget\t''
+git\t''
+ssh\t''
+rsync\t''
+apt\t''
+docker\t''
+npm\t''
+pip\t''"
 complete -c retry -l budget-status -d 'Print the state of the shared retry budget NAME, and run nothing' -r -f
 complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table\t'Aligned columns for people'
 csv\t'Comma-separated values with a header row'
@@ -74,6 +83,5 @@ complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces thro
 complete -c retry -l plan -d 'Print the sleeps a run with these options would take, and run nothing'
 complete -c retry -l simulate -d 'Simulate competing clients as in the AWS post, and run nothing'
 complete -c retry -l man -d 'Print the man page (roff) to stdout, and run nothing'
-complete -c retry -l presets -d 'Print every preset\'s rules, and run nothing'
 complete -c retry -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -s V -l version -d 'Print version'

@@ -308,10 +308,10 @@ pub struct RunArgs {
     ///
     /// Its transient exit codes are retried, its permanent ones fatal, its
     /// messages and server hints read, as plain flags would (--presets
-    /// prints them). A rule given as a flag or by its variable wins over
-    /// the preset's. Presets of your own, in the same format as `retry
-    /// --presets` shows, go in $XDG_CONFIG_HOME/retry/presets.ini
-    /// (~/.config/retry/presets.ini)
+    /// NAME prints them). A rule given as a flag or by its variable wins
+    /// over the preset's. Presets of your own, in the same format as
+    /// `retry --presets NAME` shows, go in
+    /// $XDG_CONFIG_HOME/retry/presets.ini (~/.config/retry/presets.ini)
     #[arg(long, env = "RETRY_PRESET", value_name = "NAME", value_parser = PresetName,
           value_hint = ValueHint::Other, help_heading = PROGRAMS)]
     pub preset: Option<String>,
@@ -363,12 +363,17 @@ pub struct RunArgs {
     #[arg(long, group = "mode", help_heading = MODES, hide_short_help = true)]
     pub man: bool,
 
-    /// Print every preset's rules, and run nothing
+    /// Print the presets as a table, or preset NAME as flags, and run nothing
     ///
-    /// Each preset as the plain flags it stands for, with the documentation
-    /// it rests on.
-    #[arg(long, group = "mode", help_heading = MODES)]
-    pub presets: bool,
+    /// Print the presets as a table: each preset's name, the programs it
+    /// is for, what it retries and what stops at once, in words. With
+    /// NAME, that preset as the plain flags it stands for, with the
+    /// documentation it rests on; with --verbose, every preset so.
+    // The names are the table's first column: one line in -h.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, value_parser = PresetName,
+          hide_possible_values = true, value_hint = ValueHint::Other, group = "mode",
+          help_heading = MODES)]
+    pub presets: Option<Option<String>>,
 
     /// Print the state of the shared retry budget NAME, and run nothing
     #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::budget::parse_name,

@@ -86,9 +86,9 @@ impl Outcome {
     pub fn of(reason: &GiveUp) -> Outcome {
         match reason {
             GiveUp::Attempts(_) => Outcome::Exhausted,
-            GiveUp::Fatal(_)
+            GiveUp::Fatal(..)
             | GiveUp::NotRetryable(_)
-            | GiveUp::OutputStop(_)
+            | GiveUp::OutputStop { .. }
             | GiveUp::Spawn { .. }
             | GiveUp::Failed(_) => Outcome::Fatal,
             GiveUp::MaxTimeReached(_) | GiveUp::MaxTimeInHook(_) => Outcome::Timeout,
@@ -299,7 +299,7 @@ mod tests {
         let gave_up = Event::GaveUp {
             attempt: 3,
             limit: Attempts::Limit(5),
-            reason: GiveUp::Fatal(Status::exited(2)),
+            reason: GiveUp::Fatal(Status::exited(2), None),
             took: Some(Duration::from_millis(20)),
         };
         let [attempt, end] = facts.observe(&gave_up, at(9).0, at(9).1);
@@ -340,9 +340,16 @@ mod tests {
         let s = Status::exited(1);
         let map = [
             (GiveUp::Attempts(s), "exhausted"),
-            (GiveUp::Fatal(s), "fatal"),
+            (GiveUp::Fatal(s, None), "fatal"),
             (GiveUp::NotRetryable(s), "fatal"),
-            (GiveUp::OutputStop(s), "fatal"),
+            (
+                GiveUp::OutputStop {
+                    status: s,
+                    line: None,
+                    label: None,
+                },
+                "fatal",
+            ),
             (
                 GiveUp::Spawn {
                     code: 127,
