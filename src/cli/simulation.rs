@@ -117,7 +117,7 @@ pub struct SimulationArgs {
 
     /// --model outage: the breaker's `--breaker-cooldown` values to compare
     /// (the first cooldown of an open circuit)
-    #[arg(long, env = "RETRY_BREAKER_COOLDOWNS", value_name = "LIST", default_value = "30s,2m,5m",
+    #[arg(long, env = "RETRY_BREAKER_COOLDOWNS", value_name = "LIST", default_value = "15s,30s,1m,2m",
           value_parser = parse_cooldowns, value_hint = ValueHint::Other,
           help_heading = SIMULATION, hide_short_help = true)]
     pub breaker_cooldowns: Cooldowns,

@@ -27,6 +27,8 @@ mod memory;
 // Only printing, so a default build only (the cargo feature `preview`).
 #[cfg(feature = "preview")]
 mod modes;
+#[cfg(feature = "preview")]
+mod outage;
 mod outcomes;
 mod pipes;
 mod portable;
