@@ -55,6 +55,9 @@ pub struct Cli {
 
 /// A parsed command line.
 #[derive(Debug)]
+// One per process, moved once into `config`: boxing either variant would
+// add an allocation to start-up for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Parsed {
     /// Neither --plan nor --simulate: the simulation's options were not
     /// parsed, their defaults and variables not read.
