@@ -58,7 +58,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--budget-status', '--budget-status', [CompletionResultType]::ParameterName, 'Print the state of the shared retry budget NAME, and run nothing')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output of --plan and --simulate')
             [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Client counts, as counts and ranges with a step (`1,2,5,10-190:10`)')
-            [CompletionResult]::new('--reps', '--reps', [CompletionResultType]::ParameterName, 'Repetitions per strategy and client count')
+            [CompletionResult]::new('--reps', '--reps', [CompletionResultType]::ParameterName, 'Repetitions per strategy and client count, or per row of --model outage (3 there unless given)')
             [CompletionResult]::new('--net-delay', '--net-delay', [CompletionResultType]::ParameterName, 'Mean one-way network delay')
             [CompletionResult]::new('--net-sd', '--net-sd', [CompletionResultType]::ParameterName, 'Standard deviation of the network delay')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The experiment: `occ` is the AWS post''s (optimistic concurrency on one row); `busy` a server that serves one request at a time and rejects the others at once; `outage` a cron fleet against a service that is down, then back with a limited capacity, under each protection (none, budgets, the planned circuit breaker)')

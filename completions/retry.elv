@@ -55,7 +55,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --budget-status 'Print the state of the shared retry budget NAME, and run nothing'
             cand --format 'Output of --plan and --simulate'
             cand --clients 'Client counts, as counts and ranges with a step (`1,2,5,10-190:10`)'
-            cand --reps 'Repetitions per strategy and client count'
+            cand --reps 'Repetitions per strategy and client count, or per row of --model outage (3 there unless given)'
             cand --net-delay 'Mean one-way network delay'
             cand --net-sd 'Standard deviation of the network delay'
             cand --model 'The experiment: `occ` is the AWS post''s (optimistic concurrency on one row); `busy` a server that serves one request at a time and rejects the others at once; `outage` a cron fleet against a service that is down, then back with a limited capacity, under each protection (none, budgets, the planned circuit breaker)'

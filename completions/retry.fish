@@ -50,7 +50,7 @@ complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table
 csv\t'Comma-separated values with a header row'
 json\t'One JSON array of objects'"
 complete -c retry -l clients -d 'Client counts, as counts and ranges with a step (`1,2,5,10-190:10`)' -r -f
-complete -c retry -l reps -d 'Repetitions per strategy and client count' -r -f
+complete -c retry -l reps -d 'Repetitions per strategy and client count, or per row of --model outage (3 there unless given)' -r -f
 complete -c retry -l net-delay -d 'Mean one-way network delay' -r -f
 complete -c retry -l net-sd -d 'Standard deviation of the network delay' -r -f
 complete -c retry -l model -d 'The experiment: `occ` is the AWS post\'s (optimistic concurrency on one row); `busy` a server that serves one request at a time and rejects the others at once; `outage` a cron fleet against a service that is down, then back with a limited capacity, under each protection (none, budgets, the planned circuit breaker)' -r -f -a "occ\t'The AWS post\'s: optimistic concurrency on one row (version conflicts)'

@@ -28,7 +28,8 @@ pub struct SimulationArgs {
           help_heading = SIMULATION, hide_short_help = true)]
     pub clients: ClientCounts,
 
-    /// Repetitions per strategy and client count
+    /// Repetitions per strategy and client count, or per row of --model
+    /// outage (3 there unless given)
     #[arg(long, env = "RETRY_REPS", value_name = "R", default_value_t = 100,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
           help_heading = SIMULATION, hide_short_help = true)]
