@@ -28,6 +28,9 @@ complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a 
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l budget-store -d 'Where the budget lives: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without the budget, with one warning' -r -f
 complete -c retry -l budget-timeout -d 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without the budget (250ms if not given)' -r -f
+complete -c retry -l metrics-dir -d 'Write the job\'s series for node_exporter\'s textfile collector in this directory' -r -f -a "(__fish_complete_directories)"
+complete -c retry -l statsd -d 'Send counters and timings to this StatsD server over UDP' -r -f -a "(__fish_print_hostnames)"
+complete -c retry -l job -d 'The job\'s name in the metrics [default: the program\'s name and a hash of the command line, e.g. curl-3f9a2c1b]' -r -f
 complete -c retry -l preset -d 'Judge failures as one program reports them (retry --presets shows the rules)' -r -f -a "curl\t''
 wget\t''
 git\t''
@@ -45,6 +48,15 @@ elvish\t''
 fish\t''
 powershell\t''
 zsh\t''"
+complete -c retry -l presets -d 'Print the presets as a table, or preset NAME as flags, and run nothing' -r -f -a "curl\t''
+wget\t''
+git\t''
+ssh\t''
+rsync\t''
+apt\t''
+docker\t''
+npm\t''
+pip\t''"
 complete -c retry -l budget-status -d 'Print the state of the shared retry budget NAME, and run nothing' -r -f
 complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table\t'Aligned columns for people'
 csv\t'Comma-separated values with a header row'
@@ -74,10 +86,10 @@ decorrelated\t'sleep = min(cap, random_between(base, previous sleep * 3))'"
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
 complete -c retry -l stdout-once -d 'Only an attempt that succeeds writes to stdout (failed ones: to stderr)'
+complete -c retry -l statsd-tags -d 'Give the job and outcome as DogStatsD tags (|#retry_job:…,outcome:…), not in the names'
 complete -c retry -s s -l shell -d 'Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines; Windows: `cmd /d /s /c`)'
 complete -c retry -l plan -d 'Print the sleeps a run with these options would take, and run nothing'
 complete -c retry -l simulate -d 'Simulate competing clients as in the AWS post, and run nothing'
 complete -c retry -l man -d 'Print the man page (roff) to stdout, and run nothing'
-complete -c retry -l presets -d 'Print every preset\'s rules, and run nothing'
 complete -c retry -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry -s V -l version -d 'Print version'

@@ -41,6 +41,9 @@ die() {
     say "$*"
     exit 1
 }
+# A URL as messages show it: a user and password in it (a private
+# mirror's) become ***, as retry shows a --budget-store URL.
+shown() { printf '%s\n' "$1" | sed 's#://[^/]*@#://***@#'; }
 
 is_whole() {
     case $1 in
@@ -233,7 +236,8 @@ build() {
 
 # Installs retry; prints the directory that holds it.
 install() {
-    local target ref=${RETRY_ACTION_REF:-} version archive from cache got staging
+    # staging is not local: the EXIT trap removes it after a return too.
+    local target ref=${RETRY_ACTION_REF:-} version archive from cache got
     target=$(target_for "${RUNNER_OS:-}" "${RUNNER_ARCH:-}") || {
         build "no release build for ${RUNNER_OS:-?} ${RUNNER_ARCH:-?}"
         return
@@ -252,8 +256,7 @@ install() {
         return
     fi
     staging=$(mktemp -d "$work/download.XXXXXX") || die "cannot create a directory in $work"
-    # shellcheck disable=SC2064 # expanded now: the directory of this call
-    trap "rm -rf '$staging'" EXIT
+    trap 'rm -rf "$staging"' EXIT
     got=$(fetch "$from/$archive.sha256" "$staging/sum")
     case $got in
     200) ;;
@@ -261,11 +264,11 @@ install() {
         build "no release $archive for $ref"
         return
         ;;
-    000) die "cannot download $from/$archive.sha256 within ${timeout} s: $(head -c 300 "$staging/sum.err")" ;;
-    *) die "cannot download $from/$archive.sha256: HTTP $got" ;;
+    000) die "cannot download $(shown "$from/$archive.sha256") within ${timeout} s: $(head -c 300 "$staging/sum.err")" ;;
+    *) die "cannot download $(shown "$from/$archive.sha256"): HTTP $got" ;;
     esac
     got=$(fetch "$from/$archive" "$staging/$archive")
-    [ "$got" = 200 ] || die "cannot download $from/$archive: HTTP $got $(head -c 300 "$staging/$archive.err")"
+    [ "$got" = 200 ] || die "cannot download $(shown "$from/$archive"): HTTP $got $(head -c 300 "$staging/$archive.err")"
     local want have
     want=$(cut -d ' ' -f 1 <"$staging/sum")
     have=$(sha256 "$staging/$archive")

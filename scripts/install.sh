@@ -25,6 +25,9 @@ RETRY_RELEASE_URL=''
 RETRY_VERSION='0.1.0'
 
 say() { printf '%s\n' "install: $*" >&2; }
+# A URL as messages show it: a user and password in it (a private
+# mirror's) become ***, as retry shows a --budget-store URL.
+shown() { printf '%s\n' "$1" | sed 's#://[^/]*@#://***@#'; }
 die() {
     say "$@"
     exit 1
@@ -120,12 +123,12 @@ trap 'exit 143' TERM
 fetch() {
     if command -v curl >/dev/null 2>&1; then
         curl -fsSL --connect-timeout 15 --max-time "$timeout" -o "$2" "$1" ||
-            die "could not download $1 (curl exit $?)"
+            die "could not download $(shown "$1") (curl exit $?)"
     elif command -v wget >/dev/null 2>&1; then
         wget -q --timeout="$timeout" --tries=1 -O "$2" "$1" ||
-            die "could not download $1 (wget exit $?)"
+            die "could not download $(shown "$1") (wget exit $?)"
     else
-        die "needs curl or wget to download $1"
+        die "needs curl or wget to download $(shown "$1")"
     fi
 }
 
@@ -141,7 +144,7 @@ sha256_of() {
     }
 }
 
-say "$archive from $from"
+say "$archive from $(shown "$from")"
 fetch "$from/$archive.sha256" "$work/$archive.sha256"
 fetch "$from/$archive" "$work/$archive"
 read -r expected _ <"$work/$archive.sha256" || expected=

@@ -8,6 +8,8 @@
 //!   supervisor, pipes, events and their log lines);
 //! - `platform/`: every call to the OS about processes and signals, and the
 //!   one wait for a child, a signal or a deadline;
+//! - `metrics/`: the run's metrics (the Prometheus textfile, StatsD), fed
+//!   its events;
 //! - `plan/`, `simulate/` and `report`: the modes that only print (the
 //!   cargo feature `preview`, on by default);
 //! - the rules both share, one file each: `strategy` (backoff and jitter),
@@ -20,6 +22,7 @@ pub mod arena;
 mod cli;
 mod codes;
 mod duration;
+mod metrics;
 mod os_error;
 #[cfg(feature = "preview")]
 mod plan;
@@ -61,7 +64,9 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             // One id for the run: its log lines carry it, and so does every
             // process it starts (`RETRY_RUN_IDS`), so the two can be matched.
             let id = run::lineage::Lineage::unique_id();
-            let log = match open_log(options, provenance, id.clone()) {
+            let log = match check_metrics_dir(options, provenance)
+                .and_then(|()| open_log(options, provenance, id.clone()))
+            {
                 Ok(log) => log,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
@@ -126,6 +131,27 @@ fn open_log(
     Ok(log::Log::new(config.log_format, config.verbosity, name, to, id).with_github_files())
 }
 
+/// `--metrics-dir`, checked before anything runs: a directory that is
+/// missing or not writable is a bad value, as a `--log-file` that cannot
+/// be opened is, rather than a warning after the run that a cron job's
+/// owner never reads.
+fn check_metrics_dir(
+    config: &run::Options,
+    provenance: &cli::provenance::Provenance,
+) -> Result<(), String> {
+    let Some(dir) = &config.metrics.dir else {
+        return Ok(());
+    };
+    metrics::textfile::check_dir(dir).map_err(|error| {
+        format!(
+            "retry: cannot write to {} '{}': {}",
+            provenance.option(cli::id::METRICS_DIR),
+            dir.display(),
+            crate::os_error::describe(&error)
+        )
+    })
+}
+
 /// The real thing: run COMMAND until it succeeds or retry gives up.
 fn run_command(config: &run::Options, mut log: log::Log, id: String) -> run::Exit {
     let signals = match signals::Signals::install() {
@@ -147,8 +173,13 @@ fn run_command(config: &run::Options, mut log: log::Log, id: String) -> run::Exi
         });
     }
     let mut noted = config.preset.is_some();
+    // Last before the run: the metrics' clock starts here.
+    let mut metrics = metrics::Sinks::new(&config.metrics, &config.program, &config.args);
     let mut emit = |event: &events::Event| {
         log.emit(event);
+        if let Some(warning) = metrics.as_mut().and_then(|sinks| sinks.observe(event)) {
+            log.emit(&warning);
+        }
         if let Some(attempt) = preset_note_due(config.verbosity, event).filter(|_| !noted) {
             noted = true;
             let (warning, note) = preset_known(&config.program, attempt);

@@ -263,14 +263,55 @@ pub struct RunArgs {
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_timeout: Option<Duration>,
 
+    /// Write the job's series for node_exporter's textfile collector in this directory
+    ///
+    /// Write the job's series for node_exporter's textfile collector
+    /// (`--collector.textfile.directory`) in this directory, as
+    /// retry_<job>.prom, replaced whole at the end of each run: when its
+    /// last run started, its last success, duration, attempts, sleep, exit
+    /// status and outcome. The directory must exist and be writable; a
+    /// write that fails at the end is one warning
+    #[arg(long, env = "RETRY_METRICS_DIR", value_name = "DIR", value_hint = ValueHint::DirPath,
+          help_heading = METRICS, hide_short_help = true)]
+    pub metrics_dir: Option<std::path::PathBuf>,
+
+    /// Send counters and timings to this StatsD server over UDP
+    ///
+    /// Send counters and timings to this StatsD server over UDP, fire and
+    /// forget: per attempt retry.<job>.attempts and .attempt_duration, per
+    /// run retry.<job>.runs.<outcome>, .retries, .run_duration and
+    /// .sleep_duration. HOST is a name (looked up off the run's path; at
+    /// most 100ms is waited for it at the end), an IPv4 address or an IPv6
+    /// one in brackets; a server that is absent costs nothing
+    #[arg(long, env = "RETRY_STATSD", value_name = "HOST:PORT",
+          value_parser = crate::metrics::statsd::parse, value_hint = ValueHint::Hostname,
+          help_heading = METRICS, hide_short_help = true)]
+    pub statsd: Option<crate::metrics::statsd::Target>,
+
+    /// Give the job and outcome as DogStatsD tags (|#retry_job:…,outcome:…), not in the names
+    #[arg(long, env = "RETRY_STATSD_TAGS", value_parser = parse_switch,
+          help_heading = METRICS, hide_short_help = true)]
+    pub statsd_tags: bool,
+
+    /// The job's name in the metrics [default: the program's name and a hash
+    /// of the command line, e.g. curl-3f9a2c1b]
+    ///
+    /// The job's name in the metrics: the textfile's name and its retry_job
+    /// label, StatsD's names or tags. 1 to 100 ASCII letters, digits, `_`,
+    /// `-` and `.` [default: the program's base name and a hash of the whole
+    /// command line, e.g. curl-3f9a2c1b, the same on every run of that line]
+    #[arg(long, env = "RETRY_JOB", value_name = "NAME", value_parser = crate::metrics::job::parse,
+          value_hint = ValueHint::Other, help_heading = METRICS, hide_short_help = true)]
+    pub job: Option<crate::metrics::job::Job>,
+
     /// Judge failures as one program reports them (retry --presets shows the rules)
     ///
     /// Its transient exit codes are retried, its permanent ones fatal, its
     /// messages and server hints read, as plain flags would (--presets
-    /// prints them). A rule given as a flag or by its variable wins over
-    /// the preset's. Presets of your own, in the same format as `retry
-    /// --presets` shows, go in $XDG_CONFIG_HOME/retry/presets.ini
-    /// (~/.config/retry/presets.ini)
+    /// NAME prints them). A rule given as a flag or by its variable wins
+    /// over the preset's. Presets of your own, in the same format as
+    /// `retry --presets NAME` shows, go in
+    /// $XDG_CONFIG_HOME/retry/presets.ini (~/.config/retry/presets.ini)
     #[arg(long, env = "RETRY_PRESET", value_name = "NAME", value_parser = PresetName,
           value_hint = ValueHint::Other, help_heading = PROGRAMS)]
     pub preset: Option<String>,
@@ -322,12 +363,17 @@ pub struct RunArgs {
     #[arg(long, group = "mode", help_heading = MODES, hide_short_help = true)]
     pub man: bool,
 
-    /// Print every preset's rules, and run nothing
+    /// Print the presets as a table, or preset NAME as flags, and run nothing
     ///
-    /// Each preset as the plain flags it stands for, with the documentation
-    /// it rests on.
-    #[arg(long, group = "mode", help_heading = MODES)]
-    pub presets: bool,
+    /// Print the presets as a table: each preset's name, the programs it
+    /// is for, what it retries and what stops at once, in words. With
+    /// NAME, that preset as the plain flags it stands for, with the
+    /// documentation it rests on; with --verbose, every preset so.
+    // The names are the table's first column: one line in -h.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, value_parser = PresetName,
+          hide_possible_values = true, value_hint = ValueHint::Other, group = "mode",
+          help_heading = MODES)]
+    pub presets: Option<Option<String>>,
 
     /// Print the state of the shared retry budget NAME, and run nothing
     #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::budget::parse_name,
@@ -343,5 +389,6 @@ pub struct RunArgs {
 pub(crate) const MODES: &str = "Modes (run no command)";
 pub(crate) const SIMULATION: &str = "Simulation (--simulate only)";
 pub(crate) const BUDGET: &str = "Shared retry budget (--budget)";
+pub(crate) const METRICS: &str = "Metrics (Prometheus textfile, StatsD)";
 /// Failures as a program reports them: a preset, a server's requested wait.
 pub(crate) const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";

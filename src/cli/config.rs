@@ -54,7 +54,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     };
     preview_built(&cli)?;
     // Only a named preset or `--presets` reads the data and the user's file.
-    let reads_presets = cli.preset.is_some() || cli.presets;
+    let reads_presets = cli.preset.is_some() || cli.presets.is_some();
     let catalog = match reads_presets {
         true => crate::preset::Catalog::load(),
         false => crate::preset::Catalog::default(),
@@ -63,14 +63,16 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         true => catalog.presets(),
         false => Vec::new(),
     };
-    let preset = match cli.preset.as_deref() {
-        None => None,
+    let (preset, words) = match cli.preset.as_deref() {
+        None => (None, Default::default()),
         Some(name) => {
             let preset = catalog.find(&presets, name).map_err(usage)?;
-            crate::cli::apply_preset(&mut cli, &preset).map_err(usage)?;
-            Some(preset)
+            let words = crate::cli::apply_preset(&mut cli, &preset).map_err(usage)?;
+            (Some(preset), words)
         }
     };
+    let crate::cli::presets::Words { labels, slow_down } = words;
+    let (slow_down, slow_down_advice) = slow_down.unzip();
     let named = |id, value: &dyn std::fmt::Display| cli.provenance.name(id, value);
     if cli.cap < cli.base {
         let (cap, base) = (fmt(cli.cap), fmt(cli.base));
@@ -133,9 +135,15 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         return Ok(Mode::Completions(shell));
     } else if cli.man {
         return Ok(Mode::Man);
-    } else if cli.presets {
+    } else if let Some(name) = &cli.presets {
+        // A table to read; the flags of one preset, or of all with -v.
+        let listing = match (name, cli.verbose) {
+            (Some(name), _) => catalog.find(&presets, name).map_err(usage)?.as_flags(),
+            (None, true) => crate::preset::listing(&presets),
+            (None, false) => crate::preset::table(&presets),
+        };
         return Ok(Mode::Presets {
-            listing: crate::preset::listing(&presets),
+            listing,
             warning: catalog.warning(),
         });
     }
@@ -214,11 +222,20 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                     retry_if: cli.retry_if_output,
                     stop_if: cli.stop_if_output,
                     delay_from: cli.delay_from_output,
+                    slow_down,
                 },
             },
             budget: cli.budget.map(settings),
+            metrics: crate::metrics::Settings {
+                job: cli.job,
+                dir: cli.metrics_dir,
+                statsd: cli.statsd,
+                statsd_tags: cli.statsd_tags,
+            },
             preset: cli.preset,
             preset_warning: catalog.warning(),
+            labels,
+            slow_down_advice,
             program,
             args,
         }),

@@ -189,7 +189,7 @@ _retry() {
              \\fBretry \\-\\-plan\\fR|\\fB\\-\\-simulate\\fR [\\fIOPTIONS\\fR]\n.br\n\
              \\fBretry \\-\\-completions\\fR \\fISHELL\\fR\n.br\n\
              \\fBretry \\-\\-man\\fR\n.br\n\
-             \\fBretry \\-\\-presets\\fR\n"
+             \\fBretry \\-\\-presets\\fR [\\fINAME\\fR]\n"
         )
     }
 
@@ -210,7 +210,7 @@ _retry() {
             .iter()
             .map(|(code, when)| entry(code, when))
             .collect();
-        // Each preset as `--presets` prints it, the flags unfilled so
+        // Each preset in words and as `--presets NAME` prints it, the flags unfilled so
         // that a copied line is one command.
         let presets: String = crate::preset::builtin()
             .iter()
@@ -218,8 +218,10 @@ _retry() {
                 let flags = preset.as_flags();
                 let line = flags.trim_end().lines().last().unwrap_or_default();
                 let what = format!(
-                    "For {}. Rests on {}.",
+                    "For {}. Retries: {}. Stops at once: {}. Rests on {}.",
                     preset.programs.join(", "),
+                    preset.retries(),
+                    preset.stops(),
                     preset.source
                 );
                 format!(

@@ -63,15 +63,17 @@ pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --complet
 pub const PRESETS: &str = "A preset (--preset NAME) sets retry's rules for the way one \
     program reports its failures: which exit codes are transient, which permanent, which \
     messages stop the run and where a server's requested wait is. It is plain flags, shown \
-    below as retry --presets prints them; a rule given as a flag or by its variable wins over \
-    the preset's. Without --preset, the program's name never changes what is retried. \
+    below as retry --presets NAME prints them (retry --presets prints a table of what each \
+    retries and stops on, in words); a rule given as a flag or by its variable wins over \
+    the preset's. A give-up line names the preset's rule that stopped the run. Without --preset, the program's name never changes what is retried. \
     The presets read messages in English: git, wget and apt translate theirs, so run those \
     with LC_ALL=C (LC_ALL=C retry --preset git -- git fetch). \
     Presets for your own tools go in $XDG_CONFIG_HOME/retry/presets.ini (without \
     XDG_CONFIG_HOME, ~/.config/retry/presets.ini): INI sections named after the preset, with \
     the keys programs (the command names it fits, space-separated), source (the documentation \
     it rests on, required) and the long names of the rules above, one key = value per line \
-    and # for comments. A built-in name cannot be taken there, so --preset curl \
+    and # for comments; RULE.label (stop-if-output.label = an HTTP 4xx) says in a few words \
+    what a rule matches, for the give-up line and the table. A built-in name cannot be taken there, so --preset curl \
     means the same on every machine; retry --presets lists them after the built-in ones. \
     The file is read only if it is a regular file of at most 1 MiB that you or root own and \
     no one else may write, in a directory of the same kind; any other, or one with a mistake \

@@ -23,6 +23,10 @@ pub const BUDGET_REFILL: &str = "budget_refill";
 pub const BUDGET_STORE: &str = "budget_store";
 pub const BUDGET_TIMEOUT: &str = "budget_timeout";
 pub const BUDGET_STATUS: &str = "budget_status";
+pub const METRICS_DIR: &str = "metrics_dir";
+pub const STATSD: &str = "statsd";
+pub const STATSD_TAGS: &str = "statsd_tags";
+pub const JOB: &str = "job";
 pub const PLAN: &str = "plan";
 pub const SIMULATE: &str = "simulate";
 pub const FORMAT: &str = "format";
@@ -88,7 +92,7 @@ pub const BUDGET_ONLY: [&str; 5] = [
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 22] = [
+const OTHERS: [&str; 26] = [
     BASE,
     CAP,
     JITTER,
@@ -108,6 +112,10 @@ const OTHERS: [&str; 22] = [
     BUDGET_STORE,
     BUDGET_TIMEOUT,
     BUDGET_STATUS,
+    METRICS_DIR,
+    STATSD,
+    STATSD_TAGS,
+    JOB,
     PLAN,
     SIMULATE,
     FORMAT,

@@ -193,11 +193,18 @@ fn refuse_stray(
         Some((*id, "--simulate"))
     } else if simulation && !matches.get_flag(id::PLAN) && provenance.typed(id::FORMAT) {
         Some((id::FORMAT, "--plan or --simulate"))
-    } else if !provenance.present(id::BUDGET) && !provenance.present(id::BUDGET_STATUS) {
-        id::BUDGET_ONLY
-            .iter()
-            .find(typed)
-            .map(|id| (*id, "--budget or --budget-status"))
+    } else if !provenance.present(id::BUDGET)
+        && !provenance.present(id::BUDGET_STATUS)
+        && let Some(id) = id::BUDGET_ONLY.iter().find(typed)
+    {
+        Some((*id, "--budget or --budget-status"))
+    } else if provenance.typed(id::STATSD_TAGS) && !provenance.present(id::STATSD) {
+        Some((id::STATSD_TAGS, "--statsd"))
+    } else if provenance.typed(id::JOB)
+        && !provenance.present(id::METRICS_DIR)
+        && !provenance.present(id::STATSD)
+    {
+        Some((id::JOB, "--metrics-dir or --statsd"))
     } else {
         None
     };
@@ -273,7 +280,9 @@ mod tests {
                     panic!("{typed:?} was taken");
                 };
                 let error = error.to_string();
-                assert!(error.contains(&format!("'--{long} <")), "{error}");
+                // `--presets [<NAME>]`: its value is optional, never empty.
+                let named = [format!("'--{long} <"), format!("'--{long} [<")];
+                assert!(named.iter().any(|n| error.contains(n)), "{error}");
                 checked += 1;
             }
         }

@@ -10,7 +10,8 @@
 //! a link); `append.rs` opens `--log-file` without ever waiting, only what
 //! can take appended lines, and through no symlink another user owns;
 //! `trusted.rs` reads a file retry takes rules from (the user's presets):
-//! never waiting, bounded, and only this user's or root's.
+//! never waiting, bounded, and only this user's or root's; `publish.rs`
+//! replaces a file others read (the Prometheus textfile) whole, by a rename.
 //! `seam.rs` holds the types every twin shares (`Child`, `Io`, `Wake`).
 //!
 //! `unix.rs` is the implementation for every Unix; `spawn.rs` starts a
@@ -37,6 +38,7 @@ pub mod append;
 #[cfg(unix)]
 pub mod owner;
 pub mod private;
+pub mod publish;
 #[cfg(unix)]
 pub mod ready;
 #[cfg(unix)]

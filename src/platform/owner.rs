@@ -78,6 +78,13 @@ pub fn open_to_read(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// Whether this user may create files in the directory `dir` (`access`
+/// with `W_OK` and `X_OK`): a read-only mount or mode says so before the run.
+pub fn check_writable(dir: &Path) -> io::Result<()> {
+    use nix::unistd::{AccessFlags, access};
+    access(dir, AccessFlags::W_OK | AccessFlags::X_OK).map_err(io::Error::from)
+}
+
 /// What a file that is not a regular one is, in words, where it has a name.
 pub fn kind(file_type: FileType) -> Option<&'static str> {
     Some(match () {

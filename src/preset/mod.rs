@@ -74,13 +74,34 @@ pub struct Preset<'a> {
     pub source: &'a str,
     /// The user's file it comes from; `None` for a built-in preset.
     pub file: Option<&'a Path>,
+    /// What a rule matches, in a few words (`stop-if-output.label`): a
+    /// give-up line names the rule that stopped the run by it, and the
+    /// table of `--presets` says what the preset retries and stops.
+    pub labels: Vec<(Rule, &'a str)>,
+    /// A line saying the server asked to slow down (`slow-down-if-output`)
+    /// and what to do when no wait of its was visible (`.advice`): the
+    /// program hides the server's `Retry-After` unless told to show it.
+    pub slow_down: Option<SlowDown<'a>>,
 }
+
+/// `slow-down-if-output` and its `.advice`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlowDown<'a> {
+    pub pattern: &'a str,
+    pub advice: &'a str,
+}
+
+/// The key of a rule's label.
+const LABEL: &str = ".label";
+/// The keys of the slow-down line and its advice.
+const SLOW_DOWN: &str = "slow-down-if-output";
+const ADVICE: &str = "slow-down-if-output.advice";
 
 /// Reads presets in the data's format. Structure only (sections, keys, a
 /// source for each): the values are checked by the flags' own parsers
 /// when a preset is applied (and, for the built-in data, by a test).
-pub fn parse(text: &str) -> Result<Vec<Preset<'_>>, String> {
-    let mut presets: Vec<Preset<'_>> = Vec::new();
+pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
+    let mut presets: Vec<Preset<'a>> = Vec::new();
     let mut keys: Vec<&str> = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let at = |message: String| format!("line {}: {message}", number + 1);
@@ -110,6 +131,8 @@ pub fn parse(text: &str) -> Result<Vec<Preset<'_>>, String> {
                 rules: Vec::new(),
                 source: "",
                 file: None,
+                labels: Vec::new(),
+                slow_down: None,
             });
             keys.clear();
             continue;
@@ -133,12 +156,18 @@ pub fn parse(text: &str) -> Result<Vec<Preset<'_>>, String> {
         match key {
             "programs" => preset.programs = value.split_ascii_whitespace().collect(),
             "source" => preset.source = value,
-            _ => match Rule::from_key(key) {
-                Some(rule) => preset.rules.push((rule, value)),
-                None => {
+            SLOW_DOWN => slow_down(preset).pattern = value,
+            ADVICE => slow_down(preset).advice = value,
+            _ => match key.strip_suffix(LABEL).unwrap_or(key) {
+                rule if let Some(rule) = Rule::from_key(rule) => match key.ends_with(LABEL) {
+                    true => preset.labels.push((rule, value)),
+                    false => preset.rules.push((rule, value)),
+                },
+                _ => {
                     let known: Vec<&str> = Rule::ALL.iter().map(|r| r.flag()).collect();
                     return Err(at(format!(
-                        "unknown key `{key}`; a preset has programs, source and the rules {}",
+                        "unknown key `{key}`; a preset has programs, source, the rules {} \
+                         (each may have a RULE.label), and {SLOW_DOWN} with its .advice",
                         known.join(", ")
                     )));
                 }
@@ -149,12 +178,42 @@ pub fn parse(text: &str) -> Result<Vec<Preset<'_>>, String> {
     Ok(presets)
 }
 
-/// A section is complete once it says what it rests on.
+/// Either half of the slow-down pair, the other checked by `finish`.
+fn slow_down<'p, 'a>(preset: &'p mut Preset<'a>) -> &'p mut SlowDown<'a> {
+    preset.slow_down.get_or_insert(SlowDown {
+        pattern: "",
+        advice: "",
+    })
+}
+
+/// A section is complete once it says what it rests on, each label has
+/// its rule, and the slow-down line its advice.
 fn finish(preset: Option<&Preset<'_>>) -> Result<(), String> {
-    match preset {
-        Some(preset) if preset.source.is_empty() => Err(format!(
-            "[{}] has no `source`: cite the documentation its rules rest on",
-            preset.name
+    let Some(preset) = preset else {
+        return Ok(());
+    };
+    let name = preset.name;
+    if preset.source.is_empty() {
+        return Err(format!(
+            "[{name}] has no `source`: cite the documentation its rules rest on"
+        ));
+    }
+    if let Some((rule, _)) = preset
+        .labels
+        .iter()
+        .find(|(rule, _)| preset.rule(*rule).is_none())
+    {
+        let flag = rule.flag();
+        return Err(format!(
+            "[{name}] has `{flag}{LABEL}` but no `{flag}`: a label names a rule of its preset"
+        ));
+    }
+    match preset.slow_down {
+        Some(SlowDown { pattern: "", .. }) => Err(format!(
+            "[{name}] has `{ADVICE}` but no `{SLOW_DOWN}`: advice for which line?"
+        )),
+        Some(SlowDown { advice: "", .. }) => Err(format!(
+            "[{name}] has `{SLOW_DOWN}` but no `{ADVICE}`: say how to show the server's wait"
         )),
         _ => Ok(()),
     }
@@ -344,7 +403,20 @@ pub fn check_fits(
     }
 }
 
-impl Preset<'_> {
+impl<'a> Preset<'a> {
+    /// The value the preset gives `rule`, if it gives one.
+    pub fn rule(&self, rule: Rule) -> Option<&'a str> {
+        self.rules.iter().find(|(r, _)| *r == rule).map(|&(_, v)| v)
+    }
+
+    /// The label of `rule`, if the preset gives one.
+    pub fn label(&self, rule: Rule) -> Option<&'a str> {
+        self.labels
+            .iter()
+            .find(|(r, _)| *r == rule)
+            .map(|&(_, v)| v)
+    }
+
     /// What the preset expands to, as a comment and a command line to
     /// copy: `# curl: for curl; rests on …` then `retry --retry-on … -- curl`.
     pub fn as_flags(&self) -> String {
@@ -380,7 +452,127 @@ pub fn quote(text: &str) -> String {
     }
 }
 
-/// `--presets`: every preset as flags, a blank line between them.
+/// `--presets`: every preset in a row of a table of four columns (name,
+/// programs, what it retries, what stops at once), in words from the
+/// labels, each cell wrapped to fit an 80-column terminal.
+pub fn table(presets: &[Preset<'_>]) -> String {
+    const HEAD: [&str; 4] = ["preset", "for", "retries", "stops at once"];
+    let rows: Vec<[String; 4]> = presets
+        .iter()
+        .map(|p| {
+            [
+                p.name.to_owned(),
+                p.programs.join(" "),
+                p.retries(),
+                p.stops(),
+            ]
+        })
+        .collect();
+    // Name and programs as wide as their longest word, the rest shared.
+    let widest = |column: usize| {
+        rows.iter()
+            .flat_map(|row| row[column].split(' '))
+            .chain([HEAD[column]])
+            .map(|word| word.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let (name, programs) = (widest(0), widest(1));
+    let words = (TABLE_WIDTH.saturating_sub(name + programs + 3 * GAP) / 2).max(MIN_WORDS);
+    let widths = [name, programs, words, words];
+    let mut out = String::new();
+    for (n, row) in std::iter::once(HEAD.map(str::to_owned))
+        .chain(rows)
+        .enumerate()
+    {
+        // A blank line between presets: their rows take several lines.
+        if n > 1 {
+            out.push('\n');
+        }
+        let cells: Vec<Vec<String>> = (0..4).map(|i| wrap(&row[i], widths[i])).collect();
+        let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+        for line in 0..height {
+            let mut text = String::new();
+            for (i, cell) in cells.iter().enumerate() {
+                let part = cell.get(line).map_or("", String::as_str);
+                let pad = widths[i] - part.chars().count().min(widths[i]);
+                text.push_str(part);
+                if i < 3 {
+                    text.push_str(&" ".repeat(pad + GAP));
+                }
+            }
+            out.push_str(text.trim_end());
+            out.push('\n');
+        }
+    }
+    out.push_str(
+        "\nWhat neither column names stops too.\n\
+         retry --presets NAME prints a preset's flags; --presets -v, every preset's.\n",
+    );
+    out
+}
+
+/// The widest line of `--presets`' table: less than 80, so that a
+/// terminal of 80 columns never wraps it.
+pub const TABLE_WIDTH: usize = 79;
+/// The space between two columns.
+const GAP: usize = 2;
+/// The narrowest the two columns of words get, beside long names.
+const MIN_WORDS: usize = 16;
+
+/// `text` cut into lines of at most `width` characters, at spaces (a
+/// longer word stands alone on its line).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_ascii_whitespace() {
+        let line = lines.last_mut().expect("never empty");
+        if line.is_empty() {
+            line.push_str(word);
+        } else if line.chars().count() + 1 + word.chars().count() <= width {
+            line.push(' ');
+            line.push_str(word);
+        } else {
+            lines.push(word.to_owned());
+        }
+    }
+    lines
+}
+
+impl Preset<'_> {
+    /// What the preset retries, in words (the table, the man page).
+    pub fn retries(&self) -> String {
+        self.in_words(&[Rule::RetryOn, Rule::RetryIfOutput])
+    }
+
+    /// What stops at once, in words.
+    pub fn stops(&self) -> String {
+        self.in_words(&[Rule::FatalOn, Rule::StopIfOutput])
+    }
+
+    /// What `rules` of the preset do, in words: their labels, else (a
+    /// preset of the user's without them) the codes or which output rule.
+    fn in_words(&self, rules: &[Rule]) -> String {
+        let given = || rules.iter().filter_map(|&r| Some((r, self.rule(r)?)));
+        let labelled: Vec<&str> = rules.iter().filter_map(|&r| self.label(r)).collect();
+        let words: Vec<String> = match labelled.is_empty() {
+            false => labelled.into_iter().map(str::to_owned).collect(),
+            true => given()
+                .map(|(rule, value)| match rule {
+                    Rule::RetryOn | Rule::FatalOn | Rule::SuccessOn => format!("exit {value}"),
+                    _ => format!("lines matching its --{}", rule.flag()),
+                })
+                .collect(),
+        };
+        match (words.is_empty(), rules.contains(&Rule::RetryOn)) {
+            (false, _) => words.join("; "),
+            // Without --retry-on, retry's defaults.
+            (true, true) => "every failure but 126, 127, 141".to_owned(),
+            (true, false) => "-".to_owned(),
+        }
+    }
+}
+
+/// `--presets NAME` and `--presets -v`: every preset as flags, a blank line between them.
 pub fn listing(presets: &[Preset<'_>]) -> String {
     presets
         .iter()
@@ -470,9 +662,10 @@ mod tests {
                    so that --preset curl means the same on every machine";
         ignored(&dir, &clash, why);
         let (dir, broken) = user("[ours]\nretry_on = 22\n");
-        let why = "line 2: unknown key `retry_on`; a preset has programs, source and the \
+        let why = "line 2: unknown key `retry_on`; a preset has programs, source, the \
                    rules retry-on, fatal-on, success-on, retry-if-output, stop-if-output, \
-                   delay-from-output";
+                   delay-from-output (each may have a RULE.label), and slow-down-if-output \
+                   with its .advice";
         ignored(&dir, &broken, why);
         // Bytes that are not text, and more than presets could need (at
         // most the limit is read).
@@ -535,11 +728,149 @@ mod tests {
                 rules: vec![(Rule::FatalOn, "1")],
                 source: "b",
                 file: None,
+                labels: vec![],
+                slow_down: None,
             }
         );
         // The value is everything after the first `=`, trimmed.
         let regex = parse("[x]\nstop-if-output = a=b \nsource = s").unwrap();
         assert_eq!(regex[0].rules, [(Rule::StopIfOutput, "a=b")]);
+    }
+
+    #[test]
+    fn labels_and_the_slow_down_advice_go_with_their_rules() {
+        let text = "[x]\nretry-on = 7\nretry-on.label = refused\nstop-if-output = ^no$\n\
+                    stop-if-output.label = a no\nslow-down-if-output = ^slow$\n\
+                    slow-down-if-output.advice = add -v\nsource = s\n";
+        let x = &parse(text).unwrap()[0];
+        assert_eq!(
+            x.labels,
+            [(Rule::RetryOn, "refused"), (Rule::StopIfOutput, "a no")]
+        );
+        assert_eq!(x.label(Rule::StopIfOutput), Some("a no"));
+        assert_eq!(x.label(Rule::FatalOn), None);
+        assert_eq!(
+            x.rules,
+            [(Rule::RetryOn, "7"), (Rule::StopIfOutput, "^no$")]
+        );
+        assert_eq!(
+            x.slow_down,
+            Some(SlowDown {
+                pattern: "^slow$",
+                advice: "add -v"
+            })
+        );
+        // The label comes before or after its rule, never without it.
+        let before = parse("[x]\nfatal-on.label = f\nfatal-on = 1\nsource = s\n").unwrap();
+        assert_eq!(before[0].label(Rule::FatalOn), Some("f"));
+        for (text, error) in [
+            (
+                "[x]\nfatal-on.label = f\nsource = s\n",
+                "[x] has `fatal-on.label` but no `fatal-on`: a label names a rule of its preset",
+            ),
+            (
+                "[x]\nslow-down-if-output = a\nsource = s\n",
+                "[x] has `slow-down-if-output` but no `slow-down-if-output.advice`",
+            ),
+            (
+                "[x]\nslow-down-if-output.advice = a\nsource = s\n",
+                "[x] has `slow-down-if-output.advice` but no `slow-down-if-output`",
+            ),
+            (
+                "[x]\nsource.label = a\nsource = s\n",
+                "unknown key `source.label`",
+            ),
+            (
+                "[x]\nretry-on.lable = a\nsource = s\n",
+                "unknown key `retry-on.lable`",
+            ),
+            (
+                "[x]\nretry-on = 1\nretry-on.label = a\nretry-on.label = b\nsource = s\n",
+                "line 4: `retry-on.label` is given twice",
+            ),
+        ] {
+            let got = parse(text).unwrap_err();
+            assert!(got.contains(error), "{text:?}: {got}");
+        }
+    }
+
+    #[test]
+    fn every_builtin_rule_that_stops_has_a_label_and_curl_and_wget_advise() {
+        for preset in builtin() {
+            for rule in [Rule::FatalOn, Rule::StopIfOutput] {
+                if preset.rule(rule).is_some() {
+                    assert!(preset.label(rule).is_some(), "[{}] {rule:?}", preset.name);
+                }
+            }
+        }
+        let advice = |name| find(&builtin(), name).unwrap().slow_down.map(|s| s.advice);
+        assert_eq!(
+            advice("curl"),
+            Some("add -D /dev/stderr to curl's arguments")
+        );
+        assert_eq!(
+            advice("wget"),
+            Some("add -S (--server-response) to wget's arguments")
+        );
+    }
+
+    #[test]
+    fn the_table_has_every_preset_in_words_within_80_columns() {
+        let table = table(&builtin());
+        for line in table.lines() {
+            assert!(line.chars().count() <= TABLE_WIDTH, "{line:?}");
+            assert_eq!(line, line.trim_end(), "no trailing blanks");
+        }
+        let mut lines = table.lines();
+        let head = lines.next().unwrap();
+        assert!(head.starts_with("preset  for"), "{head}");
+        let (retries, stops) = (
+            head.find("retries").unwrap(),
+            head.find("stops at once").unwrap(),
+        );
+        // Each preset's row starts with its name, its words in their columns.
+        for preset in builtin() {
+            let row = table
+                .lines()
+                .find(|line| line.split(' ').next() == Some(preset.name))
+                .unwrap_or_else(|| panic!("no row for {}", preset.name));
+            assert!(row[8..].starts_with(preset.programs[0]), "{row}");
+            assert!(row.len() > stops, "{row}");
+        }
+        let curl = table.lines().find(|l| l.starts_with("curl ")).unwrap();
+        assert_eq!(&curl[retries..retries + 16], "network failures", "{curl}");
+        assert_eq!(&curl[stops..stops + 11], "a usage, UR", "{curl}");
+        assert!(
+            table.contains("retry --presets NAME prints a preset's flags"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_preset_without_labels_is_told_by_its_codes_and_rules() {
+        let ours =
+            parse("[ours]\nprograms = deploy\nretry-on = 75\nstop-if-output = x\nsource = s\n")
+                .unwrap();
+        let table = table(&ours);
+        let row = table.lines().nth(1).unwrap();
+        assert!(row.starts_with("ours    deploy  exit 75"), "{row}");
+        assert!(row.ends_with("lines matching its"), "{table}");
+        assert!(
+            table.lines().nth(2).unwrap().ends_with("--stop-if-output"),
+            "{table}"
+        );
+        let none = parse("[none]\nsource = s\n").unwrap();
+        let row = table_row(&none);
+        assert!(row.contains("every failure but 126, 127, 141"), "{row}");
+        assert!(row.ends_with(" -"), "{row}");
+        assert_eq!(wrap("a bb ccc", 4), ["a bb", "ccc"]);
+        assert_eq!(wrap("abcdef g", 4), ["abcdef", "g"]);
+        assert_eq!(wrap("", 4), [""]);
+    }
+
+    /// The table's first row, the one preset of `presets`.
+    fn table_row(presets: &[Preset<'_>]) -> String {
+        table(presets).lines().nth(1).unwrap().to_owned()
     }
 
     #[test]
@@ -626,6 +957,8 @@ mod tests {
             rules: vec![(Rule::RetryOn, "5-7,28"), (Rule::StopIfOutput, r"it's \d")],
             source: "x(1)",
             file: None,
+            labels: vec![],
+            slow_down: None,
         };
         assert_eq!(
             preset.as_flags(),

@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use crate::policy::{Attempts, Policy, Verdict};
-use crate::run::events::GiveUp;
+use crate::run::events::{GiveUp, Label};
 use crate::run::hint::{self, Hint, Hinted};
 use crate::run::pipes::OutputSeen;
 use crate::status::Status;
@@ -29,6 +29,16 @@ pub struct Rules {
     /// `--cap`: the longest sleep drawn; a server's hint may ask for
     /// longer (`hint::ceiling`).
     pub cap: Duration,
+    /// The preset's words for the rules that stop a run.
+    pub labels: Labels,
+}
+
+/// A preset's labels of `--fatal-on` and `--stop-if-output`, where the
+/// preset set them (a flag given in their place has none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Labels {
+    pub fatal_on: Label,
+    pub stop_if: Label,
 }
 
 /// Whether retry itself ended the attempt at a deadline.
@@ -107,10 +117,16 @@ pub fn decide(
     }
     match verdict {
         // `--stop-if-output` keeps the command's own status, even 0.
-        _ if seen.stop_if => return give_up(GiveUp::OutputStop(status)),
+        _ if seen.stop_if => {
+            return give_up(GiveUp::OutputStop {
+                status,
+                line: seen.stop_line.clone(),
+                label: rules.labels.stop_if.clone(),
+            });
+        }
         Verdict::Success => return Decision::Succeed(status),
         _ if stopped == Stopped::ByMaxTime => return give_up(GiveUp::MaxTimeReached(status)),
-        Verdict::Fatal => return give_up(GiveUp::Fatal(status)),
+        Verdict::Fatal => return give_up(GiveUp::Fatal(status, rules.labels.fatal_on.clone())),
         Verdict::NotRetryable => return give_up(GiveUp::NotRetryable(status)),
         Verdict::Retry => {}
     }
@@ -165,6 +181,7 @@ mod tests {
             policy: Policy::new(CodeSet::of(&[0]), None, Some(CodeSet::of(&[5]))),
             limit: Attempts::Limit(limit),
             cap: MS * 1000,
+            labels: Labels::default(),
         }
     }
 
@@ -238,7 +255,7 @@ mod tests {
             // Fatal and not-retryable codes stop at once.
             (
                 decide_row(1, 5, nothing, No, None),
-                gives_up(GiveUp::Fatal(exited(5))),
+                gives_up(GiveUp::Fatal(exited(5), None)),
             ),
             (
                 decide_row(1, 127, nothing, No, None),
@@ -256,7 +273,7 @@ mod tests {
             ),
             (
                 decide_row(1, 5, retry_match, No, None),
-                gives_up(GiveUp::Fatal(exited(5))),
+                gives_up(GiveUp::Fatal(exited(5), None)),
             ),
             (
                 decide_row(3, 0, retry_match, No, None),
@@ -265,11 +282,11 @@ mod tests {
             // A stop match wins over everything and keeps the status, even 0.
             (
                 decide_row(1, 0, stop_match, No, None),
-                gives_up(GiveUp::OutputStop(exited(0))),
+                gives_up(stop(exited(0))),
             ),
             (
                 decide_row(1, 9, (true, true), No, None),
-                gives_up(GiveUp::OutputStop(exited(9))),
+                gives_up(stop(exited(9))),
             ),
             // Timeouts are 124 and retryable; their partial output is not stdout.
             (decide_row(1, 0, nothing, ByTimeout, None), retry(timed_out)),
@@ -314,6 +331,56 @@ mod tests {
         }
     }
 
+    /// A stop by `--stop-if-output` given as a flag, its line not kept.
+    fn stop(status: Status) -> GiveUp {
+        GiveUp::OutputStop {
+            status,
+            line: None,
+            label: None,
+        }
+    }
+
+    #[test]
+    fn a_presets_rule_that_stops_is_named_by_its_label_with_the_line_it_matched() {
+        let label = |text: &str| Some(std::sync::Arc::from(text));
+        let rules = Rules {
+            labels: Labels {
+                fatal_on: label("curl preset: usage"),
+                stop_if: label("curl preset: a 4xx"),
+            },
+            ..rules(3)
+        };
+        let facts = |code, stop_line: Option<&str>| Facts {
+            number: 1,
+            status: Status::exited(code),
+            seen: OutputSeen {
+                stop_if: stop_line.is_some(),
+                stop_line: stop_line.map(Box::from),
+                ..OutputSeen::default()
+            },
+            stopped: Stopped::No,
+            time_left: None,
+        };
+        let decided = |facts| decide(&rules, &facts, || sleep(1), |_| true);
+        assert_eq!(
+            decided(facts(22, Some("error: 404"))),
+            gives_up(GiveUp::OutputStop {
+                status: Status::exited(22),
+                line: Some("error: 404".into()),
+                label: label("curl preset: a 4xx"),
+            })
+        );
+        assert_eq!(
+            decided(facts(5, None)),
+            gives_up(GiveUp::Fatal(
+                Status::exited(5),
+                label("curl preset: usage")
+            ))
+        );
+        // A retry carries no label.
+        assert!(matches!(decided(facts(7, None)), Decision::Retry { .. }));
+    }
+
     #[test]
     fn a_failure_that_exits_0_is_reported_as_1() {
         // 0 is not a success here; giving up must not exit 0.
@@ -321,6 +388,7 @@ mod tests {
             policy: Policy::new(CodeSet::of(&[3]), None, None),
             limit: Attempts::Limit(1),
             cap: MS * 1000,
+            labels: Labels::default(),
         };
         let facts = Facts {
             number: 1,

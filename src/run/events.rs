@@ -63,12 +63,17 @@ pub enum Event {
 pub enum GiveUp {
     /// The last allowed attempt failed.
     Attempts(Status),
-    /// The code is listed in `--fatal-on`.
-    Fatal(Status),
+    /// The code is listed in `--fatal-on` (a preset's, with its label).
+    Fatal(Status, Label),
     /// The code is neither a success nor listed in `--retry-on`.
     NotRetryable(Status),
-    /// The output matched `--stop-if-output`.
-    OutputStop(Status),
+    /// The output matched `--stop-if-output` (a preset's, with its label).
+    OutputStop {
+        status: Status,
+        /// The first line that matched, as a log line may quote it.
+        line: Option<Box<str>>,
+        label: Label,
+    },
     /// `--max-time` ended the running attempt.
     MaxTimeReached(Status),
     /// `--max-time` ended the `--on-retry` command; the status is the
@@ -99,6 +104,11 @@ pub enum GiveUp {
     /// retry dies of SIGPIPE, as the command would have.
     StdoutClosed,
 }
+
+/// A preset's rule in words, for the line that says it stopped the run
+/// (`curl preset: an HTTP 4xx but 408, 425, 429; …`); `None` for a rule
+/// given as a flag or by its variable. Shared, so a give-up copies no text.
+pub type Label = Option<std::sync::Arc<str>>;
 
 /// What retry was doing when a signal stopped it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,9 +191,9 @@ impl GiveUp {
     pub fn reason(&self) -> Reason {
         match self {
             GiveUp::Attempts(_) => Reason::Attempts,
-            GiveUp::Fatal(_) => Reason::Fatal,
+            GiveUp::Fatal(..) => Reason::Fatal,
             GiveUp::NotRetryable(_) => Reason::NotRetryable,
-            GiveUp::OutputStop(_) => Reason::StopIfOutput,
+            GiveUp::OutputStop { .. } => Reason::StopIfOutput,
             GiveUp::MaxTimeReached(_) | GiveUp::MaxTimeAhead { .. } | GiveUp::MaxTimeInHook(_) => {
                 Reason::MaxTime
             }
@@ -224,9 +234,9 @@ impl GiveUp {
     pub fn status(&self) -> Option<Status> {
         match self {
             GiveUp::Attempts(s)
-            | GiveUp::Fatal(s)
+            | GiveUp::Fatal(s, _)
             | GiveUp::NotRetryable(s)
-            | GiveUp::OutputStop(s)
+            | GiveUp::OutputStop { status: s, .. }
             | GiveUp::MaxTimeReached(s)
             | GiveUp::MaxTimeInHook(s)
             | GiveUp::MaxTimeAhead { status: s, .. }

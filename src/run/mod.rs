@@ -68,12 +68,21 @@ pub struct Options {
     pub pipes: pipes::Settings,
     /// `--budget`: the shared retry budget's name and parameters.
     pub budget: Option<budget::Settings>,
+    /// `--metrics-dir`, `--statsd` and their job: the run's metrics (`lib.rs`
+    /// feeds them its events).
+    pub metrics: crate::metrics::Settings,
     /// `--preset`: the one named, if any. Without one, a run of a program
     /// a preset is for says so once (`lib.rs`), and changes nothing.
     pub preset: Option<String>,
     /// Why the user's presets file was ignored, read for `--preset`: said
     /// once, before the first attempt.
     pub preset_warning: Option<String>,
+    /// The preset's words for the rules that stop a run (give-up lines).
+    pub labels: decide::Labels,
+    /// What to do when the server asked to slow down and no wait of its
+    /// could be seen (the preset's `slow-down-if-output.advice`, as a
+    /// warning's words): said once a run.
+    pub slow_down_advice: Option<String>,
     /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
     pub program: OsString,
     pub args: Vec<OsString>,
@@ -230,6 +239,8 @@ struct Loop<'a, R, F> {
     budget_said: Option<String>,
     /// An unreadable server hint is logged once a run.
     hint_warned: bool,
+    /// So is how to show the server's wait, when it asked to slow down.
+    advised: bool,
     /// How long the attempt that just ended ran, until the loop moves past
     /// it (to its hook or sleep): the logs give it with the attempt's end.
     took: Option<Duration>,
@@ -243,6 +254,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 policy: config.policy.clone(),
                 limit: config.attempts,
                 cap: config.backoff.cap,
+                labels: config.labels.clone(),
             },
             run_deadline: after(now, config.max_time),
             schedule: Schedule::new(config.backoff),
@@ -254,6 +266,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             last_paid: None,
             budget_said: None,
             hint_warned: false,
+            advised: false,
             took: None,
         }
     }
@@ -300,6 +313,19 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             withdrawal.granted
         };
         let decision = decide(&self.rules, &facts, draw, pay);
+        // The server asked to slow down and its wait was hidden: how to
+        // show it, said once, before the attempt's line (none if it succeeded).
+        if facts.seen.slow_down
+            && facts.seen.hint.is_none()
+            && !matches!(decision, Decision::Succeed(_))
+            && let Some(advice) = &self.config.slow_down_advice
+            && !std::mem::replace(&mut self.advised, true)
+        {
+            emit(&Event::Warning {
+                attempt: self.number,
+                message: advice.clone(),
+            });
+        }
         // Said after the attempt's line (retrying or giving up), which the
         // budget's answer follows.
         self.budget_said = warning;
@@ -776,7 +802,7 @@ mod tests {
         let mut host = FakeHost::new(vec![exit(5)]);
         let (code, events) = run_with(&c, &mut host);
         assert_eq!((code, host.seen.len()), (5, 1));
-        assert_eq!(gave_up(&events), &GiveUp::Fatal(Status::exited(5)));
+        assert_eq!(gave_up(&events), &GiveUp::Fatal(Status::exited(5), None));
 
         let mut host = FakeHost::new(vec![exit(42)]);
         let (code, events) = run_with(&c, &mut host);
@@ -1051,11 +1077,71 @@ mod tests {
     }
 
     #[test]
+    fn a_server_that_asks_to_slow_down_unseen_is_advised_on_once() {
+        let slow = |hint| {
+            let seen = OutputSeen {
+                slow_down: true,
+                hint,
+                ..OutputSeen::default()
+            };
+            ended(Ended::Exited(Status::exited(22)), seen)
+        };
+        let advice = |events: &[Event]| {
+            events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Warning { attempt, message } if message.contains("slow down") => {
+                        Some((*attempt, message.clone()))
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        let curl = config(&["--preset", "curl", "--base", "1ms", "-n", "4"]);
+        let mut host = FakeHost::new(vec![exit(7), slow(None), slow(None), slow(None)]);
+        let (_, events) = run_with(&curl, &mut host);
+        assert_eq!(
+            advice(&events),
+            [(
+                2,
+                "the server asked to slow down, but retry cannot see how long it asked to \
+                 wait (its Retry-After): add -D /dev/stderr to curl's arguments \
+                 (--preset curl; said once)"
+                    .to_owned()
+            )]
+        );
+        // A hint seen in that attempt: nothing to advise.
+        let mut host = FakeHost::new(vec![slow(Some(Hint::Delay(MS))), exit(0)]);
+        let (_, events) = run_with(&curl, &mut host);
+        assert_eq!(advice(&events), []);
+        // Nor in a success.
+        let seen = OutputSeen {
+            slow_down: true,
+            ..OutputSeen::default()
+        };
+        let mut host = FakeHost::new(vec![ended(Ended::Exited(Status::exited(0)), seen)]);
+        let (code, events) = run_with(&curl, &mut host);
+        assert_eq!((code, advice(&events)), (0, vec![]));
+        // Without a preset that has the advice, the same output says nothing.
+        let plain = config(&["--base", "1ms", "-n", "2"]);
+        let mut host = FakeHost::new(vec![slow(None), slow(None)]);
+        let (_, events) = run_with(&plain, &mut host);
+        assert_eq!(advice(&events), []);
+    }
+
+    #[test]
     fn stop_if_output_stops_with_its_own_status() {
         let mut host = FakeHost::new(vec![exit(1), exit_seeing(9, true, true)]);
         let (code, events) = run_with(&config(&["--base", "1ms"]), &mut host);
         assert_eq!((code, host.seen.len()), (9, 2));
-        assert_eq!(gave_up(&events), &GiveUp::OutputStop(Status::exited(9)));
+        assert_eq!(
+            gave_up(&events),
+            &GiveUp::OutputStop {
+                status: Status::exited(9),
+                line: None,
+                label: None
+            }
+        );
         // A run that gives up sends even its last attempt's held stdout to
         // stderr: a pipe downstream sees nothing of a failed run.
         assert_eq!(host.settled, [false, false]);
@@ -1082,7 +1168,7 @@ mod tests {
             events.iter().any(|e| matches!(
                 e,
                 Event::GaveUp {
-                    reason: GiveUp::OutputStop(_),
+                    reason: GiveUp::OutputStop { .. },
                     ..
                 }
             )),

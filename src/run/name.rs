@@ -98,7 +98,7 @@ fn cmd_script<'a>(base: &str, args: &'a [OsString]) -> Option<&'a OsString> {
 }
 
 /// `text` cut to `max` characters, the last of them `…`.
-fn cut(text: &str, max: usize) -> String {
+pub(crate) fn cut(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }

@@ -163,6 +163,22 @@ fn an_attempt_allocates_nothing_and_pipes_a_constant() {
             "allocations per plain attempt, --log-format {format}"
         );
     }
+    // Metrics too: StatsD's datagram reuses its buffer (an address needs
+    // no lookup thread), and the textfile is written once, at the end.
+    let dir = tempfile::tempdir().unwrap();
+    let metrics = [
+        "--statsd",
+        "127.0.0.1:9",
+        "--metrics-dir",
+        dir.path().to_str().unwrap(),
+    ];
+    // The first run finds no file to read its last success from.
+    let _ = per_attempt(&metrics, &["false"], b"");
+    let measured = per_attempt(&metrics, &["false"], b"");
+    assert_eq!(
+        measured, 0.0,
+        "allocations per attempt with --statsd and --metrics-dir"
+    );
 
     // Per attempt with pipes: the same for 1 KB and 200 KB of output.
     let cases: [&[&str]; 4] = [

@@ -542,8 +542,10 @@ fn a_server_that_never_answers_is_bounded() {
     let release = Release::start(Serving::Hang);
     let runner = Runner::new();
     let started = Instant::now();
+    // A private mirror's password is never shown.
+    let from = release.url().replacen("://", "://me:s3cret@", 1);
     let ran = runner
-        .step(&release.url(), &[("command", "touch ran")])
+        .step(&from, &[("command", "touch ran")])
         .env("RETRY_INSTALL_TIMEOUT", "1")
         .output()
         .unwrap();
@@ -556,6 +558,10 @@ fn a_server_that_never_answers_is_bounded() {
     let said = stderr(&ran);
     assert_eq!(said.lines().count(), 1, "{said}");
     assert!(said.contains("within 1 s"), "{said}");
+    assert!(
+        said.contains("://***@") && !said.contains("s3cret"),
+        "{said}"
+    );
     nothing_ran(&runner);
 }
 

@@ -601,7 +601,8 @@ fn a_server_that_never_answers_is_bounded() {
     // Connections complete in the kernel's backlog; nothing ever reads or
     // answers them. Closed when the test ends.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/", silent.local_addr().unwrap());
+    // A private mirror's password is never shown.
+    let url = format!("http://me:s3cret@{}/", silent.local_addr().unwrap());
     let (home, tmp) = (scratch(), scratch());
     let ran = install(
         &[],
@@ -620,10 +621,11 @@ fn a_server_that_never_answers_is_bounded() {
             .lines()
             .last()
             .unwrap_or("")
-            .starts_with("install: could not download "),
+            .starts_with("install: could not download http://***@"),
         "{}",
         ran.stderr
     );
+    assert!(!ran.stderr.contains("s3cret"), "{}", ran.stderr);
     assert_eq!(files_under(home.path()), Vec::<String>::new());
 }
 

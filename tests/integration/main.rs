@@ -24,6 +24,8 @@ mod install;
 // .ci/windows); what is about Unix inside them is gated test by test.
 mod logging;
 mod memory;
+// --metrics-dir and --statsd; node_exporter and promtool on Unix only.
+mod metrics;
 // Only printing, so a default build only (the cargo feature `preview`).
 #[cfg(feature = "preview")]
 mod modes;

@@ -51,11 +51,21 @@ fn wget_retries_a_503_reading_retry_after_and_stops_on_a_404_or_a_bad_url() {
         (503, "Service Unavailable", "Retry-After: 0\r\n", ""),
         ok,
     ]);
-    with_preset("wget", &[wget, "-nv", "-S", "-O", "-", &http.url])
-        .code(0)
+    let run = with_preset("wget", &[wget, "-nv", "-S", "-O", "-", &http.url]);
+    run.code(0)
         .stdout_is("ok\n")
         .stderr_has("ERROR 503: Service Unavailable.")
         .stderr_has("server asked for 0 ms");
+    assert!(!run.stderr.contains("slow down"), "{run:#?}");
+    assert_eq!(http.served(), 2);
+    // Without -S wget hides the wait: said once (of two 429s) how to show it.
+    let http = HttpServer::start(vec![(429, "Too Many Requests", "Retry-After: 0\r\n", "")]);
+    let run = with_preset("wget", &[wget, "-nv", "-O", "-", &http.url]);
+    retried(&run, 8).stderr_has("ERROR 429: Too Many Requests.");
+    let advice = "retry: wget: warning: the server asked to slow down, but retry cannot see \
+                  how long it asked to wait (its Retry-After): add -S (--server-response) to \
+                  wget's arguments (--preset wget; said once)\n";
+    assert_eq!(run.stderr.matches(advice).count(), 1, "{run:#?}");
     assert_eq!(http.served(), 2);
     // A 404 is exit 8 like a 503: the message tells them apart.
     let http = HttpServer::start(vec![(404, "Not Found", "", ""), ok]);
@@ -527,7 +537,7 @@ fn the_recorded_lines_of_bench_presets_are_judged_as_it_says() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let got = match out.status.code() {
             Some(1) if stderr.contains("giving up after 2 attempts") => "retry",
-            Some(0) if stderr.contains("matched --stop-if-output") => "stop",
+            Some(0) if stderr.contains("(reason: stop_if_output)") => "stop",
             Some(0) if stderr.is_empty() => "none",
             _ => "?",
         };

@@ -33,8 +33,78 @@ fn a_404_stops_after_one_attempt_with_curls_22() {
         .code(22)
         .stdout_is("")
         .stderr_has("curl: (22) The requested URL returned error: 404")
-        .stderr_has("giving up after attempt 1/5");
+        // The rule that stopped it, by its label, and what it matched.
+        .stderr_has(
+            "retry: curl: giving up after attempt 1/5 (exit code 22): \
+             `curl: (22) The requested URL returned error: 404` is permanent \
+             (curl preset: an HTTP 4xx but 408, 425, 429; HTTP 501, 505; a TLS protocol \
+             mismatch) (reason: stop_if_output)\n",
+        );
     assert_eq!(http.served(), 1);
+    // JSON keeps its fields and adds the rule and the line.
+    let run = retry(&[
+        "--preset",
+        "curl",
+        "--log-format",
+        "json",
+        "--",
+        curl(),
+        "-fsS",
+    ])
+    .args(&[&url])
+    .run();
+    let gave_up = run.stderr.lines().last().unwrap();
+    assert!(
+        gave_up.contains(
+            r#""exit_code":22,"reason":"stop_if_output","command_exit_code":22,"rule":"curl preset: an HTTP 4xx but 408, 425, 429; HTTP 501, 505; a TLS protocol mismatch","matched":"curl: (22) The requested URL returned error: 404"}"#
+        ),
+        "{run:#?}"
+    );
+    // Without the preset, the flag names the rule, and what it matched.
+    retry(&["--stop-if-output", "error: 404", "--", curl(), "-fsS", &url])
+        .run()
+        .code(22)
+        .stderr_has(
+            "giving up after attempt 1/5 (exit code 22): its output matched \
+             --stop-if-output: `curl: (22) The requested URL returned error: 404` \
+             (reason: stop_if_output)",
+        );
+}
+
+/// The advice `--preset curl` gives when a server asked to slow down.
+#[cfg(unix)]
+const SHOW_THE_WAIT: &str = "retry: curl: warning: the server asked to slow down, but retry \
+    cannot see how long it asked to wait (its Retry-After): add -D /dev/stderr to curl's \
+    arguments (--preset curl; said once)\n";
+
+#[test]
+#[cfg(unix)] // the real curl and the loopback server
+fn a_429_whose_retry_after_curl_hides_says_once_how_to_show_it() {
+    let slow_down = (429, "Too Many Requests", "Retry-After: 0.05\r\n", "");
+    let http = HttpServer::start(vec![slow_down, slow_down, (503, "Busy", "", ""), OK]);
+    let url = http.url.clone();
+    let run = retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS", &url]).run();
+    run.code(0).stdout_is("{\"ok\":true}\n");
+    assert_eq!(run.stderr.matches(SHOW_THE_WAIT).count(), 1, "{run:#?}");
+    // Said with the first attempt, before its retry line.
+    let advised = run.stderr.find(SHOW_THE_WAIT).unwrap();
+    let first = run.stderr.find("retry: curl: attempt 1/5 failed").unwrap();
+    assert!(advised < first, "{run:#?}");
+    assert_eq!(http.served(), 4);
+    // With the headers shown, the wait is honoured and nothing is advised.
+    let http = HttpServer::start(vec![slow_down, OK]);
+    let url = http.url.clone();
+    let run = retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS"])
+        .args(&["-D", "/dev/stderr", &url])
+        .run();
+    run.code(0)
+        .stderr_has("sleep: 50 ms (server asked for 50 ms)");
+    assert!(!run.stderr.contains("slow down"), "{run:#?}");
+    // A 404 is no request to slow down.
+    let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
+    let url = http.url.clone();
+    let run = retry(&["--preset", "curl", "--", curl(), "-fsS", &url]).run();
+    assert!(!run.stderr.contains("slow down"), "{run:#?}");
 }
 
 #[test]
@@ -121,7 +191,10 @@ fn a_connection_refused_is_retried_and_a_malformed_url_is_fatal() {
     ])
     .run()
     .code(1)
-    .stderr_has("giving up after attempt 1/5: exit code 1 is fatal");
+    .stderr_has(
+        "giving up after attempt 1/5: exit code 1 is fatal (curl preset: a usage, URL, \
+         local file, login or TLS certificate error) (reason: fatal)",
+    );
 }
 
 #[test]
@@ -189,9 +262,14 @@ fn a_wrapper_is_accepted_silently() {
 
 #[test]
 #[cfg(unix)] // the real curl and the loopback server
-fn presets_prints_copy_pastable_flags() {
-    let run = retry(&["--presets"]).run();
-    run.code(0);
+fn presets_name_prints_copy_pastable_flags() {
+    let run = retry(&["--presets", "curl"]).run();
+    run.code(0).stderr_is("");
+    assert_eq!(run.stdout.lines().count(), 2, "{run:#?}");
+    assert!(
+        run.stdout.starts_with("# curl: for curl; rests on curl(1)"),
+        "{run:#?}"
+    );
     let command = run.stdout.lines().nth(1).unwrap();
     assert!(command.starts_with("retry --retry-on "), "{command}");
     assert!(command.ends_with(" -- curl"), "{command}");
@@ -216,6 +294,53 @@ fn presets_prints_copy_pastable_flags() {
         .run()
         .code(0)
         .stdout_is("");
+}
+
+#[test]
+fn presets_is_a_table_in_words_within_80_columns_and_verbose_is_every_presets_flags() {
+    // No presets file of the user's: the built-in presets alone.
+    let config = scratch();
+    let ours = |args: &[&str]| retry(args).env("XDG_CONFIG_HOME", config.path()).run();
+    let table = ours(&["--presets"]);
+    table.code(0).stderr_is("");
+    let mut lines = table.stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some("preset  for      retries                         stops at once")
+    );
+    for line in table.stdout.lines() {
+        assert!(line.chars().count() < 80, "{line:?}");
+    }
+    for name in [
+        "curl", "wget", "git", "ssh", "rsync", "apt", "docker", "npm", "pip",
+    ] {
+        let row = table
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")));
+        assert!(row.is_some(), "no row for {name}\n{}", table.stdout);
+    }
+    assert!(
+        table
+            .stdout
+            .contains("\ncurl    curl     network failures (DNS,")
+    );
+    assert!(table.stdout.ends_with("--presets -v, every preset's.\n"));
+    // -v: every preset as flags, as --presets NAME prints one.
+    let verbose = ours(&["--presets", "-v"]);
+    verbose.code(0);
+    let curl = ours(&["--presets", "curl"]);
+    assert!(verbose.stdout.starts_with(&curl.stdout), "{verbose:#?}");
+    assert_eq!(
+        verbose.stdout.matches("\nretry --").count(),
+        9,
+        "{verbose:#?}"
+    );
+    // An unknown name is a usage error, as for --preset.
+    ours(&["--presets", "nope"])
+        .code(2)
+        .stdout_is("")
+        .stderr_has("unknown preset `nope`; known presets: curl, wget,");
 }
 
 #[test]
@@ -291,12 +416,46 @@ fn a_team_writes_presets_for_its_own_tools() {
     ours(&["err", "no such service\n", "exit", "75"])
         .code(75)
         .stderr_has("giving up after attempt 1/3");
-    // --presets lists it after the built-in ones, naming its file.
-    let listing = retry(&["--presets"]).env("XDG_CONFIG_HOME", &home).run();
+    // --presets -v lists it after the built-in ones, naming its file.
+    let listing = retry(&["--presets", "-v"])
+        .env("XDG_CONFIG_HOME", &home)
+        .run();
     listing.code(0);
     let header = format!("# deploy (from {}): for sh;", file.display());
     assert!(listing.stdout.contains(&header), "{listing:#?}");
     assert!(listing.stdout.find("# curl").unwrap() < listing.stdout.find(&header).unwrap());
+    // The table tells it by its codes and rules, having no labels; with
+    // them, by its words, and the give-up line names its rule.
+    let table = retry(&["--presets"]).env("XDG_CONFIG_HOME", &home).run();
+    let row = table
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("deploy "))
+        .unwrap();
+    assert!(row.starts_with("deploy  sh       exit 75"), "{table:#?}");
+    std::fs::write(
+        &file,
+        "[deploy]\nprograms = sh\nretry-on = 75\nretry-on.label = a busy deploy lock\n\
+         stop-if-output = ^no such service\nstop-if-output.label = a service that does not exist\n\
+         source = the deploy tool's README\n",
+    )
+    .unwrap();
+    let table = retry(&["--presets"]).env("XDG_CONFIG_HOME", &home).run();
+    let row = table
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("deploy "))
+        .unwrap();
+    assert!(
+        row.starts_with("deploy  sh       a busy deploy lock"),
+        "{table:#?}"
+    );
+    ours(&["err", "no such service: web\n", "exit", "75"])
+        .code(75)
+        .stderr_has(
+            "giving up after attempt 1/3 (exit code 75): `no such service: web` is \
+             permanent (deploy preset: a service that does not exist) (reason: stop_if_output)",
+        );
     // RETRY_PRESET names it too; a relative XDG_CONFIG_HOME is ignored for
     // $HOME/.config, as the XDG rules say.
     std::fs::create_dir(config.path().join(".config")).unwrap();
@@ -448,7 +607,7 @@ fn a_broken_users_file_never_breaks_a_builtin_preset() {
         "retry: {}",
         ignored(&file, "it is a directory, not a regular file")
     ));
-    assert!(listing.stdout.starts_with("# curl"), "{listing:#?}");
+    assert!(listing.stdout.starts_with("preset  for"), "{listing:#?}");
 }
 
 /// A FIFO hung retry before the command ran (`-v`) or as it gave up (its

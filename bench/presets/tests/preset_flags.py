@@ -9,6 +9,7 @@ one preset's rules.
 import sys
 
 RULES = ["retry-on", "fatal-on", "success-on", "retry-if-output", "stop-if-output", "delay-from-output"]
+SAYS = ["slow-down-if-output", "slow-down-if-output.advice"]
 
 def parse(text):
     presets, keys = [], []
@@ -46,6 +47,8 @@ def parse(text):
             p["source"] = value
         elif key in RULES:
             p["rules"].append((key, value))
+        elif (key.endswith(".label") and key[:-6] in RULES) or key in SAYS:
+            pass  # words, not flags: a rule's label, the slow-down advice
         else:
             sys.exit(f"line {number}: unknown key `{key}`")
     if presets and not presets[-1]["source"]:

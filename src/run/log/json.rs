@@ -160,6 +160,18 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 GiveUp::Spawn { message, .. } | GiveUp::Failed(message) => {
                     let _ = write!(out, r#","message":"{}""#, escape(message));
                 }
+                // Added fields: the rule's label and what it matched.
+                GiveUp::Fatal(_, Some(label)) => {
+                    let _ = write!(out, r#","rule":"{}""#, escape(label));
+                }
+                GiveUp::OutputStop { line, label, .. } => {
+                    if let Some(label) = label {
+                        let _ = write!(out, r#","rule":"{}""#, escape(label));
+                    }
+                    if let Some(line) = line {
+                        let _ = write!(out, r#","matched":"{}""#, escape(line));
+                    }
+                }
                 GiveUp::HintTooLong {
                     hint_ms, limit_ms, ..
                 } => {

@@ -428,9 +428,13 @@ mod tests {
         let status = Status::exited(3);
         let reason = match reason {
             Reason::Attempts => GiveUp::Attempts(status),
-            Reason::Fatal => GiveUp::Fatal(status),
+            Reason::Fatal => GiveUp::Fatal(status, None),
             Reason::NotRetryable => GiveUp::NotRetryable(status),
-            Reason::StopIfOutput => GiveUp::OutputStop(status),
+            Reason::StopIfOutput => GiveUp::OutputStop {
+                status,
+                line: None,
+                label: None,
+            },
             Reason::MaxTime => GiveUp::MaxTimeReached(status),
             Reason::Hint => GiveUp::HintTooLong {
                 status,

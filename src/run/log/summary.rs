@@ -265,7 +265,7 @@ mod tests {
         let end = Event::GaveUp {
             attempt: 2,
             limit: Attempts::Limit(5),
-            reason: GiveUp::Fatal(Status::exited(2)),
+            reason: GiveUp::Fatal(Status::exited(2), None),
             took: Some(Duration::from_millis(3)),
         };
         let rows = [row(1, 2, Some(692)), row(2, 2, None)];

@@ -228,21 +228,38 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
                 s.describe()
             )
         }
-        GiveUp::Fatal(s) => write!(
+        // The preset's rule by its label, else the flag.
+        GiveUp::Fatal(s, label) => write!(
             out,
-            "giving up after attempt {attempt}/{limit}: {} is fatal (--fatal-on)",
-            s.describe()
+            "giving up after attempt {attempt}/{limit}: {} is fatal ({})",
+            s.describe(),
+            label.as_deref().unwrap_or("--fatal-on")
         ),
         GiveUp::NotRetryable(s) => write!(
             out,
             "giving up after attempt {attempt}/{limit}: {} is not retryable (--retry-on)",
             s.describe()
         ),
-        GiveUp::OutputStop(s) => write!(
-            out,
-            "giving up after attempt {attempt}/{limit} ({}): its output matched --stop-if-output",
-            s.describe()
-        ),
+        // What matched, and the preset's rule that it matched by its label.
+        GiveUp::OutputStop {
+            status,
+            line,
+            label,
+        } => {
+            write!(
+                out,
+                "giving up after attempt {attempt}/{limit} ({}): ",
+                status.describe()
+            )?;
+            match (line, label) {
+                (Some(line), Some(label)) => write!(out, "`{line}` is permanent ({label})"),
+                (Some(line), None) => {
+                    write!(out, "its output matched --stop-if-output: `{line}`")
+                }
+                (None, Some(label)) => write!(out, "its output matched {label}"),
+                (None, None) => out.write_str("its output matched --stop-if-output"),
+            }
+        }
         GiveUp::MaxTimeReached(_) => {
             write!(
                 out,
@@ -347,6 +364,69 @@ mod tests {
                 "retry: curl: interrupted by {name} during the sleep after attempt 1/5; exiting with {code} (reason: signal)\n"
             )
         );
+    }
+
+    #[test]
+    fn a_give_up_names_the_presets_rule_and_what_it_matched() {
+        let gave_up = |reason| Event::GaveUp {
+            attempt: 1,
+            limit: Attempts::Limit(5),
+            reason,
+            took: None,
+        };
+        let label = Some(std::sync::Arc::from("curl preset: an HTTP 4xx"));
+        let line = Some(Box::from(
+            "curl: (22) The requested URL returned error: 404",
+        ));
+        let stop = |line, label| {
+            gave_up(GiveUp::OutputStop {
+                status: Status::exited(22),
+                line,
+                label,
+            })
+        };
+        let start = "retry: curl: giving up after attempt 1/5 (exit code 22): ";
+        assert_eq!(
+            text_of(&stop(line.clone(), label.clone())),
+            format!(
+                "{start}`curl: (22) The requested URL returned error: 404` is permanent \
+                 (curl preset: an HTTP 4xx) (reason: stop_if_output)\n"
+            )
+        );
+        // A flag's rule has no label: the flag, and what matched.
+        assert_eq!(
+            text_of(&stop(line.clone(), None)),
+            format!(
+                "{start}its output matched --stop-if-output: \
+                 `curl: (22) The requested URL returned error: 404` (reason: stop_if_output)\n"
+            )
+        );
+        assert_eq!(
+            text_of(&stop(None, None)),
+            format!("{start}its output matched --stop-if-output (reason: stop_if_output)\n")
+        );
+        // JSON adds `rule` and `matched`; the fields before stay as they were.
+        let json = json_of(&stop(line, label.clone()));
+        assert!(
+            json.ends_with(
+                r#""reason":"stop_if_output","command_exit_code":22,"rule":"curl preset: an HTTP 4xx","matched":"curl: (22) The requested URL returned error: 404"}
+"#
+            ),
+            "{json}"
+        );
+        assert!(!json_of(&stop(None, None)).contains(r#""rule""#));
+        let fatal = |label| gave_up(GiveUp::Fatal(Status::exited(3), label));
+        assert_eq!(
+            text_of(&fatal(label.clone())),
+            "retry: curl: giving up after attempt 1/5: exit code 3 is fatal (curl preset: an HTTP 4xx) (reason: fatal)\n"
+        );
+        assert_eq!(
+            text_of(&fatal(None)),
+            "retry: curl: giving up after attempt 1/5: exit code 3 is fatal (--fatal-on) (reason: fatal)\n"
+        );
+        assert!(json_of(&fatal(label)).contains(
+            r#""reason":"fatal","command_exit_code":3,"rule":"curl preset: an HTTP 4xx"}"#
+        ));
     }
 
     #[test]

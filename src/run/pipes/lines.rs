@@ -29,13 +29,21 @@ pub struct Matchers {
     pub stop_if: Option<Regex>,
     /// `--delay-from-output`: one capture group, the server's hint.
     pub delay_from: Option<Regex>,
+    /// A preset's `slow-down-if-output`: the server asked to slow down.
+    pub slow_down: Option<Regex>,
 }
 
 impl Matchers {
     pub fn any(&self) -> bool {
-        self.retry_if.is_some() || self.stop_if.is_some() || self.delay_from.is_some()
+        self.retry_if.is_some()
+            || self.stop_if.is_some()
+            || self.delay_from.is_some()
+            || self.slow_down.is_some()
     }
 }
+
+/// The most of a matched line a log line quotes, in characters.
+pub const QUOTED: usize = 120;
 
 /// The patterns ready for both kinds of line.
 #[derive(Debug)]
@@ -45,6 +53,8 @@ pub struct Patterns {
     /// Matched on whole lines only: a hint is a short header, and the
     /// capture of a line cut at the limit could be cut too.
     delay_from: Option<Regex>,
+    /// Whole lines only too: a short status line.
+    slow_down: Option<Regex>,
 }
 
 #[derive(Debug)]
@@ -94,16 +104,30 @@ impl Patterns {
             retry_if: matchers.retry_if.as_ref().map(Pattern::new),
             stop_if: matchers.stop_if.as_ref().map(Pattern::new),
             delay_from: matchers.delay_from.clone(),
+            slow_down: matchers.slow_down.clone(),
         }
     }
 
     pub fn any(&self) -> bool {
-        self.retry_if.is_some() || self.stop_if.is_some() || self.delay_from.is_some()
+        self.retry_if.is_some()
+            || self.stop_if.is_some()
+            || self.delay_from.is_some()
+            || self.slow_down.is_some()
     }
 
     pub fn check(&self, line: Line<'_>, seen: &mut OutputSeen) {
         seen.retry_if |= self.retry_if.as_ref().is_some_and(|p| p.matches(line));
-        seen.stop_if |= self.stop_if.as_ref().is_some_and(|p| p.matches(line));
+        if self.stop_if.as_ref().is_some_and(|p| p.matches(line)) {
+            // The first line that stopped the run, for its give-up line
+            // (the only copy: one line, once).
+            if seen.stop_line.is_none() {
+                seen.stop_line = Some(quoted(line));
+            }
+            seen.stop_if = true;
+        }
+        if let (Some(regex), Line::Whole(line)) = (&self.slow_down, line) {
+            seen.slow_down |= regex.is_match(line);
+        }
         if let (Some(regex), Line::Whole(line)) = (&self.delay_from, line)
             && let Some(group) = regex.captures(line).and_then(|c| c.get(1))
         {
@@ -112,6 +136,20 @@ impl Patterns {
             seen.hint = Some(hint::parse(&text, SystemTime::now()));
         }
     }
+}
+
+/// `line` as a log line may quote it: text, its control characters
+/// escaped (no forged line or terminal sequence), at most `QUOTED`
+/// characters.
+fn quoted(line: Line<'_>) -> Box<str> {
+    let bytes = match line {
+        Line::Whole(bytes) => bytes,
+        Line::Start(start, limit) => &start[..limit],
+    };
+    // No more bytes than the characters shown can take.
+    let bytes = &bytes[..bytes.len().min(QUOTED * 4)];
+    let text = crate::run::name::escape_control(&String::from_utf8_lossy(bytes));
+    crate::run::name::cut(&text, QUOTED).into_boxed_str()
 }
 
 /// A line as the patterns see it.
@@ -237,6 +275,40 @@ mod tests {
         assert_eq!(lines(4, &[b"12345\n"]), ["12345..."]);
         assert_eq!(lines(4, &[b"123", b"45"]), ["12345..."]);
         assert_eq!(lines(4, &[b"1234\r", b"\n"]), ["1234"]);
+    }
+
+    #[test]
+    fn the_first_line_that_stops_is_kept_quoted_and_a_slow_down_is_seen() {
+        let regex = |p: &str| regex::bytes::Regex::new(p).unwrap();
+        let patterns = Patterns::new(&Matchers {
+            stop_if: Some(regex("^stop")),
+            slow_down: Some(regex("^slow$")),
+            ..Matchers::default()
+        });
+        let mut seen = OutputSeen::default();
+        let mut lines = Lines::new(MAX_LINE);
+        let long = format!("stop {}\n", "x".repeat(500));
+        for chunk in [
+            &b"slow\nstop \x1b[2J\tnow\r\n"[..],
+            b"stop again\n",
+            long.as_bytes(),
+        ] {
+            lines.feed(chunk, &mut |line| patterns.check(line, &mut seen));
+        }
+        assert!(seen.stop_if && seen.slow_down);
+        // Escaped: no terminal sequence or forged line in a log line.
+        assert_eq!(seen.stop_line.as_deref(), Some("stop \\x1b[2J\\tnow"));
+        // A long line is cut.
+        let mut seen = OutputSeen::default();
+        patterns.check(Line::Whole(long.trim_end().as_bytes()), &mut seen);
+        let quoted = seen.stop_line.unwrap();
+        assert_eq!(quoted.chars().count(), QUOTED);
+        assert!(quoted.ends_with("x…"), "{quoted}");
+        // No match, no copy; a slow-down line only on a whole line.
+        let mut seen = OutputSeen::default();
+        patterns.check(Line::Whole(b"fine"), &mut seen);
+        patterns.check(Line::Start(b"slow", 3), &mut seen);
+        assert_eq!(seen, OutputSeen::default());
     }
 
     fn matcher(pattern: &str) -> Patterns {

@@ -55,6 +55,10 @@ const HAND_OFF_WAIT: Duration = Duration::from_secs(1);
 pub struct OutputSeen {
     pub retry_if: bool,
     pub stop_if: bool,
+    /// The first line `--stop-if-output` matched, quoted (`lines::quoted`).
+    pub stop_line: Option<Box<str>>,
+    /// A preset's `slow-down-if-output` matched: the server asked to slow down.
+    pub slow_down: bool,
     /// The server's hint on its last line that had one (stdout's before stderr's).
     pub hint: Option<crate::run::hint::Hint>,
     /// retry's stdout reader went away (EPIPE) while this attempt's output
@@ -261,6 +265,10 @@ impl Pipes {
             let mut state = stream.collected.lock().unwrap_or_else(|e| e.into_inner());
             seen.retry_if |= state.seen.retry_if;
             seen.stop_if |= state.seen.stop_if;
+            seen.slow_down |= state.seen.slow_down;
+            if seen.stop_line.is_none() {
+                seen.stop_line = state.seen.stop_line.take();
+            }
             seen.stdout_closed |= state.stdout_closed;
             if seen.hint.is_none() {
                 seen.hint = state.seen.hint.take();

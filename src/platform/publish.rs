@@ -1,0 +1,145 @@
+//! Files retry publishes for another program to read (node_exporter's
+//! textfile collector): a directory checked before the run, a file read
+//! back without waiting, and a file replaced whole. The same rules on
+//! every OS, on `owner.rs`.
+//!
+//! The file is replaced by a rename, so a reader sees the old file or the
+//! new one, never half of either: the new text goes to a temporary file in
+//! the same directory (a rename does not cross file systems), named
+//! `.<name>.<pid>.<n>.tmp` (a collector reading `*.prom` skips it) and
+//! created exclusively, so two runs never share one. Its permissions are
+//! the umask's, as any file a user writes for others to read.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read as _, Write as _};
+use std::path::Path;
+
+/// Temporary names tried before giving up (one left by a crash with the
+/// same pid is the only way a name can be taken).
+const TRIES: u32 = 16;
+
+/// Whether `dir` is a directory this user may create files in.
+pub fn check_dir(dir: &Path) -> io::Result<()> {
+    if !fs::metadata(dir)?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            "not a directory",
+        ));
+    }
+    super::owner::check_writable(dir)
+}
+
+/// `path`'s text, at most `limit` bytes of it (lossily UTF-8), if it is a
+/// regular file: opened without waiting, so a FIFO put in its place
+/// cannot hold the run.
+pub fn read(path: &Path, limit: u64) -> io::Result<String> {
+    let file = super::owner::open_to_read(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Replaces `dir/name` with `bytes`, whole.
+pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let pid = std::process::id();
+    let mut n = 0;
+    let (temporary, mut file) = loop {
+        let temporary = dir.join(format!(".{name}.{pid}.{n}.tmp"));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+        {
+            Ok(file) => break (temporary, file),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists && n < TRIES => n += 1,
+            Err(error) => return Err(error),
+        }
+    };
+    let written = file.write_all(bytes).and_then(|()| {
+        drop(file);
+        fs::rename(&temporary, dir.join(name))
+    });
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_we_may_write_to_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_dir(dir.path()).is_ok());
+        let missing = check_dir(&dir.path().join("missing")).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        let file = dir.path().join("file");
+        fs::write(&file, "").unwrap();
+        assert_eq!(check_dir(&file).unwrap_err().to_string(), "not a directory");
+        // Root may write anywhere: the refusal shows only for another user.
+        #[cfg(unix)]
+        if super::super::owner::user_id() != 0 {
+            use std::os::unix::fs::PermissionsExt;
+            let locked = dir.path().join("locked");
+            fs::create_dir(&locked).unwrap();
+            fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).unwrap();
+            let error = check_dir(&locked).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::PermissionDenied);
+        }
+    }
+
+    #[test]
+    fn a_file_is_replaced_whole_and_no_temporary_file_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.prom");
+        replace(dir.path(), "a.prom", b"one\n").unwrap();
+        // A temporary name a crashed run left behind is passed over.
+        let stale = dir
+            .path()
+            .join(format!(".a.prom.{}.0.tmp", std::process::id()));
+        fs::write(&stale, "stale").unwrap();
+        replace(dir.path(), "a.prom", b"two\n").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "two\n");
+        assert_eq!(fs::read_to_string(&stale).unwrap(), "stale");
+        fs::remove_file(&stale).unwrap();
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["a.prom"]);
+        assert_eq!(read(&path, 2).unwrap(), "tw");
+        assert!(read(dir.path(), 10).is_err());
+    }
+
+    /// Threads replacing the same file while others read it: every read
+    /// sees one writer's whole text, never a mix or a part.
+    #[test]
+    fn concurrent_replacements_leave_one_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let texts: Vec<String> = (0..4)
+            .map(|i| format!("{i}\n").repeat(4096 + i * 1000))
+            .collect();
+        replace(dir.path(), "job.prom", texts[0].as_bytes()).unwrap();
+        let path = dir.path().join("job.prom");
+        std::thread::scope(|scope| {
+            for text in &texts {
+                let dir = dir.path();
+                scope.spawn(move || {
+                    for _ in 0..50 {
+                        replace(dir, "job.prom", text.as_bytes()).unwrap();
+                    }
+                });
+            }
+            for _ in 0..200 {
+                let seen = fs::read_to_string(&path).unwrap();
+                assert!(texts.contains(&seen), "a mixed or partial file");
+            }
+        });
+        assert!(texts.contains(&fs::read_to_string(&path).unwrap()));
+    }
+}

@@ -1,0 +1,557 @@
+//! `--metrics-dir` and `--statsd` end to end: the textfile read by the real
+//! node_exporter (Debian's prometheus-node-exporter, on a free port of
+//! 127.0.0.1, stopped on drop) and checked by the real `promtool check
+//! metrics` (Debian's prometheus); StatsD datagrams caught by a UDP socket
+//! of the test's; concurrent runs; bad input.
+//!
+//! Without node_exporter or promtool their tests say so and pass, unless
+//! `RETRY_TESTS_NEED_PROMETHEUS` is set (`.ci/run` installs both and sets it).
+//! The rest run the project's helper, so they run under wine too.
+
+use std::net::UdpSocket;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use crate::harness::{Finished, fails, retry, scratch};
+
+/// retry with `args`, then the helper failing `failures` times before it
+/// succeeds (counting in `dir`).
+fn run_failing(dir: &Path, failures: u32, args: &[&str]) -> Finished {
+    let mut all = args.to_vec();
+    all.extend(["-b", "1ms", "--"]);
+    retry(&all).helper(&fails(dir, failures, 3)).run()
+}
+
+fn prom(dir: &Path, job: &str) -> String {
+    std::fs::read_to_string(dir.join(format!("retry_{job}.prom"))).expect("the textfile")
+}
+
+/// The sample of `series` for the job in `text`.
+fn sample<'a>(text: &'a str, series: &str) -> Option<&'a str> {
+    text.lines()
+        .find(|line| line.starts_with(series) && line[series.len()..].starts_with('{'))
+        .and_then(|line| line.rsplit(' ').next())
+}
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+#[test]
+fn the_textfile_keeps_the_last_success_through_a_failed_run() {
+    let dir = scratch();
+    let metrics = dir.path().join("metrics");
+    std::fs::create_dir(&metrics).unwrap();
+    let metrics_arg = metrics.to_str().unwrap();
+    let before = now();
+    run_failing(
+        dir.path(),
+        2,
+        &["--metrics-dir", metrics_arg, "--job", "nightly"],
+    )
+    .code(0);
+    let after = now();
+    let text = prom(&metrics, "nightly");
+    assert_eq!(
+        sample(&text, "retry_last_run_attempts"),
+        Some("3"),
+        "{text}"
+    );
+    assert_eq!(sample(&text, "retry_last_run_exit_code"), Some("0"));
+    let start: f64 = sample(&text, "retry_last_run_start_timestamp_seconds")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let success: f64 = sample(&text, "retry_last_success_timestamp_seconds")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(before - 0.001 <= start && start <= success && success <= after + 0.001);
+    assert!(
+        text.contains("retry_last_run_outcome{retry_job=\"nightly\",outcome=\"succeeded\"} 1\n")
+    );
+    // Two attempts failed: two sleeps of up to 1 and 2 ms.
+    let slept: f64 = sample(&text, "retry_last_run_sleep_seconds")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(slept <= 0.003, "{text}");
+
+    // A failed run: its own figures, the success before it kept.
+    std::fs::remove_file(dir.path().join("count")).unwrap();
+    run_failing(
+        dir.path(),
+        5,
+        &["--metrics-dir", metrics_arg, "--job", "nightly", "-n", "2"],
+    )
+    .code(3);
+    let failed = prom(&metrics, "nightly");
+    assert_eq!(sample(&failed, "retry_last_run_attempts"), Some("2"));
+    assert_eq!(sample(&failed, "retry_last_run_exit_code"), Some("3"));
+    assert_eq!(
+        sample(&failed, "retry_last_success_timestamp_seconds"),
+        sample(&text, "retry_last_success_timestamp_seconds")
+    );
+    assert!(failed.contains("outcome=\"exhausted\"} 1\n"), "{failed}");
+    assert!(failed.contains("outcome=\"succeeded\"} 0\n"), "{failed}");
+    let files: Vec<_> = std::fs::read_dir(&metrics).unwrap().collect();
+    assert_eq!(files.len(), 1, "only the job's file: {files:?}");
+}
+
+#[test]
+fn without_job_the_name_is_the_programs_and_stable() {
+    let dir = scratch();
+    let arg = dir.path().to_str().unwrap();
+    for _ in 0..2 {
+        retry(&["--metrics-dir", arg, "--"])
+            .helper(&["exit", "0"])
+            .run()
+            .code(0);
+    }
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let helper = crate::harness::helper();
+    let stem = helper.file_name().unwrap().to_string_lossy().into_owned();
+    let name = &names[0];
+    assert!(
+        name.starts_with(&format!("retry_{stem}-")) && name.ends_with(".prom"),
+        "{name}"
+    );
+    // Another argument, another job.
+    retry(&["--metrics-dir", arg, "--"])
+        .helper(&["exit", "0", "again"])
+        .run();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
+/// Concurrent runs of one job leave one whole file; of two jobs, two.
+#[test]
+fn concurrent_runs_leave_whole_files() {
+    let dir = scratch();
+    let arg = dir.path().to_str().unwrap();
+    let children: Vec<_> = (0..12)
+        .map(|i| {
+            let job = if i % 3 == 0 { "other" } else { "same" };
+            retry(&["--metrics-dir", arg, "--job", job, "--"])
+                .helper(&["exit", "0"])
+                .spawn()
+        })
+        .collect();
+    for mut child in children {
+        let status = crate::harness::wait_bounded(&mut child, Duration::from_secs(30));
+        assert!(status.success());
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["retry_other.prom", "retry_same.prom"]);
+    for job in ["other", "same"] {
+        let text = prom(dir.path(), job);
+        assert_eq!(text.lines().count(), 27, "{text}");
+        assert!(text.ends_with(&format!(
+            "retry_last_run_outcome{{retry_job=\"{job}\",outcome=\"interrupted\"}} 0\n"
+        )));
+        assert_eq!(text.matches(&format!("retry_job=\"{job}\"")).count(), 13);
+    }
+}
+
+/// A directory gone by the end of the run: one warning, the command's status.
+#[cfg(unix)]
+#[test]
+fn a_write_that_fails_at_the_end_is_one_warning() {
+    let dir = scratch();
+    let metrics = dir.path().join("gone");
+    std::fs::create_dir(&metrics).unwrap();
+    let script = format!("rmdir '{}'; exit 4", metrics.display());
+    let out = retry(&["--metrics-dir", metrics.to_str().unwrap(), "-n", "1", "--"])
+        .args(&["sh", "-c", &script])
+        .run();
+    out.code(4).stderr_lines(2).stderr_has(&format!(
+        "warning: cannot write --metrics-dir '{}/retry_sh-",
+        metrics.display()
+    ));
+}
+
+/// Where a StatsD server would listen: the test's own socket.
+fn listener() -> (UdpSocket, String) {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let address = socket.local_addr().unwrap().to_string();
+    (socket, address)
+}
+
+/// The lines of the datagrams received until one holds `last`.
+fn lines_until(socket: &UdpSocket, last: &str) -> Vec<String> {
+    let mut buffer = [0; 65536];
+    let mut lines = Vec::new();
+    while !lines.iter().any(|l: &String| l.contains(last)) {
+        let n = socket.recv(&mut buffer).expect("a datagram within 5 s");
+        let text = std::str::from_utf8(&buffer[..n]).expect("UTF-8");
+        lines.extend(text.split('\n').map(str::to_owned));
+    }
+    lines
+}
+
+/// StatsD's line: `name:value|type[|@rate][|#tags]`.
+fn check_line(line: &str) {
+    let format = regex::Regex::new(
+        r"^[A-Za-z0-9_.\-]+:[0-9]+(\.[0-9]+)?\|(c|ms|g|s)(\|@[0-9.]+)?(\|#[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-]+(,[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-]+)*)?$",
+    )
+    .unwrap();
+    assert!(format.is_match(line), "not a StatsD line: {line:?}");
+}
+
+#[test]
+fn statsd_gets_each_attempt_and_the_run() {
+    let dir = scratch();
+    let (socket, address) = listener();
+    run_failing(dir.path(), 2, &["--statsd", &address, "--job", "fleet"]).code(0);
+    let lines = lines_until(&socket, ".runs.");
+    lines.iter().for_each(|line| check_line(line));
+    let count = |prefix: &str| lines.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("retry.fleet.attempts:1|c"), 3, "{lines:#?}");
+    assert_eq!(count("retry.fleet.attempt_duration:"), 3, "{lines:#?}");
+    assert_eq!(count("retry.fleet.runs.succeeded:1|c"), 1, "{lines:#?}");
+    assert_eq!(count("retry.fleet.retries:2|c"), 1, "{lines:#?}");
+    assert_eq!(count("retry.fleet.run_duration:"), 1, "{lines:#?}");
+    assert_eq!(count("retry.fleet.sleep_duration:"), 1, "{lines:#?}");
+    assert_eq!(lines.len(), 10, "{lines:#?}");
+
+    // DogStatsD tags, from the variables.
+    std::fs::remove_file(dir.path().join("count")).unwrap();
+    let tagged = retry(&["-n", "2", "-b", "1ms", "--"])
+        .env("RETRY_STATSD", &address)
+        .env("RETRY_STATSD_TAGS", "1")
+        .env("RETRY_JOB", "fleet")
+        .helper(&fails(dir.path(), 5, 3))
+        .run();
+    tagged.code(3);
+    let lines = lines_until(&socket, "retry.runs:");
+    lines.iter().for_each(|line| check_line(line));
+    assert!(
+        lines.contains(&"retry.runs:1|c|#retry_job:fleet,outcome:exhausted".to_owned()),
+        "{lines:#?}"
+    );
+    assert!(lines.contains(&"retry.retries:1|c|#retry_job:fleet,outcome:exhausted".to_owned()));
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| *l == "retry.attempts:1|c|#retry_job:fleet")
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn an_absent_statsd_server_costs_nothing() {
+    let dir = scratch();
+    // A port just freed: nothing listens, the kernel answers "refused".
+    let closed = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    // A name that never resolves (RFC 6761): at most 100 ms at the end.
+    for target in [closed.as_str(), "nowhere.invalid:8125"] {
+        let _ = std::fs::remove_file(dir.path().join("count"));
+        let out = run_failing(dir.path(), 2, &["--statsd", target, "-n", "2"]);
+        out.code(3).stderr_lines(2);
+        assert!(out.elapsed < Duration::from_secs(5), "{target}: {out:#?}");
+        let quiet = {
+            let _ = std::fs::remove_file(dir.path().join("count"));
+            run_failing(dir.path(), 2, &["-n", "2"])
+        };
+        assert_eq!(out.stderr.lines().count(), quiet.stderr.lines().count());
+    }
+}
+
+#[test]
+fn bad_metrics_options_are_one_line_and_nothing_runs() {
+    let dir = scratch();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let missing = dir.path().join("missing");
+    let refused = |args: &[&str], env: Option<(&str, &str)>, needles: &[&str]| {
+        let marker = dir.path().join("ran");
+        let mut all = args.to_vec();
+        all.push("--");
+        let mut run = retry(&all);
+        if let Some((key, value)) = env {
+            run = run.env(key, value);
+        }
+        let out = run.helper(&[Path::new("touch"), marker.as_path()]).run();
+        out.code(2).stderr_lines(1);
+        assert!(out.stderr.starts_with("retry: "), "{out:#?}");
+        for needle in needles {
+            out.stderr_has(needle);
+        }
+        assert!(!marker.exists(), "the command ran: {args:?}");
+    };
+    let missing_arg = missing.to_str().unwrap();
+    refused(
+        &["--metrics-dir", missing_arg],
+        None,
+        &[&format!(
+            "retry: cannot write to --metrics-dir '{missing_arg}': "
+        )],
+    );
+    refused(
+        &[],
+        Some(("RETRY_METRICS_DIR", file.to_str().unwrap())),
+        &["`RETRY_METRICS_DIR` (--metrics-dir)", "not a directory"],
+    );
+    for (value, words) in [
+        ("8125", "no port"),
+        ("localhost", "no port"),
+        ("localhost:0", "the port must be 1 to 65535"),
+        ("localhost:65536", "the port must be 1 to 65535"),
+        (":8125", "no host"),
+        ("::1:8125", "an IPv6 address goes in brackets"),
+    ] {
+        refused(
+            &["--statsd", value],
+            None,
+            &[&format!("'{value}' for '--statsd <HOST:PORT>': {words}")],
+        );
+    }
+    refused(
+        &["--statsd", "a:1"],
+        Some(("RETRY_JOB", "a/b")),
+        &["RETRY_JOB", "a job name is 1 to 100"],
+    );
+    refused(
+        &["--statsd", "127.0.0.1:1", "--job", "x y"],
+        None,
+        &["'x y' for '--job <NAME>'"],
+    );
+    refused(
+        &["--job", "x"],
+        None,
+        &["`--job` is only for --metrics-dir or --statsd"],
+    );
+    refused(
+        &["--statsd-tags"],
+        None,
+        &["`--statsd-tags` is only for --statsd"],
+    );
+}
+
+/// A directory this user may not write to (root may write anywhere).
+#[cfg(unix)]
+#[test]
+fn an_unwritable_metrics_dir_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    if nix::unistd::geteuid().is_root() {
+        eprintln!("root may write to any directory: skipped");
+        return;
+    }
+    let dir = scratch();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = retry(&["--metrics-dir", locked.to_str().unwrap(), "--"])
+        .helper(&["exit", "0"])
+        .run();
+    out.code(2)
+        .stderr_lines(1)
+        .stderr_has("cannot write to --metrics-dir")
+        .stderr_has("Permission denied");
+}
+
+#[cfg(unix)]
+mod prometheus {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::path::Path;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::{prom, run_failing, sample};
+    use crate::harness::scratch;
+
+    /// Whether `program` is installed; if not, the test skips, unless
+    /// `.ci/run` asked for the real thing.
+    fn installed(program: &str) -> bool {
+        let found = Command::new(program)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok();
+        if !found {
+            assert!(
+                std::env::var_os("RETRY_TESTS_NEED_PROMETHEUS").is_none(),
+                "{program} is not installed (apt-get install prometheus-node-exporter prometheus)"
+            );
+            eprintln!("{program} is not installed: skipped");
+        }
+        found
+    }
+
+    /// node_exporter with the textfile collector alone, killed on drop.
+    struct Exporter {
+        child: Child,
+        port: u16,
+    }
+
+    impl Drop for Exporter {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    impl Exporter {
+        fn start(dir: &Path) -> Exporter {
+            // A port just freed could be taken again before the exporter
+            // binds it: then it exits, and another is tried.
+            for _ in 0..5 {
+                let port = crate::harness::loopback::closed_port();
+                let child = Command::new("prometheus-node-exporter")
+                    .arg("--collector.disable-defaults")
+                    .arg("--collector.textfile")
+                    .arg(format!("--collector.textfile.directory={}", dir.display()))
+                    .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("prometheus-node-exporter starts");
+                let mut exporter = Exporter { child, port };
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while Instant::now() < deadline {
+                    if exporter.child.try_wait().unwrap().is_some() {
+                        break;
+                    }
+                    if let Some(page) = exporter.try_scrape() {
+                        assert!(page.contains("node_textfile_scrape_error"), "{page}");
+                        return exporter;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+            panic!("prometheus-node-exporter never answered");
+        }
+
+        /// `/metrics`'s body, if it answered 200.
+        fn try_scrape(&self) -> Option<String> {
+            let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+            stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+            stream
+                .write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                .ok()?;
+            let mut response = String::new();
+            stream.read_to_string(&mut response).ok()?;
+            let (head, body) = response.split_once("\r\n\r\n")?;
+            head.starts_with("HTTP/1.1 200")
+                .then(|| body.to_owned())
+                .or_else(|| head.starts_with("HTTP/1.0 200").then(|| body.to_owned()))
+        }
+
+        fn scrape(&self) -> String {
+            self.try_scrape().expect("node_exporter answers")
+        }
+    }
+
+    #[test]
+    fn node_exporter_serves_the_series_without_error() {
+        if !installed("prometheus-node-exporter") {
+            return;
+        }
+        let dir = scratch();
+        let metrics = dir.path().join("textfile");
+        std::fs::create_dir(&metrics).unwrap();
+        let exporter = Exporter::start(&metrics);
+        let arg = metrics.to_str().unwrap();
+        run_failing(dir.path(), 1, &["--metrics-dir", arg, "--job", "backup"]).code(0);
+        let page = exporter.scrape();
+        assert!(page.contains("\nnode_textfile_scrape_error 0\n"), "{page}");
+        for line in [
+            "retry_last_run_attempts{retry_job=\"backup\"} 2\n",
+            "retry_last_run_exit_code{retry_job=\"backup\"} 0\n",
+            "retry_last_run_outcome{outcome=\"succeeded\",retry_job=\"backup\"} 1\n",
+            "retry_last_run_outcome{outcome=\"budget\",retry_job=\"backup\"} 0\n",
+            "# TYPE retry_last_success_timestamp_seconds gauge\n",
+            "# HELP retry_last_run_duration_seconds How long the job's last run took, its sleeps included.\n",
+        ] {
+            assert!(page.contains(line), "{line}\n{page}");
+        }
+        let success = sample(
+            &prom(&metrics, "backup"),
+            "retry_last_success_timestamp_seconds",
+        )
+        .unwrap()
+        .to_owned();
+        // The exporter writes floats its own way: compare as numbers.
+        let served: f64 = sample(&page, "retry_last_success_timestamp_seconds")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((served - success.parse::<f64>().unwrap()).abs() < 0.001);
+
+        // Another job beside it, failing: both served, still no error.
+        std::fs::remove_file(dir.path().join("count")).unwrap();
+        run_failing(
+            dir.path(),
+            9,
+            &["--metrics-dir", arg, "--job", "sync", "-n", "2"],
+        )
+        .code(3);
+        let page = exporter.scrape();
+        assert!(page.contains("\nnode_textfile_scrape_error 0\n"), "{page}");
+        assert!(
+            page.contains("retry_last_run_outcome{outcome=\"exhausted\",retry_job=\"sync\"} 1\n")
+        );
+        assert!(page.contains("retry_last_run_attempts{retry_job=\"backup\"} 2\n"));
+        // Never succeeded: no sample of its last success.
+        assert!(!page.contains("retry_last_success_timestamp_seconds{retry_job=\"sync\"}"));
+    }
+
+    #[test]
+    fn promtool_accepts_every_file() {
+        if !installed("promtool") {
+            return;
+        }
+        let dir = scratch();
+        let arg = dir.path().join("m");
+        std::fs::create_dir(&arg).unwrap();
+        let arg = arg.to_str().unwrap();
+        // A success, then a failure that keeps it, and a job never succeeded.
+        run_failing(dir.path(), 0, &["--metrics-dir", arg, "--job", "a"]).code(0);
+        run_failing(
+            dir.path(),
+            9,
+            &["--metrics-dir", arg, "--job", "a", "-n", "1"],
+        )
+        .code(3);
+        run_failing(
+            dir.path(),
+            9,
+            &["--metrics-dir", arg, "--job", "b", "-n", "1"],
+        )
+        .code(3);
+        for job in ["a", "b"] {
+            let file = Path::new(arg).join(format!("retry_{job}.prom"));
+            let output = Command::new("promtool")
+                .args(["check", "metrics"])
+                .stdin(std::fs::File::open(&file).unwrap())
+                .output()
+                .expect("promtool runs");
+            assert!(
+                output.status.success() && output.stdout.is_empty() && output.stderr.is_empty(),
+                "promtool check metrics: {}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    }
+}
