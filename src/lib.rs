@@ -100,6 +100,8 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Mode::Plan(options) => plan::print(options),
         #[cfg(feature = "preview")]
         Mode::Simulate(options) => simulate::run(options),
+        #[cfg(feature = "preview")]
+        Mode::Outage(options) => simulate::outage::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
         Mode::Presets { listing, warning } => {

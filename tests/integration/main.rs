@@ -29,6 +29,8 @@ mod metrics;
 // Only printing, so a default build only (the cargo feature `preview`).
 #[cfg(feature = "preview")]
 mod modes;
+#[cfg(feature = "preview")]
+mod outage;
 mod outcomes;
 mod pipes;
 mod portable;
