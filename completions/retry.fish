@@ -28,7 +28,7 @@ complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a 
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l breaker -d 'Stop calling a failing service: a circuit shared by every retry naming it' -r -f
 complete -c retry -l breaker-after -d 'Runs in a row that gave up on transient failures (attempts or time ran out, the budget refused a retry) before the circuit opens [default: 3]' -r -f
-complete -c retry -l breaker-cooldown -d 'How long an open circuit stays open before one run may probe; after each failed probe longer (doubled, equal jitter, up to 8 times this or 1h, whichever is larger) [default: 2m]' -r -f
+complete -c retry -l breaker-cooldown -d 'How long an open circuit stays open before one run may probe; after each failed probe longer (doubled, equal jitter, up to 8 times this but at most 1h, unless this is longer) [default: 30s]' -r -f
 complete -c retry -l store -d 'Where --budget and --breaker keep their state: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without them, with one warning' -r -f
 complete -c retry -l budget-store -d 'The old spelling of --store, still read (below --store and RETRY_STORE)' -r -f
 complete -c retry -l store-timeout -d 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without it (250ms if not given)' -r -f
@@ -68,14 +68,22 @@ complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table
 csv\t'Comma-separated values with a header row'
 json\t'One JSON array of objects'"
 complete -c retry -l clients -d 'Client counts, as counts and ranges with a step (`1,2,5,10-190:10`)' -r -f
-complete -c retry -l reps -d 'Repetitions per strategy and client count' -r -f
+complete -c retry -l reps -d 'Repetitions per strategy and client count, or per row of --model outage (3 there unless given)' -r -f
 complete -c retry -l net-delay -d 'Mean one-way network delay' -r -f
 complete -c retry -l net-sd -d 'Standard deviation of the network delay' -r -f
-complete -c retry -l model -d 'The experiment: `occ` is the AWS post\'s (optimistic concurrency on one row); `busy` a server that serves one request at a time and rejects the others at once' -r -f -a "occ\t'The AWS post\'s: optimistic concurrency on one row (version conflicts)'
-busy\t'A server that serves one request at a time and rejects the rest at once'"
+complete -c retry -l model -d 'The experiment: `occ` is the AWS post\'s (optimistic concurrency on one row); `busy` a server that serves one request at a time and rejects the others at once; `outage` a cron fleet against a service that is down, then back with a limited capacity, under each protection (none, budgets, the circuit breaker)' -r -f -a "occ\t'The AWS post\'s: optimistic concurrency on one row (version conflicts)'
+busy\t'A server that serves one request at a time and rejects the rest at once'
+outage\t'A cron fleet against a service that is down, then back with a limited capacity'"
 complete -c retry -l service-time -d '--model busy: mean time the server takes to serve one request' -r -f
 complete -c retry -l service-sd -d '--model busy: standard deviation of the service time' -r -f
 complete -c retry -l max-work -d 'Stop a repetition once the server has handled this many requests (its row then counts it under `capped`), or `unlimited`; without backoff, 100,000 clients would take hours' -r -f
+complete -c retry -l hosts -d '--model outage: hosts, each running the job on its own schedule' -r -f
+complete -c retry -l every -d '--model outage: how often each host runs the job (as cron does, at a fixed phase of its own)' -r -f
+complete -c retry -l outage -d '--model outage: how long the service is down, from the start (every request fails at once)' -r -f
+complete -c retry -l capacity -d '--model outage: requests a second the service serves after the outage (the rest of each second\'s fail at once, as a 503)' -r -f
+complete -c retry -l span -d '--model outage: how long the hosts start runs (those running then finish)' -r -f
+complete -c retry -l breaker-afters -d '--model outage: the breaker\'s `--breaker-after` values to compare (counted failures in a row that open a circuit)' -r -f
+complete -c retry -l breaker-cooldowns -d '--model outage: the breaker\'s `--breaker-cooldown` values to compare (the first cooldown of an open circuit)' -r -f
 complete -c retry -l svg -d 'Also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
 complete -c retry -s j -l jitter -d 'Backoff strategy of the sleeps between attempts' -r -f -a "none\t'sleep = min(cap, base * factor^n)'
 full\t'sleep = random_between(0, min(cap, base * factor^n))'

@@ -38,6 +38,7 @@ mod size;
 mod state;
 mod status;
 mod strategy;
+mod trace;
 
 /// For the binary's C `main` (src/main.rs).
 pub use cli::AfterParsing;
@@ -64,6 +65,14 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             // One id for the run: its log lines carry it, and so does every
             // process it starts (`RETRY_RUN_IDS`), so the two can be matched.
             let id = run::lineage::Lineage::unique_id();
+            // Read before anything runs: a malformed endpoint is bad usage.
+            let tracing = match trace::Settings::from_env() {
+                Ok(settings) => settings,
+                Err(line) => {
+                    let _ = writeln!(std::io::stderr(), "{line}");
+                    return 2;
+                }
+            };
             let log = match check_metrics_dir(options, provenance)
                 .and_then(|()| open_log(options, provenance, id.clone()))
             {
@@ -74,7 +83,11 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                     return 2;
                 }
             };
-            match run_command(options, log, id) {
+            let tracing = tracing.map(|settings| {
+                let name = run::name::CommandName::new(&options.program, &options.args);
+                trace::start(settings, &name.short)
+            });
+            match run_command(options, log, id, tracing) {
                 run::Exit::Code(code) => platform::exit_code(code),
                 // Everything is cleaned up: die as the command would have.
                 run::Exit::Signal(signal) => platform::die_by(signal),
@@ -87,6 +100,8 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Mode::Plan(options) => plan::print(options),
         #[cfg(feature = "preview")]
         Mode::Simulate(options) => simulate::run(options),
+        #[cfg(feature = "preview")]
+        Mode::Outage(options) => simulate::outage::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
         Mode::Presets { listing, warning } => {
@@ -152,7 +167,14 @@ fn check_metrics_dir(
 }
 
 /// The real thing: run COMMAND until it succeeds or retry gives up.
-fn run_command(config: &run::Options, mut log: log::Log, id: String) -> run::Exit {
+/// `tracing`: the run's spans, its trace ids and the warnings its `OTEL_*`
+/// variables gave, when an OTLP endpoint is set.
+fn run_command(
+    config: &run::Options,
+    mut log: log::Log,
+    id: String,
+    tracing: Option<(trace::Trace, trace::Ids, Vec<String>)>,
+) -> run::Exit {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
         Err(error) => {
@@ -165,10 +187,17 @@ fn run_command(config: &run::Options, mut log: log::Log, id: String) -> run::Exi
     };
     let mut host = supervisor::Supervisor::new(config, signals, id);
     let seed = config.seed;
-    if let Some(message) = &config.preset_warning {
+    let mut warnings: Vec<String> = config.preset_warning.iter().cloned().collect();
+    let mut trace = None;
+    if let Some((spans, ids, said)) = tracing {
+        host = host.with_trace(ids);
+        trace = Some(spans);
+        warnings.extend(said);
+    }
+    for message in warnings {
         log.emit(&events::Event::Warning {
             attempt: 1,
-            message: message.clone(),
+            message,
         });
     }
     let mut noted = config.preset.is_some();
@@ -177,6 +206,10 @@ fn run_command(config: &run::Options, mut log: log::Log, id: String) -> run::Exi
     let mut emit = |event: &events::Event| {
         log.emit(event);
         if let Some(warning) = metrics.as_mut().and_then(|sinks| sinks.observe(event)) {
+            log.emit(&warning);
+        }
+        // Last: the run's end waits here for the collector (bounded).
+        if let Some(warning) = trace.as_mut().and_then(|spans| spans.observe(event)) {
             log.emit(&warning);
         }
         if let Some(attempt) = preset_note_due(config.verbosity, event).filter(|_| !noted) {

@@ -23,6 +23,8 @@ pub enum Cell {
     /// A number shown with this many decimals.
     Num(f64, usize),
     Text(String),
+    /// No value (an undefined mean): `-` in a table, empty in CSV, null in JSON.
+    Missing,
 }
 
 impl Cell {
@@ -32,6 +34,7 @@ impl Cell {
             Cell::Int(n) => write!(out, "{n}"),
             Cell::Num(x, decimals) => write!(out, "{x:.decimals$}"),
             Cell::Text(text) => write!(out, "{text}"),
+            Cell::Missing => Ok(()),
         };
     }
 
@@ -132,7 +135,10 @@ impl<W: Write> Writer<W> {
         self.line.clear();
         for (i, (cell, column)) in cells.iter().zip(&self.columns).enumerate() {
             self.cell.clear();
-            cell.write_plain(&mut self.cell);
+            match cell {
+                Cell::Missing => self.cell.push('-'),
+                _ => cell.write_plain(&mut self.cell),
+            }
             if i > 0 {
                 self.line.push_str("  ");
             }
@@ -178,6 +184,8 @@ impl<W: Write> Writer<W> {
                 self.line.push('"');
                 cell.write_plain(&mut self.line);
                 self.line.push('"');
+            } else if matches!(cell, Cell::Missing) {
+                self.line.push_str("null");
             } else {
                 cell.write_plain(&mut self.line);
             }
@@ -209,7 +217,7 @@ impl Report {
                 width: self
                     .rows
                     .iter()
-                    .map(|r| r[i].plain().chars().count())
+                    .map(|r| r[i].plain().chars().count().max(1))
                     .max()
                     .unwrap_or(0),
             })
@@ -271,6 +279,26 @@ mod tests {
             rows: vec![],
         };
         assert_eq!(empty.render(Format::Json), "[]\n");
+    }
+
+    #[test]
+    fn a_missing_value_is_a_dash_nothing_or_null() {
+        let report = Report {
+            columns: vec!["name", "lag"],
+            rows: vec![
+                vec![Cell::Text("a".into()), Cell::Missing],
+                vec![Cell::Text("b".into()), Cell::Num(1.5, 1)],
+            ],
+        };
+        assert_eq!(
+            report.render(Format::Table),
+            "name  lag\na       -\nb     1.5\n"
+        );
+        assert_eq!(report.render(Format::Csv), "name,lag\na,\nb,1.5\n");
+        assert_eq!(
+            report.render(Format::Json),
+            "[{\"name\":\"a\",\"lag\":null},\n {\"name\":\"b\",\"lag\":1.5}]\n"
+        );
     }
 
     #[test]

@@ -272,8 +272,8 @@ pub struct RunArgs {
     pub breaker_after: Option<u32>,
 
     /// How long an open circuit stays open before one run may probe; after
-    /// each failed probe longer (doubled, equal jitter, up to 8 times this or
-    /// 1h, whichever is larger) [default: 2m]
+    /// each failed probe longer (doubled, equal jitter, up to 8 times this but
+    /// at most 1h, unless this is longer) [default: 30s]
     // No clap default, as --breaker-after.
     #[arg(long, env = "RETRY_BREAKER_COOLDOWN", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other,

@@ -105,6 +105,8 @@ pub enum ModelChoice {
     Occ,
     /// A server that serves one request at a time and rejects the rest at once
     Busy,
+    /// A cron fleet against a service that is down, then back with a limited capacity
+    Outage,
 }
 
 /// `--jitter`.

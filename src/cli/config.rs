@@ -32,6 +32,9 @@ pub enum Mode {
     Plan(plan::Options),
     #[cfg(feature = "preview")]
     Simulate(crate::simulate::Options),
+    /// `--simulate --model outage`.
+    #[cfg(feature = "preview")]
+    Outage(crate::simulate::outage::Options),
     Completions(crate::cli::generate::Shell),
     Man,
     /// `--presets`: what it prints, and why the user's file was ignored.
@@ -211,6 +214,9 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 command,
             }));
         }
+        Some(simulation) if cli.simulate && simulation.model == ModelChoice::Outage => {
+            return outage_options(&cli, simulation, backoff, budget_params);
+        }
         Some(simulation) if cli.simulate => {
             return Ok(Mode::Simulate(simulate_options(&cli, simulation, backoff)));
         }
@@ -317,6 +323,7 @@ fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> sim
             mean_ms: ms(sim.service_time),
             sd_ms: ms(sim.service_sd),
         },
+        ModelChoice::Outage => unreachable!("the outage model has options of its own"),
     };
     simulate::Options {
         experiment: Experiment {
@@ -354,6 +361,74 @@ fn spelled<T>(
         (_, (Some(value), id)) => (Some(value), id),
         ((value, id), _) => (value, id),
     }
+}
+
+/// The most runs (hosts × span / every) `--model outage` simulates per
+/// row and repetition: some 20 bytes each in the queue at worst, and
+/// seconds of work per ten million.
+#[cfg(feature = "preview")]
+const MAX_OUTAGE_RUNS: f64 = 1e9;
+
+/// Repetitions of `--model outage` when `--reps` is left at its default
+/// (100, for the sweeps' small runs): each of its rows is a whole fleet.
+#[cfg(feature = "preview")]
+const OUTAGE_REPS: u32 = 3;
+
+/// `--simulate --model outage`'s scenario and rows from its flags and the
+/// run's own (-n, --base, --cap, --jitter, --factor, the --budget-* values).
+#[cfg(feature = "preview")]
+fn outage_options(
+    cli: &RunArgs,
+    sim: SimulationArgs,
+    backoff: Backoff,
+    budget: crate::state::budget::Params,
+) -> Result<Mode, clap::Error> {
+    use crate::simulate::outage::{Options, Scenario, policies};
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    if cli.jitter.single().is_none() {
+        return Err(usage(format!(
+            "{} compares strategies in --simulate's occ and busy models; --model outage runs one of none, full, equal, decorrelated",
+            cli.provenance.name(id::JITTER, &"all")
+        )));
+    }
+    let runs = f64::from(sim.hosts) * sim.span.as_secs_f64() / sim.every.as_secs_f64();
+    if runs > MAX_OUTAGE_RUNS {
+        return Err(usage(format!(
+            "{}, {} and {} make {runs:.0} runs, more than {MAX_OUTAGE_RUNS:.0}: fewer hosts, a longer --every or a shorter --span",
+            cli.provenance.name(id::HOSTS, &sim.hosts),
+            cli.provenance.name(id::SPAN, &fmt(sim.span)),
+            cli.provenance.name(id::EVERY, &fmt(sim.every)),
+        )));
+    }
+    let scenario = Scenario {
+        hosts: sim.hosts,
+        every: sim.every,
+        outage: sim.outage,
+        capacity: sim.capacity,
+        span: sim.span,
+        net: Net {
+            mean_ms: ms(sim.net_delay),
+            sd_ms: ms(sim.net_sd),
+        },
+        backoff,
+        attempts: cli.max_attempts,
+    };
+    let reps = match cli.provenance.is_default(id::REPS) {
+        true => OUTAGE_REPS,
+        false => sim.reps,
+    };
+    Ok(Mode::Outage(Options {
+        policies: policies(
+            &scenario,
+            budget,
+            &sim.breaker_afters.0,
+            &sim.breaker_cooldowns.0,
+        ),
+        scenario,
+        reps,
+        seed: cli.seed,
+        format: sim.format.into(),
+    }))
 }
 
 /// `--budget-tokens`, `--budget-cost`, `--budget-refill`: a budget that

@@ -57,7 +57,11 @@ pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --complet
     the environment: a variable never turns a run into one that runs nothing. \
     Under GitHub Actions, a run that retried or gave up adds a table to the step summary \
     (GITHUB_STEP_SUMMARY; RETRY_STEP_SUMMARY=0 turns it off), and RETRY_GITHUB_OUTPUT=1 \
-    writes the step outputs total_attempts, exit_code and exit_error to GITHUB_OUTPUT.";
+    writes the step outputs total_attempts, exit_code and exit_error to GITHUB_OUTPUT. \
+    With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, retry \
+    sends OpenTelemetry spans of the run and of each attempt over OTLP/HTTP when it ends \
+    (an http:// endpoint; the OTEL_* headers, timeout, protocol and resource variables \
+    apply; an unreachable collector costs at most 2 s and a warning).";
 
 /// The man page's PRESETS section (above the presets themselves).
 #[cfg(test)]
@@ -87,7 +91,9 @@ pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTE
     (and RETRY_PREVIOUS_EXIT_CODE, the same: the attempt that just failed) and RETRY_RUN_IDS. \
     None of these configure a retry nested inside. Neither sees RETRY_STORE or its old \
     spelling RETRY_BUDGET_STORE (they may hold the fleet's password): a retry nested inside \
-    that is to share the fleet's budget or breaker is given the store again.";
+    that is to share the fleet's budget or breaker is given the store again. When traces \
+    are sent, COMMAND also sees TRACEPARENT naming its attempt's span (TRACESTATE passed \
+    on); otherwise TRACEPARENT passes through untouched.";
 
 pub const DURATION: &str = "DURATION: a number with a unit, as in 250ms, 1s, 1.5s, 2m 30s, \
     1h. A bare number is refused with a hint: a wrong guess between seconds and milliseconds \

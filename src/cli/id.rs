@@ -45,9 +45,16 @@ pub const MODEL: &str = "model";
 pub const SERVICE_TIME: &str = "service_time";
 pub const SERVICE_SD: &str = "service_sd";
 pub const MAX_WORK: &str = "max_work";
+pub const HOSTS: &str = "hosts";
+pub const EVERY: &str = "every";
+pub const OUTAGE: &str = "outage";
+pub const CAPACITY: &str = "capacity";
+pub const SPAN: &str = "span";
+pub const BREAKER_AFTERS: &str = "breaker_afters";
+pub const BREAKER_COOLDOWNS: &str = "breaker_cooldowns";
 
 /// Options that only `--simulate` reads.
-pub const SIMULATE_ONLY: [&str; 9] = [
+pub const SIMULATE_ONLY: [&str; 16] = [
     CLIENTS,
     REPS,
     NET_DELAY,
@@ -57,9 +64,29 @@ pub const SIMULATE_ONLY: [&str; 9] = [
     SERVICE_TIME,
     SERVICE_SD,
     MAX_WORK,
+    HOSTS,
+    EVERY,
+    OUTAGE,
+    CAPACITY,
+    SPAN,
+    BREAKER_AFTERS,
+    BREAKER_COOLDOWNS,
 ];
 /// Options that only `--simulate --model busy` reads.
 pub const BUSY_ONLY: [&str; 2] = [SERVICE_TIME, SERVICE_SD];
+/// Options that only `--simulate --model outage` reads.
+pub const OUTAGE_ONLY: [&str; 7] = [
+    HOSTS,
+    EVERY,
+    OUTAGE,
+    CAPACITY,
+    SPAN,
+    BREAKER_AFTERS,
+    BREAKER_COOLDOWNS,
+];
+/// Options of the client sweeps (`occ`, `busy`) that the outage model
+/// has no use for.
+pub const SWEEP_ONLY: [&str; 3] = [CLIENTS, SVG, MAX_WORK];
 /// The budget's parameters: meaningless without one.
 pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
 /// The breaker's parameters: meaningless without one.

@@ -55,6 +55,9 @@ pub struct Cli {
 
 /// A parsed command line.
 #[derive(Debug)]
+// One per process, moved once into `config`: boxing either variant would
+// add an allocation to start-up for nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Parsed {
     /// Neither --plan nor --simulate: the simulation's options were not
     /// parsed, their defaults and variables not read.
@@ -172,12 +175,20 @@ fn refuse_stray(
 ) -> Result<(), clap::Error> {
     let typed = |id: &&&str| provenance.typed(id);
     let stray = if simulation && matches.get_flag(id::SIMULATE) {
-        let busy = matches.get_one::<ModelChoice>(id::MODEL) == Some(&ModelChoice::Busy);
-        id::BUSY_ONLY
-            .iter()
-            .find(typed)
-            .filter(|_| !busy)
-            .map(|id| (*id, "--simulate --model busy"))
+        let model = matches.get_one::<ModelChoice>(id::MODEL);
+        let (busy, outage) = (
+            model == Some(&ModelChoice::Busy),
+            model == Some(&ModelChoice::Outage),
+        );
+        let only = |ids: &'static [&'static str], wanted: bool, mode| {
+            ids.iter()
+                .find(typed)
+                .filter(|_| !wanted)
+                .map(|id| (*id, mode))
+        };
+        only(&id::BUSY_ONLY, busy, "--simulate --model busy")
+            .or_else(|| only(&id::OUTAGE_ONLY, outage, "--simulate --model outage"))
+            .or_else(|| only(&id::SWEEP_ONLY, !outage, "--simulate --model occ or busy"))
     } else if let Some(id) = id::SIMULATE_ONLY.iter().filter(|_| simulation).find(typed) {
         Some((*id, "--simulate"))
     } else if simulation && !matches.get_flag(id::PLAN) && provenance.typed(id::FORMAT) {

@@ -1,6 +1,7 @@
 //! The options only --plan and --simulate read, and the values of those
 //! that need more than a number or a duration: `--clients` (which fleet
-//! sizes to simulate) and `--max-work`. Here, not in `simulate/`, because
+//! sizes to simulate), `--max-work`, and the outage model's durations
+//! and breaker lists. Here, not in `simulate/`, because
 //! the command defines its options in every build, one without
 //! `--simulate` included.
 
@@ -27,7 +28,8 @@ pub struct SimulationArgs {
           help_heading = SIMULATION, hide_short_help = true)]
     pub clients: ClientCounts,
 
-    /// Repetitions per strategy and client count
+    /// Repetitions per strategy and client count, or per row of --model
+    /// outage (3 there unless given)
     #[arg(long, env = "RETRY_REPS", value_name = "R", default_value_t = 100,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
           help_heading = SIMULATION, hide_short_help = true)]
@@ -47,7 +49,9 @@ pub struct SimulationArgs {
 
     /// The experiment: `occ` is the AWS post's (optimistic concurrency on
     /// one row); `busy` a server that serves one request at a time and
-    /// rejects the others at once
+    /// rejects the others at once; `outage` a cron fleet against a service
+    /// that is down, then back with a limited capacity, under each
+    /// protection (none, budgets, the circuit breaker)
     #[arg(long, env = "RETRY_MODEL", value_enum, default_value_t = ModelChoice::Occ,
           help_heading = SIMULATION, hide_short_help = true)]
     pub model: ModelChoice,
@@ -71,6 +75,53 @@ pub struct SimulationArgs {
           value_parser = parse_max_work, value_hint = ValueHint::Other,
           help_heading = SIMULATION, hide_short_help = true)]
     pub max_work: u64,
+
+    /// --model outage: hosts, each running the job on its own schedule
+    #[arg(long, env = "RETRY_HOSTS", value_name = "H", default_value_t = 2000,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_HOSTS), value_hint = ValueHint::Other,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub hosts: u32,
+
+    /// --model outage: how often each host runs the job (as cron does, at a
+    /// fixed phase of its own)
+    #[arg(long, env = "RETRY_EVERY", value_name = "DURATION", default_value = "60s",
+          value_parser = parse_positive, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub every: Duration,
+
+    /// --model outage: how long the service is down, from the start (every
+    /// request fails at once)
+    #[arg(long, env = "RETRY_OUTAGE", value_name = "DURATION", default_value = "15m",
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub outage: Duration,
+
+    /// --model outage: requests a second the service serves after the
+    /// outage (the rest of each second's fail at once, as a 503)
+    #[arg(long, env = "RETRY_CAPACITY", value_name = "C", default_value_t = 50,
+          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub capacity: u32,
+
+    /// --model outage: how long the hosts start runs (those running then finish)
+    #[arg(long, env = "RETRY_SPAN", value_name = "DURATION", default_value = "1h",
+          value_parser = parse_positive, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub span: Duration,
+
+    /// --model outage: the breaker's `--breaker-after` values to compare
+    /// (counted failures in a row that open a circuit)
+    #[arg(long, env = "RETRY_BREAKER_AFTERS", value_name = "LIST", default_value = "1,3,5",
+          value_parser = parse_afters, value_hint = ValueHint::Other,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub breaker_afters: Afters,
+
+    /// --model outage: the breaker's `--breaker-cooldown` values to compare
+    /// (the first cooldown of an open circuit)
+    #[arg(long, env = "RETRY_BREAKER_COOLDOWNS", value_name = "LIST", default_value = "15s,30s,1m,2m",
+          value_parser = parse_cooldowns, value_hint = ValueHint::Other,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub breaker_cooldowns: Cooldowns,
 
     /// Also draw the post's two charts (work and completion time against
     /// clients) into this SVG file
@@ -124,6 +175,59 @@ pub fn parse_clients(text: &str) -> Result<ClientCounts, String> {
     Ok(ClientCounts(counts))
 }
 
+/// The most hosts `--model outage` simulates (a few tens of bytes each).
+pub const MAX_HOSTS: i64 = 1_000_000;
+
+/// The most values in `--breaker-afters` or `--breaker-cooldowns`: each
+/// pair is two rows of the table.
+const MAX_GRID: usize = 20;
+
+/// `--breaker-afters`: counts of at least 1.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Afters(pub Vec<u32>);
+
+/// `--breaker-cooldowns`: durations above 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cooldowns(pub Vec<Duration>);
+
+/// A comma-separated list of at most `MAX_GRID` items, each parsed by `item`.
+fn list<T>(text: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+    let items: Vec<&str> = text.split(',').map(str::trim).collect();
+    if items.len() > MAX_GRID {
+        return Err(format!("at most {MAX_GRID} values in one list"));
+    }
+    items
+        .into_iter()
+        .map(|one| match one {
+            "" => Err(format!("empty item in the list `{text}`")),
+            one => item(one).map_err(|e| format!("`{one}`: {e}")),
+        })
+        .collect()
+}
+
+/// `1,3,5`.
+pub fn parse_afters(text: &str) -> Result<Afters, String> {
+    list(text, |one| match one.parse::<u32>() {
+        Ok(0) => Err("0 failures would keep the circuit open; counts start at 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a count of failures such as `3`".into()),
+    })
+    .map(Afters)
+}
+
+/// `30s,2m,5m`.
+pub fn parse_cooldowns(text: &str) -> Result<Cooldowns, String> {
+    list(text, parse_positive).map(Cooldowns)
+}
+
+/// A duration above 0.
+pub fn parse_positive(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        Duration::ZERO => Err("expected a duration above 0".into()),
+        d => Ok(d),
+    }
+}
+
 /// `--max-work`: a count of requests, or `unlimited`.
 pub fn parse_max_work(text: &str) -> Result<u64, String> {
     let text = text.trim();
@@ -150,6 +254,40 @@ mod tests {
         for bad in ["", "0", "5-3", "1-9:0", "x", "1,,2", "1-", "-4"] {
             assert!(parse_clients(bad).is_err(), "{bad:?} was accepted");
         }
+    }
+
+    #[test]
+    fn breaker_lists_take_positive_values_and_stay_bounded() {
+        assert_eq!(parse_afters("1, 3,5").unwrap().0, [1, 3, 5]);
+        let cooldowns = parse_cooldowns("30s,2m").unwrap().0;
+        assert_eq!(
+            cooldowns,
+            [Duration::from_secs(30), Duration::from_secs(120)]
+        );
+        for (bad, says) in [
+            ("0", "`0`: 0 failures"),
+            ("1,,2", "empty item"),
+            ("x", "`x`: expected a count"),
+            ("-1", "`-1`: expected a count"),
+        ] {
+            let err = parse_afters(bad).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+        for (bad, says) in [
+            ("0s", "`0s`: expected a duration above 0"),
+            ("30", "`30`: a duration needs a unit"),
+            ("-5s", "`-5s`: a duration cannot be negative"),
+            ("", "empty item"),
+        ] {
+            let err = parse_cooldowns(bad).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+        assert!(
+            parse_afters(&vec!["1"; 21].join(","))
+                .unwrap_err()
+                .contains("at most 20")
+        );
+        assert_eq!(parse_afters(&vec!["1"; 20].join(",")).unwrap().0.len(), 20);
     }
 
     #[test]

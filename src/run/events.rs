@@ -43,6 +43,8 @@ pub enum Event {
         attempt: u32,
         limit: Attempts,
         status: Status,
+        /// Why it could not start (`/bin/sh` missing, say), when it did not.
+        error: Option<String>,
     },
     GaveUp {
         attempt: u32,

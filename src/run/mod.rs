@@ -495,10 +495,14 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         warn(emit, self.number, self.budget_said.take());
         if let Some(script) = &config.on_retry {
             let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
+            let mut error = None;
             let hook_status = match hook {
                 Ok(Ended::Exited(hook)) => hook,
                 Ok(Ended::NotStarted(errno)) => Status::not_started(errno),
-                Err(SpawnError { code, .. }) => Status::exited(code),
+                Err(SpawnError { code, message }) => {
+                    error = Some(message);
+                    Status::exited(code)
+                }
                 Ok(Ended::TimedOut) => return Err(GiveUp::MaxTimeInHook(status)),
                 Ok(Ended::Interrupted { signal, .. }) => {
                     return Err(GiveUp::Signal {
@@ -514,6 +518,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                     attempt: self.number,
                     limit: config.attempts,
                     status: hook_status,
+                    error,
                 });
             }
             // The hook ran inside the run's time: the sleep must still fit.
@@ -633,6 +638,8 @@ mod tests {
         /// Bytes of held-back stdout the attempts leave.
         held: u64,
         hook_code: i32,
+        /// The hook cannot start at all, with this error.
+        hook_unstartable: Option<SpawnError>,
         hook_ms: u64,
         /// What the next settle_output fails with, if anything.
         unsettled: Option<Unsettled>,
@@ -665,6 +672,7 @@ mod tests {
                 settled: vec![],
                 held: 0,
                 hook_code: 0,
+                hook_unstartable: None,
                 hook_ms: 0,
                 unsettled: None,
                 oversleep: Duration::ZERO,
@@ -750,6 +758,9 @@ mod tests {
         ) -> Result<Ended, SpawnError> {
             self.hooks.push((script.to_owned(), attempt, exit_code));
             self.elapsed += MS * self.hook_ms as u32;
+            if let Some(error) = self.hook_unstartable.clone() {
+                return Err(error);
+            }
             Ok(Ended::Exited(Status::exited(self.hook_code)))
         }
     }
@@ -1074,6 +1085,28 @@ mod tests {
         assert!(events.iter().any(
             |e| matches!(e, Event::HookFailed { attempt: 1, status, .. } if status.code == 7)
         ));
+    }
+
+    #[test]
+    fn a_hook_that_cannot_start_says_why_and_the_run_goes_on() {
+        let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+        host.hook_unstartable = Some(SpawnError {
+            code: 126,
+            message: "cannot run `/bin/sh`: Argument list too long".to_owned(),
+        });
+        let (code, events) = run_with(&config(&["--base", "1ms", "--on-retry", "true"]), &mut host);
+        assert_eq!(code, 0);
+        let failed = events.iter().find_map(|e| match e {
+            Event::HookFailed { status, error, .. } => Some((status.code, error.clone())),
+            _ => None,
+        });
+        assert_eq!(
+            failed,
+            Some((
+                126,
+                Some("cannot run `/bin/sh`: Argument list too long".to_owned())
+            ))
+        );
     }
 
     #[test]

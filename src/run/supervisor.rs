@@ -33,6 +33,7 @@ use crate::state::breaker;
 use crate::state::budget::{self, Withdrawal};
 use crate::state::store;
 use crate::status::Status;
+use crate::trace::context as trace;
 
 /// `--foreground`: whether the command shares retry's process group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +71,10 @@ pub struct Supervisor<'a> {
     /// variables again, so it allocates nothing (issue 26). Taken while
     /// it runs.
     command: Option<Spawn>,
+    /// The run's trace, when an OTLP endpoint is set: each attempt's
+    /// `TRACEPARENT` names its span. Without one the command's
+    /// environment is left as it is (`TRACEPARENT` passes through).
+    trace: Option<crate::trace::Ids>,
 }
 
 impl<'a> Supervisor<'a> {
@@ -107,7 +112,14 @@ impl<'a> Supervisor<'a> {
             budget: options.budget.clone().map(budget::Lazy::Unopened),
             breaker: options.breaker.clone().map(breaker::Breaker::new),
             command: None,
+            trace: None,
         }
+    }
+
+    /// Gives each attempt a `TRACEPARENT` naming its span in `ids`.
+    pub fn with_trace(mut self, ids: crate::trace::Ids) -> Self {
+        self.trace = Some(ids);
+        self
     }
 
     /// The attempts' command, with `info`'s variables.
@@ -120,8 +132,20 @@ impl<'a> Supervisor<'a> {
             for variable in store::VARIABLES {
                 command.env_remove(variable);
             }
+            // A trace state belongs to the parent it came with: none
+            // here (absent or malformed) means none for the attempts.
+            if self.trace.is_some_and(|ids| ids.parent_span.is_none()) {
+                command.env_remove(trace::TRACESTATE);
+            }
             command
         });
+        if let Some(ids) = &self.trace {
+            // Written over the same bytes each attempt: no allocation.
+            let traceparent = ids.attempt_traceparent(info.number);
+            if let Ok(value) = std::str::from_utf8(&traceparent) {
+                command.env(trace::TRACEPARENT, value);
+            }
+        }
         command
             .env("RETRY_ATTEMPT", Text::of(info.number))
             .env("RETRY_ATTEMPT_LIMIT", Text::of(info.limit));

@@ -2,7 +2,9 @@
 //! evidence. Two experiments: the AWS "Exponential Backoff And Jitter"
 //! post's (`occ.rs`, version conflicts) and a server that serves one
 //! request at a time (`busy.rs`, capacity); `model` holds what they share
-//! and `queue` their event queue. `sweep` runs every repetition on all
+//! and `queue` their event queue. A third, `outage/`, compares protections
+//! (budgets, the circuit breaker) for a cron fleet in an outage,
+//! with a table of its own. `sweep` runs every repetition on all
 //! cores, `chart` draws the two charts. The values of its options are read
 //! by `cli/simulation.rs`.
 
@@ -10,6 +12,7 @@ mod busy;
 mod chart;
 mod model;
 mod occ;
+pub mod outage;
 mod queue;
 mod repetition;
 mod sweep;

@@ -94,7 +94,7 @@ pub fn spawn_under_wine(command: &mut Command) -> std::process::Child {
     })
 }
 
-/// `retry ARGS...` with no RETRY_* variables (nor GitHub's step files)
+/// `retry ARGS...` with no RETRY_* variables (nor GitHub's step files, nor OTEL_*)
 /// inherited from the test's environment, and no user presets (`$XDG_CONFIG_HOME/retry/presets.ini`)
 /// from the machine's own configuration.
 pub fn retry(args: &[&str]) -> Retry {
@@ -102,7 +102,13 @@ pub fn retry(args: &[&str]) -> Retry {
     command.args(args).stdin(Stdio::null());
     command.env("XDG_CONFIG_HOME", "/nonexistent/retry-tests");
     for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("RETRY_") {
+        // Nor the machine's OpenTelemetry settings: a trace test sets its own.
+        let key_text = key.to_string_lossy();
+        if key_text.starts_with("RETRY_")
+            || key_text.starts_with("OTEL_")
+            || key_text == "TRACEPARENT"
+            || key_text == "TRACESTATE"
+        {
             command.env_remove(key);
         }
     }

@@ -32,6 +32,8 @@ mod metrics;
 // Only printing, so a default build only (the cargo feature `preview`).
 #[cfg(feature = "preview")]
 mod modes;
+#[cfg(feature = "preview")]
+mod outage;
 mod outcomes;
 mod pipes;
 mod portable;
@@ -43,6 +45,9 @@ mod processes;
 #[cfg(unix)]
 mod readme;
 mod storm;
+// OpenTelemetry traces, against a receiver in Python; the commands are `sh`.
+#[cfg(unix)]
+mod trace;
 mod trust;
 mod usage;
 

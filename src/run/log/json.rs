@@ -114,6 +114,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
             attempt,
             limit,
             status,
+            error,
         } => {
             head(out, "hook_failed");
             let _ = write!(
@@ -123,6 +124,9 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 status.code,
                 cause_json(status, "")
             );
+            if let Some(error) = error {
+                let _ = write!(out, r#","start_error":"{}""#, escape(error));
+            }
         }
         Event::GaveUp {
             attempt,
@@ -216,7 +220,7 @@ fn cause_json<'a>(status: &'a Status, prefix: &'a str) -> impl Display + 'a {
 }
 
 /// JSON string escaping for the few free-text fields (a command name in a message).
-fn escape(text: &str) -> impl Display + '_ {
+pub fn escape(text: &str) -> impl Display + '_ {
     fmt::from_fn(move |f| {
         for c in text.chars() {
             match c {

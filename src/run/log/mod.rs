@@ -29,6 +29,9 @@ mod text;
 #[cfg(test)]
 mod fixtures;
 
+/// JSON's string escaping, for the other JSON retry writes (OTLP's).
+pub use json::escape as json_escape;
+
 /// How the lines are written (`--log-format`, its `auto` resolved by `cli`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {

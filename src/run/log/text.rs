@@ -193,10 +193,22 @@ pub(super) fn write_message(
             attempt,
             limit,
             status,
+            error: None,
         } => write!(
             out,
             "--on-retry command failed with {} after attempt {attempt}/{limit}; retrying anyway",
             status.describe()
+        ),
+        Event::HookFailed {
+            attempt,
+            limit,
+            status,
+            error: Some(error),
+        } => write!(
+            out,
+            "--on-retry command could not start ({error}; exit code {}) after attempt \
+             {attempt}/{limit}; retrying anyway",
+            status.code
         ),
         // The reason's name ends the line, as JSON's `reason` gives it.
         Event::GaveUp {
@@ -327,6 +339,32 @@ mod tests {
         assert_eq!(
             text_of(&retrying()),
             "retry: curl: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+        );
+    }
+
+    #[test]
+    fn a_hook_that_failed_gives_its_status_and_one_that_could_not_start_says_why() {
+        let failed = |status, error| Event::HookFailed {
+            attempt: 2,
+            limit: Attempts::Limit(5),
+            status,
+            error,
+        };
+        assert_eq!(
+            text_of(&failed(Status::exited(7), None)),
+            "retry: curl: --on-retry command failed with exit code 7 after attempt 2/5; retrying anyway\n"
+        );
+        let why = "cannot run `/bin/sh`: Argument list too long".to_owned();
+        assert_eq!(
+            text_of(&failed(Status::exited(126), Some(why.clone()))),
+            "retry: curl: --on-retry command could not start (cannot run `/bin/sh`: Argument list \
+             too long; exit code 126) after attempt 2/5; retrying anyway\n"
+        );
+        let json = json_of(&failed(Status::exited(126), Some(why)));
+        assert!(
+            json.contains(r#""exit_code":126"#)
+                && json.contains(r#""start_error":"cannot run `/bin/sh`: Argument list too long""#),
+            "{json}"
         );
     }
 

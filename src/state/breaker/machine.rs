@@ -28,11 +28,16 @@ pub struct Params {
     pub cooldown: Duration,
 }
 
-/// The longest cooldown: 8 times the first or an hour, whichever is
-/// larger, so that a short cooldown still backs off to a probe an hour
-/// during a long outage, and a long one can still double.
+/// The longest cooldown: 8 times the first, but at most an hour (unless
+/// the first is longer): a fleet whose service came back after an hour's
+/// outage hears of it within the hour, and the last host's wait after a
+/// recovery is about this plus one period of its job (the outage table in
+/// docs/behaviour.md).
 pub fn cap(cooldown: Duration) -> Duration {
-    (cooldown.saturating_mul(8)).max(Duration::from_secs(3600))
+    cooldown
+        .saturating_mul(8)
+        .min(Duration::from_secs(3600))
+        .max(cooldown)
 }
 
 impl Params {
@@ -271,7 +276,7 @@ mod tests {
     fn a_failed_probe_lengthens_the_cooldown_within_its_bounds() {
         let cooldown = P.cooldown.as_secs_f64();
         let cap_s = cap(P.cooldown).as_secs_f64();
-        assert_eq!(cap_s, 3600.0, "60 s: the hour is larger than 8 times it");
+        assert_eq!(cap_s, 480.0, "8 times 60 s");
         for seed in 0..50 {
             let (mut c, mut rng) = opened(seed);
             let mut draws = Vec::new();
@@ -293,9 +298,10 @@ mod tests {
             // Jittered: the capped ones are not all equal.
             assert!(draws[6..].windows(2).any(|w| w[0] != w[1]), "{draws:?}");
         }
-        // Eight times a cooldown longer than 7.5 min is more than the hour.
-        let long = Duration::from_secs(600);
-        assert_eq!(cap(long), Duration::from_secs(4800));
+        // At most an hour, unless the cooldown itself is longer.
+        assert_eq!(cap(Duration::from_secs(600)), Duration::from_secs(3600));
+        let long = Duration::from_secs(7200);
+        assert_eq!(cap(long), long);
     }
 
     #[test]

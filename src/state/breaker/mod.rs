@@ -31,12 +31,13 @@ use crate::state::store::file::{default_dir, now_ns};
 use host::HostCircuit;
 use machine::nanos;
 
-/// `--breaker-after` when not given. Provisional, as is the cooldown's:
-/// the outage scenario of `--simulate` is to choose both. (`--help` says
-/// them in its words, held to these by a test in `cli/config.rs`.)
+/// `--breaker-after` when not given, and the cooldown's: chosen by the
+/// outage table of `--simulate --model outage` (docs/behaviour.md,
+/// "Choosing the defaults"). `--help` says them in its words, held to
+/// these by a test in `cli/config.rs`.
 pub const DEFAULT_AFTER: u32 = 3;
-/// `--breaker-cooldown` when not given (provisional, as above).
-pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(120);
+/// `--breaker-cooldown` when not given (chosen as above).
+pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(30);
 
 /// A probe's lease without `--max-time`: a probe that crashed holds the
 /// circuit no longer than this.

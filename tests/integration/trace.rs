@@ -1,0 +1,311 @@
+//! OpenTelemetry traces against a real receiver: `tests/otlp/receiver.py`,
+//! a loopback OTLP/HTTP server that decodes what retry sends with the
+//! OpenTelemetry project's own definitions (pip's `opentelemetry-proto`)
+//! and prints each span it got. The checks: the run's span is the child of
+//! the `TRACEPARENT` retry was given, each attempt's span the child of the
+//! run's; one attempt span per attempt with its exit code; and the
+//! `TRACEPARENT` each attempt's command saw names its own span.
+//!
+//! Without python3 and the package the receiver's tests say so and pass,
+//! unless `RETRY_TESTS_NEED_OTLP` is set (`.ci/run` installs the package
+//! and sets it). The tests of what needs no collector always run.
+
+use std::collections::HashMap;
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use crate::harness::{fail_times, retry, scratch, wait_bounded};
+
+const PARENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT_SPAN: &str = "00f067aa0ba902b7";
+
+/// The receiver, listening; killed on drop if it is still running.
+struct Receiver {
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+    port: u16,
+}
+
+impl Receiver {
+    /// `None` when python3 or opentelemetry-proto is missing.
+    fn start() -> Option<Receiver> {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/otlp/receiver.py");
+        let probe = Command::new("python3")
+            .args([
+                "-c",
+                "import opentelemetry.proto.collector.trace.v1.trace_service_pb2",
+            ])
+            .stderr(Stdio::null())
+            .status();
+        if !probe.is_ok_and(|s| s.success()) {
+            assert!(
+                std::env::var_os("RETRY_TESTS_NEED_OTLP").is_none(),
+                "python3 with opentelemetry-proto is not installed"
+            );
+            eprintln!("python3 with opentelemetry-proto (pip) is not installed: skipped");
+            return None;
+        }
+        let mut child = Command::new("python3")
+            .args([script, "30"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the receiver starts");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let mut first = String::new();
+        stdout.read_line(&mut first).expect("the receiver's port");
+        let port = first.trim().parse().expect("the receiver prints its port");
+        Some(Receiver {
+            child,
+            stdout,
+            port,
+        })
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// What it received: the request's line, then one line per span.
+    fn received(mut self) -> (Line, Vec<Line>) {
+        let status = wait_bounded(&mut self.child, Duration::from_secs(40));
+        let lines: Vec<Line> = (&mut self.stdout)
+            .lines()
+            .map(|l| Line::parse(&l.expect("a line")))
+            .collect();
+        assert!(status.success(), "the receiver got nothing: {lines:?}");
+        let (request, spans): (Vec<Line>, Vec<Line>) =
+            lines.into_iter().partition(|l| l.0.contains_key("request"));
+        (request.into_iter().next().expect("the request"), spans)
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One flat JSON object of the receiver's, every value a string.
+#[derive(Debug)]
+struct Line(HashMap<String, String>);
+
+impl Line {
+    /// `{"k": "v", ...}` as Python's json.dumps writes it (plain values).
+    fn parse(text: &str) -> Line {
+        let inner = text.trim().trim_start_matches('{').trim_end_matches('}');
+        let map = inner
+            .split("\", \"")
+            .map(|pair| {
+                let (k, v) = pair.split_once("\": \"").expect("\"key\": \"value\"");
+                (
+                    k.trim_matches('"').to_owned(),
+                    v.trim_matches('"').to_owned(),
+                )
+            })
+            .collect();
+        Line(map)
+    }
+
+    fn get(&self, key: &str) -> &str {
+        self.0.get(key).map_or("", String::as_str)
+    }
+}
+
+/// A command that records the `TRACEPARENT` and `TRACESTATE` it saw.
+fn recording(dir: &std::path::Path, then: &str) -> String {
+    format!(
+        "echo \"${{TRACEPARENT-unset}} ${{TRACESTATE-unset}}\" >> {}; {then}",
+        dir.join("seen").display()
+    )
+}
+
+fn seen(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("seen"))
+        .expect("the command ran")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn attempts_nest_under_the_run_which_nests_under_traceparent() {
+    let Some(receiver) = Receiver::start() else {
+        return;
+    };
+    let dir = scratch();
+    let script = recording(dir.path(), &fail_times(dir.path(), 2, 3));
+    let out = retry(&["-n", "5", "--base", "1ms", "--", "sh", "-c", &script])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env("OTEL_SERVICE_NAME", "nightly-build")
+        .env("TRACEPARENT", format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01"))
+        .env("TRACESTATE", "vendor=abc")
+        .run();
+    out.code(0);
+    assert!(!out.stderr.contains("warning"), "{out:#?}");
+    let (request, spans) = receiver.received();
+    assert_eq!(request.get("path"), "/v1/traces");
+    assert_eq!(request.get("content_type"), "application/x-protobuf");
+    assert_eq!(request.get("resource.service.name"), "nightly-build");
+    assert_eq!(spans.len(), 4, "{spans:?}");
+    let run = spans
+        .iter()
+        .find(|s| s.get("parent") == PARENT_SPAN)
+        .expect("the run's span is the child of TRACEPARENT");
+    assert_eq!(run.get("attr.retry.attempts"), "3");
+    assert_eq!(run.get("attr.retry.outcome"), "succeeded");
+    assert_eq!(run.get("status"), "0");
+    let attempts: Vec<&Line> = spans
+        .iter()
+        .filter(|s| s.get("parent") == run.get("span_id"))
+        .collect();
+    assert_eq!(attempts.len(), 3, "{spans:?}");
+    let seen = seen(dir.path());
+    assert_eq!(seen.len(), 3);
+    for (n, attempt) in attempts.iter().enumerate() {
+        assert_eq!(attempt.get("attr.retry.attempt"), (n + 1).to_string());
+        let failed = n < 2;
+        assert_eq!(
+            attempt.get("attr.process.exit.code"),
+            if failed { "3" } else { "0" }
+        );
+        assert_eq!(attempt.get("status"), if failed { "2" } else { "0" });
+        assert_eq!(attempt.get("ordered"), "true");
+        // The command saw its own attempt's span as its parent, and the
+        // trace state passed on.
+        assert_eq!(
+            seen[n],
+            format!("00-{PARENT_TRACE}-{}-01 vendor=abc", attempt.get("span_id"))
+        );
+    }
+    assert_eq!(attempts[0].get("attr.retry.jitter"), "full");
+    assert!(spans.iter().all(|s| s.get("trace_id") == PARENT_TRACE));
+}
+
+#[test]
+fn json_a_run_that_gives_up_and_a_malformed_traceparent() {
+    let Some(receiver) = Receiver::start() else {
+        return;
+    };
+    let dir = scratch();
+    let out = retry(&[
+        "-n",
+        "2",
+        "--base",
+        "1ms",
+        "--",
+        "sh",
+        "-c",
+        &recording(dir.path(), "exit 7"),
+    ])
+    .env(
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        format!("{}/custom", receiver.endpoint()),
+    )
+    .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    .env("OTEL_EXPORTER_OTLP_HEADERS", "api-key=s3cret%2Cvalue")
+    .env("TRACEPARENT", "ff-not-a-trace")
+    .env("TRACESTATE", "vendor=abc")
+    .run();
+    out.code(7)
+        .stderr_has("warning: TRACEPARENT 'ff-not-a-trace' is ignored: ");
+    assert_eq!(out.stderr.matches("is ignored").count(), 1, "{out:#?}");
+    let (request, spans) = receiver.received();
+    assert_eq!(request.get("path"), "/custom");
+    assert_eq!(request.get("content_type"), "application/json");
+    assert_eq!(request.get("api_key"), "s3cret,value");
+    assert!(!out.stderr.contains("s3cret"));
+    let run = spans
+        .iter()
+        .find(|s| s.get("parent").is_empty())
+        .expect("a root span");
+    assert_eq!(run.get("status"), "2");
+    assert_eq!(run.get("attr.error.type"), "attempts");
+    assert_eq!(run.get("attr.process.exit.code"), "7");
+    let seen = seen(dir.path());
+    assert_eq!(seen.len(), 2);
+    for (n, attempt) in spans
+        .iter()
+        .filter(|s| !s.get("parent").is_empty())
+        .enumerate()
+    {
+        assert_eq!(attempt.get("parent"), run.get("span_id"));
+        assert_eq!(attempt.get("attr.process.exit.code"), "7");
+        assert_eq!(attempt.get("attr.error.type"), "7");
+        // A new trace, and no trace state from the one set aside.
+        let trace = run.get("trace_id");
+        assert_ne!(trace, PARENT_TRACE);
+        assert_eq!(
+            seen[n],
+            format!("00-{trace}-{}-01 unset", attempt.get("span_id"))
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_collector_costs_one_warning_not_the_exit_status() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = retry(&["-n", "2", "--base", "1ms", "--", "sh", "-c", "exit 4"])
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{port}"),
+        )
+        .env("OTEL_EXPORTER_OTLP_HEADERS", "api-key=s3cret")
+        .run();
+    out.code(4).stderr_has(&format!(
+        "warning: traces not sent to 127.0.0.1:{port}/v1/traces: "
+    ));
+    assert_eq!(out.stderr.matches("traces not sent").count(), 1, "{out:#?}");
+    assert!(!out.stderr.contains("s3cret"));
+    // The documented bound is 2 s; a closed port answers at once.
+    assert!(out.elapsed < Duration::from_secs(5), "{out:#?}");
+}
+
+#[test]
+fn without_an_endpoint_traceparent_passes_through_untouched() {
+    let dir = scratch();
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+    retry(&["--", "sh", "-c", &recording(dir.path(), "true")])
+        .env("TRACEPARENT", traceparent)
+        .env("TRACESTATE", "vendor=abc")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+        .run()
+        .code(0)
+        .stderr_is("");
+    assert_eq!(seen(dir.path()), [format!("{traceparent} vendor=abc")]);
+}
+
+#[test]
+fn a_malformed_endpoint_is_one_line_and_nothing_runs() {
+    let dir = scratch();
+    for (variable, url, says) in [
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "localhost:4318",
+            "not http://host[:port][/path]",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "http://c:99999/v1/traces",
+            "not http://",
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "https://collector",
+            "retry sends traces over http:// only",
+        ),
+    ] {
+        let out = retry(&["--", "sh", "-c", &recording(dir.path(), "true")])
+            .env(variable, url)
+            .run();
+        out.code(2)
+            .stderr_lines(1)
+            .stderr_has(&format!("retry: {variable} '{url}': {says}"));
+    }
+    assert!(!dir.path().join("seen").exists(), "the command ran");
+}
