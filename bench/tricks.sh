@@ -12,6 +12,8 @@
 #
 #   bash bench/tricks.sh            # all tricks; prints a Markdown table
 #   ROUNDS=5 RUNS=40 bash bench/tricks.sh arena leak
+#   BASE=REV bash bench/tricks.sh   # what the change since REV costs: a row
+#                                   # for REV's own build (no tricks unless named)
 #
 # Builds go to target/tricks/TRICK (a full dist build each, ~1-2 min the
 # first time). A trick whose build is not slower to start than the shipped
@@ -21,7 +23,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tricks=("$@")
-[ ${#tricks[@]} -gt 0 ] || tricks=(c_main arena leak lean_parse posix_spawn)
+BASE=${BASE:-}
+[ ${#tricks[@]} -gt 0 ] || [ -n "$BASE" ] || tricks=(c_main arena leak lean_parse posix_spawn)
 ROUNDS=${ROUNDS:-5}
 RUNS=${RUNS:-60}
 
@@ -40,7 +43,12 @@ static="-C target-feature=+crt-static -C relocation-model=static"
 case $host in *-linux-*) ;; *) static="" ;; esac
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+base_src=target/tricks/base-src
+cleanup() {
+    rm -rf "$work"
+    if [ -n "$BASE" ]; then git worktree remove --force "$base_src" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
 
 build() { # build NAME [CFG]: the dist artifact, copied to $work/NAME
     local name=$1 cfg=${2:-}
@@ -56,6 +64,16 @@ for trick in "${tricks[@]}"; do
     build "$trick" "--cfg retry_without=\"$trick\""
 done
 names=(shipped "${tricks[@]}")
+if [ -n "$BASE" ]; then
+    # REV's own tree, built as the shipped one is, measured beside it.
+    echo "tricks: building $BASE" >&2
+    git worktree remove --force "$base_src" 2>/dev/null || true
+    git worktree add --detach --quiet "$base_src" "$BASE" >&2
+    (cd "$base_src" && CARGO_TARGET_DIR="$PWD/../base" RUSTFLAGS="$static" \
+        cargo build --locked --quiet --profile dist --target "$host" >&2)
+    cp "target/tricks/base/$host/dist/retry" "$work/base"
+    names+=(base)
+fi
 TRUE=$(type -P true)
 FALSE=$(type -P false)
 
@@ -101,8 +119,11 @@ while IFS=$'\t' read -r name median; do loop[$name]=$median; done < <(timed -n 2
 echo "| build | instructions (\`retry -- true\`) | start-up vs shipped | 200 attempts vs shipped |"
 echo "|---|---|---|---|"
 for name in "${names[@]}"; do
-    label=$name
-    [ "$name" = shipped ] || label="without $name"
+    case $name in
+    shipped) label=shipped ;;
+    base) label="$BASE ($(git rev-parse --short "$BASE"))" ;;
+    *) label="without $name" ;;
+    esac
     python3 -c '
 import sys
 label, n, n0, s, s0, l, l0 = sys.argv[1], *map(float, sys.argv[2:])
