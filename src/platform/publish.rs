@@ -18,6 +18,12 @@ use std::path::Path;
 /// same pid is the only way a name can be taken).
 const TRIES: u32 = 16;
 
+/// Windows refuses to replace a file that is open (a collector reading it,
+/// another run replacing it) with "access denied", for as long as it stays
+/// open: the rename is tried again after a short wait, at most this many
+/// times (200 ms in all), then fails as any other write does.
+const RENAME_WAITS: u32 = 40;
+
 /// Whether `dir` is a directory this user may create files in.
 pub fn check_dir(dir: &Path) -> io::Result<()> {
     if !fs::metadata(dir)?.is_dir() {
@@ -60,12 +66,27 @@ pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     };
     let written = file.write_all(bytes).and_then(|()| {
         drop(file);
-        fs::rename(&temporary, dir.join(name))
+        rename_over(&temporary, &dir.join(name))
     });
     if written.is_err() {
         let _ = fs::remove_file(&temporary);
     }
     written
+}
+
+/// `fs::rename`, which replaces `to` at once on Unix; on Windows, waited
+/// for while another holds `to` open (`RENAME_WAITS`).
+fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
+    let mut waits = if cfg!(windows) { RENAME_WAITS } else { 0 };
+    loop {
+        match fs::rename(from, to) {
+            Err(error) if error.kind() == io::ErrorKind::PermissionDenied && waits > 0 => {
+                waits -= 1;
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            renamed => return renamed,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -136,7 +157,14 @@ mod tests {
                 });
             }
             for _ in 0..200 {
-                let seen = fs::read_to_string(&path).unwrap();
+                // Windows may refuse the open while a rename replaces the
+                // file: no text, so no mixed one either.
+                let seen = match fs::read_to_string(&path) {
+                    Err(e) if cfg!(windows) && e.kind() == io::ErrorKind::PermissionDenied => {
+                        continue;
+                    }
+                    seen => seen.unwrap(),
+                };
                 assert!(texts.contains(&seen), "a mixed or partial file");
             }
         });
