@@ -6,7 +6,8 @@
 # fleet, the fleet's state in a redis-server this script starts); beside
 # it, `retry --simulate --model outage` with the same parameters. Writes,
 # in this directory: live.csv and sim.csv (one row per repetition and
-# policy), agreement.md and outage.svg (both on the same axes).
+# policy), agreement.md and outage.svg (both on the same axes), and the
+# section "An outage, live" of bench/RESULTS.md.
 #
 #   bash bench/outage-live/run.sh                        # ≈ 5 minutes on 2 cores
 #   REPS=1 HOSTS=10 SPAN=20 OUTAGE=8 bash bench/outage-live/run.sh   # a quick look
@@ -67,3 +68,20 @@ load="load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/agreement.md.new"
 mv "$OUT/agreement.md.new" "$OUT/agreement.md"
 echo "wrote $OUT/{live.csv,sim.csv,agreement.md,outage.svg}"
+[ "$OUT" = bench/outage-live ] || exit 0
+
+# The section "An outage, live" of bench/RESULTS.md (replaced if present,
+# the rest kept), as bench/outage.sh writes its own.
+results=bench/RESULTS.md
+{
+    [ -f "$results" ] && awk '/^## An outage, live/ { skip = 1; next } /^## / { skip = 0 } !skip' "$results" |
+        sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+    echo
+    echo "## An outage, live: \`bash bench/outage-live/run.sh\`"
+    echo
+    echo "Real \`retry\` processes against the loopback server with an outage window, beside \`--simulate --model outage\` with the same parameters; the chart is [outage-live/outage.svg](outage-live/outage.svg), the rows [outage-live/live.csv](outage-live/live.csv) and [outage-live/sim.csv](outage-live/sim.csv)."
+    echo
+    cat "$OUT/agreement.md"
+} >"$results.new"
+mv "$results.new" "$results"
+echo "outage-live: results in $results" >&2

@@ -1,4 +1,4 @@
-//! The live contention experiment (`bench/contention/`, `examples/contention.rs`)
+//! The live experiments (`bench/contention/`, `bench/outage-live/`, `examples/contention/`)
 //! at the size of a smoke test: a server, a few real `retry` processes, the
 //! simulation beside them, and nothing left running.
 
