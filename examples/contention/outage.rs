@@ -760,11 +760,11 @@ fn chart(path: &Path, policies: &[&str], live: &Values, sim: &Values) -> Result<
     {
         let root = SVGBackend::with_string(&mut svg, (1100, 1000)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let (title, rest) = root.split_vertically(40);
+        let (title, rest) = root.split_vertically(50);
         title
             .titled(
                 "Outage, live (red: mean ± 2 sd) against simulated (blue: mean ± 2 sd)",
-                ("sans-serif", 22),
+                ("sans-serif", 20),
             )
             .map_err(|e| e.to_string())?;
         let panels = rest.split_evenly((3, 2));
@@ -798,6 +798,9 @@ fn chart(path: &Path, policies: &[&str], live: &Values, sim: &Values) -> Result<
                 .x_labels(policies.len() * 2 + 1)
                 .x_label_formatter(&label)
                 .disable_x_mesh()
+                .y_labels(6)
+                .y_label_formatter(&|v| format!("{v}"))
+                .light_line_style(TRANSPARENT)
                 .draw()
                 .map_err(|e| e.to_string())?;
             for (table, shift, color) in both {
