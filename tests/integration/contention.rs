@@ -1,4 +1,4 @@
-//! The live contention experiment (`bench/contention/`, `examples/contention.rs`)
+//! The live experiments (`bench/contention/`, `bench/outage-live/`, `examples/contention/`)
 //! at the size of a smoke test: a server, a few real `retry` processes, the
 //! simulation beside them, and nothing left running.
 
@@ -82,4 +82,58 @@ fn the_server_rejects_while_busy_and_the_client_says_so() {
         .output()
         .unwrap();
     assert_eq!(usage.status.code(), Some(2));
+}
+
+#[test]
+fn a_small_outage_run_counts_every_run_and_sees_the_recovery() {
+    // Three hosts, one run a second each for 3 s, the service down for
+    // the first 2: host state only (no --store, so no fleet rows).
+    let dir = scratch();
+    let out = std::process::Command::new(driver())
+        .args(["outage", "--retry", BIN, "--hosts", "3", "--every", "1"])
+        .args([
+            "--outage",
+            "2",
+            "--span",
+            "3",
+            "--reps",
+            "1",
+            "--sim-reps",
+            "2",
+        ])
+        .arg("--tmp")
+        .arg(dir.path().join("hosts"))
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let live = std::fs::read_to_string(dir.path().join("out/live.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = live
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').skip(2).map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 3, "none, host-budget, host-breaker: {live}");
+    for row in &rows {
+        // outage_requests, peak, lags, unrecovered, runs, succeeded, failed, skipped
+        let (outage, unrecovered, runs) = (row[0], row[4], row[5]);
+        // Every host's first run starts within the first second: down.
+        assert!(outage >= 3.0, "{live}");
+        assert_eq!(runs, 9.0, "{live}");
+        assert_eq!(row[6] + row[7] + row[8], runs, "{live}");
+        // Each host's third run starts after the recovery and is served.
+        assert_eq!(unrecovered, 0.0, "{live}");
+        assert!(row[3] > 0.0 && row[3] < 20.0, "{live}");
+    }
+    // The hosts' runtime directories are gone; the results are written.
+    let hosts = dir.path().join("hosts");
+    assert!(!hosts.exists() || std::fs::read_dir(&hosts).unwrap().next().is_none());
+    let sim = std::fs::read_to_string(dir.path().join("out/sim.csv")).unwrap();
+    assert_eq!(sim.lines().count(), 1 + 2 * 3, "{sim}");
+    let agreement = std::fs::read_to_string(dir.path().join("out/agreement.md")).unwrap();
+    assert!(agreement.contains("of 18"), "{agreement}");
+    let svg = std::fs::read_to_string(dir.path().join("out/outage.svg")).unwrap();
+    assert!(svg.trim_end().ends_with("</svg>"));
 }

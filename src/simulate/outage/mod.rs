@@ -2,9 +2,9 @@
 //! down, then back with a limited capacity, under each protection retry
 //! has or plans (none, budgets, the circuit breaker), to choose the
 //! breaker's defaults from evidence. `service.rs` is the service,
-//! `breaker.rs` the modelled circuit, `policy.rs` which protection the
-//! hosts have, `table.rs` the repetitions and the table; here is one
-//! repetition.
+//! `policy.rs` which protection the hosts have (the budget's and the
+//! breaker's own rules, on the simulated clock), `table.rs` the
+//! repetitions and the table; here is one repetition.
 //!
 //! ```text
 //! host h: runs at phase_h + k * every ──> request ──> service ──> answer ──> host
@@ -18,7 +18,6 @@
 //! costs the table a few bytes: when it first succeeded after the outage,
 //! and its bucket or circuit if the policy keeps one per host.
 
-mod breaker;
 mod policy;
 mod service;
 mod table;
@@ -30,9 +29,9 @@ use rand::{Rng, RngExt};
 use super::model::{Delays, Net};
 use super::queue::{Calendar, timed_event};
 use crate::policy::Attempts;
+pub use crate::state::breaker::machine::Params as BreakerParams;
+use crate::state::breaker::machine::{Admit, Ended};
 use crate::strategy::Backoff;
-pub use breaker::Params as BreakerParams;
-use breaker::{Admit, Ended};
 use policy::Guards;
 pub use policy::{Policy, Protection, Scope};
 use service::Service;
@@ -97,8 +96,9 @@ struct Event {
     attempt: u32,
     /// The sleep before it, in ms (decorrelated jitter reads it).
     slept_ms: f32,
-    /// The breaker's probe lease the run holds (0: none).
-    lease: u32,
+    /// The breaker's probe lease the run holds (its id: the ns it was
+    /// taken at; 0: none, since a probe follows a cooldown, never at 0).
+    lease: u64,
 }
 
 timed_event!(Event);
@@ -146,7 +146,7 @@ pub fn simulate(scenario: &Scenario, policy: &Policy, rng: &mut impl Rng) -> Out
                 }
                 out.runs += 1;
                 let lease = match guards.admit(client, at_ms) {
-                    Admit::Skip => {
+                    Admit::Skip { .. } => {
                         out.skipped += 1;
                         continue;
                     }
@@ -186,7 +186,7 @@ pub fn simulate(scenario: &Scenario, policy: &Policy, rng: &mut impl Rng) -> Out
                     at_ms,
                     Ended::Succeeded,
                     retried,
-                    event.lease,
+                    Some(event.lease).filter(|&l| l != 0),
                     delays.rng,
                 );
             }
@@ -215,7 +215,7 @@ pub fn simulate(scenario: &Scenario, policy: &Policy, rng: &mut impl Rng) -> Out
                         at_ms,
                         Ended::Failed,
                         retried,
-                        event.lease,
+                        Some(event.lease).filter(|&l| l != 0),
                         delays.rng,
                     );
                 }

@@ -1,11 +1,13 @@
 //! Which protection the hosts of the outage scenario have (a row of the
 //! table), and its state during one repetition: budgets on the budget's
-//! own arithmetic (`state/budget/bucket.rs`), breakers on `breaker.rs`,
-//! one per host or one for the fleet.
+//! own arithmetic (`state/budget/bucket.rs`), breakers on `--breaker`'s
+//! own machine (`state/breaker/machine.rs`), one per host or one for the
+//! fleet: the rules simulated are the rules run.
 
 use rand::Rng;
 
-use super::breaker::{Admit, Breaker, Ended, Params as BreakerParams};
+use crate::state::breaker::machine::{Admit, Circuit, Ended, Params as BreakerParams};
+use crate::state::breaker::{lease, machine::nanos};
 use crate::state::budget::{Bucket, Params as BudgetParams};
 
 /// Whose state it is: each host's own, or one for the whole fleet.
@@ -52,12 +54,17 @@ impl Policy {
 pub struct Guards {
     protection: Protection,
     buckets: Vec<Bucket>,
-    breakers: Vec<Breaker>,
+    breakers: Vec<Circuit>,
 }
 
-/// Milliseconds as the bucket's nanoseconds.
+/// Milliseconds as the nanoseconds of the bucket and the circuit.
 fn ns(ms: f64) -> u64 {
     (ms * 1e6) as u64
+}
+
+/// A probe's lease: a run's without `--max-time`, as the fleet runs it.
+fn lease_ns() -> u64 {
+    nanos(lease(None))
 }
 
 impl Guards {
@@ -69,7 +76,7 @@ impl Guards {
         let (buckets, breakers) = match protection {
             Protection::None => (Vec::new(), Vec::new()),
             Protection::Budget(scope, p) => (vec![Bucket::full(&p, 0); count(scope)], Vec::new()),
-            Protection::Breaker(scope, _) => (Vec::new(), vec![Breaker::default(); count(scope)]),
+            Protection::Breaker(scope, _) => (Vec::new(), vec![Circuit::default(); count(scope)]),
         };
         Guards {
             protection,
@@ -87,7 +94,7 @@ impl Guards {
     pub fn admit(&mut self, host: u32, now_ms: f64) -> Admit {
         let i = self.index(host, self.breakers.len());
         match self.breakers.get_mut(i) {
-            Some(breaker) => breaker.admit(now_ms),
+            Some(circuit) => circuit.admit(ns(now_ms), lease_ns()),
             None => Admit::Run,
         }
     }
@@ -115,7 +122,7 @@ impl Guards {
         now_ms: f64,
         ended: Ended,
         retried: bool,
-        lease: u32,
+        lease: Option<u64>,
         rng: &mut impl Rng,
     ) {
         match self.protection {
@@ -128,7 +135,7 @@ impl Guards {
             }
             Protection::Breaker(_, p) => {
                 let i = self.index(host, self.breakers.len());
-                self.breakers[i].finish(&p, now_ms, ended, lease, rng);
+                self.breakers[i].finish(&p, ns(now_ms), ended, lease, rng);
             }
         }
     }
@@ -153,7 +160,7 @@ mod tests {
         assert!(hosts.pay(0, 0.0) && hosts.pay(0, 0.0) && !hosts.pay(0, 0.0));
         assert!(hosts.pay(2, 0.0));
         // A success after retries refunds one retry.
-        hosts.finish(0, 1.0, Ended::Succeeded, true, 0, &mut rng);
+        hosts.finish(0, 1.0, Ended::Succeeded, true, None, &mut rng);
         assert!(hosts.pay(0, 1.0) && !hosts.pay(0, 1.0));
 
         let breaker = BreakerParams {
@@ -161,15 +168,15 @@ mod tests {
             cooldown: Duration::from_secs(10),
         };
         let mut fleet = Guards::new(Protection::Breaker(Scope::Fleet, breaker), 3);
-        fleet.finish(0, 0.0, Ended::Failed, true, 0, &mut rng);
-        assert_eq!(fleet.admit(2, 1.0), Admit::Skip);
+        fleet.finish(0, 0.0, Ended::Failed, true, None, &mut rng);
+        assert!(matches!(fleet.admit(2, 1.0), Admit::Skip { .. }));
         let mut hosts = Guards::new(Protection::Breaker(Scope::Host, breaker), 3);
-        hosts.finish(0, 0.0, Ended::Failed, true, 0, &mut rng);
-        assert_eq!(hosts.admit(0, 1.0), Admit::Skip);
+        hosts.finish(0, 0.0, Ended::Failed, true, None, &mut rng);
+        assert!(matches!(hosts.admit(0, 1.0), Admit::Skip { .. }));
         assert_eq!(hosts.admit(2, 1.0), Admit::Run);
         // Nothing configured: every run and retry goes ahead.
         let mut none = Guards::new(Protection::None, 3);
-        none.finish(0, 0.0, Ended::Failed, true, 0, &mut rng);
+        none.finish(0, 0.0, Ended::Failed, true, None, &mut rng);
         assert!(none.pay(0, 0.0) && none.admit(0, 0.0) == Admit::Run);
     }
 }

@@ -9,6 +9,7 @@
 //!                [--limit 600] [--out DIR]     the experiment; writes DIR/{live,sim}.csv,
 //!                                              DIR/agreement.md and DIR/contention.svg
 //! contention client PORT NET_MEAN_MS NET_SD_MS one request (what retry runs)
+//! contention outage --retry PATH --tmp DIR [...]  the outage experiment (outage.rs)
 //! ```
 //!
 //! Only std, plus what the `retry` crate already depends on (nix for the
@@ -28,6 +29,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+mod outage;
+
 fn main() -> ExitCode {
     // A program with std's own entry point, where env::args is filled
     // (only retry's binary supplies its C main: clippy.toml).
@@ -36,8 +39,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("client") => return client(&args[1..]),
         Some("run") => Settings::parse(&args[1..]).and_then(|s| run(&s)),
+        Some("outage") => outage::Settings::parse(&args[1..]).and_then(|s| outage::run(&s)),
         _ => Err(
-            "usage: contention run --retry PATH [options] | contention client PORT MEAN_MS SD_MS"
+            "usage: contention run --retry PATH [options] | contention outage --retry PATH --tmp DIR [options] | contention client PORT MEAN_MS SD_MS"
                 .into(),
         ),
     };

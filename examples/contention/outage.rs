@@ -1,0 +1,896 @@
+//! The outage experiment with real processes (bench/outage-live/): the
+//! loopback server, down for the outage and then serving `capacity`
+//! requests a second (as `src/simulate/outage/service.rs` models it),
+//! and a cron fleet of H hosts, each running a real `retry` every period
+//! at a phase of its own, under each protection: none, host budgets, a
+//! fleet budget, a breaker per host and one for the fleet. Beside it,
+//! `retry --simulate --model outage` with the same parameters, one seed a
+//! repetition, and the agreement of the two.
+//!
+//! ```text
+//! contention outage --retry PATH --tmp DIR [--store unix:///…/redis.sock] [--hosts 50]
+//!     [--every 2] [--outage 20] [--capacity 35] [--span 60] [--reps 4] [--sim-reps 40]
+//!     [--limit 600] [--out DIR]
+//! ```
+//!
+//! A host is its schedule and, for host-scoped state, its own
+//! `XDG_RUNTIME_DIR` (a directory under `--tmp`), so its budget's or
+//! breaker's file is its own; fleet state is in the Redis server of
+//! `--store` (without it the fleet rows are left out, saying so). The
+//! policies of one repetition run at the same time, each against a
+//! server of its own, with the same phases, as the simulation's rows of
+//! one repetition meet the same fleet.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::{Fleet, Rng, answer, mean_sd, read_request, write};
+
+// ---------------------------------------------------------------- the service
+
+/// Seconds after the recovery whose load is reported (the simulation's
+/// `FIRST_MINUTE`).
+const FIRST_MINUTE: usize = 60;
+
+/// The service's rule: down until `outage` (every request fails at once),
+/// then at most `capacity` requests in each second counted from the
+/// recovery (the rest fail at once, as a 503).
+#[derive(Debug)]
+struct Window {
+    outage: Duration,
+    capacity: u32,
+    second: u64,
+    in_second: u32,
+}
+
+impl Window {
+    fn new(outage: Duration, capacity: u32) -> Self {
+        Window {
+            outage,
+            capacity,
+            second: 0,
+            in_second: 0,
+        }
+    }
+
+    /// A request arriving `at` after the start (never earlier than the
+    /// one before): whether it is served.
+    fn serves(&mut self, at: Duration) -> bool {
+        let Some(since) = at.checked_sub(self.outage) else {
+            return false;
+        };
+        let second = since.as_secs();
+        if second != self.second {
+            self.second = second;
+            self.in_second = 0;
+        }
+        self.in_second += 1;
+        self.in_second <= self.capacity
+    }
+}
+
+/// The two loads, from the arrival times: requests while down, and the
+/// busiest second of the first minute after the recovery.
+fn loads(arrivals: &[Duration], outage: Duration) -> (u64, u32) {
+    let mut during = 0;
+    let mut seconds = [0u32; FIRST_MINUTE];
+    for at in arrivals {
+        match at.checked_sub(outage) {
+            None => during += 1,
+            Some(since) => {
+                if let Some(count) = seconds.get_mut(since.as_secs() as usize) {
+                    *count += 1;
+                }
+            }
+        }
+    }
+    (during, seconds.into_iter().max().unwrap_or(0))
+}
+
+/// One server's run: its start, its rule and what arrived.
+struct Service {
+    start: Instant,
+    window: Window,
+    arrivals: Vec<Duration>,
+}
+
+type Shared = Arc<Mutex<Service>>;
+
+/// A server on 127.0.0.1: each connection is judged when accepted (in
+/// arrival order), then read and answered on a thread of its own, so a
+/// slow reader delays no one. The threads end with the process.
+fn serve(outage: Duration, capacity: u32) -> std::io::Result<(u16, Shared)> {
+    let listener = TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
+    let port = listener.local_addr()?.port();
+    let shared = Arc::new(Mutex::new(Service {
+        start: Instant::now(),
+        window: Window::new(outage, capacity),
+        arrivals: Vec::new(),
+    }));
+    let service = Arc::clone(&shared);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let served = {
+                let mut s = service.lock().unwrap();
+                let at = s.start.elapsed();
+                s.arrivals.push(at);
+                s.window.serves(at)
+            };
+            std::thread::spawn(move || {
+                if read_request(&mut stream).is_ok() {
+                    let status = if served {
+                        "200 OK"
+                    } else {
+                        "503 Service Unavailable"
+                    };
+                    answer(&mut stream, status);
+                }
+            });
+        }
+    });
+    Ok((port, shared))
+}
+
+// ---------------------------------------------------------------- the driver
+
+/// The rows, named as the simulation's.
+const POLICIES: [&str; 5] = [
+    "none",
+    "host-budget",
+    "fleet-budget",
+    "host-breaker",
+    "fleet-breaker",
+];
+
+/// The columns of live.csv and sim.csv beside `rep` and `policy`.
+const METRICS: [&str; 9] = [
+    "outage_requests",
+    "peak_rps",
+    "lag_median_s",
+    "lag_max_s",
+    "unrecovered",
+    "runs",
+    "succeeded",
+    "failed",
+    "skipped",
+];
+
+pub struct Settings {
+    retry: PathBuf,
+    tmp: PathBuf,
+    store: Option<String>,
+    hosts: u32,
+    every: Duration,
+    outage: Duration,
+    capacity: u32,
+    span: Duration,
+    reps: u32,
+    sim_reps: u32,
+    limit: Duration,
+    out: PathBuf,
+    seed: u64,
+}
+
+/// The run's options, the same for the live fleet and the simulation: the
+/// time scale is 1/30 of the outage table's (a period of 2 s for 60 s),
+/// and every duration of retry's is scaled alike: the backoff (1 s, 20 s),
+/// the breaker's cooldown (30 s), the probe's lease (`--max-time`, 10 m
+/// without it).
+const RUN: [&str; 9] = [
+    "-n",
+    "5",
+    "--jitter",
+    "full",
+    "--base",
+    "33ms",
+    "--cap",
+    "667ms",
+    "--max-time",
+];
+const MAX_TIME: &str = "20s";
+/// A host budget that binds: two retries at once, then one a period.
+const HOST_BUDGET: [&str; 6] = [
+    "--budget-tokens",
+    "10",
+    "--budget-cost",
+    "5",
+    "--budget-refill",
+    "2.5",
+];
+const BREAKER: [&str; 4] = ["--breaker-after", "3", "--breaker-cooldown", "1s"];
+/// The network of the simulation, which the client sleeps each way.
+const NET_MS: (&str, &str) = ("10", "2");
+
+impl Settings {
+    pub fn parse(args: &[String]) -> Result<Self, String> {
+        let mut s = Settings {
+            retry: PathBuf::new(),
+            tmp: PathBuf::new(),
+            store: None,
+            hosts: 50,
+            every: Duration::from_secs(2),
+            outage: Duration::from_secs(20),
+            capacity: 35,
+            span: Duration::from_secs(60),
+            reps: 4,
+            sim_reps: 40,
+            limit: Duration::from_secs(600),
+            out: PathBuf::from("bench/outage-live"),
+            seed: 1,
+        };
+        let mut args = args.iter();
+        while let Some(flag) = args.next() {
+            let value = args.next().ok_or(format!("`{flag}` needs a value"))?;
+            let bad = || format!("bad value `{value}` for `{flag}`");
+            let secs = || -> Result<Duration, String> {
+                value
+                    .parse()
+                    .ok()
+                    .filter(|&s: &f64| s > 0.0 && s < 3600.0)
+                    .map(Duration::from_secs_f64)
+                    .ok_or_else(bad)
+            };
+            let count = || -> Result<u32, String> {
+                value
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0 && n <= 1000)
+                    .ok_or_else(bad)
+            };
+            match flag.as_str() {
+                "--retry" => s.retry = value.into(),
+                "--tmp" => s.tmp = value.into(),
+                "--store" => s.store = Some(value.clone()),
+                "--hosts" => s.hosts = count()?,
+                "--every" => s.every = secs()?,
+                "--outage" => s.outage = secs()?,
+                "--capacity" => s.capacity = count()?,
+                "--span" => s.span = secs()?,
+                "--reps" => s.reps = count()?,
+                "--sim-reps" => s.sim_reps = count()?,
+                "--limit" => s.limit = secs()?,
+                "--out" => s.out = value.into(),
+                "--seed" => s.seed = value.parse().map_err(|_| bad())?,
+                _ => return Err(format!("unknown option `{flag}`")),
+            }
+        }
+        if s.retry.as_os_str().is_empty() || s.tmp.as_os_str().is_empty() {
+            return Err("`--retry PATH` and `--tmp DIR` are needed".into());
+        }
+        Ok(s)
+    }
+
+    fn policies(&self) -> Vec<&'static str> {
+        POLICIES
+            .into_iter()
+            .filter(|p| self.store.is_some() || !p.starts_with("fleet"))
+            .collect()
+    }
+
+    /// The scenario's flags, for `--simulate --model outage`.
+    fn scenario(&self) -> Vec<String> {
+        let s = |d: Duration| format!("{}ms", d.as_millis());
+        [
+            "--hosts",
+            &self.hosts.to_string(),
+            "--every",
+            &s(self.every),
+            "--outage",
+            &s(self.outage),
+            "--capacity",
+            &self.capacity.to_string(),
+            "--span",
+            &s(self.span),
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    /// The fleet budget the simulation sizes (`fleet_budget` in
+    /// src/simulate/outage/table.rs): the service's spare capacity beside
+    /// the fleet's first attempts, in retries, at once and each second.
+    fn fleet_budget(&self) -> [String; 6] {
+        let first = f64::from(self.hosts) / self.every.as_secs_f64();
+        let spare = (f64::from(self.capacity) - first).floor().max(1.0);
+        let tokens = (spare * 5.0).to_string();
+        [
+            "--budget-tokens",
+            &tokens,
+            "--budget-cost",
+            "5",
+            "--budget-refill",
+            &tokens,
+        ]
+        .map(String::from)
+    }
+
+    /// What a host of `policy` adds to its runs in repetition `rep`: a
+    /// fleet's name is new each repetition, so its state starts afresh.
+    fn protection(&self, policy: &str, rep: u32) -> Vec<String> {
+        let name = format!("outage-live-{}-{rep}", std::process::id());
+        let store = || ["--store".to_owned(), self.store.clone().unwrap_or_default()];
+        let mut out: Vec<String> = Vec::new();
+        match policy {
+            "host-budget" => {
+                out.extend(["--budget".into(), name]);
+                out.extend(HOST_BUDGET.map(String::from));
+            }
+            "fleet-budget" => {
+                out.extend(["--budget".into(), name]);
+                out.extend(self.fleet_budget());
+                out.extend(store());
+            }
+            "host-breaker" => {
+                out.extend(["--breaker".into(), name]);
+                out.extend(BREAKER.map(String::from));
+            }
+            "fleet-breaker" => {
+                out.extend(["--breaker".into(), name]);
+                out.extend(BREAKER.map(String::from));
+                out.extend(store());
+            }
+            _ => {}
+        }
+        out
+    }
+}
+
+/// What one policy's fleet did in one repetition.
+#[derive(Default)]
+struct Tally {
+    runs: u64,
+    succeeded: u64,
+    failed: u64,
+    skipped: u64,
+    first_success: Vec<Option<Duration>>,
+    /// Lines retry wrote that are neither the open circuit's nor the
+    /// give-up's: a store that failed open would show here.
+    notes: Vec<String>,
+}
+
+pub fn run(settings: &Settings) -> Result<(), String> {
+    let started = Instant::now();
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let policies = settings.policies();
+    let mut servers = Vec::new();
+    for _ in &policies {
+        servers.push(serve(settings.outage, settings.capacity).map_err(|e| e.to_string())?);
+    }
+    let mut live = format!("rep,policy,{}\n", METRICS.join(","));
+    let mut notes = Vec::new();
+    if settings.store.is_none() {
+        notes.push("no --store: the fleet rows were left out".to_owned());
+    }
+    let mut done = 0;
+    for rep in 0..settings.reps {
+        let needed = settings.span + Duration::from_secs(25);
+        if started.elapsed() + needed > settings.limit {
+            notes.push(format!("repetition {rep} and later: no time left"));
+            break;
+        }
+        let tallies = one_rep(settings, &me, &policies, &servers, rep)?;
+        for ((policy, (_, service)), tally) in policies.iter().zip(&servers).zip(tallies) {
+            let arrivals = std::mem::take(&mut service.lock().unwrap().arrivals);
+            let row = measure(settings, &arrivals, &tally);
+            eprintln!("rep {rep} {policy:>13}: {}", format_row(&row));
+            live += &format!("{rep},{policy},{}\n", format_row(&row));
+            for note in tally.notes.iter().take(3) {
+                notes.push(format!("rep {rep} {policy}: {note}"));
+            }
+        }
+        done += 1;
+    }
+    std::fs::create_dir_all(&settings.out).map_err(|e| e.to_string())?;
+    write(&settings.out.join("live.csv"), &live)?;
+    let sim = simulate(settings, &policies)?;
+    write(&settings.out.join("sim.csv"), &sim)?;
+    let (live, sim) = (parse(&live), parse(&sim));
+    let text = agreement(
+        settings,
+        &policies,
+        &live,
+        &sim,
+        done,
+        started.elapsed(),
+        &notes,
+    );
+    write(&settings.out.join("agreement.md"), &text)?;
+    print!("{text}");
+    chart(&settings.out.join("outage.svg"), &policies, &live, &sim)
+}
+
+/// One repetition: every policy's fleet at once, each against its own
+/// server, from the same phases.
+fn one_rep(
+    settings: &Settings,
+    me: &Path,
+    policies: &[&str],
+    servers: &[(u16, Shared)],
+    rep: u32,
+) -> Result<Vec<Tally>, String> {
+    let hosts = settings.hosts as usize;
+    let mut rng = Rng::seeded(
+        settings
+            .seed
+            .wrapping_mul(1000)
+            .wrapping_add(u64::from(rep)),
+    );
+    let phases: Vec<Duration> = (0..hosts)
+        .map(|_| settings.every.mul_f64(rng.unit()))
+        .collect();
+    // Each host's own runtime directory, per policy, owner-only.
+    let root = settings.tmp.join(format!("rep{rep}"));
+    let dir = |p: usize, h: usize| root.join(policies[p]).join(format!("h{h}"));
+    for p in 0..policies.len() {
+        for h in 0..hosts {
+            create_private(&dir(p, h))?;
+        }
+    }
+    let flags: Vec<Vec<String>> = policies
+        .iter()
+        .map(|p| settings.protection(p, rep))
+        .collect();
+    let mut tallies: Vec<Tally> = policies
+        .iter()
+        .map(|_| Tally {
+            first_success: vec![None; hosts],
+            ..Tally::default()
+        })
+        .collect();
+    let mut queue = BinaryHeap::new();
+    for (p, _) in policies.iter().enumerate() {
+        for (h, phase) in phases.iter().enumerate() {
+            if *phase < settings.span {
+                queue.push(Reverse((*phase, p, h)));
+            }
+        }
+    }
+    let mut fleet = Fleet(Vec::new());
+    let mut whose: Vec<(usize, usize)> = Vec::new();
+    let deadline = settings.span + Duration::from_secs(25);
+    let start = Instant::now();
+    for (_, service) in servers {
+        let mut s = service.lock().unwrap();
+        s.start = start;
+        s.window = Window::new(settings.outage, settings.capacity);
+        s.arrivals.clear();
+    }
+    while !queue.is_empty() || !fleet.0.is_empty() {
+        let now = start.elapsed();
+        if now > deadline {
+            return Err(format!("repetition {rep} ran over {deadline:?}"));
+        }
+        while let Some(&Reverse((at, p, h))) = queue.peek() {
+            if at > now {
+                break;
+            }
+            queue.pop();
+            if at + settings.every < settings.span {
+                queue.push(Reverse((at + settings.every, p, h)));
+            }
+            tallies[p].runs += 1;
+            let child = Command::new(&settings.retry)
+                .arg("-q")
+                .args(RUN)
+                .arg(MAX_TIME)
+                .args(&flags[p])
+                .arg("--")
+                .arg(me)
+                .args(["client", &servers[p].0.to_string(), NET_MS.0, NET_MS.1])
+                .env("XDG_RUNTIME_DIR", dir(p, h))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start {}: {e}", settings.retry.display()))?;
+            fleet.0.push(child);
+            whose.push((p, h));
+        }
+        let mut i = 0;
+        while i < fleet.0.len() {
+            let Some(status) = fleet.0[i].try_wait().map_err(|e| e.to_string())? else {
+                i += 1;
+                continue;
+            };
+            let ended = start.elapsed();
+            let mut child = fleet.0.swap_remove(i);
+            let (p, h) = whose.swap_remove(i);
+            let tally = &mut tallies[p];
+            match status.code() {
+                Some(0) => {
+                    tally.succeeded += 1;
+                    tally.first_success[h].get_or_insert(ended);
+                }
+                Some(75) => tally.skipped += 1,
+                _ => tally.failed += 1,
+            }
+            // The give-up line and the open circuit's are expected.
+            let line = stderr_line(&mut child);
+            let expected = line.contains("giving up") || status.code() == Some(75);
+            if !expected && !line.is_empty() && tally.notes.len() < 3 {
+                tally.notes.push(line);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::fs::remove_dir_all(&root).map_err(|e| e.to_string())?;
+    Ok(tallies)
+}
+
+/// A host's runtime directory: owner-only, as a real one is.
+fn create_private(dir: &Path) -> Result<(), String> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
+        .create(dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))
+}
+
+/// The first line of what a finished child wrote to stderr.
+fn stderr_line(child: &mut Child) -> String {
+    let mut text = String::new();
+    if let Some(mut err) = child.stderr.take() {
+        let _ = err.read_to_string(&mut text);
+    }
+    text.lines().next().unwrap_or("").to_owned()
+}
+
+/// A row of live.csv, in METRICS' order (lags NaN when no host recovered).
+fn measure(settings: &Settings, arrivals: &[Duration], tally: &Tally) -> [f64; 9] {
+    let (during, peak) = loads(arrivals, settings.outage);
+    let mut lags: Vec<f64> = tally
+        .first_success
+        .iter()
+        .flatten()
+        .map(|t| t.as_secs_f64() - settings.outage.as_secs_f64())
+        .collect();
+    lags.sort_by(f64::total_cmp);
+    let unrecovered = tally.first_success.len() - lags.len();
+    [
+        during as f64,
+        f64::from(peak),
+        lags.get(lags.len() / 2).copied().unwrap_or(f64::NAN),
+        lags.last().copied().unwrap_or(f64::NAN),
+        unrecovered as f64,
+        tally.runs as f64,
+        tally.succeeded as f64,
+        tally.failed as f64,
+        tally.skipped as f64,
+    ]
+}
+
+fn format_row(row: &[f64; 9]) -> String {
+    row.iter()
+        .map(|v| format!("{}", (v * 100.0).round() / 100.0))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `retry --simulate --model outage`, one repetition a seed, so its
+/// spread is measured as the live one is.
+fn simulate(settings: &Settings, policies: &[&str]) -> Result<String, String> {
+    let mut out = format!("rep,policy,{}\n", METRICS.join(","));
+    let cooldown = BREAKER[3];
+    for seed in 1..=settings.sim_reps {
+        let done = Command::new(&settings.retry)
+            .args([
+                "--simulate",
+                "--model",
+                "outage",
+                "--format",
+                "csv",
+                "--reps",
+                "1",
+            ])
+            .args(["--seed", &seed.to_string()])
+            .args(settings.scenario())
+            .args([
+                "--breaker-afters",
+                BREAKER[1],
+                "--breaker-cooldowns",
+                cooldown,
+            ])
+            .args(["--net-delay", &format!("{}ms", NET_MS.0)])
+            .args(["--net-sd", &format!("{}ms", NET_MS.1)])
+            .args(&RUN[..8])
+            .args(HOST_BUDGET)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !done.status.success() {
+            return Err(format!(
+                "the simulation failed: {}",
+                String::from_utf8_lossy(&done.stderr)
+            ));
+        }
+        let csv = String::from_utf8_lossy(&done.stdout);
+        let header: Vec<&str> = csv.lines().next().unwrap_or("").split(',').collect();
+        for line in csv.lines().skip(1) {
+            let cells: Vec<&str> = line.split(',').collect();
+            if !policies.contains(&cells[0]) {
+                continue;
+            }
+            let value = |name: &str| {
+                header
+                    .iter()
+                    .position(|h| *h == name)
+                    .and_then(|i| cells.get(i))
+                    .copied()
+                    .unwrap_or("")
+            };
+            let row: Vec<&str> = METRICS.iter().map(|m| value(m)).collect();
+            out += &format!("{seed},{},{}\n", cells[0], row.join(","));
+        }
+    }
+    Ok(out)
+}
+
+/// policy → metric → its values over the repetitions.
+type Values = std::collections::BTreeMap<String, Vec<Vec<f64>>>;
+
+fn parse(csv: &str) -> Values {
+    let mut out = Values::new();
+    for line in csv.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let metrics = out
+            .entry(cells[1].to_owned())
+            .or_insert_with(|| vec![Vec::new(); METRICS.len()]);
+        for (values, cell) in metrics.iter_mut().zip(&cells[2..]) {
+            values.push(cell.parse().unwrap_or(f64::NAN));
+        }
+    }
+    out
+}
+
+/// Mean and sd of the finite values.
+fn spread(values: &[f64]) -> (f64, f64) {
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    if finite.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    mean_sd(finite.into_iter())
+}
+
+/// The rule: the two means agree when they differ by at most twice the
+/// standard error of their difference (Welch's, ≈ 95 %):
+/// `|m_live − m_sim| ≤ 2 √(sd_live²/n_live + sd_sim²/n_sim)`, with a
+/// floor of one unit of the metric's resolution (a count of 1, 10 ms of
+/// lag: the live clock's) so that two spreads of 0 may agree.
+fn agree(live: (f64, f64, usize), sim: (f64, f64, usize), floor: f64) -> bool {
+    let var = |(_, sd, n): (f64, f64, usize)| sd * sd / n.max(1) as f64;
+    let se = (var(live) + var(sim)).sqrt();
+    (live.0 - sim.0).abs() <= (2.0 * se).max(floor)
+}
+
+/// The metrics compared, with their resolution.
+const COMPARED: [(&str, f64); 6] = [
+    ("outage_requests", 1.0),
+    ("peak_rps", 1.0),
+    ("lag_median_s", 0.01),
+    ("lag_max_s", 0.01),
+    ("failed", 1.0),
+    ("skipped", 1.0),
+];
+
+fn agreement(
+    settings: &Settings,
+    policies: &[&str],
+    live: &Values,
+    sim: &Values,
+    reps: u32,
+    took: Duration,
+    notes: &[String],
+) -> String {
+    let mut out = format!(
+        "Live: {reps} repetitions, each running every policy at once against a server of its own; \
+         simulated: {} (`retry --simulate --model outage --reps 1`, seeds 1 to {}). {} s in all.\n\n\
+         Scenario: {} hosts, one run every {} s each, down for {} s from the start, then {} requests \
+         a second, runs started for {} s; network |N({}, {})| ms per message. Runs: `retry {} {MAX_TIME}`; \
+         host budget `{}`; fleet budget `{}` in Redis; breaker `{}` (a host's, or the fleet's in Redis).\n\n\
+         A cell is the mean ± 2 sd over the repetitions, live / simulated. \
+         Agreement (✓): |live mean − sim mean| ≤ 2 √(sd_live²/n_live + sd_sim²/n_sim), at least 1 for counts and 0.01 s for lags \
+         (Welch's two-sample rule at about 95 %: of 30 comparisons about 1.5 are expected to miss by chance).\n\n",
+        settings.sim_reps,
+        settings.sim_reps,
+        took.as_secs(),
+        settings.hosts,
+        settings.every.as_secs_f64(),
+        settings.outage.as_secs_f64(),
+        settings.capacity,
+        settings.span.as_secs_f64(),
+        NET_MS.0,
+        NET_MS.1,
+        RUN.join(" "),
+        HOST_BUDGET.join(" "),
+        settings.fleet_budget().join(" "),
+        BREAKER.join(" "),
+    );
+    out += "| policy |";
+    for (name, _) in COMPARED {
+        out += &format!(" {name} |");
+    }
+    out += "\n|---|";
+    out += &"---|".repeat(COMPARED.len());
+    out += "\n";
+    let (mut agreed, mut compared) = (0, 0);
+    for policy in policies {
+        let (Some(l), Some(s)) = (live.get(*policy), sim.get(*policy)) else {
+            continue;
+        };
+        out += &format!("| {policy} |");
+        for (name, floor) in COMPARED {
+            let i = METRICS.iter().position(|m| *m == name).unwrap();
+            let (lm, lsd) = spread(&l[i]);
+            let (sm, ssd) = spread(&s[i]);
+            let ok = agree((lm, lsd, l[i].len()), (sm, ssd, s[i].len()), floor);
+            compared += 1;
+            agreed += usize::from(ok);
+            let digits = if floor < 1.0 { 2 } else { 0 };
+            out += &format!(
+                " {lm:.digits$} ± {:.digits$} / {sm:.digits$} ± {:.digits$} {} |",
+                2.0 * lsd,
+                2.0 * ssd,
+                if ok { "✓" } else { "✗" }
+            );
+        }
+        out += "\n";
+    }
+    out += &format!("\nAgree: {agreed} of {compared}.\n");
+    for note in notes {
+        out += &format!("Note: {note}.\n");
+    }
+    out
+}
+
+/// Each compared metric in a panel: the policies along x, the live mean
+/// as a dot with its ± 2 sd bar, the simulated one beside it.
+fn chart(path: &Path, policies: &[&str], live: &Values, sim: &Values) -> Result<(), String> {
+    use plotters::prelude::*;
+    const LIVE: RGBColor = RGBColor(214, 39, 40);
+    const SIM: RGBColor = RGBColor(31, 119, 180);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (1100, 1000)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let (title, rest) = root.split_vertically(50);
+        title
+            .titled(
+                "Outage, live (red: mean ± 2 sd) against simulated (blue: mean ± 2 sd)",
+                ("sans-serif", 20),
+            )
+            .map_err(|e| e.to_string())?;
+        let panels = rest.split_evenly((3, 2));
+        let n = policies.len() as f64;
+        for (area, (name, _)) in panels.iter().zip(COMPARED) {
+            let i = METRICS.iter().position(|m| *m == name).unwrap();
+            let both = [(live, -0.12, LIVE), (sim, 0.12, SIM)];
+            let top = both
+                .iter()
+                .flat_map(|(t, _, _)| t.values())
+                .map(|m| spread(&m[i]))
+                .map(|(m, sd)| m + 2.0 * sd)
+                .filter(|v| v.is_finite())
+                .fold(1.0, f64::max);
+            let mut chart = ChartBuilder::on(area)
+                .caption(name, ("sans-serif", 18))
+                .margin(12)
+                .x_label_area_size(30)
+                .y_label_area_size(60)
+                .build_cartesian_2d(-0.5..n - 0.5, 0.0..top * 1.1)
+                .map_err(|e| e.to_string())?;
+            let label = |x: &f64| {
+                let k = x.round();
+                match policies.get(k as usize) {
+                    Some(p) if (x - k).abs() < 1e-6 && k >= 0.0 => (*p).to_owned(),
+                    _ => String::new(),
+                }
+            };
+            chart
+                .configure_mesh()
+                .x_labels(policies.len() * 2 + 1)
+                .x_label_formatter(&label)
+                .disable_x_mesh()
+                .y_labels(6)
+                .y_label_formatter(&|v| format!("{v}"))
+                .light_line_style(TRANSPARENT)
+                .draw()
+                .map_err(|e| e.to_string())?;
+            for (table, shift, color) in both {
+                for (k, policy) in policies.iter().enumerate() {
+                    let Some(m) = table.get(*policy) else {
+                        continue;
+                    };
+                    let (mean, sd) = spread(&m[i]);
+                    if !mean.is_finite() {
+                        continue;
+                    }
+                    let x = k as f64 + shift;
+                    let (low, high) = ((mean - 2.0 * sd).max(0.0), mean + 2.0 * sd);
+                    chart
+                        .draw_series([PathElement::new(
+                            [(x, low), (x, high)],
+                            color.stroke_width(2),
+                        )])
+                        .map_err(|e| e.to_string())?;
+                    chart
+                        .draw_series([Circle::new((x, mean), 5, color.filled())])
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        root.present().map_err(|e| e.to_string())?;
+    }
+    write(path, &svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn the_service_is_down_then_serves_its_capacity_each_second() {
+        let mut w = Window::new(2 * S, 3);
+        for ms in [0, 10, 1999] {
+            assert!(!w.serves(Duration::from_millis(ms)), "{ms} ms: still down");
+        }
+        // From the recovery, three in each second counted from it.
+        let served: Vec<bool> = [2000, 2100, 2500, 2999, 3000, 3001, 3002, 3003]
+            .into_iter()
+            .map(|ms| w.serves(Duration::from_millis(ms)))
+            .collect();
+        assert_eq!(served, [true, true, true, false, true, true, true, false]);
+        // A quiet second starts its count afresh.
+        assert!(w.serves(Duration::from_millis(5500)));
+    }
+
+    #[test]
+    fn the_loads_count_the_outage_and_the_busiest_second_after_it() {
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|&m| Duration::from_millis(m))
+                .collect::<Vec<_>>()
+        };
+        let arrivals = ms(&[0, 500, 1999, 2000, 2400, 2999, 3500, 61_999, 62_000, 62_001]);
+        // Down 2 s: three then; the busiest second after it has three;
+        // 62.0 s and later are past the first minute.
+        assert_eq!(loads(&arrivals, 2 * S), (3, 3));
+        assert_eq!(loads(&[], 2 * S), (0, 0));
+    }
+
+    #[test]
+    fn the_agreement_rule_takes_both_spreads_and_a_floor() {
+        assert!(agree((10.0, 2.0, 4), (11.0, 2.0, 40), 1.0));
+        assert!(!agree((10.0, 0.5, 4), (14.0, 0.5, 40), 1.0));
+        assert!(agree((0.0, 0.0, 4), (0.5, 0.0, 40), 1.0));
+        assert!(!agree((0.0, 0.0, 4), (2.0, 0.0, 40), 1.0));
+    }
+
+    #[test]
+    fn the_fleet_budget_is_the_simulations_and_fleet_rows_need_a_store() {
+        let args = |extra: &[&str]| {
+            let mut a: Vec<String> = ["--retry", "r", "--tmp", "/t"].map(String::from).to_vec();
+            a.extend(extra.iter().map(|s| s.to_string()));
+            Settings::parse(&a).unwrap()
+        };
+        let s = args(&[]);
+        // 50 hosts every 2 s: 25 first attempts a second beside 35: 10 spare.
+        assert_eq!(s.fleet_budget()[1], "50");
+        assert_eq!(s.policies(), ["none", "host-budget", "host-breaker"]);
+        let s = args(&["--store", "unix:///x.sock"]);
+        assert_eq!(s.policies(), POLICIES);
+        let flags = s.protection("fleet-breaker", 0);
+        assert!(flags.contains(&"unix:///x.sock".to_owned()), "{flags:?}");
+        assert!(s.protection("none", 0).is_empty());
+        assert!(Settings::parse(&["--hosts".into(), "0".into()]).is_err());
+    }
+}
