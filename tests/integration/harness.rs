@@ -98,6 +98,8 @@ pub fn spawn_under_wine(command: &mut Command) -> std::process::Child {
 /// inherited from the test's environment, and no user presets (`$XDG_CONFIG_HOME/retry/presets.ini`)
 /// from the machine's own configuration.
 pub fn retry(args: &[&str]) -> Retry {
+    #[cfg(unix)]
+    default_interrupts();
     let mut command = Command::new(bin());
     command.args(args).stdin(Stdio::null());
     command.env("XDG_CONFIG_HOME", "/nonexistent/retry-tests");
@@ -120,6 +122,25 @@ pub fn retry(args: &[&str]) -> Retry {
         input: None,
         restores: Vec::new(),
     }
+}
+
+/// SIGINT and SIGQUIT at their default for the retry the tests start
+/// (which inherits them), whoever started the suite: a non-interactive
+/// shell starts a background job (`.ci/run &`) with both ignored, and
+/// retry rightly leaves a signal its caller ignored ignored, so the tests
+/// that interrupt it would fail, or wait for ever, for want of a signal.
+#[cfg(unix)]
+fn default_interrupts() {
+    use nix::sys::signal::{SigHandler, signal};
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        for sig in [Signal::SIGINT, Signal::SIGQUIT] {
+            // SAFETY: no handler is installed, only the default action,
+            // which runs no code of this process.
+            #[allow(unsafe_code)]
+            unsafe { signal(sig, SigHandler::SigDfl) }.expect("SIG_DFL");
+        }
+    });
 }
 
 impl Retry {

@@ -638,6 +638,8 @@ fn a_signal_says_what_retry_was_doing() {
     wait_for_file(&ready);
     std::thread::sleep(Duration::from_millis(50));
     send(&child, Signal::SIGINT);
+    let mut child = child;
+    wait_bounded(&mut child, Duration::from_secs(10));
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
