@@ -110,8 +110,6 @@ impl Breaker {
             Store::Host => Kind::Host(default_dir()),
             #[cfg(feature = "redis")]
             Store::Redis(remote) => Kind::Fleet(Box::new(fleet::Fleet::new(&settings, remote))),
-            #[cfg(not(feature = "redis"))]
-            Store::Redis(_) => Kind::Skipped,
         };
         Breaker {
             settings,
@@ -132,7 +130,7 @@ impl Breaker {
             }
             #[cfg(feature = "redis")]
             Kind::Fleet(fleet) => fleet.ask().map(|r| (r.admit, r.circuit, r.now, None)),
-            Kind::Skipped => return self.skipped(),
+            Kind::Skipped => return Asked::default(),
         };
         match asked {
             Ok((admit, circuit, now, reset)) => {
@@ -194,21 +192,6 @@ impl Breaker {
                 self.kind = Kind::Skipped;
                 Some(self.without(&e))
             }
-        }
-    }
-
-    /// A breaker this build cannot keep: said once, at the start.
-    fn skipped(&self) -> Asked {
-        let warning = match self.settings.store {
-            Store::Redis(_) => Some(format!(
-                "--breaker {}: this retry was built without Redis; running without the breaker",
-                self.settings.name
-            )),
-            Store::Host => None,
-        };
-        Asked {
-            refused: None,
-            warning,
         }
     }
 

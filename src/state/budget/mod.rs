@@ -157,11 +157,6 @@ impl Lazy {
             #[cfg(feature = "redis")]
             // Connected by its first exchange, which fails open itself.
             Store::Redis(remote) => Ok(Lazy::Fleet(Box::new(fleet::Fleet::new(settings, remote)))),
-            #[cfg(not(feature = "redis"))]
-            Store::Redis(_) => Err(format!(
-                "--budget {}: this retry was built without Redis; running without the budget",
-                settings.name
-            )),
         }
     }
 }

@@ -43,8 +43,6 @@ pub fn print_status(settings: &Settings) -> u8 {
         Store::Host => host_status(settings),
         #[cfg(feature = "redis")]
         Store::Redis(remote) => fleet_status(settings, remote),
-        #[cfg(not(feature = "redis"))]
-        Store::Redis(_) => Err("this retry was built without Redis".to_owned()),
     };
     crate::state::print_status(report, "--budget", &settings.name)
 }

@@ -43,7 +43,9 @@ pub enum Store {
     /// The per-user file on this host.
     #[default]
     Host,
-    /// A Redis server (boxed: it is rare and larger than the rest).
+    /// A Redis server (boxed: it is rare and larger than the rest). Only
+    /// a build with Redis has it: without, `parse` refuses such a URL.
+    #[cfg(feature = "redis")]
     Redis(Box<Remote>),
 }
 
@@ -70,10 +72,10 @@ pub const SYNTAX: &str =
 pub fn parse(text: &str) -> Result<Store, String> {
     match remote(text)? {
         None => Ok(Store::Host),
-        Some(_) if !cfg!(feature = "redis") => {
-            Err("this retry was built without Redis (cargo feature `redis`)".to_owned())
-        }
+        #[cfg(feature = "redis")]
         Some(remote) => Ok(Store::Redis(Box::new(remote))),
+        #[cfg(not(feature = "redis"))]
+        Some(_) => Err("this retry was built without Redis (cargo feature `redis`)".to_owned()),
     }
 }
 
@@ -257,6 +259,7 @@ impl fmt::Display for Store {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             Store::Host => f.write_str("host"),
+            #[cfg(feature = "redis")]
             Store::Redis(remote) => remote.fmt(f),
         }
     }
