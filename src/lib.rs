@@ -338,9 +338,14 @@ pub mod fuzzing {
             crate::plan::totals(config.backoff, retries);
             let first = Attempts::Limit(retries.min(32) + 1);
             let mut sink = std::io::sink();
-            let _ = crate::plan::write(&mut sink, config.backoff, first, config.seed, {
-                crate::report::Format::Table
-            });
+            let _ = crate::plan::write(
+                &mut sink,
+                config.backoff,
+                first,
+                config.seed,
+                crate::report::Format::Table,
+                config.max_time,
+            );
         }
         Ok(())
     }

@@ -211,6 +211,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 attempts: cli.max_attempts,
                 seed: cli.seed,
                 format: simulation.format.into(),
+                max_time: cli.max_time,
                 command,
             }));
         }

@@ -6,6 +6,11 @@
 //! Rows are written as they are drawn: any number of them (up to four
 //! billion) takes the same few kilobytes, and a reader that stops reading
 //! (`| head`) ends the plan at the next write.
+//!
+//! With `--max-time`, the rows stop where a run would give up: at the
+//! first sleep that would end past it, counting the sleeps alone (the
+//! attempts' own time comes on top, so a real run gives up there or
+//! sooner).
 
 mod decorrelated;
 mod totals;
@@ -16,11 +21,15 @@ use crate::duration::{millis, millis_of_nanos};
 use crate::policy::Attempts;
 use crate::report::{Cell, Column, Format, Writer};
 use crate::strategy::{Backoff, Schedule};
+use std::time::Duration;
 
 pub use totals::totals;
 
 /// Rows shown for `--max-attempts unlimited`.
 const UNLIMITED_ROWS: u32 = 20;
+/// Rows shown at most for `--max-attempts unlimited` with `--max-time`,
+/// which usually ends them much sooner (but not with `--base 0`).
+const UNLIMITED_ROWS_WITH_MAX_TIME: u32 = 10_000;
 
 /// What `--plan` shows: the schedule of a run with these options.
 #[derive(Debug)]
@@ -29,6 +38,7 @@ pub struct Options {
     pub attempts: Attempts,
     pub seed: Option<u64>,
     pub format: Format,
+    pub max_time: Option<Duration>,
     /// The command line written after the options, as log lines quote it
     /// (`retry --plan ... -- make deploy`): named, never run.
     pub command: Option<String>,
@@ -42,6 +52,7 @@ pub fn print(options: &Options) -> u8 {
         attempts,
         seed,
         format,
+        max_time,
         ref command,
     } = *options;
     // On stderr, so the rows on stdout stay one table, CSV or JSON.
@@ -52,21 +63,55 @@ pub fn print(options: &Options) -> u8 {
         );
     }
     let mut out = BufWriter::new(io::stdout().lock());
-    let written = write(&mut out, backoff, attempts, seed, format).and_then(|()| out.flush());
+    let written = write(&mut out, backoff, attempts, seed, format, max_time);
+    let cut = written.as_ref().ok().copied().flatten();
+    let written = written.and_then(|_| out.flush());
+    // A table says it below the rows; CSV and JSON rows just stop.
+    if let (Some(cut), false) = (cut, format == Format::Table) {
+        let _ = writeln!(io::stderr(), "retry: {}", cut.describe(max_time));
+    }
     u8::from(written.is_err())
 }
 
-/// Writes the rows as they are drawn, then (in a table) the totals.
+/// Where `--max-time` ends the plan: the sleep after `attempt` would end
+/// at `ends`, past it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    pub attempt: u32,
+    pub sleep: Duration,
+    pub ends: Duration,
+}
+
+impl Cut {
+    fn describe(&self, max_time: Option<Duration>) -> String {
+        let limit = max_time.map_or_else(String::new, |d| {
+            format!(" {}", humantime::format_duration(d))
+        });
+        format!(
+            "--max-time{limit}: the sleep after attempt {} ({} ms) would end at {} ms, past it: \
+             a run gives up after attempt {} at the latest (sooner when attempts take time)",
+            self.attempt,
+            millis(self.sleep),
+            millis(self.ends),
+            self.attempt
+        )
+    }
+}
+
+/// Writes the rows as they are drawn, then (in a table) the totals, or
+/// where `max_time` ends the rows (also returned).
 pub fn write(
     out: &mut impl Write,
     backoff: Backoff,
     attempts: Attempts,
     seed: Option<u64>,
     format: Format,
-) -> io::Result<()> {
-    let retries = match attempts {
-        Attempts::Limit(n) => n - 1,
-        Attempts::Unlimited => UNLIMITED_ROWS,
+    max_time: Option<Duration>,
+) -> io::Result<Option<Cut>> {
+    let retries = match (attempts, max_time) {
+        (Attempts::Limit(n), _) => n - 1,
+        (Attempts::Unlimited, None) => UNLIMITED_ROWS,
+        (Attempts::Unlimited, Some(_)) => UNLIMITED_ROWS_WITH_MAX_TIME,
     };
     // No value can exceed these: a ceiling or sleep is at most the cap, the
     // running total at most one cap per retry (u128: no overflow even then).
@@ -82,9 +127,23 @@ pub fn write(
     let mut rng = crate::strategy::rng(seed);
     let mut schedule = Schedule::new(backoff);
     let mut cumulative_ns: u128 = 0;
+    let mut cut = None;
+    let mut shown = retries;
     for attempt in 1..=retries {
         let sleep = schedule.next_sleep(&mut rng);
-        cumulative_ns += sleep.duration.as_nanos();
+        let ends_ns = cumulative_ns + sleep.duration.as_nanos();
+        if let Some(limit) = max_time.filter(|limit| ends_ns > limit.as_nanos()) {
+            // Past a Duration's range only if past the limit's too.
+            let ends = Duration::from_nanos(u64::try_from(ends_ns).unwrap_or(u64::MAX)).max(limit);
+            cut = Some(Cut {
+                attempt,
+                sleep: sleep.duration,
+                ends,
+            });
+            shown = attempt - 1;
+            break;
+        }
+        cumulative_ns = ends_ns;
         rows.row(&[
             Cell::Int(attempt.into()),
             Cell::Int(millis(sleep.ceiling)),
@@ -93,13 +152,18 @@ pub fn write(
         ])?;
     }
     rows.finish()?;
-    if format == Format::Table {
-        let t = totals(backoff, retries);
+    if format != Format::Table {
+        return Ok(cut);
+    }
+    if let Some(cut) = cut {
+        writeln!(out, "\n{}", cut.describe(max_time))?;
+        return Ok(Some(cut));
+    }
+    {
+        let t = totals(backoff, shown);
         let ms = |secs: f64| (secs * 1000.0).round();
         let over = if attempts == Attempts::Unlimited {
-            format!(
-                "the first {UNLIMITED_ROWS} retries (attempts are unlimited: the total has no bound)"
-            )
+            format!("the first {shown} retries (attempts are unlimited: the total has no bound)")
         } else {
             format!("{retries} retries")
         };
@@ -111,8 +175,15 @@ pub fn write(
             ms(t.largest),
             backoff.jitter.label()
         )?;
+        if let Some(limit) = max_time {
+            writeln!(
+                out,
+                "--max-time {}: not reached by these sleeps (the attempts' own time counts too)",
+                humantime::format_duration(limit)
+            )?;
+        }
     }
-    Ok(())
+    Ok(None)
 }
 
 #[cfg(test)]
@@ -135,7 +206,7 @@ mod tests {
 
     fn render(b: Backoff, attempts: Attempts, seed: Option<u64>, format: Format) -> String {
         let mut out = Vec::new();
-        write(&mut out, b, attempts, seed, format).unwrap();
+        write(&mut out, b, attempts, seed, format, None).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -197,7 +268,14 @@ mod tests {
             writes: 0,
         };
         let b = backoff(Jitter::Full);
-        let result = write(&mut out, b, Attempts::Limit(u32::MAX), Some(1), Format::Csv);
+        let result = write(
+            &mut out,
+            b,
+            Attempts::Limit(u32::MAX),
+            Some(1),
+            Format::Csv,
+            None,
+        );
         assert!(result.is_err());
         assert!(
             out.writes < 20,
@@ -216,6 +294,81 @@ mod tests {
              \x20     1         100       100            100\n\
              \x20     2         200       200            300\n\n\
              total wait over 2 retries: smallest 300 ms, expected 300 ms, largest 300 ms (no jitter, from the formulas)\n"
+        );
+    }
+
+    #[test]
+    fn max_time_ends_the_rows_where_a_run_would_give_up() {
+        // No jitter: sleeps 100, 200, 400, 800 ms end at 100, 300, 700, 1500.
+        let b = backoff(Jitter::None);
+        let mut out = Vec::new();
+        let limit = Some(MS * 1000);
+        let cut = write(&mut out, b, Attempts::Limit(10), None, Format::Table, limit).unwrap();
+        assert_eq!(
+            cut,
+            Some(Cut {
+                attempt: 4,
+                sleep: MS * 800,
+                ends: MS * 1500
+            })
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with("      ")).count(),
+            3,
+            "{text}"
+        );
+        assert!(
+            text.contains("--max-time 1s: the sleep after attempt 4 (800 ms) would end at 1500 ms, past it: a run gives up after attempt 4 at the latest"),
+            "{text}"
+        );
+        assert!(!text.contains("total wait"), "{text}");
+        // Exactly at the limit is not past it.
+        let at = write(
+            &mut Vec::new(),
+            b,
+            Attempts::Limit(10),
+            None,
+            Format::Csv,
+            Some(MS * 700),
+        );
+        assert_eq!(at.unwrap().map(|c| c.attempt), Some(4));
+        // Unlimited attempts: the rows go on to the cut, past the 20 shown without it.
+        let b = Backoff { cap: MS * 100, ..b };
+        let rows = |limit| {
+            let mut out = Vec::new();
+            let cut = write(&mut out, b, Attempts::Unlimited, None, Format::Csv, limit).unwrap();
+            (
+                String::from_utf8(out).unwrap().lines().count() - 1,
+                cut.map(|c| c.attempt),
+            )
+        };
+        assert_eq!(rows(Some(MS * 5000)), (50, Some(51)));
+        assert_eq!(rows(None), (20, None));
+    }
+
+    #[test]
+    fn max_time_not_reached_is_said_under_the_totals() {
+        let b = backoff(Jitter::None);
+        let out = {
+            let mut out = Vec::new();
+            write(
+                &mut out,
+                b,
+                Attempts::Limit(3),
+                None,
+                Format::Table,
+                Some(MS * 5000),
+            )
+            .unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert!(out.contains("total wait over 2 retries"), "{out}");
+        assert!(
+            out.ends_with(
+                "--max-time 5s: not reached by these sleeps (the attempts' own time counts too)\n"
+            ),
+            "{out}"
         );
     }
 }
