@@ -392,7 +392,9 @@ pub struct RunArgs {
     ///
     /// Print the sleeps a run with these options would take, and run nothing.
     /// A COMMAND after the options is named (on stderr), never run:
-    /// `retry --plan -n 6 --base 1s -- make deploy`.
+    /// `retry --plan -n 6 --base 1s -- make deploy`. With --max-time the
+    /// rows stop at the first sleep that would end past it, where a run
+    /// gives up at the latest.
     #[arg(long, group = "mode", help_heading = MODES)]
     pub plan: bool,
 
