@@ -40,6 +40,14 @@ pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<Wor
             .label(rule)
             .map(|label| format!("{} preset: {label}", preset.name).into());
         match rule {
+            // Its label says what it retries: a code given up on is not that.
+            Rule::RetryOn => {
+                let name = preset.name;
+                words.labels.retry_on = Some(match preset.label(rule) {
+                    Some(label) => format!("the {name} preset retries {label}").into(),
+                    None => format!("not in the {name} preset's --retry-on").into(),
+                });
+            }
             Rule::FatalOn => words.labels.fatal_on = label,
             Rule::StopIfOutput => words.labels.stop_if = label,
             _ => {}

@@ -91,7 +91,7 @@ impl Outcome {
         match reason {
             GiveUp::Attempts(_) => Outcome::Exhausted,
             GiveUp::Fatal(..)
-            | GiveUp::NotRetryable(_)
+            | GiveUp::NotRetryable(..)
             | GiveUp::OutputStop { .. }
             | GiveUp::Spawn { .. }
             | GiveUp::Failed(_) => Outcome::Fatal,
@@ -348,7 +348,7 @@ mod tests {
         let map = [
             (GiveUp::Attempts(s), "exhausted"),
             (GiveUp::Fatal(s, None), "fatal"),
-            (GiveUp::NotRetryable(s), "fatal"),
+            (GiveUp::NotRetryable(s, None), "fatal"),
             (
                 GiveUp::OutputStop {
                     status: s,

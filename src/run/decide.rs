@@ -33,10 +33,11 @@ pub struct Rules {
     pub labels: Labels,
 }
 
-/// A preset's labels of `--fatal-on` and `--stop-if-output`, where the
-/// preset set them (a flag given in their place has none).
+/// A preset's labels of `--retry-on`, `--fatal-on` and `--stop-if-output`,
+/// where the preset set them (a flag given in their place has none).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Labels {
+    pub retry_on: Label,
     pub fatal_on: Label,
     pub stop_if: Label,
 }
@@ -127,7 +128,9 @@ pub fn decide(
         Verdict::Success => return Decision::Succeed(status),
         _ if stopped == Stopped::ByMaxTime => return give_up(GiveUp::MaxTimeReached(status)),
         Verdict::Fatal => return give_up(GiveUp::Fatal(status, rules.labels.fatal_on.clone())),
-        Verdict::NotRetryable => return give_up(GiveUp::NotRetryable(status)),
+        Verdict::NotRetryable => {
+            return give_up(GiveUp::NotRetryable(status, rules.labels.retry_on.clone()));
+        }
         Verdict::Retry => {}
     }
     if !rules.limit.allows_after(number) {
@@ -259,7 +262,7 @@ mod tests {
             ),
             (
                 decide_row(1, 127, nothing, No, None),
-                gives_up(GiveUp::NotRetryable(exited(127))),
+                gives_up(GiveUp::NotRetryable(exited(127), None)),
             ),
             // A retry match retries a success (counted as 1) and a
             // not-retryable code, never a fatal one.
@@ -344,7 +347,13 @@ mod tests {
     fn a_presets_rule_that_stops_is_named_by_its_label_with_the_line_it_matched() {
         let label = |text: &str| Some(std::sync::Arc::from(text));
         let rules = Rules {
+            policy: Policy::new(
+                CodeSet::of(&[0]),
+                Some(CodeSet::of(&[7])),
+                Some(CodeSet::of(&[5])),
+            ),
             labels: Labels {
+                retry_on: label("the curl preset retries a reset"),
                 fatal_on: label("curl preset: usage"),
                 stop_if: label("curl preset: a 4xx"),
             },
@@ -375,6 +384,14 @@ mod tests {
             gives_up(GiveUp::Fatal(
                 Status::exited(5),
                 label("curl preset: usage")
+            ))
+        );
+        // A code in neither list names the list it is not in.
+        assert_eq!(
+            decided(facts(40, None)),
+            gives_up(GiveUp::NotRetryable(
+                Status::exited(40),
+                label("the curl preset retries a reset")
             ))
         );
         // A retry carries no label.

@@ -67,8 +67,9 @@ pub enum GiveUp {
     Attempts(Status),
     /// The code is listed in `--fatal-on` (a preset's, with its label).
     Fatal(Status, Label),
-    /// The code is neither a success nor listed in `--retry-on`.
-    NotRetryable(Status),
+    /// The code is neither a success nor listed in `--retry-on` (a
+    /// preset's, with its label).
+    NotRetryable(Status, Label),
     /// The output matched `--stop-if-output` (a preset's, with its label).
     OutputStop {
         status: Status,
@@ -201,7 +202,7 @@ impl GiveUp {
         match self {
             GiveUp::Attempts(_) => Reason::Attempts,
             GiveUp::Fatal(..) => Reason::Fatal,
-            GiveUp::NotRetryable(_) => Reason::NotRetryable,
+            GiveUp::NotRetryable(..) => Reason::NotRetryable,
             GiveUp::OutputStop { .. } => Reason::StopIfOutput,
             GiveUp::MaxTimeReached(_) | GiveUp::MaxTimeAhead { .. } | GiveUp::MaxTimeInHook(_) => {
                 Reason::MaxTime
@@ -246,7 +247,7 @@ impl GiveUp {
         match self {
             GiveUp::Attempts(s)
             | GiveUp::Fatal(s, _)
-            | GiveUp::NotRetryable(s)
+            | GiveUp::NotRetryable(s, _)
             | GiveUp::OutputStop { status: s, .. }
             | GiveUp::MaxTimeReached(s)
             | GiveUp::MaxTimeInHook(s)
@@ -275,7 +276,7 @@ impl GiveUp {
             | GiveUp::HintTooLong { .. }
             | GiveUp::Budget(_) => Ended::Failed,
             GiveUp::Fatal(..)
-            | GiveUp::NotRetryable(_)
+            | GiveUp::NotRetryable(..)
             | GiveUp::OutputStop { .. }
             | GiveUp::Signal { .. }
             | GiveUp::Spawn { .. }

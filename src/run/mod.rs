@@ -873,7 +873,10 @@ mod tests {
         let mut host = FakeHost::new(vec![exit(42)]);
         let (code, events) = run_with(&c, &mut host);
         assert_eq!((code, host.seen.len()), (42, 1));
-        assert_eq!(gave_up(&events), &GiveUp::NotRetryable(Status::exited(42)));
+        assert_eq!(
+            gave_up(&events),
+            &GiveUp::NotRetryable(Status::exited(42), None)
+        );
     }
 
     #[test]

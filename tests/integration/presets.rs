@@ -812,3 +812,46 @@ fn retry_after_by_write_out_keeps_stdout_the_body_alone() {
     assert!(!run.stderr.contains("invalid"), "{}", run.stderr);
     assert_eq!(http.served(), 3);
 }
+
+#[test]
+#[cfg(unix)] // sh
+fn a_code_outside_a_presets_retry_on_names_the_presets_list() {
+    // 40 is in neither of the curl preset's lists: not retryable, and the
+    // line says whose list it is not in (the user gave no --retry-on).
+    retry(&["--preset", "curl", "--", "sh", "-c", "exit 40"])
+        .run()
+        .code(40)
+        .stderr_has(
+            "exit code 40 is not retryable (the curl preset retries network failures (DNS, \
+             connect, TLS handshake, reset, timeout); HTTP 408, 425, 429, 5xx with -f) \
+             (reason: not_retryable)",
+        );
+    // The flag given wins over the preset's list, and is named.
+    retry(&[
+        "--preset",
+        "curl",
+        "--retry-on",
+        "1",
+        "--",
+        "sh",
+        "-c",
+        "exit 40",
+    ])
+    .run()
+    .code(40)
+    .stderr_has("exit code 40 is not retryable (--retry-on) (reason: not_retryable)");
+    // A user's preset without a label for it.
+    let config = scratch();
+    let dir = config.path().join("retry");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("presets.ini"),
+        "[mine]\nretry-on = 7\nsource = a test\n",
+    )
+    .unwrap();
+    retry(&["--preset", "mine", "--", "sh", "-c", "exit 40"])
+        .env("XDG_CONFIG_HOME", config.path())
+        .run()
+        .code(40)
+        .stderr_has("exit code 40 is not retryable (not in the mine preset's --retry-on)");
+}

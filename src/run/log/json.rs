@@ -167,7 +167,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                     let _ = write!(out, r#","message":"{}""#, escape(message));
                 }
                 // Added fields: the rule's label and what it matched.
-                GiveUp::Fatal(_, Some(label)) => {
+                GiveUp::Fatal(_, Some(label)) | GiveUp::NotRetryable(_, Some(label)) => {
                     let _ = write!(out, r#","rule":"{}""#, escape(label));
                 }
                 GiveUp::OutputStop { line, label, .. } => {

@@ -432,7 +432,7 @@ mod tests {
         let reason = match reason {
             Reason::Attempts => GiveUp::Attempts(status),
             Reason::Fatal => GiveUp::Fatal(status, None),
-            Reason::NotRetryable => GiveUp::NotRetryable(status),
+            Reason::NotRetryable => GiveUp::NotRetryable(status, None),
             Reason::StopIfOutput => GiveUp::OutputStop {
                 status,
                 line: None,

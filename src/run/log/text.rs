@@ -247,10 +247,11 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
             s.describe(),
             label.as_deref().unwrap_or("--fatal-on")
         ),
-        GiveUp::NotRetryable(s) => write!(
+        GiveUp::NotRetryable(s, label) => write!(
             out,
-            "giving up after attempt {attempt}/{limit}: {} is not retryable (--retry-on)",
-            s.describe()
+            "giving up after attempt {attempt}/{limit}: {} is not retryable ({})",
+            s.describe(),
+            label.as_deref().unwrap_or("--retry-on")
         ),
         // What matched, and the preset's rule that it matched by its label.
         GiveUp::OutputStop {
@@ -464,6 +465,22 @@ mod tests {
         );
         assert!(json_of(&fatal(label)).contains(
             r#""reason":"fatal","command_exit_code":3,"rule":"curl preset: an HTTP 4xx"}"#
+        ));
+        // A code outside a preset's --retry-on names the preset's list.
+        let outside = |label| gave_up(GiveUp::NotRetryable(Status::exited(40), label));
+        let retries = Some(std::sync::Arc::from(
+            "the curl preset retries network failures",
+        ));
+        assert_eq!(
+            text_of(&outside(retries.clone())),
+            "retry: curl: giving up after attempt 1/5: exit code 40 is not retryable (the curl preset retries network failures) (reason: not_retryable)\n"
+        );
+        assert_eq!(
+            text_of(&outside(None)),
+            "retry: curl: giving up after attempt 1/5: exit code 40 is not retryable (--retry-on) (reason: not_retryable)\n"
+        );
+        assert!(json_of(&outside(retries)).contains(
+            r#""reason":"not_retryable","command_exit_code":40,"rule":"the curl preset retries network failures"}"#
         ));
     }
 
