@@ -93,7 +93,7 @@ pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTE
     spelling RETRY_BUDGET_STORE (they may hold the fleet's password): a retry nested inside \
     that is to share the fleet's budget or breaker is given the store again. When traces \
     are sent, COMMAND also sees TRACEPARENT naming its attempt's span (TRACESTATE passed \
-    on); otherwise TRACEPARENT passes through untouched.";
+    on), and the hook the run's span; otherwise TRACEPARENT passes through untouched.";
 
 pub const DURATION: &str = "DURATION: a number with a unit, as in 250ms, 1s, 1.5s, 2m 30s, \
     1h. A bare number is refused with a hint: a wrong guess between seconds and milliseconds \

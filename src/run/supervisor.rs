@@ -176,6 +176,12 @@ impl<'a> Supervisor<'a> {
             .env("RETRY_ATTEMPT_LIMIT", Text::of(self.limit))
             .env("RETRY_EXIT_CODE", Text::of(exit_code))
             .env("RETRY_PREVIOUS_EXIT_CODE", Text::of(exit_code));
+        if let Some(ids) = &self.trace {
+            let traceparent = ids.run_traceparent();
+            if let Ok(value) = std::str::from_utf8(&traceparent) {
+                command.env(trace::TRACEPARENT, value);
+            }
+        }
         if let Ok(stderr) = platform::dup_stderr() {
             command.stdout = Io::Fd(stderr.into());
         }

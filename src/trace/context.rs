@@ -137,6 +137,12 @@ impl Ids {
     pub fn attempt_traceparent(&self, number: u32) -> [u8; LEN] {
         format(&self.trace_id, &self.attempt_span(number), self.sampled)
     }
+
+    /// What the `--on-retry` hook's environment carries: the run's span,
+    /// since the hook runs between attempts, in none of theirs.
+    pub fn run_traceparent(&self) -> [u8; LEN] {
+        format(&self.trace_id, &self.run_span, self.sampled)
+    }
 }
 
 /// A span id is never all zeros.

@@ -136,12 +136,28 @@ fn attempts_nest_under_the_run_which_nests_under_traceparent() {
     };
     let dir = scratch();
     let script = recording(dir.path(), &fail_times(dir.path(), 2, 3));
-    let out = retry(&["-n", "5", "--base", "1ms", "--", "sh", "-c", &script])
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
-        .env("OTEL_SERVICE_NAME", "nightly-build")
-        .env("TRACEPARENT", format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01"))
-        .env("TRACESTATE", "vendor=abc")
-        .run();
+    // The hook runs between attempts: under the run's span.
+    let hook = format!(
+        "echo \"$TRACEPARENT\" >> {}",
+        dir.path().join("hook").display()
+    );
+    let out = retry(&[
+        "-n",
+        "5",
+        "--base",
+        "1ms",
+        "--on-retry",
+        &hook,
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+    .env("OTEL_SERVICE_NAME", "nightly-build")
+    .env("TRACEPARENT", format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01"))
+    .env("TRACESTATE", "vendor=abc")
+    .run();
     out.code(0);
     assert!(!out.stderr.contains("warning"), "{out:#?}");
     let (request, spans) = receiver.received();
@@ -180,6 +196,9 @@ fn attempts_nest_under_the_run_which_nests_under_traceparent() {
         );
     }
     assert_eq!(attempts[0].get("attr.retry.jitter"), "full");
+    let hook = std::fs::read_to_string(dir.path().join("hook")).unwrap();
+    let run_span = format!("00-{PARENT_TRACE}-{}-01", run.get("span_id"));
+    assert_eq!(hook.lines().collect::<Vec<_>>(), [&run_span, &run_span]);
     assert!(spans.iter().all(|s| s.get("trace_id") == PARENT_TRACE));
 }
 
