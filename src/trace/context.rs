@@ -8,6 +8,8 @@
 //! version `00` value has exactly 55 bytes).
 //! <https://www.w3.org/TR/trace-context/#traceparent-header>
 
+use super::sampler::Sampler;
+
 /// The variables of OpenTelemetry's environment carrier.
 pub const TRACEPARENT: &str = "TRACEPARENT";
 pub const TRACESTATE: &str = "TRACESTATE";
@@ -107,17 +109,19 @@ pub struct Ids {
 impl Ids {
     /// A child of `parent`, or the root of a new trace, with random ids
     /// from retry's generator (ChaCha8 seeded by the system, never by
-    /// `--seed`, which would give every run the same ids).
-    pub fn new(parent: Option<Parent>, rng: &mut impl rand::Rng) -> Self {
+    /// `--seed`, which would give every run the same ids); recorded or not
+    /// as `sampler` decides.
+    pub fn new(parent: Option<Parent>, sampler: Sampler, rng: &mut impl rand::Rng) -> Self {
         let mut trace_id = [0; 16];
         while trace_id == [0; 16] {
             rng.fill_bytes(&mut trace_id);
         }
+        let trace_id = parent.map_or(trace_id, |p| p.trace_id);
         Self {
-            trace_id: parent.map_or(trace_id, |p| p.trace_id),
+            trace_id,
             run_span: nonzero(rng.next_u64()),
             parent_span: parent.map(|p| p.span_id),
-            sampled: parent.is_none_or(|p| p.sampled),
+            sampled: sampler.samples(&trace_id, parent.map(|p| p.sampled)),
             key: rng.next_u64(),
         }
     }
@@ -210,7 +214,7 @@ mod tests {
     #[test]
     fn attempts_get_distinct_spans_of_the_run_trace() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let root = Ids::new(None, &mut rng);
+        let root = Ids::new(None, Sampler::default(), &mut rng);
         assert_ne!(root.trace_id, [0; 16]);
         assert!(root.sampled && root.parent_span.is_none());
         let spans: std::collections::HashSet<[u8; 8]> =
@@ -218,7 +222,7 @@ mod tests {
         assert_eq!(spans.len(), 10_000);
         assert!(!spans.contains(&root.run_span));
         let parent = parse(VALID).unwrap();
-        let child = Ids::new(Some(parent), &mut rng);
+        let child = Ids::new(Some(parent), Sampler::default(), &mut rng);
         assert_eq!(child.trace_id, parent.trace_id);
         assert_eq!(child.parent_span, Some(parent.span_id));
         let carried = child.attempt_traceparent(3);

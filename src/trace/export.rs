@@ -145,6 +145,7 @@ mod tests {
             headers: vec![("api-key".into(), "s3cret".into())],
             timeout,
             resource: Vec::new(),
+            sampler: Default::default(),
             warnings: Vec::new(),
         }
     }

@@ -4,6 +4,7 @@
 //!
 //! - `settings.rs`: which variables say whether and where (read once);
 //! - `context.rs`: `TRACEPARENT` read and written, the run's ids;
+//! - `sampler.rs`: `OTEL_TRACES_SAMPLER`, which runs are recorded;
 //! - `otlp.rs`: the spans as OTLP's protobuf or JSON;
 //! - `export.rs`: the one HTTP request, bounded in time.
 //!
@@ -19,6 +20,7 @@
 pub mod context;
 mod export;
 mod otlp;
+mod sampler;
 pub mod settings;
 
 use std::time::{Duration, SystemTime};
@@ -49,7 +51,7 @@ pub fn start(settings: Settings, name: &str) -> (Trace, Ids, Vec<String>) {
             })
             .ok()
     });
-    let ids = Ids::new(parent, &mut crate::strategy::rng(None));
+    let ids = Ids::new(parent, settings.sampler, &mut crate::strategy::rng(None));
     (Trace::new(settings, ids, name), ids, warnings)
 }
 
@@ -327,7 +329,11 @@ mod tests {
         })
         .unwrap()
         .unwrap();
-        let ids = Ids::new(parent, &mut rand_chacha::ChaCha8Rng::seed_from_u64(3));
+        let ids = Ids::new(
+            parent,
+            settings.sampler,
+            &mut rand_chacha::ChaCha8Rng::seed_from_u64(3),
+        );
         Trace::new(settings, ids, "curl")
     }
 

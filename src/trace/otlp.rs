@@ -195,7 +195,11 @@ mod tests {
     use rand::SeedableRng;
 
     fn sample() -> (Ids, Vec<Span>) {
-        let ids = Ids::new(None, &mut rand_chacha::ChaCha8Rng::seed_from_u64(1));
+        let ids = Ids::new(
+            None,
+            crate::trace::sampler::Sampler::default(),
+            &mut rand_chacha::ChaCha8Rng::seed_from_u64(1),
+        );
         let span = Span {
             span_id: [1, 2, 3, 4, 5, 6, 7, 8],
             parent: Some([9; 8]),

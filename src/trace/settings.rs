@@ -55,6 +55,8 @@ pub struct Settings {
     pub timeout: Duration,
     /// The resource's attributes, `service.name` first.
     pub resource: Vec<(String, String)>,
+    /// Which runs are recorded (`OTEL_TRACES_SAMPLER`).
+    pub sampler: super::sampler::Sampler,
     /// Said once, before the first attempt: a variable set aside.
     pub warnings: Vec<String>,
 }
@@ -144,12 +146,14 @@ impl Settings {
             .or(from_attributes)
             .unwrap_or_else(|| "unknown_service:retry".into());
         resource.insert(0, ("service.name".into(), service));
+        let sampler = super::sampler::Sampler::from_lookup(&get, &mut warnings);
         Ok(Some(Self {
             endpoint,
             protocol,
             headers,
             timeout,
             resource,
+            sampler,
             warnings,
         }))
     }

@@ -328,3 +328,43 @@ fn a_malformed_endpoint_is_one_line_and_nothing_runs() {
     }
     assert!(!dir.path().join("seen").exists(), "the command ran");
 }
+
+#[test]
+fn otel_traces_sampler_can_override_the_parents_flag() {
+    let Some(receiver) = Receiver::start() else {
+        return;
+    };
+    // always_off: nothing is sent, though the parent was sampled, and the
+    // command's context says it is not.
+    let off = scratch();
+    retry(&["--", "sh", "-c", &recording(off.path(), "true")])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env("OTEL_SERVICE_NAME", "off")
+        .env("OTEL_TRACES_SAMPLER", "always_off")
+        .env("TRACEPARENT", format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01"))
+        .run()
+        .code(0)
+        .stderr_is("");
+    let seen_off = seen(off.path());
+    assert!(
+        seen_off[0].starts_with(&format!("00-{PARENT_TRACE}-")),
+        "{seen_off:?}"
+    );
+    assert!(seen_off[0].ends_with("-00 unset"), "{seen_off:?}");
+    // always_on: recorded, though the parent was not; the receiver takes
+    // one request, so what it got is this run's.
+    let on = scratch();
+    retry(&["--", "sh", "-c", &recording(on.path(), "true")])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env("OTEL_SERVICE_NAME", "on")
+        .env("OTEL_TRACES_SAMPLER", "always_on")
+        .env("TRACEPARENT", format!("00-{PARENT_TRACE}-{PARENT_SPAN}-00"))
+        .run()
+        .code(0)
+        .stderr_is("");
+    assert!(seen(on.path())[0].ends_with("-01 unset"));
+    let (request, spans) = receiver.received();
+    assert_eq!(request.get("resource.service.name"), "on");
+    assert_eq!(spans.len(), 2, "{spans:?}");
+    assert!(spans.iter().all(|s| s.get("trace_id") == PARENT_TRACE));
+}
