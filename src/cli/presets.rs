@@ -36,14 +36,12 @@ pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<Wor
         }
         set_rule(run, rule, text).map_err(|e| error(&format!("--{}", rule.flag()), text, e))?;
         run.provenance.set_by_preset(preset.name, rule_id(rule));
-        let label = preset
-            .label(rule)
-            .map(|label| format!("{} preset: {label}", preset.name).into());
+        let (name, own) = (preset.name, preset.label(rule));
+        let label = own.map(|label| format!("{name} preset: {label}").into());
         match rule {
             // Its label says what it retries: a code given up on is not that.
             Rule::RetryOn => {
-                let name = preset.name;
-                words.labels.retry_on = Some(match preset.label(rule) {
+                words.labels.retry_on = Some(match own {
                     Some(label) => format!("the {name} preset retries {label}").into(),
                     None => format!("not in the {name} preset's --retry-on").into(),
                 });

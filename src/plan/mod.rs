@@ -68,28 +68,28 @@ pub fn print(options: &Options) -> u8 {
     let written = written.and_then(|_| out.flush());
     // A table says it below the rows; CSV and JSON rows just stop.
     if let (Some(cut), false) = (cut, format == Format::Table) {
-        let _ = writeln!(io::stderr(), "retry: {}", cut.describe(max_time));
+        let _ = writeln!(io::stderr(), "retry: {cut}");
     }
     u8::from(written.is_err())
 }
 
-/// Where `--max-time` ends the plan: the sleep after `attempt` would end
-/// at `ends`, past it.
+/// Where `--max-time` (`limit`) ends the plan: the sleep after `attempt`
+/// would end at `ends`, past it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cut {
     pub attempt: u32,
     pub sleep: Duration,
     pub ends: Duration,
+    pub limit: Duration,
 }
 
-impl Cut {
-    fn describe(&self, max_time: Option<Duration>) -> String {
-        let limit = max_time.map_or_else(String::new, |d| {
-            format!(" {}", humantime::format_duration(d))
-        });
-        format!(
-            "--max-time{limit}: the sleep after attempt {} ({} ms) would end at {} ms, past it: \
+impl std::fmt::Display for Cut {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "--max-time {}: the sleep after attempt {} ({} ms) would end at {} ms, past it: \
              a run gives up after attempt {} at the latest (sooner when attempts take time)",
+            humantime::format_duration(self.limit),
             self.attempt,
             millis(self.sleep),
             millis(self.ends),
@@ -128,7 +128,6 @@ pub fn write(
     let mut schedule = Schedule::new(backoff);
     let mut cumulative_ns: u128 = 0;
     let mut cut = None;
-    let mut shown = retries;
     for attempt in 1..=retries {
         let sleep = schedule.next_sleep(&mut rng);
         let ends_ns = cumulative_ns + sleep.duration.as_nanos();
@@ -139,8 +138,8 @@ pub fn write(
                 attempt,
                 sleep: sleep.duration,
                 ends,
+                limit,
             });
-            shown = attempt - 1;
             break;
         }
         cumulative_ns = ends_ns;
@@ -156,32 +155,30 @@ pub fn write(
         return Ok(cut);
     }
     if let Some(cut) = cut {
-        writeln!(out, "\n{}", cut.describe(max_time))?;
+        writeln!(out, "\n{cut}")?;
         return Ok(Some(cut));
     }
-    {
-        let t = totals(backoff, shown);
-        let ms = |secs: f64| (secs * 1000.0).round();
-        let over = if attempts == Attempts::Unlimited {
-            format!("the first {shown} retries (attempts are unlimited: the total has no bound)")
-        } else {
-            format!("{retries} retries")
-        };
+    let t = totals(backoff, retries);
+    let ms = |secs: f64| (secs * 1000.0).round();
+    let over = if attempts == Attempts::Unlimited {
+        format!("the first {retries} retries (attempts are unlimited: the total has no bound)")
+    } else {
+        format!("{retries} retries")
+    };
+    writeln!(
+        out,
+        "\ntotal wait over {over}: smallest {} ms, expected {} ms, largest {} ms ({}, from the formulas)",
+        ms(t.smallest),
+        ms(t.expected),
+        ms(t.largest),
+        backoff.jitter.label()
+    )?;
+    if let Some(limit) = max_time {
         writeln!(
             out,
-            "\ntotal wait over {over}: smallest {} ms, expected {} ms, largest {} ms ({}, from the formulas)",
-            ms(t.smallest),
-            ms(t.expected),
-            ms(t.largest),
-            backoff.jitter.label()
+            "--max-time {}: not reached by these sleeps (the attempts' own time counts too)",
+            humantime::format_duration(limit)
         )?;
-        if let Some(limit) = max_time {
-            writeln!(
-                out,
-                "--max-time {}: not reached by these sleeps (the attempts' own time counts too)",
-                humantime::format_duration(limit)
-            )?;
-        }
     }
     Ok(None)
 }
@@ -309,7 +306,8 @@ mod tests {
             Some(Cut {
                 attempt: 4,
                 sleep: MS * 800,
-                ends: MS * 1500
+                ends: MS * 1500,
+                limit: MS * 1000,
             })
         );
         let text = String::from_utf8(out).unwrap();
