@@ -122,6 +122,14 @@ impl<'a> Supervisor<'a> {
         self
     }
 
+    /// A trace state belongs to the parent it came with: none here (absent
+    /// or malformed) means none for what retry starts under its own trace.
+    fn drop_foreign_trace_state(&self, command: &mut Spawn) {
+        if self.trace.is_some_and(|ids| ids.parent_span.is_none()) {
+            command.env_remove(trace::TRACESTATE);
+        }
+    }
+
     /// The attempts' command, with `info`'s variables.
     fn attempt(&mut self, info: AttemptInfo) -> Spawn {
         let mut command = self.command.take().unwrap_or_else(|| {
@@ -132,19 +140,12 @@ impl<'a> Supervisor<'a> {
             for variable in store::VARIABLES {
                 command.env_remove(variable);
             }
-            // A trace state belongs to the parent it came with: none
-            // here (absent or malformed) means none for the attempts.
-            if self.trace.is_some_and(|ids| ids.parent_span.is_none()) {
-                command.env_remove(trace::TRACESTATE);
-            }
+            self.drop_foreign_trace_state(&mut command);
             command
         });
         if let Some(ids) = &self.trace {
             // Written over the same bytes each attempt: no allocation.
-            let traceparent = ids.attempt_traceparent(info.number);
-            if let Ok(value) = std::str::from_utf8(&traceparent) {
-                command.env(trace::TRACEPARENT, value);
-            }
+            set_traceparent(&mut command, &ids.attempt_traceparent(info.number));
         }
         command
             .env("RETRY_ATTEMPT", Text::of(info.number))
@@ -177,10 +178,8 @@ impl<'a> Supervisor<'a> {
             .env("RETRY_EXIT_CODE", Text::of(exit_code))
             .env("RETRY_PREVIOUS_EXIT_CODE", Text::of(exit_code));
         if let Some(ids) = &self.trace {
-            let traceparent = ids.run_traceparent();
-            if let Ok(value) = std::str::from_utf8(&traceparent) {
-                command.env(trace::TRACEPARENT, value);
-            }
+            self.drop_foreign_trace_state(&mut command);
+            set_traceparent(&mut command, &ids.run_traceparent());
         }
         if let Ok(stderr) = platform::dup_stderr() {
             command.stdout = Io::Fd(stderr.into());
@@ -507,6 +506,14 @@ fn spawn_error(program: &OsStr, error: &io::Error) -> SpawnError {
     SpawnError {
         code,
         message: format!("cannot run `{name}`: {why}"),
+    }
+}
+
+/// `TRACEPARENT` in `command`'s environment: `value` is ASCII (W3C's
+/// lowercase hex and dashes), so never left out.
+fn set_traceparent(command: &mut Spawn, value: &[u8; trace::LEN]) {
+    if let Ok(value) = std::str::from_utf8(value) {
+        command.env(trace::TRACEPARENT, value);
     }
 }
 

@@ -208,11 +208,17 @@ fn json_a_run_that_gives_up_and_a_malformed_traceparent() {
         return;
     };
     let dir = scratch();
+    let hook = format!(
+        "echo \"$TRACEPARENT ${{TRACESTATE-unset}}\" >> {}",
+        dir.path().join("hook").display()
+    );
     let out = retry(&[
         "-n",
         "2",
         "--base",
         "1ms",
+        "--on-retry",
+        &hook,
         "--",
         "sh",
         "-c",
@@ -260,6 +266,16 @@ fn json_a_run_that_gives_up_and_a_malformed_traceparent() {
             format!("00-{trace}-{}-01 unset", attempt.get("span_id"))
         );
     }
+    // The hook too: the run's span, and no trace state.
+    let hook = std::fs::read_to_string(dir.path().join("hook")).unwrap();
+    assert_eq!(
+        hook,
+        format!(
+            "00-{}-{}-01 unset\n",
+            run.get("trace_id"),
+            run.get("span_id")
+        )
+    );
 }
 
 #[test]
