@@ -26,7 +26,7 @@ pub fn write_line(event: &Event, context: &Context, out: &mut String) {
         Event::Retrying { .. } | Event::HookFailed { .. } | Event::Warning { .. } => "warning",
         Event::Succeeded { .. } => "notice",
         Event::GaveUp { .. } => "error",
-        Event::PresetKnown { .. } => "notice",
+        Event::Preset(_) => "notice",
     };
     // Writing to a String cannot fail.
     let _ = write!(out, "::{level} title=");
