@@ -286,7 +286,7 @@ mod tests {
         );
         assert_eq!(
             github_of(&event(1234)),
-            "::notice title=retry%3A curl::attempt 3/5 succeeded; 3 attempts, 1234 ms spent sleeping\n"
+            "::notice title=retry%3A curl -fsS example.com/health::attempt 3/5 succeeded; 3 attempts, 1234 ms spent sleeping\n"
         );
         assert_eq!(
             json_of(&event(1234)),
@@ -398,7 +398,7 @@ mod tests {
         );
         assert_eq!(
             github_of(&warning),
-            "::warning title=retry%3A curl::a \"b\"\n"
+            "::warning title=retry%3A curl -fsS example.com/health::a \"b\"\n"
         );
     }
 
@@ -414,7 +414,11 @@ mod tests {
             "retry: curl: the curl preset judges failures, chosen for `curl` \
              (--preset none turns this off)\n"
         );
-        assert!(github_of(&chosen).starts_with("::notice title=retry%3A curl::the curl preset"));
+        assert!(
+            github_of(&chosen).starts_with(
+                "::notice title=retry%3A curl -fsS example.com/health::the curl preset"
+            )
+        );
         assert_eq!(
             json_of(&chosen),
             format!(
