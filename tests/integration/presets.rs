@@ -424,6 +424,35 @@ fn the_readme_example_judges_curl_as_curl_without_flags() {
             .stderr_has("attempt 3/5 succeeded");
         assert_eq!(http.served(), 3, "{named:?}");
     }
+    // Through the usual wrappers, with their options and values; not
+    // inside a script, where the user names the preset.
+    let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
+    let wrapped = [
+        "env",
+        "A=1",
+        "timeout",
+        "-s",
+        "KILL",
+        "30",
+        "nice",
+        "-n",
+        "5",
+        curl(),
+    ];
+    retry(&["-n", "2", "-b", "1ms", "--"])
+        .args(&wrapped)
+        .args(&["-fsS", &http.url])
+        .run()
+        .code(22)
+        .stderr_has("giving up after attempt 1/2");
+    assert_eq!(http.served(), 1);
+    let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
+    let script = format!("{} -fsS {}", curl(), http.url);
+    retry(&["-n", "2", "-b", "1ms", "--", "sh", "-c", &script])
+        .run()
+        .code(22)
+        .stderr_has("giving up after 2 attempts");
+    assert_eq!(http.served(), 2);
     // Turned off, the 404 is retried as any failure (a deploy to appear).
     for off in [
         retry(&["--preset", "none", "-n", "2", "-b", "1ms"]),
@@ -486,6 +515,69 @@ fn retrys_own_timeout_stays_retried_under_a_preset() {
     run.code(124)
         .stderr_has("attempt 1/2 failed with timeout after 50ms")
         .stderr_has("giving up after 2 attempts");
+}
+
+/// A team's preset with `calls` is chosen by the program as a built-in
+/// one is, and over a built-in one claiming the same program, which -v
+/// says; two of the team's claiming one program are a usage error naming
+/// both, and nothing runs.
+#[test]
+fn a_teams_preset_that_claims_a_program_wins_over_the_builtin_and_two_clash() {
+    let config = scratch();
+    let file = presets_file(config.path());
+    std::fs::write(
+        &file,
+        "[web]\nprograms = curl\ncalls = *\nretry-on = 3\nsource = ours\n",
+    )
+    .unwrap();
+    let bin = scratch();
+    let runs = bin.path().join("runs");
+    let runs = runs.to_str().unwrap();
+    let path = fake(bin.path(), "curl", &["append", runs, "x", "exit", "3"]);
+    let run = |args: &[&str]| {
+        retry(&["-n", "2", "-b", "1ms"])
+            .args(args)
+            .args(&["--", "curl", "x"])
+            .env("PATH", &path)
+            .env("XDG_CONFIG_HOME", config.path())
+            .run()
+    };
+    // 3 is fatal to the built-in curl preset, retried by the team's.
+    let verbose = run(&["-v"]);
+    verbose
+        .code(3)
+        .stderr_has("giving up after 2 attempts")
+        .stderr_has(&format!(
+            "retry: curl: the web preset judges failures, chosen for `curl` from {}, over the \
+         built-in curl preset (--preset none turns this off)\n",
+            file.display()
+        ));
+    assert_eq!(
+        verbose.stderr.matches("web preset").count(),
+        1,
+        "{verbose:#?}"
+    );
+    run(&["--preset", "curl"])
+        .code(3)
+        .stderr_has("giving up after attempt 1/2");
+    std::fs::write(
+        &file,
+        "[web]\nprograms = curl\ncalls = *\nsource = ours\n\
+         [api]\nprograms = curl wget\ncalls = get\nsource = ours\n",
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(runs);
+    run(&[])
+        .code(2)
+        .stdout_is("")
+        .stderr_lines(1)
+        .stderr_has(&format!(
+            "the presets [web] and [api] of {} both claim curl: keep `calls` in one of them",
+            file.display()
+        ));
+    assert!(!std::path::Path::new(runs).exists(), "the command ran");
+    // Named, or turned off, the clash does not matter.
+    run(&["--preset", "none"]).code(3);
 }
 
 #[test]
