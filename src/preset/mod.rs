@@ -478,8 +478,10 @@ impl<'a> Preset<'a> {
             None => String::new(),
         };
         let mut line = format!(
-            "# {}{from}: {programs}rests on {}\nretry",
-            self.name, self.source
+            "# {}{from}: {programs}rests on {}\n# {}\nretry",
+            self.name,
+            self.source,
+            self.claims()
         );
         for (rule, value) in &self.rules {
             line.push_str(&format!(" --{} {}", rule.flag(), quote(value)));
@@ -487,6 +489,24 @@ impl<'a> Preset<'a> {
         let command = self.programs.first().copied().unwrap_or("COMMAND");
         line.push_str(&format!(" -- {}\n", quote(command)));
         line
+    }
+}
+
+impl Preset<'_> {
+    /// What the lookup chooses the preset for, in words (`calls`).
+    pub fn claims(&self) -> String {
+        let program = self.programs.first().copied().unwrap_or("COMMAND");
+        match &self.calls {
+            None => "named only: never chosen by the program".to_owned(),
+            Some(Calls::Every) => format!(
+                "chosen without --preset for every call of {}",
+                self.programs.join(", ")
+            ),
+            Some(Calls::Only(calls)) => {
+                let calls: Vec<String> = calls.iter().map(|words| words.join(" ")).collect();
+                format!("chosen without --preset for {program} {}", calls.join(", "))
+            }
+        }
     }
 }
 
@@ -1024,9 +1044,22 @@ mod tests {
         };
         assert_eq!(
             preset.as_flags(),
-            "# x: for x, y; rests on x(1)\nretry --retry-on 5-7,28 --stop-if-output 'it'\\''s \\d' -- x\n"
+            "# x: for x, y; rests on x(1)\n# named only: never chosen by the program\nretry --retry-on 5-7,28 --stop-if-output 'it'\\''s \\d' -- x\n"
         );
         assert!(listing(&builtin()).starts_with("# curl: for curl; rests on curl(1)"));
+        let git = find(&builtin(), "git").unwrap().as_flags();
+        assert!(
+            git.contains(
+                "\n# chosen without --preset for git clone, fetch, pull, push, ls-remote, \
+                 submodule update\nretry "
+            ),
+            "{git}"
+        );
+        let curl = find(&builtin(), "curl").unwrap().as_flags();
+        assert!(
+            curl.contains("\n# chosen without --preset for every call of curl\n"),
+            "{curl}"
+        );
     }
 
     #[test]

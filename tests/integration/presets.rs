@@ -317,12 +317,17 @@ fn a_preset_named_for_another_program_says_so_once_whatever_the_preset() {
 fn presets_name_prints_copy_pastable_flags() {
     let run = retry(&["--presets", "curl"]).run();
     run.code(0).stderr_is("");
-    assert_eq!(run.stdout.lines().count(), 2, "{run:#?}");
+    assert_eq!(run.stdout.lines().count(), 3, "{run:#?}");
     assert!(
         run.stdout.starts_with("# curl: for curl; rests on curl(1)"),
         "{run:#?}"
     );
-    let command = run.stdout.lines().nth(1).unwrap();
+    // What the lookup chooses it for.
+    assert_eq!(
+        run.stdout.lines().nth(1),
+        Some("# chosen without --preset for every call of curl")
+    );
+    let command = run.stdout.lines().nth(2).unwrap();
     assert!(command.starts_with("retry --retry-on "), "{command}");
     assert!(command.ends_with(" -- curl"), "{command}");
     // What the shell reads back runs the same rules: a 404 stops at once.
