@@ -293,7 +293,7 @@ _retry_options() {
                     return 0
                     ;;
                 --preset)
-                    COMPREPLY=($(compgen -W "curl wget git ssh rsync apt docker npm pip" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "curl wget git ssh rsync apt docker npm pip none" -- "${cur}"))
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace
                     fi
@@ -308,7 +308,7 @@ _retry_options() {
                     return 0
                     ;;
                 --presets)
-                    COMPREPLY=($(compgen -W "curl wget git ssh rsync apt docker npm pip" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "curl wget git ssh rsync apt docker npm pip none" -- "${cur}"))
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace
                     fi

@@ -44,7 +44,8 @@ rsync\t''
 apt\t''
 docker\t''
 npm\t''
-pip\t''"
+pip\t''
+none\t''"
 complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal (Windows: a console process group; there is no job control)' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"
@@ -61,7 +62,8 @@ rsync\t''
 apt\t''
 docker\t''
 npm\t''
-pip\t''"
+pip\t''
+none\t''"
 complete -c retry -l budget-status -d 'Print the state of the shared retry budget NAME, and run nothing' -r -f
 complete -c retry -l breaker-status -d 'Print the state of the circuit breaker NAME, and run nothing' -r -f
 complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table\t'Aligned columns for people'

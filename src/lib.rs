@@ -187,7 +187,7 @@ fn run_command(
     };
     let mut host = supervisor::Supervisor::new(config, signals, id);
     let seed = config.seed;
-    let mut warnings: Vec<String> = config.preset_warning.iter().cloned().collect();
+    let mut warnings: Vec<String> = config.preset_warnings.clone();
     let mut trace = None;
     if let Some((spans, ids, said)) = tracing {
         host = host.with_trace(ids);
@@ -200,7 +200,9 @@ fn run_command(
             message,
         });
     }
-    let mut noted = config.preset.is_some();
+    if let Some(line) = &config.preset {
+        log.emit(&events::Event::Preset(line.clone()));
+    }
     // Last before the run: the metrics' clock starts here.
     let mut metrics = metrics::Sinks::new(&config.metrics, &config.program, &config.args);
     let mut emit = |event: &events::Event| {
@@ -212,59 +214,8 @@ fn run_command(
         if let Some(warning) = trace.as_mut().and_then(|spans| spans.observe(event)) {
             log.emit(&warning);
         }
-        if let Some(attempt) = preset_note_due(config.verbosity, event).filter(|_| !noted) {
-            noted = true;
-            let (warning, note) = preset_known(&config.program, attempt);
-            for event in [warning, note].into_iter().flatten() {
-                log.emit(&event);
-            }
-        }
     };
     run::run(config, &mut host, &mut emit, || strategy::rng(seed))
-}
-
-/// Never magic: without `--preset`, the program's name changes nothing,
-/// but a run of a program a preset is written for says so once: with
-/// `--verbose` after the first attempt's line, else when it gives up
-/// (not with `--quiet`, nor when stdout's reader went away): the attempt
-/// it follows, once due.
-fn preset_note_due(verbosity: log::Verbosity, event: &events::Event) -> Option<u32> {
-    use events::{Event, GiveUp};
-    match (verbosity, event) {
-        (log::Verbosity::Verbose, Event::Starting { attempt: 1, .. }) => Some(1),
-        (
-            log::Verbosity::Normal,
-            Event::GaveUp {
-                reason: GiveUp::StdoutClosed,
-                ..
-            },
-        ) => None,
-        (log::Verbosity::Normal, Event::GaveUp { attempt, .. }) => Some(*attempt),
-        _ => None,
-    }
-}
-
-/// The note for `program`, if a preset is written for it, built in or in
-/// the user's file (the data is read only here, once a note is due), and
-/// before it the warning of a user's file that was ignored (the built-in
-/// presets still give their note).
-fn preset_known(
-    program: &std::ffi::OsStr,
-    attempt: u32,
-) -> (Option<events::Event>, Option<events::Event>) {
-    let catalog = preset::Catalog::load();
-    let warning = catalog
-        .warning()
-        .map(|message| events::Event::Warning { attempt, message });
-    let presets = catalog.presets();
-    let note = preset::for_program(&presets, program).and_then(|known| {
-        let program = std::path::Path::new(program).file_name()?;
-        Some(events::Event::PresetKnown {
-            preset: known.name.to_owned(),
-            program: program.to_string_lossy().into_owned(),
-        })
-    });
-    (warning, note)
 }
 
 /// Entry points for the fuzz targets in `fuzz/` and the argument property

@@ -359,8 +359,12 @@ pub struct RunArgs {
     /// Its transient exit codes are retried, its permanent ones fatal, its
     /// messages and server hints read, as plain flags would (--presets
     /// NAME prints them). A rule given as a flag or by its variable wins
-    /// over the preset's. Presets of your own, in the same format as
-    /// `retry --presets NAME` shows, go in
+    /// over the preset's. Without --preset, the preset that claims the
+    /// command's call is chosen by its program (curl, git fetch, apt-get
+    /// install..., looked up through env, sudo, nice, nohup, timeout,
+    /// stdbuf, ionice and time; never inside sh -c); -v says which;
+    /// --preset none turns the lookup off. Presets of your own, in the same
+    /// format as `retry --presets NAME` shows, go in
     /// $XDG_CONFIG_HOME/retry/presets.ini (~/.config/retry/presets.ini)
     #[arg(long, env = "RETRY_PRESET", value_name = "NAME", value_parser = PresetName,
           value_hint = ValueHint::Other, help_heading = PROGRAMS)]

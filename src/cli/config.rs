@@ -55,23 +55,71 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         Parsed::Full(Cli { run, simulation }) => (run, Some(simulation)),
     };
     preview_built(&cli)?;
-    // Only a named preset or `--presets` reads the data and the user's file.
-    let reads_presets = cli.preset.is_some() || cli.presets.is_some();
-    let catalog = match reads_presets {
-        true => crate::preset::Catalog::load(),
-        false => crate::preset::Catalog::default(),
-    };
-    let presets = match reads_presets {
-        true => catalog.presets(),
-        false => Vec::new(),
-    };
-    let (preset, words) = match cli.preset.as_deref() {
-        None => (None, Default::default()),
-        Some(name) => {
-            let preset = catalog.find(&presets, name).map_err(usage)?;
-            let words = crate::cli::apply_preset(&mut cli, &preset).map_err(usage)?;
-            (Some(preset), words)
+    // The modes that only print come first, before the run's rules (as
+    // ripgrep decides its special modes): an environment set up for jobs
+    // (`RETRY_BASE=10s RETRY_CAP=1s`) must not break a shell profile's
+    // `retry --completions bash`. Each checks its own options only.
+    if let Some(shell) = cli.completions {
+        return Ok(Mode::Completions(shell));
+    } else if cli.man {
+        return Ok(Mode::Man);
+    } else if let Some(name) = &cli.presets {
+        let catalog = crate::preset::Catalog::load();
+        let presets = catalog.presets();
+        // A table to read; the flags of one preset, or of all with -v.
+        let listing = match (name, cli.verbose) {
+            (Some(name), _) => catalog.find(&presets, name).map_err(usage)?.as_flags(),
+            (None, true) => crate::preset::listing(&presets),
+            (None, false) => crate::preset::table(&presets),
+        };
+        return Ok(Mode::Presets {
+            listing,
+            warning: catalog.warning(),
+        });
+    } else if let Some(name) = &cli.budget_status {
+        let store = store(&cli)?;
+        return Ok(Mode::BudgetStatus(budget_settings(
+            &cli,
+            budget_params(&cli)?,
+            store,
+            name.clone(),
+        )));
+    } else if let Some(name) = &cli.breaker_status {
+        if cli.breaker_cooldown == Some(Duration::ZERO) {
+            return Err(usage(breaker_cooldown_zero(&cli)));
         }
+        let store = store(&cli)?;
+        return Ok(Mode::BreakerStatus(breaker_settings(
+            &cli,
+            store,
+            name.clone(),
+        )));
+    }
+    // A preset named, or looked up by the program it wraps: only a run or
+    // a plan of a command reads the data and the user's file.
+    let command = (!cli.command.is_empty() && !cli.simulate)
+        .then(|| program_and_args(cli.command.clone(), cli.shell));
+    let catalog = match (cli.preset.as_deref(), &command) {
+        (Some(crate::preset::NONE), _) | (None, None) => crate::preset::Catalog::default(),
+        _ => crate::preset::Catalog::load(),
+    };
+    let presets = match (cli.preset.as_deref(), &command) {
+        (Some(crate::preset::NONE), _) | (None, None) => Vec::new(),
+        _ => catalog.presets(),
+    };
+    let (preset, chosen_for) = match (cli.preset.as_deref(), &command) {
+        (Some(crate::preset::NONE), _) | (None, None) => (None, None),
+        (Some(name), _) => (Some(catalog.find(&presets, name).map_err(usage)?), None),
+        (None, Some((program, args))) => {
+            match crate::preset::choose(&presets, program, args).map_err(usage)? {
+                Some(chosen) => (Some(chosen.preset.clone()), Some(chosen.why)),
+                None => (None, None),
+            }
+        }
+    };
+    let words = match &preset {
+        Some(preset) => crate::cli::apply_preset(&mut cli, preset).map_err(usage)?,
+        None => Default::default(),
     };
     let crate::cli::presets::Words { labels, slow_down } = words;
     let (slow_down, slow_down_advice) = slow_down.unzip();
@@ -108,24 +156,10 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             named(id::MAX_TIME, &"0s")
         )));
     }
-    let (store_timeout, timeout_id) = spelled(
-        &cli.provenance,
-        (cli.store_timeout, id::STORE_TIMEOUT),
-        (cli.budget_timeout, id::BUDGET_TIMEOUT),
-    );
-    if store_timeout == Some(Duration::ZERO) {
-        return Err(usage(format!(
-            "{} would give up on the store before it could answer; leave it out for {} ms",
-            named(timeout_id, &"0s"),
-            crate::duration::millis(crate::state::store::DEFAULT_TIMEOUT)
-        )));
-    }
     if cli.breaker_cooldown == Some(Duration::ZERO) {
-        return Err(usage(format!(
-            "{} would close the circuit as soon as it opens; give a cooldown such as 1m",
-            named(id::BREAKER_COOLDOWN, &"0s")
-        )));
+        return Err(usage(breaker_cooldown_zero(&cli)));
     }
+    let store = store(&cli)?;
 
     let jitter = match (cli.jitter.single(), cli.simulate) {
         (Some(jitter), _) => jitter,
@@ -144,69 +178,28 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         cap: cli.cap,
         factor: cli.factor,
     };
-    if let Some(shell) = cli.completions {
-        return Ok(Mode::Completions(shell));
-    } else if cli.man {
-        return Ok(Mode::Man);
-    } else if let Some(name) = &cli.presets {
-        // A table to read; the flags of one preset, or of all with -v.
-        let listing = match (name, cli.verbose) {
-            (Some(name), _) => catalog.find(&presets, name).map_err(usage)?.as_flags(),
-            (None, true) => crate::preset::listing(&presets),
-            (None, false) => crate::preset::table(&presets),
-        };
-        return Ok(Mode::Presets {
-            listing,
-            warning: catalog.warning(),
-        });
-    }
     let budget_params = budget_params(&cli)?;
-    let (store, _) = spelled(
-        &cli.provenance,
-        (cli.store.take(), id::STORE),
-        (cli.budget_store.take(), id::BUDGET_STORE),
-    );
-    let store = store.unwrap_or_default();
-    let timeout = store_timeout.unwrap_or(crate::state::store::DEFAULT_TIMEOUT);
-    let settings = |name| crate::state::budget::Settings {
-        name,
-        params: budget_params,
-        size_given: cli.provenance.given(id::BUDGET_TOKENS)
-            || cli.provenance.given(id::BUDGET_REFILL),
-        store: store.clone(),
-        timeout,
-    };
-    let breaker = |name| crate::state::breaker::Settings {
-        name,
-        params: crate::state::breaker::Params {
-            after: cli
-                .breaker_after
-                .unwrap_or(crate::state::breaker::DEFAULT_AFTER),
-            cooldown: cli
-                .breaker_cooldown
-                .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN),
-        },
-        lease: crate::state::breaker::lease(cli.max_time),
-        store: store.clone(),
-        timeout,
-    };
-    if let Some(name) = &cli.budget_status {
-        return Ok(Mode::BudgetStatus(settings(name.clone())));
-    }
-    if let Some(name) = &cli.breaker_status {
-        return Ok(Mode::BreakerStatus(breaker(name.clone())));
-    }
+    // What -v, --plan and the JSON log say of the preset that judges the run.
+    let preset_line = preset
+        .as_ref()
+        .map(|preset| crate::run::events::PresetLine {
+            name: preset.name.to_owned(),
+            chosen: chosen_for.is_some(),
+            why: chosen_for.clone().unwrap_or_else(|| {
+                format!("named by {}", cli.provenance.name(id::PRESET, &preset.name))
+            }),
+        });
     // `Parsed::Lean` is never a plan or a simulation.
     #[cfg(not(feature = "preview"))]
     let _ = simulation;
     #[cfg(feature = "preview")]
     match simulation {
         Some(simulation) if cli.plan => {
-            let command = (!cli.command.is_empty()).then(|| {
-                let (program, args) = program_and_args(cli.command.clone(), cli.shell);
-                crate::run::name::CommandName::new(&program, &args).full
-            });
+            let command = command
+                .as_ref()
+                .map(|(program, args)| crate::run::name::CommandName::new(program, args).full);
             return Ok(Mode::Plan(plan::Options {
+                preset: preset_line,
                 backoff,
                 attempts: cli.max_attempts,
                 seed: cli.seed,
@@ -225,9 +218,13 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     }
 
     // clap guarantees at least one word when a command is run.
-    let (program, args) = program_and_args(cli.command, cli.shell);
-    if let Some(preset) = &preset {
-        crate::preset::check_fits(&presets, preset, &program).map_err(usage)?;
+    let (program, args) = command.unwrap_or_default();
+    let budget =
+        (cli.budget.clone()).map(|name| budget_settings(&cli, budget_params, store.clone(), name));
+    let breaker = (cli.breaker.clone()).map(|name| breaker_settings(&cli, store.clone(), name));
+    let mut preset_warnings: Vec<String> = catalog.warning().into_iter().collect();
+    if let (Some(preset), None) = (&preset, &chosen_for) {
+        preset_warnings.extend(crate::preset::check_fits(preset, &program, &args));
     }
 
     Ok(Mode::Run(
@@ -261,16 +258,16 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                     slow_down,
                 },
             },
-            budget: cli.budget.map(settings),
-            breaker: cli.breaker.map(breaker),
+            budget,
+            breaker,
             metrics: crate::metrics::Settings {
                 job: cli.job,
                 dir: cli.metrics_dir,
                 statsd: cli.statsd,
                 statsd_tags: cli.statsd_tags,
             },
-            preset: cli.preset,
-            preset_warning: catalog.warning(),
+            preset: preset_line,
+            preset_warnings,
             labels,
             slow_down_advice,
             program,
@@ -278,6 +275,77 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         }),
         cli.provenance,
     ))
+}
+
+/// `--store` (or `--budget-store`) and `--store-timeout` (or
+/// `--budget-timeout`), for the budget, the breaker and their status.
+fn store(cli: &RunArgs) -> Result<(crate::state::store::Store, Duration), clap::Error> {
+    let (store_timeout, timeout_id) = spelled(
+        &cli.provenance,
+        (cli.store_timeout, id::STORE_TIMEOUT),
+        (cli.budget_timeout, id::BUDGET_TIMEOUT),
+    );
+    if store_timeout == Some(Duration::ZERO) {
+        return Err(usage(format!(
+            "{} would give up on the store before it could answer; leave it out for {} ms",
+            cli.provenance.name(timeout_id, &"0s"),
+            crate::duration::millis(crate::state::store::DEFAULT_TIMEOUT)
+        )));
+    }
+    let (store, _) = spelled(
+        &cli.provenance,
+        (cli.store.clone(), id::STORE),
+        (cli.budget_store.clone(), id::BUDGET_STORE),
+    );
+    let timeout = store_timeout.unwrap_or(crate::state::store::DEFAULT_TIMEOUT);
+    Ok((store.unwrap_or_default(), timeout))
+}
+
+/// The budget called `name`.
+fn budget_settings(
+    cli: &RunArgs,
+    params: crate::state::budget::Params,
+    (store, timeout): (crate::state::store::Store, Duration),
+    name: String,
+) -> crate::state::budget::Settings {
+    crate::state::budget::Settings {
+        name,
+        params,
+        size_given: cli.provenance.given(id::BUDGET_TOKENS)
+            || cli.provenance.given(id::BUDGET_REFILL),
+        store,
+        timeout,
+    }
+}
+
+/// A `--breaker-cooldown` of zero, refused for a run and the breaker's status.
+fn breaker_cooldown_zero(cli: &RunArgs) -> String {
+    format!(
+        "{} would close the circuit as soon as it opens; give a cooldown such as 1m",
+        cli.provenance.name(id::BREAKER_COOLDOWN, &"0s")
+    )
+}
+
+/// The circuit breaker called `name`.
+fn breaker_settings(
+    cli: &RunArgs,
+    (store, timeout): (crate::state::store::Store, Duration),
+    name: String,
+) -> crate::state::breaker::Settings {
+    crate::state::breaker::Settings {
+        name,
+        params: crate::state::breaker::Params {
+            after: cli
+                .breaker_after
+                .unwrap_or(crate::state::breaker::DEFAULT_AFTER),
+            cooldown: cli
+                .breaker_cooldown
+                .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN),
+        },
+        lease: crate::state::breaker::lease(cli.max_time),
+        store,
+        timeout,
+    }
 }
 
 /// COMMAND's words as a program and its arguments: with `-s`, one script
@@ -600,7 +668,9 @@ mod tests {
         );
         assert!(policy.fatal.contains(3) && policy.fatal.contains(60));
         assert!(curl.pipes.matchers.stop_if.is_some() && curl.pipes.matchers.delay_from.is_some());
-        assert_eq!(curl.preset.as_deref(), Some("curl"));
+        let line = curl.preset.unwrap();
+        assert_eq!((line.name.as_str(), line.chosen), ("curl", false));
+        assert_eq!(line.why, "named by `--preset curl`");
         // A flag wins for its own rule only.
         let mixed = config(&["--retry-on", "1-100", "--preset", "curl", "curl", "x"]).unwrap();
         assert_eq!(mixed.policy.retry.to_string(), "1-100");
@@ -609,9 +679,10 @@ mod tests {
         let stop_if = stop.pipes.matchers.stop_if.unwrap();
         assert_eq!(stop_if.as_str(), "nope");
         assert!(stop.pipes.matchers.delay_from.is_some());
-        // Without --preset nothing changes, whatever the program.
-        let plain = config(&["curl", "x"]).unwrap();
+        // With --preset none nothing changes, whatever the program.
+        let plain = config(&["--preset", "none", "curl", "x"]).unwrap();
         assert!(plain.policy.fatal.is_empty() && plain.pipes.matchers.stop_if.is_none());
+        assert!(plain.preset.is_none());
         // A cross-field error says which value the preset set.
         let error = config(&["--success-on", "0,22", "--preset", "curl", "curl"]).unwrap_err();
         assert!(
@@ -621,12 +692,85 @@ mod tests {
     }
 
     #[test]
-    fn only_a_named_preset_reads_the_data() {
+    fn a_preset_chosen_by_the_program_judges_as_the_named_one() {
+        // What a run is judged by, flags and output rules alike.
+        let judged = |options: &run::Options| {
+            format!(
+                "{:?} {:?} {:?} {:?} {:?}",
+                options.policy,
+                options.pipes.matchers.retry_if.as_ref().map(|r| r.as_str()),
+                options.pipes.matchers.stop_if.as_ref().map(|r| r.as_str()),
+                options
+                    .pipes
+                    .matchers
+                    .delay_from
+                    .as_ref()
+                    .map(|r| r.as_str()),
+                options.labels,
+            )
+        };
+        for (looked_up, named) in [
+            (
+                vec!["curl", "-fsS", "x"],
+                vec!["--preset", "curl", "curl", "-fsS", "x"],
+            ),
+            (
+                vec!["--retry-on", "1-100", "sudo", "git", "fetch"],
+                vec![
+                    "--retry-on",
+                    "1-100",
+                    "--preset",
+                    "git",
+                    "sudo",
+                    "git",
+                    "fetch",
+                ],
+            ),
+            (
+                vec!["--stop-if-output", "nope", "apt-get", "install", "x"],
+                vec![
+                    "--stop-if-output",
+                    "nope",
+                    "--preset",
+                    "apt",
+                    "apt-get",
+                    "install",
+                    "x",
+                ],
+            ),
+        ] {
+            let (chosen, given) = (config(&looked_up).unwrap(), config(&named).unwrap());
+            assert_eq!(judged(&chosen), judged(&given), "{looked_up:?}");
+            let line = chosen.preset.unwrap();
+            assert!(
+                line.chosen && line.why.starts_with("chosen for `"),
+                "{line:?}"
+            );
+        }
+        // A cross-field error names the chosen preset as it names a named one.
+        let error = config(&["--success-on", "0,22", "curl"]).unwrap_err();
+        assert!(error.contains("(from --preset curl)"), "{error}");
+        // Calls that pass on another program's status keep retry's defaults.
+        for line in [
+            &["npm", "test"][..],
+            &["ssh", "h", "make"],
+            &["git", "status"],
+        ] {
+            let plain = config(line).unwrap();
+            assert!(
+                plain.preset.is_none() && plain.policy.fatal.is_empty(),
+                "{line:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn preset_none_reads_no_data() {
         let reads = || crate::preset::READS.with(std::cell::Cell::get);
         let before = reads();
-        config(&["-n", "2", "--retry-on", "1", "curl", "-fsS", "x"]).unwrap();
-        assert_eq!(reads(), before, "a run without --preset read the presets");
-        config(&["--preset", "curl", "curl"]).unwrap();
+        config(&["--preset", "none", "-n", "2", "curl", "-fsS", "x"]).unwrap();
+        assert_eq!(reads(), before, "--preset none read the presets");
+        config(&["curl"]).unwrap();
         assert!(reads() > before);
     }
 

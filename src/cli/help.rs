@@ -70,16 +70,31 @@ pub const PRESETS: &str = "A preset (--preset NAME) sets retry's rules for the w
     messages stop the run and where a server's requested wait is. It is plain flags, shown \
     below as retry --presets NAME prints them (retry --presets prints a table of what each \
     retries and stops on, in words); a rule given as a flag or by its variable wins over \
-    the preset's. A give-up line names the preset's rule that stopped the run. Without --preset, the program's name never changes what is retried. \
+    the preset's. A give-up line names the preset's rule that stopped the run. \
+    Without --preset, a preset is chosen by the command's program (its base name), for the \
+    calls the preset claims (its calls key): curl, wget and rsync always; git clone, fetch, \
+    pull, push, ls-remote and submodule update; apt-get and apt update, install, upgrade, \
+    dist-upgrade, full-upgrade and download; pip and pip3 install and download; npm ci, \
+    install (i) and add; docker pull, push and login. Never ssh (its status is the remote \
+    command's), docker run, npm test or npm run, git status: there a failure is another \
+    program's, retried as without a preset. The program is looked up through env (and its \
+    NAME=value words), sudo, nice, nohup, timeout, stdbuf, ionice and time, never inside \
+    sh -c, where you name the preset. -v says which preset judged the run and why; --preset \
+    none (RETRY_PRESET=none) turns the lookup off, for a 404 that is expected to become a \
+    200. A preset named for a program not in its list (but through a shell) gets one warning. \
     The presets read messages in English: git, wget and apt translate theirs, so run those \
     with LC_ALL=C (LC_ALL=C retry --preset git -- git fetch). \
     Presets for your own tools go in $XDG_CONFIG_HOME/retry/presets.ini (without \
     XDG_CONFIG_HOME, ~/.config/retry/presets.ini): INI sections named after the preset, with \
-    the keys programs (the command names it fits, space-separated), source (the documentation \
+    the keys programs (the command names it fits, space-separated), calls (the calls it \
+    claims for the lookup: * for every call, or first words separated by commas, such as \
+    push, submodule update; calls.options, the options before them that take a value), source (the documentation \
     it rests on, required) and the long names of the rules above, one key = value per line \
     and # for comments; RULE.label (stop-if-output.label = an HTTP 4xx) says in a few words \
-    what a rule matches, for the give-up line and the table. A built-in name cannot be taken there, so --preset curl \
-    means the same on every machine; retry --presets lists them after the built-in ones. \
+    what a rule matches, for the give-up line and the table. A built-in name (or none) cannot be taken there, so --preset curl \
+    means the same on every machine, but a preset of yours that claims a program's calls is \
+    chosen over the built-in one (-v says so); two of yours claiming the same program are \
+    an error naming both; retry --presets lists them after the built-in ones. \
     The file is read only if it is a regular file of at most 1 MiB that you or root own and \
     no one else may write, in a directory of the same kind; any other, or one with a mistake \
     in it, is ignored with one warning and the built-in presets still apply.";

@@ -16,6 +16,7 @@ pub const RETRY_IF_OUTPUT: &str = "retry_if_output";
 pub const STOP_IF_OUTPUT: &str = "stop_if_output";
 pub const DELAY_FROM_OUTPUT: &str = "delay_from_output";
 pub const LOG_FILE: &str = "log_file";
+pub const PRESET: &str = "preset";
 pub const BUDGET: &str = "budget";
 pub const BUDGET_TOKENS: &str = "budget_tokens";
 pub const BUDGET_COST: &str = "budget_cost";
@@ -98,7 +99,7 @@ pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STAT
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 32] = [
+const OTHERS: [&str; 33] = [
     BASE,
     CAP,
     JITTER,
@@ -111,6 +112,7 @@ const OTHERS: [&str; 32] = [
     STOP_IF_OUTPUT,
     DELAY_FROM_OUTPUT,
     LOG_FILE,
+    PRESET,
     BUDGET,
     BUDGET_TOKENS,
     BUDGET_COST,

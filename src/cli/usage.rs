@@ -77,6 +77,9 @@ pub fn stdout_closed() -> u8 {
 /// aside, and each argument whose value came from the environment named by
 /// its variable.
 pub fn line(error: &clap::Error, args: &[OsString]) -> String {
+    if let Some(line) = debian_flags(args) {
+        return line;
+    }
     if let Some(line) = foreign_flag(error, args) {
         return line;
     }
@@ -300,6 +303,120 @@ fn debian_tries(error: &clap::Error, provenance: &Provenance) -> Option<String> 
         " (`-t` is this retry's timeout; Debian's `retry -t {tries}` counts tries, \
          which here is `-n {tries}`)"
     ))
+}
+
+/// Debian's `retry` flags on a refused line, all named in one message with
+/// what each is here: fixing `-d` only to be told of `-t` next is two
+/// round trips. Said when the line has one of the flags retry does not
+/// share (`-d`, `-u`, `--times`, `--delay`, `--until`, `--message`); then
+/// `-t N` (a timeout here) and `-m TEXT` (`--max-time` here) are named too.
+/// Before the command (`--` or its first word) only.
+fn debian_flags(args: &[OsString]) -> Option<String> {
+    // retry's own options that take the next word: skipped with it.
+    let command = Cli::command();
+    let takes_value: Vec<String> = command
+        .get_arguments()
+        .filter(|a| {
+            a.get_action().takes_values() && a.get_num_args().is_none_or(|n| n.min_values() > 0)
+        })
+        .flat_map(|a| {
+            let short = a.get_short().map(|c| format!("-{c}"));
+            let long = a.get_long().map(|l| format!("--{l}"));
+            short.into_iter().chain(long)
+        })
+        .collect();
+    let mut found: Vec<String> = Vec::new();
+    let mut foreign = false;
+    let mut words = args.iter().skip(1).map(|w| w.to_str());
+    while let Some(Some(word)) = words.next() {
+        if word == "--" || !word.starts_with('-') {
+            break;
+        }
+        if !["-t", "-m"].contains(&word) && takes_value.iter().any(|t| t == word) {
+            words.next();
+            continue;
+        }
+        let (flag, inline) = match word.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
+            _ if !word.starts_with("--") && word.len() > 2 => (&word[..2], Some(&word[2..])),
+            _ => (word, None),
+        };
+        let debian = [
+            "-t",
+            "--times",
+            "-d",
+            "--delay",
+            "-u",
+            "--until",
+            "-m",
+            "--message",
+        ];
+        if !debian.contains(&flag) {
+            continue;
+        }
+        let Some(value) = inline.or_else(|| words.next().flatten()) else {
+            break;
+        };
+        let number = value.parse::<u32>().ok();
+        let said = match (flag, number) {
+            ("-t" | "--times", Some(n)) => format!("`{flag} {n}` is `-n {n}` (attempts)"),
+            ("-d" | "--delay", Some(n)) => format!(
+                "`{flag} {n}` is `-b {n}s` (the first sleep; `--jitter none --factor 1` keeps \
+                 it fixed)"
+            ),
+            ("-u" | "--until", _) if value == "success" => {
+                format!("`{flag} success` is retry's default")
+            }
+            ("-u" | "--until", _) => {
+                format!("`{flag} {value}` has no match (retry stops at a success)")
+            }
+            ("-m" | "--message", _) if crate::duration::parse(value).is_err() => format!(
+                "`{flag} TEXT` has no match (retry's own lines name the command; `-m` is \
+                 --max-time)"
+            ),
+            _ => continue,
+        };
+        foreign |= !["-t", "-m"].contains(&flag);
+        found.push(said);
+    }
+    // One flag alone has its own message (`foreign_flag`, `debian_tries`).
+    (foreign && found.len() > 1)
+        .then(|| format!("retry: Debian's retry flags, here: {}", found.join("; ")))
+}
+
+#[cfg(test)]
+mod debian {
+    use super::debian_flags;
+
+    fn said(line: &str) -> Option<String> {
+        let args: Vec<std::ffi::OsString> = line.split(' ').map(Into::into).collect();
+        debian_flags(&args)
+    }
+
+    #[test]
+    fn every_debian_flag_on_the_line_is_named_at_once() {
+        assert_eq!(
+            said("retry -t 5 -d 1 -- true").unwrap(),
+            "retry: Debian's retry flags, here: `-t 5` is `-n 5` (attempts); `-d 1` is `-b 1s` \
+             (the first sleep; `--jitter none --factor 1` keeps it fixed)"
+        );
+        let all = said("retry -v --times=3 -b 2s -d2 -u fail -m hello true").unwrap();
+        for part in [
+            "`--times 3` is `-n 3`",
+            "`-d 2` is `-b 2s`",
+            "`-u fail` has no match",
+            "`-m TEXT` has no match",
+        ] {
+            assert!(all.contains(part), "{part}: {all}");
+        }
+        // A line without a flag only Debian's has, or with one flag alone,
+        // is left to the other rules.
+        assert_eq!(said("retry -t 5 -- true"), None);
+        assert_eq!(said("retry -d 1 -- true"), None);
+        assert_eq!(said("retry -m 5m -n 3 true"), None);
+        // The command's own flags are not retry's.
+        assert_eq!(said("retry -n 3 curl -d 1"), None);
+    }
 }
 
 /// The one line for a flag of another retry tool, if it is one.

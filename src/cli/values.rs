@@ -64,7 +64,8 @@ pub(crate) fn parse_hint_regex(text: &str) -> Result<Regex, String> {
     }
 }
 
-/// `--preset`: a name the data or the user's file knows. Its possible
+/// `--preset`: a name the data or the user's file knows, or `none` (no
+/// preset, and no lookup by the program). Its possible
 /// values (for help and completions, which are written once for every
 /// machine) are the built-in names, read from the data only when asked
 /// for, so a run without `--preset` never reads it.
@@ -81,6 +82,9 @@ impl clap::builder::TypedValueParser for PresetName {
         value: &std::ffi::OsStr,
     ) -> Result<String, clap::Error> {
         let known = |name: &str| {
+            if name == crate::preset::NONE {
+                return Ok(name.to_owned());
+            }
             let catalog = crate::preset::Catalog::load();
             catalog
                 .find(&catalog.presets(), name)
@@ -93,6 +97,7 @@ impl clap::builder::TypedValueParser for PresetName {
         &self,
     ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
         let names = crate::preset::builtin().into_iter().map(|p| p.name);
+        let names = names.chain([crate::preset::NONE]);
         Some(Box::new(names.map(clap::builder::PossibleValue::new)))
     }
 }

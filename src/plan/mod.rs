@@ -42,6 +42,9 @@ pub struct Options {
     /// The command line written after the options, as log lines quote it
     /// (`retry --plan ... -- make deploy`): named, never run.
     pub command: Option<String>,
+    /// The preset that would judge that command, named or chosen by its
+    /// program: a plan shows the run the command would get.
+    pub preset: Option<crate::run::events::PresetLine>,
 }
 
 /// Prints the plan to stdout; 1 if stdout is closed or full (quietly: the
@@ -54,12 +57,20 @@ pub fn print(options: &Options) -> u8 {
         format,
         max_time,
         ref command,
+        ref preset,
     } = *options;
     // On stderr, so the rows on stdout stay one table, CSV or JSON.
     if let Some(command) = command {
+        let judged = match preset {
+            Some(line) => format!(
+                "; the {} preset judges its failures, {}",
+                line.name, line.why
+            ),
+            None => String::new(),
+        };
         let _ = writeln!(
             io::stderr(),
-            "retry: the plan for {command} (it is not run)"
+            "retry: the plan for {command} (it is not run){judged}"
         );
     }
     let mut out = BufWriter::new(io::stdout().lock());

@@ -15,11 +15,20 @@
 //! It knows nothing of what the rules mean: `cli` checks each value with
 //! the parser of the flag it names and applies it where the flag was not
 //! given, so a preset can do nothing the flags cannot. Nothing here runs
-//! unless a preset is named, `--presets` asked for, or a run gives up
-//! (`for_program`): start-up without `--preset` never reads the data.
+//! unless a preset is named, `--presets` asked for, or a command is run
+//! or planned without `--preset none`: then `claims` looks its program
+//! up (through `wrappers`) in the presets' `calls`.
+
+pub mod claims;
+pub mod wrappers;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+
+pub use claims::{Calls, choose};
+
+/// `--preset none`: no preset, named or looked up.
+pub const NONE: &str = "none";
 
 /// The built-in presets.
 pub const BUILTIN: &str = include_str!("builtin.ini");
@@ -68,6 +77,12 @@ pub struct Preset<'a> {
     pub name: &'a str,
     /// Basenames of the programs it is written for.
     pub programs: Vec<&'a str>,
+    /// The calls of those programs it claims (`calls`): the lookup
+    /// chooses it for them when no preset is named. `None`: named only.
+    pub calls: Option<Calls<'a>>,
+    /// The programs' options before the call that take the next word as
+    /// their value (`calls.options`: git's `-C DIR`), skipped to find it.
+    pub call_options: Vec<&'a str>,
     /// In the order the data gives them.
     pub rules: Vec<(Rule, &'a str)>,
     /// The documentation the rules rest on.
@@ -93,6 +108,9 @@ pub struct SlowDown<'a> {
 
 /// The key of a rule's label.
 const LABEL: &str = ".label";
+/// The calls a preset claims, and the options before them that take a value.
+const CALLS: &str = "calls";
+const CALL_OPTIONS: &str = "calls.options";
 /// The keys of the slow-down line and its advice.
 const SLOW_DOWN: &str = "slow-down-if-output";
 const ADVICE: &str = "slow-down-if-output.advice";
@@ -128,6 +146,8 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
             presets.push(Preset {
                 name,
                 programs: Vec::new(),
+                calls: None,
+                call_options: Vec::new(),
                 rules: Vec::new(),
                 source: "",
                 file: None,
@@ -156,6 +176,8 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
         match key {
             "programs" => preset.programs = value.split_ascii_whitespace().collect(),
             "source" => preset.source = value,
+            CALLS => preset.calls = Some(Calls::parse(value).map_err(at)?),
+            CALL_OPTIONS => preset.call_options = value.split_ascii_whitespace().collect(),
             SLOW_DOWN => slow_down(preset).pattern = value,
             ADVICE => slow_down(preset).advice = value,
             _ => match key.strip_suffix(LABEL).unwrap_or(key) {
@@ -166,8 +188,9 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
                 _ => {
                     let known: Vec<&str> = Rule::ALL.iter().map(|r| r.flag()).collect();
                     return Err(at(format!(
-                        "unknown key `{key}`; a preset has programs, source, the rules {} \
-                         (each may have a RULE.label), and {SLOW_DOWN} with its .advice",
+                        "unknown key `{key}`; a preset has programs, {CALLS} (with its \
+                         .options), source, the rules {} (each may have a RULE.label), and \
+                         {SLOW_DOWN} with its .advice",
                         known.join(", ")
                     )));
                 }
@@ -193,6 +216,16 @@ fn finish(preset: Option<&Preset<'_>>) -> Result<(), String> {
         return Ok(());
     };
     let name = preset.name;
+    if preset.calls.is_some() && preset.programs.is_empty() {
+        return Err(format!(
+            "[{name}] has `{CALLS}` but no `programs`: calls of which program?"
+        ));
+    }
+    if preset.calls.is_none() && !preset.call_options.is_empty() {
+        return Err(format!(
+            "[{name}] has `{CALL_OPTIONS}` but no `{CALLS}`: options before which call?"
+        ));
+    }
     if preset.source.is_empty() {
         return Err(format!(
             "[{name}] has no `source`: cite the documentation its rules rest on"
@@ -333,6 +366,11 @@ fn user_presets<'a>(path: &'a Path, text: &'a str) -> Result<Vec<Preset<'a>>, St
     let builtin = builtin();
     let mut presets = parse(text)?;
     for preset in &mut presets {
+        if preset.name == NONE {
+            return Err(format!(
+                "[{NONE}] is no preset's name: --preset {NONE} turns the lookup off"
+            ));
+        }
         if builtin.iter().any(|p| p.name == preset.name) {
             return Err(format!(
                 "[{}] is a built-in preset; give yours another name, so that \
@@ -358,49 +396,60 @@ pub fn find<'a>(presets: &[Preset<'a>], name: &str) -> Result<Preset<'a>, String
     Err(format!("{what}; known presets: {}", known.join(", ")))
 }
 
-/// The program's basename, as `programs` lists it.
-fn basename(program: &OsStr) -> &OsStr {
-    std::path::Path::new(program).file_name().unwrap_or(program)
-}
+use wrappers::basename;
 
-/// The preset written for `program`, if any.
-pub fn for_program<'p, 'a>(presets: &'p [Preset<'a>], program: &OsStr) -> Option<&'p Preset<'a>> {
-    let name = basename(program);
-    presets
-        .iter()
-        .find(|p| p.programs.iter().any(|&known| OsStr::new(known) == name))
-}
+/// Programs that run a script, whose program a preset named with them
+/// may well be (`sh -c 'curl ...'`): the user names the preset there.
+const SHELLS: [&str; 10] = [
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "ash",
+    "fish",
+    "cmd",
+    "pwsh",
+    "powershell",
+];
 
-/// Refuses `chosen` for a program another preset is written for (`--preset
-/// curl -- wget`): its rules would judge wget's codes as curl's. Any other
-/// program (a script, `sh -c`, a wrapper) may well run the preset's
-/// program, so it is accepted.
+/// One rule for every preset named for a command: through a shell it is
+/// taken as given (the script may run the preset's program), a known
+/// wrapper is looked through to the program it runs (`sudo curl` is curl),
+/// and any other program not in its `programs` gets one warning, naming the preset written for it if there is one. A warning,
+/// not a refusal: a script of the user's (`./fetch.sh`) may run curl, and
+/// retry cannot tell it from one that does not.
 pub fn check_fits(
-    presets: &[Preset<'_>],
     chosen: &Preset<'_>,
     program: &OsStr,
-) -> Result<(), String> {
-    let name = basename(program);
-    if chosen
-        .programs
-        .iter()
-        .any(|&known| OsStr::new(known) == name)
-    {
-        return Ok(());
+    args: &[std::ffi::OsString],
+) -> Option<String> {
+    let real = wrappers::unwrap(program, args)?;
+    let name = basename(real.program);
+    let is = |known: &&str| OsStr::new(*known) == name;
+    let plain = |name: &str| {
+        name.strip_suffix(".exe")
+            .unwrap_or(name)
+            .to_ascii_lowercase()
+    };
+    let shell = SHELLS.contains(&plain(&name.to_string_lossy()).as_str());
+    if chosen.programs.iter().any(is) || shell || (chosen.programs.is_empty()) {
+        return None;
     }
-    match presets
-        .iter()
-        .find(|p| p.programs.iter().any(|&known| OsStr::new(known) == name))
-    {
-        Some(other) => Err(format!(
-            "--preset {} is for {}, but the command is {} (--preset {}?)",
-            chosen.name,
-            chosen.programs.join(", "),
-            name.to_string_lossy(),
-            other.name
-        )),
-        None => Ok(()),
-    }
+    let other = builtin()
+        .into_iter()
+        .find(|p| p.programs.iter().any(is))
+        .map(|p| format!(" (--preset {}?)", p.name))
+        .unwrap_or_default();
+    Some(format!(
+        "--preset {} is for {}, but the command runs {}: its rules judge {}'s failures \
+         as {}'s{other}",
+        chosen.name,
+        chosen.programs.join(", "),
+        name.to_string_lossy(),
+        name.to_string_lossy(),
+        chosen.programs[0],
+    ))
 }
 
 impl<'a> Preset<'a> {
@@ -429,8 +478,10 @@ impl<'a> Preset<'a> {
             None => String::new(),
         };
         let mut line = format!(
-            "# {}{from}: {programs}rests on {}\nretry",
-            self.name, self.source
+            "# {}{from}: {programs}rests on {}\n# {}\nretry",
+            self.name,
+            self.source,
+            self.claims()
         );
         for (rule, value) in &self.rules {
             line.push_str(&format!(" --{} {}", rule.flag(), quote(value)));
@@ -438,6 +489,24 @@ impl<'a> Preset<'a> {
         let command = self.programs.first().copied().unwrap_or("COMMAND");
         line.push_str(&format!(" -- {}\n", quote(command)));
         line
+    }
+}
+
+impl Preset<'_> {
+    /// What the lookup chooses the preset for, in words (`calls`).
+    pub fn claims(&self) -> String {
+        let program = self.programs.first().copied().unwrap_or("COMMAND");
+        match &self.calls {
+            None => "named only: never chosen by the program".to_owned(),
+            Some(Calls::Every) => format!(
+                "chosen without --preset for every call of {}",
+                self.programs.join(", ")
+            ),
+            Some(Calls::Only(calls)) => {
+                let calls: Vec<String> = calls.iter().map(|words| words.join(" ")).collect();
+                format!("chosen without --preset for {program} {}", calls.join(", "))
+            }
+        }
     }
 }
 
@@ -662,8 +731,8 @@ mod tests {
                    so that --preset curl means the same on every machine";
         ignored(&dir, &clash, why);
         let (dir, broken) = user("[ours]\nretry_on = 22\n");
-        let why = "line 2: unknown key `retry_on`; a preset has programs, source, the \
-                   rules retry-on, fatal-on, success-on, retry-if-output, stop-if-output, \
+        let why = "line 2: unknown key `retry_on`; a preset has programs, calls (with its \
+                   .options), source, the rules retry-on, fatal-on, success-on, retry-if-output, stop-if-output, \
                    delay-from-output (each may have a RULE.label), and slow-down-if-output \
                    with its .advice";
         ignored(&dir, &broken, why);
@@ -725,6 +794,8 @@ mod tests {
             Preset {
                 name: "wget",
                 programs: vec!["wget", "wget2"],
+                calls: None,
+                call_options: vec![],
                 rules: vec![(Rule::FatalOn, "1")],
                 source: "b",
                 file: None,
@@ -925,28 +996,37 @@ mod tests {
     }
 
     #[test]
-    fn a_preset_for_another_program_is_refused_any_other_accepted() {
-        let presets = parse(TWO).unwrap();
-        let curl = find(&presets, "curl").unwrap();
-        let fits = |program: &str| check_fits(&presets, &curl, OsStr::new(program));
-        assert_eq!(fits("curl"), Ok(()));
-        assert_eq!(fits("/usr/bin/curl"), Ok(()));
+    fn a_preset_named_for_another_program_is_said_once_through_a_shell_or_wrapper_not() {
+        let presets = builtin();
+        let fits = |name: &str, line: &str| {
+            let words: Vec<std::ffi::OsString> = line.split(' ').map(Into::into).collect();
+            check_fits(&find(&presets, name).unwrap(), &words[0], &words[1..])
+        };
+        assert_eq!(fits("curl", "curl x"), None);
+        assert_eq!(fits("curl", "/usr/bin/curl x"), None);
+        assert_eq!(fits("apt", "apt-get install x"), None);
+        // The same rule for every preset: wget under curl's, true under apt's.
         assert_eq!(
-            fits("/usr/bin/wget2"),
-            Err("--preset curl is for curl, but the command is wget2 (--preset wget?)".into())
+            fits("curl", "/usr/bin/wget x").unwrap(),
+            "--preset curl is for curl, but the command runs wget: its rules judge \
+             wget's failures as curl's (--preset wget?)"
         );
-        for wrapper in ["./fetch.sh", "/bin/sh", "env", "curlish"] {
-            assert_eq!(fits(wrapper), Ok(()), "{wrapper}");
+        assert_eq!(
+            fits("apt", "true").unwrap(),
+            "--preset apt is for apt-get, apt, but the command runs true: its rules judge \
+             true's failures as apt-get's"
+        );
+        assert!(fits("curl", "./fetch.sh").is_some());
+        // Through a shell or a known wrapper: taken as given.
+        for line in [
+            "sh -c x",
+            "/bin/bash -c x",
+            "sudo -u x curl y",
+            "env A=1 timeout 9 curl",
+        ] {
+            assert_eq!(fits("curl", line), None, "{line}");
         }
-    }
-
-    #[test]
-    fn programs_are_known_by_basename() {
-        let presets = parse(TWO).unwrap();
-        let of = |p: &str| for_program(&presets, OsStr::new(p)).map(|p| p.name);
-        assert_eq!(of("/opt/bin/wget2"), Some("wget"));
-        assert_eq!(of("curl"), Some("curl"));
-        assert_eq!(of("curl.sh"), None);
+        assert!(fits("curl", "sudo wget x").is_some());
     }
 
     #[test]
@@ -954,6 +1034,8 @@ mod tests {
         let preset = Preset {
             name: "x",
             programs: vec!["x", "y"],
+            calls: None,
+            call_options: vec![],
             rules: vec![(Rule::RetryOn, "5-7,28"), (Rule::StopIfOutput, r"it's \d")],
             source: "x(1)",
             file: None,
@@ -962,9 +1044,22 @@ mod tests {
         };
         assert_eq!(
             preset.as_flags(),
-            "# x: for x, y; rests on x(1)\nretry --retry-on 5-7,28 --stop-if-output 'it'\\''s \\d' -- x\n"
+            "# x: for x, y; rests on x(1)\n# named only: never chosen by the program\nretry --retry-on 5-7,28 --stop-if-output 'it'\\''s \\d' -- x\n"
         );
         assert!(listing(&builtin()).starts_with("# curl: for curl; rests on curl(1)"));
+        let git = find(&builtin(), "git").unwrap().as_flags();
+        assert!(
+            git.contains(
+                "\n# chosen without --preset for git clone, fetch, pull, push, ls-remote, \
+                 submodule update\nretry "
+            ),
+            "{git}"
+        );
+        let curl = find(&builtin(), "curl").unwrap().as_flags();
+        assert!(
+            curl.contains("\n# chosen without --preset for every call of curl\n"),
+            "{curl}"
+        );
     }
 
     #[test]

@@ -54,10 +54,20 @@ pub enum Event {
         /// in its sleep or hook, nor when it could not start).
         took: Option<Duration>,
     },
-    /// No `--preset` was named, but `preset` is written for the program:
-    /// said once (at give-up, or with `--verbose` at the start), in text
-    /// and GitHub logs only. The run itself is not changed by it.
-    PresetKnown { preset: String, program: String },
+    /// The preset that judges the run, named or chosen by the program it
+    /// wraps, and why: before the first attempt, in text with `-v`, in
+    /// JSON always (a record of what judged the run).
+    Preset(PresetLine),
+}
+
+/// A preset judging a run, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PresetLine {
+    pub name: String,
+    /// Chosen by the lookup, not named.
+    pub chosen: bool,
+    /// `` chosen for `curl` `` or `` named by `--preset curl` ``.
+    pub why: String,
 }
 
 /// Why a run ended without success.

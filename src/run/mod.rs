@@ -73,12 +73,12 @@ pub struct Options {
     /// `--metrics-dir`, `--statsd` and their job: the run's metrics (`lib.rs`
     /// feeds them its events).
     pub metrics: crate::metrics::Settings,
-    /// `--preset`: the one named, if any. Without one, a run of a program
-    /// a preset is for says so once (`lib.rs`), and changes nothing.
-    pub preset: Option<String>,
-    /// Why the user's presets file was ignored, read for `--preset`: said
-    /// once, before the first attempt.
-    pub preset_warning: Option<String>,
+    /// The preset that judges the run, named or chosen by the program it
+    /// wraps (`preset::choose`), and why: `-v` and the JSON log say so.
+    pub preset: Option<events::PresetLine>,
+    /// Said before the first attempt: why the user's presets file was
+    /// ignored, a preset named for another program.
+    pub preset_warnings: Vec<String>,
     /// The preset's words for the rules that stop a run (give-up lines).
     pub labels: decide::Labels,
     /// What to do when the server asked to slow down and no wait of its

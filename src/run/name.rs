@@ -23,6 +23,8 @@ pub struct CommandName {
     pub full: String,
     /// The words as given (lossily UTF-8), for JSON.
     pub argv: Vec<String>,
+    /// A `-c` script's words, uncut; `None` for a program run directly.
+    pub script: Option<Vec<String>>,
 }
 
 /// `CommandName::subject`, written where it goes (no String per line).
@@ -57,12 +59,12 @@ impl CommandName {
             [flag, script, ..] if flag == "-c" && SHELLS.contains(&&*base) => Some(script),
             _ => cmd_script(&base, args),
         };
-        let short = match script {
-            Some(script) => {
-                let script = script.to_string_lossy();
-                let words: Vec<&str> = script.split_whitespace().collect();
-                cut(&words.join(" "), SCRIPT_CHARS)
-            }
+        let script: Option<Vec<String>> = script.map(|script| {
+            let script = script.to_string_lossy();
+            script.split_whitespace().map(str::to_owned).collect()
+        });
+        let short = match &script {
+            Some(words) => cut(&words.join(" "), SCRIPT_CHARS),
             None => base.into_owned(),
         };
         let quoted: Vec<String> = argv.iter().map(|word| shell_quote(word)).collect();
@@ -70,6 +72,7 @@ impl CommandName {
             short: escape_control(&short),
             full: cut(&escape_control(&quoted.join(" ")), FULL_CHARS),
             argv,
+            script,
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod outage;
 mod queue;
 mod repetition;
 mod sweep;
+mod verdict;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -130,6 +131,15 @@ pub fn run(options: &Options) -> u8 {
     if stdout
         .write_all(render(&rows, options.experiment.model, options.format).as_bytes())
         .is_err()
+    {
+        if let Some(svg) = svg {
+            svg.discard();
+        }
+        return 1;
+    }
+    // The verdict, below a table (CSV and JSON rows are a program's to judge).
+    if let Some(verdict) = verdict::lines(&rows).filter(|_| options.format == Format::Table)
+        && write!(stdout, "\n{verdict}").is_err()
     {
         if let Some(svg) = svg {
             svg.discard();

@@ -627,3 +627,42 @@ fn a_mode_that_only_prints_exits_1_when_stdout_was_closed() {
     let out = closed("-n1 -- echo hi");
     assert_eq!((out.status.code(), out.stderr.len()), (Some(0), 0));
 }
+
+/// The modes that only print are decided before the run's cross-field
+/// rules: an environment set up for jobs (a cap below the base, `all`
+/// jitter, zero timeouts, overlapping codes, a preset) must not break a
+/// shell profile's `retry --completions bash`.
+#[test]
+fn print_only_modes_ignore_the_runs_rules_under_a_hostile_environment() {
+    let state = scratch();
+    let hostile = |args: &[&str]| {
+        retry(args)
+            .env("RETRY_BASE", "10s")
+            .env("RETRY_CAP", "1s")
+            .env("RETRY_JITTER", "all")
+            .env("RETRY_TIMEOUT", "0s")
+            .env("RETRY_MAX_TIME", "0s")
+            .env("RETRY_SUCCESS_ON", "0,1")
+            .env("RETRY_RETRY_ON", "1")
+            .env("RETRY_PRESET", "curl")
+            .env("XDG_STATE_HOME", state.path())
+            .env("XDG_RUNTIME_DIR", state.path())
+            .run()
+    };
+    for args in [
+        &["--completions", "bash"][..],
+        &["--man"],
+        &["--presets"],
+        &["--presets", "git"],
+        &["--budget-status", "ci"],
+        &["--breaker-status", "ci"],
+    ] {
+        let run = hostile(args);
+        run.code(0);
+        assert!(!run.stdout.is_empty(), "{args:?}: {run:#?}");
+    }
+    // A run still checks them all.
+    hostile(&["--", "true"])
+        .code(2)
+        .stderr_has("is below `RETRY_BASE=10s`");
+}

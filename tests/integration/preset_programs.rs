@@ -522,8 +522,9 @@ fn the_recorded_lines_of_bench_presets_are_judged_as_it_says() {
     let children: Vec<_> = cases
         .iter()
         .map(|(preset, _, line)| {
+            // Through a shell, so the preset is taken as given.
             retry(&["--preset", preset, "-n", "2", "-b", "1ms", "--"])
-                .args(&["printf", "%s\\n", line])
+                .args(&["sh", "-c", "printf '%s\\n' \"$1\"", "sh", line])
                 .into_command()
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
@@ -550,26 +551,78 @@ fn the_recorded_lines_of_bench_presets_are_judged_as_it_says() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// With a preset for each, naming one program's preset for another is a
-/// usage error that names the right one, and nothing runs.
+// ---- the preset looked up by the program (no --preset)
+
+/// The real git judged with the preset looked up and with it named: the
+/// same outcome. A missing repository stops at once, a closed port is
+/// retried; `git status` (a local call the preset does not claim) fails
+/// and is retried as without a preset.
 #[test]
-fn a_preset_for_another_of_these_programs_is_refused() {
-    for (preset, program, right) in [
-        ("curl", "wget", "wget"),
-        ("ssh", "git", "git"),
-        ("apt", "pip3", "pip"),
-    ] {
-        retry(&["--preset", preset, "--", program, "--version"])
+fn git_looked_up_judges_as_git_named_and_git_status_is_retried_as_before() {
+    let git = installed("git", "git");
+    let dir = scratch();
+    let home = dir.path().to_str().unwrap();
+    let run = |preset: &[&str], args: &[&str]| {
+        retry(&["-n", "2", "-b", "1ms"])
+            .args(preset)
+            .args(&["--", git])
+            .args(args)
+            .env("LC_ALL", "C")
+            .env("HOME", home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .current_dir(dir.path())
             .run()
-            .code(2)
-            .stdout_is("")
-            .stderr_lines(1)
-            .stderr_has(&format!(
-                "--preset {preset} is for {}, but the command is {program} (--preset {right}?)",
-                match preset {
-                    "apt" => "apt-get, apt",
-                    other => other,
-                }
-            ));
+    };
+    let missing = dir.path().join("missing.git");
+    let missing = missing.to_str().unwrap();
+    let closed = format!("git://127.0.0.1:{}/repo.git", closed_port());
+    for preset in [&[][..], &["--preset", "git"]] {
+        stopped(&run(preset, &["ls-remote", missing]), 128)
+            .stderr_has("does not appear to be a git repository")
+            .stderr_has("(git preset: no such repository or ref;");
+        retried(&run(preset, &["ls-remote", &closed]), 128);
     }
+    // Not a repository: a local failure, retried as any failure.
+    let status = run(&[], &["status"]);
+    retried(&status, 128).stderr_has("not a git repository");
+    assert!(!status.stderr.contains("preset"), "{status:#?}");
+}
+
+/// Programs that pass on another program's status keep retry's default:
+/// a flaky `npm test` and a remote command over ssh (stand-ins on PATH
+/// that fail once) are retried and succeed; `npm ci` failing the same way
+/// is judged by the npm preset (exit 1 with no known message stops).
+#[test]
+fn a_flaky_npm_test_and_a_remote_command_over_ssh_are_still_retried() {
+    use crate::harness::{fails, install, on_path};
+    for (program, args) in [
+        ("npm", &["test"][..]),
+        ("npm", &["run", "build"]),
+        ("ssh", &["-p", "22", "host", "make", "test"]),
+        ("docker", &["run", "alpine", "true"]),
+    ] {
+        let dir = scratch();
+        let steps = fails(dir.path(), 1, 1);
+        let steps: Vec<&str> = steps.iter().map(String::as_str).collect();
+        install(dir.path(), program, &steps);
+        retry(&["-n", "3", "-b", "1ms", "--", program])
+            .args(args)
+            .env("PATH", on_path(dir.path()))
+            .run()
+            .code(0)
+            .stderr_has("attempt 2/3 succeeded");
+    }
+    let dir = scratch();
+    install(
+        dir.path(),
+        "npm",
+        &["err", "npm error code E404", "exit", "1"],
+    );
+    retry(&["-n", "3", "-b", "1ms", "--", "npm", "ci"])
+        .env("PATH", on_path(dir.path()))
+        .run()
+        .code(1)
+        .stderr_has("giving up after attempt 1/3")
+        .stderr_has("(npm preset: registry 4xx;");
 }

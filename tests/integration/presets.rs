@@ -1,7 +1,7 @@
 //! `--preset`: the real curl against a small HTTP server on 127.0.0.1 that
 //! answers the status codes and `Retry-After` each test chooses; a flag
-//! or its variable winning over the preset; bad names; the note a run
-//! without `--preset` leaves.
+//! or its variable winning over the preset; bad names; the preset chosen
+//! by the program when none is named, and turning that off.
 //!
 //! What runs the real curl (and the loopback server) or a Unix shell is
 //! gated test by test; the rest runs the project's helper, so it runs
@@ -12,7 +12,14 @@ use std::time::Duration;
 
 #[cfg(unix)]
 use crate::harness::loopback::{Answer, HttpServer, closed_port, installed};
-use crate::harness::{retry, scratch};
+use crate::harness::{install, on_path, retry, scratch};
+
+/// `dir/name`, a copy of the helper that runs `steps` (so a preset named
+/// for `name` fits it), and `PATH` with `dir` first.
+fn fake(dir: &std::path::Path, name: &str, steps: &[&str]) -> std::ffi::OsString {
+    install(dir, name, steps);
+    on_path(dir)
+}
 
 /// These tests run the real curl: missing, they fail and say so.
 #[cfg(unix)]
@@ -250,11 +257,56 @@ fn unknown_or_empty_names_are_usage_errors_and_nothing_runs() {
     assert!(!marker.exists(), "a command ran after a bad preset name");
 }
 
+/// One rule for every preset named for a command: through a shell it is
+/// taken as given, a wrapper is looked through, and any other program not
+/// in its list (a script, `true` under apt's) is said once; it still runs.
 #[test]
-fn a_wrapper_is_accepted_silently() {
-    // A program other than curl (the helper, as sh would be) under it.
-    retry(&["--preset", "curl"])
-        .helper(&["exit", "0"])
+fn a_preset_named_for_another_program_says_so_once_whatever_the_preset() {
+    let bin = scratch();
+    let path = fake(bin.path(), "wget", &["exit", "0"]);
+    install(bin.path(), "curl", &["exit", "0"]);
+    install(bin.path(), "true", &["exit", "0"]);
+    for (preset, command, warned) in [
+        (
+            "curl",
+            &["wget", "x"][..],
+            Some(
+                "--preset curl is for curl, but the command runs wget: its rules judge wget's failures as curl's (--preset wget?)",
+            ),
+        ),
+        (
+            "apt",
+            &["true"],
+            Some(
+                "--preset apt is for apt-get, apt, but the command runs true: its rules judge true's failures as apt-get's",
+            ),
+        ),
+        ("curl", &["curl", "x"], None),
+        ("curl", &["env", "A=1", "curl", "x"], None),
+        (
+            "curl",
+            &["env", "A=1", "wget", "x"],
+            Some("--preset curl is for curl, but the command runs wget"),
+        ),
+    ] {
+        let run = retry(&["--preset", preset, "--"])
+            .args(command)
+            .env("PATH", &path)
+            .run();
+        run.code(0);
+        match warned {
+            Some(warning) => {
+                run.stderr_lines(1)
+                    .stderr_has(": warning: ")
+                    .stderr_has(warning);
+            }
+            None => {
+                run.stderr_is("");
+            }
+        }
+    }
+    #[cfg(unix)] // a shell: taken as given
+    retry(&["--preset", "curl", "--", "sh", "-c", "exit 0"])
         .run()
         .code(0)
         .stderr_is("");
@@ -265,12 +317,17 @@ fn a_wrapper_is_accepted_silently() {
 fn presets_name_prints_copy_pastable_flags() {
     let run = retry(&["--presets", "curl"]).run();
     run.code(0).stderr_is("");
-    assert_eq!(run.stdout.lines().count(), 2, "{run:#?}");
+    assert_eq!(run.stdout.lines().count(), 3, "{run:#?}");
     assert!(
         run.stdout.starts_with("# curl: for curl; rests on curl(1)"),
         "{run:#?}"
     );
-    let command = run.stdout.lines().nth(1).unwrap();
+    // What the lookup chooses it for.
+    assert_eq!(
+        run.stdout.lines().nth(1),
+        Some("# chosen without --preset for every call of curl")
+    );
+    let command = run.stdout.lines().nth(2).unwrap();
     assert!(command.starts_with("retry --retry-on "), "{command}");
     assert!(command.ends_with(" -- curl"), "{command}");
     // What the shell reads back runs the same rules: a 404 stops at once.
@@ -343,37 +400,114 @@ fn presets_is_a_table_in_words_within_80_columns_and_verbose_is_every_presets_fl
         .stderr_has("unknown preset `nope`; known presets: curl, wget,");
 }
 
+/// The README's first example, as a newcomer types it (no --preset): a
+/// 404 is one request, 503, 503, 200 three with one body on stdout; the
+/// same outcome as with --preset curl named; --preset none (or its
+/// variable) turns the lookup off, and -v says which preset judged.
 #[test]
 #[cfg(unix)] // the real curl and the loopback server
-fn without_a_preset_the_program_changes_nothing_but_a_note() {
+fn the_readme_example_judges_curl_as_curl_without_flags() {
+    let first = ["--jitter", "full", "--base", "1ms", "--cap", "10ms"];
+    for named in [&[][..], &["--preset", "curl"]] {
+        let http = HttpServer::start(vec![(404, "Not Found", "", "no\n")]);
+        retry(&first)
+            .args(named)
+            .args(&["--", curl(), "-fsS", &http.url])
+            .run()
+            .code(22)
+            .stdout_is("")
+            .stderr_has("(curl preset: an HTTP 4xx but 408, 425, 429; HTTP 501, 505; a TLS protocol mismatch) (reason: stop_if_output)");
+        assert_eq!(http.served(), 1, "{named:?}");
+        let unavailable = (503, "Service Unavailable", "", "busy\n");
+        let http = HttpServer::start(vec![unavailable, unavailable, OK]);
+        retry(&first)
+            .args(named)
+            .args(&["--", curl(), "-fsS", &http.url])
+            .run()
+            .code(0)
+            .stdout_is("{\"ok\":true}\n")
+            .stderr_has("attempt 3/5 succeeded");
+        assert_eq!(http.served(), 3, "{named:?}");
+    }
+    // Through the usual wrappers, with their options and values; not
+    // inside a script, where the user names the preset.
     let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
+    let wrapped = [
+        "env",
+        "A=1",
+        "timeout",
+        "-s",
+        "KILL",
+        "30",
+        "nice",
+        "-n",
+        "5",
+        curl(),
+    ];
+    retry(&["-n", "2", "-b", "1ms", "--"])
+        .args(&wrapped)
+        .args(&["-fsS", &http.url])
+        .run()
+        .code(22)
+        .stderr_has("giving up after attempt 1/2");
+    assert_eq!(http.served(), 1);
+    let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
+    let script = format!("{} -fsS {}", curl(), http.url);
+    retry(&["-n", "2", "-b", "1ms", "--", "sh", "-c", &script])
+        .run()
+        .code(22)
+        .stderr_has("giving up after 2 attempts");
+    assert_eq!(http.served(), 2);
+    // Turned off, the 404 is retried as any failure (a deploy to appear).
+    for off in [
+        retry(&["--preset", "none", "-n", "2", "-b", "1ms"]),
+        retry(&["-n", "2", "-b", "1ms"]).env("RETRY_PRESET", "none"),
+    ] {
+        let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
+        let run = off.args(&["-v", "--", curl(), "-fsS", &http.url]).run();
+        run.code(22).stderr_has("giving up after 2 attempts");
+        assert!(!run.stderr.contains("preset"), "{run:#?}");
+        assert_eq!(http.served(), 2);
+    }
+    // -v says which preset judged, and why; JSON records it; plain says nothing.
+    let http = HttpServer::start(vec![OK, OK, OK]);
     let url = http.url.clone();
-    let note = "retry: curl: --preset curl knows curl's transient failures \
-                (retry --presets shows its rules)\n";
-    let run = retry(&["-n", "2", "-b", "1ms", "--", curl(), "-fsS", &url]).run();
-    run.code(22);
-    assert!(run.stderr.ends_with(note), "{run:#?}");
-    assert_eq!(run.stderr.matches("--preset curl").count(), 1);
-    assert_eq!(http.served(), 2, "the 404 was retried as always");
-    // -v: once, at the start.
-    let run = retry(&["-v", "-n", "2", "-b", "1ms", "--", curl(), "-fsS", &url]).run();
+    let run = retry(&["-v", "--", curl(), "-fsS", &url]).run();
     let lines: Vec<&str> = run.stderr.lines().collect();
-    assert!(
-        lines[1].starts_with("retry: curl: --preset curl knows"),
+    assert_eq!(
+        lines[0],
+        "retry: curl: the curl preset judges failures, chosen for `curl` \
+         (--preset none turns this off)",
         "{run:#?}"
     );
-    assert_eq!(run.stderr.matches("--preset curl").count(), 1);
-    // Not with --preset, not in JSON, not with -q.
-    for args in [
-        &["--preset", "curl"][..],
-        &["--log-format", "json"],
-        &["-q"],
-    ] {
-        let run = retry(args)
-            .args(&["-n", "1", "--", curl(), "-fsS", &url])
-            .run();
-        assert!(!run.stderr.contains("knows curl"), "{args:?}: {run:#?}");
-    }
+    retry(&["--", curl(), "-fsS", &url])
+        .run()
+        .code(0)
+        .stderr_is("");
+    let json = retry(&["--log-format", "json", "--", curl(), "-fsS", &url]).run();
+    assert!(
+        json.stderr.starts_with(r#"{"event":"preset","#)
+            && json
+                .stderr
+                .contains(r#""preset":"curl","chosen":true,"why":"chosen for `curl`"}"#),
+        "{json:#?}"
+    );
+    // A named preset is named so.
+    let run = retry(&["-v", "--preset", "curl", "--", curl(), "-fsS", &url]).run();
+    assert!(
+        run.stderr.starts_with(
+            "retry: curl: the curl preset judges failures, named by `--preset curl`\n"
+        ),
+        "{run:#?}"
+    );
+    // --plan names it too, without running anything.
+    retry(&["--plan", "-n", "2", "--", "sudo", "curl", "x"])
+        .run()
+        .code(0)
+        .stderr_is(
+            "retry: the plan for sudo curl x (it is not run); the curl preset judges \
+                    its failures, chosen for `curl` (through sudo)\n",
+        );
 }
 
 #[test]
@@ -386,6 +520,69 @@ fn retrys_own_timeout_stays_retried_under_a_preset() {
     run.code(124)
         .stderr_has("attempt 1/2 failed with timeout after 50ms")
         .stderr_has("giving up after 2 attempts");
+}
+
+/// A team's preset with `calls` is chosen by the program as a built-in
+/// one is, and over a built-in one claiming the same program, which -v
+/// says; two of the team's claiming one program are a usage error naming
+/// both, and nothing runs.
+#[test]
+fn a_teams_preset_that_claims_a_program_wins_over_the_builtin_and_two_clash() {
+    let config = scratch();
+    let file = presets_file(config.path());
+    std::fs::write(
+        &file,
+        "[web]\nprograms = curl\ncalls = *\nretry-on = 3\nsource = ours\n",
+    )
+    .unwrap();
+    let bin = scratch();
+    let runs = bin.path().join("runs");
+    let runs = runs.to_str().unwrap();
+    let path = fake(bin.path(), "curl", &["append", runs, "x", "exit", "3"]);
+    let run = |args: &[&str]| {
+        retry(&["-n", "2", "-b", "1ms"])
+            .args(args)
+            .args(&["--", "curl", "x"])
+            .env("PATH", &path)
+            .env("XDG_CONFIG_HOME", config.path())
+            .run()
+    };
+    // 3 is fatal to the built-in curl preset, retried by the team's.
+    let verbose = run(&["-v"]);
+    verbose
+        .code(3)
+        .stderr_has("giving up after 2 attempts")
+        .stderr_has(&format!(
+            "retry: curl: the web preset judges failures, chosen for `curl` from {}, over the \
+         built-in curl preset (--preset none turns this off)\n",
+            file.display()
+        ));
+    assert_eq!(
+        verbose.stderr.matches("web preset").count(),
+        1,
+        "{verbose:#?}"
+    );
+    run(&["--preset", "curl"])
+        .code(3)
+        .stderr_has("giving up after attempt 1/2");
+    std::fs::write(
+        &file,
+        "[web]\nprograms = curl\ncalls = *\nsource = ours\n\
+         [api]\nprograms = curl wget\ncalls = get\nsource = ours\n",
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(runs);
+    run(&[])
+        .code(2)
+        .stdout_is("")
+        .stderr_lines(1)
+        .stderr_has(&format!(
+            "the presets [web] and [api] of {} both claim curl: keep `calls` in one of them",
+            file.display()
+        ));
+    assert!(!std::path::Path::new(runs).exists(), "the command ran");
+    // Named, or turned off, the clash does not matter.
+    run(&["--preset", "none"]).code(3);
 }
 
 #[test]
@@ -567,8 +764,9 @@ fn a_broken_users_file_never_breaks_a_builtin_preset() {
         ("[ours]\nretry_on = 22\n", "line 2: unknown key `retry_on`"),
     ] {
         std::fs::write(&file, text).unwrap();
-        let run = retry(&["-n", "3", "-b", "1ms"])
-            .helper(&["exit", "3"])
+        let bin = scratch();
+        let run = retry(&["-n", "3", "-b", "1ms", "--", "curl"])
+            .env("PATH", fake(bin.path(), "curl", &["exit", "3"]))
             .env("RETRY_PRESET", "curl")
             .env("XDG_CONFIG_HOME", config.path())
             .run();
@@ -586,7 +784,7 @@ fn a_broken_users_file_never_breaks_a_builtin_preset() {
             "{run:#?}"
         );
     }
-    // Without --preset it costs a failed run one warning, before the note.
+    // Without --preset the lookup reads it: one warning, before the run.
     std::fs::remove_file(&file).unwrap();
     std::fs::create_dir(&file).unwrap();
     let run = retry(&["-n", "1"])
@@ -594,9 +792,9 @@ fn a_broken_users_file_never_breaks_a_builtin_preset() {
         .env("XDG_CONFIG_HOME", config.path())
         .run();
     run.code(3).stderr_lines(2);
+    let first = run.stderr.lines().next().unwrap().to_owned() + "\n";
     assert!(
-        run.stderr
-            .ends_with(&ignored(&file, "it is a directory, not a regular file")),
+        first.ends_with(&ignored(&file, "it is a directory, not a regular file")),
         "{run:#?}"
     );
     // --presets lists the built-in ones, and says why once.
@@ -682,9 +880,15 @@ fn a_presets_file_others_could_write_is_not_trusted() {
     .unwrap();
     let runs = config.path().join("runs");
     let runs_text = runs.to_str().unwrap().to_owned();
+    let bin = scratch();
+    let path = fake(
+        bin.path(),
+        "curl",
+        &["append", &runs_text, "x", "out", "deployed"],
+    );
     let deploy = |preset: &str| {
-        retry(&["-n", "4", "-b", "1ms", "--preset", preset, "--"])
-            .helper(&["append", &runs_text, "x", "out", "deployed\n"])
+        retry(&["-n", "4", "-b", "1ms", "--preset", preset, "--", "curl"])
+            .env("PATH", &path)
             .env("XDG_CONFIG_HOME", config.path())
             .run()
     };
@@ -699,9 +903,9 @@ fn a_presets_file_others_could_write_is_not_trusted() {
         assert!(!runs.exists(), "{why}: the command ran");
         // A built-in preset goes on, with one warning.
         let run = deploy("curl");
-        run.code(0).stdout_is("deployed\n");
+        run.code(0).stdout_is("deployed");
         let warning = ignored(&file, why);
-        assert_eq!(run.stderr, format!("retry: retry-test-helper: {warning}"));
+        assert_eq!(run.stderr, format!("retry: curl: {warning}"));
         assert_eq!(std::fs::read_to_string(&runs).unwrap(), "x");
     };
     let mode = |path: &std::path::Path, mode: u32| {

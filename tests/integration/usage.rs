@@ -200,6 +200,14 @@ fn debian_retrys_short_flags_get_retrys_names() {
         );
     }
     refused(&["-d", "1s"], &["unknown option '-d'", base]);
+    // Several on one line: every one named at once, nothing run.
+    retry(&["-t", "5", "-d", "1", "--", "true"])
+        .run()
+        .code(2)
+        .stderr_is(
+            "retry: Debian's retry flags, here: `-t 5` is `-n 5` (attempts); `-d 1` is `-b 1s` \
+             (the first sleep; `--jitter none --factor 1` keeps it fixed)\n",
+        );
 }
 
 /// `retry ARGS -- true` with one RETRY_ variable: exit 2 and this one line.

@@ -5,6 +5,7 @@
 use crate::run::events::Event;
 use crate::run::log::Context;
 use crate::run::log::text::{self, write_message as message};
+use crate::run::name::{CommandName, cut, escape_control};
 use std::fmt::{self, Write};
 
 /// GitHub Actions annotations: a retried failure or a failed hook is a
@@ -26,11 +27,11 @@ pub fn write_line(event: &Event, context: &Context, out: &mut String) {
         Event::Retrying { .. } | Event::HookFailed { .. } | Event::Warning { .. } => "warning",
         Event::Succeeded { .. } => "notice",
         Event::GaveUp { .. } => "error",
-        Event::PresetKnown { .. } => "notice",
+        Event::Preset(_) => "notice",
     };
     // Writing to a String cannot fail.
     let _ = write!(out, "::{level} title=");
-    let _ = write!(Escaping::property(out), "retry: {}", context.name.short);
+    let _ = write!(Escaping::property(out), "retry: {}", title(context.name));
     out.push_str("::");
     let _ = match event {
         // The level already says it: no second "warning: ".
@@ -38,6 +39,80 @@ pub fn write_line(event: &Event, context: &Context, out: &mut String) {
         _ => message(event, context.name, &mut Escaping::message(out)),
     };
     out.push('\n');
+}
+
+/// The most characters of a title after `retry: `: GitHub lists a job's
+/// annotations by title, one line each.
+const TITLE_CHARS: usize = 48;
+
+/// What tells one step's annotations from another's: the command line if
+/// it fits (a script's words, or the program's base name and its
+/// arguments), else the program and its last argument (`curl …
+/// api.example.com/v1/items`: a URL by its host and path, no scheme,
+/// credentials or query), cut at a word or path boundary, never mid-word.
+fn title(name: &CommandName) -> String {
+    let words: Vec<String> = match &name.script {
+        Some(words) => words.clone(),
+        None => {
+            let program = std::path::Path::new(name.argv.first().map_or("", String::as_str))
+                .file_name()
+                .map_or_else(String::new, |p| p.to_string_lossy().into_owned());
+            std::iter::once(program)
+                .chain(name.argv.iter().skip(1).cloned())
+                .collect()
+        }
+    };
+    let words: Vec<String> = words
+        .iter()
+        .map(|w| escape_control(&host_and_path(&no_credentials(w))))
+        .collect();
+    let whole = words.join(" ");
+    let (Some(program), Some(last)) = (words.first(), words.get(1..).and_then(<[_]>::last)) else {
+        return cut(&whole, TITLE_CHARS);
+    };
+    if whole.chars().count() <= TITLE_CHARS {
+        return whole;
+    }
+    let gap = if words.len() > 2 { " … " } else { " " };
+    let head = format!("{}{gap}", cut(program, TITLE_CHARS / 2));
+    let room = TITLE_CHARS.saturating_sub(head.chars().count());
+    format!("{head}{}", cut_at_slash(last, room))
+}
+
+/// A URL's host and path (`https://user:pw@host/a/b?q` → `host/a/b`); any
+/// other word as it is.
+fn host_and_path(word: &str) -> String {
+    let Some((_, rest)) = word.split_once("://") else {
+        return word.to_owned();
+    };
+    let rest = rest.split(['?', '#']).next().unwrap_or(rest);
+    rest.trim_end_matches('/').to_owned()
+}
+
+/// A URL's `user:password@` left out: a title is shown to everyone who
+/// can read the job.
+fn no_credentials(word: &str) -> String {
+    let Some((scheme, rest)) = word.split_once("://") else {
+        return word.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => word.to_owned(),
+    }
+}
+
+/// `text` within `max` characters: whole, else cut after a `/` (a path
+/// boundary) and ended with `…`, else cut as any text.
+fn cut_at_slash(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let fits: String = text.chars().take(max.saturating_sub(1)).collect();
+    match fits.rfind('/') {
+        Some(at) if at > 0 => format!("{}…", &fits[..=at]),
+        _ => cut(text, max),
+    }
 }
 
 /// A workflow command's message ends at a newline, and `%` starts an
@@ -94,6 +169,36 @@ mod tests {
     use crate::run::log::fixtures::*;
 
     #[test]
+    fn titles_keep_the_program_and_its_last_argument_cut_at_a_boundary() {
+        let title_of = |program: &str, args: &[&str]| {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            title(&CommandName::new(OsStr::new(program), &args))
+        };
+        // Short enough: the whole line, which tells steps apart.
+        assert_eq!(
+            title_of("/usr/bin/curl", &["-fsS", "https://example.com/health"]),
+            "curl -fsS example.com/health"
+        );
+        // The script that was cut mid-word (`curl -fsS -D /dev/stder…`).
+        let script = "curl -fsS -D /dev/stderr --retry-max-time 30 https://user:secret@api.example.com/v1/items?page=2";
+        assert_eq!(
+            title_of("sh", &["-c", script]),
+            "curl … api.example.com/v1/items"
+        );
+        let other = script.replace("items", "orders");
+        assert_eq!(
+            title_of("sh", &["-c", &other]),
+            "curl … api.example.com/v1/orders"
+        );
+        // A long path is cut after a `/`, never mid-word; no credentials.
+        let long = "https://u:pw@registry.example.com/a/very/long/path/to/some/artifact.tar.gz";
+        let got = title_of("/usr/bin/curl", &["-fsSLO", "--retry", "0", long]);
+        assert_eq!(got, "curl … registry.example.com/a/very/long/path/…");
+        assert!(!title_of("curl", &["https://u:pw@h/x"]).contains("pw"));
+        assert_eq!(title_of("make", &[]), "make");
+    }
+
+    #[test]
     fn a_script_is_quoted_as_the_subject() {
         let args = [OsString::from("-c"), OsString::from("make test")];
         let name = CommandName::new(OsStr::new("/bin/sh"), &args);
@@ -112,7 +217,7 @@ mod tests {
     fn github_annotations_escape_and_pick_levels() {
         assert_eq!(
             github_of(&retrying()),
-            "::warning title=retry%3A curl::attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+            "::warning title=retry%3A curl -fsS example.com/health::attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
         );
         let gave_up = Event::GaveUp {
             attempt: 1,
@@ -125,7 +230,7 @@ mod tests {
         };
         assert_eq!(
             github_of(&gave_up),
-            "::error title=retry%3A curl::cannot run `a%25b%0Ac` (reason: spawn)\n"
+            "::error title=retry%3A curl -fsS example.com/health::cannot run `a%25b%0Ac` (reason: spawn)\n"
         );
         // A spawn error names the command itself: no subject before it.
         assert_eq!(
@@ -144,7 +249,7 @@ mod tests {
         };
         assert_eq!(
             github_of(&warning),
-            "::warning title=retry%3A curl::--budget: cannot lock it; the run goes on without it\n"
+            "::warning title=retry%3A curl -fsS example.com/health::--budget: cannot lock it; the run goes on without it\n"
         );
         assert_eq!(
             text_of(&warning),

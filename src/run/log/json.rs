@@ -40,8 +40,16 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
         }
     };
     match event {
-        // Not a JSON event (`Log::shows`).
-        Event::PresetKnown { .. } => return,
+        Event::Preset(line) => {
+            head(out, "preset");
+            let _ = write!(
+                out,
+                r#","preset":"{}","chosen":{},"why":"{}""#,
+                escape(&line.name),
+                line.chosen,
+                escape(&line.why)
+            );
+        }
         Event::Starting { attempt, limit } => {
             head(out, "attempt_started");
             let _ = write!(

@@ -257,8 +257,10 @@ impl Log {
                 ..
             } => self.verbosity == Verbosity::Verbose,
             Event::GaveUp { .. } => true,
-            // Advice for a reader: JSON lines record what happened.
-            Event::PresetKnown { .. } => self.format != LogFormat::Json,
+            // JSON records what judged the run; a reader asks with -v.
+            Event::Preset(_) => {
+                self.format == LogFormat::Json || self.verbosity == Verbosity::Verbose
+            }
         }
     }
 }
@@ -284,7 +286,7 @@ mod tests {
         );
         assert_eq!(
             github_of(&event(1234)),
-            "::notice title=retry%3A curl::attempt 3/5 succeeded; 3 attempts, 1234 ms spent sleeping\n"
+            "::notice title=retry%3A curl -fsS example.com/health::attempt 3/5 succeeded; 3 attempts, 1234 ms spent sleeping\n"
         );
         assert_eq!(
             json_of(&event(1234)),
@@ -396,34 +398,41 @@ mod tests {
         );
         assert_eq!(
             github_of(&warning),
-            "::warning title=retry%3A curl::a \"b\"\n"
+            "::warning title=retry%3A curl -fsS example.com/health::a \"b\"\n"
         );
     }
 
     #[test]
-    fn a_known_preset_is_a_text_line_and_no_json_event() {
-        let note = Event::PresetKnown {
-            preset: "curl".into(),
-            program: "curl".into(),
-        };
+    fn the_preset_that_judges_is_a_verbose_text_line_and_always_a_json_event() {
+        let chosen = Event::Preset(crate::run::events::PresetLine {
+            name: "curl".into(),
+            chosen: true,
+            why: "chosen for `curl`".into(),
+        });
         assert_eq!(
-            text_of(&note),
-            "retry: curl: --preset curl knows curl's transient failures \
-             (retry --presets shows its rules)\n"
+            text_of(&chosen),
+            "retry: curl: the curl preset judges failures, chosen for `curl` \
+             (--preset none turns this off)\n"
         );
-        assert!(github_of(&note).starts_with("::notice title=retry%3A curl::--preset curl"));
-        assert_eq!(json_of(&note), "");
-        let log = |format| {
-            Log::new(
-                format,
-                Verbosity::Normal,
-                curl(),
-                Destination::Stderr,
-                RUN.into(),
+        assert!(
+            github_of(&chosen).starts_with(
+                "::notice title=retry%3A curl -fsS example.com/health::the curl preset"
             )
+        );
+        assert_eq!(
+            json_of(&chosen),
+            format!(
+                "{{\"event\":\"preset\",{HEAD},\"preset\":\"curl\",\"chosen\":true,\
+                 \"why\":\"chosen for `curl`\"}}\n"
+            )
+        );
+        let log = |format, verbosity| {
+            Log::new(format, verbosity, curl(), Destination::Stderr, RUN.into())
         };
-        assert!(log(LogFormat::Text).shows(&note) && log(LogFormat::Github).shows(&note));
-        assert!(!log(LogFormat::Json).shows(&note));
+        assert!(log(LogFormat::Text, Verbosity::Verbose).shows(&chosen));
+        assert!(!log(LogFormat::Text, Verbosity::Normal).shows(&chosen));
+        assert!(!log(LogFormat::Github, Verbosity::Normal).shows(&chosen));
+        assert!(log(LogFormat::Json, Verbosity::Normal).shows(&chosen));
     }
 
     /// A run that gave up for `reason`, as the loop would report it.

@@ -184,11 +184,17 @@ pub(super) fn write_message(
             "attempt {attempt}/{limit} succeeded; {attempt} attempts, {} spent sleeping",
             MsText(*slept_ms)
         ),
-        Event::PresetKnown { preset, program } => write!(
-            out,
-            "--preset {preset} knows {program}'s transient failures \
-             (retry --presets shows its rules)"
-        ),
+        Event::Preset(line) => {
+            write!(
+                out,
+                "the {} preset judges failures, {}",
+                line.name, line.why
+            )?;
+            match line.chosen {
+                true => write!(out, " (--preset none turns this off)"),
+                false => Ok(()),
+            }
+        }
         Event::HookFailed {
             attempt,
             limit,

@@ -146,8 +146,9 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
         }
     }
     // A presets file that cannot be trusted or read is never waited on (a
-    // hang is caught above), is said at most once, and once by a run that
-    // gave up with its last line on stderr, and its preset is never taken.
+    // hang is caught above), is said at most once (before the first
+    // attempt, when the lookup reads it), and once by a run that gave up
+    // with its last line on stderr, and its preset is never taken.
     if s.presets.is_some() {
         let stderr = String::from_utf8_lossy(&o.stderr);
         let said = stderr.matches("warning: the presets file").count();
@@ -161,7 +162,7 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
                 if gave_up { "once" } else { "at most once" }
             ));
         }
-        if stderr.contains("--preset chaos") {
+        if stderr.contains("--preset chaos") || stderr.contains("chaos preset") {
             violation("a preset from a presets file that cannot be trusted was taken".into());
         }
     }

@@ -261,7 +261,8 @@ fn presets_config(dir: &Path, fault: PresetsFault) -> PathBuf {
     fs::create_dir_all(&own).unwrap();
     fs::set_permissions(&own, fs::Permissions::from_mode(0o755)).unwrap();
     let file = own.join("presets.ini");
-    let text = "[chaos]\nprograms = sh\nretry-if-output = .\nsource = chaos\n";
+    // Claims sh: the lookup would choose it for every run, were it read.
+    let text = "[chaos]\nprograms = sh\ncalls = *\nretry-if-output = .\nsource = chaos\n";
     let mode = |mode| fs::set_permissions(&file, fs::Permissions::from_mode(mode)).unwrap();
     match fault {
         PresetsFault::Fifo => {

@@ -71,13 +71,13 @@ pub struct Scenario {
     /// server of the test's) that answers one byte every 50 ms: given up
     /// on within `--budget-timeout`, with one warning.
     pub store_trickles: bool,
-    /// Fault: the user's presets file, read for the note of a run that
-    /// gives up: ignored at once, with one warning.
+    /// Fault: the user's presets file, read by the lookup of a preset for
+    /// the program before the run: ignored at once, with one warning.
     pub presets: Option<PresetsFault>,
 }
 
 /// Fault: what `$XDG_CONFIG_HOME/retry/presets.ini` is. Where it holds
-/// text, a preset for `sh` whose note must never be said.
+/// text, a preset claiming `sh` that must never be chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PresetsFault {
     /// A FIFO nobody writes to: a read would wait forever.

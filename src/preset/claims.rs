@@ -1,0 +1,291 @@
+//! Which calls of its programs a preset claims (`calls` in the data), and
+//! the lookup that picks a preset for a command when none is named.
+//!
+//! A preset claims a call only where its rules describe every failure of
+//! that call: `git fetch` fails on the network or on the repository, both
+//! in the git preset's rules, but `git status`, `npm test` or `docker run`
+//! pass on another program's failure (a test's, a container's), which no
+//! preset can judge. There a flaky test must still be retried as retry
+//! retries any failure, the most common use of a retry wrapper. So a
+//! preset without `calls` (ssh: its status is the remote command's) is
+//! never chosen by the lookup, only by name.
+
+use std::ffi::{OsStr, OsString};
+
+use crate::preset::Preset;
+use crate::preset::wrappers::{self, basename};
+
+/// `calls`: every call (`*`), or the calls named by their first words
+/// (`submodule update`), after the program's own options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Calls<'a> {
+    Every,
+    Only(Vec<Vec<&'a str>>),
+}
+
+impl<'a> Calls<'a> {
+    /// `*`, or calls separated by `,`, each one or more words.
+    pub fn parse(text: &'a str) -> Result<Calls<'a>, String> {
+        if text == "*" {
+            return Ok(Calls::Every);
+        }
+        let calls: Vec<Vec<&str>> = text
+            .split(',')
+            .map(|call| call.split_ascii_whitespace().collect::<Vec<_>>())
+            .collect();
+        match calls.iter().any(Vec::is_empty) {
+            true => Err(format!(
+                "`calls = {text}`: give `*` for every call, or the calls separated by `,` \
+                 (`clone, fetch, submodule update`)"
+            )),
+            false => Ok(Calls::Only(calls)),
+        }
+    }
+}
+
+/// A preset the lookup chose, and why, in words for `-v` and `--plan`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Chosen<'p, 'a> {
+    pub preset: &'p Preset<'a>,
+    /// `` chosen for `git fetch` (through sudo, env) ``, and the built-in
+    /// preset a user's one was chosen over.
+    pub why: String,
+}
+
+/// The preset that claims the call `program args` makes, looked through
+/// the usual wrappers: a user's preset before a built-in one (it is the
+/// user's own knowledge of the program); two of the user's that claim the
+/// same program are an error naming both.
+pub fn choose<'p, 'a>(
+    presets: &'p [Preset<'a>],
+    program: &OsStr,
+    args: &[OsString],
+) -> Result<Option<Chosen<'p, 'a>>, String> {
+    let Some(real) = wrappers::unwrap(program, args) else {
+        return Ok(None);
+    };
+    let name = basename(real.program);
+    let claims = |p: &&Preset<'a>| {
+        p.calls.is_some() && p.programs.iter().any(|&known| OsStr::new(known) == name)
+    };
+    let users: Vec<&Preset<'a>> = presets
+        .iter()
+        .filter(|p| p.file.is_some())
+        .filter(claims)
+        .collect();
+    if let [first, second, ..] = users[..] {
+        return Err(format!(
+            "the presets [{}] and [{}] of {} both claim {}: keep `calls` in one of them",
+            first.name,
+            second.name,
+            first
+                .file
+                .map(|f| f.display().to_string())
+                .unwrap_or_default(),
+            name.to_string_lossy()
+        ));
+    }
+    let builtin = presets.iter().filter(|p| p.file.is_none()).find(claims);
+    let Some(preset) = users.first().copied().or(builtin) else {
+        return Ok(None);
+    };
+    let Some(call) = claimed_call(preset, real.args) else {
+        return Ok(None);
+    };
+    let mut call_words = vec![name.to_string_lossy().into_owned()];
+    call_words.extend(call.iter().map(|w| w.to_string()));
+    let mut why = format!("chosen for `{}`", call_words.join(" "));
+    if !real.through.is_empty() {
+        why.push_str(&format!(" (through {})", real.through.join(", ")));
+    }
+    if let (Some(file), Some(builtin)) = (preset.file, builtin) {
+        why.push_str(&format!(
+            " from {}, over the built-in {} preset",
+            file.display(),
+            builtin.name
+        ));
+    }
+    Ok(Some(Chosen { preset, why }))
+}
+
+/// The call of `preset`'s program that `args` make, if the preset claims
+/// it: for `Every`, none to name; else the claimed words, matched after
+/// the program's own options (`git -C dir fetch`, `apt-get -y install`).
+fn claimed_call<'a>(preset: &Preset<'a>, args: &[OsString]) -> Option<Vec<&'a str>> {
+    let calls = match preset.calls.as_ref()? {
+        Calls::Every => return Some(Vec::new()),
+        Calls::Only(calls) => calls,
+    };
+    let longest = calls.iter().map(Vec::len).max().unwrap_or(0);
+    let words = positional(args, &preset.call_options, longest)?;
+    calls
+        .iter()
+        .find(|call| words.len() >= call.len() && call.iter().zip(&words).all(|(c, w)| c == w))
+        .cloned()
+}
+
+/// The first `count` words of `args` that are no option nor an option's
+/// value (`options` take the next word; `--opt=value` is one word); `None`
+/// at a word that is not text.
+fn positional<'w>(args: &'w [OsString], options: &[&str], count: usize) -> Option<Vec<&'w str>> {
+    let mut words = Vec::new();
+    let mut args = args.iter();
+    let mut only_words = false;
+    while words.len() < count {
+        let Some(word) = args.next() else { break };
+        let word = word.to_str()?;
+        if !only_words && word == "--" {
+            only_words = true;
+        } else if !only_words && word.starts_with('-') && word.len() > 1 {
+            if options.contains(&word) {
+                args.next();
+            }
+        } else {
+            words.push(word);
+        }
+    }
+    Some(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::preset::{builtin, parse};
+
+    fn chosen(line: &str) -> Option<String> {
+        chosen_in(&builtin(), line)
+    }
+
+    fn chosen_in(presets: &[Preset<'_>], line: &str) -> Option<String> {
+        let words: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+        let found = choose(presets, &words[0], &words[1..]).unwrap()?;
+        Some(format!("{} {}", found.preset.name, found.why))
+    }
+
+    #[test]
+    fn the_builtin_presets_claim_the_calls_their_rules_describe() {
+        for (line, preset) in [
+            ("curl -fsS http://x/", "curl"),
+            ("/usr/bin/wget -q x", "wget"),
+            ("rsync -a a b", "rsync"),
+            ("git clone x", "git"),
+            ("git -C dir -c a=b fetch --prune", "git"),
+            ("git --git-dir x pull", "git"),
+            ("git push", "git"),
+            ("git ls-remote x", "git"),
+            ("git submodule update --init", "git"),
+            ("apt-get -y -o Acquire::Retries=3 install curl", "apt"),
+            ("apt update", "apt"),
+            ("apt-get dist-upgrade", "apt"),
+            ("apt-get download x", "apt"),
+            ("pip install x", "pip"),
+            ("pip3 --quiet download x", "pip"),
+            ("npm ci", "npm"),
+            ("npm i left-pad", "npm"),
+            ("npm install", "npm"),
+            ("npm --prefix dir add x", "npm"),
+            ("docker pull alpine", "docker"),
+            ("docker push x", "docker"),
+            ("docker --config d login x", "docker"),
+        ] {
+            let got = chosen(line).unwrap_or_else(|| panic!("{line}: none chosen"));
+            assert!(
+                got.starts_with(&format!("{preset} chosen for")),
+                "{line}: {got}"
+            );
+        }
+    }
+
+    #[test]
+    fn calls_that_pass_on_another_programs_failure_choose_nothing() {
+        for line in [
+            "ssh host make test",
+            "ssh host",
+            "docker run alpine true",
+            "docker compose up",
+            "npm test",
+            "npm run build",
+            "npm --prefix install test",
+            "git status",
+            "git submodule foreach x",
+            "git -C fetch status",
+            "apt-get remove x",
+            "pip freeze",
+            "make test",
+            "sh -c curl",
+            "env -S curl",
+        ] {
+            assert_eq!(chosen(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn the_reason_names_the_call_and_the_wrappers() {
+        assert_eq!(chosen("curl x").unwrap(), "curl chosen for `curl`");
+        assert_eq!(
+            chosen("sudo -u ci env LC_ALL=C timeout -s KILL 30 git -C d fetch origin").unwrap(),
+            "git chosen for `git fetch` (through sudo, env, timeout)"
+        );
+        assert_eq!(
+            chosen("git submodule update").unwrap(),
+            "git chosen for `git submodule update`"
+        );
+    }
+
+    #[test]
+    fn a_users_claim_wins_over_a_builtin_one_and_two_of_theirs_clash() {
+        let path = std::path::Path::new("/home/u/.config/retry/presets.ini");
+        let ours = "[web]\nprograms = curl\ncalls = *\nretry-on = 22\nsource = s\n\
+                    [deploy]\nprograms = deploy\ncalls = push\nsource = s\n";
+        let mut presets = builtin();
+        presets.extend(parse(ours).unwrap().into_iter().map(|mut p| {
+            p.file = Some(path);
+            p
+        }));
+        assert_eq!(
+            chosen_in(&presets, "curl x").unwrap(),
+            "web chosen for `curl` from /home/u/.config/retry/presets.ini, \
+             over the built-in curl preset"
+        );
+        assert_eq!(
+            chosen_in(&presets, "deploy push").unwrap(),
+            "deploy chosen for `deploy push`"
+        );
+        assert_eq!(chosen_in(&presets, "deploy pull"), None);
+        let clash = "[a]\nprograms = deploy\ncalls = *\nsource = s\n";
+        presets.extend(parse(clash).unwrap().into_iter().map(|mut p| {
+            p.file = Some(path);
+            p
+        }));
+        let words = [OsString::from("x")];
+        assert_eq!(
+            choose(&presets, OsStr::new("deploy"), &words).unwrap_err(),
+            "the presets [deploy] and [a] of /home/u/.config/retry/presets.ini both claim \
+             deploy: keep `calls` in one of them"
+        );
+        // A user's preset without `calls` claims nothing: named only.
+        let named = "[mine]\nprograms = git\nsource = s\n";
+        let mut presets = builtin();
+        presets.extend(parse(named).unwrap().into_iter().map(|mut p| {
+            p.file = Some(path);
+            p
+        }));
+        assert_eq!(
+            chosen_in(&presets, "git fetch").unwrap(),
+            "git chosen for `git fetch`"
+        );
+    }
+
+    #[test]
+    fn calls_are_every_call_or_a_list_of_words() {
+        assert_eq!(Calls::parse("*"), Ok(Calls::Every));
+        assert_eq!(
+            Calls::parse("clone, submodule update"),
+            Ok(Calls::Only(vec![
+                vec!["clone"],
+                vec!["submodule", "update"]
+            ]))
+        );
+        assert!(Calls::parse("clone,,fetch").is_err());
+    }
+}

@@ -1,0 +1,259 @@
+//! The real program of a command line, through the usual wrappers that
+//! run their last words as a command of their own (`sudo -u ci env
+//! LC_ALL=C nice -n 5 curl ...` is curl): a preset is looked up by the
+//! program that reports the failures, not by the one that starts it.
+//!
+//! Each wrapper is known by its options that take the next word as their
+//! value, so an option's value is never taken for the program (`timeout
+//! -s KILL 10 curl`). A word the rules here cannot place ends the search
+//! with no program: a wrong guess would judge one program by another's
+//! rules, while no guess leaves retry's defaults, as before the lookup.
+//! `sh -c '...'` is no wrapper: a script's program is the user's to name.
+
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+/// A wrapper: its name, its options that take a separate value (short
+/// letters, then long names), and the positional words it takes before
+/// the command (`timeout`'s duration).
+struct Wrapper {
+    name: &'static str,
+    short: &'static str,
+    long: &'static [&'static str],
+    before: usize,
+    /// `env` and `sudo` take `NAME=value` words before the command.
+    assignments: bool,
+}
+
+/// GNU coreutils (env, nice, nohup, timeout, stdbuf), util-linux
+/// (ionice), sudo(8) and GNU time(1), as their manuals list the options.
+const WRAPPERS: [Wrapper; 8] = [
+    Wrapper {
+        name: "env",
+        // -S/--split-string puts the command in one string: not followed.
+        short: "uC",
+        long: &["--unset", "--chdir"],
+        before: 0,
+        assignments: true,
+    },
+    Wrapper {
+        name: "sudo",
+        short: "ugCDhpRrtTU",
+        long: &[
+            "--user",
+            "--group",
+            "--close-from",
+            "--chdir",
+            "--host",
+            "--prompt",
+            "--chroot",
+            "--role",
+            "--type",
+            "--command-timeout",
+            "--other-user",
+        ],
+        before: 0,
+        assignments: true,
+    },
+    Wrapper {
+        name: "nice",
+        short: "n",
+        long: &["--adjustment"],
+        before: 0,
+        assignments: false,
+    },
+    Wrapper {
+        name: "nohup",
+        short: "",
+        long: &[],
+        before: 0,
+        assignments: false,
+    },
+    Wrapper {
+        name: "timeout",
+        short: "sk",
+        long: &["--signal", "--kill-after"],
+        before: 1,
+        assignments: false,
+    },
+    Wrapper {
+        name: "stdbuf",
+        short: "ioe",
+        long: &["--input", "--output", "--error"],
+        before: 0,
+        assignments: false,
+    },
+    Wrapper {
+        name: "ionice",
+        // -p, -P, -u: processes already running, no command to follow.
+        short: "cn",
+        long: &["--class", "--classdata"],
+        before: 0,
+        assignments: false,
+    },
+    Wrapper {
+        name: "time",
+        short: "fo",
+        long: &["--format", "--output"],
+        before: 0,
+        assignments: false,
+    },
+];
+
+/// Options that mean a wrapper runs no command here (`env -S`, `ionice
+/// -p PID`): the search stops with no program.
+const NO_COMMAND: [(&str, char); 5] = [
+    ("env", 'S'),
+    ("ionice", 'p'),
+    ("ionice", 'P'),
+    ("ionice", 'u'),
+    ("sudo", 'e'),
+];
+
+/// A command line with the wrappers in front of its program taken off.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Unwrapped<'w> {
+    pub program: &'w OsStr,
+    pub args: &'w [OsString],
+    /// The wrappers passed through, outermost first (`sudo`, `env`).
+    pub through: Vec<&'static str>,
+}
+
+/// The program that `program args` runs in the end, through any of the
+/// wrappers above; `None` when a wrapper's words cannot be placed.
+pub fn unwrap<'w>(program: &'w OsStr, args: &'w [OsString]) -> Option<Unwrapped<'w>> {
+    let mut found = Unwrapped {
+        program,
+        args,
+        through: Vec::new(),
+    };
+    while let Some(wrapper) = WRAPPERS
+        .iter()
+        .find(|w| OsStr::new(w.name) == basename(found.program))
+    {
+        let at = command_start(wrapper, found.args)?;
+        let (program, args) = found.args[at..].split_first()?;
+        found.through.push(wrapper.name);
+        found.program = program;
+        found.args = args;
+    }
+    Some(found)
+}
+
+/// A program's base name, as presets list it.
+pub fn basename(program: &OsStr) -> &OsStr {
+    Path::new(program).file_name().unwrap_or(program)
+}
+
+/// Where the command starts in a wrapper's `args`.
+fn command_start(wrapper: &Wrapper, args: &[OsString]) -> Option<usize> {
+    let mut at = 0;
+    let mut positional = 0;
+    while let Some(word) = args.get(at) {
+        let word = word.to_str()?;
+        if word == "--" {
+            at += 1;
+            break;
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            let name = long.split('=').next().unwrap_or(long);
+            let takes = wrapper.long.iter().any(|l| l[2..] == *name) && !long.contains('=');
+            if wrapper.name == "env" && name == "split-string" {
+                return None;
+            }
+            at += 1 + usize::from(takes);
+            continue;
+        }
+        if let Some(letters) = word.strip_prefix('-').filter(|l| !l.is_empty()) {
+            // `-n 5`, `-n5`, `-in` (a cluster whose last letter takes the next word).
+            let mut takes_next = false;
+            for (i, letter) in letters.char_indices() {
+                if NO_COMMAND.contains(&(wrapper.name, letter)) {
+                    return None;
+                }
+                if wrapper.short.contains(letter) {
+                    takes_next = i + letter.len_utf8() == letters.len();
+                    break;
+                }
+            }
+            at += 1 + usize::from(takes_next);
+            continue;
+        }
+        if wrapper.assignments && word.contains('=') && !word.starts_with('=') {
+            at += 1;
+            continue;
+        }
+        if positional < wrapper.before {
+            positional += 1;
+            at += 1;
+            continue;
+        }
+        break;
+    }
+    (positional == wrapper.before && at < args.len()).then_some(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program(line: &str) -> Option<(String, Vec<&'static str>)> {
+        let words: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+        let found = unwrap(&words[0], &words[1..])?;
+        Some((found.program.to_str()?.to_owned(), found.through))
+    }
+
+    #[test]
+    fn wrappers_with_their_options_and_values_are_looked_through() {
+        for (line, real, through) in [
+            ("curl -fsS x", "curl", vec![]),
+            ("env A=1 B=2 curl x", "curl", vec!["env"]),
+            ("env -i -u HOME -C /tmp A=1 curl x", "curl", vec!["env"]),
+            ("/usr/bin/env --unset HOME -- curl", "curl", vec!["env"]),
+            ("sudo -u ci -E curl", "curl", vec!["sudo"]),
+            ("sudo -Eu ci LC_ALL=C curl", "curl", vec!["sudo"]),
+            ("sudo --user=ci curl", "curl", vec!["sudo"]),
+            ("nice -n 5 curl", "curl", vec!["nice"]),
+            ("nice -n5 curl", "curl", vec!["nice"]),
+            ("nice -5 curl", "curl", vec!["nice"]),
+            ("nohup curl", "curl", vec!["nohup"]),
+            ("timeout 10 curl", "curl", vec!["timeout"]),
+            ("timeout -s KILL -k 5 10s curl", "curl", vec!["timeout"]),
+            (
+                "timeout --signal=KILL --foreground 10 curl",
+                "curl",
+                vec!["timeout"],
+            ),
+            ("stdbuf -oL -e 0 curl", "curl", vec!["stdbuf"]),
+            ("ionice -c 3 curl", "curl", vec!["ionice"]),
+            ("ionice -c3 -n 7 curl", "curl", vec!["ionice"]),
+            ("/usr/bin/time -f %e -o t curl", "curl", vec!["time"]),
+            (
+                "sudo -u x env A=1 nice -n 5 timeout 9 /usr/bin/git fetch",
+                "/usr/bin/git",
+                vec!["sudo", "env", "nice", "timeout"],
+            ),
+            // A shell is no wrapper: its script is the user's to name.
+            ("sh -c curl", "sh", vec![]),
+        ] {
+            assert_eq!(program(line), Some((real.to_owned(), through)), "{line}");
+        }
+    }
+
+    #[test]
+    fn words_that_cannot_be_placed_give_no_program() {
+        for line in [
+            "env",
+            "env A=1",
+            "env -S curl\\ x",
+            "env --split-string=curl",
+            "timeout 10",
+            "timeout -s KILL",
+            "ionice -p 42",
+            "sudo -e file",
+            "nice -n",
+        ] {
+            assert_eq!(program(line), None, "{line}");
+        }
+    }
+}
