@@ -25,6 +25,9 @@ pub struct CommandName {
     pub argv: Vec<String>,
     /// A `-c` script's words, uncut; `None` for a program run directly.
     pub script: Option<Vec<String>>,
+    /// The GitHub annotations' title (`log/github.rs`), made when first
+    /// asked and kept: an attempt's line allocates nothing.
+    pub title: std::cell::OnceCell<String>,
 }
 
 /// `CommandName::subject`, written where it goes (no String per line).
@@ -73,6 +76,7 @@ impl CommandName {
             full: cut(&escape_control(&quoted.join(" ")), FULL_CHARS),
             argv,
             script,
+            title: std::cell::OnceCell::new(),
         }
     }
 }

@@ -31,7 +31,11 @@ pub fn write_line(event: &Event, context: &Context, out: &mut String) {
     };
     // Writing to a String cannot fail.
     let _ = write!(out, "::{level} title=");
-    let _ = write!(Escaping::property(out), "retry: {}", title(context.name));
+    let _ = write!(
+        Escaping::property(out),
+        "retry: {}",
+        context.name.title.get_or_init(|| title(context.name))
+    );
     out.push_str("::");
     let _ = match event {
         // The level already says it: no second "warning: ".
