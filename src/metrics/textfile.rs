@@ -69,23 +69,31 @@ impl Textfile {
         }
     }
 
-    /// Replaces the file with `ending`'s series; a warning if it cannot.
+    /// Replaces the file with `ending`'s series; a warning if it cannot,
+    /// or else if the old file could not be read back.
     pub fn write(&self, ending: &Ending) -> Option<String> {
         let path = self.dir.join(&self.name);
-        let last_success = match ending.outcome {
-            Outcome::Succeeded => Some(seconds(ending.end)),
-            _ => crate::platform::publish::read(&path, READ_LIMIT)
-                .ok()
-                .and_then(|text| last_success(&text)),
+        let (last_success, unread) = match ending.outcome {
+            Outcome::Succeeded => (Some(seconds(ending.end)), None),
+            _ => match crate::platform::publish::read(&path, READ_LIMIT) {
+                Ok(text) => (text.and_then(|text| last_success(&text)), None),
+                Err(why) => (None, Some(why)),
+            },
         };
         let text = render(&self.job, ending, last_success.as_deref());
-        let error =
-            crate::platform::publish::replace(&self.dir, &self.name, text.as_bytes()).err()?;
-        Some(format!(
-            "cannot write --metrics-dir '{}': {}; its series keep the run before",
-            path.display(),
-            crate::os_error::describe(&error)
-        ))
+        let shown = path.display();
+        match crate::platform::publish::replace(&self.dir, &self.name, text.as_bytes()) {
+            Ok(()) => unread.map(|why| {
+                format!(
+                    "--metrics-dir: '{shown}' was not read back: {why}; \
+                     the job's last success is not carried over"
+                )
+            }),
+            Err(error) => Some(format!(
+                "cannot write --metrics-dir '{shown}': {}; its series keep the run before",
+                crate::os_error::describe(&error)
+            )),
+        }
     }
 }
 
@@ -265,6 +273,27 @@ retry_last_run_outcome{retry_job=\"nightly\",outcome=\"skipped\"} 0
         // Only the job's file is left: no temporary one.
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    /// An old file that is not a regular one is not read, with one
+    /// warning, and is replaced all the same.
+    #[test]
+    #[cfg(unix)] // FIFOs
+    fn an_old_file_that_is_no_regular_file_is_one_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = Textfile::new(dir.path().to_owned(), &job());
+        let path = dir.path().join("retry_nightly.prom");
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let warning = file.write(&ending(Outcome::Exhausted)).unwrap();
+        assert_eq!(
+            warning,
+            format!(
+                "--metrics-dir: '{}' was not read back: it is a FIFO, not a regular file; \
+                 the job's last success is not carried over",
+                path.display()
+            )
+        );
+        assert!(path.metadata().unwrap().is_file(), "not replaced");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Files retry publishes for another program to read (node_exporter's
 //! textfile collector): a directory checked before the run, a file read
-//! back without waiting, and a file replaced whole. The same rules on
+//! back without waiting (only a regular file), and a file replaced whole. The same rules on
 //! every OS, on `owner.rs`.
 //!
 //! The file is replaced by a rename, so a reader sees the old file or the
@@ -13,6 +13,8 @@
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read as _, Write as _};
 use std::path::Path;
+
+use super::regular::{self, How};
 
 /// Temporary names tried before giving up (one left by a crash with the
 /// same pid is the only way a name can be taken).
@@ -35,17 +37,19 @@ pub fn check_dir(dir: &Path) -> io::Result<()> {
     super::owner::check_writable(dir)
 }
 
-/// `path`'s text, at most `limit` bytes of it (lossily UTF-8), if it is a
-/// regular file: opened without waiting, so a FIFO put in its place
-/// cannot hold the run.
-pub fn read(path: &Path, limit: u64) -> io::Result<String> {
-    let file = super::owner::open_to_read(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
+/// `path`'s text, at most `limit` bytes of it (lossily UTF-8), if it is
+/// there: `Ok(None)` if not. Only a regular file, opened as `regular.rs`
+/// says: never waited on, never through a symlink. `Err` is why not, a
+/// clause about "it".
+pub fn read(path: &Path, limit: u64) -> Result<Option<String>, String> {
+    let Some((file, _)) = regular::open(path, &"it", How::Read)? else {
+        return Ok(None);
+    };
     let mut bytes = Vec::new();
-    file.take(limit).read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// Replaces `dir/name` with `bytes`, whole.
@@ -133,8 +137,12 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["a.prom"]);
-        assert_eq!(read(&path, 2).unwrap(), "tw");
-        assert!(read(dir.path(), 10).is_err());
+        assert_eq!(read(&path, 2).unwrap().as_deref(), Some("tw"));
+        assert_eq!(read(&dir.path().join("none"), 2), Ok(None));
+        assert_eq!(
+            read(dir.path(), 10),
+            Err("it is a directory, not a regular file".into())
+        );
     }
 
     /// Threads replacing the same file while others read it: every read
