@@ -12,7 +12,7 @@
 //! `trusted.rs` reads a file retry takes rules from (the user's presets):
 //! bounded, and only this user's or root's; `publish.rs` replaces a file
 //! others read (the Prometheus textfile) whole, by a rename, and reads the
-//! old one back. `append.rs` opens
+//! old one back only if it is this user's or root's. `append.rs` opens
 //! `--log-file` without ever waiting, only what can take appended lines,
 //! and through no symlink another user owns.
 //! `seam.rs` holds the types every twin shares (`Child`, `Io`, `Wake`).
