@@ -188,6 +188,9 @@ fn run_command(
     let mut host = supervisor::Supervisor::new(config, signals, id);
     let seed = config.seed;
     let mut warnings: Vec<String> = config.preset_warnings.clone();
+    if let Some(dir) = &config.metrics.dir {
+        warnings.extend(metrics::textfile::shared_dir_warning(dir));
+    }
     let mut trace = None;
     if let Some((spans, ids, said)) = tracing {
         host = host.with_trace(ids);

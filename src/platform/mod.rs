@@ -4,14 +4,17 @@
 //! signal dispositions and masks, dying by a signal, and collecting the
 //! descendants that escaped the group. The rest of the crate names no OS call.
 //!
-//! `private.rs` creates and opens files only this user may touch (the
-//! shared retry budget's state), its rules written once for every OS on
-//! `owner.rs` (the user id, owner-only creation, opening without following
-//! a link); `append.rs` opens `--log-file` without ever waiting, only what
-//! can take appended lines, and through no symlink another user owns;
+//! `regular.rs` is the one way a file of state is opened: only a regular
+//! file, never waiting on a FIFO or a device. On it, `private.rs` creates
+//! and opens files only this user may touch (the budget's and the
+//! breaker's records), its rules written once for every OS on `owner.rs`
+//! (the user id, owner-only creation, opening without following a link);
 //! `trusted.rs` reads a file retry takes rules from (the user's presets):
-//! never waiting, bounded, and only this user's or root's; `publish.rs`
-//! replaces a file others read (the Prometheus textfile) whole, by a rename.
+//! bounded, and only this user's or root's; `publish.rs` replaces a file
+//! others read (the Prometheus textfile) whole, by a rename, and reads the
+//! old one back only if it is this user's or root's. `append.rs` opens
+//! `--log-file` without ever waiting, only what can take appended lines,
+//! and through no symlink another user owns.
 //! `seam.rs` holds the types every twin shares (`Child`, `Io`, `Wake`).
 //!
 //! `unix.rs` is the implementation for every Unix; `spawn.rs` starts a
@@ -43,6 +46,7 @@ pub mod publish;
 pub mod ready;
 #[cfg(unix)]
 pub mod reaper_portable;
+pub mod regular;
 mod seam;
 #[cfg(unix)]
 pub mod signals;

@@ -1,10 +1,10 @@
 //! Who owns a file, and the calls that make and open one only its owner
-//! may use, on Unix: the effective user id, modes `0700` and `0600`, and
-//! `O_NOFOLLOW`; and opening a file to read that never waits (`O_NONBLOCK`).
-//! `private.rs` and `trusted.rs` write the rules once from these;
-//! `windows/owner.rs` is the twin.
+//! may use, on Unix: the effective user id, modes `0700` and `0600`,
+//! `O_NOFOLLOW`, and an open that never waits (`O_NONBLOCK`).
+//! `regular.rs`, `private.rs`, `trusted.rs` and `publish.rs` write the
+//! rules once from these; `windows/owner.rs` is the twin.
 
-use std::fs::{DirBuilder, File, FileType, Metadata, OpenOptions};
+use std::fs::{DirBuilder, FileType, Metadata, OpenOptions};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -19,10 +19,17 @@ pub fn create_dir(path: &Path) -> io::Result<()> {
     DirBuilder::new().mode(0o700).create(path)
 }
 
-/// Options that create a file `0600` and never follow a symlink.
-pub fn open_options() -> OpenOptions {
+/// Options that never wait: a FIFO opens at once (`O_NONBLOCK`), and a
+/// terminal never becomes retry's controlling terminal (`O_NOCTTY`); a file
+/// they create is `0600`; unless `follow`, a final symlink is not followed
+/// (`O_NOFOLLOW`). `O_NONBLOCK` means nothing to the regular file that
+/// `regular.rs` then insists on.
+pub fn open_options(follow: bool) -> OpenOptions {
+    let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
     let mut options = OpenOptions::new();
-    options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    options
+        .mode(0o600)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow);
     options
 }
 
@@ -65,17 +72,6 @@ fn check(
         ));
     }
     Ok(())
-}
-
-/// Opens `path` to read without ever waiting: a FIFO with no writer opens
-/// at once (`O_NONBLOCK`), and a terminal never becomes retry's
-/// controlling terminal (`O_NOCTTY`). The caller refuses what is not a
-/// regular file, where `O_NONBLOCK` means nothing.
-pub fn open_to_read(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
 }
 
 /// Whether this user may create files in the directory `dir` (`access`

@@ -6,7 +6,8 @@
 //! its Windows twin) gives the answers each OS has its own calls for: who
 //! am I (`geteuid`), create owner-only (`0700`/`0600`, on Windows an
 //! owner-only access list), open without following a link (`O_NOFOLLOW`,
-//! `FILE_FLAG_OPEN_REPARSE_POINT`), and who may write a file. A record is
+//! `FILE_FLAG_OPEN_REPARSE_POINT`), and who may write a file; `regular.rs`
+//! opens the file, never waiting, and only a regular one. A record is
 //! read and written with the seam's positioned `read_at` and `write_at`.
 
 use std::fs::File;
@@ -15,6 +16,7 @@ use std::path::Path;
 
 use super::owner;
 pub use super::owner::user_id;
+use super::regular::{self, How};
 
 /// Creates `path` as a directory only this user may use (`0700`), or
 /// checks the one already there as `check_dir` does.
@@ -57,32 +59,14 @@ pub fn check_dir(path: &Path) -> Result<bool, String> {
 
 /// Opens `path` for reading and writing, creating it `0600`, if `create`;
 /// else for reading only, `Ok(None)` when it does not exist (a look that
-/// must change nothing). A symlink is never followed; the file must be a
-/// regular file this user owns that no one else may write to.
+/// must change nothing). Opened as `regular.rs` opens a state file: never
+/// waiting, never through a symlink, only a regular file; and it must be
+/// one this user owns that no one else may write to.
 pub fn open_private(path: &Path, create: bool) -> Result<Option<File>, String> {
-    let shown = path.display();
-    let symlink = || Err(format!("{shown} is a symlink; refusing to follow it"));
-    let opened = owner::open_options()
-        .read(true)
-        .write(create)
-        .create(create)
-        .open(path);
-    let file = match opened {
-        Ok(file) => file,
-        Err(e) if owner::is_symlink_error(&e) => return symlink(),
-        Err(e) if !create && e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot open {shown}: {e}")),
+    let how = if create { How::Create } else { How::Read };
+    let Some((file, meta)) = regular::open(path, &path.display(), how)? else {
+        return Ok(None);
     };
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot inspect {shown}: {e}"))?;
-    // Where the open does not refuse a link, it opens the link itself.
-    if meta.file_type().is_symlink() {
-        return symlink();
-    }
-    if !meta.is_file() {
-        return Err(format!("{shown} is not a regular file"));
-    }
     owner::check_owner(&meta, path, 0o600)?;
     Ok(Some(file))
 }
@@ -197,6 +181,33 @@ mod tests {
             err.contains("cannot open") || err.contains("not a regular"),
             "{err}"
         );
+    }
+
+    /// A look at a record that was a FIFO waited for a writer for ever
+    /// (the breaker's, before the command ran): bounded here, so that a
+    /// regression fails rather than hangs.
+    #[test]
+    #[cfg(unix)] // FIFOs
+    fn a_fifo_or_a_device_as_record_is_refused_at_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let opened = [false, true].map(|create| open_private(&fifo, create).map(|_| ()));
+            let _ = tx.send(opened);
+        });
+        let opened = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("opening a FIFO as a record hung");
+        for result in opened {
+            let err = result.unwrap_err();
+            assert!(err.ends_with("fifo is a FIFO, not a regular file"), "{err}");
+        }
+        for create in [false, true] {
+            let err = open_private(Path::new("/dev/null"), create).unwrap_err();
+            assert_eq!(err, "/dev/null is a character device, not a regular file");
+        }
     }
 
     #[test]

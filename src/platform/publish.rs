@@ -1,22 +1,26 @@
 //! Files retry publishes for another program to read (node_exporter's
 //! textfile collector): a directory checked before the run, a file read
-//! back without waiting, and a file replaced whole. The same rules on
-//! every OS, on `owner.rs`.
+//! back without waiting and only if no other user could have written it,
+//! and a file replaced whole. The same rules on every OS, on `owner.rs`.
 //!
 //! The file is replaced by a rename, so a reader sees the old file or the
 //! new one, never half of either: the new text goes to a temporary file in
 //! the same directory (a rename does not cross file systems), named
-//! `.<name>.<pid>.<n>.tmp` (a collector reading `*.prom` skips it) and
-//! created exclusively, so two runs never share one. Its permissions are
-//! the umask's, as any file a user writes for others to read.
+//! `.<name>.<random>.tmp` (a collector reading `*.prom` skips it) and
+//! created exclusively (`tempfile`, as `mkstemp`), so neither another run
+//! nor another user who may write the directory can take its name or put
+//! a link there first. It is created `0644` less the umask: readable by
+//! the collector, and writable by no one else, as its read-back requires.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Read as _, Write as _};
 use std::path::Path;
 
-/// Temporary names tried before giving up (one left by a crash with the
-/// same pid is the only way a name can be taken).
-const TRIES: u32 = 16;
+use super::owner;
+use super::regular::{self, How};
+
+/// Random characters in a temporary name (tempfile's alphabet: 62).
+const RANDOM_CHARS: usize = 12;
 
 /// Windows refuses to replace a file that is open (a collector reading it,
 /// another run replacing it) with "access denied", for as long as it stays
@@ -32,46 +36,56 @@ pub fn check_dir(dir: &Path) -> io::Result<()> {
             "not a directory",
         ));
     }
-    super::owner::check_writable(dir)
+    owner::check_writable(dir)
 }
 
-/// `path`'s text, at most `limit` bytes of it (lossily UTF-8), if it is a
-/// regular file: opened without waiting, so a FIFO put in its place
-/// cannot hold the run.
-pub fn read(path: &Path, limit: u64) -> io::Result<String> {
-    let file = super::owner::open_to_read(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
+/// Why another user could write in `dir` (`shown` in the clause): it is
+/// theirs or open to them, as `trusted.rs` says of a directory of rules.
+/// `None` when only this user or root can.
+pub fn shared_dir(dir: &Path, shown: &str) -> Option<String> {
+    let meta = dir.metadata().ok()?;
+    owner::check_trusted(&meta, shown).err()
+}
+
+/// `path`'s text, at most `limit` bytes of it (lossily UTF-8), if it is
+/// there: `Ok(None)` if not. Only a regular file (opened as `regular.rs`
+/// says: never waited on, never through a symlink) that this user or root
+/// owns and no one else may write: in a directory others may write, a file
+/// of theirs is theirs to say. `Err` is why not, a clause about "it".
+pub fn read(path: &Path, limit: u64) -> Result<Option<String>, String> {
+    let Some((file, meta)) = regular::open(path, &"it", How::Read)? else {
+        return Ok(None);
+    };
+    owner::check_trusted(&meta, "it")?;
     let mut bytes = Vec::new();
-    file.take(limit).read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// Replaces `dir/name` with `bytes`, whole.
 pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    let pid = std::process::id();
-    let mut n = 0;
-    let (temporary, mut file) = loop {
-        let temporary = dir.join(format!(".{name}.{pid}.{n}.tmp"));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)
-        {
-            Ok(file) => break (temporary, file),
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists && n < TRIES => n += 1,
-            Err(error) => return Err(error),
-        }
-    };
-    let written = file.write_all(bytes).and_then(|()| {
-        drop(file);
-        rename_over(&temporary, &dir.join(name))
-    });
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary);
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder
+        .prefix(&prefix)
+        .suffix(".tmp")
+        .rand_bytes(RANDOM_CHARS);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o644));
     }
-    written
+    let mut file = builder.tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    // Closed before the rename (Windows renames no open file); removed if
+    // the rename fails, when `temporary` is dropped.
+    let temporary = file.into_temp_path();
+    rename_over(&temporary, &dir.join(name))?;
+    // Renamed: nothing is left at its name to remove.
+    let _ = temporary.keep();
+    Ok(())
 }
 
 /// `fs::rename`, which replaces `to` at once on Unix; on Windows, waited
@@ -119,22 +133,96 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.prom");
         replace(dir.path(), "a.prom", b"one\n").unwrap();
-        // A temporary name a crashed run left behind is passed over.
-        let stale = dir
-            .path()
-            .join(format!(".a.prom.{}.0.tmp", std::process::id()));
-        fs::write(&stale, "stale").unwrap();
         replace(dir.path(), "a.prom", b"two\n").unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "two\n");
-        assert_eq!(fs::read_to_string(&stale).unwrap(), "stale");
-        fs::remove_file(&stale).unwrap();
         let names: Vec<_> = fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["a.prom"]);
-        assert_eq!(read(&path, 2).unwrap(), "tw");
-        assert!(read(dir.path(), 10).is_err());
+        assert_eq!(read(&path, 2).unwrap().as_deref(), Some("tw"));
+        assert_eq!(read(&dir.path().join("none"), 2), Ok(None));
+        assert_eq!(
+            read(dir.path(), 10),
+            Err("it is a directory, not a regular file".into())
+        );
+        // A rename that fails leaves no temporary file either.
+        let taken = dir.path().join("b.prom");
+        fs::create_dir(&taken).unwrap();
+        fs::write(taken.join("x"), "").unwrap();
+        assert!(replace(dir.path(), "b.prom", b"one\n").is_err());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// Another user who may write the directory could once take every
+    /// temporary name a run would try (they followed from its pid), so its
+    /// series were never written, or put links there: the names are
+    /// random now, and what is there is neither used nor followed.
+    #[test]
+    #[cfg(unix)] // symlinks and modes as Unix has them
+    fn temporary_names_cannot_be_taken_in_advance() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "mine").unwrap();
+        let pid = std::process::id();
+        for n in 0..=16 {
+            let name = dir.path().join(format!(".a.prom.{pid}.{n}.tmp"));
+            std::os::unix::fs::symlink(&victim, name).unwrap();
+        }
+        replace(dir.path(), "a.prom", b"one\n").unwrap();
+        let path = dir.path().join("a.prom");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "one\n");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "mine");
+        // Writable by no one else, so that it is read back.
+        let mode = path.metadata().unwrap().permissions().mode();
+        assert_eq!(mode & 0o022, 0, "{mode:o}");
+        assert_eq!(read(&path, 10).unwrap().as_deref(), Some("one\n"));
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 17 + 2);
+    }
+
+    /// A file another user could have written is not read back; the
+    /// directory that lets them is named.
+    #[test]
+    #[cfg(unix)] // modes and owners
+    fn what_another_user_could_write_is_not_read() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.prom");
+        fs::write(&path, "x").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o664)).unwrap();
+        assert_eq!(
+            read(&path, 10),
+            Err("it is writable by other users (mode 664); make it 0644".into())
+        );
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(shared_dir(dir.path(), "d"), None);
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(
+            shared_dir(dir.path(), "d").as_deref(),
+            Some("d is writable by other users (mode 777); make it 0755")
+        );
+        let link = dir.path().join("link.prom");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert_eq!(
+            read(&link, 10),
+            Err("it is a symlink; refusing to follow it".into())
+        );
+        if owner::user_id() != 0 {
+            eprintln!("skipped in part: a file of another user's (only root can chown it to one)");
+            return;
+        }
+        std::os::unix::fs::chown(&path, Some(65534), None).unwrap();
+        assert_eq!(
+            read(&path, 10),
+            Err("it is owned by user id 65534, not by you (0) or root".into())
+        );
+        std::os::unix::fs::chown(dir.path(), Some(65534), None).unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            shared_dir(dir.path(), "d").as_deref(),
+            Some("d is owned by user id 65534, not by you (0) or root")
+        );
     }
 
     /// Threads replacing the same file while others read it: every read

@@ -5,35 +5,24 @@
 //! the budget's state and `--log-file`, with root's trusted as root could
 //! write any file itself). Anything else is refused with a reason.
 //!
-//! Written once for every OS on `owner.rs`: the path is inspected first,
-//! so a device is never even opened (opening a tape rewinds it); then it
-//! is opened without waiting (a FIFO swapped in meanwhile opens at once)
-//! and what was opened is what is checked and read, at most `limit` bytes
-//! and one more to tell a longer file.
+//! Written once for every OS on `owner.rs`, and opened as `regular.rs`
+//! opens every state file (a device is never even opened: opening a tape
+//! rewinds it; a FIFO is never waited on); what was opened is what is
+//! checked and read, at most `limit` bytes and one more to tell a longer
+//! file.
 
-use std::io::{self, Read};
+use std::io::Read;
 use std::path::Path;
 
 use super::owner;
+use super::regular::{self, How};
 
 /// The contents of `path`, `Ok(None)` if there is nothing there; `Err` is
 /// why it was not read, a clause such as "it is a FIFO, not a regular file".
 pub fn read(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
-    let regular = |meta: &std::fs::Metadata| match (meta.is_file(), owner::kind(meta.file_type())) {
-        (true, _) => Ok(()),
-        (false, Some(kind)) => Err(format!("it is {kind}, not a regular file")),
-        (false, None) => Err("it is not a regular file".to_owned()),
+    let Some((file, meta)) = regular::open(path, &"it", How::ReadFollowing)? else {
+        return Ok(None);
     };
-    match path.metadata() {
-        Ok(meta) => regular(&meta)?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot inspect it: {e}")),
-    }
-    let file = owner::open_to_read(path).map_err(|e| format!("cannot open it: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot inspect it: {e}"))?;
-    regular(&meta)?;
     owner::check_trusted(&meta, "it")?;
     // Whoever may write the directory may put their own file in its place.
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {

@@ -44,6 +44,9 @@ mod presets;
 mod processes;
 #[cfg(unix)]
 mod readme;
+// FIFOs and device nodes in place of state files.
+#[cfg(unix)]
+mod state_files;
 mod storm;
 // OpenTelemetry traces, against a receiver in Python; the commands are `sh`.
 #[cfg(unix)]

@@ -170,6 +170,9 @@ fn a_write_that_fails_at_the_end_is_one_warning() {
     let dir = scratch();
     let metrics = dir.path().join("gone");
     std::fs::create_dir(&metrics).unwrap();
+    // Whatever the umask: a directory others may write adds a warning.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&metrics, std::fs::Permissions::from_mode(0o755)).unwrap();
     let script = format!("rmdir '{}'; exit 4", metrics.display());
     let out = retry(&["--metrics-dir", metrics.to_str().unwrap(), "-n", "1", "--"])
         .args(&["sh", "-c", &script])
@@ -178,6 +181,156 @@ fn a_write_that_fails_at_the_end_is_one_warning() {
         "warning: cannot write --metrics-dir '{}/retry_sh-",
         metrics.display()
     ));
+}
+
+/// A forged last success: the year 2100, which, carried forward by every
+/// failed run, kept a staleness alert from ever firing.
+#[cfg(unix)]
+const FORGED: &str = "retry_last_success_timestamp_seconds{retry_job=\"nightly\"} 4102444800.000\n";
+
+/// A metrics directory as node_exporter's often is: `mode`, the job's old
+/// file in it made by `forge`.
+#[cfg(unix)]
+fn forged(mode: u32, forge: impl FnOnce(&Path)) -> (tempfile::TempDir, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch();
+    let metrics = dir.path().join("metrics");
+    std::fs::create_dir(&metrics).unwrap();
+    std::fs::set_permissions(&metrics, std::fs::Permissions::from_mode(mode)).unwrap();
+    let file = metrics.join("retry_nightly.prom");
+    forge(&file);
+    (dir, metrics)
+}
+
+/// A run of job `nightly` that fails: its warnings, and its file's last success.
+#[cfg(unix)]
+fn failed_run(dir: &Path, metrics: &Path) -> (Vec<String>, Option<String>) {
+    let out = run_failing(
+        dir,
+        5,
+        &[
+            "--metrics-dir",
+            metrics.to_str().unwrap(),
+            "--job",
+            "nightly",
+            "-n",
+            "1",
+        ],
+    );
+    out.code(3);
+    let warnings = out
+        .stderr
+        .lines()
+        .filter(|line| line.contains("warning:"))
+        .map(str::to_owned)
+        .collect();
+    let text = prom(metrics, "nightly");
+    assert!(text.contains("retry_last_run_attempts{retry_job=\"nightly\"} 1\n"));
+    let success = sample(&text, "retry_last_success_timestamp_seconds").map(str::to_owned);
+    (warnings, success)
+}
+
+/// Another user's file, or one others may write, in the job's name: not
+/// read back (one warning), so its last success is not the job's. As root,
+/// `nobody`'s forged file set it to the year 2100.
+#[cfg(unix)]
+#[test]
+fn another_users_textfile_does_not_set_the_last_success() {
+    use std::os::unix::fs::PermissionsExt;
+    // The file of one's own, kept: the forgery is all that differs below.
+    let (dir, metrics) = forged(0o755, |file| std::fs::write(file, FORGED).unwrap());
+    let (warnings, success) = failed_run(dir.path(), &metrics);
+    assert_eq!(success.as_deref(), Some("4102444800.000"));
+    assert!(warnings.is_empty(), "{warnings:?}");
+
+    let (dir, metrics) = forged(0o755, |file| {
+        std::fs::write(file, FORGED).unwrap();
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    });
+    let (warnings, success) = failed_run(dir.path(), &metrics);
+    assert_eq!(success, None);
+    let want = format!(
+        "warning: --metrics-dir: '{}' was not read back: it is writable by other users (mode 666); \
+         make it 0644; the job's last success is not carried over",
+        metrics.join("retry_nightly.prom").display()
+    );
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].ends_with(&want), "{warnings:?}");
+
+    if nix::unistd::geteuid().as_raw() != 0 {
+        eprintln!("skipped in part: a file of another user's (only root can chown it to one)");
+        return;
+    }
+    // Written by `nobody` in a directory open to them (sticky, as /tmp).
+    let (dir, metrics) = forged(0o1777, |file| {
+        std::fs::write(file, FORGED).unwrap();
+        std::os::unix::fs::chown(file, Some(65534), Some(65534)).unwrap();
+    });
+    let (warnings, success) = failed_run(dir.path(), &metrics);
+    assert_eq!(success, None, "the forged success was carried");
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[1].ends_with("it is owned by user id 65534, not by you (0) or root; the job's last success is not carried over"),
+        "{warnings:?}"
+    );
+    // Replaced by the job's own file, which the next run reads back.
+    let meta = std::fs::metadata(metrics.join("retry_nightly.prom")).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta), 0);
+}
+
+/// A file that names another job is not this job's history, even one of
+/// this user's own (copied, or renamed from another job's).
+#[cfg(unix)]
+#[test]
+fn a_textfile_of_another_jobs_is_not_read_back() {
+    let (dir, metrics) = forged(0o755, |file| {
+        let theirs = FORGED.replace("\"nightly\"", "\"weekly\"");
+        std::fs::write(file, theirs).unwrap();
+    });
+    let (warnings, success) = failed_run(dir.path(), &metrics);
+    assert_eq!(success, None);
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+/// A directory that other users may write is said once, before the run,
+/// with the words the budget and the presets use; the run goes on.
+#[cfg(unix)]
+#[test]
+fn a_metrics_dir_others_may_write_is_one_warning() {
+    for (mode, shown) in [(0o777, "777"), (0o1777, "777"), (0o775, "775")] {
+        let (dir, metrics) = forged(mode, |_| {});
+        let out = run_failing(
+            dir.path(),
+            1,
+            &[
+                "--metrics-dir",
+                metrics.to_str().unwrap(),
+                "--job",
+                "nightly",
+            ],
+        );
+        out.code(0);
+        let want = format!(
+            "warning: --metrics-dir '{}' is writable by other users (mode {shown}); make it 0755; \
+             another user could replace or remove the job's file there \
+             (only one of yours or root's is read back)",
+            metrics.display()
+        );
+        let warnings: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.contains("warning:"))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{out:#?}");
+        assert!(warnings[0].ends_with(&want), "{out:#?}");
+        // Before the first attempt's line.
+        assert!(
+            out.stderr.lines().next().unwrap().contains("warning:"),
+            "{out:#?}"
+        );
+        let text = prom(&metrics, "nightly");
+        assert!(sample(&text, "retry_last_success_timestamp_seconds").is_some());
+    }
 }
 
 /// Where a StatsD server would listen: the test's own socket.

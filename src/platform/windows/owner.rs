@@ -3,9 +3,9 @@
 //! user (and SYSTEM and administrators); retry's own directory is created
 //! with a protected access list that admits its owner alone, so it stays
 //! private wherever it is. A reparse point (a symbolic link or junction)
-//! is opened as itself, never followed, and `private.rs` refuses it.
+//! is opened as itself, never followed, and `regular.rs` refuses it.
 
-use std::fs::{File, FileType, Metadata, OpenOptions};
+use std::fs::{FileType, Metadata, OpenOptions};
 use std::io;
 use std::os::windows::fs::OpenOptionsExt;
 use std::path::Path;
@@ -63,11 +63,15 @@ pub fn user_id() -> u32 {
     0
 }
 
-/// Options that open a link as itself (`FILE_FLAG_OPEN_REPARSE_POINT`),
-/// which `private.rs` then refuses.
-pub fn open_options() -> OpenOptions {
+/// Options that, unless `follow`, open a link as itself
+/// (`FILE_FLAG_OPEN_REPARSE_POINT`), which `regular.rs` then refuses.
+/// Windows has no FIFO whose open waits for a writer, and no controlling
+/// terminal to take.
+pub fn open_options(follow: bool) -> OpenOptions {
     let mut options = OpenOptions::new();
-    options.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+    if !follow {
+        options.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+    }
     options
 }
 
@@ -85,11 +89,6 @@ pub fn check_owner(_: &Metadata, _: &Path, _: u32) -> Result<(), String> {
 /// Nothing to check, as for `check_owner`.
 pub fn check_trusted(_: &Metadata, _: &str) -> Result<(), String> {
     Ok(())
-}
-
-/// Opens `path` to read: Windows has no FIFO whose open waits for a writer.
-pub fn open_to_read(path: &Path) -> io::Result<File> {
-    OpenOptions::new().read(true).open(path)
 }
 
 /// Nothing to check: a directory's read-only attribute does not stop
