@@ -208,9 +208,8 @@ fn run_command(
         if let Some(warning) = metrics.as_mut().and_then(|sinks| sinks.observe(event)) {
             log.emit(&warning);
         }
-        // Last: the run's end waits here for the collector (bounded).
-        if let Some(warning) = trace.as_mut().and_then(|spans| spans.observe(event)) {
-            log.emit(&warning);
+        if let Some(spans) = trace.as_mut() {
+            spans.observe(event);
         }
         if let Some(attempt) = preset_note_due(config.verbosity, event).filter(|_| !noted) {
             noted = true;
@@ -220,7 +219,13 @@ fn run_command(
             }
         }
     };
-    run::run(config, &mut host, &mut emit, || strategy::rng(seed))
+    let exit = run::run(config, &mut host, &mut emit, || strategy::rng(seed));
+    // Last: the wait for the collector (bounded, and cut short by the
+    // caller's signals).
+    if let Some(warning) = trace.as_mut().and_then(|spans| spans.send(host.signals())) {
+        log.emit(&warning);
+    }
+    exit
 }
 
 /// Never magic: without `--preset`, the program's name changes nothing,

@@ -122,6 +122,12 @@ impl<'a> Supervisor<'a> {
         self
     }
 
+    /// retry's signals, for what waits once the run is over (the
+    /// collector): a signal from the caller cuts that wait short.
+    pub fn signals(&self) -> &Signals {
+        &self.signals
+    }
+
     /// A trace state belongs to the parent it came with: none here (absent
     /// or malformed) means none for what retry starts under its own trace.
     fn drop_foreign_trace_state(&self, command: &mut Spawn) {
