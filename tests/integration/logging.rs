@@ -764,7 +764,7 @@ fn a_run_that_retried_writes_the_step_summary_and_outputs() {
          | attempt 1/3 | exit code 22; slept 2 ms |\n\
          | attempt 2/3 | exit code 22; slept 4 ms |\n\
          | attempt 3/3 | exit code 22 |\n\
-         | outcome | giving up after 3 attempts: the last failed with exit code 22 (reason: attempts) |\n\n"
+         | outcome | giving up after 3 attempts\\: the last failed with exit code 22 (reason\\: attempts) |\n\n"
     );
     assert_eq!(
         std::fs::read_to_string(&outputs).unwrap(),
@@ -799,6 +799,27 @@ fn a_run_that_retried_writes_the_step_summary_and_outputs() {
         .run()
         .code(1);
     assert!(!off.exists());
+}
+
+/// Issue 40: a line of output quoted in the summary could close its code
+/// span with a backtick and put an image into the step summary.
+#[test]
+fn output_quoted_in_the_step_summary_stays_in_its_code_span() {
+    let dir = scratch();
+    let summary = dir.path().join("summary.md");
+    let line = "a`b ![x](http://e.test/x.png) c\\|d";
+    let script = format!("printf '%s\\n' '{line}'; exit 22");
+    retry(&["-n", "3", "--stop-if-output", "x.png", "sh", "-c", &script])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .run()
+        .code(22);
+    let written = std::fs::read_to_string(&summary).unwrap();
+    let outcome = written.lines().nth(3).unwrap_or_default();
+    assert!(
+        outcome.starts_with("| outcome | giving up after attempt 1/3 (exit code 22)\\: ")
+            && outcome.contains("`` a`b ![x](http://e.test/x.png) c\\\\|d `` (reason"),
+        "{written}"
+    );
 }
 
 /// A summary that cannot be written costs one warning, not the run.
