@@ -26,7 +26,7 @@ use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, 
 use crate::run::countdown;
 use crate::run::escalation::{Actions, Escalation};
 use crate::run::lineage::{self, Lineage};
-use crate::run::log::{LogFormat, Verbosity};
+use crate::run::log::{self, LogFormat, Verbosity};
 use crate::run::pipes::{self, Pipes, Progress, ReleaseError, Spool};
 use crate::run::{Attempt, AttemptInfo, Ended, Host, Options, SpawnError, Unsettled};
 use crate::state::breaker;
@@ -75,6 +75,16 @@ pub struct Supervisor<'a> {
     /// `TRACEPARENT` names its span. Without one the command's
     /// environment is left as it is (`TRACEPARENT` passes through).
     trace: Option<crate::trace::Ids>,
+}
+
+/// retry's variables that no attempt or hook inherits: the store's (it
+/// may hold the fleet's password, which a command has no use for), and
+/// the switch of the step outputs, which are this run's alone (a retry
+/// inside the command would write them too).
+fn withhold(command: &mut Spawn) {
+    for variable in store::VARIABLES.into_iter().chain([log::OUTPUT_SWITCH]) {
+        command.env_remove(variable);
+    }
 }
 
 impl<'a> Supervisor<'a> {
@@ -143,9 +153,7 @@ impl<'a> Supervisor<'a> {
             command
                 .args(self.args)
                 .env(lineage::VARIABLE, self.lineage.value());
-            for variable in store::VARIABLES {
-                command.env_remove(variable);
-            }
+            withhold(&mut command);
             self.drop_foreign_trace_state(&mut command);
             command
         });
@@ -174,9 +182,7 @@ impl<'a> Supervisor<'a> {
         }
         // Every variable of this run's, so none is an outer retry's: the
         // hook runs after the attempt whose code is the previous one.
-        for variable in store::VARIABLES {
-            command.env_remove(variable);
-        }
+        withhold(&mut command);
         command
             .env(lineage::VARIABLE, self.lineage.value())
             .env("RETRY_ATTEMPT", Text::of(attempt))

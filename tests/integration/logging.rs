@@ -801,6 +801,37 @@ fn a_run_that_retried_writes_the_step_summary_and_outputs() {
     assert!(!off.exists());
 }
 
+/// Issue 40: `RETRY_GITHUB_OUTPUT=1` reached the command, so a retry
+/// inside it wrote the step's outputs too. Neither the attempts nor the
+/// hook get it.
+#[test]
+#[cfg(unix)] // an sh hook and an sh command
+fn the_step_outputs_are_the_outer_run_s_alone() {
+    let dir = scratch();
+    let seen = dir.path().join("seen");
+    let outputs = dir.path().join("outputs");
+    let record = format!(
+        "echo \"${{RETRY_GITHUB_OUTPUT-unset}}\" >> {}",
+        seen.display()
+    );
+    let nested = format!(
+        "{record}; '{}' -n 1 -- sh -c 'exit 3'",
+        crate::harness::bin()
+    );
+    retry(&["-n", "2", "--base", "1ms", "--on-retry", &record])
+        .args(&["--", "sh", "-c", &nested])
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("RETRY_GITHUB_OUTPUT", "1")
+        .run()
+        .code(3);
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "unset\n".repeat(3));
+    let written = std::fs::read_to_string(&outputs).unwrap();
+    assert!(
+        written.starts_with("total_attempts=2\nexit_code=3\n") && written.lines().count() == 3,
+        "{written}"
+    );
+}
+
 /// Issue 40: a line of output quoted in the summary could close its code
 /// span with a backtick and put an image into the step summary.
 #[test]
