@@ -42,7 +42,8 @@ pub use settings::Settings;
 /// and a new trace starts.
 pub fn start(settings: Settings, name: &str) -> (Trace, Ids, Vec<String>) {
     let mut warnings = settings.warnings.clone();
-    let inherited = std::env::var_os(context::TRACEPARENT);
+    // Empty is unset, as for retry's own variables: no warning each run.
+    let inherited = std::env::var_os(context::TRACEPARENT).filter(|v| !v.is_empty());
     let parent = inherited.as_ref().and_then(|value| {
         let value = value.to_string_lossy();
         context::parse(&value)

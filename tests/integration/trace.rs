@@ -460,3 +460,29 @@ fn a_signal_cuts_the_wait_for_the_collector_short() {
     assert!(took < Duration::from_millis(1800), "{took:?}: {stderr}");
     drop(silent);
 }
+
+/// Issue 40: an empty `TRACEPARENT` warned on every run. It is unset: a
+/// new trace, no warning, and no `TRACESTATE` without its parent.
+#[test]
+fn an_empty_traceparent_is_unset() {
+    let (port, done) = keeping_open(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    let dir = scratch();
+    retry(&["--", "sh", "-c", &recording(dir.path(), "true")])
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{port}"),
+        )
+        .env("TRACEPARENT", "")
+        .env("TRACESTATE", "vendor=abc")
+        .run()
+        .code(0)
+        .stderr_is("");
+    let seen = seen(dir.path());
+    let (traceparent, tracestate) = seen[0].split_once(' ').unwrap();
+    assert!(
+        traceparent.starts_with("00-") && traceparent.len() == 55,
+        "{seen:?}"
+    );
+    assert_eq!(tracestate, "unset");
+    drop(done);
+}
