@@ -688,6 +688,34 @@ fn on_retry_runs_with_the_attempt_in_its_environment() {
     out.stdout_is("out\nout\nout\n").stderr_has("to-stdout\n");
 }
 
+/// Issue 40: a hook whose program could not start showed only the
+/// shell's "exit code 126"; it now says why, as for a command.
+#[test]
+#[cfg(unix)] // the shell's 126 and 127
+fn an_on_retry_that_cannot_start_says_why() {
+    let dir = scratch();
+    std::fs::write(dir.path().join("notify.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    for (hook, why) in [
+        (
+            "./notify.sh --to ops",
+            "cannot run `./notify.sh`: permission denied (is it executable?); exit code 126",
+        ),
+        (
+            "./missing.sh",
+            "cannot run `./missing.sh`: command not found; exit code 127",
+        ),
+    ] {
+        retry(&["-n", "2", "--base", "1ms", "--on-retry", hook, "false"])
+            .current_dir(dir.path())
+            .env("PATH", "/usr/bin:/bin")
+            .run()
+            .code(1)
+            .stderr_has(&format!(
+                "--on-retry command could not start ({why}) after attempt 1/2; retrying anyway"
+            ));
+    }
+}
+
 #[test]
 fn a_failing_on_retry_is_logged_not_fatal() {
     let dir = scratch();
