@@ -83,7 +83,7 @@ fn password_at(text: &str) -> Option<usize> {
         .map(|colon| host_end + colon);
     let password = password.filter(|&colon| {
         let port = &authority[colon + 1..];
-        colon == 0 || !port.bytes().all(|b| b.is_ascii_digit()) || port.parse::<u16>().is_err()
+        colon == 0 || port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit())
     });
     password
         .map(|colon| colon + 1)

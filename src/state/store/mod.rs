@@ -322,7 +322,7 @@ fn authority_start(value: &str) -> usize {
 
 /// Where a password given without `@host` begins: after the authority's
 /// first `:` (after an IPv6 address's `]`), unless a host comes before it
-/// and a port after it.
+/// and digits after it.
 fn password_without_host(value: &str, start: usize) -> Option<usize> {
     let rest = &value[start..];
     let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
@@ -341,10 +341,8 @@ fn password_without_host(value: &str, start: usize) -> Option<usize> {
     };
     let colon = host_end + authority[host_end..].find(':')?;
     let port = &authority[colon + 1..];
-    let is_port = colon > 0
-        && !port.is_empty()
-        && port.bytes().all(|b| b.is_ascii_digit())
-        && port.parse::<u16>().is_ok_and(|p| p > 0);
+    // Digits are a port, even out of range: a typo worth showing.
+    let is_port = colon > 0 && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
     (!is_port).then_some(start + colon + 1)
 }
 
@@ -458,6 +456,7 @@ mod tests {
             ("redis://u:se/cr?et", "redis://u:***"),
             ("redis://[::1]:secret", "redis://[::1]:***"),
             ("redis://[::1]:6380/x", "redis://[::1]:6380/x"),
+            ("redis://h:99999", "redis://h:99999"),
             ("redis://[:secret]", "redis://[:***"),
             ("unix://:secret", "unix://:***"),
             ("u:secret", "u:***"),
