@@ -311,6 +311,27 @@ pub mod fuzzing {
         crate::state::store::mask(text).into_owned()
     }
 
+    /// A `TRACEPARENT` value: its trace id, parent id and sampled flag, or
+    /// why it is set aside.
+    pub fn traceparent(text: &str) -> Result<([u8; 16], [u8; 8], bool), &'static str> {
+        crate::trace::context::parse(text).map(|p| (p.trace_id, p.span_id, p.sampled))
+    }
+
+    /// A parent written as `TRACEPARENT` (what each attempt gets).
+    pub fn traceparent_written(trace_id: &[u8; 16], span_id: &[u8; 8], sampled: bool) -> String {
+        let written = crate::trace::context::format(trace_id, span_id, sampled);
+        String::from_utf8_lossy(&written).into_owned()
+    }
+
+    /// The `OTEL_*` variables as `get` gives them (`None`: unset): the
+    /// warnings they cost and the export's timeout, `None` without an
+    /// endpoint, or the usage error's line.
+    pub fn otel_settings(
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<(Vec<String>, Duration)>, String> {
+        crate::trace::Settings::from_lookup(get).map(|s| s.map(|s| (s.warnings, s.timeout)))
+    }
+
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
     pub fn options() -> Vec<(String, Option<String>)> {
         crate::cli::long_options()
