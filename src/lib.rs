@@ -213,12 +213,17 @@ fn run_command(
         if let Some(warning) = metrics.as_mut().and_then(|sinks| sinks.observe(event)) {
             log.emit(&warning);
         }
-        // Last: the run's end waits here for the collector (bounded).
-        if let Some(warning) = trace.as_mut().and_then(|spans| spans.observe(event)) {
-            log.emit(&warning);
+        if let Some(spans) = trace.as_mut() {
+            spans.observe(event);
         }
     };
-    run::run(config, &mut host, &mut emit, || strategy::rng(seed))
+    let exit = run::run(config, &mut host, &mut emit, || strategy::rng(seed));
+    // Last: the wait for the collector (bounded, and cut short by the
+    // caller's signals).
+    if let Some(warning) = trace.as_mut().and_then(|spans| spans.send(host.signals())) {
+        log.emit(&warning);
+    }
+    exit
 }
 
 /// Entry points for the fuzz targets in `fuzz/` and the argument property
@@ -258,6 +263,27 @@ pub mod fuzzing {
     /// The same value as a usage error quotes one that is not a store.
     pub fn store_masked(text: &str) -> String {
         crate::state::store::mask(text).into_owned()
+    }
+
+    /// A `TRACEPARENT` value: its trace id, parent id and sampled flag, or
+    /// why it is set aside.
+    pub fn traceparent(text: &str) -> Result<([u8; 16], [u8; 8], bool), &'static str> {
+        crate::trace::context::parse(text).map(|p| (p.trace_id, p.span_id, p.sampled))
+    }
+
+    /// A parent written as `TRACEPARENT` (what each attempt gets).
+    pub fn traceparent_written(trace_id: &[u8; 16], span_id: &[u8; 8], sampled: bool) -> String {
+        let written = crate::trace::context::format(trace_id, span_id, sampled);
+        String::from_utf8_lossy(&written).into_owned()
+    }
+
+    /// The `OTEL_*` variables as `get` gives them (`None`: unset): the
+    /// warnings they cost and the export's timeout, `None` without an
+    /// endpoint, or the usage error's line.
+    pub fn otel_settings(
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<(Vec<String>, Duration)>, String> {
+        crate::trace::Settings::from_lookup(get).map(|s| s.map(|s| (s.warnings, s.timeout)))
     }
 
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.

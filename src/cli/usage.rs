@@ -338,7 +338,11 @@ fn debian_flags(args: &[OsString]) -> Option<String> {
         }
         let (flag, inline) = match word.split_once('=') {
             Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
-            _ if !word.starts_with("--") && word.len() > 2 => (&word[..2], Some(&word[2..])),
+            // `-t5`: a short flag and its value, split after its one
+            // character (which may not be ASCII: `-נּ`).
+            _ if !word.starts_with("--") && word.len() > 2 && word.is_char_boundary(2) => {
+                (&word[..2], Some(&word[2..]))
+            }
             _ => (word, None),
         };
         let debian = [

@@ -275,6 +275,37 @@ fn find_program(program: &OsStr, path: Option<&OsStr>) -> Option<std::path::Path
         })
 }
 
+/// Why `program` could not be started, as the exec that tried would say:
+/// not found (for a name, in no directory of `path`), a directory or a
+/// file that is not executable (permission denied); `None` when it could.
+/// For the shell's 126 and 127, which say only that.
+pub fn why_not_startable(program: &OsStr, path: Option<&OsStr>) -> Option<io::Error> {
+    use std::os::unix::fs::PermissionsExt;
+    let denied = || io::Error::from_raw_os_error(libc::EACCES);
+    let runnable = |m: &std::fs::Metadata| m.is_file() && m.permissions().mode() & 0o111 != 0;
+    if program.as_bytes().contains(&b'/') {
+        return match std::fs::metadata(program) {
+            Err(error) => Some(error),
+            Ok(m) => (!runnable(&m)).then(denied),
+        };
+    }
+    if find_program(program, path).is_some() {
+        return None;
+    }
+    // Found only where it cannot run: the shell says permission denied.
+    let path = path.unwrap_or(OsStr::new("/bin:/usr/bin"));
+    let somewhere = path.as_bytes().split(|&b| b == b':').any(|dir| {
+        let dir = if dir.is_empty() { b"." } else { dir };
+        std::path::Path::new(OsStr::from_bytes(dir))
+            .join(program)
+            .exists()
+    });
+    Some(match somewhere {
+        true => denied(),
+        false => io::Error::from_raw_os_error(libc::ENOENT),
+    })
+}
+
 fn std_stdio(io: &Io) -> io::Result<std::process::Stdio> {
     use std::process::Stdio;
     Ok(match io {
@@ -639,6 +670,37 @@ mod tests {
         assert_eq!(find_program("data".as_ref(), Some(path)), None);
         assert_eq!(find_program("x/y".as_ref(), None), Some("x/y".into()));
         assert_eq!(find_program("sh".as_ref(), None), Some("/bin/sh".into()));
+    }
+
+    #[test]
+    fn why_a_program_cannot_start_as_the_exec_would_say() {
+        let dir = tempfile::tempdir().unwrap();
+        let (plain, exec) = (dir.path().join("data"), dir.path().join("tool"));
+        std::fs::write(&plain, "").unwrap();
+        std::fs::write(&exec, "").unwrap();
+        std::fs::set_permissions(&exec, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let path = Some(dir.path().as_os_str());
+        let kind = |program: &std::path::Path, path| {
+            why_not_startable(program.as_os_str(), path).map(|e| e.kind())
+        };
+        assert_eq!(kind(&exec, None), None);
+        assert_eq!(kind("tool".as_ref(), path), None);
+        assert_eq!(kind(&plain, None), Some(io::ErrorKind::PermissionDenied));
+        assert_eq!(
+            kind("data".as_ref(), path),
+            Some(io::ErrorKind::PermissionDenied)
+        );
+        assert_eq!(
+            kind(dir.path(), None),
+            Some(io::ErrorKind::PermissionDenied)
+        );
+        let missing = dir.path().join("missing");
+        assert_eq!(kind(&missing, None), Some(io::ErrorKind::NotFound));
+        assert_eq!(
+            kind("missing".as_ref(), path),
+            Some(io::ErrorKind::NotFound)
+        );
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, 
 use crate::run::countdown;
 use crate::run::escalation::{Actions, Escalation};
 use crate::run::lineage::{self, Lineage};
-use crate::run::log::{LogFormat, Verbosity};
+use crate::run::log::{self, LogFormat, Verbosity};
 use crate::run::pipes::{self, Pipes, Progress, ReleaseError, Spool};
 use crate::run::{Attempt, AttemptInfo, Ended, Host, Options, SpawnError, Unsettled};
 use crate::state::breaker;
@@ -77,6 +77,16 @@ pub struct Supervisor<'a> {
     trace: Option<crate::trace::Ids>,
 }
 
+/// retry's variables that no attempt or hook inherits: the store's (it
+/// may hold the fleet's password, which a command has no use for), and
+/// the switch of the step outputs, which are this run's alone (a retry
+/// inside the command would write them too).
+fn withhold(command: &mut Spawn) {
+    for variable in store::VARIABLES.into_iter().chain([log::OUTPUT_SWITCH]) {
+        command.env_remove(variable);
+    }
+}
+
 impl<'a> Supervisor<'a> {
     /// The host for one run of `options`, with retry's signal handlers
     /// installed; `id` is the run's (`Lineage::unique_id`), as its log has it.
@@ -122,6 +132,12 @@ impl<'a> Supervisor<'a> {
         self
     }
 
+    /// retry's signals, for what waits once the run is over (the
+    /// collector): a signal from the caller cuts that wait short.
+    pub fn signals(&self) -> &Signals {
+        &self.signals
+    }
+
     /// A trace state belongs to the parent it came with: none here (absent
     /// or malformed) means none for what retry starts under its own trace.
     fn drop_foreign_trace_state(&self, command: &mut Spawn) {
@@ -137,9 +153,7 @@ impl<'a> Supervisor<'a> {
             command
                 .args(self.args)
                 .env(lineage::VARIABLE, self.lineage.value());
-            for variable in store::VARIABLES {
-                command.env_remove(variable);
-            }
+            withhold(&mut command);
             self.drop_foreign_trace_state(&mut command);
             command
         });
@@ -168,9 +182,7 @@ impl<'a> Supervisor<'a> {
         }
         // Every variable of this run's, so none is an outer retry's: the
         // hook runs after the attempt whose code is the previous one.
-        for variable in store::VARIABLES {
-            command.env_remove(variable);
-        }
+        withhold(&mut command);
         command
             .env(lineage::VARIABLE, self.lineage.value())
             .env("RETRY_ATTEMPT", Text::of(attempt))
@@ -458,7 +470,13 @@ impl Host for Supervisor<'_> {
         deadline: Option<Instant>,
     ) -> Result<Ended, SpawnError> {
         let mut hook = self.hook(script, attempt, exit_code);
-        self.run_to_end(&mut hook, deadline, false)
+        let ended = self.run_to_end(&mut hook, deadline, false)?;
+        if let Ended::Exited(status) = ended
+            && let Some(error) = hook_start_error(script, status)
+        {
+            return Err(error);
+        }
+        Ok(ended)
     }
 
     fn sleep_until(&mut self, until: Instant) -> Option<i32> {
@@ -509,6 +527,39 @@ fn spawn_error(program: &OsStr, error: &io::Error) -> SpawnError {
     }
 }
 
+/// The shell's 126 and 127 say only that the script's program could not
+/// start (found but not runnable, or not found): why, as retry says it for
+/// a command, when the program is the script's first word and the reason
+/// is the one the shell's code gives.
+fn hook_start_error(script: &str, status: Status) -> Option<SpawnError> {
+    if status.cause != crate::status::Cause::Exited || !matches!(status.code, 126 | 127) {
+        return None;
+    }
+    let program = OsStr::new(hook_program(script)?);
+    let path = std::env::var_os("PATH");
+    let error = platform::spawn::why_not_startable(program, path.as_deref())?;
+    Some(spawn_error(program, &error)).filter(|error| error.code == status.code)
+}
+
+/// The program a hook's script starts with, when its first word names one
+/// plainly: no quoting, expansion, redirection or assignment, and not a
+/// word the shell itself knows (a keyword, a builtin).
+fn hook_program(script: &str) -> Option<&str> {
+    const SHELL: &[&str] = &[
+        "alias", "bg", "break", "case", "cd", "command", "continue", "do", "done", "echo", "elif",
+        "else", "esac", "eval", "exec", "exit", "export", "false", "fc", "fg", "fi", "for",
+        "getopts", "hash", "if", "in", "jobs", "kill", "local", "printf", "pwd", "read",
+        "readonly", "return", "set", "shift", "test", "then", "times", "trap", "true", "type",
+        "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
+    ];
+    let word = script.split_ascii_whitespace().next()?;
+    let plain = word
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._+-,:@%".contains(&b));
+    let builtin = SHELL.contains(&word) || word == "." || word == ":";
+    (plain && !builtin).then_some(word)
+}
+
 /// `TRACEPARENT` in `command`'s environment: `value` is ASCII (W3C's
 /// lowercase hex and dashes), so never left out.
 fn set_traceparent(command: &mut Spawn, value: &[u8; trace::LEN]) {
@@ -520,6 +571,52 @@ fn set_traceparent(command: &mut Spawn, value: &[u8; trace::LEN]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hook_s_program_is_its_first_plain_word() {
+        assert_eq!(hook_program("./notify.sh --to ops"), Some("./notify.sh"));
+        assert_eq!(hook_program("  notify-send x"), Some("notify-send"));
+        for shell in [
+            "exit 127",
+            ". ./env",
+            "$HOOK",
+            "'./a b'",
+            "A=1 cmd",
+            "cd /x && y",
+            "x;y",
+        ] {
+            assert_eq!(hook_program(shell), None, "{shell}");
+        }
+    }
+
+    #[test]
+    #[cfg(unix)] // the shell's 126 and 127
+    fn a_hook_that_could_not_start_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("notify.sh");
+        std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+        let script = format!("{} --to ops", plain.display());
+        let error = hook_start_error(&script, Status::exited(126)).unwrap();
+        assert_eq!(
+            error.message,
+            format!(
+                "cannot run `{}`: permission denied (is it executable?)",
+                plain.display()
+            )
+        );
+        let missing = format!("{}/missing.sh", dir.path().display());
+        let error = hook_start_error(&missing, Status::exited(127)).unwrap();
+        assert!(
+            error.message.ends_with(": command not found"),
+            "{}",
+            error.message
+        );
+        // The code is the shell's: a program that ran and exited 127, or
+        // another code, is not explained away.
+        assert!(hook_start_error(&missing, Status::exited(126)).is_none());
+        assert!(hook_start_error(&script, Status::exited(1)).is_none());
+        assert!(hook_start_error("sh -c 'exit 127'", Status::exited(127)).is_none());
+    }
 
     #[test]
     fn spawn_errors_map_to_shell_codes() {

@@ -2,27 +2,88 @@
 //! client library (bench/RESULTS.md measures what one would add). The
 //! whole exchange, the name lookup included, runs on a thread that retry
 //! waits for no longer than the timeout; a collector that is down, slow or
-//! unknown costs that wait and one warning, never the exit status.
+//! unknown costs that wait and one warning, never the exit status. The
+//! answer is read to its end and no further (`answer.rs`).
+//!
+//! The caller's signals cut the wait short: once retry has been asked to
+//! stop (the signal that ended the run, or one during the wait), the
+//! collector has `AFTER_SIGNAL` more; another signal ends the wait at once.
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpStream, ToSocketAddrs as _};
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use crate::trace::answer::{self, Progress};
 use crate::trace::settings::{Protocol, Settings};
 
-/// Sends `body`; the warning's words if it did not arrive.
-pub fn post(settings: &Settings, body: Vec<u8>) -> Result<(), String> {
+/// How long the collector still has once the caller asked retry to stop:
+/// one on the host or its network answers in milliseconds, and a stop
+/// that waited the whole timeout would not feel like one.
+pub const AFTER_SIGNAL: Duration = Duration::from_millis(200);
+
+/// What else ends the wait for the collector: the caller's signals
+/// (`platform::signals::Signals` in a run; a script in tests).
+pub trait Interrupts {
+    /// What the exporting thread calls once it has its answer.
+    fn waker(&self) -> Box<dyn Fn() + Send>;
+    /// Blocks until `until`, a wake-up or a signal; the signals received.
+    /// It may return early.
+    fn wait(&self, until: Instant) -> usize;
+}
+
+impl Interrupts for crate::platform::signals::Signals {
+    fn waker(&self) -> Box<dyn Fn() + Send> {
+        let waker = crate::platform::signals::Signals::waker(self);
+        Box::new(move || waker.wake())
+    }
+
+    fn wait(&self, until: Instant) -> usize {
+        crate::platform::signals::Signals::wait(self, Some(until), true).signals
+    }
+}
+
+/// When the wait for the collector ends, given the signals received so
+/// far (`None`: now).
+fn wait_until(deadline: Instant, now: Instant, signals: usize) -> Option<Instant> {
+    match signals {
+        0 => Some(deadline),
+        1 => Some(deadline.min(now + AFTER_SIGNAL)),
+        _ => None,
+    }
+}
+
+/// Sends `body`; the warning's words if it did not arrive. `stopped`:
+/// a signal from the caller ended the run.
+pub fn post(
+    settings: &Settings,
+    body: Vec<u8>,
+    interrupts: &impl Interrupts,
+    stopped: bool,
+) -> Result<(), String> {
     let (tx, rx) = mpsc::channel();
     let request = request(settings, &body);
     let authority = settings.endpoint.authority.clone();
     let timeout = settings.timeout;
     let started = Instant::now();
+    let wake = interrupts.waker();
     // Left behind if it overruns: retry exits right after, ending it.
     let spawned = std::thread::Builder::new()
         .name("otlp".into())
         .spawn(move || {
-            let _ = tx.send(exchange(&authority, &request, started + timeout));
+            let (answered, open) = exchange(&authority, &request, started + timeout);
+            let _ = tx.send(answered);
+            wake();
+            // An answer that ends at the close: read to it (bounded), so
+            // that closing does not reset a collector still writing.
+            if let Some(mut stream) = open {
+                let mut rest = [0; 512];
+                for _ in 0..128 {
+                    if !matches!(stream.read(&mut rest), Ok(n) if n > 0) {
+                        break;
+                    }
+                }
+            }
         });
     let failed = |why: String| {
         format!(
@@ -33,13 +94,36 @@ pub fn post(settings: &Settings, body: Vec<u8>) -> Result<(), String> {
     if spawned.is_err() {
         return Err(failed("cannot start a thread".into()));
     }
-    match rx.recv_timeout(timeout) {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(why)) => Err(failed(why)),
-        Err(_) => Err(failed(format!(
-            "no answer within {} ms",
-            timeout.as_millis()
-        ))),
+    let mut signals = usize::from(stopped);
+    let mut until = wait_until(started + timeout, started, signals);
+    while let Some(deadline) = until {
+        match rx.try_recv() {
+            Ok(answered) => return answered.map_err(failed),
+            Err(mpsc::TryRecvError::Disconnected) => break,
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            let waited = deadline.saturating_duration_since(started);
+            let after = match signals {
+                0 => String::new(),
+                _ => " (cut short by a signal)".into(),
+            };
+            return Err(failed(format!(
+                "no answer within {} ms{after}",
+                waited.as_millis()
+            )));
+        }
+        let received = interrupts.wait(deadline);
+        if received > 0 {
+            signals += received;
+            until = wait_until(deadline, Instant::now(), signals);
+        }
+    }
+    match rx.try_recv() {
+        Ok(answered) => answered.map_err(failed),
+        Err(_) if signals > 1 => Err(failed("stopped by a second signal".into())),
+        Err(_) => Err(failed("the exchange ended without an answer".into())),
     }
 }
 
@@ -69,20 +153,68 @@ fn request(settings: &Settings, body: &[u8]) -> Vec<u8> {
     bytes
 }
 
-/// Connects, writes, and reads the status line, all before `deadline`.
-fn exchange(authority: &str, request: &[u8], deadline: Instant) -> Result<(), String> {
-    let left = || {
-        deadline
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero())
-            .ok_or_else(|| "no answer in time".to_string())
+/// Connects, writes, and reads the answer to its end, all before
+/// `deadline`: whether the collector took the spans, and the connection
+/// when the answer ends only at its close.
+fn exchange(
+    authority: &str,
+    request: &[u8],
+    deadline: Instant,
+) -> (Result<(), String>, Option<TcpStream>) {
+    let mut stream = match send(authority, request, deadline) {
+        Ok(stream) => stream,
+        Err(why) => return (Err(why), None),
     };
+    let mut read = Vec::new();
+    let mut chunk = [0; 4096];
+    loop {
+        match answer::progress(&read) {
+            Progress::Whole(answered) => return (answered, None),
+            Progress::UntilClose(answered) => return (answered, Some(stream)),
+            Progress::More => {}
+        }
+        let more = match left(deadline) {
+            Ok(left) => stream
+                .set_read_timeout(Some(left))
+                .and_then(|()| stream.read(&mut chunk)),
+            Err(why) => return (Err(why), None),
+        };
+        match more {
+            // Closed, or full: what came is all there is.
+            Ok(0) => return (answer::status(&read), None),
+            Ok(n) if read.len() + n >= answer::LONGEST => {
+                read.extend_from_slice(&chunk[..n]);
+                return (answer::status(&read), None);
+            }
+            Ok(n) => read.extend_from_slice(&chunk[..n]),
+            Err(e) if read.is_empty() => return (Err(crate::os_error::describe(&e)), None),
+            // A head that came whole says what the collector did.
+            Err(e) => {
+                return match answer::status(&read) {
+                    Ok(()) => (Ok(()), None),
+                    Err(_) => (Err(crate::os_error::describe(&e)), None),
+                };
+            }
+        }
+    }
+}
+
+/// The time left before `deadline`, if any.
+fn left(deadline: Instant) -> Result<Duration, String> {
+    deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| "no answer in time".to_string())
+}
+
+/// Connects and writes the request, before `deadline`.
+fn send(authority: &str, request: &[u8], deadline: Instant) -> Result<TcpStream, String> {
     let describe = |e: std::io::Error| crate::os_error::describe(&e);
     let addresses = authority.to_socket_addrs().map_err(describe)?;
     let mut last = "the name has no address".to_string();
     let mut stream = None;
     for address in addresses {
-        match TcpStream::connect_timeout(&address, left()?) {
+        match TcpStream::connect_timeout(&address, left(deadline)?) {
             Ok(s) => {
                 stream = Some(s);
                 break;
@@ -91,49 +223,19 @@ fn exchange(authority: &str, request: &[u8], deadline: Instant) -> Result<(), St
         }
     }
     let mut stream = stream.ok_or(last)?;
-    stream.set_write_timeout(Some(left()?)).map_err(describe)?;
+    stream
+        .set_write_timeout(Some(left(deadline)?))
+        .map_err(describe)?;
     stream.write_all(request).map_err(describe)?;
-    stream.set_read_timeout(Some(left()?)).map_err(describe)?;
-    // The status line is all retry reads: "HTTP/1.1 200 OK".
-    let mut head = [0; 64];
-    let mut read = 0;
-    while read < 12 {
-        match stream.read(&mut head[read..]).map_err(describe)? {
-            0 => break,
-            n => read += n,
-        }
-    }
-    let answered = status(&head[..read]);
-    // The rest of the answer, read (to a bound) so that closing does not
-    // reset a connection the collector is still writing to.
-    let mut rest = [0; 512];
-    for _ in 0..128 {
-        if !matches!(stream.read(&mut rest), Ok(n) if n > 0) {
-            break;
-        }
-    }
-    answered
-}
-
-/// Whether the collector took the spans: a 2xx status.
-fn status(head: &[u8]) -> Result<(), String> {
-    let line = String::from_utf8_lossy(head);
-    let code = line
-        .strip_prefix("HTTP/1.")
-        .and_then(|rest| rest.get(2..5))
-        .and_then(|code| code.parse::<u16>().ok());
-    match code {
-        Some(200..=299) => Ok(()),
-        Some(code) => Err(format!("the collector answered HTTP {code}")),
-        None => Err("the answer is not HTTP".into()),
-    }
+    Ok(stream)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::trace::settings::{Endpoint, LONGEST_WAIT};
-    use std::time::Duration;
+    use std::cell::Cell;
+    use std::net::TcpListener;
 
     fn settings(authority: String, timeout: Duration) -> Settings {
         Settings {
@@ -150,6 +252,76 @@ mod tests {
         }
     }
 
+    /// Signals at the times given, and the exporting thread's wake-ups.
+    struct Script {
+        at: Vec<Instant>,
+        given: Cell<usize>,
+        woken: mpsc::Receiver<()>,
+        wake: mpsc::Sender<()>,
+    }
+
+    impl Script {
+        fn signals_at(at: Vec<Instant>) -> Self {
+            let (wake, woken) = mpsc::channel();
+            Script {
+                at,
+                given: Cell::new(0),
+                woken,
+                wake,
+            }
+        }
+
+        fn none() -> Self {
+            Self::signals_at(Vec::new())
+        }
+    }
+
+    impl Interrupts for Script {
+        fn waker(&self) -> Box<dyn Fn() + Send> {
+            let wake = self.wake.clone();
+            Box::new(move || {
+                let _ = wake.send(());
+            })
+        }
+
+        fn wait(&self, until: Instant) -> usize {
+            let next = self.at.get(self.given.get()).copied();
+            let stop = next.map_or(until, |at| at.min(until));
+            let left = stop.saturating_duration_since(Instant::now());
+            match self.woken.recv_timeout(left) {
+                Ok(()) => 0,
+                Err(_) if next.is_some_and(|at| Instant::now() >= at) => {
+                    self.given.set(self.given.get() + 1);
+                    1
+                }
+                Err(_) => 0,
+            }
+        }
+    }
+
+    /// A collector that answers `answer` to the first request and keeps
+    /// the connection open until the test ends.
+    fn answering(answer: &'static [u8]) -> (String, mpsc::Sender<()>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let authority = listener.local_addr().unwrap().to_string();
+        let (done, ended) = mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut chunk = [0; 1024];
+            // The request's head and its 10-byte body.
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") || !request.ends_with(&[0; 10]) {
+                match stream.read(&mut chunk) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => request.extend_from_slice(&chunk[..n]),
+                }
+            }
+            stream.write_all(answer).unwrap();
+            let _ = ended.recv_timeout(Duration::from_secs(30));
+        });
+        (authority, done)
+    }
+
     #[test]
     fn the_request_carries_its_headers_and_body() {
         let s = settings("c:4318".into(), LONGEST_WAIT);
@@ -160,27 +332,16 @@ mod tests {
     }
 
     #[test]
-    fn only_a_2xx_status_is_success() {
-        assert_eq!(status(b"HTTP/1.1 200 OK\r\n"), Ok(()));
-        assert_eq!(status(b"HTTP/1.0 204 "), Ok(()));
-        assert_eq!(
-            status(b"HTTP/1.1 401 Unauthorized"),
-            Err("the collector answered HTTP 401".into())
-        );
-        assert!(status(b"SSH-2.0").is_err() && status(b"").is_err());
-    }
-
-    #[test]
     fn a_closed_port_costs_a_warning_without_a_header() {
         // A port just closed: nothing listens there now.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
+        let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
         let started = Instant::now();
-        let warning =
-            post(&settings(format!("127.0.0.1:{port}"), LONGEST_WAIT), vec![]).unwrap_err();
+        let s = settings(format!("127.0.0.1:{port}"), LONGEST_WAIT);
+        let warning = post(&s, vec![], &Script::none(), false).unwrap_err();
         assert!(started.elapsed() < LONGEST_WAIT + Duration::from_secs(1));
         assert!(
             warning.starts_with(&format!("traces not sent to 127.0.0.1:{port}/v1/traces: ")),
@@ -192,11 +353,17 @@ mod tests {
     #[test]
     fn a_silent_collector_costs_the_timeout_and_no_more() {
         // Accepts (the kernel's backlog) but never answers.
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let authority = listener.local_addr().unwrap().to_string();
         let timeout = Duration::from_millis(200);
         let started = Instant::now();
-        let warning = post(&settings(authority, timeout), vec![0; 10]).unwrap_err();
+        let warning = post(
+            &settings(authority, timeout),
+            vec![0; 10],
+            &Script::none(),
+            false,
+        )
+        .unwrap_err();
         let took = started.elapsed();
         // At about the timeout: not at once, and not the 2 s bound.
         assert!(
@@ -210,6 +377,70 @@ mod tests {
             )),
             "{warning}"
         );
+        drop(listener);
+    }
+
+    /// Issue 40: a 2xx with the connection kept open cost the whole 2 s
+    /// and a warning that the spans were not sent.
+    #[test]
+    fn an_answer_is_read_to_its_end_and_no_further() {
+        for answer in [
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".as_slice(),
+            b"HTTP/1.1 204 No Content\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        ] {
+            let (authority, done) = answering(answer);
+            let started = Instant::now();
+            let s = settings(authority, LONGEST_WAIT);
+            assert_eq!(post(&s, vec![0; 10], &Script::none(), false), Ok(()));
+            // Milliseconds on loopback; the bound it no longer waits is 2 s.
+            assert!(started.elapsed() < Duration::from_millis(1500));
+            drop(done);
+        }
+        // Without a length, the answer's status is enough.
+        let (authority, done) = answering(b"HTTP/1.1 202 Accepted\r\n\r\n");
+        let started = Instant::now();
+        let s = settings(authority, LONGEST_WAIT);
+        assert_eq!(post(&s, vec![0; 10], &Script::none(), false), Ok(()));
+        assert!(started.elapsed() < Duration::from_millis(1500));
+        drop(done);
+    }
+
+    #[test]
+    fn a_signal_leaves_the_collector_a_moment_and_a_second_none() {
+        let t0 = Instant::now();
+        let deadline = t0 + LONGEST_WAIT;
+        assert_eq!(wait_until(deadline, t0, 0), Some(deadline));
+        assert_eq!(wait_until(deadline, t0, 1), Some(t0 + AFTER_SIGNAL));
+        // Never later than the timeout.
+        let soon = t0 + Duration::from_millis(50);
+        assert_eq!(wait_until(soon, t0, 1), Some(soon));
+        assert_eq!(wait_until(deadline, t0, 2), None);
+    }
+
+    /// Issue 40: after SIGTERM, retry still waited up to 2 s.
+    #[test]
+    fn signals_cut_the_wait_for_a_silent_collector_short() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = settings(listener.local_addr().unwrap().to_string(), LONGEST_WAIT);
+        // A signal during the wait.
+        let started = Instant::now();
+        let during = Script::signals_at(vec![started + Duration::from_millis(50)]);
+        let warning = post(&s, vec![0; 10], &during, false).unwrap_err();
+        assert!(warning.ends_with("(cut short by a signal)"), "{warning}");
+        assert!(started.elapsed() < Duration::from_millis(1500));
+        // The run ended by one: a moment from the start.
+        let started = Instant::now();
+        let warning = post(&s, vec![0; 10], &Script::none(), true).unwrap_err();
+        assert!(
+            warning.ends_with("no answer within 200 ms (cut short by a signal)"),
+            "{warning}"
+        );
+        assert!(started.elapsed() < Duration::from_millis(1500));
+        // And another: at once.
+        let at_once = Script::signals_at(vec![Instant::now()]);
+        let warning = post(&s, vec![0; 10], &at_once, true).unwrap_err();
+        assert!(warning.ends_with("stopped by a second signal"), "{warning}");
         drop(listener);
     }
 }

@@ -6,10 +6,13 @@
 //! - `context.rs`: `TRACEPARENT` read and written, the run's ids;
 //! - `sampler.rs`: `OTEL_TRACES_SAMPLER`, which runs are recorded;
 //! - `otlp.rs`: the spans as OTLP's protobuf or JSON;
-//! - `export.rs`: the one HTTP request, bounded in time.
+//! - `export.rs`: the one HTTP request, bounded in time and cut short by
+//!   the caller's signals;
+//! - `answer.rs`: where the collector's answer ends.
 //!
-//! `lib.rs` feeds it the run's events after the log and the metrics, so
-//! the wait for the collector comes last.
+//! `lib.rs` feeds it the run's events after the log and the metrics, and
+//! sends the spans once the run is over, so the wait for the collector
+//! comes last.
 //! Nothing here runs unless an endpoint is set: a run without one reads
 //! two variables and is otherwise unchanged (its command's environment too).
 //! An attempt's span is the child of the run's, which is the child of
@@ -17,6 +20,7 @@
 //! `TRACEPARENT` naming its attempt's span (the supervisor writes it from
 //! the same `Ids`), so an instrumented command nests under its attempt.
 
+mod answer;
 pub mod context;
 mod export;
 mod otlp;
@@ -28,6 +32,7 @@ use std::time::{Duration, SystemTime};
 use crate::run::events::{Event, GiveUp};
 use crate::status::{Cause, Status, signal_name};
 pub use context::Ids;
+pub use export::Interrupts;
 pub use settings::Settings;
 
 /// A run's tracing, when `OTEL_*` asks for it: the spans' gatherer for
@@ -37,7 +42,8 @@ pub use settings::Settings;
 /// and a new trace starts.
 pub fn start(settings: Settings, name: &str) -> (Trace, Ids, Vec<String>) {
     let mut warnings = settings.warnings.clone();
-    let inherited = std::env::var_os(context::TRACEPARENT);
+    // Empty is unset, as for retry's own variables: no warning each run.
+    let inherited = std::env::var_os(context::TRACEPARENT).filter(|v| !v.is_empty());
     let parent = inherited.as_ref().and_then(|value| {
         let value = value.to_string_lossy();
         context::parse(&value)
@@ -89,6 +95,17 @@ pub struct Trace {
     /// The sleeps so far, as the retry lines gave them.
     slept_ms: u128,
     spans: Vec<Span>,
+    /// The run's spans once it has ended, until they are sent.
+    ended: Option<Ended>,
+}
+
+/// A run that has ended, as its export needs it.
+struct Ended {
+    spans: Vec<Span>,
+    /// The attempt the warning names.
+    attempt: u32,
+    /// Whether a signal from the caller ended it.
+    stopped: bool,
 }
 
 impl Trace {
@@ -102,19 +119,49 @@ impl Trace {
             attempt: None,
             slept_ms: 0,
             spans: Vec::new(),
+            ended: None,
         }
     }
 
-    /// Takes in one event, at the time it happens; at the run's end sends
-    /// the spans, and returns the one warning if they could not be sent.
-    pub fn observe(&mut self, event: &Event) -> Option<Event> {
-        let spans = self.gather(event)?;
-        let message = self.send(&spans)?;
-        let attempt = match event {
-            Event::Succeeded { attempt, .. } | Event::GaveUp { attempt, .. } => *attempt,
-            _ => 1,
-        };
-        Some(Event::Warning { attempt, message })
+    /// Takes in one event, at the time it happens; at the run's end, keeps
+    /// the spans for `send`.
+    pub fn observe(&mut self, event: &Event) {
+        if let Some(spans) = self.gather(event) {
+            let attempt = match event {
+                Event::Succeeded { attempt, .. } | Event::GaveUp { attempt, .. } => *attempt,
+                _ => 1,
+            };
+            let stopped = matches!(
+                event,
+                Event::GaveUp {
+                    reason: GiveUp::Signal { .. },
+                    ..
+                }
+            );
+            self.ended = Some(Ended {
+                spans,
+                attempt,
+                stopped,
+            });
+        }
+    }
+
+    /// Once the run is over: sends its spans, waiting for the collector no
+    /// longer than the timeout, and less once the caller has asked retry
+    /// to stop (`interrupts`); the one warning if they could not be sent.
+    pub fn send(&mut self, interrupts: &impl Interrupts) -> Option<Event> {
+        let ended = self.ended.take()?;
+        let body = otlp::encode(
+            self.settings.protocol,
+            &self.settings.resource,
+            &self.ids,
+            &ended.spans,
+        );
+        let message = export::post(&self.settings, body, interrupts, ended.stopped).err()?;
+        Some(Event::Warning {
+            attempt: ended.attempt,
+            message,
+        })
     }
 
     /// Takes in one event; at the run's end, the run's spans.
@@ -264,17 +311,6 @@ impl Trace {
             attributes,
             error,
         });
-    }
-
-    /// Sends the spans gathered; the warning if they could not be sent.
-    fn send(&self, spans: &[Span]) -> Option<String> {
-        let body = otlp::encode(
-            self.settings.protocol,
-            &self.settings.resource,
-            &self.ids,
-            spans,
-        );
-        export::post(&self.settings, body).err()
     }
 }
 
@@ -486,6 +522,7 @@ mod tests {
             took: Duration::ZERO,
         };
         assert_eq!(trace.gather(&success), None);
-        assert_eq!(trace.observe(&success), None);
+        trace.observe(&success);
+        assert!(trace.ended.is_none());
     }
 }

@@ -5,6 +5,8 @@
 //! nothing, but its attempts still carry the context, flagged not sampled,
 //! so the commands it runs agree.
 
+use crate::run::name::escape_control;
+
 const SAMPLER: &str = "OTEL_TRACES_SAMPLER";
 const SAMPLER_ARG: &str = "OTEL_TRACES_SAMPLER_ARG";
 
@@ -53,7 +55,8 @@ impl Sampler {
                 Ok(r) if (0.0..=1.0).contains(&r) => Root::Ratio(r),
                 _ => {
                     warnings.push(format!(
-                        "{SAMPLER_ARG} '{arg}' is not a ratio from 0 to 1; 1 is used"
+                        "{SAMPLER_ARG} '{}' is not a ratio from 0 to 1; 1 is used",
+                        escape_control(&arg)
                     ));
                     Root::Ratio(1.0)
                 }
@@ -68,9 +71,10 @@ impl Sampler {
             "parentbased_traceidratio" => (true, ratio(warnings)),
             other => {
                 warnings.push(format!(
-                    "{SAMPLER} '{other}' is not a sampler retry has (always_on, always_off, \
+                    "{SAMPLER} '{}' is not a sampler retry has (always_on, always_off, \
                      traceidratio, or parentbased_ before one of them); \
-                     parentbased_always_on is used"
+                     parentbased_always_on is used",
+                    escape_control(other)
                 ));
                 return Sampler::default();
             }

@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+use crate::run::name::escape_control;
+
 pub const ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 pub const TRACES_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
 const HEADERS: &str = "OTEL_EXPORTER_OTLP_HEADERS";
@@ -98,8 +100,9 @@ impl Settings {
             Some((_, p)) if p.trim() == "http/json" => Protocol::Json,
             Some((name, p)) => {
                 warnings.push(format!(
-                    "{name} '{p}' is not a protocol retry sends (http/protobuf or http/json); \
-                     traces are sent as http/protobuf"
+                    "{name} '{}' is not a protocol retry sends (http/protobuf or http/json); \
+                     traces are sent as http/protobuf",
+                    escape_control(&p)
                 ));
                 Protocol::Protobuf
             }
@@ -110,7 +113,8 @@ impl Settings {
                 Ok(ms) => Duration::from_millis(ms).min(LONGEST_WAIT),
                 Err(_) => {
                     warnings.push(format!(
-                        "{name} '{ms}' is not a number of milliseconds; {} ms is used",
+                        "{name} '{}' is not a number of milliseconds; {} ms is used",
+                        escape_control(&ms),
                         LONGEST_WAIT.as_millis()
                     ));
                     LONGEST_WAIT
@@ -131,7 +135,8 @@ impl Settings {
             None => Vec::new(),
             Some(list) => pairs(&list).unwrap_or_else(|| {
                 warnings.push(format!(
-                    "{RESOURCE_ATTRIBUTES} '{list}' is not a list of key=value pairs; ignored"
+                    "{RESOURCE_ATTRIBUTES} '{}' is not a list of key=value pairs; ignored",
+                    escape_control(&list)
                 ));
                 Vec::new()
             }),
@@ -273,13 +278,10 @@ pub fn parse_endpoint(url: &str) -> Result<Endpoint, String> {
 }
 
 /// An endpoint as a message quotes it: control characters escaped, and
-/// nothing of it after a user-info `@` shown before it.
+/// a password masked as a store's is (`state::store::mask`: what is
+/// before the last `@`, or after a `:` that no port's digits follow).
 fn shown(url: &str) -> String {
-    let url = match url.split_once('@') {
-        Some((_, host)) => format!("…@{host}"),
-        None => url.to_owned(),
-    };
-    url.escape_debug().to_string()
+    escape_control(&crate::state::store::mask(url))
 }
 
 #[cfg(test)]
@@ -366,6 +368,42 @@ mod tests {
         assert!(
             !secret.contains("s3cret") && secret.contains("user info"),
             "{secret}"
+        );
+        // A password holding `@` (found by the trace fuzz target's rule):
+        // the part of it after its first `@` was shown.
+        for url in ["http://me:s3@cret@c", "http://me:s3cret", "http://:s3cret"] {
+            let line = settings(&[(ENDPOINT, url)]).unwrap_err();
+            assert!(!line.contains("cret"), "{line}");
+        }
+    }
+
+    /// Issue 40's fuzz target: a value quoted in a warning put its newline
+    /// in the log, a line retry never wrote.
+    #[test]
+    fn a_value_quoted_in_a_warning_stays_on_its_line() {
+        let s = settings(&[
+            (ENDPOINT, "http://c"),
+            (PROTOCOL, "grpc\nretry: forged"),
+            (TIMEOUT, "1\r2"),
+            (RESOURCE_ATTRIBUTES, "a\nb"),
+            ("OTEL_TRACES_SAMPLER", "x\u{1b}[2J"),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(s.warnings.len(), 4, "{:?}", s.warnings);
+        for warning in &s.warnings {
+            assert!(!warning.chars().any(char::is_control), "{warning:?}");
+        }
+        assert!(s.warnings[0].starts_with(r"OTEL_EXPORTER_OTLP_PROTOCOL 'grpc\nretry: forged'"));
+        let s = settings(&[
+            (ENDPOINT, "http://c"),
+            ("OTEL_TRACES_SAMPLER", "traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "0.5\nx"),
+        ]);
+        let warnings = s.unwrap().unwrap().warnings;
+        assert_eq!(
+            warnings,
+            [r"OTEL_TRACES_SAMPLER_ARG '0.5\nx' is not a ratio from 0 to 1; 1 is used"]
         );
     }
 

@@ -340,6 +340,37 @@ fn passwords_stay_out_of_help_and_usage_errors() {
     }
 }
 
+/// A password with no `@host` after it (Redis's own `redis://:password`)
+/// or in a query: masked from where it may begin to the end of the value.
+#[test]
+fn a_password_without_a_host_or_in_a_query_is_never_shown() {
+    for (bad, shown) in [
+        ("redis://:hunter2hunter2", "redis://:***"),
+        ("redis://u:hunter2hunter2", "redis://u:***"),
+        ("redis://:hunter2/hunter2", "redis://:***"),
+        ("valkey://:hunter2?hunter2", "valkey://:***"),
+        ("redis://h:1?password=hunter2", "redis://h:1?***"),
+        (
+            "unix:///run/r.sock?password=hunter2",
+            "unix:///run/r.sock?***",
+        ),
+        ("rediss://:hunter2@", "rediss://***@"),
+        ("unix://:hunter2@/run/r.sock", "unix://***@/run/r.sock"),
+    ] {
+        let by_flag = retry(&["--breaker", "ci", "--store", bad, "--", "true"]).output();
+        let by_variable = retry(&["--breaker", "ci", "--", "true"])
+            .env("RETRY_STORE", bad)
+            .output();
+        for (output, named) in [(by_flag, "--store"), (by_variable, "RETRY_STORE")] {
+            let text = stderr(&output);
+            assert_eq!(output.status.code(), Some(2), "{text}");
+            assert_eq!(text.lines().count(), 1, "{text}");
+            assert!(text.contains(named) && text.contains(shown), "{text}");
+            assert!(!text.contains("hunter2"), "{text}");
+        }
+    }
+}
+
 /// A value that is not UTF-8 is quoted escaped, and masked all the same.
 #[test]
 #[cfg(unix)] // bytes that are no UTF-8; Windows arguments are UTF-16

@@ -688,6 +688,34 @@ fn on_retry_runs_with_the_attempt_in_its_environment() {
     out.stdout_is("out\nout\nout\n").stderr_has("to-stdout\n");
 }
 
+/// Issue 40: a hook whose program could not start showed only the
+/// shell's "exit code 126"; it now says why, as for a command.
+#[test]
+#[cfg(unix)] // the shell's 126 and 127
+fn an_on_retry_that_cannot_start_says_why() {
+    let dir = scratch();
+    std::fs::write(dir.path().join("notify.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    for (hook, why) in [
+        (
+            "./notify.sh --to ops",
+            "cannot run `./notify.sh`: permission denied (is it executable?); exit code 126",
+        ),
+        (
+            "./missing.sh",
+            "cannot run `./missing.sh`: command not found; exit code 127",
+        ),
+    ] {
+        retry(&["-n", "2", "--base", "1ms", "--on-retry", hook, "false"])
+            .current_dir(dir.path())
+            .env("PATH", "/usr/bin:/bin")
+            .run()
+            .code(1)
+            .stderr_has(&format!(
+                "--on-retry command could not start ({why}) after attempt 1/2; retrying anyway"
+            ));
+    }
+}
+
 #[test]
 fn a_failing_on_retry_is_logged_not_fatal() {
     let dir = scratch();
@@ -764,7 +792,7 @@ fn a_run_that_retried_writes_the_step_summary_and_outputs() {
          | attempt 1/3 | exit code 22; slept 2 ms |\n\
          | attempt 2/3 | exit code 22; slept 4 ms |\n\
          | attempt 3/3 | exit code 22 |\n\
-         | outcome | giving up after 3 attempts: the last failed with exit code 22 (reason: attempts) |\n\n"
+         | outcome | giving up after 3 attempts\\: the last failed with exit code 22 (reason\\: attempts) |\n\n"
     );
     assert_eq!(
         std::fs::read_to_string(&outputs).unwrap(),
@@ -799,6 +827,58 @@ fn a_run_that_retried_writes_the_step_summary_and_outputs() {
         .run()
         .code(1);
     assert!(!off.exists());
+}
+
+/// Issue 40: `RETRY_GITHUB_OUTPUT=1` reached the command, so a retry
+/// inside it wrote the step's outputs too. Neither the attempts nor the
+/// hook get it.
+#[test]
+#[cfg(unix)] // an sh hook and an sh command
+fn the_step_outputs_are_the_outer_run_s_alone() {
+    let dir = scratch();
+    let seen = dir.path().join("seen");
+    let outputs = dir.path().join("outputs");
+    let record = format!(
+        "echo \"${{RETRY_GITHUB_OUTPUT-unset}}\" >> {}",
+        seen.display()
+    );
+    let nested = format!(
+        "{record}; '{}' -n 1 -- sh -c 'exit 3'",
+        crate::harness::bin()
+    );
+    retry(&["-n", "2", "--base", "1ms", "--on-retry", &record])
+        .args(&["--", "sh", "-c", &nested])
+        .env("GITHUB_OUTPUT", &outputs)
+        .env("RETRY_GITHUB_OUTPUT", "1")
+        .run()
+        .code(3);
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "unset\n".repeat(3));
+    let written = std::fs::read_to_string(&outputs).unwrap();
+    assert!(
+        written.starts_with("total_attempts=2\nexit_code=3\n") && written.lines().count() == 3,
+        "{written}"
+    );
+}
+
+/// Issue 40: a line of output quoted in the summary could close its code
+/// span with a backtick and put an image into the step summary.
+#[test]
+fn output_quoted_in_the_step_summary_stays_in_its_code_span() {
+    let dir = scratch();
+    let summary = dir.path().join("summary.md");
+    let line = "a`b ![x](http://e.test/x.png) c\\|d";
+    let script = format!("printf '%s\\n' '{line}'; exit 22");
+    retry(&["-n", "3", "--stop-if-output", "x.png", "sh", "-c", &script])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .run()
+        .code(22);
+    let written = std::fs::read_to_string(&summary).unwrap();
+    let outcome = written.lines().nth(3).unwrap_or_default();
+    assert!(
+        outcome.starts_with("| outcome | giving up after attempt 1/3 (exit code 22)\\: ")
+            && outcome.contains("`` a`b ![x](http://e.test/x.png) c\\\\|d `` (reason"),
+        "{written}"
+    );
 }
 
 /// A summary that cannot be written costs one warning, not the run.

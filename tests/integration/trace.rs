@@ -384,3 +384,105 @@ fn otel_traces_sampler_can_override_the_parents_flag() {
     assert_eq!(spans.len(), 2, "{spans:?}");
     assert!(spans.iter().all(|s| s.get("trace_id") == PARENT_TRACE));
 }
+
+/// A collector on 127.0.0.1 that answers `answer` to every request and
+/// keeps each connection open for 30 s (or until the test ends).
+fn keeping_open(answer: &'static [u8]) -> (u16, std::sync::mpsc::Sender<()>) {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else {
+            return;
+        };
+        // The request's head; its body is not waited for.
+        let mut request = Vec::new();
+        let mut chunk = [0; 4096];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => request.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let _ = stream.write_all(answer);
+        let _ = ended.recv_timeout(Duration::from_secs(30));
+    });
+    (port, done)
+}
+
+/// Issue 40: a collector that answers 2xx and keeps the connection open
+/// cost the whole 2 s and a false "not sent" warning.
+#[test]
+fn a_collector_that_keeps_the_connection_open_costs_nothing() {
+    let (port, done) = keeping_open(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+    let out = retry(&["--", "true"])
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{port}"),
+        )
+        .run();
+    out.code(0).stderr_is("");
+    // Milliseconds; the wait it no longer makes is 2 s.
+    assert!(out.elapsed < Duration::from_millis(1800), "{out:#?}");
+    drop(done);
+}
+
+/// Issue 40: after SIGTERM, retry waited up to 2 s more for a collector
+/// that does not answer. Now 200 ms (a second signal during that wait
+/// ends it at once: `export.rs`'s unit tests, with the signals scripted).
+#[test]
+fn a_signal_cuts_the_wait_for_the_collector_short() {
+    use crate::harness::{assert_died_of, send, wait_for_file};
+    use nix::sys::signal::Signal;
+    use std::time::Instant;
+    // Accepts (the kernel's backlog) and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", silent.local_addr().unwrap());
+    let dir = scratch();
+    let ready = dir.path().join("ready");
+    let script = format!("echo > {}; exec sleep 30", ready.display());
+    let child = retry(&["--", "sh", "-c", &script])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .spawn();
+    wait_for_file(&ready);
+    let started = Instant::now();
+    send(&child, Signal::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    assert_died_of(out.status, Signal::SIGTERM, &out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no answer within 200 ms (cut short by a signal)"),
+        "{stderr}"
+    );
+    // 200 ms and the command's end; it was 2 s and more.
+    assert!(took < Duration::from_millis(1800), "{took:?}: {stderr}");
+    drop(silent);
+}
+
+/// Issue 40: an empty `TRACEPARENT` warned on every run. It is unset: a
+/// new trace, no warning, and no `TRACESTATE` without its parent.
+#[test]
+fn an_empty_traceparent_is_unset() {
+    let (port, done) = keeping_open(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    let dir = scratch();
+    retry(&["--", "sh", "-c", &recording(dir.path(), "true")])
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{port}"),
+        )
+        .env("TRACEPARENT", "")
+        .env("TRACESTATE", "vendor=abc")
+        .run()
+        .code(0)
+        .stderr_is("");
+    let seen = seen(dir.path());
+    let (traceparent, tracestate) = seen[0].split_once(' ').unwrap();
+    assert!(
+        traceparent.starts_with("00-") && traceparent.len() == 55,
+        "{seen:?}"
+    );
+    assert_eq!(tracestate, "unset");
+    drop(done);
+}

@@ -170,6 +170,13 @@ impl Spawn {
     }
 }
 
+/// Why `program` could not be started, for a shell's 126 and 127: `cmd`
+/// has no such codes (it says 9009, and its own words, for a program it
+/// cannot find), so nothing is added to what it said.
+pub fn why_not_startable(_program: &OsStr, _path: Option<&OsStr>) -> Option<io::Error> {
+    None
+}
+
 /// The script `cmd` would run for a bare `program` (no directory, no
 /// extension): the first `DIR\PROGRAM.EXT` in `path` for each extension of
 /// `extensions` (PATHEXT; `.COM;.EXE;.BAT;.CMD` when unset). std runs a

@@ -31,6 +31,7 @@ mod fixtures;
 
 /// JSON's string escaping, for the other JSON retry writes (OTLP's).
 pub use json::escape as json_escape;
+pub use summary::OUTPUT_SWITCH;
 
 /// How the lines are written (`--log-format`, its `auto` resolved by `cli`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

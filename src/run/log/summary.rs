@@ -21,7 +21,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use crate::policy::Attempts;
-use crate::run::events::Event;
+use crate::run::events::{Event, GiveUp};
 use crate::run::log::text;
 use crate::run::name::CommandName;
 use crate::status::Status;
@@ -180,19 +180,67 @@ fn one_line(text: &str) -> String {
         .collect()
 }
 
-/// A table cell's text: `|` escaped (also inside a code span, as GitHub's
-/// tables require), line ends as spaces.
+/// What GitHub's Markdown gives a meaning to inside a line of a table
+/// cell: escapes, code spans, emphasis and strikethrough, links and images,
+/// HTML and autolinks, entities, the cell's end, math, and what starts an
+/// autolink literal (`http:`, `www.`) or a reference (`#1`, `@user`).
+/// Parentheses mean something only after a `]`, lists and headings only
+/// at the start of a line, which a cell never is.
+const MARKDOWN: &str = "\\`*_~[]<>!&|$:.#@";
+
+/// A table cell's text, shown as it is: each of those characters
+/// backslash-escaped, which CommonMark reads as the character and nothing
+/// more, and which GitHub's table reads as part of the cell for a `|`;
+/// line ends as spaces.
 fn cell(text: &str) -> String {
-    one_line(text).replace('|', "\\|")
+    let mut out = String::with_capacity(text.len());
+    for c in one_line(text).chars() {
+        if MARKDOWN.contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
-/// The command as a code span whose fence outlasts its own backticks.
+/// `text` as a code span in a table cell: a fence longer than any run of
+/// backticks inside, so nothing inside can close it (CommonMark 6.1);
+/// each `|` after a backslash, which GitHub's table takes away before the
+/// span is read (so a backslash of the text before a `|` stays).
+fn code_cell(text: &str) -> String {
+    code(&one_line(text)).replace('|', "\\|")
+}
+
+/// `text` as a code span: a fence longer than any run of backticks inside.
 fn code(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     match longest {
         0 => format!("{fence}{text}{fence}"),
         _ => format!("{fence} {text} {fence}"),
+    }
+}
+
+/// The outcome in the log lines' words, as a cell: the line of output it
+/// quotes (`--stop-if-output`) as a code span, the rest escaped.
+fn outcome(end: &Event, name: &CommandName) -> String {
+    let mut message = String::new();
+    let _ = text::write_message(end, name, &mut message);
+    let line = match end {
+        Event::GaveUp {
+            reason: GiveUp::OutputStop {
+                line: Some(line), ..
+            },
+            ..
+        } => Some(line),
+        _ => None,
+    };
+    let quoted = line.and_then(|line| Some((line, message.split_once(&format!("`{line}`"))?)));
+    match quoted {
+        Some((line, (before, after))) => {
+            format!("{}{}{}", cell(before), code_cell(line), cell(after))
+        }
+        None => cell(&message),
     }
 }
 
@@ -208,7 +256,7 @@ fn markdown(name: &CommandName, rows: &[Row], end: &Event) -> String {
         .map(|word| masked(word, hidden_in_url(word)))
         .collect();
     let command = command.join(" ");
-    let mut out = format!("| retry | {} |\n|---|---|\n", cell(&code(&command)));
+    let mut out = format!("| retry | {} |\n|---|---|\n", code_cell(&command));
     for row in rows {
         let mut status = row.status.describe().to_string();
         if let Some(ms) = row.sleep_ms {
@@ -222,9 +270,7 @@ fn markdown(name: &CommandName, rows: &[Row], end: &Event) -> String {
             cell(&status)
         );
     }
-    let mut outcome = String::new();
-    let _ = text::write_message(end, name, &mut outcome);
-    let _ = writeln!(out, "| outcome | {} |\n", cell(&outcome));
+    let _ = writeln!(out, "| outcome | {} |\n", outcome(end, name));
     out
 }
 
@@ -245,7 +291,6 @@ fn append(path: &std::path::Path, text: &str, what: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::events::GiveUp;
     use crate::run::log::fixtures::*;
     use std::ffi::OsStr;
 
@@ -275,7 +320,7 @@ mod tests {
              |---|---|\n\
              | attempt 1/5 | exit code 2; slept 692 ms |\n\
              | attempt 2/5 | exit code 2 |\n\
-             | outcome | giving up after attempt 2/5: exit code 2 is fatal (--fatal-on) (reason: fatal) |\n\n"
+             | outcome | giving up after attempt 2/5\\: exit code 2 is fatal (--fatal-on) (reason\\: fatal) |\n\n"
         );
     }
 
@@ -292,6 +337,72 @@ mod tests {
         assert!(!table.contains("s3cret"), "{table}");
         assert!(first.starts_with("| retry | `` redis-cli -u"), "{first}");
         assert!(cell("a|b\nc").eq("a\\|b c"));
+    }
+
+    /// The row's cells as GitHub's table splits them: at each `|` that no
+    /// backslash comes right before (cmark-gfm's `table_cell` scanner).
+    fn cells(row: &str) -> Vec<String> {
+        let mut cells = vec![String::new()];
+        let mut before = ' ';
+        for c in row.chars() {
+            match c {
+                '|' if before != '\\' => cells.push(String::new()),
+                _ => cells.last_mut().unwrap().push(c),
+            }
+            before = c;
+        }
+        cells
+    }
+
+    /// Issue 40: a line of output could close its code span with a
+    /// backtick and put an image, a link or HTML into the step summary.
+    #[test]
+    fn output_is_quoted_in_a_span_it_cannot_close() {
+        let line = "a`b ![x](http://e.test/x.png) c\\|d |e ``<img src=x>`";
+        let end = Event::GaveUp {
+            attempt: 2,
+            limit: Attempts::Limit(5),
+            reason: GiveUp::OutputStop {
+                status: Status::exited(22),
+                line: Some(line.into()),
+                label: None,
+            },
+            took: Some(Duration::from_millis(3)),
+        };
+        let table = markdown(&curl(), &[], &end);
+        let row = table.lines().nth(2).unwrap();
+        assert_eq!(
+            row,
+            concat!(
+                r"| outcome | giving up after attempt 2/5 (exit code 22)\: ",
+                r"its output matched --stop-if-output\: ",
+                r"``` a`b ![x](http://e.test/x.png) c\\|d \|e ``<img src=x>` ``` ",
+                r"(reason\: stop\_if\_output) |"
+            )
+        );
+        // Two cells, the outcome in one code span.
+        assert_eq!(cells(row).len(), 4, "{row}");
+        // What a command writes that a plain cell would have taken.
+        let name = CommandName::new(OsStr::new("sh"), &[OsString::from("-c")]);
+        let stop = |line: &str| Event::GaveUp {
+            attempt: 1,
+            limit: Attempts::Limit(1),
+            reason: GiveUp::Spawn {
+                code: 127,
+                message: line.into(),
+            },
+            took: None,
+        };
+        let row = markdown(&name, &[], &stop("x\\|y ![i](u) <b>`c`</b> &amp; *e*"))
+            .lines()
+            .nth(2)
+            .unwrap()
+            .to_owned();
+        assert_eq!(
+            row,
+            r"| outcome | x\\\|y \!\[i\](u) \<b\>\`c\`\</b\> \&amp; \*e\* (reason\: spawn) |"
+        );
+        assert_eq!(cells(&row).len(), 4, "{row}");
     }
 
     fn retrying_end() -> Event {

@@ -141,9 +141,17 @@ fn parse_tcp(rest: &str) -> Result<Remote, String> {
             (user, password)
         }
     };
-    let (host, port) = split_port(hostport)?;
+    // `redis://:password` or `redis://user:password`: a password with no
+    // `@host`, which reads as a host and a port that is no number.
+    let no_host = |error: String| match userinfo {
+        None if hostport.contains(':') => {
+            format!("{error} (a password goes before `@host`: redis://:password@host)")
+        }
+        _ => error,
+    };
+    let (host, port) = split_port(hostport).map_err(no_host)?;
     if host.is_empty() {
-        return Err("a redis:// store needs a host".to_owned());
+        return Err(no_host("a redis:// store needs a host".to_owned()));
     }
     let db = match path {
         "" => 0,
@@ -266,20 +274,83 @@ impl fmt::Display for Store {
 }
 
 /// What of a value given as a store messages must not show when it is not
-/// a valid one: everything between `://` and the last `@` (the user and
-/// password, wherever a character that ends a host early put them);
-/// without a `://` before the last `@`, everything before it, which may be
-/// a password typed without its scheme.
+/// a valid one, as one span:
+/// - everything between `://` and the last `@` (the user and password,
+///   wherever a character that ends a host early put them); without a
+///   scheme's `://` before the last `@`, everything before it, which may be
+///   a password typed without its scheme;
+/// - without an `@`, everything after a `:` of the authority that is no
+///   port, to the end: Redis's own `redis://:password` and `redis://user:password`
+///   have no host, and their password may hold a `/`;
+/// - a `?query` or `#fragment` (`?password=`), to the end.
+///
+/// Two of them are masked as one span, from the first to the end.
 pub fn hidden(value: &str) -> Option<Range<usize>> {
+    let userinfo = userinfo(value);
+    let after = match &userinfo {
+        Some(userinfo) => userinfo.end + 1,
+        None => authority_start(value),
+    };
+    let password = match userinfo {
+        Some(_) => None,
+        None => password_without_host(value, after),
+    };
+    let query = value[after..].find(['?', '#']).map(|at| after + at + 1);
+    let tail = password.into_iter().chain(query).min();
+    match (userinfo, tail) {
+        (Some(userinfo), Some(_)) => Some(userinfo.start..value.len()),
+        (Some(userinfo), None) => Some(userinfo),
+        (None, Some(tail)) => Some(tail..value.len()),
+        (None, None) => None,
+    }
+}
+
+/// Between `://` and the last `@`, or before the last `@`.
+fn userinfo(value: &str) -> Option<Range<usize>> {
     let at = value.rfind('@')?;
-    let start = value[..at].find("://").map_or(0, |scheme| scheme + 3);
-    Some(start..at)
+    Some(authority_start(&value[..at])..at)
+}
+
+/// After a scheme's `://`; 0 when what comes before `://` is no scheme
+/// (`u:a://b@h` holds a password, not a scheme).
+fn authority_start(value: &str) -> usize {
+    match value.split_once("://") {
+        Some((scheme, _)) if is_scheme(scheme) => scheme.len() + 3,
+        _ => 0,
+    }
+}
+
+/// Where a password given without `@host` begins: after the authority's
+/// first `:` (after an IPv6 address's `]`), unless a host comes before it
+/// and digits after it.
+fn password_without_host(value: &str, start: usize) -> Option<usize> {
+    let rest = &value[start..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let host_end = match authority
+        .strip_prefix('[')
+        .and_then(|v6| v6.split_once(']'))
+    {
+        Some((v6, _))
+            if v6
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() || b".:".contains(&b)) =>
+        {
+            v6.len() + 2
+        }
+        _ => 0,
+    };
+    let colon = host_end + authority[host_end..].find(':')?;
+    let port = &authority[colon + 1..];
+    // Digits are a port, even out of range: a typo worth showing.
+    let is_port = colon > 0 && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
+    (!is_port).then_some(start + colon + 1)
 }
 
 /// The same for any other word a message may quote (the value of another
-/// option, an argument out of place): only if it holds a URL.
+/// option, an argument out of place): only if it holds a URL, and only its
+/// user and password (a command's URL keeps its port and query).
 pub fn hidden_in_url(word: &str) -> Option<Range<usize>> {
-    word.contains("://").then(|| hidden(word)).flatten()
+    word.contains("://").then(|| userinfo(word)).flatten()
 }
 
 /// `text` with its `hidden` part replaced by `***`.
@@ -378,11 +449,39 @@ mod tests {
             ("re\0secret@\0dis://u:p0", "***@\0dis://u:p0"),
             ("redis://h:6379/0", "redis://h:6379/0"),
             ("host", "host"),
+            // A password with no `@host`: Redis's own `redis://:password`.
+            ("redis://:secret", "redis://:***"),
+            ("redis://:6379", "redis://:***"),
+            ("redis://u:secret", "redis://u:***"),
+            ("redis://u:se/cr?et", "redis://u:***"),
+            ("redis://[::1]:secret", "redis://[::1]:***"),
+            ("redis://[::1]:6380/x", "redis://[::1]:6380/x"),
+            ("redis://h:99999", "redis://h:99999"),
+            ("redis://[:secret]", "redis://[:***"),
+            ("unix://:secret", "unix://:***"),
+            ("u:secret", "u:***"),
+            ("redis:secret", "redis:***"),
+            // Before `://` is a scheme only if it looks like one.
+            ("u:a://secret@h", "***@h"),
+            // A query or a fragment, however the password is given there.
+            ("redis://h?password=secret", "redis://h?***"),
+            ("redis://h:1/0?password=secret", "redis://h:1/0?***"),
+            (
+                "unix:///run/r.sock?password=secret",
+                "unix:///run/r.sock?***",
+            ),
+            ("redis://h#secret", "redis://h#***"),
+            ("redis://u:secret@h?password=secret", "redis://***"),
+            ("rediss://:secret@", "rediss://***@"),
+            ("unix://:secret@/path", "unix://***@/path"),
         ] {
             assert_eq!(mask(value), shown);
         }
         assert_eq!(masked("a@b", hidden_in_url("a@b")), "a@b");
         assert_eq!(masked("x://a@b", hidden_in_url("x://a@b")), "x://***@b");
+        // A command's URL keeps its port and query.
+        let url = "http://h:8080/x?q=1";
+        assert_eq!(masked(url, hidden_in_url(url)), url);
     }
 
     #[test]
@@ -391,6 +490,13 @@ mod tests {
         assert!(error.contains("percent-encoded (`%2F`"), "{error}");
         let error = parse("redis://u:p@h?x=1").unwrap_err();
         assert!(error.contains("takes no ?query"), "{error}");
+        for no_host in ["redis://:secret", "redis://u:secret", "redis://:6379"] {
+            let error = parse(no_host).unwrap_err();
+            assert!(
+                error.ends_with("before `@host`: redis://:password@host)"),
+                "{error}"
+            );
+        }
         // Before `://` is a scheme only if it looks like one.
         assert_eq!(
             parse("ftp://h").unwrap_err(),
@@ -421,27 +527,74 @@ mod tests {
             path in "(|/|/0|/x|/-1|\\?a=b|#f|/0@x)",
         ) {
             let url = format!("{scheme}{user}:{before}{MARK}{after}@{host}{path}");
-            let mut shown = vec![mask(&url).into_owned()];
-            match super::remote(&url) {
-                Err(error) => shown.push(error),
-                Ok(remote) => {
-                    shown.push(format!("{remote:?}"));
-                    if let Some(remote) = remote {
-                        shown.push(remote.to_string());
-                        #[cfg(feature = "redis")]
-                        shown.push(crate::state::budget::fleet::failed("ci", &remote, "refused"));
-                        #[cfg(feature = "redis")]
-                        shown.push(crate::state::breaker::fleet::failed("ci", &remote, "refused"));
-                    }
+            no_message_shows(&url)?;
+        }
+
+        /// A password with no `@host` after it (Redis's `redis://:password`),
+        /// or in a query: its end is unknown, so all that follows is hidden.
+        #[test]
+        fn no_message_shows_a_password_without_a_host(
+            scheme in "(redis|REDIS|valkey|unix|redis\\+unix|rediss|http|x|)(://|:/|:)",
+            user in "(|[a-z]{1,4})",
+            before in "[a-zA-Z0-9/?#'`\":% é\n]{0,6}",
+            after in "[a-zA-Z0-9/?#'`\"@:% é\n]{0,6}",
+            host in "(|h|h:1|\\[::1\\]|/x)",
+            query in "(\\?|\\?password=|#|/0\\?a=b&password=)",
+            in_query in proptest::bool::ANY,
+        ) {
+            let url = match in_query {
+                false => format!("{scheme}{user}:{before}{MARK}{after}"),
+                true => format!("{scheme}{user}{host}{query}{before}{MARK}{after}"),
+            };
+            no_message_shows(&url)?;
+        }
+    }
+
+    /// What every message that may quote `url` shows: not the mark.
+    fn no_message_shows(url: &str) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut shown = vec![mask(url).into_owned()];
+        match super::remote(url) {
+            Err(error) => shown.push(error),
+            Ok(remote) => {
+                shown.push(format!("{remote:?}"));
+                if let Some(remote) = remote {
+                    shown.push(remote.to_string());
+                    #[cfg(feature = "redis")]
+                    shown.push(crate::state::budget::fleet::failed(
+                        "ci", &remote, "refused",
+                    ));
+                    #[cfg(feature = "redis")]
+                    shown.push(crate::state::breaker::fleet::failed(
+                        "ci", &remote, "refused",
+                    ));
                 }
             }
-            shown.push(crate::cli::usage::line_for(&["--budget", "ci", "--budget-store", &url, "true"]));
-            shown.push(crate::cli::usage::line_for(&[&format!("--budget-store={url}"), "true"]));
-            shown.push(crate::cli::usage::line_for(&["--breaker", "ci", "--store", &url, "true"]));
-            shown.push(crate::cli::usage::line_for(&[&format!("--store={url}"), "true"]));
-            for text in shown {
-                proptest::prop_assert!(!text.contains(MARK), "{url:?}: {text}");
-            }
         }
+        shown.push(crate::cli::usage::line_for(&[
+            "--budget",
+            "ci",
+            "--budget-store",
+            url,
+            "true",
+        ]));
+        shown.push(crate::cli::usage::line_for(&[
+            &format!("--budget-store={url}"),
+            "true",
+        ]));
+        shown.push(crate::cli::usage::line_for(&[
+            "--breaker",
+            "ci",
+            "--store",
+            url,
+            "true",
+        ]));
+        shown.push(crate::cli::usage::line_for(&[
+            &format!("--store={url}"),
+            "true",
+        ]));
+        for text in shown {
+            proptest::prop_assert!(!text.contains(MARK), "{url:?}: {text}");
+        }
+        Ok(())
     }
 }
