@@ -420,6 +420,8 @@ mod debian {
         assert_eq!(said("retry -m 5m -n 3 true"), None);
         // The command's own flags are not retry's.
         assert_eq!(said("retry -n 3 curl -d 1"), None);
+        // A short flag whose one character is not ASCII is not cut inside it.
+        assert_eq!(said("retry -\u{fb35}x -d 1 -- true"), None);
     }
 }
 
