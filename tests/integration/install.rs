@@ -363,7 +363,12 @@ struct Ran {
 /// `sh scripts/install.sh ARGS` with only the given environment (and a
 /// TMPDIR of the test's own), bounded.
 fn install(args: &[&str], env: &[(&str, &str)], tmp: &Path) -> Ran {
-    let mut command = Command::new("sh");
+    install_with("sh", args, env, tmp)
+}
+
+/// The same under another shell (bash, as `bash install.sh` runs it).
+fn install_with(shell: &str, args: &[&str], env: &[(&str, &str)], tmp: &Path) -> Ran {
+    let mut command = Command::new(shell);
     command
         .arg(repo("scripts/install.sh"))
         .args(args)
@@ -688,4 +693,184 @@ fn a_bad_argument_is_a_usage_error() {
         "{}",
         ran.stderr
     );
+}
+
+#[test]
+fn a_mirror_s_password_is_never_shown_whatever_it_holds() {
+    let port = crate::harness::loopback::closed_port();
+    for password in [
+        "Pw1/Pw2",
+        "Pw1?Pw2",
+        "Pw1#Pw2",
+        "Pw1@Pw2",
+        "Pw1:Pw2",
+        "Pw1/Pw2?Pw3#Pw4@Pw5:Pw6",
+    ] {
+        let (home, tmp) = (scratch(), scratch());
+        let url = format!("http://me:{password}@127.0.0.1:{port}/");
+        let ran = install(
+            &[],
+            &[
+                ("HOME", home.path().to_str().unwrap()),
+                ("PATH", &path_with(&[])),
+                ("RETRY_INSTALL_FROM", &url),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(ran.code, Some(1), "{password}: {}", ran.stderr);
+        assert!(
+            ran.stderr
+                .lines()
+                .last()
+                .unwrap_or("")
+                .starts_with(&format!(
+                    "install: could not download http://***@127.0.0.1:{port}/retry-"
+                )),
+            "{password}: {}",
+            ran.stderr
+        );
+        assert!(!ran.stderr.contains("Pw"), "{password}: {}", ran.stderr);
+        assert_eq!(files_under(home.path()), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn a_failed_download_gives_curl_s_own_status_under_sh_and_bash() {
+    let port = crate::harness::loopback::closed_port();
+    for shell in ["sh", "bash"] {
+        let (home, tmp) = (scratch(), scratch());
+        let ran = install_with(
+            shell,
+            &[],
+            &[
+                ("HOME", home.path().to_str().unwrap()),
+                ("PATH", &path_with(&[])),
+                ("RETRY_INSTALL_FROM", &format!("http://127.0.0.1:{port}/")),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(ran.code, Some(1), "{shell}: {}", ran.stderr);
+        assert!(
+            ran.stderr
+                .lines()
+                .last()
+                .unwrap_or("")
+                .ends_with(".sha256: cannot connect (curl exit 7)"),
+            "{shell}: {}",
+            ran.stderr
+        );
+    }
+}
+
+#[test]
+fn an_install_timeout_of_zero_is_a_usage_error() {
+    for value in ["0", "000", "1.5", "ten", "-1"] {
+        let (home, tmp) = (scratch(), scratch());
+        let ran = install(
+            &[],
+            &[
+                ("HOME", home.path().to_str().unwrap()),
+                ("PATH", &path_with(&[])),
+                ("RETRY_INSTALL_FROM", "http://127.0.0.1:9/"),
+                ("RETRY_INSTALL_TIMEOUT", value),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(ran.code, Some(2), "{value}: {}", ran.stderr);
+        assert_eq!(
+            ran.stderr,
+            format!(
+                "install: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 or more) for each download\n"
+            )
+        );
+    }
+}
+
+/// A directory of links to the system's tools the script needs, without
+/// curl (as on Alpine, with busybox's wget), and without `timeout` unless
+/// asked for.
+fn tools_without_curl(dir: &Path, with_timeout: bool) {
+    let mut tools = vec![
+        "sh",
+        "uname",
+        "mktemp",
+        "rm",
+        "wget",
+        "sleep",
+        "cat",
+        "sed",
+        "tar",
+        "gzip",
+        "sha256sum",
+        "cp",
+        "chmod",
+        "mv",
+        "mkdir",
+        "dirname",
+        "head",
+    ];
+    if with_timeout {
+        tools.push("timeout");
+    }
+    for tool in tools {
+        let found = ["/usr/bin", "/bin", "/usr/local/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(tool))
+            .find(|p| p.exists());
+        if let Some(found) = found {
+            std::os::unix::fs::symlink(found, dir.join(tool)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn without_curl_a_download_that_trickles_is_bounded_as_a_whole() {
+    crate::harness::loopback::installed("wget", "wget");
+    // A byte a second: wget's own -T (silence) never ends it. The server
+    // stops after 60 bytes, or at once when the client is gone.
+    let trickle = Server::start(|mut stream, _| {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+            head.push(byte[0]);
+        }
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n");
+        for _ in 0..60 {
+            if stream.write_all(b"0").is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+    // timeout(1), then the watchdog a system without it gets.
+    for with_timeout in [true, false] {
+        let (home, tmp, tools) = (scratch(), scratch(), scratch());
+        tools_without_curl(tools.path(), with_timeout);
+        let ran = install(
+            &[],
+            &[
+                ("HOME", home.path().to_str().unwrap()),
+                ("PATH", tools.path().to_str().unwrap()),
+                (
+                    "RETRY_INSTALL_FROM",
+                    &format!("http://127.0.0.1:{}/", trickle.port()),
+                ),
+                ("RETRY_INSTALL_TIMEOUT", "2"),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(ran.code, Some(1), "timeout {with_timeout}: {}", ran.stderr);
+        assert!(ran.took < Duration::from_secs(20), "took {:?}", ran.took);
+        assert!(
+            ran.stderr
+                .lines()
+                .last()
+                .unwrap_or("")
+                .ends_with(".sha256: timed out: not complete within 2 s (RETRY_INSTALL_TIMEOUT)"),
+            "timeout {with_timeout}: {}",
+            ran.stderr
+        );
+        assert_eq!(files_under(home.path()), Vec::<String>::new());
+    }
 }
