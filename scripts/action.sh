@@ -11,19 +11,27 @@
 # on_retry_command, continue_on_error, new_command_on_retry), then retry's own
 # (jitter, base, cap, factor, max_time, kill_after, success_on, fatal_on,
 # retry_if_output, stop_if_output, delay_from_output, preset, budget,
-# budget_store). A bad one is one line naming it, exit 2, before anything
-# is downloaded or run.
+# budget_store). A bad one of the script's own is one line naming it,
+# exit 2, before anything is downloaded or run; retry's own are checked by
+# retry, in one line with exit 2, before anything runs. Once read, every
+# INPUT_* variable is removed: no build, attempt or hook sees one (a
+# store's password among them).
 #
 # Install: the release archive for RUNNER_OS/RUNNER_ARCH from
 # RETRY_INSTALL_FROM (the place that holds the release's files by their own
 # names; action.yml sets it to SERVER/REPOSITORY/releases/download/REF from
 # the github context, a test to its loopback server), checked against its
-# .sha256 before it is unpacked, kept in RUNNER_TEMP for the job's next use
-# and put on GITHUB_PATH. Without a release for the ref (a branch, a
-# commit, a fork, `uses: ./`), retry is built from the action's own
-# checkout (RETRY_ACTION_PATH) with cargo ($CARGO if set). Nothing is
-# fetched from anywhere else. RETRY_INSTALL_TIMEOUT bounds each download,
-# in seconds (default 300), as for scripts/install.sh.
+# .sha256 before it is unpacked, kept in RUNNER_TEMP with its checksum for
+# the job's next use (which runs it only if it is still this user's, no
+# one else can write it, and its checksum is the recorded one) and put on
+# GITHUB_PATH. Without RUNNER_TEMP, a fresh private directory (mktemp -d)
+# and nothing reused: never a fixed name in a shared directory. Without a
+# release for the ref (a branch, a commit, a fork, `uses: ./`), retry is
+# built from the action's own checkout (RETRY_ACTION_PATH) with cargo
+# ($CARGO if set). Nothing is fetched from anywhere else.
+# RETRY_INSTALL_TIMEOUT bounds each download as a whole, in seconds (1 or
+# more, default 300), as for scripts/install.sh; a download that fails
+# says why in curl's terms (timed out, cut short, cannot connect).
 #
 # Outputs: total_attempts, exit_code and exit_error, written by retry itself
 # at the end of the run (RETRY_GITHUB_OUTPUT=1: src/run/log/summary.rs), so
@@ -41,9 +49,17 @@ die() {
     say "$*"
     exit 1
 }
-# A URL as messages show it: a user and password in it (a private
-# mirror's) become ***, as retry shows a --budget-store URL.
-shown() { printf '%s\n' "$1" | sed 's#://[^/]*@#://***@#'; }
+# A URL as messages show it: everything between :// and its last @ (a
+# private mirror's user and password, which may hold / ? # @ :) becomes
+# ***, the rule retry's own messages follow (src/state/store/mod.rs's
+# hidden); without a ://, everything before the last @.
+shown() {
+    case $1 in
+    *://*@*) printf '%s://***@%s\n' "${1%%://*}" "${1##*@}" ;;
+    *@*) printf '***@%s\n' "${1##*@}" ;;
+    *) printf '%s\n' "$1" ;;
+    esac
+}
 
 is_whole() {
     case $1 in
@@ -179,6 +195,12 @@ esac
 found=$(command -v "$exe" 2>/dev/null) || bad "shell: '$shell' is not on this runner's PATH"
 exe=$(native "$found")
 
+# Every input is read: none of them reaches the build, an attempt or a
+# hook (a store's password is one; the command text is in argv).
+for name in ${!INPUT_@}; do
+    unset "$name"
+done
+
 # ---- install ----
 # ---- names: the rule scripts/install.sh and release.yml share ----
 # The release's name for a runner: target_for RUNNER_OS RUNNER_ARCH, then
@@ -204,9 +226,9 @@ archive_for() {
 
 binary=retry
 [ "$windows" = true ] && binary=retry.exe
-work=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/retry-action
 timeout=${RETRY_INSTALL_TIMEOUT:-300}
-is_whole "$timeout" || die "RETRY_INSTALL_TIMEOUT=$timeout: a whole number of seconds"
+{ is_whole "$timeout" && [ "$timeout" -gt 0 ]; } 2>/dev/null ||
+    bad "RETRY_INSTALL_TIMEOUT=$timeout: not a number of seconds (1 or more) for each download"
 
 sha256() {
     if command -v sha256sum >/dev/null 2>&1; then
@@ -216,10 +238,66 @@ sha256() {
     fi
 }
 
-# GET URL into FILE, bounded; prints the HTTP status (000: no answer).
+# Whether PATH is a directory (d) or regular file (f) that no other user
+# can change: owned by this user or root, writable by neither group nor
+# others, no symbolic link. NTFS has no such modes (Git Bash shows every
+# file as the user's): on Windows, RUNNER_TEMP's own ACL is relied on.
+mine() { # PATH d|f
+    if [ "$windows" = true ]; then
+        [ -"$2" "$1" ]
+        return
+    fi
+    local me
+    me=$(id -u) || return 1
+    [ -n "$(find "$1" -prune -type "$2" \( -user "$me" -o -user 0 \) ! -perm -020 ! -perm -002 2>/dev/null)" ]
+}
+
+# A fresh directory only this user can enter.
+private() {
+    mktemp -d "${TMPDIR:-/tmp}/retry-action.XXXXXX" ||
+        die "cannot create a private directory in ${TMPDIR:-/tmp}"
+}
+
+# Where retry is installed: RUNNER_TEMP/retry-action, the job's own, kept
+# for the job's next use. Without RUNNER_TEMP (outside GitHub), a fresh
+# private directory each time: a fixed name in a shared directory would
+# run whatever another user put there first.
+reuse=false
+if [ -n "${RUNNER_TEMP:-}" ]; then
+    work=$RUNNER_TEMP/retry-action
+    (umask 077 && mkdir -p "$work") || die "cannot create $work"
+    if mine "$work" d; then
+        reuse=true
+    else
+        say "warning: $work is not this user's own directory (another user owns it or can write it): installing into a fresh one"
+        work=$(private) || exit 1
+    fi
+else
+    work=$(private) || exit 1
+fi
+
+# GET URL into FILE, bounded; prints the HTTP status (000: no answer) and
+# returns curl's own status, which says whether the transfer completed.
 fetch() {
     curl -sSL --proto '=https,http' --connect-timeout 15 --max-time "$timeout" \
-        -o "$2" -w '%{http_code}' "$1" 2>"$2.err"
+        -o "$2" -w '%{http_code}' "$1" 2>/dev/null
+}
+
+# Why curl failed, from its exit status (its own message is not shown: it
+# may quote part of a URL whose password it could not tell apart).
+curl_why() {
+    case $1 in
+    3) echo "not a URL curl can read (a password holding / ? # @ must be percent-encoded)" ;;
+    6) echo "cannot resolve its host" ;;
+    7) echo "cannot connect" ;;
+    18) echo "cut short: the connection closed before the end of the file" ;;
+    28) echo "timed out: not complete within ${timeout} s (RETRY_INSTALL_TIMEOUT)" ;;
+    35 | 51 | 53 | 54 | 58 | 59 | 60 | 77 | 80 | 83 | 90 | 91) echo "the TLS connection failed" ;;
+    *) echo "curl failed" ;;
+    esac
+}
+unfetched() { # URL CURL_STATUS
+    die "cannot download $(shown "$1"): $(curl_why "$2") (curl exit $2)"
 }
 
 # Builds retry from the action's own checkout; prints the binary's directory.
@@ -234,10 +312,30 @@ build() {
     printf '%s\n' "$into/release"
 }
 
+# Whether DIR holds the retry an earlier step of this job installed, as
+# it was: this user's file in this user's directory, that no one else can
+# change, with the checksum recorded when it was installed. Says why not
+# when it holds something else.
+cached() { # DIR
+    local bin=$1/$binary record=$1/$binary.sha256 why
+    [ -e "$bin" ] || [ -L "$bin" ] || return 1
+    if ! mine "$1" d || ! mine "$bin" f || ! mine "$record" f; then
+        why="another user owns it or can change it"
+    elif [ "$(cat "$record")" != "$(sha256 "$bin")" ]; then
+        why="it is not the binary installed there (its checksum differs from the recorded one)"
+    elif ! [ -x "$bin" ]; then
+        why="it is not executable"
+    else
+        return 0
+    fi
+    say "warning: not running the cached $bin: $why; installing again"
+    return 1
+}
+
 # Installs retry; prints the directory that holds it.
 install() {
     # staging is not local: the EXIT trap removes it after a return too.
-    local target ref=${RETRY_ACTION_REF:-} version archive from cache got
+    local target ref=${RETRY_ACTION_REF:-} version archive from cache got status
     target=$(target_for "${RUNNER_OS:-}" "${RUNNER_ARCH:-}") || {
         build "no release build for ${RUNNER_OS:-?} ${RUNNER_ARCH:-?}"
         return
@@ -250,25 +348,30 @@ install() {
     version=${ref#v}
     archive=$(archive_for "$version" "$target")
     cache="$work/$version-$target"
-    # The job's second use: the copy the first one checked.
-    if [ -x "$cache/$binary" ]; then
+    # The job's second use: the copy the first one checked, if still so.
+    if [ "$reuse" = true ] && cached "$cache"; then
         printf '%s\n' "$cache"
         return
     fi
     staging=$(mktemp -d "$work/download.XXXXXX") || die "cannot create a directory in $work"
     trap 'rm -rf "$staging"' EXIT
-    got=$(fetch "$from/$archive.sha256" "$staging/sum")
+    got=$(fetch "$from/$archive.sha256" "$staging/sum") || {
+        status=$?
+        unfetched "$from/$archive.sha256" "$status"
+    }
     case $got in
     200) ;;
     404)
         build "no release $archive for $ref"
         return
         ;;
-    000) die "cannot download $(shown "$from/$archive.sha256") within ${timeout} s: $(head -c 300 "$staging/sum.err")" ;;
     *) die "cannot download $(shown "$from/$archive.sha256"): HTTP $got" ;;
     esac
-    got=$(fetch "$from/$archive" "$staging/$archive")
-    [ "$got" = 200 ] || die "cannot download $(shown "$from/$archive"): HTTP $got $(head -c 300 "$staging/$archive.err")"
+    got=$(fetch "$from/$archive" "$staging/$archive") || {
+        status=$?
+        unfetched "$from/$archive" "$status"
+    }
+    [ "$got" = 200 ] || die "cannot download $(shown "$from/$archive"): HTTP $got"
     local want have
     want=$(cut -d ' ' -f 1 <"$staging/sum")
     have=$(sha256 "$staging/$archive")
@@ -281,15 +384,27 @@ install() {
     local unpacked="$staging/${archive%.zip}"
     unpacked=${unpacked%.tar.gz}
     [ -f "$unpacked/$binary" ] || die "$archive holds no ${archive%%.[tz]*}/$binary"
-    { mkdir -p "$cache" && mv -f "$unpacked/$binary" "$cache/$binary" && chmod +x "$cache/$binary"; } ||
-        die "cannot install into $cache"
+    # What the cache held is gone, or, if it cannot be removed, left aside.
+    if [ -e "$cache" ] || [ -L "$cache" ]; then
+        rm -rf "$cache" 2>/dev/null
+        if [ -e "$cache" ] || [ -L "$cache" ]; then
+            cache=$(mktemp -d "$cache.XXXXXX") || die "cannot create a directory in $work"
+        fi
+    fi
+    # Copied, not moved: unpacked by root, the file keeps the archive's
+    # owner. Then its checksum, for the job's next use to check.
+    {
+        mkdir -p "$cache" && chmod 755 "$cache" &&
+            cp "$unpacked/$binary" "$cache/.$binary.new" && chmod 755 "$cache/.$binary.new" &&
+            mv -f "$cache/.$binary.new" "$cache/$binary" &&
+            sha256 "$cache/$binary" >"$cache/$binary.sha256" && chmod 644 "$cache/$binary.sha256"
+    } || die "cannot install into $cache"
     rm -rf "$staging"
     trap - EXIT
     say "installed retry $version ($target) from the release"
     printf '%s\n' "$cache"
 }
 
-mkdir -p "$work" || die "cannot create $work"
 dir=$(install) || exit 1
 retry="$dir/$binary"
 if [ -n "${GITHUB_PATH:-}" ]; then

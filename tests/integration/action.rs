@@ -41,6 +41,11 @@ enum Serving {
     Archive,
     /// Reads the request and never answers (until the client goes).
     Hang,
+    /// As `Archive`, but the archive's connection closes halfway through.
+    CutShort,
+    /// As `Archive`, but the archive comes a byte a second (for 60 s at
+    /// most, less once the client goes).
+    Trickle,
 }
 
 /// The archive of this build's retry and its `.sha256`, made once per
@@ -104,7 +109,7 @@ impl Release {
     fn start(serving: Serving) -> Release {
         let files = tempfile::tempdir().unwrap();
         let mut roots = vec![files.path().to_owned()];
-        if serving == Serving::Archive {
+        if serving != Serving::Files && serving != Serving::Hang {
             roots.push(shared_archive().to_owned());
         }
         let roots = Arc::new(roots);
@@ -148,7 +153,23 @@ fn answer(mut stream: TcpStream, roots: &[PathBuf], serving: Serving) {
         "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    let _ = stream.write_all(&body);
+    let archive = name.ends_with(".tar.gz");
+    match serving {
+        Serving::CutShort if archive => {
+            let _ = stream.write_all(&body[..body.len() / 2]);
+        }
+        Serving::Trickle if archive => {
+            for byte in body.iter().take(60) {
+                if stream.write_all(&[*byte]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+        _ => {
+            let _ = stream.write_all(&body);
+        }
+    }
 }
 
 /// A job's runner: its temporary directory and the step's files.
@@ -638,4 +659,275 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
     }
     // Nothing was downloaded for any of them.
     assert_eq!(release.server.served(), 0);
+}
+
+/// The lines a command wrote with `env > FILE`, without the runner's own.
+fn environment(runner: &Runner, name: &str) -> String {
+    let seen = runner.read(name);
+    assert!(!seen.is_empty(), "{name} was not written");
+    seen
+}
+
+#[test]
+fn no_input_and_no_store_password_reaches_the_command_or_the_hook() {
+    let release = Release::new();
+    let runner = Runner::new();
+    // Nothing listens there: retry runs without the budget, and says so.
+    let store = format!(
+        "redis://:s3cretPw@127.0.0.1:{}/0",
+        crate::harness::loopback::closed_port()
+    );
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "env > seen; exit $((RETRY_ATTEMPT < 2))"),
+            ("on_retry_command", "env > hook-seen"),
+            ("retry_wait_seconds", "0"),
+            ("budget", "ci"),
+            ("budget_store", &store),
+        ],
+    );
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    for name in ["seen", "hook-seen"] {
+        let seen = environment(&runner, name);
+        assert!(!seen.contains("s3cretPw"), "{name}: {seen}");
+        assert!(
+            !seen.lines().any(|line| line.starts_with("INPUT_")),
+            "{name}: {seen}"
+        );
+    }
+    assert!(!stderr(&ran).contains("s3cretPw"), "{}", stderr(&ran));
+}
+
+/// Passwords holding each character that ends a URL's host part early,
+/// and all of them at once.
+const PASSWORDS: [&str; 6] = [
+    "Pw1/Pw2",
+    "Pw1?Pw2",
+    "Pw1#Pw2",
+    "Pw1@Pw2",
+    "Pw1:Pw2",
+    "Pw1/Pw2?Pw3#Pw4@Pw5:Pw6",
+];
+
+#[test]
+fn a_mirror_s_password_is_never_shown_whatever_it_holds() {
+    let port = crate::harness::loopback::closed_port();
+    for password in PASSWORDS {
+        let runner = Runner::new();
+        let from = format!("http://me:{password}@127.0.0.1:{port}");
+        let ran = runner.run(&from, &[("command", "touch ran")]);
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 1, "{password}: {said}");
+        assert_eq!(said.lines().count(), 1, "{password}: {said}");
+        assert!(
+            said.contains(&format!("http://***@127.0.0.1:{port}/retry-")),
+            "{password}: {said}"
+        );
+        assert!(!said.contains("Pw"), "{password}: {said}");
+        nothing_ran(&runner);
+    }
+}
+
+#[test]
+fn a_download_cut_short_or_too_slow_says_so_and_installs_nothing() {
+    for (serving, why) in [
+        (
+            Serving::CutShort,
+            "cut short: the connection closed before the end of the file (curl exit 18)",
+        ),
+        (
+            Serving::Trickle,
+            "timed out: not complete within 2 s (RETRY_INSTALL_TIMEOUT) (curl exit 28)",
+        ),
+    ] {
+        let release = Release::start(serving);
+        let runner = Runner::new();
+        let started = Instant::now();
+        let ran = runner
+            .step(&release.url(), &[("command", "touch ran")])
+            .env("RETRY_INSTALL_TIMEOUT", "2")
+            .output()
+            .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(20));
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 1, "{said}");
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(
+            said.contains(&format!(
+                "cannot download {}/{}: {why}",
+                release.url(),
+                archive()
+            )),
+            "{said}"
+        );
+        nothing_ran(&runner);
+    }
+}
+
+#[test]
+fn an_install_timeout_of_zero_is_a_usage_error() {
+    let release = Release::new();
+    for value in ["0", "00", "1.5", "ten"] {
+        let runner = Runner::new();
+        let ran = runner
+            .step(&release.url(), &[("command", "touch ran")])
+            .env("RETRY_INSTALL_TIMEOUT", value)
+            .output()
+            .unwrap();
+        assert_eq!(code(&ran), 2, "{value}: {}", stderr(&ran));
+        assert_eq!(
+            stderr(&ran),
+            format!(
+                "retry action: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 or more) for each download\n"
+            )
+        );
+        nothing_ran(&runner);
+    }
+    assert_eq!(release.server.served(), 0);
+}
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// A script standing in for retry that leaves `planted` where it runs.
+const PLANTED: &str = "#!/bin/sh\ntouch planted\nexit 0\n";
+
+fn plant(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, PLANTED).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn without_runner_temp_a_binary_planted_in_the_temporary_directory_never_runs() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let shared = runner.file("tmp");
+    let planted = shared
+        .join("retry-action")
+        .join(format!("{VERSION}-{TARGET}"))
+        .join("retry");
+    plant(&planted);
+    if is_root() {
+        // As another user would leave it.
+        for path in [planted.as_path(), planted.parent().unwrap()] {
+            std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+        }
+    }
+    let ran = runner
+        .step(&release.url(), &[("command", "touch ran")])
+        .env_remove("RUNNER_TEMP")
+        .env("TMPDIR", &shared)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(!runner.file("planted").exists(), "the planted binary ran");
+    assert!(runner.file("ran").exists());
+    // Installed from the release, into a directory of its own.
+    assert_eq!(release.server.served(), 2);
+    let dir = runner.read("path");
+    let dir = Path::new(dir.trim_end());
+    assert!(
+        dir.starts_with(&shared) && dir != planted.parent().unwrap(),
+        "{dir:?}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let private = dir.ancestors().nth(1).unwrap();
+    let mode = std::fs::metadata(private).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "{private:?} is {mode:o}");
+}
+
+/// What a case does to a cached binary.
+type Spoil = fn(&Path);
+
+#[test]
+fn a_cached_binary_runs_only_as_it_was_installed() {
+    use std::os::unix::fs::PermissionsExt;
+    let release = Release::new();
+    let runner = Runner::new();
+    let first = runner.run(&release.url(), &[("command", "true")]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    let cached = runner
+        .file("runner-temp/retry-action")
+        .join(format!("{VERSION}-{TARGET}"))
+        .join("retry");
+    assert!(cached.is_file());
+    // What each case does to the cached binary, and why it is refused.
+    let mut cases: Vec<(&str, Spoil, &str)> = vec![
+        (
+            "another binary in its place",
+            |path: &Path| {
+                std::fs::write(path, PLANTED).unwrap();
+            },
+            "it is not the binary installed there",
+        ),
+        (
+            "writable by others",
+            |path: &Path| {
+                let mode = std::fs::Permissions::from_mode(0o777);
+                std::fs::set_permissions(path, mode).unwrap();
+            },
+            "another user owns it or can change it",
+        ),
+        (
+            "no recorded checksum",
+            |path: &Path| {
+                std::fs::write(path, PLANTED).unwrap();
+                std::fs::remove_file(path.with_extension("sha256")).unwrap();
+            },
+            "another user owns it or can change it",
+        ),
+    ];
+    if is_root() {
+        cases.push((
+            "another user's",
+            |path: &Path| {
+                std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+            },
+            "another user owns it or can change it",
+        ));
+    } else {
+        eprintln!("not root: the case of another user's binary is skipped");
+    }
+    for (case, spoil, why) in cases {
+        spoil(&cached);
+        let served = release.server.served();
+        let ran = runner.run(&release.url(), &[("command", "touch ran")]);
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 0, "{case}: {said}");
+        assert!(
+            !runner.file("planted").exists(),
+            "{case}: the planted binary ran"
+        );
+        assert!(runner.file("ran").exists(), "{case}");
+        std::fs::remove_file(runner.file("ran")).unwrap();
+        assert!(
+            said.contains(&format!(
+                "retry action: warning: not running the cached {}: {why}",
+                cached.display()
+            )),
+            "{case}: {said}"
+        );
+        assert_eq!(
+            release.server.served(),
+            served + 2,
+            "{case}: not installed again"
+        );
+        // Installed again as it should be: the next use takes it.
+        let again = runner.run(&release.url(), &[("command", "true")]);
+        assert_eq!(code(&again), 0, "{case}: {}", stderr(&again));
+        assert!(
+            !stderr(&again).contains("warning"),
+            "{case}: {}",
+            stderr(&again)
+        );
+        assert_eq!(
+            release.server.served(),
+            served + 2,
+            "{case}: downloaded again"
+        );
+    }
 }

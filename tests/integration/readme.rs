@@ -236,13 +236,15 @@ fn variables_the_readme_names_exist() {
         .into_iter()
         .filter_map(|(_, env)| env)
         .collect();
-    const OTHERS: [&str; 10] = [
+    const OTHERS: [&str; 11] = [
         "RETRY_ATTEMPT",
         // GitHub's step summary and step outputs (src/run/log/summary.rs).
         "RETRY_STEP_SUMMARY",
         "RETRY_GITHUB_OUTPUT",
-        // The install script's mirror (scripts/install.sh, scripts/action.sh).
+        // The install script's mirror and bound (scripts/install.sh,
+        // scripts/action.sh).
         "RETRY_INSTALL_FROM",
+        "RETRY_INSTALL_TIMEOUT",
         "RETRY_RUN_IDS",
         "RETRY_ATTEMPT_LIMIT",
         "RETRY_PREVIOUS_EXIT_CODE",
