@@ -11,9 +11,11 @@
 # on_retry_command, continue_on_error, new_command_on_retry), then retry's own
 # (jitter, base, cap, factor, max_time, kill_after, success_on, fatal_on,
 # retry_if_output, stop_if_output, delay_from_output, preset, budget,
-# budget_store). A bad one of the script's own is one line naming it,
-# exit 2, before anything is downloaded or run; retry's own are checked by
-# retry, in one line with exit 2, before anything runs. Once read, every
+# breaker, metrics_dir, store and its older name budget_store). A bad one
+# of the script's own is one line naming it, exit 2, before anything is
+# downloaded or run; retry's own are checked by retry's parsers (--plan),
+# one line with exit 2, once it is installed and before anything runs or
+# is put on PATH. Either way the outputs say so. Once read, every
 # INPUT_* variable is removed: no build, attempt or hook sees one (a
 # store's password among them).
 #
@@ -33,16 +35,30 @@
 # more, default 300), as for scripts/install.sh; a download that fails
 # says why in curl's terms (timed out, cut short, cannot connect).
 #
-# Outputs: total_attempts, exit_code and exit_error, written by retry itself
-# at the end of the run (RETRY_GITHUB_OUTPUT=1: src/run/log/summary.rs), so
-# they are the run's own figures. Bash 3.2 and BSD tools (macOS), Git Bash
-# (Windows).
+# Outputs: total_attempts, exit_code, exit_error (nick-fields' words) and
+# reason (retry's), written by retry itself at the end of the run
+# (RETRY_GITHUB_OUTPUT=1: src/run/log/summary.rs), so they are the run's
+# own figures; by this script for a bad input (0 attempts, exit code 2).
+# Bash 3.2 and BSD tools (macOS), Git Bash (Windows).
 set -u
 
-say() { printf 'retry action: %s\n' "$*" >&2; }
-# A bad input: one line naming it, exit 2, nothing downloaded or run.
+# One line: a line end in an input's value is shown as a space.
+say() { printf 'retry action: %s\n' "$(printf '%s' "$*" | tr '[:cntrl:]' ' ')" >&2; }
+# The step outputs, for a run that ended before retry could write them:
+# a later step that reads them never gets empty strings. One line each (a
+# line end in an input's value must not start an output of its own).
+outputs() { # TOTAL_ATTEMPTS EXIT_CODE WHY
+    [ -n "${GITHUB_OUTPUT:-}" ] || return 0
+    local why
+    why=$(printf '%s' "$3" | tr '[:cntrl:]' ' ')
+    printf 'total_attempts=%s\nexit_code=%s\nexit_error=%s\nreason=%s\n' \
+        "$1" "$2" "$why" "$why" >>"$GITHUB_OUTPUT"
+}
+# A bad input: one line naming it, exit 2, nothing downloaded or run, and
+# the outputs say so (no attempt).
 bad() {
     say "$*"
+    outputs 0 2 "$*"
     exit 2
 }
 die() {
@@ -66,6 +82,10 @@ is_whole() {
     '' | *[!0-9]*) return 1 ;;
     esac
 }
+# Digits, with a decimal part or not: 2, 2.5.
+is_decimal() {
+    is_whole "${1%%.*}" && { [ "$1" = "${1%%.*}" ] || is_whole "${1#*.}"; }
+}
 
 # A true/false input, '' being its default.
 boolean() { # NAME VALUE DEFAULT
@@ -77,6 +97,9 @@ boolean() { # NAME VALUE DEFAULT
 }
 
 # ---- the inputs ----
+windows=false
+[ "${RUNNER_OS:-}" = Windows ] && windows=true
+
 command=${INPUT_COMMAND:-}
 case $command in
 *[![:space:]]*) ;;
@@ -97,11 +120,12 @@ flags=()
 if [ -n "$minutes" ] && [ -n "$seconds" ]; then
     bad "timeout_minutes and timeout_seconds: give one of them, not both"
 fi
+# Decimals too (1.5 minutes is 90 s), as retry's --timeout 1.5m.
 if [ -n "$minutes" ]; then
-    is_whole "$minutes" || bad "timeout_minutes: '$minutes' is not a whole number of minutes"
+    is_decimal "$minutes" || bad "timeout_minutes: '$minutes' is not a number of minutes"
     flags+=(--timeout "${minutes}m")
 elif [ -n "$seconds" ]; then
-    is_whole "$seconds" || bad "timeout_seconds: '$seconds' is not a whole number of seconds"
+    is_decimal "$seconds" || bad "timeout_seconds: '$seconds' is not a number of seconds"
     flags+=(--timeout "${seconds}s")
 fi
 if [ -n "$attempts" ]; then
@@ -114,7 +138,7 @@ if [ -n "$attempts" ]; then
 fi
 # nick-fields' wait: the same number of seconds after every failure.
 if [ -n "$wait_seconds" ]; then
-    is_whole "$wait_seconds" || bad "retry_wait_seconds: '$wait_seconds' is not a whole number of seconds"
+    is_decimal "$wait_seconds" || bad "retry_wait_seconds: '$wait_seconds' is not a number of seconds"
     if [ -n "${INPUT_JITTER:-}${INPUT_BASE:-}${INPUT_CAP:-}${INPUT_FACTOR:-}" ]; then
         bad "retry_wait_seconds: a constant wait; give it or jitter/base/cap/factor, not both"
     fi
@@ -122,13 +146,20 @@ if [ -n "$wait_seconds" ]; then
 fi
 # retry waits for the command itself: there is no polling to tune.
 if [ -n "$polling" ]; then
-    is_whole "$polling" || bad "polling_interval_seconds: '$polling' is not a whole number of seconds"
+    is_decimal "$polling" || bad "polling_interval_seconds: '$polling' is not a number of seconds"
 fi
-# A timed-out attempt counts as exit code 124 (as for coreutils timeout).
+# Which codes are retried. nick-fields retries every non-zero exit, 126
+# and 127 (a tool not installed yet) included, where retry's own default
+# does not; a preset keeps its own judgement. A timed-out attempt counts
+# as exit code 124 (as for coreutils timeout).
+every=1-255
+[ "$windows" = true ] && every=1-0xFFFFFFFF # any 32-bit code, as unsigned
+retry_codes=$every fatal_codes=${INPUT_FATAL_ON:-}
+[ -n "${INPUT_PRESET:-}" ] && retry_codes=
 case $retry_on in
 any | success) ;; # nick-fields lists success, and treats it as any
-timeout) flags+=(--retry-on 124) ;;
-error) flags+=(--fatal-on 124) ;;
+timeout) retry_codes=124 ;;
+error) fatal_codes=124${fatal_codes:+,$fatal_codes} ;;
 *) bad "retry_on: '$retry_on' is not any, timeout, error or success" ;;
 esac
 if [ -n "$exit_code_input" ]; then
@@ -136,8 +167,10 @@ if [ -n "$exit_code_input" ]; then
         bad "retry_on_exit_code: '$exit_code_input' is not an exit code (0 to 255)"
     [ "$retry_on" = timeout ] &&
         bad "retry_on_exit_code: retries only that code, and retry_on: timeout only timeouts; give one"
-    flags+=(--retry-on "$exit_code_input")
+    retry_codes=$exit_code_input
 fi
+if [ -n "$retry_codes" ]; then flags+=(--retry-on "$retry_codes"); fi
+if [ -n "$fatal_codes" ]; then flags+=(--fatal-on "$fatal_codes"); fi
 # Annotations (warnings) for retries, or plain lines ("info").
 if [ "$warning_on_retry" = false ]; then
     flags+=(--log-format text)
@@ -156,19 +189,24 @@ own --factor "${INPUT_FACTOR:-}"
 own --max-time "${INPUT_MAX_TIME:-}"
 own --kill-after "${INPUT_KILL_AFTER:-}"
 own --success-on "${INPUT_SUCCESS_ON:-}"
-own --fatal-on "${INPUT_FATAL_ON:-}"
 own --retry-if-output "${INPUT_RETRY_IF_OUTPUT:-}"
 own --stop-if-output "${INPUT_STOP_IF_OUTPUT:-}"
 own --delay-from-output "${INPUT_DELAY_FROM_OUTPUT:-}"
 own --preset "${INPUT_PRESET:-}"
 own --budget "${INPUT_BUDGET:-}"
-# A store's password stays off the command line: by its variable.
-if [ -n "${INPUT_BUDGET_STORE:-}" ]; then
-    export RETRY_BUDGET_STORE="$INPUT_BUDGET_STORE"
+own --breaker "${INPUT_BREAKER:-}"
+own --metrics-dir "${INPUT_METRICS_DIR:-}"
+# The store the budget and the breaker share (budget_store: its older
+# name). Its password stays off the command line: by its variable, which
+# retry keeps from the command and the hook.
+store=${INPUT_STORE:-${INPUT_BUDGET_STORE:-}}
+if [ -n "${INPUT_STORE:-}" ] && [ -n "${INPUT_BUDGET_STORE:-}" ] &&
+    [ "$INPUT_STORE" != "$INPUT_BUDGET_STORE" ]; then
+    bad "store and budget_store: the same setting by two names; give one"
 fi
-
-windows=false
-[ "${RUNNER_OS:-}" = Windows ] && windows=true
+if [ -n "$store" ]; then
+    export RETRY_STORE="$store"
+fi
 
 # A path a native Windows program (retry.exe) understands.
 native() {
@@ -407,6 +445,15 @@ install() {
 
 dir=$(install) || exit 1
 retry="$dir/$binary"
+# retry's own inputs, by retry's own parsers, before anything runs or is
+# put on PATH (a plan runs nothing): a bad one is retry's one line, exit 2,
+# and the outputs as for any bad input.
+refused=$("$retry" --plan ${flags[@]+"${flags[@]}"} 2>&1 >/dev/null)
+if [ $? -eq 2 ]; then
+    printf '%s\n' "$refused" >&2
+    outputs 0 2 "$refused"
+    exit 2
+fi
 if [ -n "${GITHUB_PATH:-}" ]; then
     native "$dir" >>"$GITHUB_PATH"
 fi

@@ -246,7 +246,7 @@ fn success_on_the_first_try_sets_the_outputs_and_no_summary() {
     assert_eq!(String::from_utf8_lossy(&ran.stdout), "hello\n");
     assert_eq!(
         runner.outputs(),
-        "total_attempts=1\nexit_code=0\nexit_error=\n"
+        "total_attempts=1\nexit_code=0\nexit_error=\nreason=\n"
     );
     assert_eq!(runner.read("summary"), "");
     // On PATH for the job's later steps: the checked copy in RUNNER_TEMP.
@@ -275,7 +275,7 @@ fn success_after_retries_and_a_second_use_downloads_nothing() {
     assert_eq!(code(&ran), 0, "{}", stderr(&ran));
     assert_eq!(
         runner.outputs(),
-        "total_attempts=3\nexit_code=0\nexit_error=\n"
+        "total_attempts=3\nexit_code=0\nexit_error=\nreason=\n"
     );
     let summary = runner.read("summary");
     assert!(summary.starts_with("| retry | `"), "{summary}");
@@ -318,7 +318,11 @@ fn attempts_exhausted_give_the_command_s_code_and_why() {
     assert_eq!(code(&ran), 3, "{}", stderr(&ran));
     let outputs = runner.outputs();
     assert!(
-        outputs.starts_with("total_attempts=2\nexit_code=3\nexit_error=giving up after 2 attempts"),
+        outputs.starts_with(
+            "total_attempts=2\nexit_code=3\n\
+             exit_error=Final attempt failed. Child_process exited with error code 3\n\
+             reason=giving up after 2 attempts"
+        ),
         "{outputs}"
     );
     assert!(outputs.ends_with("(reason: attempts)\n"), "{outputs}");
@@ -358,7 +362,7 @@ fn a_timeout_is_exit_code_124_and_retry_on_timeout_retries_only_that() {
     assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(
         runner.outputs(),
-        "total_attempts=2\nexit_code=0\nexit_error=\n"
+        "total_attempts=2\nexit_code=0\nexit_error=\nreason=\n"
     );
     let summary = runner.read("summary");
     assert!(
@@ -390,11 +394,10 @@ fn a_timeout_is_exit_code_124_and_retry_on_timeout_retries_only_that() {
         ],
     );
     assert_eq!(code(&ran), 124, "{}", stderr(&ran));
-    assert!(
-        runner
-            .outputs()
-            .starts_with("total_attempts=1\nexit_code=124\nexit_error=giving up")
-    );
+    assert!(runner.outputs().starts_with(
+        "total_attempts=1\nexit_code=124\n\
+                 exit_error=Final attempt failed. Timeout of 1000ms hit\nreason=giving up"
+    ));
 }
 
 #[test]
@@ -413,7 +416,7 @@ fn continue_on_error_succeeds_and_the_outputs_say_how_it_ended() {
     assert!(
         runner
             .outputs()
-            .starts_with("total_attempts=1\nexit_code=4\nexit_error=giving up")
+            .starts_with("total_attempts=1\nexit_code=4\nexit_error=Final attempt failed.")
     );
     assert!(
         stderr(&ran).contains("continue_on_error"),
@@ -475,8 +478,28 @@ fn retry_on_exit_code_retries_that_code_only() {
 
 /// Nothing ran, nothing was installed and nothing put on PATH.
 fn nothing_ran(runner: &Runner) {
-    assert!(!runner.file("ran").exists(), "the command ran");
     assert_eq!(runner.outputs(), "");
+    nothing_ran_but_outputs(runner);
+}
+
+/// A bad input: nothing ran, and the outputs say why, as nick-fields'
+/// do for any failure: no attempt, exit code 2, the line that was shown.
+#[track_caller]
+fn refused(runner: &Runner, ran: &Output) {
+    let said = stderr(ran);
+    let line = said
+        .strip_prefix("retry action: ")
+        .unwrap_or(&said)
+        .trim_end();
+    assert_eq!(
+        runner.outputs(),
+        format!("total_attempts=0\nexit_code=2\nexit_error={line}\nreason={line}\n")
+    );
+    nothing_ran_but_outputs(runner);
+}
+
+fn nothing_ran_but_outputs(runner: &Runner) {
+    assert!(!runner.file("ran").exists(), "the command ran");
     assert_eq!(runner.read("path"), "");
     let installed = runner
         .file("runner-temp/retry-action")
@@ -589,7 +612,7 @@ fn a_server_that_never_answers_is_bounded() {
 #[test]
 fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
     let release = Release::start(Serving::Files);
-    let cases: [(&[(&str, &str)], &str); 9] = [
+    let cases: [(&[(&str, &str)], &str); 12] = [
         (&[("retry_on", "sometimes")], "retry_on: 'sometimes'"),
         (
             &[("timeout_minutes", "1"), ("timeout_seconds", "30")],
@@ -618,6 +641,16 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
             &[("retry_on_exit_code", "300")],
             "retry_on_exit_code: '300'",
         ),
+        (&[("timeout_seconds", "1.5.2")], "timeout_seconds: '1.5.2'"),
+        (
+            &[("store", "redis://a"), ("budget_store", "redis://b")],
+            "store and budget_store",
+        ),
+        // A line end in a value starts no output of its own.
+        (
+            &[("max_attempts", "3\nexit_code=0")],
+            "max_attempts: '3 exit_code=0'",
+        ),
     ];
     for (inputs, named) in cases {
         let runner = Runner::new();
@@ -628,7 +661,7 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
         assert_eq!(code(&ran), 2, "{inputs:?}: {said}");
         assert_eq!(said.lines().count(), 1, "{inputs:?}: {said}");
         assert!(said.contains(named), "{inputs:?}: {said}");
-        nothing_ran(&runner);
+        refused(&runner, &ran);
     }
     for command in ["", " \n "] {
         let runner = Runner::new();
@@ -638,7 +671,7 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
             stderr(&ran),
             "retry action: command: empty; give the command to run\n"
         );
-        nothing_ran(&runner);
+        refused(&runner, &ran);
     }
     // A shell the runner lacks, when this machine lacks it.
     let pwsh = Command::new("sh")
@@ -782,7 +815,7 @@ fn an_install_timeout_of_zero_is_a_usage_error() {
                 "retry action: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 or more) for each download\n"
             )
         );
-        nothing_ran(&runner);
+        refused(&runner, &ran);
     }
     assert_eq!(release.server.served(), 0);
 }
@@ -930,4 +963,179 @@ fn a_cached_binary_runs_only_as_it_was_installed() {
             "{case}: downloaded again"
         );
     }
+}
+
+#[test]
+fn retry_on_any_retries_a_command_not_found_as_nick_fields_does() {
+    let release = Release::new();
+    let runner = Runner::new();
+    // The hook installs the tool the first attempt lacked (127).
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "./tool"),
+            (
+                "on_retry_command",
+                "printf '#!/bin/sh\\nexit 0\\n' > tool && chmod +x tool",
+            ),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert_eq!(
+        runner.outputs(),
+        "total_attempts=2\nexit_code=0\nexit_error=\nreason=\n"
+    );
+    // 126 (found, not executable) too, with retry_on: error.
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "[ \"$RETRY_ATTEMPT\" -ge 3 ] || exit 126"),
+            ("retry_on", "error"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(runner.outputs().starts_with("total_attempts=3\n"));
+}
+
+#[test]
+fn decimal_timeouts_and_waits_run() {
+    let release = Release::new();
+    for (input, value, shown) in [
+        ("timeout_seconds", "1.5", "timeout after 1s 500ms"),
+        ("timeout_minutes", "0.02", "timeout after 1s 200ms"),
+    ] {
+        let runner = Runner::new();
+        let started = Instant::now();
+        let ran = runner.run(
+            &release.url(),
+            &[
+                ("command", "exec sleep 30"),
+                (input, value),
+                ("max_attempts", "2"),
+                ("retry_wait_seconds", "0.1"),
+            ],
+        );
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert_eq!(code(&ran), 124, "{input}: {}", stderr(&ran));
+        let summary = runner.read("summary");
+        assert!(
+            summary.contains(&format!(
+                "| attempt 1/2 | {shown} (exit code 124); slept 100 ms |"
+            )),
+            "{summary}"
+        );
+    }
+}
+
+#[test]
+fn exit_error_keeps_nick_fields_words_and_reason_has_retry_s() {
+    let release = Release::new();
+    // Stopped before the last attempt: nick-fields' words without "Final".
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "exit $((RETRY_ATTEMPT == 1 ? 3 : 4))"),
+            ("retry_on_exit_code", "3"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 4, "{}", stderr(&ran));
+    let outputs = runner.outputs();
+    assert!(
+        outputs.contains("\nexit_error=Child_process exited with error code 4\nreason=giving up"),
+        "{outputs}"
+    );
+    // A timeout on the last attempt.
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "exec sleep 30"),
+            ("timeout_seconds", "1.5"),
+            ("max_attempts", "1"),
+        ],
+    );
+    assert_eq!(code(&ran), 124, "{}", stderr(&ran));
+    assert!(
+        runner
+            .outputs()
+            .contains("\nexit_error=Final attempt failed. Timeout of 1500ms hit\nreason="),
+        "{}",
+        runner.outputs()
+    );
+}
+
+#[test]
+fn a_bad_input_of_retry_s_own_is_refused_before_anything_runs_with_the_outputs() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[("command", "touch ran"), ("jitter", "sometimes")],
+    );
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 2, "{said}");
+    let line = said.lines().last().unwrap_or("");
+    assert!(
+        line.starts_with("retry: invalid value 'sometimes' for '--jitter <JITTER>'"),
+        "{said}"
+    );
+    assert_eq!(
+        runner.outputs(),
+        format!("total_attempts=0\nexit_code=2\nexit_error={line}\nreason={line}\n")
+    );
+    assert!(!runner.file("ran").exists());
+    assert_eq!(runner.read("path"), "", "put on PATH");
+}
+
+#[test]
+fn breaker_metrics_dir_and_store_are_inputs() {
+    let release = Release::new();
+    let runner = Runner::new();
+    // The host's state (the breaker's record) in a place of the test's own.
+    let (metrics, state) = (runner.file("metrics"), runner.file("state"));
+    use std::os::unix::fs::PermissionsExt;
+    for dir in [&metrics, &state] {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let ran = runner
+        .step(
+            &release.url(),
+            &[
+                ("command", "env > seen; exit 3"),
+                ("max_attempts", "1"),
+                ("breaker", "deploy"),
+                ("metrics_dir", metrics.to_str().unwrap()),
+                ("store", "host"),
+            ],
+        )
+        .env("XDG_RUNTIME_DIR", &state)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 3, "{}", stderr(&ran));
+    let prom = std::fs::read_dir(&metrics)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect::<Vec<_>>();
+    assert!(
+        prom.iter().any(|name| name.ends_with(".prom")),
+        "{prom:?}: {}",
+        stderr(&ran)
+    );
+    let status = Command::new(env!("CARGO_BIN_EXE_retry"))
+        .args(["--breaker-status", "deploy"])
+        .env("XDG_RUNTIME_DIR", &state)
+        .env("HOME", runner.temp.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&status.stdout).into_owned()
+        + &String::from_utf8_lossy(&status.stderr);
+    assert!(said.contains("1 failed run in a row"), "{said}");
+    assert!(said.contains(state.to_str().unwrap()), "{said}");
 }

@@ -14,6 +14,7 @@ const README: &str = include_str!("../../README.md");
 const DOCUMENTS: &[(&str, &str)] = &[
     ("README.md", README),
     ("docs/behaviour.md", include_str!("../../docs/behaviour.md")),
+    ("docs/action.md", include_str!("../../docs/action.md")),
     (
         "docs/simulation.md",
         include_str!("../../docs/simulation.md"),

@@ -10,7 +10,8 @@
 //! `github.rs`, `json.rs`; this file holds what they share: which events a
 //! verbosity shows, when and for which run a line is written, and where.
 //! `summary.rs` is GitHub's step summary and step outputs, fed every event
-//! whatever the verbosity.
+//! whatever the verbosity; `exit_error.rs` the Action's `exit_error` in
+//! nick-fields/retry's words.
 
 use std::fs::File;
 use std::io::Write as _;
@@ -21,6 +22,7 @@ use crate::run::events::{Event, GiveUp};
 use crate::run::name::CommandName;
 use crate::run::pipes;
 
+mod exit_error;
 mod github;
 mod json;
 mod summary;
