@@ -171,10 +171,12 @@ if [ -n "$exit_code_input" ]; then
 fi
 if [ -n "$retry_codes" ]; then flags+=(--retry-on "$retry_codes"); fi
 if [ -n "$fatal_codes" ]; then flags+=(--fatal-on "$fatal_codes"); fi
-# Annotations (warnings) for retries, or plain lines ("info").
-if [ "$warning_on_retry" = false ]; then
-    flags+=(--log-format text)
-fi
+# How retry's GitHub lines read (src/run/log/action.rs), as nick-fields'
+# do: each attempt's output folded; retries as warnings, or plain lines
+# ("info"); giving up an error, or a warning when the step ends green.
+wishes=groups
+[ "$warning_on_retry" = false ] && wishes=$wishes,plain-retries
+[ "$continue_on_error" = true ] && wishes=$wishes,give-up-warning
 if [ -n "${INPUT_ON_RETRY_COMMAND:-}" ]; then
     flags+=(--on-retry "$INPUT_ON_RETRY_COMMAND")
 fi
@@ -460,8 +462,11 @@ fi
 
 # ---- run ----
 # new_command_on_retry: the attempts after the first run it instead, as
-# RETRY_ATTEMPT says (one command line for retry, the choice in bash).
+# RETRY_ATTEMPT says (one command line for retry, the choice in bash);
+# retry's lines and summary name the user's command, not that choice.
+unset RETRY_GITHUB_TITLE
 if [ -n "$new_command" ]; then
+    export RETRY_GITHUB_TITLE="$command"
     # shellcheck disable=SC2016 # expanded by that bash, not this one
     pick='c=$1; [ "${RETRY_ATTEMPT:-1}" -gt 1 ] && c=$2; exec "$0" $3 "$c"'
     argv=("$(native "$(command -v bash)")" -c "$pick" "$found" "$command" "$new_command" "$flag")
@@ -476,7 +481,7 @@ fi
 if [ "$shell" = cmd ]; then
     export MSYS2_ARG_CONV_EXCL='*'
 fi
-RETRY_GITHUB_OUTPUT=1 "$retry" ${flags[@]+"${flags[@]}"} -- "${argv[@]}"
+RETRY_GITHUB_OUTPUT=1 RETRY_GITHUB_ACTION=$wishes "$retry" ${flags[@]+"${flags[@]}"} -- "${argv[@]}"
 status=$?
 if [ "$status" -ne 0 ] && [ "$continue_on_error" = true ]; then
     say "continue_on_error: the step succeeds; its exit_code output is $status"

@@ -26,7 +26,7 @@ use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, 
 use crate::run::countdown;
 use crate::run::escalation::{Actions, Escalation};
 use crate::run::lineage::{self, Lineage};
-use crate::run::log::{LogFormat, Verbosity};
+use crate::run::log::{self, LogFormat, Verbosity};
 use crate::run::pipes::{self, Pipes, Progress, ReleaseError, Spool};
 use crate::run::{Attempt, AttemptInfo, Ended, Host, Options, SpawnError, Unsettled};
 use crate::state::breaker;
@@ -137,7 +137,7 @@ impl<'a> Supervisor<'a> {
             command
                 .args(self.args)
                 .env(lineage::VARIABLE, self.lineage.value());
-            for variable in store::VARIABLES {
+            for variable in store::VARIABLES.iter().chain(&log::action::VARIABLES) {
                 command.env_remove(variable);
             }
             self.drop_foreign_trace_state(&mut command);
@@ -168,7 +168,7 @@ impl<'a> Supervisor<'a> {
         }
         // Every variable of this run's, so none is an outer retry's: the
         // hook runs after the attempt whose code is the previous one.
-        for variable in store::VARIABLES {
+        for variable in store::VARIABLES.iter().chain(&log::action::VARIABLES) {
             command.env_remove(variable);
         }
         command

@@ -728,6 +728,8 @@ fn no_input_and_no_store_password_reaches_the_command_or_the_hook() {
             !seen.lines().any(|line| line.starts_with("INPUT_")),
             "{name}: {seen}"
         );
+        // Nor the Action's wishes for retry's lines: a nested retry's are its own.
+        assert!(!seen.contains("RETRY_GITHUB_ACTION="), "{name}: {seen}");
     }
     assert!(!stderr(&ran).contains("s3cretPw"), "{}", stderr(&ran));
 }
@@ -1138,4 +1140,121 @@ fn breaker_metrics_dir_and_store_are_inputs() {
         + &String::from_utf8_lossy(&status.stderr);
     assert!(said.contains("1 failed run in a row"), "{said}");
     assert!(said.contains(state.to_str().unwrap()), "{said}");
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn each_attempt_is_folded_and_the_annotations_stay_outside() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner
+        .step(
+            &release.url(),
+            &[
+                ("command", "echo try $RETRY_ATTEMPT; exit 3"),
+                ("max_attempts", "2"),
+                ("retry_wait_seconds", "0"),
+            ],
+        )
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 3, "{}", stderr(&ran));
+    assert_eq!(
+        stdout(&ran),
+        "::group::Attempt 1\ntry 1\n::endgroup::\n::group::Attempt 2\ntry 2\n::endgroup::\n"
+    );
+    let said = stderr(&ran);
+    assert!(
+        said.contains("::warning title=retry%3A echo try $RETRY_ATTEMPT…::attempt 1/2 failed"),
+        "{said}"
+    );
+    assert!(
+        said.contains("::error title=retry%3A echo try $RETRY_ATTEMPT…::giving up"),
+        "{said}"
+    );
+}
+
+#[test]
+fn continue_on_error_gives_up_with_a_warning_and_warning_on_retry_false_keeps_the_error() {
+    let release = Release::new();
+    let inputs = [
+        ("command", "exit 3"),
+        ("max_attempts", "2"),
+        ("retry_wait_seconds", "0"),
+    ];
+    // A step that ends green: no error annotation.
+    let runner = Runner::new();
+    let mut green = inputs.to_vec();
+    green.push(("continue_on_error", "true"));
+    let ran = runner
+        .step(&release.url(), &green)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let said = stderr(&ran);
+    assert!(
+        said.contains("::warning title=retry%3A exit 3::giving up after 2 attempts"),
+        "{said}"
+    );
+    assert!(!said.contains("::error"), "{said}");
+    // Retries as plain lines; giving up still an error annotation.
+    let runner = Runner::new();
+    let mut plain = inputs.to_vec();
+    plain.push(("warning_on_retry", "false"));
+    let ran = runner
+        .step(&release.url(), &plain)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 3, "{}", stderr(&ran));
+    let said = stderr(&ran);
+    assert!(
+        said.contains("retry: `exit 3`: attempt 1/2 failed with exit code 3"),
+        "{said}"
+    );
+    assert!(!said.contains("::warning"), "{said}");
+    assert!(
+        said.contains("::error title=retry%3A exit 3::giving up after 2 attempts"),
+        "{said}"
+    );
+}
+
+#[test]
+fn with_new_command_on_retry_the_lines_and_summary_name_the_user_s_command() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner
+        .step(
+            &release.url(),
+            &[
+                ("command", "echo first; exit 1"),
+                ("new_command_on_retry", "echo again; exit 2"),
+                ("max_attempts", "2"),
+                ("retry_wait_seconds", "0"),
+            ],
+        )
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 2, "{}", stderr(&ran));
+    let said = stderr(&ran);
+    assert!(
+        said.contains("::warning title=retry%3A echo first; exit 1::attempt 1/2"),
+        "{said}"
+    );
+    assert!(
+        said.contains("::error title=retry%3A echo first; exit 1::giving up"),
+        "{said}"
+    );
+    assert!(!said.contains("RETRY_ATTEMPT"), "{said}");
+    let summary = runner.read("summary");
+    assert!(
+        summary.starts_with("| retry | `echo first; exit 1` |\n"),
+        "{summary}"
+    );
 }

@@ -237,11 +237,14 @@ fn variables_the_readme_names_exist() {
         .into_iter()
         .filter_map(|(_, env)| env)
         .collect();
-    const OTHERS: [&str; 11] = [
+    const OTHERS: [&str; 13] = [
         "RETRY_ATTEMPT",
-        // GitHub's step summary and step outputs (src/run/log/summary.rs).
+        // GitHub's step summary and step outputs (src/run/log/summary.rs),
+        // and the Action's wishes for the lines (src/run/log/action.rs).
         "RETRY_STEP_SUMMARY",
         "RETRY_GITHUB_OUTPUT",
+        "RETRY_GITHUB_ACTION",
+        "RETRY_GITHUB_TITLE",
         // The install script's mirror and bound (scripts/install.sh,
         // scripts/action.sh).
         "RETRY_INSTALL_FROM",
