@@ -19,18 +19,22 @@
 # INPUT_* variable is removed: no build, attempt or hook sees one (a
 # store's password among them).
 #
-# Install: the release archive for RUNNER_OS/RUNNER_ARCH from
-# RETRY_INSTALL_FROM (the place that holds the release's files by their own
-# names; action.yml sets it to SERVER/REPOSITORY/releases/download/REF from
-# the github context, a test to its loopback server), checked against its
-# .sha256 before it is unpacked, kept in RUNNER_TEMP with its checksum for
-# the job's next use (which runs it only if it is still this user's, no
-# one else can write it, and its checksum is the recorded one) and put on
-# GITHUB_PATH. Without RUNNER_TEMP, a fresh private directory (mktemp -d)
-# and nothing reused: never a fixed name in a shared directory. Without a
-# release for the ref (a branch, a commit, a fork, `uses: ./`), retry is
-# built from the action's own checkout (RETRY_ACTION_PATH) with cargo
-# ($CARGO if set). Nothing is fetched from anywhere else.
+# Install: the release archive for RUNNER_OS/RUNNER_ARCH from the job's
+# RETRY_INSTALL_FROM (a mirror: the place that holds the release's files by
+# their own names; one without them is an error), else from
+# RETRY_ACTION_REPOSITORY/releases/download/TAG (action.yml derives
+# SERVER/OWNER/REPO from the github context; a test gives its loopback
+# server): TAG is RETRY_ACTION_REF, or for a 40-hex SHA pin the release tag
+# that points at it (git ls-remote --tags, no token). Checked against its
+# .sha256 before it is unpacked, kept in RUNNER_TOOL_CACHE/retry/VERSION/
+# TARGET (or RUNNER_TEMP) with its checksum for the next use (which runs it
+# only if it is still this user's, no one else can write it, and its
+# checksum is the recorded one) and put on GITHUB_PATH. Without
+# RUNNER_TEMP, a fresh private directory (mktemp -d) and nothing reused:
+# never a fixed name in a shared directory. Without a release for the ref
+# (a branch, a commit no tag points at, a fork, `uses: ./`), retry is
+# built, saying why, from the action's own checkout (RETRY_ACTION_PATH)
+# with cargo ($CARGO if set). Nothing is fetched from anywhere else.
 # RETRY_INSTALL_TIMEOUT bounds each download as a whole, in seconds (1 or
 # more, default 300), as for scripts/install.sh; a download that fails
 # says why in curl's terms (timed out, cut short, cannot connect).
@@ -302,6 +306,11 @@ private() {
 # for the job's next use. Without RUNNER_TEMP (outside GitHub), a fresh
 # private directory each time: a fixed name in a shared directory would
 # run whatever another user put there first.
+# The action's repository, SERVER/OWNER/REPO from the github context:
+# its releases, and its tags for a SHA pin.
+repository=${RETRY_ACTION_REPOSITORY:-}
+repository=${repository%/}
+
 reuse=false
 if [ -n "${RUNNER_TEMP:-}" ]; then
     work=$RUNNER_TEMP/retry-action
@@ -345,6 +354,8 @@ build() {
     say "$1; building retry from the action's checkout with cargo (a few minutes)"
     local source=${RETRY_ACTION_PATH:-}
     [ -f "$source/Cargo.toml" ] || die "no release to install, and no checkout to build ($source)"
+    command -v "${CARGO:-cargo}" >/dev/null 2>&1 ||
+        die "no cargo on this runner to build retry: pin the action to a release tag (uses: OWNER/REPO@vX.Y.Z), or install Rust in an earlier step"
     local into="$work/build"
     "${CARGO:-cargo}" build --release --locked --quiet --manifest-path "$source/Cargo.toml" \
         --target-dir "$into" >&2 || die "cargo build failed in $source"
@@ -372,22 +383,101 @@ cached() { # DIR
     return 1
 }
 
-# Installs retry; prints the directory that holds it.
+# COMMAND..., ended after $timeout s at most: by timeout(1) where it
+# works, else by a watchdog (macOS has no timeout). 124 or 143 if stopped.
+bounded() {
+    if timeout 1 true 2>/dev/null; then
+        timeout "$timeout" "$@"
+        return
+    fi
+    "$@" &
+    local pid=$! dog status
+    (sleep "$timeout" && kill "$pid") </dev/null >/dev/null 2>&1 &
+    dog=$!
+    wait "$pid"
+    status=$?
+    kill "$dog" 2>/dev/null
+    return "$status"
+}
+
+# The release tag (v...) that points at COMMIT in the action's repository,
+# as a SHA pin names it: from `git ls-remote --tags`, which needs no token
+# (every runner has git). An annotated tag's commit is its peeled line
+# (TAG^{}). Returns 1 when no tag points there, 2 when git cannot tell.
+tag_of() { # COMMIT
+    local refs
+    refs=$(GIT_TERMINAL_PROMPT=0 GIT_HTTP_LOW_SPEED_LIMIT=1 GIT_HTTP_LOW_SPEED_TIME=$timeout \
+        bounded git ls-remote --tags "$repository" 2>/dev/null) || return 2
+    printf '%s\n' "$refs" | awk -v commit="$1" '
+        tolower($1) == commit {
+            tag = $2
+            sub("^refs/tags/", "", tag)
+            sub("\\^\\{\\}$", "", tag)
+            if (tag ~ /^v[0-9]/) { print tag; found = 1; exit }
+        }
+        END { exit !found }'
+}
+
+# Where a release is kept: the runner's tool cache when no other user can
+# change it (RUNNER_TOOL_CACHE/retry/VERSION/TARGET, the layout of
+# actions/tool-cache), which a self-hosted runner keeps for its next
+# jobs; else the job's RUNNER_TEMP.
+cache_for() { # VERSION TARGET
+    local tools=${RUNNER_TOOL_CACHE:-}
+    if [ "$reuse" = true ] && [ -n "$tools" ] && mine "$tools" d &&
+        (umask 022 && mkdir -p "$tools/retry/$1") 2>/dev/null &&
+        mine "$tools/retry" d && mine "$tools/retry/$1" d; then
+        printf '%s\n' "$tools/retry/$1/$2"
+    else
+        printf '%s\n' "$work/$1-$2"
+    fi
+}
+
+# Installs retry; prints the directory that holds it. From the job's
+# mirror (RETRY_INSTALL_FROM, which wins), else from the action's release:
+# REPOSITORY/releases/download/TAG, the tag being the ref, or the release
+# tag that points at a SHA pin.
 install() {
     # staging is not local: the EXIT trap removes it after a return too.
-    local target ref=${RETRY_ACTION_REF:-} version archive from cache got status
+    local target ref=${RETRY_ACTION_REF:-} tag version archive from cache got status
+    local mirror=${RETRY_INSTALL_FROM:-}
     target=$(target_for "${RUNNER_OS:-}" "${RUNNER_ARCH:-}") || {
         build "no release build for ${RUNNER_OS:-?} ${RUNNER_ARCH:-?}"
         return
     }
-    from=${RETRY_INSTALL_FROM:-}
-    if [ -z "$ref" ] || [ -z "$from" ]; then
+    if [ -z "$ref" ]; then
         build "no release ref for this action (a local uses: ./)"
         return
     fi
-    version=${ref#v}
+    tag=$ref
+    case $ref in
+    *[!0-9a-fA-F]*) ;;
+    *)
+        if [ ${#ref} -eq 40 ] && [ -n "$repository" ]; then
+            ref=$(printf '%s' "$ref" | tr 'A-F' 'a-f')
+            tag=$(tag_of "$ref")
+            case $? in
+            0) say "commit $ref is release $tag" ;;
+            1)
+                build "no release tag points at commit $ref in $(shown "$repository")"
+                return
+                ;;
+            *)
+                build "cannot list the tags of $(shown "$repository") (git ls-remote failed or took over ${timeout} s) to find commit $ref's release"
+                return
+                ;;
+            esac
+        fi
+        ;;
+    esac
+    from=${mirror:-${repository:+$repository/releases/download/$tag}}
+    if [ -z "$from" ]; then
+        build "no place to download release $tag from (no repository in the github context)"
+        return
+    fi
+    version=${tag#v}
     archive=$(archive_for "$version" "$target")
-    cache="$work/$version-$target"
+    cache=$(cache_for "$version" "$target")
     # The job's second use: the copy the first one checked, if still so.
     if [ "$reuse" = true ] && cached "$cache"; then
         printf '%s\n' "$cache"
@@ -402,7 +492,10 @@ install() {
     case $got in
     200) ;;
     404)
-        build "no release $archive for $ref"
+        # A mirror is the job's choice: it must hold the release.
+        [ -z "$mirror" ] ||
+            die "no $archive.sha256 at $(shown "$mirror") (RETRY_INSTALL_FROM, the job's mirror): put the release's files there"
+        build "no release $archive for $tag"
         return
         ;;
     *) die "cannot download $(shown "$from/$archive.sha256"): HTTP $got" ;;

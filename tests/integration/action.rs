@@ -25,12 +25,19 @@ fn archive() -> String {
     format!("retry-{VERSION}-{TARGET}.tar.gz")
 }
 
-/// A release's files on disk, served over HTTP by path (the test's own
-/// first, then the shared archive's); anything else 404.
+/// A release's files on disk, served over HTTP by the last part of their
+/// path (the test's own first, then the shared archive's), as a mirror or
+/// as REPOSITORY/releases/download/TAG/ serves them; and, with `git`, the
+/// repository itself under `/o/r/` (git's dumb HTTP: `info/refs`, which
+/// `git update-server-info` writes); anything else 404.
 struct Release {
     files: tempfile::TempDir,
     server: Server,
 }
+
+/// The repository's path on the server, as `github.action_repository` is
+/// on GitHub's.
+const REPOSITORY: &str = "o/r";
 
 /// How the server answers.
 #[derive(Clone, Copy, PartialEq)]
@@ -107,23 +114,38 @@ impl Release {
     }
 
     fn start(serving: Serving) -> Release {
+        Release::serving(serving, None)
+    }
+
+    /// The release, and the repository in `git` (its `.git`) for its tags.
+    fn with_git(git: &Path) -> Release {
+        Release::serving(Serving::Archive, Some(git.to_owned()))
+    }
+
+    fn serving(serving: Serving, git: Option<PathBuf>) -> Release {
         let files = tempfile::tempdir().unwrap();
         let mut roots = vec![files.path().to_owned()];
         if serving != Serving::Files && serving != Serving::Hang {
             roots.push(shared_archive().to_owned());
         }
         let roots = Arc::new(roots);
-        let server = Server::start(move |stream, _| answer(stream, &roots, serving));
+        let server =
+            Server::start(move |stream, _| answer(stream, &roots, git.as_deref(), serving));
         Release { files, server }
     }
 
     fn url(&self) -> String {
         format!("http://{}", self.server.addr)
     }
+
+    /// The action's repository on this server (RETRY_ACTION_REPOSITORY).
+    fn repository(&self) -> String {
+        format!("{}/{REPOSITORY}", self.url())
+    }
 }
 
 /// One request: the file its path names, or 404; or, hanging, nothing.
-fn answer(mut stream: TcpStream, roots: &[PathBuf], serving: Serving) {
+fn answer(mut stream: TcpStream, roots: &[PathBuf], git: Option<&Path>, serving: Serving) {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
@@ -136,14 +158,21 @@ fn answer(mut stream: TcpStream, roots: &[PathBuf], serving: Serving) {
     }
     let head = String::from_utf8_lossy(&head);
     let path = head.split(' ').nth(1).unwrap_or("/");
-    let name = path.trim_start_matches('/');
-    let file = (!name.contains('/') && !name.is_empty())
-        .then(|| {
-            roots
-                .iter()
-                .find_map(|root| std::fs::read(root.join(name)).ok())
-        })
-        .flatten();
+    let path = path.split('?').next().unwrap_or_default();
+    let in_git = path
+        .strip_prefix(&format!("/{REPOSITORY}/"))
+        .filter(|rest| !rest.starts_with("releases/") && !rest.contains(".."));
+    let name = path.rsplit('/').next().unwrap_or_default();
+    let file = match (git, in_git) {
+        (Some(git), Some(rest)) => std::fs::read(git.join(rest)).ok(),
+        _ => (!name.is_empty())
+            .then(|| {
+                roots
+                    .iter()
+                    .find_map(|root| std::fs::read(root.join(name)).ok())
+            })
+            .flatten(),
+    };
     let (status, body) = match file {
         Some(body) => ("200 OK", body),
         None => ("404 Not Found", b"Not Found".to_vec()),
@@ -524,12 +553,10 @@ fn a_checksum_mismatch_is_refused_and_nothing_installed() {
     nothing_ran(&runner);
 }
 
-#[test]
-fn no_release_for_the_ref_builds_from_the_checkout() {
-    // cargo stands in: a build that takes minutes proves nothing more here
-    // than that the fallback is chosen, said once, and used.
-    let release = Release::start(Serving::Files);
-    let runner = Runner::new();
+/// cargo's stand-in: a build that takes minutes proves nothing more here
+/// than that the fallback is chosen, said once, and used. It records its
+/// arguments in `cargo.log` and "builds" this build's retry.
+fn fake_cargo(runner: &Runner) -> PathBuf {
     let cargo = runner.file("cargo");
     std::fs::write(
         &cargo,
@@ -545,8 +572,18 @@ fn no_release_for_the_ref_builds_from_the_checkout() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    cargo
+}
+
+#[test]
+fn no_release_for_the_ref_builds_from_the_checkout() {
+    let release = Release::start(Serving::Files);
+    let runner = Runner::new();
+    let cargo = fake_cargo(&runner);
     let ran = runner
         .step(&release.url(), &[("command", "touch ran")])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
         .env("CARGO", &cargo)
         .output()
         .unwrap();
@@ -1257,4 +1294,175 @@ fn with_new_command_on_retry_the_lines_and_summary_name_the_user_s_command() {
         summary.starts_with("| retry | `echo first; exit 1` |\n"),
         "{summary}"
     );
+}
+
+/// A repository with one commit, tagged `tag` (annotated or not), ready
+/// for git's dumb HTTP; and the commit.
+fn repository_tagged(tag: Option<(&str, bool)>) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "release"]);
+    // Another tag, not a release's, on the same commit.
+    git(&["tag", "nightly"]);
+    match tag {
+        Some((name, true)) => git(&["tag", "-a", name, "-m", name]),
+        Some((name, false)) => git(&["tag", name]),
+        None => String::new(),
+    };
+    git(&["update-server-info"]);
+    let commit = git(&["rev-parse", "HEAD"]);
+    (dir, commit)
+}
+
+#[test]
+fn a_sha_pin_installs_the_release_its_tag_names() {
+    for annotated in [true, false] {
+        let (repo, commit) = repository_tagged(Some((&format!("v{VERSION}"), annotated)));
+        let release = Release::with_git(&repo.path().join(".git"));
+        let runner = Runner::new();
+        let ran = runner
+            .step("", &[("command", "touch ran")])
+            .env_remove("RETRY_INSTALL_FROM")
+            .env("RETRY_ACTION_REPOSITORY", release.repository())
+            .env("RETRY_ACTION_REF", &commit)
+            .env("CARGO", "/nonexistent/cargo")
+            .output()
+            .unwrap();
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 0, "annotated {annotated}: {said}");
+        assert!(runner.file("ran").exists());
+        assert!(
+            said.contains(&format!(
+                "retry action: commit {commit} is release v{VERSION}\n"
+            )),
+            "{said}"
+        );
+        assert!(
+            said.contains(&format!(
+                "installed retry {VERSION} ({TARGET}) from the release"
+            )),
+            "{said}"
+        );
+        assert!(!said.contains("cargo"), "{said}");
+    }
+}
+
+#[test]
+fn a_sha_no_release_tag_points_at_is_built_and_says_why() {
+    let (repo, commit) = repository_tagged(None);
+    let release = Release::with_git(&repo.path().join(".git"));
+    let runner = Runner::new();
+    let cargo = fake_cargo(&runner);
+    let ran = runner
+        .step("", &[("command", "touch ran")])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .env("RETRY_ACTION_REF", &commit)
+        .env("CARGO", &cargo)
+        .output()
+        .unwrap();
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 0, "{said}");
+    assert_eq!(
+        said.lines().next().unwrap_or(""),
+        format!(
+            "retry action: no release tag points at commit {commit} in {}; \
+             building retry from the action's checkout with cargo (a few minutes)",
+            release.repository()
+        )
+    );
+    assert!(runner.file("ran").exists());
+    // No cargo on the runner: what to do instead.
+    let runner = Runner::new();
+    let ran = runner
+        .step("", &[("command", "touch ran")])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .env("RETRY_ACTION_REF", &commit)
+        .env("CARGO", "/nonexistent/cargo")
+        .output()
+        .unwrap();
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 1, "{said}");
+    assert!(
+        said.ends_with(
+            "retry action: no cargo on this runner to build retry: pin the action to a \
+             release tag (uses: OWNER/REPO@vX.Y.Z), or install Rust in an earlier step\n"
+        ),
+        "{said}"
+    );
+    nothing_ran(&runner);
+}
+
+#[test]
+fn a_job_s_mirror_wins_and_one_without_the_release_is_an_error() {
+    let release = Release::new();
+    let mirror = Release::new();
+    let runner = Runner::new();
+    let ran = runner
+        .step(&mirror.url(), &[("command", "touch ran")])
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert_eq!((mirror.server.served(), release.server.served()), (2, 0));
+    // A mirror that lacks the release: one line naming it, nothing built.
+    let empty = Release::start(Serving::Files);
+    let runner = Runner::new();
+    let from = empty.url().replacen("://", "://me:s3cret@", 1);
+    let ran = runner
+        .step(&from, &[("command", "touch ran")])
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .env("CARGO", fake_cargo(&runner))
+        .output()
+        .unwrap();
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 1, "{said}");
+    assert_eq!(
+        said,
+        format!(
+            "retry action: no {}.sha256 at http://***@{} (RETRY_INSTALL_FROM, the job's mirror): \
+             put the release's files there\n",
+            archive(),
+            empty.server.addr
+        )
+    );
+    nothing_ran(&runner);
+}
+
+#[test]
+fn the_runner_s_tool_cache_outlives_the_job() {
+    let release = Release::new();
+    let tools = tempfile::tempdir().unwrap();
+    let job = |runner: &Runner| {
+        runner
+            .step(&release.url(), &[("command", "true")])
+            .env("RUNNER_TOOL_CACHE", tools.path())
+            .output()
+            .unwrap()
+    };
+    let first = Runner::new();
+    let ran = job(&first);
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let kept = tools.path().join(format!("retry/{VERSION}/{TARGET}"));
+    assert_eq!(first.read("path").trim_end(), kept.to_str().unwrap());
+    assert!(kept.join("retry").is_file());
+    // The next job: another RUNNER_TEMP, the same runner.
+    let next = Runner::new();
+    let ran = job(&next);
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert_eq!(release.server.served(), 2, "the next job downloaded again");
+    assert_eq!(next.read("path").trim_end(), kept.to_str().unwrap());
 }
