@@ -297,6 +297,11 @@ struct Release {
 
 impl Release {
     fn serve(sha256: Option<&str>) -> Release {
+        Release::serve_with(sha256, None)
+    }
+
+    /// The same, and the files in `extra` by their names.
+    fn serve_with(sha256: Option<&str>, extra: Option<PathBuf>) -> Release {
         let package = package();
         let archive = package.archive.clone();
         let sum_line = match sha256 {
@@ -320,7 +325,10 @@ impl Release {
             } else if asked == format!("{name}.sha256") {
                 Some(sum_line.clone().into_bytes())
             } else {
-                None
+                extra
+                    .as_ref()
+                    .filter(|_| !asked.is_empty() && !asked.contains('/'))
+                    .and_then(|dir| std::fs::read(dir.join(asked)).ok())
             };
             let (status, body) = match body {
                 Some(body) => ("200 OK", body),
@@ -872,5 +880,77 @@ fn without_curl_a_download_that_trickles_is_bounded_as_a_whole() {
             ran.stderr
         );
         assert_eq!(files_under(home.path()), Vec::<String>::new());
+    }
+}
+
+/// The README's GitLab snippet: its `before_script` lines, as one script.
+fn gitlab_snippet() -> String {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let block = readme
+        .split("  before_script:")
+        .nth(1)
+        .expect("the README's GitLab snippet")
+        .split("  script:")
+        .next()
+        .unwrap();
+    let lines: Vec<&str> = block
+        .lines()
+        .filter_map(|l| l.strip_prefix("    - "))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.contains("sha256sum -c")),
+        "the snippet checks install.sh: {lines:?}"
+    );
+    lines.join("\n")
+}
+
+#[test]
+fn the_readme_s_gitlab_snippet_runs_install_sh_only_as_published() {
+    // install.sh and its .sha256 as the release publishes them
+    // (release.yml calls scripts/dist.sh --install-script).
+    for tampered in [false, true] {
+        let published = scratch();
+        let made = Command::new("bash")
+            .arg(repo("scripts/dist.sh"))
+            .args(["--install-script", "http://127.0.0.1:9/unused"])
+            .arg(published.path())
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let sum = std::fs::read_to_string(published.path().join("install.sh.sha256")).unwrap();
+        let (sum, file) = sum.trim_end().split_once("  ").unwrap();
+        assert_eq!(file, "install.sh");
+        if tampered {
+            let mut script = std::fs::read_to_string(published.path().join("install.sh")).unwrap();
+            script.push_str("touch \"$HOME/tampered\"\n");
+            std::fs::write(published.path().join("install.sh"), script).unwrap();
+        }
+        let release = Release::serve_with(None, Some(published.path().to_owned()));
+        let (home, cwd) = (scratch(), scratch());
+        let mut command = Command::new("sh");
+        command
+            .args(["-ec", &gitlab_snippet()])
+            .current_dir(cwd.path())
+            .env_clear()
+            .env("HOME", home.path())
+            .env("TMPDIR", cwd.path())
+            .env("PATH", path_with(&[]))
+            .env("RELEASE_URL", release.url().trim_end_matches('/'))
+            .env("INSTALL_SHA256", sum)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let status = wait_bounded(&mut child, Duration::from_secs(30));
+        let (stdout, stderr) = outputs(&mut child);
+        let installed = home.path().join(".local/bin/retry");
+        if tampered {
+            assert!(!status.success(), "{stdout}{stderr}");
+            assert!(stdout.contains("install.sh: FAILED"), "{stdout}{stderr}");
+            assert!(!installed.exists() && !home.path().join("tampered").exists());
+        } else {
+            assert!(status.success(), "{stdout}{stderr}");
+            assert!(installed.is_file(), "{stdout}{stderr}");
+        }
     }
 }
