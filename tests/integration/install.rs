@@ -954,3 +954,57 @@ fn the_readme_s_gitlab_snippet_runs_install_sh_only_as_published() {
         }
     }
 }
+
+/// A key's value in a section of Cargo.toml (`key = "value"` lines).
+fn cargo_toml_value(section: &str, key: &str) -> Option<String> {
+    let toml = std::fs::read_to_string(repo("Cargo.toml")).unwrap();
+    let body = toml.split(&format!("\n[{section}]\n")).nth(1)?;
+    body.lines()
+        .take_while(|l| !l.starts_with('['))
+        .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
+        .and_then(|v| v.strip_suffix('"'))
+        .map(str::to_owned)
+}
+
+#[test]
+fn cargo_binstall_finds_the_release_s_own_archives() {
+    let version = "9.8.7";
+    let (targets, _) = release_yml(version);
+    let windows = "x86_64-pc-windows-msvc";
+    let base = "package.metadata.binstall";
+    let repo_url = "https://git.example.test/o/retry";
+    let expand = |template: &str, target: &str, ext: &str| {
+        template
+            .replace("{ repo }", repo_url)
+            .replace("{ version }", version)
+            .replace("{ target }", target)
+            .replace("{ bin }", "retry")
+            .replace("{ binary-ext }", ext)
+    };
+    let bin_dir = cargo_toml_value(base, "bin-dir").expect("binstall's bin-dir");
+    for target in targets.iter().map(String::as_str).chain([windows]) {
+        let (section, ext) = if target == windows {
+            (format!("{base}.overrides.{windows}"), ".exe")
+        } else {
+            (base.to_owned(), "")
+        };
+        let url = cargo_toml_value(&section, "pkg-url").expect("binstall's pkg-url");
+        let archive = rule(version, target);
+        assert_eq!(
+            expand(&url, target, ext),
+            format!("{repo_url}/releases/download/v{version}/{archive}"),
+            "{target}"
+        );
+        // The archive's one directory, the binary in it (scripts/dist.sh).
+        let stem = archive.trim_end_matches(".tar.gz").trim_end_matches(".zip");
+        assert_eq!(expand(&bin_dir, target, ext), format!("{stem}/retry{ext}"));
+        let format = cargo_toml_value(&section, "pkg-fmt").expect("binstall's pkg-fmt");
+        assert_eq!(format, if target == windows { "zip" } else { "tgz" });
+    }
+    // Templated, never a hosting address.
+    let toml = std::fs::read_to_string(repo("Cargo.toml")).unwrap();
+    assert!(
+        !toml.contains("github.com"),
+        "Cargo.toml names a hosting address"
+    );
+}
