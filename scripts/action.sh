@@ -154,12 +154,13 @@ if [ -n "$polling" ]; then
 fi
 # Which codes are retried. nick-fields retries every non-zero exit, 126
 # and 127 (a tool not installed yet) included, where retry's own default
-# does not; a preset keeps its own judgement. A timed-out attempt counts
-# as exit code 124 (as for coreutils timeout).
+# does not; a preset keeps its own judgement, and with success_on retry's
+# default applies (a code cannot be both retried and a success). A
+# timed-out attempt counts as exit code 124 (as for coreutils timeout).
 every=1-255
 [ "$windows" = true ] && every=1-0xFFFFFFFF # any 32-bit code, as unsigned
 retry_codes=$every fatal_codes=${INPUT_FATAL_ON:-}
-[ -n "${INPUT_PRESET:-}" ] && retry_codes=
+[ -n "${INPUT_PRESET:-}${INPUT_SUCCESS_ON:-}" ] && retry_codes=
 case $retry_on in
 any | success) ;; # nick-fields lists success, and treats it as any
 timeout) retry_codes=124 ;;

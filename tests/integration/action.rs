@@ -1037,6 +1037,23 @@ fn retry_on_any_retries_a_command_not_found_as_nick_fields_does() {
     );
     assert_eq!(code(&ran), 0, "{}", stderr(&ran));
     assert!(runner.outputs().starts_with("total_attempts=3\n"));
+    // With success_on, retry's own rule: no code is both retried and a
+    // success (a usage error before).
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "exit $((RETRY_ATTEMPT == 1 ? 1 : 3))"),
+            ("success_on", "0,3"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 3, "{}", stderr(&ran));
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=2\nexit_code=3\n")
+    );
 }
 
 #[test]
