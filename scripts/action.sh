@@ -407,14 +407,20 @@ bounded() {
 # (TAG^{}). Returns 1 when no tag points there, 2 when git cannot tell.
 tag_of() { # COMMIT
     local refs
-    refs=$(GIT_TERMINAL_PROMPT=0 GIT_HTTP_LOW_SPEED_LIMIT=1 GIT_HTTP_LOW_SPEED_TIME=$timeout \
+    # Only http(s): no other transport (ext::, ssh) a value could name.
+    case $repository in
+    http://* | https://*) ;;
+    *) return 2 ;;
+    esac
+    refs=$(GIT_TERMINAL_PROMPT=0 GIT_ALLOW_PROTOCOL=http:https \
+        GIT_HTTP_LOW_SPEED_LIMIT=1 GIT_HTTP_LOW_SPEED_TIME=$timeout \
         bounded git ls-remote --tags "$repository" 2>/dev/null) || return 2
     printf '%s\n' "$refs" | awk -v commit="$1" '
         tolower($1) == commit {
             tag = $2
             sub("^refs/tags/", "", tag)
             sub("\\^\\{\\}$", "", tag)
-            if (tag ~ /^v[0-9]/) { print tag; found = 1; exit }
+            if (tag ~ /^v[0-9][0-9A-Za-z._+-]*$/) { print tag; found = 1; exit }
         }
         END { exit !found }'
 }
@@ -469,6 +475,13 @@ install() {
                 ;;
             esac
         fi
+        ;;
+    esac
+    # A release's tag names its version: a file name and a path below.
+    case $tag in
+    v | v[0-9]*[!0-9A-Za-z._+-]* | v[!0-9]* | [!v]*)
+        build "$tag is no release tag (v followed by its version)"
+        return
         ;;
     esac
     from=${mirror:-${repository:+$repository/releases/download/$tag}}

@@ -1483,3 +1483,28 @@ fn the_runner_s_tool_cache_outlives_the_job() {
     assert_eq!(release.server.served(), 2, "the next job downloaded again");
     assert_eq!(next.read("path").trim_end(), kept.to_str().unwrap());
 }
+
+#[test]
+fn a_branch_is_built_without_asking_the_server() {
+    let release = Release::new();
+    for branch in ["main", "feature/v1", "v1/../../x"] {
+        let runner = Runner::new();
+        let ran = runner
+            .step("", &[("command", "touch ran")])
+            .env_remove("RETRY_INSTALL_FROM")
+            .env("RETRY_ACTION_REPOSITORY", release.repository())
+            .env("RETRY_ACTION_REF", branch)
+            .env("CARGO", fake_cargo(&runner))
+            .output()
+            .unwrap();
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 0, "{said}");
+        assert!(
+            said.starts_with(&format!(
+                "retry action: {branch} is no release tag (v followed by its version); building"
+            )),
+            "{said}"
+        );
+    }
+    assert_eq!(release.server.served(), 0);
+}
