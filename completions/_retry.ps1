@@ -29,7 +29,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--factor', '--factor', [CompletionResultType]::ParameterName, 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Total runs of COMMAND, the first included, or `unlimited`')
             [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Total runs of COMMAND, the first included, or `unlimited`')
-            [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Exit codes that are retried; any other failing code stops at once')
+            [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Exit codes that are retried (`none`: only on --retry-if-output); other failing codes stop at once')
             [CompletionResult]::new('--fatal-on', '--fatal-on', [CompletionResultType]::ParameterName, 'Exit codes that stop at once, even if --retry-on covers them')
             [CompletionResult]::new('--success-on', '--success-on', [CompletionResultType]::ParameterName, 'Exit codes that count as success')
             [CompletionResult]::new('-t', '-t', [CompletionResultType]::ParameterName, 'Limit for one attempt, which then counts as exit code 124')

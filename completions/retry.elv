@@ -26,7 +26,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --factor 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)'
             cand -n 'Total runs of COMMAND, the first included, or `unlimited`'
             cand --max-attempts 'Total runs of COMMAND, the first included, or `unlimited`'
-            cand --retry-on 'Exit codes that are retried; any other failing code stops at once'
+            cand --retry-on 'Exit codes that are retried (`none`: only on --retry-if-output); other failing codes stop at once'
             cand --fatal-on 'Exit codes that stop at once, even if --retry-on covers them'
             cand --success-on 'Exit codes that count as success'
             cand -t 'Limit for one attempt, which then counts as exit code 124'

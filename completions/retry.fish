@@ -2,7 +2,7 @@ complete -c retry -s b -l base -d 'Base delay: the first sleep\'s ceiling' -r -f
 complete -c retry -s c -l cap -d 'The largest sleep' -r -f
 complete -c retry -s f -l factor -d 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)' -r -f
 complete -c retry -s n -l max-attempts -d 'Total runs of COMMAND, the first included, or `unlimited`' -r -f
-complete -c retry -l retry-on -d 'Exit codes that are retried; any other failing code stops at once' -r -f
+complete -c retry -l retry-on -d 'Exit codes that are retried (`none`: only on --retry-if-output); other failing codes stop at once' -r -f
 complete -c retry -l fatal-on -d 'Exit codes that stop at once, even if --retry-on covers them' -r -f
 complete -c retry -l success-on -d 'Exit codes that count as success' -r -f
 complete -c retry -s t -l timeout -d 'Limit for one attempt, which then counts as exit code 124' -r -f

@@ -6,6 +6,11 @@
 #   bash scripts/dist.sh TARGET     # another target triple (the release workflow's)
 #   bash scripts/dist.sh --docs DIR # only what goes beside the binary, into DIR (the
 #                                   # Windows .zip's, and the tests')
+#   bash scripts/dist.sh --install-script URL DIR
+#                                   # scripts/install.sh pointed at the release
+#                                   # whose files are at URL, as DIR/install.sh,
+#                                   # with DIR/install.sh.sha256 (release.yml's;
+#                                   # the README's snippets check it before running it)
 #
 # Writes
 #   target/TARGET/dist/retry                             the binary
@@ -51,6 +56,34 @@ docs() {
         ' "$doc"
     done
 }
+
+# install.sh with the release's URL written in, and its checksum.
+install_script() {
+    local url=$1 dir=$2
+    case $url in
+    *"'"* | *"|"* | "") echo "dist: --install-script: not a URL: '$url'" >&2; exit 2 ;;
+    esac
+    mkdir -p "$dir"
+    sed "s|^RETRY_RELEASE_URL=''\$|RETRY_RELEASE_URL='$url'|" scripts/install.sh >"$dir/install.sh"
+    grep -qxF "RETRY_RELEASE_URL='$url'" "$dir/install.sh" ||
+        { echo "dist: scripts/install.sh has no RETRY_RELEASE_URL='' line to fill" >&2; exit 1; }
+    (
+        cd "$dir"
+        if command -v sha256sum >/dev/null 2>&1; then
+            sha256sum install.sh
+        else
+            shasum -a 256 install.sh # macOS
+        fi
+    ) >"$dir/install.sh.sha256"
+}
+
+if [ "${1:-}" = --install-script ]; then
+    [ $# -eq 3 ] || { echo "usage: bash scripts/dist.sh --install-script URL DIR" >&2; exit 2; }
+    dir=$3
+    case $dir in /*) ;; *) dir=$OLDPWD/$dir ;; esac
+    install_script "$2" "$dir"
+    exit 0
+fi
 
 if [ "${1:-}" = --docs ]; then
     [ $# -eq 2 ] || { echo "usage: bash scripts/dist.sh --docs DIR" >&2; exit 2; }

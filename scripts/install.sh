@@ -11,7 +11,8 @@
 # RETRY_RELEASE_URL below when it attaches the script), or
 # RETRY_INSTALL_FROM=URL: a mirror, or a test server, holding the release's
 # files by their own names (retry-VERSION-TARGET.tar.gz and its .sha256).
-# RETRY_INSTALL_TIMEOUT bounds each download, in seconds (default 300).
+# RETRY_INSTALL_TIMEOUT bounds each download as a whole, in seconds
+# (default 300; with wget, by timeout(1) or a watchdog).
 #
 # POSIX sh and tools: runs on Linux, macOS and the BSDs (curl or wget, tar,
 # sha256sum or shasum). A checksum mismatch, or any failure before the
@@ -25,9 +26,17 @@ RETRY_RELEASE_URL=''
 RETRY_VERSION='0.1.0'
 
 say() { printf '%s\n' "install: $*" >&2; }
-# A URL as messages show it: a user and password in it (a private
-# mirror's) become ***, as retry shows a --budget-store URL.
-shown() { printf '%s\n' "$1" | sed 's#://[^/]*@#://***@#'; }
+# A URL as messages show it: everything between :// and its last @ (a
+# private mirror's user and password, which may hold / ? # @ :) becomes
+# ***, the rule retry's own messages follow (src/state/store/mod.rs's
+# hidden); without a ://, everything before the last @.
+shown() {
+    case $1 in
+    *://*@*) printf '%s://***@%s\n' "${1%%://*}" "${1##*@}" ;;
+    *@*) printf '***@%s\n' "${1##*@}" ;;
+    *) printf '%s\n' "$1" ;;
+    esac
+}
 die() {
     say "$@"
     exit 1
@@ -66,7 +75,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,14s/^# \{0,1\}//p' "$0" >&2
+        sed -n '2,15s/^# \{0,1\}//p' "$0" >&2
         exit 0
         ;;
     *)
@@ -89,8 +98,14 @@ from=${from%/}
 
 timeout=${RETRY_INSTALL_TIMEOUT:-300}
 case $timeout in
-'' | *[!0-9]*) die "RETRY_INSTALL_TIMEOUT=$timeout: a whole number of seconds" ;;
+*[!0-9]*) timeout= ;;
+*[1-9]*) ;;
+*) timeout= ;; # 0: no bound is not a choice
 esac
+if [ -z "$timeout" ]; then
+    say "RETRY_INSTALL_TIMEOUT=${RETRY_INSTALL_TIMEOUT}: not a number of seconds (1 or more) for each download"
+    exit 2
+fi
 
 if [ -z "${HOME:-}" ] && [ -z "$prefix" ]; then
     die "HOME is not set: give --prefix DIR"
@@ -118,15 +133,56 @@ trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# One file, bounded: curl's --max-time for the whole transfer; wget has no
-# total bound, its --timeout ends a connection silent that long.
+# Why curl failed, from its exit status (its own message is not shown: it
+# may quote part of a URL whose password it could not tell apart).
+curl_why() { # STATUS HTTP_CODE
+    case $1 in
+    3) echo "not a URL curl can read (a password holding / ? # @ must be percent-encoded)" ;;
+    6) echo "cannot resolve its host" ;;
+    7) echo "cannot connect" ;;
+    18) echo "cut short: the connection closed before the end of the file" ;;
+    22) echo "HTTP $2" ;;
+    28) echo "timed out: not complete within $timeout s (RETRY_INSTALL_TIMEOUT)" ;;
+    35 | 51 | 53 | 54 | 58 | 59 | 60 | 77 | 80 | 83 | 90 | 91) echo "the TLS connection failed" ;;
+    *) echo "curl failed" ;;
+    esac
+}
+
+# COMMAND... ended after $timeout s at most: by timeout(1) where it works
+# (busybox's before 1.30 takes -t), else by a watchdog that stops it.
+# Returns its status; 124 or 143 when it was stopped.
+bounded() {
+    if timeout 1 true 2>/dev/null; then
+        timeout "$timeout" "$@"
+        return
+    fi
+    "$@" &
+    pid=$!
+    (sleep "$timeout" && kill "$pid") </dev/null >/dev/null 2>&1 &
+    dog=$!
+    wait "$pid" && status=0 || status=$?
+    kill "$dog" 2>/dev/null || true
+    return "$status"
+}
+
+# One file, bounded as a whole. curl: --max-time. wget (busybox's, on
+# Alpine) bounds only silence (-T), so a server sending a byte a second
+# would never be given up on: bounded() stops it.
 fetch() {
     if command -v curl >/dev/null 2>&1; then
-        curl -fsSL --connect-timeout 15 --max-time "$timeout" -o "$2" "$1" ||
-            die "could not download $(shown "$1") (curl exit $?)"
+        code=$(curl -fsSL --connect-timeout 15 --max-time "$timeout" -w '%{http_code}' \
+            -o "$2" "$1" 2>/dev/null) || {
+            status=$? # before anything else runs
+            die "could not download $(shown "$1"): $(curl_why "$status" "$code") (curl exit $status)"
+        }
     elif command -v wget >/dev/null 2>&1; then
-        wget -q --timeout="$timeout" --tries=1 -O "$2" "$1" ||
-            die "could not download $(shown "$1") (wget exit $?)"
+        bounded wget -q -T "$timeout" -O "$2" "$1" || {
+            status=$?
+            case $status in
+            124 | 143) die "could not download $(shown "$1"): timed out: not complete within $timeout s (RETRY_INSTALL_TIMEOUT)" ;;
+            *) die "could not download $(shown "$1") (wget exit $status)" ;;
+            esac
+        }
     else
         die "needs curl or wget to download $(shown "$1")"
     fi

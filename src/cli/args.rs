@@ -13,7 +13,7 @@ use crate::cli::generate::Shell;
 use crate::cli::provenance::Provenance;
 use crate::cli::values::{
     PresetName, parse_attempts, parse_factor, parse_hint_regex, parse_refill, parse_regex,
-    parse_switch,
+    parse_retry_on, parse_switch,
 };
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
@@ -53,11 +53,13 @@ pub struct RunArgs {
           default_value = "5", value_parser = parse_attempts, value_hint = ValueHint::Other, allow_hyphen_values = true)]
     pub max_attempts: Attempts,
 
-    /// Exit codes that are retried; any other failing code stops at once
+    /// Exit codes that are retried (`none`: only on --retry-if-output);
+    /// other failing codes stop at once
     ///
     /// [default: every code that is not a success, except 126 and 127 (the
     /// command cannot run) and 141 (killed by SIGPIPE: its reader went away)]
-    #[arg(long, env = "RETRY_RETRY_ON", value_name = "CODES", value_hint = ValueHint::Other)]
+    #[arg(long, env = "RETRY_RETRY_ON", value_name = "CODES|none",
+          value_parser = parse_retry_on, value_hint = ValueHint::Other)]
     pub retry_on: Option<CodeSet>,
 
     /// Exit codes that stop at once, even if --retry-on covers them

@@ -18,6 +18,17 @@ pub(crate) fn parse_attempts(text: &str) -> Result<Attempts, String> {
     }
 }
 
+/// `--retry-on`: a code list, or `none`: no exit code is retryable by
+/// itself, so only an output condition (`--retry-if-output`) retries. The
+/// plain form of "retry only when the output says so", which otherwise
+/// needs a code no command exits with.
+pub(crate) fn parse_retry_on(text: &str) -> Result<crate::codes::CodeSet, String> {
+    if text.trim().eq_ignore_ascii_case("none") {
+        return Ok(crate::codes::CodeSet::default());
+    }
+    text.parse()
+}
+
 /// A regex for the output conditions, matched against raw bytes with ASCII
 /// classes and case folding (a non-ASCII literal still matches its UTF-8).
 /// The parser's multi-line report shrinks to its last line, so the usage
@@ -126,6 +137,15 @@ pub(crate) fn parse_factor(text: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn retry_on_takes_none_for_no_code() {
+        assert!(parse_retry_on("none").unwrap().is_empty());
+        assert!(parse_retry_on(" NONE ").unwrap().is_empty());
+        assert!(parse_retry_on("1,3").unwrap().contains(3));
+        assert!(parse_retry_on("nothing").is_err());
+    }
+
     use super::*;
 
     #[test]

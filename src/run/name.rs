@@ -49,6 +49,18 @@ impl CommandName {
         Subject(&self.short)
     }
 
+    /// `name` shown as `script` (the Action's `RETRY_GITHUB_TITLE`: the
+    /// user's command rather than the wrapper that runs it), as a `sh -c`
+    /// script is; JSON's `argv` stays the words run.
+    pub fn titled(self, script: &str) -> Self {
+        let words: Vec<&str> = script.split_whitespace().collect();
+        Self {
+            short: escape_control(&cut(&words.join(" "), SCRIPT_CHARS)),
+            full: cut(&escape_control(script), FULL_CHARS),
+            argv: self.argv,
+        }
+    }
+
     pub fn new(program: &OsStr, args: &[OsString]) -> Self {
         let argv: Vec<String> = std::iter::once(program)
             .chain(args.iter().map(OsString::as_os_str))

@@ -79,10 +79,13 @@ pub struct Supervisor<'a> {
 
 /// retry's variables that no attempt or hook inherits: the store's (it
 /// may hold the fleet's password, which a command has no use for), and
-/// the switch of the step outputs, which are this run's alone (a retry
-/// inside the command would write them too).
+/// the switch of the step outputs and the Action's wishes, which are this
+/// run's alone (a retry inside the command would take them too).
 fn withhold(command: &mut Spawn) {
-    for variable in store::VARIABLES.into_iter().chain([log::OUTPUT_SWITCH]) {
+    let retrys_own = [log::OUTPUT_SWITCH]
+        .into_iter()
+        .chain(log::action::VARIABLES);
+    for variable in store::VARIABLES.into_iter().chain(retrys_own) {
         command.env_remove(variable);
     }
 }

@@ -25,12 +25,19 @@ fn archive() -> String {
     format!("retry-{VERSION}-{TARGET}.tar.gz")
 }
 
-/// A release's files on disk, served over HTTP by path (the test's own
-/// first, then the shared archive's); anything else 404.
+/// A release's files on disk, served over HTTP by the last part of their
+/// path (the test's own first, then the shared archive's), as a mirror or
+/// as REPOSITORY/releases/download/TAG/ serves them; and, with `git`, the
+/// repository itself under `/o/r/` (git's dumb HTTP: `info/refs`, which
+/// `git update-server-info` writes); anything else 404.
 struct Release {
     files: tempfile::TempDir,
     server: Server,
 }
+
+/// The repository's path on the server, as `github.action_repository` is
+/// on GitHub's.
+const REPOSITORY: &str = "o/r";
 
 /// How the server answers.
 #[derive(Clone, Copy, PartialEq)]
@@ -41,6 +48,11 @@ enum Serving {
     Archive,
     /// Reads the request and never answers (until the client goes).
     Hang,
+    /// As `Archive`, but the archive's connection closes halfway through.
+    CutShort,
+    /// As `Archive`, but the archive comes a byte a second (for 60 s at
+    /// most, less once the client goes).
+    Trickle,
 }
 
 /// The archive of this build's retry and its `.sha256`, made once per
@@ -102,23 +114,38 @@ impl Release {
     }
 
     fn start(serving: Serving) -> Release {
+        Release::serving(serving, None)
+    }
+
+    /// The release, and the repository in `git` (its `.git`) for its tags.
+    fn with_git(git: &Path) -> Release {
+        Release::serving(Serving::Archive, Some(git.to_owned()))
+    }
+
+    fn serving(serving: Serving, git: Option<PathBuf>) -> Release {
         let files = tempfile::tempdir().unwrap();
         let mut roots = vec![files.path().to_owned()];
-        if serving == Serving::Archive {
+        if serving != Serving::Files && serving != Serving::Hang {
             roots.push(shared_archive().to_owned());
         }
         let roots = Arc::new(roots);
-        let server = Server::start(move |stream, _| answer(stream, &roots, serving));
+        let server =
+            Server::start(move |stream, _| answer(stream, &roots, git.as_deref(), serving));
         Release { files, server }
     }
 
     fn url(&self) -> String {
         format!("http://{}", self.server.addr)
     }
+
+    /// The action's repository on this server (RETRY_ACTION_REPOSITORY).
+    fn repository(&self) -> String {
+        format!("{}/{REPOSITORY}", self.url())
+    }
 }
 
 /// One request: the file its path names, or 404; or, hanging, nothing.
-fn answer(mut stream: TcpStream, roots: &[PathBuf], serving: Serving) {
+fn answer(mut stream: TcpStream, roots: &[PathBuf], git: Option<&Path>, serving: Serving) {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
@@ -131,14 +158,21 @@ fn answer(mut stream: TcpStream, roots: &[PathBuf], serving: Serving) {
     }
     let head = String::from_utf8_lossy(&head);
     let path = head.split(' ').nth(1).unwrap_or("/");
-    let name = path.trim_start_matches('/');
-    let file = (!name.contains('/') && !name.is_empty())
-        .then(|| {
-            roots
-                .iter()
-                .find_map(|root| std::fs::read(root.join(name)).ok())
-        })
-        .flatten();
+    let path = path.split('?').next().unwrap_or_default();
+    let in_git = path
+        .strip_prefix(&format!("/{REPOSITORY}/"))
+        .filter(|rest| !rest.starts_with("releases/") && !rest.contains(".."));
+    let name = path.rsplit('/').next().unwrap_or_default();
+    let file = match (git, in_git) {
+        (Some(git), Some(rest)) => std::fs::read(git.join(rest)).ok(),
+        _ => (!name.is_empty())
+            .then(|| {
+                roots
+                    .iter()
+                    .find_map(|root| std::fs::read(root.join(name)).ok())
+            })
+            .flatten(),
+    };
     let (status, body) = match file {
         Some(body) => ("200 OK", body),
         None => ("404 Not Found", b"Not Found".to_vec()),
@@ -148,7 +182,23 @@ fn answer(mut stream: TcpStream, roots: &[PathBuf], serving: Serving) {
         "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    let _ = stream.write_all(&body);
+    let archive = name.ends_with(".tar.gz");
+    match serving {
+        Serving::CutShort if archive => {
+            let _ = stream.write_all(&body[..body.len() / 2]);
+        }
+        Serving::Trickle if archive => {
+            for byte in body.iter().take(60) {
+                if stream.write_all(&[*byte]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+        _ => {
+            let _ = stream.write_all(&body);
+        }
+    }
 }
 
 /// A job's runner: its temporary directory and the step's files.
@@ -225,7 +275,7 @@ fn success_on_the_first_try_sets_the_outputs_and_no_summary() {
     assert_eq!(String::from_utf8_lossy(&ran.stdout), "hello\n");
     assert_eq!(
         runner.outputs(),
-        "total_attempts=1\nexit_code=0\nexit_error=\n"
+        "total_attempts=1\nexit_code=0\nexit_error=\nreason=\n"
     );
     assert_eq!(runner.read("summary"), "");
     // On PATH for the job's later steps: the checked copy in RUNNER_TEMP.
@@ -254,7 +304,7 @@ fn success_after_retries_and_a_second_use_downloads_nothing() {
     assert_eq!(code(&ran), 0, "{}", stderr(&ran));
     assert_eq!(
         runner.outputs(),
-        "total_attempts=3\nexit_code=0\nexit_error=\n"
+        "total_attempts=3\nexit_code=0\nexit_error=\nreason=\n"
     );
     let summary = runner.read("summary");
     assert!(summary.starts_with("| retry | `"), "{summary}");
@@ -297,7 +347,11 @@ fn attempts_exhausted_give_the_command_s_code_and_why() {
     assert_eq!(code(&ran), 3, "{}", stderr(&ran));
     let outputs = runner.outputs();
     assert!(
-        outputs.starts_with("total_attempts=2\nexit_code=3\nexit_error=giving up after 2 attempts"),
+        outputs.starts_with(
+            "total_attempts=2\nexit_code=3\n\
+             exit_error=Final attempt failed. Child_process exited with error code 3\n\
+             reason=giving up after 2 attempts"
+        ),
         "{outputs}"
     );
     assert!(outputs.ends_with("(reason: attempts)\n"), "{outputs}");
@@ -337,7 +391,7 @@ fn a_timeout_is_exit_code_124_and_retry_on_timeout_retries_only_that() {
     assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(
         runner.outputs(),
-        "total_attempts=2\nexit_code=0\nexit_error=\n"
+        "total_attempts=2\nexit_code=0\nexit_error=\nreason=\n"
     );
     let summary = runner.read("summary");
     assert!(
@@ -369,11 +423,10 @@ fn a_timeout_is_exit_code_124_and_retry_on_timeout_retries_only_that() {
         ],
     );
     assert_eq!(code(&ran), 124, "{}", stderr(&ran));
-    assert!(
-        runner
-            .outputs()
-            .starts_with("total_attempts=1\nexit_code=124\nexit_error=giving up")
-    );
+    assert!(runner.outputs().starts_with(
+        "total_attempts=1\nexit_code=124\n\
+                 exit_error=Final attempt failed. Timeout of 1000ms hit\nreason=giving up"
+    ));
 }
 
 #[test]
@@ -392,7 +445,7 @@ fn continue_on_error_succeeds_and_the_outputs_say_how_it_ended() {
     assert!(
         runner
             .outputs()
-            .starts_with("total_attempts=1\nexit_code=4\nexit_error=giving up")
+            .starts_with("total_attempts=1\nexit_code=4\nexit_error=Final attempt failed.")
     );
     assert!(
         stderr(&ran).contains("continue_on_error"),
@@ -454,8 +507,28 @@ fn retry_on_exit_code_retries_that_code_only() {
 
 /// Nothing ran, nothing was installed and nothing put on PATH.
 fn nothing_ran(runner: &Runner) {
-    assert!(!runner.file("ran").exists(), "the command ran");
     assert_eq!(runner.outputs(), "");
+    nothing_ran_but_outputs(runner);
+}
+
+/// A bad input: nothing ran, and the outputs say why, as nick-fields'
+/// do for any failure: no attempt, exit code 2, the line that was shown.
+#[track_caller]
+fn refused(runner: &Runner, ran: &Output) {
+    let said = stderr(ran);
+    let line = said
+        .strip_prefix("retry action: ")
+        .unwrap_or(&said)
+        .trim_end();
+    assert_eq!(
+        runner.outputs(),
+        format!("total_attempts=0\nexit_code=2\nexit_error={line}\nreason={line}\n")
+    );
+    nothing_ran_but_outputs(runner);
+}
+
+fn nothing_ran_but_outputs(runner: &Runner) {
+    assert!(!runner.file("ran").exists(), "the command ran");
     assert_eq!(runner.read("path"), "");
     let installed = runner
         .file("runner-temp/retry-action")
@@ -480,12 +553,10 @@ fn a_checksum_mismatch_is_refused_and_nothing_installed() {
     nothing_ran(&runner);
 }
 
-#[test]
-fn no_release_for_the_ref_builds_from_the_checkout() {
-    // cargo stands in: a build that takes minutes proves nothing more here
-    // than that the fallback is chosen, said once, and used.
-    let release = Release::start(Serving::Files);
-    let runner = Runner::new();
+/// cargo's stand-in: a build that takes minutes proves nothing more here
+/// than that the fallback is chosen, said once, and used. It records its
+/// arguments in `cargo.log` and "builds" this build's retry.
+fn fake_cargo(runner: &Runner) -> PathBuf {
     let cargo = runner.file("cargo");
     std::fs::write(
         &cargo,
@@ -501,8 +572,18 @@ fn no_release_for_the_ref_builds_from_the_checkout() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    cargo
+}
+
+#[test]
+fn no_release_for_the_ref_builds_from_the_checkout() {
+    let release = Release::start(Serving::Files);
+    let runner = Runner::new();
+    let cargo = fake_cargo(&runner);
     let ran = runner
         .step(&release.url(), &[("command", "touch ran")])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
         .env("CARGO", &cargo)
         .output()
         .unwrap();
@@ -568,7 +649,7 @@ fn a_server_that_never_answers_is_bounded() {
 #[test]
 fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
     let release = Release::start(Serving::Files);
-    let cases: [(&[(&str, &str)], &str); 9] = [
+    let cases: [(&[(&str, &str)], &str); 12] = [
         (&[("retry_on", "sometimes")], "retry_on: 'sometimes'"),
         (
             &[("timeout_minutes", "1"), ("timeout_seconds", "30")],
@@ -597,6 +678,16 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
             &[("retry_on_exit_code", "300")],
             "retry_on_exit_code: '300'",
         ),
+        (&[("timeout_seconds", "1.5.2")], "timeout_seconds: '1.5.2'"),
+        (
+            &[("store", "redis://a"), ("budget_store", "redis://b")],
+            "store and budget_store",
+        ),
+        // A line end in a value starts no output of its own.
+        (
+            &[("max_attempts", "3\nexit_code=0")],
+            "max_attempts: '3 exit_code=0'",
+        ),
     ];
     for (inputs, named) in cases {
         let runner = Runner::new();
@@ -607,7 +698,7 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
         assert_eq!(code(&ran), 2, "{inputs:?}: {said}");
         assert_eq!(said.lines().count(), 1, "{inputs:?}: {said}");
         assert!(said.contains(named), "{inputs:?}: {said}");
-        nothing_ran(&runner);
+        refused(&runner, &ran);
     }
     for command in ["", " \n "] {
         let runner = Runner::new();
@@ -617,7 +708,7 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
             stderr(&ran),
             "retry action: command: empty; give the command to run\n"
         );
-        nothing_ran(&runner);
+        refused(&runner, &ran);
     }
     // A shell the runner lacks, when this machine lacks it.
     let pwsh = Command::new("sh")
@@ -637,5 +728,783 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
         );
     }
     // Nothing was downloaded for any of them.
+    assert_eq!(release.server.served(), 0);
+}
+
+/// The lines a command wrote with `env > FILE`, without the runner's own.
+fn environment(runner: &Runner, name: &str) -> String {
+    let seen = runner.read(name);
+    assert!(!seen.is_empty(), "{name} was not written");
+    seen
+}
+
+#[test]
+fn no_input_and_no_store_password_reaches_the_command_or_the_hook() {
+    let release = Release::new();
+    let runner = Runner::new();
+    // Nothing listens there: retry runs without the budget, and says so.
+    let store = format!(
+        "redis://:s3cretPw@127.0.0.1:{}/0",
+        crate::harness::loopback::closed_port()
+    );
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "env > seen; exit $((RETRY_ATTEMPT < 2))"),
+            ("on_retry_command", "env > hook-seen"),
+            ("retry_wait_seconds", "0"),
+            ("budget", "ci"),
+            ("budget_store", &store),
+        ],
+    );
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    for name in ["seen", "hook-seen"] {
+        let seen = environment(&runner, name);
+        assert!(!seen.contains("s3cretPw"), "{name}: {seen}");
+        assert!(
+            !seen.lines().any(|line| line.starts_with("INPUT_")),
+            "{name}: {seen}"
+        );
+        // Nor the Action's wishes for retry's lines: a nested retry's are its own.
+        assert!(!seen.contains("RETRY_GITHUB_ACTION="), "{name}: {seen}");
+    }
+    assert!(!stderr(&ran).contains("s3cretPw"), "{}", stderr(&ran));
+}
+
+/// Passwords holding each character that ends a URL's host part early,
+/// and all of them at once.
+const PASSWORDS: [&str; 6] = [
+    "Pw1/Pw2",
+    "Pw1?Pw2",
+    "Pw1#Pw2",
+    "Pw1@Pw2",
+    "Pw1:Pw2",
+    "Pw1/Pw2?Pw3#Pw4@Pw5:Pw6",
+];
+
+#[test]
+fn a_mirror_s_password_is_never_shown_whatever_it_holds() {
+    let port = crate::harness::loopback::closed_port();
+    for password in PASSWORDS {
+        let runner = Runner::new();
+        let from = format!("http://me:{password}@127.0.0.1:{port}");
+        let ran = runner.run(&from, &[("command", "touch ran")]);
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 1, "{password}: {said}");
+        assert_eq!(said.lines().count(), 1, "{password}: {said}");
+        assert!(
+            said.contains(&format!("http://***@127.0.0.1:{port}/retry-")),
+            "{password}: {said}"
+        );
+        assert!(!said.contains("Pw"), "{password}: {said}");
+        nothing_ran(&runner);
+    }
+}
+
+#[test]
+fn a_download_cut_short_or_too_slow_says_so_and_installs_nothing() {
+    for (serving, why) in [
+        (
+            Serving::CutShort,
+            "cut short: the connection closed before the end of the file (curl exit 18)",
+        ),
+        (
+            Serving::Trickle,
+            "timed out: not complete within 2 s (RETRY_INSTALL_TIMEOUT) (curl exit 28)",
+        ),
+    ] {
+        let release = Release::start(serving);
+        let runner = Runner::new();
+        let started = Instant::now();
+        let ran = runner
+            .step(&release.url(), &[("command", "touch ran")])
+            .env("RETRY_INSTALL_TIMEOUT", "2")
+            .output()
+            .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(20));
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 1, "{said}");
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(
+            said.contains(&format!(
+                "cannot download {}/{}: {why}",
+                release.url(),
+                archive()
+            )),
+            "{said}"
+        );
+        nothing_ran(&runner);
+    }
+}
+
+#[test]
+fn an_install_timeout_of_zero_is_a_usage_error() {
+    let release = Release::new();
+    for value in ["0", "00", "1.5", "ten"] {
+        let runner = Runner::new();
+        let ran = runner
+            .step(&release.url(), &[("command", "touch ran")])
+            .env("RETRY_INSTALL_TIMEOUT", value)
+            .output()
+            .unwrap();
+        assert_eq!(code(&ran), 2, "{value}: {}", stderr(&ran));
+        assert_eq!(
+            stderr(&ran),
+            format!(
+                "retry action: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 or more) for each download\n"
+            )
+        );
+        refused(&runner, &ran);
+    }
+    assert_eq!(release.server.served(), 0);
+}
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// A script standing in for retry that leaves `planted` where it runs.
+const PLANTED: &str = "#!/bin/sh\ntouch planted\nexit 0\n";
+
+fn plant(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, PLANTED).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn without_runner_temp_a_binary_planted_in_the_temporary_directory_never_runs() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let shared = runner.file("tmp");
+    let planted = shared
+        .join("retry-action")
+        .join(format!("{VERSION}-{TARGET}"))
+        .join("retry");
+    plant(&planted);
+    if is_root() {
+        // As another user would leave it.
+        for path in [planted.as_path(), planted.parent().unwrap()] {
+            std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+        }
+    }
+    let ran = runner
+        .step(&release.url(), &[("command", "touch ran")])
+        .env_remove("RUNNER_TEMP")
+        .env("TMPDIR", &shared)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(!runner.file("planted").exists(), "the planted binary ran");
+    assert!(runner.file("ran").exists());
+    // Installed from the release, into a directory of its own.
+    assert_eq!(release.server.served(), 2);
+    let dir = runner.read("path");
+    let dir = Path::new(dir.trim_end());
+    assert!(
+        dir.starts_with(&shared) && dir != planted.parent().unwrap(),
+        "{dir:?}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let private = dir.ancestors().nth(1).unwrap();
+    let mode = std::fs::metadata(private).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "{private:?} is {mode:o}");
+}
+
+/// What a case does to a cached binary.
+type Spoil = fn(&Path);
+
+#[test]
+fn a_cached_binary_runs_only_as_it_was_installed() {
+    use std::os::unix::fs::PermissionsExt;
+    let release = Release::new();
+    let runner = Runner::new();
+    let first = runner.run(&release.url(), &[("command", "true")]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    let cached = runner
+        .file("runner-temp/retry-action")
+        .join(format!("{VERSION}-{TARGET}"))
+        .join("retry");
+    assert!(cached.is_file());
+    // What each case does to the cached binary, and why it is refused.
+    let mut cases: Vec<(&str, Spoil, &str)> = vec![
+        (
+            "another binary in its place",
+            |path: &Path| {
+                std::fs::write(path, PLANTED).unwrap();
+            },
+            "it is not the binary installed there",
+        ),
+        (
+            "writable by others",
+            |path: &Path| {
+                let mode = std::fs::Permissions::from_mode(0o777);
+                std::fs::set_permissions(path, mode).unwrap();
+            },
+            "another user owns it or can change it",
+        ),
+        (
+            "no recorded checksum",
+            |path: &Path| {
+                std::fs::write(path, PLANTED).unwrap();
+                std::fs::remove_file(path.with_extension("sha256")).unwrap();
+            },
+            "another user owns it or can change it",
+        ),
+    ];
+    if is_root() {
+        cases.push((
+            "another user's",
+            |path: &Path| {
+                std::os::unix::fs::chown(path, Some(65534), Some(65534)).unwrap();
+            },
+            "another user owns it or can change it",
+        ));
+    } else {
+        eprintln!("not root: the case of another user's binary is skipped");
+    }
+    for (case, spoil, why) in cases {
+        spoil(&cached);
+        let served = release.server.served();
+        let ran = runner.run(&release.url(), &[("command", "touch ran")]);
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 0, "{case}: {said}");
+        assert!(
+            !runner.file("planted").exists(),
+            "{case}: the planted binary ran"
+        );
+        assert!(runner.file("ran").exists(), "{case}");
+        std::fs::remove_file(runner.file("ran")).unwrap();
+        assert!(
+            said.contains(&format!(
+                "retry action: warning: not running the cached {}: {why}",
+                cached.display()
+            )),
+            "{case}: {said}"
+        );
+        assert_eq!(
+            release.server.served(),
+            served + 2,
+            "{case}: not installed again"
+        );
+        // Installed again as it should be: the next use takes it.
+        let again = runner.run(&release.url(), &[("command", "true")]);
+        assert_eq!(code(&again), 0, "{case}: {}", stderr(&again));
+        assert!(
+            !stderr(&again).contains("warning"),
+            "{case}: {}",
+            stderr(&again)
+        );
+        assert_eq!(
+            release.server.served(),
+            served + 2,
+            "{case}: downloaded again"
+        );
+    }
+}
+
+#[test]
+fn retry_on_any_retries_a_command_not_found_as_nick_fields_does() {
+    let release = Release::new();
+    let runner = Runner::new();
+    // The hook installs the tool the first attempt lacked (127).
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "./tool"),
+            (
+                "on_retry_command",
+                "printf '#!/bin/sh\\nexit 0\\n' > tool && chmod +x tool",
+            ),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert_eq!(
+        runner.outputs(),
+        "total_attempts=2\nexit_code=0\nexit_error=\nreason=\n"
+    );
+    // 126 (found, not executable) too, with retry_on: error.
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "[ \"$RETRY_ATTEMPT\" -ge 3 ] || exit 126"),
+            ("retry_on", "error"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(runner.outputs().starts_with("total_attempts=3\n"));
+    // With success_on, retry's own rule: no code is both retried and a
+    // success (a usage error before).
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "exit $((RETRY_ATTEMPT == 1 ? 1 : 3))"),
+            ("success_on", "0,3"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 3, "{}", stderr(&ran));
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=2\nexit_code=3\n")
+    );
+}
+
+#[test]
+fn decimal_timeouts_and_waits_run() {
+    let release = Release::new();
+    for (input, value, shown) in [
+        ("timeout_seconds", "1.5", "timeout after 1s 500ms"),
+        ("timeout_minutes", "0.02", "timeout after 1s 200ms"),
+    ] {
+        let runner = Runner::new();
+        let started = Instant::now();
+        let ran = runner.run(
+            &release.url(),
+            &[
+                ("command", "exec sleep 30"),
+                (input, value),
+                ("max_attempts", "2"),
+                ("retry_wait_seconds", "0.1"),
+            ],
+        );
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert_eq!(code(&ran), 124, "{input}: {}", stderr(&ran));
+        let summary = runner.read("summary");
+        assert!(
+            summary.contains(&format!(
+                "| attempt 1/2 | {shown} (exit code 124); slept 100 ms |"
+            )),
+            "{summary}"
+        );
+    }
+}
+
+#[test]
+fn exit_error_keeps_nick_fields_words_and_reason_has_retry_s() {
+    let release = Release::new();
+    // Stopped before the last attempt: nick-fields' words without "Final".
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "exit $((RETRY_ATTEMPT == 1 ? 3 : 4))"),
+            ("retry_on_exit_code", "3"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    assert_eq!(code(&ran), 4, "{}", stderr(&ran));
+    let outputs = runner.outputs();
+    assert!(
+        outputs.contains("\nexit_error=Child_process exited with error code 4\nreason=giving up"),
+        "{outputs}"
+    );
+    // A timeout on the last attempt.
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "exec sleep 30"),
+            ("timeout_seconds", "1.5"),
+            ("max_attempts", "1"),
+        ],
+    );
+    assert_eq!(code(&ran), 124, "{}", stderr(&ran));
+    assert!(
+        runner
+            .outputs()
+            .contains("\nexit_error=Final attempt failed. Timeout of 1500ms hit\nreason="),
+        "{}",
+        runner.outputs()
+    );
+}
+
+#[test]
+fn a_bad_input_of_retry_s_own_is_refused_before_anything_runs_with_the_outputs() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[("command", "touch ran"), ("jitter", "sometimes")],
+    );
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 2, "{said}");
+    let line = said.lines().last().unwrap_or("");
+    assert!(
+        line.starts_with("retry: invalid value 'sometimes' for '--jitter <JITTER>'"),
+        "{said}"
+    );
+    assert_eq!(
+        runner.outputs(),
+        format!("total_attempts=0\nexit_code=2\nexit_error={line}\nreason={line}\n")
+    );
+    assert!(!runner.file("ran").exists());
+    assert_eq!(runner.read("path"), "", "put on PATH");
+}
+
+#[test]
+fn breaker_metrics_dir_and_store_are_inputs() {
+    let release = Release::new();
+    let runner = Runner::new();
+    // The host's state (the breaker's record) in a place of the test's own.
+    let (metrics, state) = (runner.file("metrics"), runner.file("state"));
+    use std::os::unix::fs::PermissionsExt;
+    for dir in [&metrics, &state] {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let ran = runner
+        .step(
+            &release.url(),
+            &[
+                ("command", "env > seen; exit 3"),
+                ("max_attempts", "1"),
+                ("breaker", "deploy"),
+                ("metrics_dir", metrics.to_str().unwrap()),
+                ("store", "host"),
+            ],
+        )
+        .env("XDG_RUNTIME_DIR", &state)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 3, "{}", stderr(&ran));
+    let prom = std::fs::read_dir(&metrics)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect::<Vec<_>>();
+    assert!(
+        prom.iter().any(|name| name.ends_with(".prom")),
+        "{prom:?}: {}",
+        stderr(&ran)
+    );
+    let status = Command::new(env!("CARGO_BIN_EXE_retry"))
+        .args(["--breaker-status", "deploy"])
+        .env("XDG_RUNTIME_DIR", &state)
+        .env("HOME", runner.temp.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&status.stdout).into_owned()
+        + &String::from_utf8_lossy(&status.stderr);
+    assert!(said.contains("1 failed run in a row"), "{said}");
+    assert!(said.contains(state.to_str().unwrap()), "{said}");
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn each_attempt_is_folded_and_the_annotations_stay_outside() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner
+        .step(
+            &release.url(),
+            &[
+                ("command", "echo try $RETRY_ATTEMPT; exit 3"),
+                ("max_attempts", "2"),
+                ("retry_wait_seconds", "0"),
+            ],
+        )
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 3, "{}", stderr(&ran));
+    assert_eq!(
+        stdout(&ran),
+        "::group::Attempt 1\ntry 1\n::endgroup::\n::group::Attempt 2\ntry 2\n::endgroup::\n"
+    );
+    let said = stderr(&ran);
+    assert!(
+        said.contains("::warning title=retry%3A echo try $RETRY_ATTEMPT…::attempt 1/2 failed"),
+        "{said}"
+    );
+    assert!(
+        said.contains("::error title=retry%3A echo try $RETRY_ATTEMPT…::giving up"),
+        "{said}"
+    );
+}
+
+#[test]
+fn continue_on_error_gives_up_with_a_warning_and_warning_on_retry_false_keeps_the_error() {
+    let release = Release::new();
+    let inputs = [
+        ("command", "exit 3"),
+        ("max_attempts", "2"),
+        ("retry_wait_seconds", "0"),
+    ];
+    // A step that ends green: no error annotation.
+    let runner = Runner::new();
+    let mut green = inputs.to_vec();
+    green.push(("continue_on_error", "true"));
+    let ran = runner
+        .step(&release.url(), &green)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let said = stderr(&ran);
+    assert!(
+        said.contains("::warning title=retry%3A exit 3::giving up after 2 attempts"),
+        "{said}"
+    );
+    assert!(!said.contains("::error"), "{said}");
+    // Retries as plain lines; giving up still an error annotation.
+    let runner = Runner::new();
+    let mut plain = inputs.to_vec();
+    plain.push(("warning_on_retry", "false"));
+    let ran = runner
+        .step(&release.url(), &plain)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 3, "{}", stderr(&ran));
+    let said = stderr(&ran);
+    assert!(
+        said.contains("retry: `exit 3`: attempt 1/2 failed with exit code 3"),
+        "{said}"
+    );
+    assert!(!said.contains("::warning"), "{said}");
+    assert!(
+        said.contains("::error title=retry%3A exit 3::giving up after 2 attempts"),
+        "{said}"
+    );
+}
+
+#[test]
+fn with_new_command_on_retry_the_lines_and_summary_name_the_user_s_command() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner
+        .step(
+            &release.url(),
+            &[
+                ("command", "echo first; exit 1"),
+                ("new_command_on_retry", "echo again; exit 2"),
+                ("max_attempts", "2"),
+                ("retry_wait_seconds", "0"),
+            ],
+        )
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 2, "{}", stderr(&ran));
+    let said = stderr(&ran);
+    assert!(
+        said.contains("::warning title=retry%3A echo first; exit 1::attempt 1/2"),
+        "{said}"
+    );
+    assert!(
+        said.contains("::error title=retry%3A echo first; exit 1::giving up"),
+        "{said}"
+    );
+    assert!(!said.contains("RETRY_ATTEMPT"), "{said}");
+    let summary = runner.read("summary");
+    assert!(
+        summary.starts_with("| retry | `echo first; exit 1` |\n"),
+        "{summary}"
+    );
+}
+
+/// A repository with one commit, tagged `tag` (annotated or not), ready
+/// for git's dumb HTTP; and the commit.
+fn repository_tagged(tag: Option<(&str, bool)>) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "release"]);
+    // Another tag, not a release's, on the same commit.
+    git(&["tag", "nightly"]);
+    match tag {
+        Some((name, true)) => git(&["tag", "-a", name, "-m", name]),
+        Some((name, false)) => git(&["tag", name]),
+        None => String::new(),
+    };
+    git(&["update-server-info"]);
+    let commit = git(&["rev-parse", "HEAD"]);
+    (dir, commit)
+}
+
+#[test]
+fn a_sha_pin_installs_the_release_its_tag_names() {
+    for annotated in [true, false] {
+        let (repo, commit) = repository_tagged(Some((&format!("v{VERSION}"), annotated)));
+        let release = Release::with_git(&repo.path().join(".git"));
+        let runner = Runner::new();
+        let ran = runner
+            .step("", &[("command", "touch ran")])
+            .env_remove("RETRY_INSTALL_FROM")
+            .env("RETRY_ACTION_REPOSITORY", release.repository())
+            .env("RETRY_ACTION_REF", &commit)
+            .env("CARGO", "/nonexistent/cargo")
+            .output()
+            .unwrap();
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 0, "annotated {annotated}: {said}");
+        assert!(runner.file("ran").exists());
+        assert!(
+            said.contains(&format!(
+                "retry action: commit {commit} is release v{VERSION}\n"
+            )),
+            "{said}"
+        );
+        assert!(
+            said.contains(&format!(
+                "installed retry {VERSION} ({TARGET}) from the release"
+            )),
+            "{said}"
+        );
+        assert!(!said.contains("cargo"), "{said}");
+    }
+}
+
+#[test]
+fn a_sha_no_release_tag_points_at_is_built_and_says_why() {
+    let (repo, commit) = repository_tagged(None);
+    let release = Release::with_git(&repo.path().join(".git"));
+    let runner = Runner::new();
+    let cargo = fake_cargo(&runner);
+    let ran = runner
+        .step("", &[("command", "touch ran")])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .env("RETRY_ACTION_REF", &commit)
+        .env("CARGO", &cargo)
+        .output()
+        .unwrap();
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 0, "{said}");
+    assert_eq!(
+        said.lines().next().unwrap_or(""),
+        format!(
+            "retry action: no release tag points at commit {commit} in {}; \
+             building retry from the action's checkout with cargo (a few minutes)",
+            release.repository()
+        )
+    );
+    assert!(runner.file("ran").exists());
+    // No cargo on the runner: what to do instead.
+    let runner = Runner::new();
+    let ran = runner
+        .step("", &[("command", "touch ran")])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .env("RETRY_ACTION_REF", &commit)
+        .env("CARGO", "/nonexistent/cargo")
+        .output()
+        .unwrap();
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 1, "{said}");
+    assert!(
+        said.ends_with(
+            "retry action: no cargo on this runner to build retry: pin the action to a \
+             release tag (uses: OWNER/REPO@vX.Y.Z), or install Rust in an earlier step\n"
+        ),
+        "{said}"
+    );
+    nothing_ran(&runner);
+}
+
+#[test]
+fn a_job_s_mirror_wins_and_one_without_the_release_is_an_error() {
+    let release = Release::new();
+    let mirror = Release::new();
+    let runner = Runner::new();
+    let ran = runner
+        .step(&mirror.url(), &[("command", "touch ran")])
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert_eq!((mirror.server.served(), release.server.served()), (2, 0));
+    // A mirror that lacks the release: one line naming it, nothing built.
+    let empty = Release::start(Serving::Files);
+    let runner = Runner::new();
+    let from = empty.url().replacen("://", "://me:s3cret@", 1);
+    let ran = runner
+        .step(&from, &[("command", "touch ran")])
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .env("CARGO", fake_cargo(&runner))
+        .output()
+        .unwrap();
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 1, "{said}");
+    assert_eq!(
+        said,
+        format!(
+            "retry action: no {}.sha256 at http://***@{} (RETRY_INSTALL_FROM, the job's mirror): \
+             put the release's files there\n",
+            archive(),
+            empty.server.addr
+        )
+    );
+    nothing_ran(&runner);
+}
+
+#[test]
+fn the_runner_s_tool_cache_outlives_the_job() {
+    let release = Release::new();
+    let tools = tempfile::tempdir().unwrap();
+    let job = |runner: &Runner| {
+        runner
+            .step(&release.url(), &[("command", "true")])
+            .env("RUNNER_TOOL_CACHE", tools.path())
+            .output()
+            .unwrap()
+    };
+    let first = Runner::new();
+    let ran = job(&first);
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let kept = tools.path().join(format!("retry/{VERSION}/{TARGET}"));
+    assert_eq!(first.read("path").trim_end(), kept.to_str().unwrap());
+    assert!(kept.join("retry").is_file());
+    // The next job: another RUNNER_TEMP, the same runner.
+    let next = Runner::new();
+    let ran = job(&next);
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert_eq!(release.server.served(), 2, "the next job downloaded again");
+    assert_eq!(next.read("path").trim_end(), kept.to_str().unwrap());
+}
+
+#[test]
+fn a_branch_is_built_without_asking_the_server() {
+    let release = Release::new();
+    for branch in ["main", "feature/v1", "v1/../../x"] {
+        let runner = Runner::new();
+        let ran = runner
+            .step("", &[("command", "touch ran")])
+            .env_remove("RETRY_INSTALL_FROM")
+            .env("RETRY_ACTION_REPOSITORY", release.repository())
+            .env("RETRY_ACTION_REF", branch)
+            .env("CARGO", fake_cargo(&runner))
+            .output()
+            .unwrap();
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 0, "{said}");
+        assert!(
+            said.starts_with(&format!(
+                "retry action: {branch} is no release tag (v followed by its version); building"
+            )),
+            "{said}"
+        );
+    }
     assert_eq!(release.server.served(), 0);
 }

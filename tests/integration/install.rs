@@ -297,6 +297,11 @@ struct Release {
 
 impl Release {
     fn serve(sha256: Option<&str>) -> Release {
+        Release::serve_with(sha256, None)
+    }
+
+    /// The same, and the files in `extra` by their names.
+    fn serve_with(sha256: Option<&str>, extra: Option<PathBuf>) -> Release {
         let package = package();
         let archive = package.archive.clone();
         let sum_line = match sha256 {
@@ -320,7 +325,10 @@ impl Release {
             } else if asked == format!("{name}.sha256") {
                 Some(sum_line.clone().into_bytes())
             } else {
-                None
+                extra
+                    .as_ref()
+                    .filter(|_| !asked.is_empty() && !asked.contains('/'))
+                    .and_then(|dir| std::fs::read(dir.join(asked)).ok())
             };
             let (status, body) = match body {
                 Some(body) => ("200 OK", body),
@@ -363,7 +371,12 @@ struct Ran {
 /// `sh scripts/install.sh ARGS` with only the given environment (and a
 /// TMPDIR of the test's own), bounded.
 fn install(args: &[&str], env: &[(&str, &str)], tmp: &Path) -> Ran {
-    let mut command = Command::new("sh");
+    install_with("sh", args, env, tmp)
+}
+
+/// The same under another shell (bash, as `bash install.sh` runs it).
+fn install_with(shell: &str, args: &[&str], env: &[(&str, &str)], tmp: &Path) -> Ran {
+    let mut command = Command::new(shell);
     command
         .arg(repo("scripts/install.sh"))
         .args(args)
@@ -687,5 +700,311 @@ fn a_bad_argument_is_a_usage_error() {
             .starts_with("install: unknown argument: --prefx\n"),
         "{}",
         ran.stderr
+    );
+}
+
+#[test]
+fn a_mirror_s_password_is_never_shown_whatever_it_holds() {
+    let port = crate::harness::loopback::closed_port();
+    for password in [
+        "Pw1/Pw2",
+        "Pw1?Pw2",
+        "Pw1#Pw2",
+        "Pw1@Pw2",
+        "Pw1:Pw2",
+        "Pw1/Pw2?Pw3#Pw4@Pw5:Pw6",
+    ] {
+        let (home, tmp) = (scratch(), scratch());
+        let url = format!("http://me:{password}@127.0.0.1:{port}/");
+        let ran = install(
+            &[],
+            &[
+                ("HOME", home.path().to_str().unwrap()),
+                ("PATH", &path_with(&[])),
+                ("RETRY_INSTALL_FROM", &url),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(ran.code, Some(1), "{password}: {}", ran.stderr);
+        assert!(
+            ran.stderr
+                .lines()
+                .last()
+                .unwrap_or("")
+                .starts_with(&format!(
+                    "install: could not download http://***@127.0.0.1:{port}/retry-"
+                )),
+            "{password}: {}",
+            ran.stderr
+        );
+        assert!(!ran.stderr.contains("Pw"), "{password}: {}", ran.stderr);
+        assert_eq!(files_under(home.path()), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn a_failed_download_gives_curl_s_own_status_under_sh_and_bash() {
+    let port = crate::harness::loopback::closed_port();
+    for shell in ["sh", "bash"] {
+        let (home, tmp) = (scratch(), scratch());
+        let ran = install_with(
+            shell,
+            &[],
+            &[
+                ("HOME", home.path().to_str().unwrap()),
+                ("PATH", &path_with(&[])),
+                ("RETRY_INSTALL_FROM", &format!("http://127.0.0.1:{port}/")),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(ran.code, Some(1), "{shell}: {}", ran.stderr);
+        assert!(
+            ran.stderr
+                .lines()
+                .last()
+                .unwrap_or("")
+                .ends_with(".sha256: cannot connect (curl exit 7)"),
+            "{shell}: {}",
+            ran.stderr
+        );
+    }
+}
+
+#[test]
+fn an_install_timeout_of_zero_is_a_usage_error() {
+    for value in ["0", "000", "1.5", "ten", "-1"] {
+        let (home, tmp) = (scratch(), scratch());
+        let ran = install(
+            &[],
+            &[
+                ("HOME", home.path().to_str().unwrap()),
+                ("PATH", &path_with(&[])),
+                ("RETRY_INSTALL_FROM", "http://127.0.0.1:9/"),
+                ("RETRY_INSTALL_TIMEOUT", value),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(ran.code, Some(2), "{value}: {}", ran.stderr);
+        assert_eq!(
+            ran.stderr,
+            format!(
+                "install: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 or more) for each download\n"
+            )
+        );
+    }
+}
+
+/// A directory of links to the system's tools the script needs, without
+/// curl (as on Alpine, with busybox's wget), and without `timeout` unless
+/// asked for.
+fn tools_without_curl(dir: &Path, with_timeout: bool) {
+    let mut tools = vec![
+        "sh",
+        "uname",
+        "mktemp",
+        "rm",
+        "wget",
+        "sleep",
+        "cat",
+        "sed",
+        "tar",
+        "gzip",
+        "sha256sum",
+        "cp",
+        "chmod",
+        "mv",
+        "mkdir",
+        "dirname",
+        "head",
+    ];
+    if with_timeout {
+        tools.push("timeout");
+    }
+    for tool in tools {
+        let found = ["/usr/bin", "/bin", "/usr/local/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(tool))
+            .find(|p| p.exists());
+        if let Some(found) = found {
+            std::os::unix::fs::symlink(found, dir.join(tool)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn without_curl_a_download_that_trickles_is_bounded_as_a_whole() {
+    crate::harness::loopback::installed("wget", "wget");
+    // A byte a second: wget's own -T (silence) never ends it. The server
+    // stops after 60 bytes, or at once when the client is gone.
+    let trickle = Server::start(|mut stream, _| {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+            head.push(byte[0]);
+        }
+        let _ = stream
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n");
+        for _ in 0..60 {
+            if stream.write_all(b"0").is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+    // timeout(1), then the watchdog a system without it gets.
+    for with_timeout in [true, false] {
+        let (home, tmp, tools) = (scratch(), scratch(), scratch());
+        tools_without_curl(tools.path(), with_timeout);
+        let ran = install(
+            &[],
+            &[
+                ("HOME", home.path().to_str().unwrap()),
+                ("PATH", tools.path().to_str().unwrap()),
+                (
+                    "RETRY_INSTALL_FROM",
+                    &format!("http://127.0.0.1:{}/", trickle.port()),
+                ),
+                ("RETRY_INSTALL_TIMEOUT", "2"),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(ran.code, Some(1), "timeout {with_timeout}: {}", ran.stderr);
+        assert!(ran.took < Duration::from_secs(20), "took {:?}", ran.took);
+        assert!(
+            ran.stderr
+                .lines()
+                .last()
+                .unwrap_or("")
+                .ends_with(".sha256: timed out: not complete within 2 s (RETRY_INSTALL_TIMEOUT)"),
+            "timeout {with_timeout}: {}",
+            ran.stderr
+        );
+        assert_eq!(files_under(home.path()), Vec::<String>::new());
+    }
+}
+
+/// The README's GitLab snippet: its `before_script` lines, as one script.
+fn gitlab_snippet() -> String {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let block = readme
+        .split("  before_script:")
+        .nth(1)
+        .expect("the README's GitLab snippet")
+        .split("  script:")
+        .next()
+        .unwrap();
+    let lines: Vec<&str> = block
+        .lines()
+        .filter_map(|l| l.strip_prefix("    - "))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.contains("sha256sum -c")),
+        "the snippet checks install.sh: {lines:?}"
+    );
+    lines.join("\n")
+}
+
+#[test]
+fn the_readme_s_gitlab_snippet_runs_install_sh_only_as_published() {
+    // install.sh and its .sha256 as the release publishes them
+    // (release.yml calls scripts/dist.sh --install-script).
+    for tampered in [false, true] {
+        let published = scratch();
+        let made = Command::new("bash")
+            .arg(repo("scripts/dist.sh"))
+            .args(["--install-script", "http://127.0.0.1:9/unused"])
+            .arg(published.path())
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let sum = std::fs::read_to_string(published.path().join("install.sh.sha256")).unwrap();
+        let (sum, file) = sum.trim_end().split_once("  ").unwrap();
+        assert_eq!(file, "install.sh");
+        if tampered {
+            let mut script = std::fs::read_to_string(published.path().join("install.sh")).unwrap();
+            script.push_str("touch \"$HOME/tampered\"\n");
+            std::fs::write(published.path().join("install.sh"), script).unwrap();
+        }
+        let release = Release::serve_with(None, Some(published.path().to_owned()));
+        let (home, cwd) = (scratch(), scratch());
+        let mut command = Command::new("sh");
+        command
+            .args(["-ec", &gitlab_snippet()])
+            .current_dir(cwd.path())
+            .env_clear()
+            .env("HOME", home.path())
+            .env("TMPDIR", cwd.path())
+            .env("PATH", path_with(&[]))
+            .env("RELEASE_URL", release.url().trim_end_matches('/'))
+            .env("INSTALL_SHA256", sum)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let status = wait_bounded(&mut child, Duration::from_secs(30));
+        let (stdout, stderr) = outputs(&mut child);
+        let installed = home.path().join(".local/bin/retry");
+        if tampered {
+            assert!(!status.success(), "{stdout}{stderr}");
+            assert!(stdout.contains("install.sh: FAILED"), "{stdout}{stderr}");
+            assert!(!installed.exists() && !home.path().join("tampered").exists());
+        } else {
+            assert!(status.success(), "{stdout}{stderr}");
+            assert!(installed.is_file(), "{stdout}{stderr}");
+        }
+    }
+}
+
+/// A key's value in a section of Cargo.toml (`key = "value"` lines).
+fn cargo_toml_value(section: &str, key: &str) -> Option<String> {
+    let toml = std::fs::read_to_string(repo("Cargo.toml")).unwrap();
+    let body = toml.split(&format!("\n[{section}]\n")).nth(1)?;
+    body.lines()
+        .take_while(|l| !l.starts_with('['))
+        .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
+        .and_then(|v| v.strip_suffix('"'))
+        .map(str::to_owned)
+}
+
+#[test]
+fn cargo_binstall_finds_the_release_s_own_archives() {
+    let version = "9.8.7";
+    let (targets, _) = release_yml(version);
+    let windows = "x86_64-pc-windows-msvc";
+    let base = "package.metadata.binstall";
+    let repo_url = "https://git.example.test/o/retry";
+    let expand = |template: &str, target: &str, ext: &str| {
+        template
+            .replace("{ repo }", repo_url)
+            .replace("{ version }", version)
+            .replace("{ target }", target)
+            .replace("{ bin }", "retry")
+            .replace("{ binary-ext }", ext)
+    };
+    let bin_dir = cargo_toml_value(base, "bin-dir").expect("binstall's bin-dir");
+    for target in targets.iter().map(String::as_str).chain([windows]) {
+        let (section, ext) = if target == windows {
+            (format!("{base}.overrides.{windows}"), ".exe")
+        } else {
+            (base.to_owned(), "")
+        };
+        let url = cargo_toml_value(&section, "pkg-url").expect("binstall's pkg-url");
+        let archive = rule(version, target);
+        assert_eq!(
+            expand(&url, target, ext),
+            format!("{repo_url}/releases/download/v{version}/{archive}"),
+            "{target}"
+        );
+        // The archive's one directory, the binary in it (scripts/dist.sh).
+        let stem = archive.trim_end_matches(".tar.gz").trim_end_matches(".zip");
+        assert_eq!(expand(&bin_dir, target, ext), format!("{stem}/retry{ext}"));
+        let format = cargo_toml_value(&section, "pkg-fmt").expect("binstall's pkg-fmt");
+        assert_eq!(format, if target == windows { "zip" } else { "tgz" });
+    }
+    // Templated, never a hosting address.
+    let toml = std::fs::read_to_string(repo("Cargo.toml")).unwrap();
+    assert!(
+        !toml.contains("github.com"),
+        "Cargo.toml names a hosting address"
     );
 }

@@ -797,7 +797,8 @@ fn a_run_that_retried_writes_the_step_summary_and_outputs() {
     assert_eq!(
         std::fs::read_to_string(&outputs).unwrap(),
         "total_attempts=3\nexit_code=22\n\
-         exit_error=giving up after 3 attempts: the last failed with exit code 22 (reason: attempts)\n"
+         exit_error=Final attempt failed. Child_process exited with error code 22\n\
+         reason=giving up after 3 attempts: the last failed with exit code 22 (reason: attempts)\n"
     );
 
     // A first-try success: no table; the outputs still.
@@ -815,7 +816,7 @@ fn a_run_that_retried_writes_the_step_summary_and_outputs() {
     assert!(
         std::fs::read_to_string(&outputs)
             .unwrap()
-            .ends_with("total_attempts=1\nexit_code=0\nexit_error=\n")
+            .ends_with("total_attempts=1\nexit_code=0\nexit_error=\nreason=\n")
     );
 
     // Turned off.

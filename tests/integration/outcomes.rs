@@ -165,3 +165,43 @@ fn huge_caps_and_many_attempts_saturate() {
     out.code(1)
         .stderr_has("sleep: 2 ms (no jitter, up to 2 ms)");
 }
+
+#[test]
+fn retry_on_none_retries_only_what_the_output_condition_matches() {
+    // A Terraform plan error: no code of its own is retried…
+    let out = retry(&[
+        "--retry-on",
+        "none",
+        "--retry-if-output",
+        "state lock",
+        "--base",
+        "1ms",
+        "--",
+    ])
+    .helper(&["err", "Error: invalid plan\n", "exit", "1"])
+    .run();
+    out.code(1)
+        .stderr_has("giving up after attempt 1/5: exit code 1 is not retryable (--retry-on)");
+    // …but the lock it names in its output is.
+    let out = retry(&[
+        "--retry-on",
+        "none",
+        "--retry-if-output",
+        "state lock",
+        "-n",
+        "3",
+        "--base",
+        "1ms",
+        "--",
+    ])
+    .helper(&["err", "Error acquiring the state lock\n", "exit", "1"])
+    .run();
+    out.code(1).stderr_has("giving up after 3 attempts");
+    // The word in any case, from the environment too.
+    retry(&["--base", "1ms", "--"])
+        .env("RETRY_RETRY_ON", "None")
+        .helper(&["exit", "3"])
+        .run()
+        .code(3)
+        .stderr_has("giving up after attempt 1/5");
+}

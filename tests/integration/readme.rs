@@ -14,6 +14,7 @@ const README: &str = include_str!("../../README.md");
 const DOCUMENTS: &[(&str, &str)] = &[
     ("README.md", README),
     ("docs/behaviour.md", include_str!("../../docs/behaviour.md")),
+    ("docs/action.md", include_str!("../../docs/action.md")),
     (
         "docs/simulation.md",
         include_str!("../../docs/simulation.md"),
@@ -236,13 +237,18 @@ fn variables_the_readme_names_exist() {
         .into_iter()
         .filter_map(|(_, env)| env)
         .collect();
-    const OTHERS: [&str; 10] = [
+    const OTHERS: [&str; 13] = [
         "RETRY_ATTEMPT",
-        // GitHub's step summary and step outputs (src/run/log/summary.rs).
+        // GitHub's step summary and step outputs (src/run/log/summary.rs),
+        // and the Action's wishes for the lines (src/run/log/action.rs).
         "RETRY_STEP_SUMMARY",
         "RETRY_GITHUB_OUTPUT",
-        // The install script's mirror (scripts/install.sh, scripts/action.sh).
+        "RETRY_GITHUB_ACTION",
+        "RETRY_GITHUB_TITLE",
+        // The install script's mirror and bound (scripts/install.sh,
+        // scripts/action.sh).
         "RETRY_INSTALL_FROM",
+        "RETRY_INSTALL_TIMEOUT",
         "RETRY_RUN_IDS",
         "RETRY_ATTEMPT_LIMIT",
         "RETRY_PREVIOUS_EXIT_CODE",

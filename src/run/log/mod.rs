@@ -10,8 +10,10 @@
 //! `github.rs`, `json.rs`; this file holds what they share: which events a
 //! verbosity shows, when and for which run a line is written, and where.
 //! `summary.rs` is GitHub's step summary and step outputs, fed every event
-//! whatever the verbosity.
+//! whatever the verbosity; `exit_error.rs` the Action's `exit_error` in
+//! nick-fields/retry's words.
 
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,8 @@ use crate::run::events::{Event, GiveUp};
 use crate::run::name::CommandName;
 use crate::run::pipes;
 
+pub mod action;
+mod exit_error;
 mod github;
 mod json;
 mod summary;
@@ -69,6 +73,10 @@ pub struct Log {
     /// GitHub's step summary and step outputs, when the run is a step's.
     summary: Option<summary::StepSummary>,
     outputs: Option<summary::StepOutputs>,
+    /// What the Action asks of the GitHub lines (`action.rs`).
+    wishes: action::Wishes,
+    /// An attempt's `::group::` is open.
+    grouped: bool,
 }
 
 /// The line buffer's first room, in bytes.
@@ -194,6 +202,8 @@ impl Log {
             line: String::with_capacity(LINE_ROOM),
             summary: None,
             outputs: None,
+            wishes: action::Wishes::default(),
+            grouped: false,
         }
     }
 
@@ -202,7 +212,60 @@ impl Log {
     pub fn with_github_files(mut self) -> Self {
         self.summary = summary::StepSummary::from_env();
         self.outputs = summary::StepOutputs::from_env();
+        self.wishes = action::Wishes::from_env();
+        if let Some(title) = action::title() {
+            self.name = self.name.titled(&title);
+        }
         self
+    }
+
+    /// The Action's fold of each attempt's output: opened as an attempt
+    /// starts, closed before the line about how it ended; with the GitHub
+    /// lines on stderr, whatever the verbosity.
+    fn fold(&mut self, event: &Event) {
+        if !self.wishes.groups
+            || self.format != LogFormat::Github
+            || !matches!(self.to, Destination::Stderr)
+        {
+            return;
+        }
+        let mut line = String::new();
+        match event {
+            Event::Starting { attempt, .. } => {
+                if std::mem::replace(&mut self.grouped, true) {
+                    line.push_str("::endgroup::\n");
+                }
+                let _ = writeln!(line, "::group::Attempt {attempt}");
+            }
+            Event::Retrying { .. }
+            | Event::HookFailed { .. }
+            | Event::Succeeded { .. }
+            | Event::GaveUp { .. }
+                if std::mem::replace(&mut self.grouped, false) =>
+            {
+                line.push_str("::endgroup::\n");
+            }
+            _ => return,
+        }
+        // On a line of its own, even after output that did not end one;
+        // on stdout, as nick-fields writes it, in order with the command's
+        // own stdout (the runner reads its two pipes apart).
+        if pipes::take_open_line() {
+            line.insert(0, '\n');
+        }
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(line.as_bytes());
+        let _ = stdout.flush();
+    }
+
+    /// The format this event is written in: the Action may want retries
+    /// as plain lines among GitHub's.
+    fn format_of(&self, event: &Event) -> LogFormat {
+        match event {
+            Event::GaveUp { .. } => self.format,
+            _ if self.format == LogFormat::Github && self.wishes.plain_retries => LogFormat::Text,
+            _ => self.format,
+        }
     }
 
     pub fn emit(&mut self, event: &Event) {
@@ -212,6 +275,7 @@ impl Log {
         if let Some(outputs) = &self.outputs {
             outputs.observe(event, &self.name);
         }
+        self.fold(event);
         if !self.shows(event) {
             return;
         }
@@ -231,7 +295,14 @@ impl Log {
         if matches!(self.to, Destination::Stderr) && pipes::take_open_line() {
             line.push('\n');
         }
-        write_into(self.format, event, &context, &mut line);
+        let at = line.len();
+        write_into(self.format_of(event), event, &context, &mut line);
+        if self.wishes.give_up_warning
+            && matches!(event, Event::GaveUp { .. })
+            && line[at..].starts_with("::error ")
+        {
+            line.replace_range(at..at + "::error".len(), "::warning");
+        }
         self.named = true;
         // One write per event, so lines from retry never interleave mid-line.
         match &mut self.to {

@@ -7,7 +7,9 @@
 //!   it, the outcome); a first-try success adds nothing.
 //! - The outputs (`$GITHUB_OUTPUT`, only when `RETRY_GITHUB_OUTPUT` is on,
 //!   as the Action sets it): `total_attempts`, `exit_code` and
-//!   `exit_error`, nick-fields/retry's names, from the run's own figures.
+//!   `exit_error`, nick-fields/retry's names (and `exit_error` in its
+//!   words, `exit_error.rs`), from the run's own figures, and `reason`,
+//!   retry's own words for how it ended.
 //!
 //! Either file is opened as `--log-file` is (`platform::append`: no wait
 //! on a FIFO, no other user's symlink), once, at the end; one that cannot
@@ -22,7 +24,7 @@ use std::path::PathBuf;
 
 use crate::policy::Attempts;
 use crate::run::events::{Event, GiveUp};
-use crate::run::log::text;
+use crate::run::log::{exit_error, text};
 use crate::run::name::CommandName;
 use crate::status::Status;
 
@@ -151,25 +153,28 @@ impl StepOutputs {
     }
 }
 
-/// `total_attempts`, `exit_code` and `exit_error` as `GITHUB_OUTPUT` takes
-/// them (`name=value` lines), for the event that ends a run; `exit_error`
-/// is empty after a success, as nick-fields/retry leaves it unset.
+/// `total_attempts`, `exit_code`, `exit_error` (nick-fields/retry's words)
+/// and `reason` (retry's) as `GITHUB_OUTPUT` takes them (`name=value`
+/// lines), for the event that ends a run; both texts are empty after a
+/// success, as nick-fields/retry leaves `exit_error` unset.
 fn outputs(event: &Event, name: &CommandName) -> Option<String> {
-    let (attempt, code, error) = match event {
+    let (attempt, code, error, why) = match event {
         Event::Succeeded {
             attempt, status, ..
-        } => (*attempt, status.code, String::new()),
+        } => (*attempt, status.code, String::new(), String::new()),
         Event::GaveUp {
             attempt, reason, ..
         } => {
-            let mut error = String::new();
-            let _ = text::write_message(event, name, &mut error);
-            (*attempt, reason.exit_code(), one_line(&error))
+            let mut why = String::new();
+            let _ = text::write_message(event, name, &mut why);
+            let why = one_line(&why);
+            let error = exit_error::nick_fields(reason).unwrap_or_else(|| why.clone());
+            (*attempt, reason.exit_code(), error, why)
         }
         _ => return None,
     };
     Some(format!(
-        "total_attempts={attempt}\nexit_code={code}\nexit_error={error}\n"
+        "total_attempts={attempt}\nexit_code={code}\nexit_error={error}\nreason={why}\n"
     ))
 }
 
@@ -459,7 +464,7 @@ mod tests {
     fn outputs_are_the_run_s_own_figures() {
         assert_eq!(
             outputs(&retrying_end(), &curl()).unwrap(),
-            "total_attempts=2\nexit_code=0\nexit_error=\n"
+            "total_attempts=2\nexit_code=0\nexit_error=\nreason=\n"
         );
         let timed_out = Event::GaveUp {
             attempt: 3,
@@ -470,11 +475,13 @@ mod tests {
         let written = outputs(&timed_out, &curl()).unwrap();
         assert!(
             written.starts_with(
-                "total_attempts=3\nexit_code=124\nexit_error=giving up after 3 attempts"
+                "total_attempts=3\nexit_code=124\n\
+                 exit_error=Final attempt failed. Timeout of 1000ms hit\n\
+                 reason=giving up after 3 attempts"
             ),
             "{written}"
         );
-        assert_eq!(written.lines().count(), 3);
+        assert_eq!(written.lines().count(), 4);
         assert!(outputs(&retrying(), &curl()).is_none());
     }
 }
