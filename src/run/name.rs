@@ -53,11 +53,14 @@ impl CommandName {
     /// user's command rather than the wrapper that runs it), as a `sh -c`
     /// script is; JSON's `argv` stays the words run.
     pub fn titled(self, script: &str) -> Self {
-        let words: Vec<&str> = script.split_whitespace().collect();
+        let words: Vec<String> = script.split_whitespace().map(str::to_owned).collect();
         Self {
             short: escape_control(&cut(&words.join(" "), SCRIPT_CHARS)),
             full: cut(&escape_control(script), FULL_CHARS),
             argv: self.argv,
+            // The annotations' title is made from the user's words too.
+            script: Some(words),
+            title: std::cell::OnceCell::new(),
         }
     }
 
