@@ -5,7 +5,8 @@
 //!
 //! Each wrapper is known by its options that take the next word as their
 //! value, so an option's value is never taken for the program (`timeout
-//! -s KILL 10 curl`). A word the rules here cannot place ends the search
+//! -s KILL 10 curl`), also when a long one is abbreviated as getopt_long
+//! allows (`sudo --us ci curl`). A word the rules here cannot place ends the search
 //! with no program: a wrong guess would judge one program by another's
 //! rules, while no guess leaves retry's defaults, as before the lookup.
 //! `sh -c '...'` is no wrapper: a script's program is the user's to name.
@@ -31,20 +32,22 @@ const WRAPPERS: [Wrapper; 8] = [
     Wrapper {
         name: "env",
         // -S/--split-string puts the command in one string: not followed.
-        short: "uC",
-        long: &["--unset", "--chdir"],
+        // -a/--argv0 (coreutils 9.8) names the command's argv[0].
+        short: "uCa",
+        long: &["--unset", "--chdir", "--argv0"],
         before: 0,
         assignments: true,
     },
     Wrapper {
         name: "sudo",
-        short: "ugCDhpRrtTU",
+        // -h/--host take their value only glued (`-hHOST`, `--host=HOST`):
+        // a lone -h is --help.
+        short: "ugCDpRrtTU",
         long: &[
             "--user",
             "--group",
             "--close-from",
             "--chdir",
-            "--host",
             "--prompt",
             "--chroot",
             "--role",
@@ -100,14 +103,20 @@ const WRAPPERS: [Wrapper; 8] = [
     },
 ];
 
-/// Options that mean a wrapper runs no command here (`env -S`, `ionice
-/// -p PID`): the search stops with no program.
-const NO_COMMAND: [(&str, char); 5] = [
-    ("env", 'S'),
-    ("ionice", 'p'),
-    ("ionice", 'P'),
-    ("ionice", 'u'),
-    ("sudo", 'e'),
+/// Options that mean a wrapper runs no command here, or none of the words
+/// after it (`env -S`, `ionice -p PID`, `sudo -l curl`, which lists
+/// whether curl may be run): the search stops with no program.
+const NO_COMMAND: [(&str, char, &str); 10] = [
+    ("env", 'S', "split-string"),
+    ("ionice", 'p', "pid"),
+    ("ionice", 'P', "pgid"),
+    ("ionice", 'u', "uid"),
+    ("sudo", 'e', "edit"),
+    ("sudo", 'l', "list"),
+    ("sudo", 'v', "validate"),
+    ("sudo", 'K', "remove-timestamp"),
+    ("sudo", 'V', "version"),
+    ("sudo", 'h', "help"),
 ];
 
 /// A command line with the wrappers in front of its program taken off.
@@ -157,10 +166,16 @@ fn command_start(wrapper: &Wrapper, args: &[OsString]) -> Option<usize> {
         }
         if let Some(long) = word.strip_prefix("--") {
             let name = long.split('=').next().unwrap_or(long);
-            let takes = wrapper.long.iter().any(|l| l[2..] == *name) && !long.contains('=');
-            if wrapper.name == "env" && name == "split-string" {
+            // getopt_long takes any unambiguous start of a name (`--us`);
+            // an ambiguous one is the wrapper's usage error, run as given.
+            let abbreviates = |full: &str| !name.is_empty() && full.starts_with(name);
+            if NO_COMMAND
+                .iter()
+                .any(|&(of, _, full)| of == wrapper.name && abbreviates(full))
+            {
                 return None;
             }
+            let takes = wrapper.long.iter().any(|l| abbreviates(&l[2..])) && !long.contains('=');
             at += 1 + usize::from(takes);
             continue;
         }
@@ -168,7 +183,10 @@ fn command_start(wrapper: &Wrapper, args: &[OsString]) -> Option<usize> {
             // `-n 5`, `-n5`, `-in` (a cluster whose last letter takes the next word).
             let mut takes_next = false;
             for (i, letter) in letters.char_indices() {
-                if NO_COMMAND.contains(&(wrapper.name, letter)) {
+                if NO_COMMAND
+                    .iter()
+                    .any(|&(of, short, _)| of == wrapper.name && short == letter)
+                {
                     return None;
                 }
                 if wrapper.short.contains(letter) {
@@ -213,6 +231,13 @@ mod tests {
             ("sudo -u ci -E curl", "curl", vec!["sudo"]),
             ("sudo -Eu ci LC_ALL=C curl", "curl", vec!["sudo"]),
             ("sudo --user=ci curl", "curl", vec!["sudo"]),
+            // An abbreviated long option still takes its value.
+            ("sudo --us curl true", "true", vec!["sudo"]),
+            ("env --un HOME --ch /tmp curl", "curl", vec!["env"]),
+            ("env -a curl npm test", "npm", vec!["env"]),
+            ("timeout --sig KILL 5 curl", "curl", vec!["timeout"]),
+            ("stdbuf --out L curl", "curl", vec!["stdbuf"]),
+            ("ionice --cl 3 curl", "curl", vec!["ionice"]),
             ("nice -n 5 curl", "curl", vec!["nice"]),
             ("nice -n5 curl", "curl", vec!["nice"]),
             ("nice -5 curl", "curl", vec!["nice"]),
@@ -252,6 +277,15 @@ mod tests {
             "ionice -p 42",
             "sudo -e file",
             "nice -n",
+            // getopt_long's abbreviations: `--split` is --split-string.
+            "env --split=npm curl",
+            "env --sp curl\\ x",
+            // sudo -l checks whether curl may run; -v, -K, -V run nothing.
+            "sudo -l curl",
+            "sudo --list curl",
+            "sudo -v curl",
+            "sudo -lU ci curl",
+            "ionice --pid 42 curl",
         ] {
             assert_eq!(program(line), None, "{line}");
         }
