@@ -25,6 +25,9 @@ pub struct CommandName {
     pub argv: Vec<String>,
     /// A `-c` script's words, uncut; `None` for a program run directly.
     pub script: Option<Vec<String>>,
+    /// A GitHub annotation's title, made at its first line and reused: an
+    /// attempt allocates nothing (tests/allocations.rs).
+    pub title: std::sync::OnceLock<String>,
 }
 
 /// `CommandName::subject`, written where it goes (no String per line).
@@ -73,6 +76,7 @@ impl CommandName {
             full: cut(&escape_control(&quoted.join(" ")), FULL_CHARS),
             argv,
             script,
+            title: std::sync::OnceLock::new(),
         }
     }
 }

@@ -31,7 +31,8 @@ pub fn write_line(event: &Event, context: &Context, out: &mut String) {
     };
     // Writing to a String cannot fail.
     let _ = write!(out, "::{level} title=");
-    let _ = write!(Escaping::property(out), "retry: {}", title(context.name));
+    let title = context.name.title.get_or_init(|| title(context.name));
+    let _ = write!(Escaping::property(out), "retry: {title}");
     out.push_str("::");
     let _ = match event {
         // The level already says it: no second "warning: ".
