@@ -124,7 +124,8 @@ const NO_COMMAND: [(&str, char, &str); 10] = [
 pub struct Unwrapped<'w> {
     pub program: &'w OsStr,
     pub args: &'w [OsString],
-    /// The wrappers passed through, outermost first (`sudo`, `env`).
+    /// The wrappers passed through, outermost first (`sudo`, `env`), each
+    /// once: a chain of a thousand `env`s is named in a few words.
     pub through: Vec<&'static str>,
 }
 
@@ -142,7 +143,9 @@ pub fn unwrap<'w>(program: &'w OsStr, args: &'w [OsString]) -> Option<Unwrapped<
     {
         let at = command_start(wrapper, found.args)?;
         let (program, args) = found.args[at..].split_first()?;
-        found.through.push(wrapper.name);
+        if !found.through.contains(&wrapper.name) {
+            found.through.push(wrapper.name);
+        }
         found.program = program;
         found.args = args;
     }
@@ -258,6 +261,7 @@ mod tests {
                 "/usr/bin/git",
                 vec!["sudo", "env", "nice", "timeout"],
             ),
+            ("env env nice env nice curl", "curl", vec!["env", "nice"]),
             // A shell is no wrapper: its script is the user's to name.
             ("sh -c curl", "sh", vec![]),
         ] {
