@@ -444,13 +444,14 @@ pub fn check_fits(
         .find(|p| p.programs.iter().any(is))
         .map(|p| format!(" (--preset {}?)", p.name))
         .unwrap_or_default();
+    // Escaped as log lines name the command: a newline in the program's
+    // name must not forge a line, nor an escape sequence repaint the terminal.
+    let runs = crate::run::name::escape_control(&name.to_string_lossy());
     Some(format!(
-        "--preset {} is for {}, but the command runs {}: its rules judge {}'s failures \
-         as {}'s{other}",
+        "--preset {} is for {}, but the command runs {runs}: its rules judge {runs}'s \
+         failures as {}'s{other}",
         chosen.name,
         chosen.programs.join(", "),
-        name.to_string_lossy(),
-        name.to_string_lossy(),
         chosen.programs[0],
     ))
 }
@@ -1036,6 +1037,8 @@ mod tests {
              true's failures as apt-get's"
         );
         assert!(fits("curl", "./fetch.sh").is_some());
+        let forged = fits("curl", "x\nretry:\x1b[31m").unwrap();
+        assert!(forged.contains("runs x\\nretry:\\x1b[31m: "), "{forged}");
         // Through a shell or a known wrapper: taken as given.
         for line in [
             "sh -c x",
