@@ -262,6 +262,17 @@ pub fn builtin() -> Vec<Preset<'static>> {
     parse(BUILTIN).unwrap_or_default()
 }
 
+/// The built-in presets' names, by their section headers alone: every run
+/// checks the user's file against them, and parsing the whole data for
+/// that (twice: the file is read, then its presets listed) cost more than
+/// the rest of the lookup.
+fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTIN
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix('[')?.strip_suffix(']'))
+        .map(str::trim)
+}
+
 #[cfg(test)]
 thread_local! {
     /// How often this thread read the data: a run without `--preset` must not.
@@ -366,7 +377,6 @@ impl Catalog {
 /// The presets of the user's file `path`, which holds `text`; an error
 /// names what is wrong in it.
 fn user_presets<'a>(path: &'a Path, text: &'a str) -> Result<Vec<Preset<'a>>, String> {
-    let builtin = builtin();
     let mut presets = parse(text)?;
     for preset in &mut presets {
         if preset.name == NONE {
@@ -374,7 +384,7 @@ fn user_presets<'a>(path: &'a Path, text: &'a str) -> Result<Vec<Preset<'a>>, St
                 "[{NONE}] is no preset's name: --preset {NONE} turns the lookup off"
             ));
         }
-        if builtin.iter().any(|p| p.name == preset.name) {
+        if builtin_names().any(|name| name == preset.name) {
             return Err(format!(
                 "[{}] is a built-in preset; give yours another name, so that \
                  --preset {} means the same on every machine",
@@ -946,6 +956,23 @@ mod tests {
     /// The table's first row, the one preset of `presets`.
     fn table_row(presets: &[Preset<'_>]) -> String {
         table(presets).lines().nth(1).unwrap().to_owned()
+    }
+
+    #[test]
+    fn a_catalog_with_a_users_file_reads_the_builtin_data_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("presets.ini");
+        std::fs::write(&path, "[web]\nprograms = w\ncalls = *\nsource = s\n").unwrap();
+        let reads = || READS.with(std::cell::Cell::get);
+        let before = reads();
+        let catalog = Catalog::from_file(Some(path));
+        let names: Vec<&str> = catalog.presets().iter().map(|p| p.name).collect();
+        assert_eq!(reads() - before, 1, "{names:?}");
+        assert_eq!(names.last(), Some(&"web"));
+        assert_eq!(
+            builtin_names().collect::<Vec<_>>(),
+            builtin().iter().map(|p| p.name).collect::<Vec<_>>()
+        );
     }
 
     #[test]
