@@ -42,8 +42,10 @@ const WRAPPERS: [Wrapper; 8] = [
         name: "sudo",
         // -h/--host take their value only glued (`-hHOST`, `--host=HOST`):
         // a lone -h is --help.
-        short: "ugCDpRrtTU",
+        short: "ugCDpRrtTUac",
         long: &[
+            "--auth-type",
+            "--login-class",
             "--user",
             "--group",
             "--close-from",
@@ -236,6 +238,9 @@ mod tests {
             ("sudo --user=ci curl", "curl", vec!["sudo"]),
             // An abbreviated long option still takes its value.
             ("sudo --us curl true", "true", vec!["sudo"]),
+            // BSD's auth type and login class take a value too.
+            ("sudo -c curl npm test", "npm", vec!["sudo"]),
+            ("sudo -a curl -u ci npm test", "npm", vec!["sudo"]),
             ("env --un HOME --ch /tmp curl", "curl", vec!["env"]),
             ("env -a curl npm test", "npm", vec!["env"]),
             ("timeout --sig KILL 5 curl", "curl", vec!["timeout"]),
