@@ -43,9 +43,10 @@ const WRAPPERS: [Wrapper; 8] = [
         // -h/--host take their value only glued (`-hHOST`, `--host=HOST`):
         // a lone -h is --help.
         short: "ugCDpRrtTUac",
+        // Not --login-class: it begins with --login, a flag, which the
+        // prefix rule below would take for it (`sudo --login curl`).
         long: &[
             "--auth-type",
-            "--login-class",
             "--user",
             "--group",
             "--close-from",
@@ -240,6 +241,7 @@ mod tests {
             ("sudo --us curl true", "true", vec!["sudo"]),
             // BSD's auth type and login class take a value too.
             ("sudo -c curl npm test", "npm", vec!["sudo"]),
+            ("sudo --login curl", "curl", vec!["sudo"]),
             ("sudo -a curl -u ci npm test", "npm", vec!["sudo"]),
             ("env --un HOME --ch /tmp curl", "curl", vec!["env"]),
             ("env -a curl npm test", "npm", vec!["env"]),
