@@ -209,6 +209,7 @@ mod tests {
             "git status",
             "git submodule foreach x",
             "git -C fetch status",
+            "git --attr-source fetch status",
             "apt-get remove x",
             "pip freeze",
             "make test",

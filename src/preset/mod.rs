@@ -120,6 +120,9 @@ const ADVICE: &str = "slow-down-if-output.advice";
 /// when a preset is applied (and, for the built-in data, by a test).
 pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
     let mut presets: Vec<Preset<'a>> = Vec::new();
+    // The names so far, each looked up in constant time: every run reads
+    // the user's file, which may hold some fifty thousand sections.
+    let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut keys: Vec<&str> = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let at = |message: String| format!("line {}: {message}", number + 1);
@@ -139,7 +142,7 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
                     "preset name `{name}`: use lowercase letters, digits and `-`"
                 )));
             }
-            if presets.iter().any(|p| p.name == name) {
+            if !names.insert(name) {
                 return Err(at(format!("preset `{name}` is defined twice")));
             }
             finish(presets.last())?;
@@ -259,6 +262,17 @@ pub fn builtin() -> Vec<Preset<'static>> {
     parse(BUILTIN).unwrap_or_default()
 }
 
+/// The built-in presets' names, by their section headers alone: every run
+/// checks the user's file against them, and parsing the whole data for
+/// that (twice: the file is read, then its presets listed) cost more than
+/// the rest of the lookup.
+fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTIN
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix('[')?.strip_suffix(']'))
+        .map(str::trim)
+}
+
 #[cfg(test)]
 thread_local! {
     /// How often this thread read the data: a run without `--preset` must not.
@@ -363,7 +377,7 @@ impl Catalog {
 /// The presets of the user's file `path`, which holds `text`; an error
 /// names what is wrong in it.
 fn user_presets<'a>(path: &'a Path, text: &'a str) -> Result<Vec<Preset<'a>>, String> {
-    let builtin = builtin();
+    let builtin: Vec<&str> = builtin_names().collect();
     let mut presets = parse(text)?;
     for preset in &mut presets {
         if preset.name == NONE {
@@ -371,7 +385,7 @@ fn user_presets<'a>(path: &'a Path, text: &'a str) -> Result<Vec<Preset<'a>>, St
                 "[{NONE}] is no preset's name: --preset {NONE} turns the lookup off"
             ));
         }
-        if builtin.iter().any(|p| p.name == preset.name) {
+        if builtin.contains(&preset.name) {
             return Err(format!(
                 "[{}] is a built-in preset; give yours another name, so that \
                  --preset {} means the same on every machine",
@@ -441,13 +455,14 @@ pub fn check_fits(
         .find(|p| p.programs.iter().any(is))
         .map(|p| format!(" (--preset {}?)", p.name))
         .unwrap_or_default();
+    // Escaped as log lines name the command: a newline in the program's
+    // name must not forge a line, nor an escape sequence repaint the terminal.
+    let runs = crate::run::name::escape_control(&name.to_string_lossy());
     Some(format!(
-        "--preset {} is for {}, but the command runs {}: its rules judge {}'s failures \
-         as {}'s{other}",
+        "--preset {} is for {}, but the command runs {runs}: its rules judge {runs}'s \
+         failures as {}'s{other}",
         chosen.name,
         chosen.programs.join(", "),
-        name.to_string_lossy(),
-        name.to_string_lossy(),
         chosen.programs[0],
     ))
 }
@@ -945,6 +960,39 @@ mod tests {
     }
 
     #[test]
+    fn a_catalog_with_a_users_file_reads_the_builtin_data_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("presets.ini");
+        std::fs::write(&path, "[web]\nprograms = w\ncalls = *\nsource = s\n").unwrap();
+        let reads = || READS.with(std::cell::Cell::get);
+        let before = reads();
+        let catalog = Catalog::from_file(Some(path));
+        let names: Vec<&str> = catalog.presets().iter().map(|p| p.name).collect();
+        assert_eq!(reads() - before, 1, "{names:?}");
+        assert_eq!(names.last(), Some(&"web"));
+        assert_eq!(
+            builtin_names().collect::<Vec<_>>(),
+            builtin().iter().map(|p| p.name).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn a_user_file_as_large_as_allowed_is_read_in_linear_time() {
+        // Every run reads the user's file: one of USER_FILE_LIMIT bytes of
+        // small sections took half a minute when each name was compared
+        // with every other; now milliseconds. The bound is generous.
+        let mut text = String::new();
+        while text.len() < USER_FILE_LIMIT as usize - 40 {
+            text.push_str(&format!("[p{}]\nsource = s\n", text.len()));
+        }
+        let started = std::time::Instant::now();
+        let presets = user_presets(Path::new("/u/presets.ini"), &text).unwrap();
+        assert!(presets.len() > 50_000, "{}", presets.len());
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    }
+
+    #[test]
     fn bad_data_is_refused_with_its_line() {
         for (text, error) in [
             ("[x]\nretry-on = 1\n", "[x] has no `source`"),
@@ -1017,6 +1065,8 @@ mod tests {
              true's failures as apt-get's"
         );
         assert!(fits("curl", "./fetch.sh").is_some());
+        let forged = fits("curl", "x\nretry:\x1b[31m").unwrap();
+        assert!(forged.contains("runs x\\nretry:\\x1b[31m: "), "{forged}");
         // Through a shell or a known wrapper: taken as given.
         for line in [
             "sh -c x",

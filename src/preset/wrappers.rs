@@ -5,7 +5,8 @@
 //!
 //! Each wrapper is known by its options that take the next word as their
 //! value, so an option's value is never taken for the program (`timeout
-//! -s KILL 10 curl`). A word the rules here cannot place ends the search
+//! -s KILL 10 curl`), also when a long one is abbreviated as getopt_long
+//! allows (`sudo --us ci curl`). A word the rules here cannot place ends the search
 //! with no program: a wrong guess would judge one program by another's
 //! rules, while no guess leaves retry's defaults, as before the lookup.
 //! `sh -c '...'` is no wrapper: a script's program is the user's to name.
@@ -31,20 +32,25 @@ const WRAPPERS: [Wrapper; 8] = [
     Wrapper {
         name: "env",
         // -S/--split-string puts the command in one string: not followed.
-        short: "uC",
-        long: &["--unset", "--chdir"],
+        // -a/--argv0 (coreutils 9.8) names the command's argv[0].
+        short: "uCa",
+        long: &["--unset", "--chdir", "--argv0"],
         before: 0,
         assignments: true,
     },
     Wrapper {
         name: "sudo",
-        short: "ugCDhpRrtTU",
+        // -h/--host take their value only glued (`-hHOST`, `--host=HOST`):
+        // a lone -h is --help.
+        short: "ugCDpRrtTUac",
+        // Not --login-class: it begins with --login, a flag, which the
+        // prefix rule below would take for it (`sudo --login curl`).
         long: &[
+            "--auth-type",
             "--user",
             "--group",
             "--close-from",
             "--chdir",
-            "--host",
             "--prompt",
             "--chroot",
             "--role",
@@ -100,14 +106,20 @@ const WRAPPERS: [Wrapper; 8] = [
     },
 ];
 
-/// Options that mean a wrapper runs no command here (`env -S`, `ionice
-/// -p PID`): the search stops with no program.
-const NO_COMMAND: [(&str, char); 5] = [
-    ("env", 'S'),
-    ("ionice", 'p'),
-    ("ionice", 'P'),
-    ("ionice", 'u'),
-    ("sudo", 'e'),
+/// Options that mean a wrapper runs no command here, or none of the words
+/// after it (`env -S`, `ionice -p PID`, `sudo -l curl`, which lists
+/// whether curl may be run): the search stops with no program.
+const NO_COMMAND: [(&str, char, &str); 10] = [
+    ("env", 'S', "split-string"),
+    ("ionice", 'p', "pid"),
+    ("ionice", 'P', "pgid"),
+    ("ionice", 'u', "uid"),
+    ("sudo", 'e', "edit"),
+    ("sudo", 'l', "list"),
+    ("sudo", 'v', "validate"),
+    ("sudo", 'K', "remove-timestamp"),
+    ("sudo", 'V', "version"),
+    ("sudo", 'h', "help"),
 ];
 
 /// A command line with the wrappers in front of its program taken off.
@@ -115,7 +127,8 @@ const NO_COMMAND: [(&str, char); 5] = [
 pub struct Unwrapped<'w> {
     pub program: &'w OsStr,
     pub args: &'w [OsString],
-    /// The wrappers passed through, outermost first (`sudo`, `env`).
+    /// The wrappers passed through, outermost first (`sudo`, `env`), each
+    /// once: a chain of a thousand `env`s is named in a few words.
     pub through: Vec<&'static str>,
 }
 
@@ -133,7 +146,9 @@ pub fn unwrap<'w>(program: &'w OsStr, args: &'w [OsString]) -> Option<Unwrapped<
     {
         let at = command_start(wrapper, found.args)?;
         let (program, args) = found.args[at..].split_first()?;
-        found.through.push(wrapper.name);
+        if !found.through.contains(&wrapper.name) {
+            found.through.push(wrapper.name);
+        }
         found.program = program;
         found.args = args;
     }
@@ -157,10 +172,16 @@ fn command_start(wrapper: &Wrapper, args: &[OsString]) -> Option<usize> {
         }
         if let Some(long) = word.strip_prefix("--") {
             let name = long.split('=').next().unwrap_or(long);
-            let takes = wrapper.long.iter().any(|l| l[2..] == *name) && !long.contains('=');
-            if wrapper.name == "env" && name == "split-string" {
+            // getopt_long takes any unambiguous start of a name (`--us`);
+            // an ambiguous one is the wrapper's usage error, run as given.
+            let abbreviates = |full: &str| !name.is_empty() && full.starts_with(name);
+            if NO_COMMAND
+                .iter()
+                .any(|&(of, _, full)| of == wrapper.name && abbreviates(full))
+            {
                 return None;
             }
+            let takes = wrapper.long.iter().any(|l| abbreviates(&l[2..])) && !long.contains('=');
             at += 1 + usize::from(takes);
             continue;
         }
@@ -168,7 +189,10 @@ fn command_start(wrapper: &Wrapper, args: &[OsString]) -> Option<usize> {
             // `-n 5`, `-n5`, `-in` (a cluster whose last letter takes the next word).
             let mut takes_next = false;
             for (i, letter) in letters.char_indices() {
-                if NO_COMMAND.contains(&(wrapper.name, letter)) {
+                if NO_COMMAND
+                    .iter()
+                    .any(|&(of, short, _)| of == wrapper.name && short == letter)
+                {
                     return None;
                 }
                 if wrapper.short.contains(letter) {
@@ -213,6 +237,17 @@ mod tests {
             ("sudo -u ci -E curl", "curl", vec!["sudo"]),
             ("sudo -Eu ci LC_ALL=C curl", "curl", vec!["sudo"]),
             ("sudo --user=ci curl", "curl", vec!["sudo"]),
+            // An abbreviated long option still takes its value.
+            ("sudo --us curl true", "true", vec!["sudo"]),
+            // BSD's auth type and login class take a value too.
+            ("sudo -c curl npm test", "npm", vec!["sudo"]),
+            ("sudo --login curl", "curl", vec!["sudo"]),
+            ("sudo -a curl -u ci npm test", "npm", vec!["sudo"]),
+            ("env --un HOME --ch /tmp curl", "curl", vec!["env"]),
+            ("env -a curl npm test", "npm", vec!["env"]),
+            ("timeout --sig KILL 5 curl", "curl", vec!["timeout"]),
+            ("stdbuf --out L curl", "curl", vec!["stdbuf"]),
+            ("ionice --cl 3 curl", "curl", vec!["ionice"]),
             ("nice -n 5 curl", "curl", vec!["nice"]),
             ("nice -n5 curl", "curl", vec!["nice"]),
             ("nice -5 curl", "curl", vec!["nice"]),
@@ -233,6 +268,7 @@ mod tests {
                 "/usr/bin/git",
                 vec!["sudo", "env", "nice", "timeout"],
             ),
+            ("env env nice env nice curl", "curl", vec!["env", "nice"]),
             // A shell is no wrapper: its script is the user's to name.
             ("sh -c curl", "sh", vec![]),
         ] {
@@ -252,6 +288,15 @@ mod tests {
             "ionice -p 42",
             "sudo -e file",
             "nice -n",
+            // getopt_long's abbreviations: `--split` is --split-string.
+            "env --split=npm curl",
+            "env --sp curl\\ x",
+            // sudo -l checks whether curl may run; -v, -K, -V run nothing.
+            "sudo -l curl",
+            "sudo --list curl",
+            "sudo -v curl",
+            "sudo -lU ci curl",
+            "ionice --pid 42 curl",
         ] {
             assert_eq!(program(line), None, "{line}");
         }

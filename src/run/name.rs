@@ -25,9 +25,9 @@ pub struct CommandName {
     pub argv: Vec<String>,
     /// A `-c` script's words, uncut; `None` for a program run directly.
     pub script: Option<Vec<String>>,
-    /// The GitHub annotations' title (`log/github.rs`), made when first
-    /// asked and kept: an attempt's line allocates nothing.
-    pub title: std::cell::OnceCell<String>,
+    /// A GitHub annotation's title, made at its first line and reused: an
+    /// attempt allocates nothing (tests/allocations.rs).
+    pub title: std::sync::OnceLock<String>,
 }
 
 /// `CommandName::subject`, written where it goes (no String per line).
@@ -60,7 +60,7 @@ impl CommandName {
             argv: self.argv,
             // The annotations' title is made from the user's words too.
             script: Some(words),
-            title: std::cell::OnceCell::new(),
+            title: std::sync::OnceLock::new(),
         }
     }
 
@@ -91,7 +91,7 @@ impl CommandName {
             full: cut(&escape_control(&quoted.join(" ")), FULL_CHARS),
             argv,
             script,
-            title: std::cell::OnceCell::new(),
+            title: std::sync::OnceLock::new(),
         }
     }
 }

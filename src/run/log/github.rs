@@ -31,11 +31,8 @@ pub fn write_line(event: &Event, context: &Context, out: &mut String) {
     };
     // Writing to a String cannot fail.
     let _ = write!(out, "::{level} title=");
-    let _ = write!(
-        Escaping::property(out),
-        "retry: {}",
-        context.name.title.get_or_init(|| title(context.name))
-    );
+    let title = context.name.title.get_or_init(|| title(context.name));
+    let _ = write!(Escaping::property(out), "retry: {title}");
     out.push_str("::");
     let _ = match event {
         // The level already says it: no second "warning: ".
@@ -83,26 +80,43 @@ fn title(name: &CommandName) -> String {
     format!("{head}{}", cut_at_slash(last, room))
 }
 
-/// A URL's host and path (`https://user:pw@host/a/b?q` → `host/a/b`); any
-/// other word as it is.
+/// A URL's host and path (`https://user:pw@host/a/b?q` → `host/a/b`); a
+/// scheme-less one (`host/a?token=x`, as curl and wget take it) without
+/// its query; any other word as it is.
 fn host_and_path(word: &str) -> String {
     let Some((_, rest)) = word.split_once("://") else {
-        return word.to_owned();
+        return match scheme_less_url(word) {
+            true => word.split(['?', '#']).next().unwrap_or(word).to_owned(),
+            false => word.to_owned(),
+        };
     };
     let rest = rest.split(['?', '#']).next().unwrap_or(rest);
     rest.trim_end_matches('/').to_owned()
 }
 
-/// A URL's `user:password@` left out: a title is shown to everyone who
-/// can read the job.
+/// A word that may be a URL without its scheme (`user:pw@host/path?q`):
+/// no option, and a host or path before any query.
+fn scheme_less_url(word: &str) -> bool {
+    let before_query = word.split(['?', '#']).next().unwrap_or(word);
+    !word.starts_with('-') && before_query.contains(['.', '/', '@'])
+}
+
+/// A URL's `user:password@` left out, with or without its scheme (curl
+/// takes `user:pw@host/path`): a title is shown to everyone who can read
+/// the job.
 fn no_credentials(word: &str) -> String {
-    let Some((scheme, rest)) = word.split_once("://") else {
-        return word.to_owned();
+    let (scheme, rest) = match word.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None if scheme_less_url(word) => (String::new(), word),
+        None => return word.to_owned(),
     };
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => word.to_owned(),
+        // Scheme-less, only `user:password@`: `git@host:repo` holds no secret.
+        Some(at) if !scheme.is_empty() || rest[..at].contains(':') => {
+            format!("{scheme}{}", &rest[at + 1..])
+        }
+        _ => word.to_owned(),
     }
 }
 
@@ -199,6 +213,18 @@ mod tests {
         let got = title_of("/usr/bin/curl", &["-fsSLO", "--retry", "0", long]);
         assert_eq!(got, "curl … registry.example.com/a/very/long/path/…");
         assert!(!title_of("curl", &["https://u:pw@h/x"]).contains("pw"));
+        // Without a scheme, as curl and wget take a URL: no password, no query.
+        let bare = title_of(
+            "curl",
+            &["-fsS", "admin:hunter2@api.example.com/v1?token=s3"],
+        );
+        assert_eq!(bare, "curl -fsS api.example.com/v1");
+        let script = "curl -fsS 'ci:hunter2@h.example.com/x#k=s3'";
+        assert_eq!(title_of("sh", &["-c", script]), "curl -fsS h.example.com/x");
+        assert_eq!(
+            title_of("git", &["clone", "git@example.com:org/repo.git"]),
+            "git clone git@example.com:org/repo.git"
+        );
         assert_eq!(title_of("make", &[]), "make");
     }
 
