@@ -1223,11 +1223,11 @@ fn each_attempt_is_folded_and_the_annotations_stay_outside() {
     );
     let said = stderr(&ran);
     assert!(
-        said.contains("::warning title=retry%3A echo try $RETRY_ATTEMPT…::attempt 1/2 failed"),
+        said.contains("::warning title=retry%3A echo try $RETRY_ATTEMPT; exit 3::attempt 1/2 failed"),
         "{said}"
     );
     assert!(
-        said.contains("::error title=retry%3A echo try $RETRY_ATTEMPT…::giving up"),
+        said.contains("::error title=retry%3A echo try $RETRY_ATTEMPT; exit 3::giving up"),
         "{said}"
     );
 }

@@ -856,7 +856,7 @@ fn the_step_outputs_are_the_outer_run_s_alone() {
     assert_eq!(std::fs::read_to_string(&seen).unwrap(), "unset\n".repeat(3));
     let written = std::fs::read_to_string(&outputs).unwrap();
     assert!(
-        written.starts_with("total_attempts=2\nexit_code=3\n") && written.lines().count() == 3,
+        written.starts_with("total_attempts=2\nexit_code=3\n") && written.lines().count() == 4,
         "{written}"
     );
 }
