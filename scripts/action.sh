@@ -199,7 +199,10 @@ own --success-on "${INPUT_SUCCESS_ON:-}"
 own --retry-if-output "${INPUT_RETRY_IF_OUTPUT:-}"
 own --stop-if-output "${INPUT_STOP_IF_OUTPUT:-}"
 own --delay-from-output "${INPUT_DELAY_FROM_OUTPUT:-}"
-own --preset "${INPUT_PRESET:-}"
+# No preset unless one is named: the Action runs a shell line, as
+# nick-fields' does, and a job's own RETRY_PRESET or presets file must not
+# change what it retries.
+own --preset "${INPUT_PRESET:-none}"
 own --budget "${INPUT_BUDGET:-}"
 own --breaker "${INPUT_BREAKER:-}"
 own --metrics-dir "${INPUT_METRICS_DIR:-}"

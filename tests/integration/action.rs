@@ -1056,6 +1056,28 @@ fn retry_on_any_retries_a_command_not_found_as_nick_fields_does() {
     );
 }
 
+/// Issue 41: the Action runs a shell line and keeps nick-fields' meaning,
+/// so it chooses no preset by itself, whatever the job's environment says.
+#[test]
+fn the_action_chooses_no_preset_unless_one_is_named() {
+    let release = Release::new();
+    let runner = Runner::new();
+    // Code 3 is fatal for the curl preset (a malformed URL).
+    let ran = runner
+        .step(
+            &release.url(),
+            &[
+                ("command", "exit $((RETRY_ATTEMPT == 1 ? 3 : 0))"),
+                ("retry_wait_seconds", "0"),
+            ],
+        )
+        .env("RETRY_PRESET", "curl")
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(runner.outputs().starts_with("total_attempts=2\n"));
+}
+
 #[test]
 fn decimal_timeouts_and_waits_run() {
     let release = Release::new();
