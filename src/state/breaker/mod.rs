@@ -28,8 +28,8 @@ pub use status::print_status;
 
 use crate::state::store::Store;
 use crate::state::store::file::{default_dir, now_ns};
-use host::HostCircuit;
-use machine::nanos;
+use host::{HostCircuit, ProbeLock};
+use machine::{horizon, nanos};
 
 /// `--breaker-after` when not given, and the cooldown's: chosen by the
 /// outage table of `--simulate --model outage` (docs/behaviour.md,
@@ -84,8 +84,8 @@ pub struct Asked {
 /// Where the circuit is kept.
 #[derive(Debug)]
 enum Kind {
-    /// The host store's directory.
-    Host(PathBuf),
+    /// The host store's directory, and the lock a probe holds.
+    Host(PathBuf, Box<ProbeLock>),
     #[cfg(feature = "redis")]
     Fleet(Box<fleet::Fleet>),
     /// It could not be used: the run goes on without it (said once).
@@ -107,7 +107,11 @@ pub struct Breaker {
 impl Breaker {
     pub fn new(settings: Settings) -> Self {
         let kind = match &settings.store {
-            Store::Host => Kind::Host(default_dir()),
+            Store::Host => {
+                let dir = default_dir();
+                let probe = Box::new(ProbeLock::new(&dir, &settings.name));
+                Kind::Host(dir, probe)
+            }
             #[cfg(feature = "redis")]
             Store::Redis(remote) => Kind::Fleet(Box::new(fleet::Fleet::new(&settings, remote))),
         };
@@ -123,19 +127,45 @@ impl Breaker {
     pub fn ask(&mut self) -> Asked {
         let lease = nanos(self.settings.lease);
         let asked = match &mut self.kind {
-            Kind::Host(dir) => {
+            Kind::Host(dir, probe) => {
                 let now = now_ns();
-                host_change(dir, &self.settings.name, |c| c.admit(now, lease))
-                    .map(|(admit, circuit, reset)| (admit, circuit, now, reset))
+                let far = horizon(self.settings.params.cooldown, lease);
+                let asked = host_change(dir, &self.settings.name, |c, _| {
+                    let clamped = c.clamp(now, far).map(Some);
+                    // A probe whose lock is free is dead: the kernel let go.
+                    if matches!(c.state, State::Probing { until, .. } if now < until)
+                        && probe.hold(false)
+                    {
+                        c.prober_gone(now);
+                    }
+                    let admit = c.admit(now, lease);
+                    if let Admit::Probe(_) = admit {
+                        probe.hold(true);
+                    }
+                    (admit, clamped)
+                });
+                if !matches!(asked, Ok(((Admit::Probe(_), _), ..))) {
+                    probe.release();
+                }
+                asked.map(|((admit, clamped), circuit, reset)| {
+                    let trouble = probe.trouble.take();
+                    (admit, circuit, now, reset.or(trouble), clamped, far)
+                })
             }
             #[cfg(feature = "redis")]
-            Kind::Fleet(fleet) => fleet.ask().map(|r| (r.admit, r.circuit, r.now, None)),
+            Kind::Fleet(fleet) => fleet.ask().map(|r| {
+                let clamped = r.clamped.then_some(None);
+                (r.admit, r.circuit, r.now, None, clamped, fleet.horizon())
+            }),
             Kind::Skipped => return Asked::default(),
         };
         match asked {
-            Ok((admit, circuit, now, reset)) => {
-                let warning =
-                    reset.map(|reset| format!("--breaker {}: {reset}", self.settings.name));
+            Ok((admit, circuit, now, said, clamped, far)) => {
+                let said = said.or_else(|| {
+                    let was = clamped?;
+                    Some(went_back(was, &circuit, far, now))
+                });
+                let warning = said.map(|said| format!("--breaker {}: {said}", self.settings.name));
                 match admit {
                     Admit::Run => {
                         self.clean = circuit == Circuit::default();
@@ -175,19 +205,27 @@ impl Breaker {
         let (params, lease) = (self.settings.params, self.lease.take());
         let mut rng = crate::strategy::rng(None);
         let told = match &mut self.kind {
-            Kind::Host(dir) => {
+            Kind::Host(dir, probe) => {
                 let now = now_ns();
-                host_change(dir, &self.settings.name, |c| {
+                let told = host_change(dir, &self.settings.name, |c, writing| {
+                    // Given up under the circuit's lock, before the record
+                    // says the probe ended: no run sees the record say this
+                    // run probes and the lock free, unless it died here.
+                    if writing {
+                        probe.release();
+                    }
                     c.finish(&params, now, ended, lease, &mut rng)
                 })
-                .map(|(_, _, reset)| reset)
+                .map(|(_, _, reset)| reset);
+                probe.release();
+                told
             }
             #[cfg(feature = "redis")]
-            Kind::Fleet(fleet) => fleet.tell(ended, lease, &mut rng).map(|_| None),
+            Kind::Fleet(fleet) => fleet.tell(ended, lease, &mut rng),
             Kind::Skipped => return None,
         };
         match told {
-            Ok(reset) => reset.map(|reset| format!("--breaker {}: {reset}", self.settings.name)),
+            Ok(said) => said.map(|said| format!("--breaker {}: {said}", self.settings.name)),
             Err(e) => {
                 self.kind = Kind::Skipped;
                 Some(self.without(&e))
@@ -210,17 +248,17 @@ impl Breaker {
 
 /// The circuit `name` in the host store `dir`, changed by `change` (run on
 /// a look first, then again under the lock of a file opened for writing
-/// if it changed anything): what `change` returned, the circuit after it,
-/// and a record that was not valid. A circuit never used and left closed
-/// with nothing counted creates no file.
+/// if it changed anything, told so by its second argument): what `change`
+/// returned, the circuit after it, and a record that was not valid. A
+/// circuit never used and left closed with nothing counted creates no file.
 fn host_change<T>(
     dir: &std::path::Path,
     name: &str,
-    mut change: impl FnMut(&mut Circuit) -> T,
+    mut change: impl FnMut(&mut Circuit, bool) -> T,
 ) -> Result<(T, Circuit, Option<String>), String> {
     match HostCircuit::open(dir, name, false)? {
         Some(look) => {
-            let found = look.update(false, &mut change)?;
+            let found = look.update(false, |c| change(c, false))?;
             let (value, circuit, changed) = found.value;
             if !changed {
                 return Ok((value, circuit, found.reset));
@@ -228,7 +266,7 @@ fn host_change<T>(
         }
         None => {
             let mut circuit = Circuit::default();
-            let value = change(&mut circuit);
+            let value = change(&mut circuit, false);
             if circuit == Circuit::default() {
                 return Ok((value, circuit, None));
             }
@@ -236,7 +274,7 @@ fn host_change<T>(
     }
     let circuit = HostCircuit::open(dir, name, true)?
         .ok_or_else(|| "the state file was not created".to_owned())?;
-    let found = circuit.update(true, change)?;
+    let found = circuit.update(true, |c| change(c, true))?;
     let (value, circuit, _) = found.value;
     Ok((value, circuit, found.reset))
 }
@@ -244,9 +282,34 @@ fn host_change<T>(
 /// A time on the circuit's clock as messages give it: `2026-11-27T05:31:02Z
 /// (in 93 s)`, from `now`.
 pub fn when(at_ns: u64, now_ns: u64) -> String {
-    let time = std::time::SystemTime::UNIX_EPOCH + Duration::from_nanos(at_ns);
     let secs = at_ns.saturating_sub(now_ns).div_ceil(1_000_000_000);
-    format!("{} (in {secs} s)", humantime::format_rfc3339_seconds(time))
+    format!("{} (in {secs} s)", rfc3339(at_ns))
+}
+
+/// The warning of a circuit whose end lay further ahead than any run on
+/// this clock could have set (`was`, when the store says it): taken for a
+/// clock that went back, and clamped (`Circuit::clamp`).
+fn went_back(was: Option<u64>, circuit: &Circuit, far: u64, now: u64) -> String {
+    let was = match was {
+        Some(at) => format!(" ({})", rfc3339(at)),
+        None => String::new(),
+    };
+    let ends = match circuit.state {
+        State::Open { until } | State::Probing { until, .. } => until,
+        State::Closed => now,
+    };
+    format!(
+        "the circuit's end{was} lay further ahead than its longest cooldown and lease \
+         ({} s); taken for a clock that went back: it ends at {}",
+        far.div_ceil(1_000_000_000),
+        when(ends, now)
+    )
+}
+
+/// A time on the circuit's clock, to the second.
+fn rfc3339(at_ns: u64) -> String {
+    let time = std::time::SystemTime::UNIX_EPOCH + Duration::from_nanos(at_ns);
+    humantime::format_rfc3339_seconds(time).to_string()
 }
 
 /// The line of a run the circuit did not let start.
@@ -288,7 +351,7 @@ mod tests {
     fn breaker(dir: &std::path::Path) -> Breaker {
         Breaker {
             settings: settings(),
-            kind: Kind::Host(dir.to_owned()),
+            kind: Kind::Host(dir.to_owned(), Box::new(ProbeLock::new(dir, "ci"))),
             lease: None,
             clean: false,
         }
