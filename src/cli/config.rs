@@ -187,6 +187,9 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN),
         },
         lease: crate::state::breaker::lease(cli.max_time),
+        exit_code: cli
+            .breaker_exit_code
+            .map_or(crate::state::breaker::EXIT_OPEN, i32::from),
         store: store.clone(),
         timeout,
     };
@@ -505,7 +508,7 @@ mod tests {
     fn the_breakers_defaults_are_the_ones_its_help_says() {
         use crate::state::breaker::{DEFAULT_AFTER, DEFAULT_COOLDOWN};
         let options = config(&["--breaker", "ci", "true"]).unwrap();
-        let params = options.breaker.unwrap().params;
+        let params = options.breaker.clone().unwrap().params;
         assert_eq!(
             (params.after, params.cooldown),
             (DEFAULT_AFTER, DEFAULT_COOLDOWN)
@@ -519,6 +522,11 @@ mod tests {
         assert!(
             help(id::BREAKER_COOLDOWN).ends_with(&format!("[default: {}]", fmt(DEFAULT_COOLDOWN)))
         );
+        use crate::state::breaker::EXIT_OPEN;
+        assert_eq!(options.breaker.unwrap().exit_code, EXIT_OPEN);
+        assert!(help(id::BREAKER_EXIT_CODE).ends_with(&format!("[default: {EXIT_OPEN}]")));
+        let options = config(&["--breaker", "ci", "--breaker-exit-code", "250", "true"]).unwrap();
+        assert_eq!(options.breaker.unwrap().exit_code, 250);
     }
 
     #[test]

@@ -778,6 +778,16 @@ fn bad_input_is_one_line_and_exit_2() {
         &["--breaker-after", "2"],
         "`--breaker-after` is only for --breaker",
     );
+    for code in ["0", "256", "-1", "x"] {
+        refused(
+            &["--breaker", "x", "--breaker-exit-code", code],
+            &format!("'{code}' for '--breaker-exit-code <CODE>'"),
+        );
+    }
+    refused(
+        &["--breaker-exit-code", "99"],
+        "`--breaker-exit-code` is only for --breaker",
+    );
     refused(
         &["--store", "host"],
         "`--store` is only for --budget, --breaker",
@@ -797,6 +807,53 @@ fn bad_input_is_one_line_and_exit_2() {
         "{}",
         text(&output.stderr)
     );
+    let output = retry(&["--breaker", "x", "--", "true"])
+        .env("RETRY_BREAKER_EXIT_CODE", "0")
+        .output();
+    let said = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("RETRY_BREAKER_EXIT_CODE"), "{said}");
+}
+
+#[test]
+fn a_skipped_run_can_be_told_from_a_command_s_own_75() {
+    let c = Circuit::host();
+    let args = [
+        "--breaker-after",
+        "1",
+        "--breaker-cooldown",
+        "1m",
+        "-n",
+        "1",
+    ];
+    // The command's own 75, with the circuit closed, counts as a failure.
+    assert_eq!(c.run(&args, "log", "exit 75").status.code(), Some(75));
+    // Skipped: the status chosen, by flag or variable; the JSON line and
+    // the step outputs say so too.
+    let with = [&args[..], &["--breaker-exit-code", "99"]].concat();
+    assert_eq!(c.run(&with, "log", "exit 0").status.code(), Some(99));
+    let outputs = c.path("outputs");
+    let output = c
+        .retry(&args)
+        .env("RETRY_BREAKER_EXIT_CODE", "98")
+        .env("RETRY_GITHUB_OUTPUT", "1")
+        .env("GITHUB_OUTPUT", &outputs)
+        .args(&["--log-format", "json", "--", "true"])
+        .output();
+    assert_eq!(output.status.code(), Some(98));
+    let said = text(&output.stderr);
+    assert!(
+        said.contains(r#""reason":"breaker""#) && said.contains(r#""exit_code":98"#),
+        "{said}"
+    );
+    let written = std::fs::read_to_string(&outputs).unwrap();
+    assert!(
+        written.starts_with("total_attempts=0\nexit_code=98\nexit_error=--breaker ci: ")
+            && written.ends_with("\nskipped=true\n"),
+        "{written}"
+    );
+    assert_eq!(c.lines("log"), 1, "a skipped run ran its command");
 }
 
 #[test]

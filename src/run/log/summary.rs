@@ -7,7 +7,8 @@
 //!   it, the outcome); a first-try success adds nothing.
 //! - The outputs (`$GITHUB_OUTPUT`, only when `RETRY_GITHUB_OUTPUT` is on,
 //!   as the Action sets it): `total_attempts`, `exit_code` and
-//!   `exit_error`, nick-fields/retry's names, from the run's own figures.
+//!   `exit_error`, nick-fields/retry's names, from the run's own figures,
+//!   and `skipped=true` for a run the open `--breaker` circuit skipped.
 //!
 //! Either file is opened as `--log-file` is (`platform::append`: no wait
 //! on a FIFO, no other user's symlink), once, at the end; one that cannot
@@ -153,23 +154,31 @@ impl StepOutputs {
 
 /// `total_attempts`, `exit_code` and `exit_error` as `GITHUB_OUTPUT` takes
 /// them (`name=value` lines), for the event that ends a run; `exit_error`
-/// is empty after a success, as nick-fields/retry leaves it unset.
+/// is empty after a success, as nick-fields/retry leaves it unset. A run
+/// the open `--breaker` circuit did not let start adds `skipped=true`, so
+/// a workflow tells it from a command's own exit code (75) without
+/// reading `exit_error`.
 fn outputs(event: &Event, name: &CommandName) -> Option<String> {
-    let (attempt, code, error) = match event {
+    let (attempt, code, error, skipped) = match event {
         Event::Succeeded {
             attempt, status, ..
-        } => (*attempt, status.code, String::new()),
+        } => (*attempt, status.code, String::new(), false),
         Event::GaveUp {
             attempt, reason, ..
         } => {
             let mut error = String::new();
             let _ = text::write_message(event, name, &mut error);
-            (*attempt, reason.exit_code(), one_line(&error))
+            let skipped = reason.reason() == crate::run::events::Reason::Breaker;
+            (*attempt, reason.exit_code(), one_line(&error), skipped)
         }
         _ => return None,
     };
+    let skipped = match skipped {
+        true => "skipped=true\n",
+        false => "",
+    };
     Some(format!(
-        "total_attempts={attempt}\nexit_code={code}\nexit_error={error}\n"
+        "total_attempts={attempt}\nexit_code={code}\nexit_error={error}\n{skipped}"
     ))
 }
 
@@ -365,5 +374,16 @@ mod tests {
         );
         assert_eq!(written.lines().count(), 3);
         assert!(outputs(&retrying(), &curl()).is_none());
+        // A run the open circuit skipped says so in an output of its own.
+        let skipped = Event::GaveUp {
+            attempt: 0,
+            limit: Attempts::Limit(3),
+            reason: GiveUp::CircuitOpen("--breaker ci: the circuit is open".into(), 75),
+            took: None,
+        };
+        let written = outputs(&skipped, &curl()).unwrap();
+        assert!(written.starts_with("total_attempts=0\nexit_code=75\nexit_error="));
+        assert!(written.ends_with("\nskipped=true\n"), "{written}");
+        assert_eq!(written.lines().count(), 4, "{written}");
     }
 }

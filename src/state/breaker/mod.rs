@@ -43,8 +43,9 @@ pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(30);
 /// circuit no longer than this.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(600);
 
-/// The exit status of a run the open circuit did not let start:
-/// EX_TEMPFAIL (sysexits.h), "try again later".
+/// The exit status of a run the open circuit did not let start, unless
+/// `--breaker-exit-code` says another: EX_TEMPFAIL (sysexits.h), "try
+/// again later".
 pub const EXIT_OPEN: i32 = 75;
 
 /// A probe's lease: the run's `--max-time`, which ends it, else
@@ -69,6 +70,9 @@ pub struct Settings {
     pub store: Store,
     /// `--store-timeout`: the most a store's connection and answer take.
     pub timeout: Duration,
+    /// `--breaker-exit-code`: the exit status of a run the open circuit
+    /// did not let start.
+    pub exit_code: i32,
 }
 
 /// The breaker's answer to a run about to start.
@@ -345,6 +349,7 @@ mod tests {
             lease: DEFAULT_LEASE,
             store: Store::Host,
             timeout: crate::state::store::DEFAULT_TIMEOUT,
+            exit_code: EXIT_OPEN,
         }
     }
 
