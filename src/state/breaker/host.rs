@@ -34,7 +34,7 @@ fn dir(store: &Path) -> PathBuf {
     store.join(".breakers")
 }
 
-fn encode(c: &Circuit) -> String {
+pub fn encode(c: &Circuit) -> String {
     let (state, until, lease) = match c.state {
         State::Closed => (0, 0, 0),
         State::Open { until } => (1, until, 0),

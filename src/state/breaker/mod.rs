@@ -290,6 +290,34 @@ pub fn when(at_ns: u64, now_ns: u64) -> String {
     format!("{} (in {secs} s)", rfc3339(at_ns))
 }
 
+/// For `fuzzing::breaker_record`: a host record's bytes read as a run
+/// with the default options reads them at `now` (ns). `None` if they are
+/// not a record; else the record written back from its circuit, what
+/// `--breaker-status` prints (and the warning of a clamped end), what a
+/// run would be told, and the circuit's end once clamped.
+pub fn read_record(bytes: &[u8], now: u64) -> Option<(Vec<u8>, String, Admit, Option<u64>)> {
+    let mut circuit = host::decode(bytes)?;
+    let written = host::encode(&circuit).into_bytes();
+    let lease = nanos(DEFAULT_LEASE);
+    let far = horizon(DEFAULT_COOLDOWN, lease);
+    let was = circuit.clamp(now, far);
+    let params = Params {
+        after: DEFAULT_AFTER,
+        cooldown: DEFAULT_COOLDOWN,
+    };
+    let mut said = status::describe("ci", &params, &circuit, now, "-");
+    if let Some(was) = was {
+        said.push_str(&went_back(Some(was), &circuit, far, now));
+        said.push('\n');
+    }
+    let end = match circuit.state {
+        State::Open { until } | State::Probing { until, .. } => Some(until),
+        State::Closed => None,
+    };
+    let admit = circuit.admit(now, lease);
+    Some((written, said, admit, end))
+}
+
 /// The warning of a circuit whose end lay further ahead than any run on
 /// this clock could have set (`was`, when the store says it): taken for a
 /// clock that went back, and clamped (`Circuit::clamp`).
@@ -424,6 +452,25 @@ mod tests {
         assert_eq!(probe.tell(Ended::Succeeded), None);
         let found = file.update(false, |_| ()).unwrap();
         assert_eq!(found.value.1, Circuit::default());
+    }
+
+    #[test]
+    fn a_record_read_for_the_fuzzer_is_clamped_as_a_run_reads_it() {
+        let now = 1_795_434_960 * S;
+        let far = horizon(DEFAULT_COOLDOWN, nanos(DEFAULT_LEASE));
+        let record = host::encode(&Circuit {
+            state: State::Open { until: u64::MAX },
+            failures: 3,
+            level: 0,
+            after: 3,
+        });
+        let (written, said, admit, end) = read_record(record.as_bytes(), now).unwrap();
+        assert_eq!(written, record.as_bytes(), "written back as read");
+        assert_eq!(end, Some(now + far));
+        assert!(matches!(admit, Admit::Skip { until, .. } if until == now + far));
+        assert_eq!(said.lines().count(), 3, "{said}");
+        assert!(said.contains("taken for a clock that went back"), "{said}");
+        assert_eq!(read_record(b"retry-breaker 2 garbage", now), None);
     }
 
     #[test]

@@ -10,7 +10,13 @@ use crate::state::store::file::{default_dir, now_ns};
 
 /// What `--breaker-status` prints; `place` is where the state is (a file,
 /// a store's key).
-fn describe(name: &str, params: &Params, circuit: &Circuit, now: u64, place: &str) -> String {
+pub(super) fn describe(
+    name: &str,
+    params: &Params,
+    circuit: &Circuit,
+    now: u64,
+    place: &str,
+) -> String {
     let (state, next) = match circuit.state {
         State::Closed => ("closed", "runs go ahead".to_owned()),
         State::Open { until } => ("open", format!("a probe may run at {}", when(until, now))),
