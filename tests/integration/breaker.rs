@@ -645,6 +645,32 @@ fn another_users_state_is_skipped_with_one_warning() {
     assert_eq!(c.lines("log"), 4);
 }
 
+#[test]
+fn a_probe_lock_that_cannot_be_used_leaves_the_lease_alone_to_bound_it() {
+    let c = Circuit::host();
+    if nix::unistd::geteuid().as_raw() != 0 {
+        eprintln!("skipped: another user's directory of probe locks (only root can chown it)");
+        return;
+    }
+    open_and_wait(&c, "20ms");
+    let probes = c.path("retry/.breakers/.probes");
+    std::fs::create_dir(&probes).unwrap();
+    std::os::unix::fs::chown(&probes, Some(65534), None).unwrap();
+    // The probe runs, with one warning, and its success closes the circuit.
+    let output = c.run(&["--breaker-after", "1"], "log", "exit 0");
+    let said = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    let warnings: Vec<&str> = said.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{said}");
+    assert!(
+        warnings[0].contains("--breaker ci: ")
+            && warnings[0].contains("is owned by user id 65534")
+            && warnings[0].ends_with("; a probe that dies holds the circuit until its lease ends"),
+        "{said}"
+    );
+    assert!(c.status(&[]).contains("closed; 0 failed runs"));
+}
+
 #[cfg(feature = "redis")]
 #[test]
 fn a_stopped_store_fails_open_within_the_timeout() {

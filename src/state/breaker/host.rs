@@ -145,7 +145,9 @@ impl ProbeLock {
     }
 
     fn trouble(&mut self, e: String) {
-        self.trouble.get_or_insert(e);
+        self.trouble.get_or_insert(format!(
+            "{e}; a probe that dies holds the circuit until its lease ends"
+        ));
     }
 }
 
