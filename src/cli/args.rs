@@ -251,9 +251,11 @@ pub struct RunArgs {
     /// row gave up on transient failures, the circuit opens: a run does not
     /// start COMMAND and exits 75 (--breaker-exit-code) at once, saying when
     /// a probe may run. After
-    /// the cooldown one run, circuit-wide, probes (holding the circuit for its
-    /// --max-time at most, else 10m): its success closes the circuit, its
-    /// failure opens it again for a longer cooldown. A success anywhere
+    /// the cooldown one run, circuit-wide, probes: its success closes the
+    /// circuit, its failure opens it again for a longer cooldown. A probe
+    /// that dies holds the circuit no longer (on a host the kernel frees its
+    /// lock; in Redis its 30s lease, renewed while it lives, runs out); one
+    /// that hangs, for its --max-time at most, else 10m. A success anywhere
     /// closes it. State that cannot be used safely (another user's)
     /// or a store that fails is skipped with one warning, and the run goes
     /// ahead
