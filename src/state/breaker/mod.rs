@@ -142,9 +142,23 @@ impl Breaker {
                     {
                         c.prober_gone(now);
                     }
-                    let admit = c.admit(now, lease);
-                    if let Admit::Probe(_) = admit {
-                        probe.hold(true);
+                    let was = c.state;
+                    let mut admit = c.admit(now, lease);
+                    // Only the lock's holder probes a circuit whose cooldown
+                    // ended: one that holds it now took it a moment ago
+                    // and is about to say so. (After a lease that ran out,
+                    // a probe that hangs may hold it still: the lease ends
+                    // its turn, lock or not.)
+                    if let Admit::Probe(_) = admit
+                        && !probe.hold(true)
+                        && probe.trouble.is_none()
+                        && matches!(was, State::Open { .. })
+                    {
+                        c.state = was;
+                        admit = Admit::Skip {
+                            until: now.saturating_add(lease),
+                            probing: true,
+                        };
                     }
                     (admit, clamped)
                 });
@@ -452,6 +466,48 @@ mod tests {
         assert_eq!(probe.tell(Ended::Succeeded), None);
         let found = file.update(false, |_| ()).unwrap();
         assert_eq!(found.value.1, Circuit::default());
+    }
+
+    #[test]
+    fn the_probe_lock_decides_who_probes_and_whether_a_probe_lives() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("retry");
+        for _ in 0..2 {
+            let mut b = breaker(&dir);
+            b.ask();
+            b.tell(Ended::Failed);
+        }
+        let file = HostCircuit::open(&dir, "ci", true).unwrap().unwrap();
+        file.update(true, |c| c.state = State::Open { until: 0 })
+            .unwrap();
+        // Another process's lock (flock: another open file is another
+        // holder): a run that took it a moment ago probes, not this one,
+        // and the record is left as it was.
+        let mut other = ProbeLock::new(&dir, "ci");
+        assert!(other.hold(true));
+        let refused = breaker(&dir).ask().refused.unwrap();
+        assert!(refused.contains("another run probes it"), "{refused}");
+        let found = file.update(false, |_| ()).unwrap();
+        assert_eq!(found.value.1.state, State::Open { until: 0 });
+        other.release();
+        // Free, it probes, and holds the lock while it lives.
+        let mut probe = breaker(&dir);
+        assert_eq!(probe.ask(), Asked::default());
+        let lease = probe.lease.unwrap();
+        assert!(
+            !ProbeLock::new(&dir, "ci").hold(false),
+            "the lock is not held"
+        );
+        let refused = breaker(&dir).ask().refused.unwrap();
+        assert!(refused.contains("another run probes it"), "{refused}");
+        // Its death frees the lock: the next run takes its turn at once.
+        drop(probe);
+        let mut next = breaker(&dir);
+        assert_eq!(next.ask(), Asked::default());
+        assert!(next.lease.is_some_and(|l| l != lease));
+        // Its end gives the lock back with the record.
+        assert_eq!(next.tell(Ended::Succeeded), None);
+        assert!(ProbeLock::new(&dir, "ci").hold(false));
     }
 
     #[test]
