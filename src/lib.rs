@@ -336,6 +336,11 @@ pub mod fuzzing {
         })
     }
 
+    /// `body` sealed as a state file's record is (its checksum appended).
+    pub fn sealed(body: &str) -> Vec<u8> {
+        crate::state::store::file::seal(body).into_bytes()
+    }
+
     /// How far ahead of now a record's end may lie with the default
     /// options (ns): the longest cooldown and the lease.
     pub fn breaker_horizon() -> u64 {
