@@ -50,6 +50,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --breaker 'Stop calling a failing service: a circuit shared by every retry naming it'
             cand --breaker-after 'Runs in a row that gave up on transient failures (attempts or time ran out, the budget refused a retry) before the circuit opens [default: 3]'
             cand --breaker-cooldown 'How long an open circuit stays open before one run may probe; after each failed probe longer (doubled, equal jitter, up to 8 times this but at most 1h, unless this is longer) [default: 30s]'
+            cand --breaker-exit-code 'The exit status of a run the open circuit did not let start (1 to 255): one no command of yours exits with, to tell a skipped run from a command''s own 75 without reading the log [default: 75]'
             cand --store 'Where --budget and --breaker keep their state: `host` (this host''s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without them, with one warning'
             cand --budget-store 'The old spelling of --store, still read (below --store and RETRY_STORE)'
             cand --store-timeout 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without it (250ms if not given)'

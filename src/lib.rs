@@ -286,6 +286,48 @@ pub mod fuzzing {
         crate::trace::Settings::from_lookup(get).map(|s| s.map(|s| (s.warnings, s.timeout)))
     }
 
+    /// A host breaker's record (`.breakers/NAME`) as a run with the
+    /// default options reads it at some time.
+    pub struct BreakerRecord {
+        /// The record written back from the circuit it held.
+        pub written: Vec<u8>,
+        /// What `--breaker-status` prints (and the warning of a clamped end).
+        pub status: String,
+        /// Until when a run would be turned away, if it would be.
+        pub skip_until: Option<u64>,
+        /// The circuit's end, once a far-future one is clamped.
+        pub end: Option<u64>,
+    }
+
+    /// `bytes` read as a host breaker's record at `now` (ns); `None` if
+    /// they are not one.
+    pub fn breaker_record(bytes: &[u8], now: u64) -> Option<BreakerRecord> {
+        use crate::state::breaker::Admit;
+        let (written, status, admit, end) = crate::state::breaker::read_record(bytes, now)?;
+        let skip_until = match admit {
+            Admit::Skip { until, .. } => Some(until),
+            Admit::Run | Admit::Probe(_) => None,
+        };
+        Some(BreakerRecord {
+            written,
+            status,
+            skip_until,
+            end,
+        })
+    }
+
+    /// `body` sealed as a state file's record is (its checksum appended).
+    pub fn sealed(body: &str) -> Vec<u8> {
+        crate::state::store::file::seal(body).into_bytes()
+    }
+
+    /// How far ahead of now a record's end may lie with the default
+    /// options (ns): the longest cooldown and the lease.
+    pub fn breaker_horizon() -> u64 {
+        use crate::state::breaker::{DEFAULT_COOLDOWN, DEFAULT_LEASE, machine};
+        machine::horizon(DEFAULT_COOLDOWN, machine::nanos(DEFAULT_LEASE))
+    }
+
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
     pub fn options() -> Vec<(String, Option<String>)> {
         crate::cli::long_options()

@@ -251,10 +251,13 @@ pub struct RunArgs {
     /// A circuit breaker shared by every retry on this host (or, with
     /// --store, in the fleet) that names it. After --breaker-after runs in a
     /// row gave up on transient failures, the circuit opens: a run does not
-    /// start COMMAND and exits 75 at once, saying when a probe may run. After
-    /// the cooldown one run, circuit-wide, probes (holding the circuit for its
-    /// --max-time at most, else 10m): its success closes the circuit, its
-    /// failure opens it again for a longer cooldown. A success anywhere
+    /// start COMMAND and exits 75 (--breaker-exit-code) at once, saying when
+    /// a probe may run. After
+    /// the cooldown one run, circuit-wide, probes: its success closes the
+    /// circuit, its failure opens it again for a longer cooldown. A probe
+    /// that dies holds the circuit no longer (on a host the kernel frees its
+    /// lock; in Redis its 30s lease, renewed while it lives, runs out); one
+    /// that hangs, for its --max-time at most, else 10m. A success anywhere
     /// closes it. State that cannot be used safely (another user's)
     /// or a store that fails is skipped with one warning, and the run goes
     /// ahead
@@ -281,6 +284,15 @@ pub struct RunArgs {
           value_parser = parse_duration, value_hint = ValueHint::Other,
           allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
     pub breaker_cooldown: Option<Duration>,
+
+    /// The exit status of a run the open circuit did not let start (1 to
+    /// 255): one no command of yours exits with, to tell a skipped run from
+    /// a command's own 75 without reading the log [default: 75]
+    // No clap default, as --breaker-after.
+    #[arg(long, env = "RETRY_BREAKER_EXIT_CODE", value_name = "CODE",
+          value_parser = clap::value_parser!(u8).range(1..), value_hint = ValueHint::Other,
+          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
+    pub breaker_exit_code: Option<u8>,
 
     /// Where --budget and --breaker keep their state: `host` (this host's
     /// file), or a Redis server that a whole fleet shares:

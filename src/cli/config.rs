@@ -343,6 +343,9 @@ fn breaker_settings(
                 .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN),
         },
         lease: crate::state::breaker::lease(cli.max_time),
+        exit_code: cli
+            .breaker_exit_code
+            .map_or(crate::state::breaker::EXIT_OPEN, i32::from),
         store,
         timeout,
     }
@@ -573,7 +576,7 @@ mod tests {
     fn the_breakers_defaults_are_the_ones_its_help_says() {
         use crate::state::breaker::{DEFAULT_AFTER, DEFAULT_COOLDOWN};
         let options = config(&["--breaker", "ci", "true"]).unwrap();
-        let params = options.breaker.unwrap().params;
+        let params = options.breaker.clone().unwrap().params;
         assert_eq!(
             (params.after, params.cooldown),
             (DEFAULT_AFTER, DEFAULT_COOLDOWN)
@@ -587,6 +590,11 @@ mod tests {
         assert!(
             help(id::BREAKER_COOLDOWN).ends_with(&format!("[default: {}]", fmt(DEFAULT_COOLDOWN)))
         );
+        use crate::state::breaker::EXIT_OPEN;
+        assert_eq!(options.breaker.unwrap().exit_code, EXIT_OPEN);
+        assert!(help(id::BREAKER_EXIT_CODE).ends_with(&format!("[default: {EXIT_OPEN}]")));
+        let options = config(&["--breaker", "ci", "--breaker-exit-code", "250", "true"]).unwrap();
+        assert_eq!(options.breaker.unwrap().exit_code, 250);
     }
 
     #[test]

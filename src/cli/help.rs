@@ -132,7 +132,8 @@ pub const EXIT_STATUS: [(&str, &str); 10] = [
     ("2", "bad usage: nothing ran"),
     (
         "75",
-        "the --breaker circuit is open: COMMAND was not started (EX_TEMPFAIL: try again later)",
+        "the --breaker circuit is open: COMMAND was not started (EX_TEMPFAIL: try again later; \
+         --breaker-exit-code sets another, to tell it from COMMAND's own 75)",
     ),
     (
         "124",

@@ -27,6 +27,7 @@ pub const BUDGET_STATUS: &str = "budget_status";
 pub const BREAKER: &str = "breaker";
 pub const BREAKER_AFTER: &str = "breaker_after";
 pub const BREAKER_COOLDOWN: &str = "breaker_cooldown";
+pub const BREAKER_EXIT_CODE: &str = "breaker_exit_code";
 pub const BREAKER_STATUS: &str = "breaker_status";
 pub const STORE: &str = "store";
 pub const STORE_TIMEOUT: &str = "store_timeout";
@@ -91,7 +92,7 @@ pub const SWEEP_ONLY: [&str; 3] = [CLIENTS, SVG, MAX_WORK];
 /// The budget's parameters: meaningless without one.
 pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
 /// The breaker's parameters: meaningless without one.
-pub const BREAKER_ONLY: [&str; 2] = [BREAKER_AFTER, BREAKER_COOLDOWN];
+pub const BREAKER_ONLY: [&str; 3] = [BREAKER_AFTER, BREAKER_COOLDOWN, BREAKER_EXIT_CODE];
 /// The store's, with their old spellings: for a budget or a breaker.
 pub const STORE_ONLY: [&str; 4] = [STORE, BUDGET_STORE, STORE_TIMEOUT, BUDGET_TIMEOUT];
 /// What the store's options are for.
@@ -99,7 +100,7 @@ pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STAT
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 33] = [
+const OTHERS: [&str; 34] = [
     BASE,
     CAP,
     JITTER,
@@ -123,6 +124,7 @@ const OTHERS: [&str; 33] = [
     BREAKER,
     BREAKER_AFTER,
     BREAKER_COOLDOWN,
+    BREAKER_EXIT_CODE,
     BREAKER_STATUS,
     STORE,
     STORE_TIMEOUT,

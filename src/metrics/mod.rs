@@ -99,7 +99,7 @@ impl Outcome {
             GiveUp::MaxTimeAhead { .. } | GiveUp::HintTooLong { .. } => Outcome::Deadline,
             GiveUp::Budget(_) => Outcome::Budget,
             GiveUp::Signal { .. } | GiveUp::StdoutClosed => Outcome::Interrupted,
-            GiveUp::CircuitOpen(_) => Outcome::Skipped,
+            GiveUp::CircuitOpen(..) => Outcome::Skipped,
         }
     }
 }

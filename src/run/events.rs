@@ -117,8 +117,8 @@ pub enum GiveUp {
     /// retry dies of SIGPIPE, as the command would have.
     StdoutClosed,
     /// The `--breaker` circuit is open: the command was not started (exit
-    /// 75); the line says when a probe may run.
-    CircuitOpen(String),
+    /// `--breaker-exit-code`, 75); the line says when a probe may run.
+    CircuitOpen(String, i32),
 }
 
 /// A preset's rule in words, for the line that says it stopped the run
@@ -223,7 +223,7 @@ impl GiveUp {
             GiveUp::Spawn { .. } => Reason::Spawn,
             GiveUp::Failed(_) => Reason::Io,
             GiveUp::StdoutClosed => Reason::StdoutClosed,
-            GiveUp::CircuitOpen(_) => Reason::Breaker,
+            GiveUp::CircuitOpen(..) => Reason::Breaker,
         }
     }
 
@@ -246,7 +246,7 @@ impl GiveUp {
             (GiveUp::Failed(_), _) => RETRY_FAILED,
             (GiveUp::MaxTimeInHook(_), _) => crate::status::TIMED_OUT,
             (GiveUp::StdoutClosed, _) => 128 + crate::platform::SIGPIPE,
-            (GiveUp::CircuitOpen(_), _) => crate::state::breaker::EXIT_OPEN,
+            (GiveUp::CircuitOpen(_, code), _) => *code,
             // Every other ending has the command's status.
             (_, status) => status.map_or(1, |s| s.code),
         }
@@ -268,7 +268,7 @@ impl GiveUp {
             GiveUp::Spawn { .. }
             | GiveUp::Failed(_)
             | GiveUp::StdoutClosed
-            | GiveUp::CircuitOpen(_) => None,
+            | GiveUp::CircuitOpen(..) => None,
         }
     }
 
@@ -292,7 +292,7 @@ impl GiveUp {
             | GiveUp::Spawn { .. }
             | GiveUp::Failed(_)
             | GiveUp::StdoutClosed
-            | GiveUp::CircuitOpen(_) => Ended::Neither,
+            | GiveUp::CircuitOpen(..) => Ended::Neither,
         }
     }
 }

@@ -214,7 +214,11 @@ pub fn run<R: Rng>(
         let asked = host.admit();
         warn(emit, 1, asked.warning);
         if let Some(message) = asked.refused {
-            let reason = GiveUp::CircuitOpen(message);
+            let code = config
+                .breaker
+                .as_ref()
+                .map_or(breaker::EXIT_OPEN, |b| b.exit_code);
+            let reason = GiveUp::CircuitOpen(message, code);
             let exit = reason.exit();
             emit(&Event::GaveUp {
                 attempt: 0,
@@ -1322,8 +1326,13 @@ mod tests {
         assert_eq!((code, host.seen.len(), host.told.len()), (75, 0, 0));
         assert_eq!(
             gave_up(&events),
-            &GiveUp::CircuitOpen("--breaker ci: the circuit is open".into())
+            &GiveUp::CircuitOpen("--breaker ci: the circuit is open".into(), 75)
         );
+        // --breaker-exit-code: its own status, to tell it from a command's 75.
+        let mut host = FakeHost::new(vec![exit(0)]);
+        host.circuit_open = Some("--breaker ci: the circuit is open".into());
+        let (code, _) = run_with(&with(&["--breaker-exit-code", "99"]), &mut host);
+        assert_eq!((code, host.seen.len()), (99, 0));
         // Without --breaker it is never asked.
         let mut host = FakeHost::new(vec![exit(1), exit(0)]);
         run_with(&config(&["--base", "1ms"]), &mut host);

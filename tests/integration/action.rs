@@ -1245,7 +1245,9 @@ fn each_attempt_is_folded_and_the_annotations_stay_outside() {
     );
     let said = stderr(&ran);
     assert!(
-        said.contains("::warning title=retry%3A echo try $RETRY_ATTEMPT; exit 3::attempt 1/2 failed"),
+        said.contains(
+            "::warning title=retry%3A echo try $RETRY_ATTEMPT; exit 3::attempt 1/2 failed"
+        ),
         "{said}"
     );
     assert!(

@@ -128,13 +128,37 @@ impl Circuit {
                     std::fs::read_to_string(self.path("retry/.breakers/ci")).expect("a record");
                 let fields: Vec<&str> = record.split(' ').collect();
                 let number = |i: usize| fields[i].parse::<u64>().unwrap();
-                (number(4), number(5), number(3) as u32)
+                (number(5), number(6), number(3) as u32)
             }
             #[cfg(feature = "redis")]
             Place::Redis(server) => {
                 let got = server.cli(&["HMGET", "retry:breaker:ci", "state", "until", "level"]);
                 let fields: Vec<u64> = got.lines().map(|l| l.trim().parse().unwrap()).collect();
                 (fields[0], fields[1] * 1000, fields[2] as u32)
+            }
+        }
+    }
+
+    /// Sets the stored end of the circuit's state to `until` (ns on a
+    /// host, µs in Redis, as each keeps it), as a clock far ahead would
+    /// have: the host's record sealed again, as retry seals it.
+    fn forge_until(&self, until: &str) {
+        match &self.place {
+            Place::Host => {
+                let path = self.path("retry/.breakers/ci");
+                let record = std::fs::read_to_string(&path).expect("a record");
+                let mut fields: Vec<String> = record.split(' ').map(str::to_owned).collect();
+                fields[6] = format!("{until:0>20}");
+                fields.pop();
+                let body = fields.join(" ");
+                let sum = body.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, b| {
+                    (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                });
+                std::fs::write(&path, format!("{body} {sum:016x}\n")).unwrap();
+            }
+            #[cfg(feature = "redis")]
+            Place::Redis(server) => {
+                server.cli(&["HSET", "retry:breaker:ci", "until", until]);
             }
         }
     }
@@ -199,7 +223,15 @@ fn the_circuit_opens_after_n_runs_that_gave_up_and_not_after_fatal_ones() {
         assert_eq!(c.lines("log"), 10, "{}: the command ran", c.name());
         let status = c.status(&after);
         assert!(
-            status.starts_with("breaker ci: open; 2 failed runs in a row (it opens at 2); cooldown level 0; a probe may run at "),
+            status.starts_with("breaker ci: open; 2 failed runs in a row (it opened at 2); cooldown level 0; a probe may run at "),
+            "{}: {status}",
+            c.name()
+        );
+        // Asked without --breaker-after, the status says the threshold the
+        // circuit opened at, not the default (3).
+        let status = c.status(&[]);
+        assert!(
+            status.starts_with("breaker ci: open; 2 failed runs in a row (it opened at 2); "),
             "{}: {status}",
             c.name()
         );
@@ -350,34 +382,58 @@ fn one_probe_among_fifty_concurrent_runs_after_the_cooldown() {
     }
 }
 
+/// A probe's lease in Redis for the tests (`RETRY_TEST_FLEET_LEASE_MS`):
+/// 2 s, renewed every 667 ms, instead of 30 s.
+#[cfg(feature = "redis")]
+const TEST_LEASE: (&str, &str) = ("RETRY_TEST_FLEET_LEASE_MS", "2000");
+
 #[test]
-fn a_probe_killed_mid_run_holds_the_circuit_no_longer_than_its_lease() {
+fn a_probe_killed_by_sigkill_holds_the_circuit_briefly() {
     for c in Circuit::each() {
         open_and_wait(&c, "20ms");
-        // The probe's lease is its --max-time: 1 s.
+        // No --max-time: the lease is 10 minutes on a host, and in Redis the
+        // short one (here 2 s), renewed while the probe lives.
+        let retry = |args: &[&str]| {
+            let run = c.retry(&["--breaker-after", "1", "-n", "1"]).args(args);
+            #[cfg(feature = "redis")]
+            let run = run.env(TEST_LEASE.0, TEST_LEASE.1);
+            run
+        };
         let pid = c.path("pid");
-        let script = format!("echo $$ > '{}'; exec sleep 30", pid.display());
-        let mut probe = c
-            .retry(&["--breaker-after", "1", "--max-time", "1s", "-n", "1"])
-            .args(&["--", "sh", "-c", &script])
-            .spawn();
-        let started = Instant::now();
+        let script = format!("echo $$ > '{}'; exec sleep 60", pid.display());
+        let mut probe = retry(&["--", "sh", "-c", &script]).spawn();
         let child: i32 = wait_for_file(&pid).trim().parse().unwrap();
+        let during = |what: &str| {
+            let output = retry(&["--", "sh", "-c", "exit 0"]).output();
+            assert_eq!(output.status.code(), Some(75), "{}: {what}", c.name());
+            assert!(text(&output.stderr).contains("another run probes it"));
+        };
+        during("while the probe runs");
+        #[cfg(feature = "redis")]
+        if let Place::Redis(_) = c.place {
+            // Past two leases, the living probe still holds it: renewed.
+            std::thread::sleep(Duration::from_millis(4500));
+            during("after two of the probe's leases");
+        }
+        // SIGKILL: retry cannot tell the circuit anything.
         probe.kill().unwrap();
         probe.wait().unwrap();
+        let killed = c.now_ns();
         kill_pid(child);
         let (state, lease_end, _) = c.stored();
         assert_eq!(state, 2, "{}: not probing", c.name());
-        // Within the lease, others are turned away (if this machine was not
-        // slower than the lease itself).
-        let during = c.run(&["--breaker-after", "1"], "log", "exit 0");
-        if started.elapsed() < Duration::from_millis(900) {
-            assert_eq!(during.status.code(), Some(75), "{}", c.name());
-            assert!(text(&during.stderr).contains("another run probes it"));
+        match c.place {
+            // The kernel released its lock: the next run probes at once,
+            // not 10 minutes later.
+            Place::Host => assert!(lease_end > killed + 500 * 1_000_000_000),
+            // One short lease at most, from its last renewal.
+            #[cfg(feature = "redis")]
+            Place::Redis(_) => {
+                assert!(lease_end <= killed + 2_000_000_000, "{}", c.name());
+                c.wait_until(lease_end);
+            }
         }
-        // After it, the next run probes, and its success closes the circuit.
-        c.wait_until(lease_end);
-        let after = c.run(&["--breaker-after", "1"], "log", "exit 0");
+        let after = retry(&["--", "sh", "-c", "exit 0"]).output();
         assert_eq!(
             after.status.code(),
             Some(0),
@@ -390,6 +446,105 @@ fn a_probe_killed_mid_run_holds_the_circuit_no_longer_than_its_lease() {
             "{}",
             c.name()
         );
+    }
+}
+
+#[test]
+fn a_probe_that_lives_holds_the_circuit_and_frees_it_when_done() {
+    let c = Circuit::host();
+    open_and_wait(&c, "20ms");
+    let release = c.path("release");
+    let script = format!(
+        "i=0; while [ ! -e '{}' ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done; exit 1",
+        release.display()
+    );
+    let probe = c
+        .retry(&[
+            "--breaker-after",
+            "1",
+            "--breaker-cooldown",
+            "1m",
+            "-n",
+            "1",
+        ])
+        .args(&["--", "sh", "-c", &script])
+        .spawn();
+    // Its lock is held: the others are turned away however often they ask.
+    while c.stored().0 != 2 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for _ in 0..3 {
+        let output = c.run(&["--breaker-after", "1"], "log", "exit 0");
+        assert_eq!(output.status.code(), Some(75), "{}", text(&output.stderr));
+    }
+    std::fs::write(&release, "").unwrap();
+    assert_eq!(probe.wait_with_output().unwrap().status.code(), Some(1));
+    // It failed: open again, for a longer cooldown, and nobody probes.
+    let (_, level) = c.open_until();
+    assert_eq!(level, 1);
+    let output = c.run(&["--breaker-after", "1"], "log", "exit 0");
+    assert_eq!(output.status.code(), Some(75));
+    assert_eq!(c.lines("log"), 0, "a run probed during the cooldown");
+}
+
+#[test]
+fn an_end_further_ahead_than_any_run_could_set_is_brought_in_once() {
+    for c in Circuit::each() {
+        // The lease is the --max-time (1 s): an end may lie 160 ms + 1 s
+        // ahead (in Redis, the shorter of it and the fleet's lease).
+        let args = [
+            "--breaker-after",
+            "1",
+            "--breaker-cooldown",
+            "20ms",
+            "--max-time",
+            "1s",
+            "-n",
+            "1",
+        ];
+        assert_eq!(c.run(&args, "opening", "exit 1").status.code(), Some(1));
+        // A clock far ahead when it opened: the largest value each keeps.
+        match c.place {
+            Place::Host => c.forge_until(&u64::MAX.to_string()),
+            #[cfg(feature = "redis")]
+            Place::Redis(_) => c.forge_until("1e300"),
+        }
+        let before = c.now_ns();
+        // The status shows it as a run would take it (without --max-time,
+        // its lease is 10 min on a host, 30 s in Redis), writing nothing.
+        let status = c.status(&args[..4]);
+        assert!(status.starts_with("breaker ci: open; "), "{status}");
+        let secs: u64 = status
+            .split("(in ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((1..=601).contains(&secs), "{}: {status}", c.name());
+        assert!(!status.contains("2554"), "{status}");
+        // The first run says so, once; the circuit stays open until then.
+        let first = c.run(&args, "log", "exit 0");
+        assert_eq!(first.status.code(), Some(75), "{}", c.name());
+        let said = text(&first.stderr);
+        let warned: Vec<&str> = said.lines().filter(|l| l.contains("went back")).collect();
+        assert_eq!(warned.len(), 1, "{said}");
+        assert!(
+            warned[0].contains("warning: --breaker ci: the circuit's end")
+                && warned[0].contains("further ahead than its longest cooldown and lease (2 s)"),
+            "{said}"
+        );
+        let second = c.run(&args, "log", "exit 0");
+        assert!(!text(&second.stderr).contains("went back"), "{}", c.name());
+        // Then a probe runs, seconds later, not centuries.
+        let (until, _) = c.open_until();
+        assert!(until <= before + 3_000_000_000, "{}: {until}", c.name());
+        c.wait_until(until);
+        let probe = c.run(&args, "log", "exit 0");
+        assert_eq!(probe.status.code(), Some(0), "{}", text(&probe.stderr));
+        assert!(c.status(&args[..4]).contains("closed; 0 failed runs"));
     }
 }
 
@@ -432,7 +587,7 @@ fn a_failed_probe_reopens_the_circuit_for_a_longer_cooldown() {
         assert!(ms(until.saturating_sub(after)) <= 400, "{}", c.name());
         assert!(
             c.status(&args)
-                .contains("open; 2 failed runs in a row (it opens at 1); cooldown level 1")
+                .contains("open; 2 failed runs in a row (it opened at 1); cooldown level 1")
         );
         // The next probe succeeds: closed, level 0 again.
         c.wait_until(until);
@@ -488,6 +643,32 @@ fn another_users_state_is_skipped_with_one_warning() {
     let output = c.run(&args, "log", "exit 0");
     runs_without_the_breaker(&output, "is owned by user id 65534, not by you (0)");
     assert_eq!(c.lines("log"), 4);
+}
+
+#[test]
+fn a_probe_lock_that_cannot_be_used_leaves_the_lease_alone_to_bound_it() {
+    let c = Circuit::host();
+    if nix::unistd::geteuid().as_raw() != 0 {
+        eprintln!("skipped: another user's directory of probe locks (only root can chown it)");
+        return;
+    }
+    open_and_wait(&c, "20ms");
+    let probes = c.path("retry/.breakers/.probes");
+    std::fs::create_dir(&probes).unwrap();
+    std::os::unix::fs::chown(&probes, Some(65534), None).unwrap();
+    // The probe runs, with one warning, and its success closes the circuit.
+    let output = c.run(&["--breaker-after", "1"], "log", "exit 0");
+    let said = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    let warnings: Vec<&str> = said.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{said}");
+    assert!(
+        warnings[0].contains("--breaker ci: ")
+            && warnings[0].contains("is owned by user id 65534")
+            && warnings[0].ends_with("; a probe that dies holds the circuit until its lease ends"),
+        "{said}"
+    );
+    assert!(c.status(&[]).contains("closed; 0 failed runs"));
 }
 
 #[cfg(feature = "redis")]
@@ -578,13 +759,13 @@ fn the_key_expires_and_commands_never_see_the_store() {
         std::fs::read_to_string(&seen).unwrap(),
         "unset unset\n".repeat(3)
     );
-    // Four times the longest cooldown (8 × 1 min) and the lease (10 min).
+    // Four times the longest cooldown (8 × 1 min) and the lease (30 s).
     let ttl: u64 = server
         .cli(&["PTTL", "retry:breaker:ci"])
         .trim()
         .parse()
         .unwrap();
-    let full = 4 * (8 * 60_000 + 600_000);
+    let full = 4 * (8 * 60_000 + 30_000);
     assert!(ttl > full - 60_000 && ttl <= full, "{ttl}");
 }
 
@@ -623,6 +804,16 @@ fn bad_input_is_one_line_and_exit_2() {
         &["--breaker-after", "2"],
         "`--breaker-after` is only for --breaker",
     );
+    for code in ["0", "256", "-1", "x"] {
+        refused(
+            &["--breaker", "x", "--breaker-exit-code", code],
+            &format!("'{code}' for '--breaker-exit-code <CODE>'"),
+        );
+    }
+    refused(
+        &["--breaker-exit-code", "99"],
+        "`--breaker-exit-code` is only for --breaker",
+    );
     refused(
         &["--store", "host"],
         "`--store` is only for --budget, --breaker",
@@ -642,6 +833,53 @@ fn bad_input_is_one_line_and_exit_2() {
         "{}",
         text(&output.stderr)
     );
+    let output = retry(&["--breaker", "x", "--", "true"])
+        .env("RETRY_BREAKER_EXIT_CODE", "0")
+        .output();
+    let said = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("RETRY_BREAKER_EXIT_CODE"), "{said}");
+}
+
+#[test]
+fn a_skipped_run_can_be_told_from_a_command_s_own_75() {
+    let c = Circuit::host();
+    let args = [
+        "--breaker-after",
+        "1",
+        "--breaker-cooldown",
+        "1m",
+        "-n",
+        "1",
+    ];
+    // The command's own 75, with the circuit closed, counts as a failure.
+    assert_eq!(c.run(&args, "log", "exit 75").status.code(), Some(75));
+    // Skipped: the status chosen, by flag or variable; the JSON line and
+    // the step outputs say so too.
+    let with = [&args[..], &["--breaker-exit-code", "99"]].concat();
+    assert_eq!(c.run(&with, "log", "exit 0").status.code(), Some(99));
+    let outputs = c.path("outputs");
+    let output = c
+        .retry(&args)
+        .env("RETRY_BREAKER_EXIT_CODE", "98")
+        .env("RETRY_GITHUB_OUTPUT", "1")
+        .env("GITHUB_OUTPUT", &outputs)
+        .args(&["--log-format", "json", "--", "true"])
+        .output();
+    assert_eq!(output.status.code(), Some(98));
+    let said = text(&output.stderr);
+    assert!(
+        said.contains(r#""reason":"breaker""#) && said.contains(r#""exit_code":98"#),
+        "{said}"
+    );
+    let written = std::fs::read_to_string(&outputs).unwrap();
+    assert!(
+        written.starts_with("total_attempts=0\nexit_code=98\nexit_error=--breaker ci: ")
+            && written.ends_with("\nskipped=true\n"),
+        "{written}"
+    );
+    assert_eq!(c.lines("log"), 1, "a skipped run ran its command");
 }
 
 #[test]

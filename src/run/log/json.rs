@@ -171,7 +171,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 }
                 GiveUp::Spawn { message, .. }
                 | GiveUp::Failed(message)
-                | GiveUp::CircuitOpen(message) => {
+                | GiveUp::CircuitOpen(message, _) => {
                     let _ = write!(out, r#","message":"{}""#, escape(message));
                 }
                 // Added fields: the rule's label and what it matched.

@@ -541,6 +541,7 @@ mod tests {
                 "--breaker ci: the circuit is open after 3 failed runs in a row; \
                  a probe may run at 2026-11-23T11:57:33Z (in 93 s); the command was not run"
                     .into(),
+                75,
             ),
         };
         Event::GaveUp {

@@ -8,8 +8,9 @@
 //! - The outputs (`$GITHUB_OUTPUT`, only when `RETRY_GITHUB_OUTPUT` is on,
 //!   as the Action sets it): `total_attempts`, `exit_code` and
 //!   `exit_error`, nick-fields/retry's names (and `exit_error` in its
-//!   words, `exit_error.rs`), from the run's own figures, and `reason`,
-//!   retry's own words for how it ended.
+//!   words, `exit_error.rs`), from the run's own figures, `reason`,
+//!   retry's own words for how it ended, and `skipped=true` for a run the
+//!   open `--breaker` circuit skipped.
 //!
 //! Either file is opened as `--log-file` is (`platform::append`: no wait
 //! on a FIFO, no other user's symlink), once, at the end; one that cannot
@@ -156,12 +157,15 @@ impl StepOutputs {
 /// `total_attempts`, `exit_code`, `exit_error` (nick-fields/retry's words)
 /// and `reason` (retry's) as `GITHUB_OUTPUT` takes them (`name=value`
 /// lines), for the event that ends a run; both texts are empty after a
-/// success, as nick-fields/retry leaves `exit_error` unset.
+/// success, as nick-fields/retry leaves `exit_error` unset. A run the open
+/// `--breaker` circuit did not let start adds `skipped=true`, so a
+/// workflow tells it from a command's own exit code (75) without reading
+/// `exit_error`.
 fn outputs(event: &Event, name: &CommandName) -> Option<String> {
-    let (attempt, code, error, why) = match event {
+    let (attempt, code, error, why, skipped) = match event {
         Event::Succeeded {
             attempt, status, ..
-        } => (*attempt, status.code, String::new(), String::new()),
+        } => (*attempt, status.code, String::new(), String::new(), false),
         Event::GaveUp {
             attempt, reason, ..
         } => {
@@ -169,12 +173,17 @@ fn outputs(event: &Event, name: &CommandName) -> Option<String> {
             let _ = text::write_message(event, name, &mut why);
             let why = one_line(&why);
             let error = exit_error::nick_fields(reason).unwrap_or_else(|| why.clone());
-            (*attempt, reason.exit_code(), error, why)
+            let skipped = reason.reason() == crate::run::events::Reason::Breaker;
+            (*attempt, reason.exit_code(), error, why, skipped)
         }
         _ => return None,
     };
+    let skipped = match skipped {
+        true => "skipped=true\n",
+        false => "",
+    };
     Some(format!(
-        "total_attempts={attempt}\nexit_code={code}\nexit_error={error}\nreason={why}\n"
+        "total_attempts={attempt}\nexit_code={code}\nexit_error={error}\nreason={why}\n{skipped}"
     ))
 }
 
@@ -483,5 +492,16 @@ mod tests {
         );
         assert_eq!(written.lines().count(), 4);
         assert!(outputs(&retrying(), &curl()).is_none());
+        // A run the open circuit skipped says so in an output of its own.
+        let skipped = Event::GaveUp {
+            attempt: 0,
+            limit: Attempts::Limit(3),
+            reason: GiveUp::CircuitOpen("--breaker ci: the circuit is open".into(), 75),
+            took: None,
+        };
+        let written = outputs(&skipped, &curl()).unwrap();
+        assert!(written.starts_with("total_attempts=0\nexit_code=75\nexit_error="));
+        assert!(written.ends_with("\nskipped=true\n"), "{written}");
+        assert_eq!(written.lines().count(), 4, "{written}");
     }
 }

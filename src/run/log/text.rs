@@ -327,7 +327,7 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
             // Windows' 0xC000013A in hex, as its other codes in the log.
             write!(out, "; exiting with {}", Code(reason.exit_code()))
         }
-        GiveUp::Spawn { message, .. } | GiveUp::CircuitOpen(message) => out.write_str(message),
+        GiveUp::Spawn { message, .. } | GiveUp::CircuitOpen(message, _) => out.write_str(message),
         GiveUp::Failed(message) => write!(out, "{message}; exiting with {}", reason.exit_code()),
         GiveUp::StdoutClosed => write!(
             out,

@@ -2,20 +2,42 @@
 -- step, on the server's clock (TIME, in microseconds), so hosts' clocks do
 -- not matter.
 -- KEYS[1]: the circuit's hash (retry:breaker:NAME): failures, level, state
--- (0 closed, 1 open, 2 probing), until and lease (microseconds).
--- ARGV: op (ask, tell, look), the lease's length (us), how the run ended
--- (s, f, n), its lease (0: not a probe), --breaker-after, the cooldown and
--- its cap (us), a uniform draw in [0, 1) for the jitter, the key's TTL (ms).
+-- (0 closed, 1 open, 2 probing), until and lease (microseconds), and after
+-- (the --breaker-after of the run that last counted a failure).
+-- ARGV: op (ask, tell, look, renew), the lease's length (us), how the run
+-- ended (s, f, n), its lease (0: not a probe), --breaker-after, the
+-- cooldown and its cap (us), a uniform draw in [0, 1) for the jitter, the
+-- key's TTL (ms), how far ahead an end may lie (us: the cap and the lease).
 -- Returns {admit (0 run, 1 probe, 2 skip), state, failures, level, until,
--- lease, now}.
+-- lease, now, clamped (1: the end lay further ahead and was brought in),
+-- after}.
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local op = ARGV[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local s = redis.call('HMGET', KEYS[1], 'failures', 'level', 'state', 'until', 'lease')
-local failures, level = tonumber(s[1]) or 0, tonumber(s[2]) or 0
+local s = redis.call('HMGET', KEYS[1], 'failures', 'level', 'state', 'until', 'lease', 'after')
+-- A count as the reply can carry it: a whole number in 0 .. 2^32 - 1.
+local function count(x)
+  x = tonumber(x) or 0
+  if not (x >= 0) then return 0 end
+  return math.floor(math.min(x, 4294967295))
+end
+local failures, level, after = count(s[1]), count(s[2]), count(s[6])
 local state, till, lease = tonumber(s[3]) or 0, tonumber(s[4]) or 0, tonumber(s[5]) or 0
-local before = {failures, level, state, till, lease}
+if state ~= 1 and state ~= 2 then state = 0 end
+if not (lease >= 0 and lease < 2 ^ 53) then lease = 0 end
+-- Closed, the times mean nothing (and a NaN would differ from itself).
+if state == 0 then till, lease = 0, 0 end
+local before = {failures, level, state, till, lease, after}
+
+-- An end no run on this clock could have set (machine.rs's clamp): a
+-- clock that went back, or a hash written by hand. Infinite or not a
+-- number counts too: brought in to now + the cap and the lease.
+local clamped = 0
+local most = now + tonumber(ARGV[10])
+if state ~= 0 and not (till <= most) then
+  till, clamped = most, 1
+end
 
 -- Cooldown k: equal jitter of min(cap, cooldown * 2^k).
 local function open(k)
@@ -40,10 +62,10 @@ elseif op == 'tell' then
   if ended == 's' then
     failures, level, state, till, lease = 0, 0, 0, 0, 0
   elseif ended == 'f' and probing then
-    failures, level = failures + 1, level + 1
+    failures, level, after = failures + 1, level + 1, count(ARGV[5])
     open(level)
   elseif ended == 'f' then
-    failures = failures + 1
+    failures, after = failures + 1, count(ARGV[5])
     if state == 0 and failures >= tonumber(ARGV[5]) then
       level = 0
       open(0)
@@ -52,22 +74,29 @@ elseif op == 'tell' then
     -- Neither way: the lease goes back, the next run may probe at once.
     state, till, lease = 1, now, 0
   end
+elseif op == 'renew' then
+  -- The probe still runs: its lease lasts from now, if it is still its.
+  local mine = tonumber(ARGV[4])
+  if state == 2 and mine ~= 0 and lease == mine then
+    till = now + tonumber(ARGV[2])
+  end
 end
 
-local after = {failures, level, state, till, lease}
+local later = {failures, level, state, till, lease, after}
 local changed = false
-for i = 1, 5 do
-  if before[i] ~= after[i] then changed = true end
+for i = 1, 6 do
+  if before[i] ~= later[i] then changed = true end
 end
-if changed then
+-- A look writes nothing, not even a clamped end.
+if changed and op ~= 'look' then
   if state == 0 and failures == 0 then
     -- Closed with nothing counted is the same as no key.
     redis.call('DEL', KEYS[1])
   else
     local n = function(x) return string.format('%.0f', x) end
     redis.call('HSET', KEYS[1], 'failures', n(failures), 'level', n(level), 'state', n(state),
-      'until', n(till), 'lease', n(lease))
+      'until', n(till), 'lease', n(lease), 'after', n(after))
     redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[9]))
   end
 end
-return {admit, state, failures, level, till, lease, now}
+return {admit, state, failures, level, till, lease, now, clamped, after}

@@ -8,14 +8,45 @@
 //! The key expires `TTL_FACTOR` times the longest cooldown plus the lease
 //! after its last change: long after any rule could still read it, so a
 //! circuit no one names any more leaves nothing behind.
+//!
+//! A probe's lease is short here (`LEASE`, or the run's `--max-time` if
+//! shorter), and the probing run renews it while it lives (`Renewal`, a
+//! thread of its own): no lock tells a fleet that a probe died, so a probe
+//! killed by SIGKILL, or whose host went down, holds the fleet's circuit
+//! for one short lease at most.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rand::Rng;
 
 use crate::state::store::Remote;
 use crate::state::store::server::{self, Script};
 
-use super::machine::{Admit, Circuit, Ended, State, cap, nanos};
+use super::machine::{Admit, Circuit, Ended, State, cap, horizon, nanos};
 use super::{Params, Settings};
+
+/// A probe's lease in Redis, renewed every third of it while the probe
+/// runs: a probe that died holds the circuit this long at most.
+pub const LEASE: Duration = Duration::from_secs(30);
+
+/// For tests only (tests/integration/breaker.rs, documented in
+/// CONTRIBUTING.md): a shorter `LEASE`, in milliseconds, so that a test
+/// of its renewal and of a killed probe takes seconds, not minutes. It can
+/// only shorten the lease.
+pub const TEST_LEASE_VARIABLE: &str = "RETRY_TEST_FLEET_LEASE_MS";
+
+/// The lease a probe takes in Redis: `LEASE` (or the tests' shorter one),
+/// or the run's own (its `--max-time`) when that is shorter.
+fn fleet_lease(run: Duration) -> Duration {
+    let test = std::env::var(TEST_LEASE_VARIABLE)
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
+    let lease = test.map_or(LEASE, |test| test.clamp(Duration::from_millis(1), LEASE));
+    lease.min(run)
+}
 
 /// The prefix of every circuit's key.
 pub const PREFIX: &str = "retry:breaker:";
@@ -23,13 +54,15 @@ pub const PREFIX: &str = "retry:breaker:";
 /// The key's time to live, in longest cooldowns plus leases.
 pub const TTL_FACTOR: u32 = 4;
 
-/// The script's answer: what a run may do, the circuit after it, and the
-/// server's now (nanoseconds).
+/// The script's answer: what a run may do, the circuit after it, the
+/// server's now (nanoseconds), and whether the stored end lay too far
+/// ahead and was clamped (`Circuit::clamp`).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Reply {
     pub admit: Admit,
     pub circuit: Circuit,
     pub now: u64,
+    pub clamped: bool,
 }
 
 /// The fleet's circuit.
@@ -40,6 +73,19 @@ pub struct Fleet {
     params: Params,
     /// A probe's lease, ns.
     lease: u64,
+    /// What a renewal thread opens its own connection with.
+    settings: Settings,
+    remote: Remote,
+    renewal: Option<Renewal>,
+}
+
+/// The thread that renews this run's lease while it probes: stopped when
+/// dropped (the run tells how it ended, or ends). Its one failure is
+/// kept for the end of the run: the lease then runs out by itself.
+#[derive(Debug)]
+struct Renewal {
+    _stop: mpsc::Sender<()>,
+    trouble: Arc<Mutex<Option<String>>>,
 }
 
 impl Fleet {
@@ -55,8 +101,70 @@ impl Fleet {
                 settings.timeout,
             ),
             params: settings.params,
-            lease: nanos(settings.lease),
+            lease: nanos(fleet_lease(settings.lease)),
+            settings: settings.clone(),
+            remote: remote.clone(),
+            renewal: None,
         }
+    }
+
+    /// How far ahead a time in the hash may lie (`machine::horizon`), ns.
+    pub fn horizon(&self) -> u64 {
+        horizon(self.params.cooldown, self.lease)
+    }
+
+    /// This run probes under the lease `id`: renew it every third of its
+    /// length, on a connection of its own, until the run tells how it
+    /// ended. Each renewal is bounded by `--store-timeout`; the first that
+    /// fails ends the renewals (the lease then runs out by itself).
+    pub fn renew(&mut self, id: u64) {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let trouble = Arc::new(Mutex::new(None));
+        let every = Duration::from_nanos(self.lease / 3).max(Duration::from_millis(1));
+        let mut renewer = Fleet::new(&self.settings, &self.remote);
+        let kept = Arc::clone(&trouble);
+        let spawned = std::thread::Builder::new()
+            .name("retry-lease".into())
+            .spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                    match renewer.run("renew", Ended::Neither, Some(id), 0.0) {
+                        // Still this run's: renewed.
+                        Ok(Reply {
+                            circuit:
+                                Circuit {
+                                    state: State::Probing { lease, .. },
+                                    ..
+                                },
+                            ..
+                        }) if lease == id => {}
+                        // Another run's now, or closed: nothing to renew.
+                        Ok(_) => return,
+                        Err(e) => {
+                            let e = failed(&renewer.name, &renewer.remote, &e);
+                            let e = e.replace(
+                                "running without the breaker",
+                                "the probe's lease was not renewed",
+                            );
+                            if let Ok(mut kept) = kept.lock() {
+                                kept.get_or_insert(e);
+                            }
+                            return;
+                        }
+                    }
+                }
+            });
+        if spawned.is_ok() {
+            self.renewal = Some(Renewal {
+                _stop: stop,
+                trouble,
+            });
+        }
+    }
+
+    /// Stops the renewals: why one failed, if one did.
+    fn stop_renewing(&mut self) -> Option<String> {
+        let renewal = self.renewal.take()?;
+        renewal.trouble.lock().ok()?.take()
     }
 
     /// The key of this circuit.
@@ -66,20 +174,28 @@ impl Fleet {
 
     /// A run starts. The error is the warning to log.
     pub fn ask(&mut self) -> Result<Reply, String> {
-        self.run("ask", Ended::Neither, None, 0.0)
-            .map_err(|e| failed(&self.name, self.script.remote(), &e))
+        let reply = self
+            .run("ask", Ended::Neither, None, 0.0)
+            .map_err(|e| failed(&self.name, self.script.remote(), &e))?;
+        if let Admit::Probe(id) = reply.admit {
+            self.renew(id);
+        }
+        Ok(reply)
     }
 
-    /// A run ended (`lease`: its probe's). The error is the warning to log.
+    /// A run ended (`lease`: its probe's): a renewal's failure, if one
+    /// failed, to log. The error is the warning to log.
     pub fn tell(
         &mut self,
         ended: Ended,
         lease: Option<u64>,
         rng: &mut impl Rng,
-    ) -> Result<Reply, String> {
+    ) -> Result<Option<String>, String> {
+        let renewal = self.stop_renewing();
         let unit = crate::strategy::unit(rng);
         self.run("tell", ended, lease, unit)
             .map_err(|e| failed(&self.name, self.script.remote(), &e))
+            .map(|_| renewal)
     }
 
     /// The circuit as it is, writing nothing (`--breaker-status`). The
@@ -116,8 +232,20 @@ impl Fleet {
             us(longest).max(1).to_string(),
             unit.to_string(),
             ttl_ms.to_string(),
+            us(self.horizon()).max(1).to_string(),
         ])?;
-        let [admit, state, failures, level, until, lease, now] = reply[..] else {
+        let [
+            admit,
+            state,
+            failures,
+            level,
+            until,
+            lease,
+            now,
+            clamped,
+            after,
+        ] = reply[..]
+        else {
             return Err(format!("the script answered {reply:?}"));
         };
         let ns = |us: i64| u64::try_from(us).unwrap_or(0).saturating_mul(1000);
@@ -141,8 +269,10 @@ impl Fleet {
                 state,
                 failures: count(failures),
                 level: count(level),
+                after: count(after),
             },
             now: ns(now),
+            clamped: clamped == 1,
         })
     }
 }

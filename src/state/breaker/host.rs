@@ -2,48 +2,70 @@
 //! store (`state::store::file`), under `.breakers/` in the per-user
 //! directory (a budget's name cannot start with `.`, so no budget's file
 //! can take its place). Its record is one line of fixed width with a
-//! checksum: `retry-breaker 1`, the failures counted, the cooldown's level,
-//! the state (0 closed, 1 open, 2 probing), when it ends and the lease's id
-//! (nanoseconds on the host's clock).
+//! checksum: `retry-breaker 2`, the failures counted, the cooldown's level,
+//! the threshold it counts to, the state (0 closed, 1 open, 2 probing),
+//! when it ends and the lease's id (nanoseconds on the host's clock). A
+//! record of version 1 (no threshold) is still read.
 //!
 //! A look opens nothing for writing: a circuit never used has no file, and
 //! a run on a closed circuit whose count does not change writes nothing.
+//!
+//! The probing run also holds the kernel's lock on `.breakers/.probes/NAME`
+//! (`ProbeLock`) for as long as it lives: the kernel releases it when the
+//! run dies, however it dies (SIGKILL, a reboot empties the runtime
+//! directory), so the next run sees that no probe runs any more and probes
+//! at once instead of waiting out the lease.
 
-use std::fs::File;
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use super::machine::{Circuit, State};
 use crate::platform::private;
 use crate::state::store::file::{self, LOCK_WAIT, Lock, seal, unseal};
 
-const MAGIC: &str = "retry-breaker 1";
-const RECORD_LEN: usize = MAGIC.len() + 1 + 10 + 1 + 10 + 1 + 1 + 1 + 20 + 1 + 20 + 1 + 16 + 1;
+const MAGIC: &str = "retry-breaker 2";
+const RECORD_LEN: usize = MAGIC.len() + 3 * (1 + 10) + 1 + 1 + 2 * (1 + 20) + 1 + 16 + 1;
+/// The record before it kept the threshold (`after`): still read.
+const MAGIC_1: &str = "retry-breaker 1";
+const RECORD_LEN_1: usize = RECORD_LEN - 11;
 
 /// The directory of circuits under the host's store directory.
 fn dir(store: &Path) -> PathBuf {
     store.join(".breakers")
 }
 
-fn encode(c: &Circuit) -> String {
+pub fn encode(c: &Circuit) -> String {
     let (state, until, lease) = match c.state {
         State::Closed => (0, 0, 0),
         State::Open { until } => (1, until, 0),
         State::Probing { lease, until } => (2, until, lease),
     };
     seal(&format!(
-        "{MAGIC} {:010} {:010} {state} {until:020} {lease:020}",
-        c.failures, c.level
+        "{MAGIC} {:010} {:010} {:010} {state} {until:020} {lease:020}",
+        c.failures, c.level, c.after
     ))
 }
 
-fn decode(bytes: &[u8]) -> Option<Circuit> {
-    let body = unseal(bytes, RECORD_LEN)?.strip_prefix(MAGIC)?;
+/// A record's circuit, if `bytes` is a whole, valid one (of either
+/// version); `None` for anything else, whatever its bytes.
+pub fn decode(bytes: &[u8]) -> Option<Circuit> {
+    let (body, after) = match unseal(bytes, RECORD_LEN) {
+        Some(body) => (body.strip_prefix(MAGIC)?, true),
+        None => (unseal(bytes, RECORD_LEN_1)?.strip_prefix(MAGIC_1)?, false),
+    };
     let mut fields = body.split(' ').skip(1);
     let failures = fields.next()?.parse().ok()?;
     let level = fields.next()?.parse().ok()?;
+    let after = match after {
+        true => fields.next()?.parse().ok()?,
+        false => 0,
+    };
     let state = fields.next()?;
     let until = fields.next()?.parse().ok()?;
     let lease = fields.next()?.parse().ok()?;
+    if fields.next().is_some() {
+        return None;
+    }
     let state = match state {
         "0" => State::Closed,
         "1" => State::Open { until },
@@ -54,7 +76,79 @@ fn decode(bytes: &[u8]) -> Option<Circuit> {
         state,
         failures,
         level,
+        after,
     })
+}
+
+/// The probing run's lock (module doc): taken under the circuit's own lock,
+/// so no run sees the record say "probing" while the lock is free, but
+/// for a probe that died.
+#[derive(Debug)]
+pub struct ProbeLock {
+    dir: PathBuf,
+    name: String,
+    file: Option<File>,
+    held: bool,
+    /// Why the lock could not be used, the first time: the lease alone
+    /// then bounds a probe that died.
+    pub trouble: Option<String>,
+}
+
+impl ProbeLock {
+    /// The lock of the circuit `name` under `store`; nothing opened yet.
+    pub fn new(store: &Path, name: &str) -> Self {
+        ProbeLock {
+            dir: dir(store).join(".probes"),
+            name: name.to_owned(),
+            file: None,
+            held: false,
+            trouble: None,
+        }
+    }
+
+    /// Whether this run holds the lock now, taking it if no living process
+    /// holds it (its file created first if `create`). Without its file, or
+    /// when it cannot be used (said once in `trouble`), `false`: no one is
+    /// known to be gone.
+    pub fn hold(&mut self, create: bool) -> bool {
+        if self.held {
+            return true;
+        }
+        if self.file.is_none() {
+            match file::open(&self.dir, &self.name, create) {
+                Ok(opened) => self.file = opened.map(|(_, file)| file),
+                Err(e) => self.trouble(e),
+            }
+        }
+        let Some(file) = &self.file else {
+            return false;
+        };
+        match file.try_lock() {
+            Ok(()) => self.held = true,
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => {
+                let path = self.dir.join(&self.name);
+                self.trouble(format!("cannot lock {}: {e}", path.display()));
+            }
+        }
+        self.held
+    }
+
+    /// Gives the lock up (it is given up at the run's death anyway).
+    pub fn release(&mut self) {
+        if let Some(file) = &self.file
+            && self.held
+        {
+            let _ = file.unlock();
+        }
+        self.held = false;
+    }
+
+    fn trouble(&mut self, e: String) {
+        self.trouble.get_or_insert(format!(
+            "{e}; a probe that dies holds the circuit until its lease ends"
+        ));
+    }
 }
 
 /// A circuit's file, open.
@@ -132,6 +226,7 @@ mod tests {
                 state: State::Open { until: u64::MAX },
                 failures: u32::MAX,
                 level: 7,
+                after: 1,
             },
             Circuit {
                 state: State::Probing {
@@ -140,6 +235,7 @@ mod tests {
                 },
                 failures: 4,
                 level: 2,
+                after: u32::MAX,
             },
         ] {
             let record = encode(&c);
@@ -149,6 +245,24 @@ mod tests {
         let record = encode(&Circuit::default());
         assert_eq!(decode(&record.as_bytes()[..RECORD_LEN - 1]), None);
         assert_eq!(decode(record.replace(" 0 ", " 3 ").as_bytes()), None);
+        // A record of the first version, as a retry before this one wrote
+        // it: read, its threshold not known.
+        let old = seal(&format!(
+            "{MAGIC_1} 0000000004 0000000002 1 {:020} {:020}",
+            1_792_567_680_000_000_000u64, 0
+        ));
+        assert_eq!(old.len(), RECORD_LEN_1);
+        assert_eq!(
+            decode(old.as_bytes()),
+            Some(Circuit {
+                state: State::Open {
+                    until: 1_792_567_680_000_000_000
+                },
+                failures: 4,
+                level: 2,
+                after: 0,
+            })
+        );
     }
 
     #[test]

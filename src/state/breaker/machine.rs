@@ -40,6 +40,13 @@ pub fn cap(cooldown: Duration) -> Duration {
         .max(cooldown)
 }
 
+/// How far ahead of now a time in a circuit's record can lie when a run
+/// on this clock wrote it: the longest cooldown (an open circuit's end),
+/// then a probe's whole lease (`lease`, ns).
+pub fn horizon(cooldown: Duration, lease: u64) -> u64 {
+    nanos(cap(cooldown)).saturating_add(lease)
+}
+
 impl Params {
     /// Cooldown number `k`: equal jitter of `min(cap, cooldown * 2^k)`.
     pub fn cooldown(&self, k: u32, rng: &mut impl Rng) -> Duration {
@@ -74,6 +81,10 @@ pub struct Circuit {
     pub failures: u32,
     /// Failed probes since the circuit opened (k of the cooldown).
     pub level: u32,
+    /// The `--breaker-after` of the run that last counted a failure or
+    /// opened it (0: not known, as in a record written before it was kept),
+    /// so that `--breaker-status` says the threshold the circuit had.
+    pub after: u32,
 }
 
 /// What a run that starts may do.
@@ -125,6 +136,30 @@ impl Circuit {
         }
     }
 
+    /// A time that no run on this clock could have written, an end further
+    /// ahead of `now` than `horizon` (ns), is taken for a clock that went
+    /// back since (it was ahead when the circuit opened, or the record was
+    /// made by hand): the end becomes `now + horizon`, so no record keeps
+    /// every run skipped for longer. The end it had, if it changed.
+    pub fn clamp(&mut self, now: u64, horizon: u64) -> Option<u64> {
+        let most = now.saturating_add(horizon);
+        match &mut self.state {
+            State::Open { until } | State::Probing { until, .. } if *until > most => {
+                Some(std::mem::replace(until, most))
+            }
+            _ => None,
+        }
+    }
+
+    /// The store knows the probe's run is gone without telling (a host's
+    /// lock the kernel released at its death): the lease goes back at
+    /// `now`, as for a probe that ended neither way.
+    pub fn prober_gone(&mut self, now: u64) {
+        if let State::Probing { .. } = self.state {
+            self.state = State::Open { until: now };
+        }
+    }
+
     /// A run ended at `now`; `lease` is its probe's, if it probed.
     pub fn finish(
         &mut self,
@@ -144,11 +179,13 @@ impl Circuit {
         match ended {
             Ended::Succeeded => *self = Circuit::default(),
             Ended::Failed if probing => {
+                self.after = params.after;
                 self.failures = self.failures.saturating_add(1);
                 self.level = self.level.saturating_add(1);
                 self.state = open(self.level, rng);
             }
             Ended::Failed => {
+                self.after = params.after;
                 self.failures = self.failures.saturating_add(1);
                 if self.state == State::Closed && self.failures >= params.after {
                     self.level = 0;
@@ -326,5 +363,90 @@ mod tests {
         c.finish(&P, again + 1, Ended::Neither, Some(second), &mut rng);
         assert_eq!(c.state, State::Open { until: again + 1 });
         assert!(matches!(c.admit(again + 1, LEASE), Admit::Probe(_)));
+    }
+
+    #[test]
+    fn an_end_beyond_any_cooldown_and_lease_is_a_clock_that_went_back() {
+        let now = 1_795_434_960 * S;
+        // 8 × 60 s, then the lease: 480 + 600 s.
+        let far = horizon(P.cooldown, LEASE);
+        assert_eq!(far, 1080 * S);
+        let open = |until| State::Open { until };
+        let probing = |until| State::Probing { lease: 7, until };
+        // (state found, state after, the end it had if clamped)
+        let table = [
+            (State::Closed, State::Closed, None),
+            (open(0), open(0), None),
+            (open(now + far), open(now + far), None),
+            (probing(now + far), probing(now + far), None),
+            (open(now + far + 1), open(now + far), Some(now + far + 1)),
+            // A day ahead, and the largest value a record can hold.
+            (
+                open(now + 86_400 * S),
+                open(now + far),
+                Some(now + 86_400 * S),
+            ),
+            (open(u64::MAX), open(now + far), Some(u64::MAX)),
+            (probing(u64::MAX), probing(now + far), Some(u64::MAX)),
+        ];
+        for (found, after, was) in table {
+            let mut c = Circuit {
+                state: found,
+                failures: 3,
+                level: 2,
+                after: 3,
+            };
+            assert_eq!(c.clamp(now, far), was, "{found:?}");
+            assert_eq!(c.state, after, "{found:?}");
+            assert_eq!((c.failures, c.level), (3, 2), "only the time changes");
+            // Clamped once, it is trusted: a later run is not told again,
+            // and it lets a probe through at the clamped end.
+            assert_eq!(c.clamp(now + S, far), None);
+        }
+        // At the very end of time the clamp saturates, and stays put.
+        let mut c = Circuit {
+            state: open(u64::MAX),
+            ..Circuit::default()
+        };
+        assert_eq!(c.clamp(u64::MAX - S, far), None);
+        // A clamped circuit probes when its new end comes.
+        let mut c = Circuit {
+            state: open(u64::MAX),
+            ..Circuit::default()
+        };
+        c.clamp(now, far);
+        assert!(matches!(c.admit(now + far, LEASE), Admit::Probe(_)));
+    }
+
+    #[test]
+    fn a_probe_known_gone_gives_the_lease_back_at_once() {
+        let (mut c, _) = opened(5);
+        let until = open_until(&c);
+        // Open: nothing to give back.
+        c.prober_gone(until - 1);
+        assert_eq!(open_until(&c), until);
+        let Admit::Probe(first) = c.admit(until, LEASE) else {
+            panic!("no probe")
+        };
+        // Its run died a second in: the next run probes, not 10 min later.
+        c.prober_gone(until + S);
+        assert_eq!(c.state, State::Open { until: until + S });
+        let Admit::Probe(second) = c.admit(until + S, LEASE) else {
+            panic!("the lease of a dead probe was held")
+        };
+        assert_ne!(first, second);
+    }
+
+    #[test]
+    fn the_threshold_is_kept_with_the_count() {
+        let (c, _) = opened(6);
+        assert_eq!(c.after, P.after);
+        let mut c = c;
+        let mut rng = crate::strategy::rng(Some(6));
+        let five = Params { after: 5, ..P };
+        c.finish(&five, 9 * S, Ended::Failed, None, &mut rng);
+        assert_eq!(c.after, 5, "the last run that counted says it");
+        c.finish(&five, 9 * S, Ended::Succeeded, None, &mut rng);
+        assert_eq!(c, Circuit::default());
     }
 }

@@ -28,8 +28,8 @@ pub use status::print_status;
 
 use crate::state::store::Store;
 use crate::state::store::file::{default_dir, now_ns};
-use host::HostCircuit;
-use machine::nanos;
+use host::{HostCircuit, ProbeLock};
+use machine::{horizon, nanos};
 
 /// `--breaker-after` when not given, and the cooldown's: chosen by the
 /// outage table of `--simulate --model outage` (docs/behaviour.md,
@@ -43,8 +43,9 @@ pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(30);
 /// circuit no longer than this.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(600);
 
-/// The exit status of a run the open circuit did not let start:
-/// EX_TEMPFAIL (sysexits.h), "try again later".
+/// The exit status of a run the open circuit did not let start, unless
+/// `--breaker-exit-code` says another: EX_TEMPFAIL (sysexits.h), "try
+/// again later".
 pub const EXIT_OPEN: i32 = 75;
 
 /// A probe's lease: the run's `--max-time`, which ends it, else
@@ -69,6 +70,9 @@ pub struct Settings {
     pub store: Store,
     /// `--store-timeout`: the most a store's connection and answer take.
     pub timeout: Duration,
+    /// `--breaker-exit-code`: the exit status of a run the open circuit
+    /// did not let start.
+    pub exit_code: i32,
 }
 
 /// The breaker's answer to a run about to start.
@@ -84,8 +88,8 @@ pub struct Asked {
 /// Where the circuit is kept.
 #[derive(Debug)]
 enum Kind {
-    /// The host store's directory.
-    Host(PathBuf),
+    /// The host store's directory, and the lock a probe holds.
+    Host(PathBuf, Box<ProbeLock>),
     #[cfg(feature = "redis")]
     Fleet(Box<fleet::Fleet>),
     /// It could not be used: the run goes on without it (said once).
@@ -107,7 +111,11 @@ pub struct Breaker {
 impl Breaker {
     pub fn new(settings: Settings) -> Self {
         let kind = match &settings.store {
-            Store::Host => Kind::Host(default_dir()),
+            Store::Host => {
+                let dir = default_dir();
+                let probe = Box::new(ProbeLock::new(&dir, &settings.name));
+                Kind::Host(dir, probe)
+            }
             #[cfg(feature = "redis")]
             Store::Redis(remote) => Kind::Fleet(Box::new(fleet::Fleet::new(&settings, remote))),
         };
@@ -123,19 +131,59 @@ impl Breaker {
     pub fn ask(&mut self) -> Asked {
         let lease = nanos(self.settings.lease);
         let asked = match &mut self.kind {
-            Kind::Host(dir) => {
+            Kind::Host(dir, probe) => {
                 let now = now_ns();
-                host_change(dir, &self.settings.name, |c| c.admit(now, lease))
-                    .map(|(admit, circuit, reset)| (admit, circuit, now, reset))
+                let far = horizon(self.settings.params.cooldown, lease);
+                let asked = host_change(dir, &self.settings.name, |c, _| {
+                    let clamped = c.clamp(now, far).map(Some);
+                    // A probe whose lock is free is dead: the kernel let go.
+                    if matches!(c.state, State::Probing { until, .. } if now < until)
+                        && probe.hold(false)
+                    {
+                        c.prober_gone(now);
+                    }
+                    let was = c.state;
+                    let mut admit = c.admit(now, lease);
+                    // Only the lock's holder probes a circuit whose cooldown
+                    // ended: one that holds it now took it a moment ago
+                    // and is about to say so. (After a lease that ran out,
+                    // a probe that hangs may hold it still: the lease ends
+                    // its turn, lock or not.)
+                    if let Admit::Probe(_) = admit
+                        && !probe.hold(true)
+                        && probe.trouble.is_none()
+                        && matches!(was, State::Open { .. })
+                    {
+                        c.state = was;
+                        admit = Admit::Skip {
+                            until: now.saturating_add(lease),
+                            probing: true,
+                        };
+                    }
+                    (admit, clamped)
+                });
+                if !matches!(asked, Ok(((Admit::Probe(_), _), ..))) {
+                    probe.release();
+                }
+                asked.map(|((admit, clamped), circuit, reset)| {
+                    let trouble = probe.trouble.take();
+                    (admit, circuit, now, reset.or(trouble), clamped, far)
+                })
             }
             #[cfg(feature = "redis")]
-            Kind::Fleet(fleet) => fleet.ask().map(|r| (r.admit, r.circuit, r.now, None)),
+            Kind::Fleet(fleet) => fleet.ask().map(|r| {
+                let clamped = r.clamped.then_some(None);
+                (r.admit, r.circuit, r.now, None, clamped, fleet.horizon())
+            }),
             Kind::Skipped => return Asked::default(),
         };
         match asked {
-            Ok((admit, circuit, now, reset)) => {
-                let warning =
-                    reset.map(|reset| format!("--breaker {}: {reset}", self.settings.name));
+            Ok((admit, circuit, now, said, clamped, far)) => {
+                let said = said.or_else(|| {
+                    let was = clamped?;
+                    Some(went_back(was, &circuit, far, now))
+                });
+                let warning = said.map(|said| format!("--breaker {}: {said}", self.settings.name));
                 match admit {
                     Admit::Run => {
                         self.clean = circuit == Circuit::default();
@@ -175,19 +223,27 @@ impl Breaker {
         let (params, lease) = (self.settings.params, self.lease.take());
         let mut rng = crate::strategy::rng(None);
         let told = match &mut self.kind {
-            Kind::Host(dir) => {
+            Kind::Host(dir, probe) => {
                 let now = now_ns();
-                host_change(dir, &self.settings.name, |c| {
+                let told = host_change(dir, &self.settings.name, |c, writing| {
+                    // Given up under the circuit's lock, before the record
+                    // says the probe ended: no run sees the record say this
+                    // run probes and the lock free, unless it died here.
+                    if writing {
+                        probe.release();
+                    }
                     c.finish(&params, now, ended, lease, &mut rng)
                 })
-                .map(|(_, _, reset)| reset)
+                .map(|(_, _, reset)| reset);
+                probe.release();
+                told
             }
             #[cfg(feature = "redis")]
-            Kind::Fleet(fleet) => fleet.tell(ended, lease, &mut rng).map(|_| None),
+            Kind::Fleet(fleet) => fleet.tell(ended, lease, &mut rng),
             Kind::Skipped => return None,
         };
         match told {
-            Ok(reset) => reset.map(|reset| format!("--breaker {}: {reset}", self.settings.name)),
+            Ok(said) => said.map(|said| format!("--breaker {}: {said}", self.settings.name)),
             Err(e) => {
                 self.kind = Kind::Skipped;
                 Some(self.without(&e))
@@ -210,17 +266,17 @@ impl Breaker {
 
 /// The circuit `name` in the host store `dir`, changed by `change` (run on
 /// a look first, then again under the lock of a file opened for writing
-/// if it changed anything): what `change` returned, the circuit after it,
-/// and a record that was not valid. A circuit never used and left closed
-/// with nothing counted creates no file.
+/// if it changed anything, told so by its second argument): what `change`
+/// returned, the circuit after it, and a record that was not valid. A
+/// circuit never used and left closed with nothing counted creates no file.
 fn host_change<T>(
     dir: &std::path::Path,
     name: &str,
-    mut change: impl FnMut(&mut Circuit) -> T,
+    mut change: impl FnMut(&mut Circuit, bool) -> T,
 ) -> Result<(T, Circuit, Option<String>), String> {
     match HostCircuit::open(dir, name, false)? {
         Some(look) => {
-            let found = look.update(false, &mut change)?;
+            let found = look.update(false, |c| change(c, false))?;
             let (value, circuit, changed) = found.value;
             if !changed {
                 return Ok((value, circuit, found.reset));
@@ -228,7 +284,7 @@ fn host_change<T>(
         }
         None => {
             let mut circuit = Circuit::default();
-            let value = change(&mut circuit);
+            let value = change(&mut circuit, false);
             if circuit == Circuit::default() {
                 return Ok((value, circuit, None));
             }
@@ -236,7 +292,7 @@ fn host_change<T>(
     }
     let circuit = HostCircuit::open(dir, name, true)?
         .ok_or_else(|| "the state file was not created".to_owned())?;
-    let found = circuit.update(true, change)?;
+    let found = circuit.update(true, |c| change(c, true))?;
     let (value, circuit, _) = found.value;
     Ok((value, circuit, found.reset))
 }
@@ -244,9 +300,62 @@ fn host_change<T>(
 /// A time on the circuit's clock as messages give it: `2026-11-27T05:31:02Z
 /// (in 93 s)`, from `now`.
 pub fn when(at_ns: u64, now_ns: u64) -> String {
-    let time = std::time::SystemTime::UNIX_EPOCH + Duration::from_nanos(at_ns);
     let secs = at_ns.saturating_sub(now_ns).div_ceil(1_000_000_000);
-    format!("{} (in {secs} s)", humantime::format_rfc3339_seconds(time))
+    format!("{} (in {secs} s)", rfc3339(at_ns))
+}
+
+/// For `fuzzing::breaker_record`: a host record's bytes read as a run
+/// with the default options reads them at `now` (ns). `None` if they are
+/// not a record; else the record written back from its circuit, what
+/// `--breaker-status` prints (and the warning of a clamped end), what a
+/// run would be told, and the circuit's end once clamped.
+pub fn read_record(bytes: &[u8], now: u64) -> Option<(Vec<u8>, String, Admit, Option<u64>)> {
+    let mut circuit = host::decode(bytes)?;
+    let written = host::encode(&circuit).into_bytes();
+    let lease = nanos(DEFAULT_LEASE);
+    let far = horizon(DEFAULT_COOLDOWN, lease);
+    let was = circuit.clamp(now, far);
+    let params = Params {
+        after: DEFAULT_AFTER,
+        cooldown: DEFAULT_COOLDOWN,
+    };
+    let mut said = status::describe("ci", &params, &circuit, now, "-");
+    if let Some(was) = was {
+        said.push_str(&went_back(Some(was), &circuit, far, now));
+        said.push('\n');
+    }
+    let end = match circuit.state {
+        State::Open { until } | State::Probing { until, .. } => Some(until),
+        State::Closed => None,
+    };
+    let admit = circuit.admit(now, lease);
+    Some((written, said, admit, end))
+}
+
+/// The warning of a circuit whose end lay further ahead than any run on
+/// this clock could have set (`was`, when the store says it): taken for a
+/// clock that went back, and clamped (`Circuit::clamp`).
+fn went_back(was: Option<u64>, circuit: &Circuit, far: u64, now: u64) -> String {
+    let was = match was {
+        Some(at) => format!(" ({})", rfc3339(at)),
+        None => String::new(),
+    };
+    let ends = match circuit.state {
+        State::Open { until } | State::Probing { until, .. } => until,
+        State::Closed => now,
+    };
+    format!(
+        "the circuit's end{was} lay further ahead than its longest cooldown and lease \
+         ({} s); taken for a clock that went back: it ends at {}",
+        far.div_ceil(1_000_000_000),
+        when(ends, now)
+    )
+}
+
+/// A time on the circuit's clock, to the second.
+fn rfc3339(at_ns: u64) -> String {
+    let time = std::time::SystemTime::UNIX_EPOCH + Duration::from_nanos(at_ns);
+    humantime::format_rfc3339_seconds(time).to_string()
 }
 
 /// The line of a run the circuit did not let start.
@@ -282,13 +391,14 @@ mod tests {
             lease: DEFAULT_LEASE,
             store: Store::Host,
             timeout: crate::state::store::DEFAULT_TIMEOUT,
+            exit_code: EXIT_OPEN,
         }
     }
 
     fn breaker(dir: &std::path::Path) -> Breaker {
         Breaker {
             settings: settings(),
-            kind: Kind::Host(dir.to_owned()),
+            kind: Kind::Host(dir.to_owned(), Box::new(ProbeLock::new(dir, "ci"))),
             lease: None,
             clean: false,
         }
@@ -356,6 +466,67 @@ mod tests {
         assert_eq!(probe.tell(Ended::Succeeded), None);
         let found = file.update(false, |_| ()).unwrap();
         assert_eq!(found.value.1, Circuit::default());
+    }
+
+    #[test]
+    fn the_probe_lock_decides_who_probes_and_whether_a_probe_lives() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("retry");
+        for _ in 0..2 {
+            let mut b = breaker(&dir);
+            b.ask();
+            b.tell(Ended::Failed);
+        }
+        let file = HostCircuit::open(&dir, "ci", true).unwrap().unwrap();
+        file.update(true, |c| c.state = State::Open { until: 0 })
+            .unwrap();
+        // Another process's lock (flock: another open file is another
+        // holder): a run that took it a moment ago probes, not this one,
+        // and the record is left as it was.
+        let mut other = ProbeLock::new(&dir, "ci");
+        assert!(other.hold(true));
+        let refused = breaker(&dir).ask().refused.unwrap();
+        assert!(refused.contains("another run probes it"), "{refused}");
+        let found = file.update(false, |_| ()).unwrap();
+        assert_eq!(found.value.1.state, State::Open { until: 0 });
+        other.release();
+        // Free, it probes, and holds the lock while it lives.
+        let mut probe = breaker(&dir);
+        assert_eq!(probe.ask(), Asked::default());
+        let lease = probe.lease.unwrap();
+        assert!(
+            !ProbeLock::new(&dir, "ci").hold(false),
+            "the lock is not held"
+        );
+        let refused = breaker(&dir).ask().refused.unwrap();
+        assert!(refused.contains("another run probes it"), "{refused}");
+        // Its death frees the lock: the next run takes its turn at once.
+        drop(probe);
+        let mut next = breaker(&dir);
+        assert_eq!(next.ask(), Asked::default());
+        assert!(next.lease.is_some_and(|l| l != lease));
+        // Its end gives the lock back with the record.
+        assert_eq!(next.tell(Ended::Succeeded), None);
+        assert!(ProbeLock::new(&dir, "ci").hold(false));
+    }
+
+    #[test]
+    fn a_record_read_for_the_fuzzer_is_clamped_as_a_run_reads_it() {
+        let now = 1_795_434_960 * S;
+        let far = horizon(DEFAULT_COOLDOWN, nanos(DEFAULT_LEASE));
+        let record = host::encode(&Circuit {
+            state: State::Open { until: u64::MAX },
+            failures: 3,
+            level: 0,
+            after: 3,
+        });
+        let (written, said, admit, end) = read_record(record.as_bytes(), now).unwrap();
+        assert_eq!(written, record.as_bytes(), "written back as read");
+        assert_eq!(end, Some(now + far));
+        assert!(matches!(admit, Admit::Skip { until, .. } if until == now + far));
+        assert_eq!(said.lines().count(), 3, "{said}");
+        assert!(said.contains("taken for a clock that went back"), "{said}");
+        assert_eq!(read_record(b"retry-breaker 2 garbage", now), None);
     }
 
     #[test]

@@ -3,13 +3,20 @@
 use std::io::{self, Write};
 
 use super::host::HostCircuit;
-use super::{Circuit, Params, Settings, State, when};
+use super::machine::{horizon, nanos};
+use super::{Circuit, Params, Settings, State, went_back, when};
 use crate::state::store::Store;
 use crate::state::store::file::{default_dir, now_ns};
 
 /// What `--breaker-status` prints; `place` is where the state is (a file,
 /// a store's key).
-fn describe(name: &str, params: &Params, circuit: &Circuit, now: u64, place: &str) -> String {
+pub(super) fn describe(
+    name: &str,
+    params: &Params,
+    circuit: &Circuit,
+    now: u64,
+    place: &str,
+) -> String {
     let (state, next) = match circuit.state {
         State::Closed => ("closed", "runs go ahead".to_owned()),
         State::Open { until } => ("open", format!("a probe may run at {}", when(until, now))),
@@ -22,10 +29,16 @@ fn describe(name: &str, params: &Params, circuit: &Circuit, now: u64, place: &st
         1 => "run",
         _ => "runs",
     };
+    // The threshold the record was counted to, where it says it.
+    let threshold = match (circuit.after, circuit.state) {
+        (0, _) => format!("it opens at {}", params.after),
+        (after, State::Closed) => format!("it opens at {after}"),
+        (after, _) => format!("it opened at {after}"),
+    };
     format!(
-        "breaker {name}: {state}; {} failed {runs} in a row (it opens at {}); cooldown level {}; {next}\n\
+        "breaker {name}: {state}; {} failed {runs} in a row ({threshold}); cooldown level {}; {next}\n\
          state: {place}\n",
-        circuit.failures, params.after, circuit.level,
+        circuit.failures, circuit.level,
     )
 }
 
@@ -54,9 +67,15 @@ fn host_status(settings: &Settings) -> Result<String, String> {
             &format!("{} (not used yet)", dir.display()),
         )),
         Some(look) => {
-            let found = look.update(false, |_| ())?;
-            if let Some(reset) = found.reset {
-                let _ = writeln!(io::stderr(), "retry: warning: --breaker {name}: {reset}");
+            // As a run would take it, clamped (a look writes nothing).
+            let far = horizon(settings.params.cooldown, nanos(settings.lease));
+            let found = look.update(false, |c| c.clamp(now, far))?;
+            let said = found.reset.or_else(|| {
+                let was = found.value.0?;
+                Some(went_back(Some(was), &found.value.1, far, now))
+            });
+            if let Some(said) = said {
+                let _ = writeln!(io::stderr(), "retry: warning: --breaker {name}: {said}");
             }
             let place = look.path.display().to_string();
             Ok(describe(
@@ -86,6 +105,12 @@ fn fleet_status(
         false => "",
     };
     let place = format!("{} in {remote}{absent}", fleet.key());
+    if reply.clamped {
+        let far = fleet.horizon();
+        let said = went_back(None, &reply.circuit, far, reply.now);
+        let name = &settings.name;
+        let _ = writeln!(io::stderr(), "retry: warning: --breaker {name}: {said}");
+    }
     Ok(describe(
         &settings.name,
         &settings.params,
@@ -123,10 +148,24 @@ mod tests {
             },
             failures: 4,
             level: 1,
+            after: 0,
         };
         let text = describe("ci", &p, &open, now, "k");
         assert!(
             text.starts_with("breaker ci: open; 4 failed runs in a row (it opens at 3); cooldown level 1; a probe may run at 2026-11-23T11:57:33Z (in 93 s)\n"),
+            "{text}"
+        );
+        // The threshold the record was counted to, not the status's own.
+        let opened_at_2 = Circuit { after: 2, ..open };
+        let text = describe("ci", &p, &opened_at_2, now, "k");
+        assert!(
+            text.starts_with("breaker ci: open; 4 failed runs in a row (it opened at 2); "),
+            "{text}"
+        );
+        let counted_to_5 = Circuit { after: 5, ..closed };
+        let text = describe("ci", &p, &counted_to_5, now, "k");
+        assert!(
+            text.contains("1 failed run in a row (it opens at 5)"),
             "{text}"
         );
         let probing = Circuit {
