@@ -502,6 +502,6 @@ mod tests {
         let written = outputs(&skipped, &curl()).unwrap();
         assert!(written.starts_with("total_attempts=0\nexit_code=75\nexit_error="));
         assert!(written.ends_with("\nskipped=true\n"), "{written}");
-        assert_eq!(written.lines().count(), 4, "{written}");
+        assert_eq!(written.lines().count(), 5, "{written}");
     }
 }

@@ -322,7 +322,7 @@ fn authority_start(value: &str) -> usize {
 
 /// Where a password given without `@host` begins: after the authority's
 /// first `:` (after an IPv6 address's `]`), unless a host comes before it
-/// and digits after it.
+/// and digits after it, and no more than a database number follows.
 fn password_without_host(value: &str, start: usize) -> Option<usize> {
     let rest = &value[start..];
     let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
@@ -341,8 +341,16 @@ fn password_without_host(value: &str, start: usize) -> Option<usize> {
     };
     let colon = host_end + authority[host_end..].find(':')?;
     let port = &authority[colon + 1..];
+    // What follows the authority, to a query (hidden anyway): a Redis
+    // database number or nothing, else the `/` may be in a password
+    // (`redis://a:0/secret`).
+    let path = &rest[authority.len()..];
+    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
+    let database = path.strip_prefix('/').unwrap_or(path);
+    let database = database.bytes().all(|b| b.is_ascii_digit());
     // Digits are a port, even out of range: a typo worth showing.
-    let is_port = colon > 0 && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
+    let is_port =
+        colon > 0 && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && database;
     (!is_port).then_some(start + colon + 1)
 }
 
@@ -455,7 +463,10 @@ mod tests {
             ("redis://u:secret", "redis://u:***"),
             ("redis://u:se/cr?et", "redis://u:***"),
             ("redis://[::1]:secret", "redis://[::1]:***"),
-            ("redis://[::1]:6380/x", "redis://[::1]:6380/x"),
+            ("redis://[::1]:6380/1", "redis://[::1]:6380/1"),
+            // Digits, then more than a database number: a password's `/`.
+            ("redis://[::1]:6380/x", "redis://[::1]:***"),
+            ("redis://a:0/secret", "redis://a:***"),
             ("redis://h:99999", "redis://h:99999"),
             ("redis://[:secret]", "redis://[:***"),
             ("unix://:secret", "unix://:***"),
