@@ -274,6 +274,10 @@ binary=retry
 timeout=${RETRY_INSTALL_TIMEOUT:-300}
 { is_whole "$timeout" && [ "$timeout" -gt 0 ]; } 2>/dev/null ||
     bad "RETRY_INSTALL_TIMEOUT=$timeout: not a number of seconds (1 or more) for each download"
+# A line end would end curl's config line (fetch): no URL holds one.
+case ${RETRY_INSTALL_FROM:-} in
+*[[:cntrl:]]*) bad "RETRY_INSTALL_FROM: a URL holds no control character (a line end?)" ;;
+esac
 
 sha256() {
     if command -v sha256sum >/dev/null 2>&1; then
@@ -328,9 +332,12 @@ fi
 
 # GET URL into FILE, bounded; prints the HTTP status (000: no answer) and
 # returns curl's own status, which says whether the transfer completed.
+# The URL goes by curl's config on stdin, not its arguments: a mirror's
+# password in argv is readable by every user of the machine (ps).
 fetch() {
-    curl -sSL --proto '=https,http' --connect-timeout 15 --max-time "$timeout" \
-        -o "$2" -w '%{http_code}' "$1" 2>/dev/null
+    printf 'url = "%s"\n' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')" |
+        curl -sSL --proto '=https,http' --connect-timeout 15 --max-time "$timeout" \
+            -K - -o "$2" -w '%{http_code}' 2>/dev/null
 }
 
 # Why curl failed, from its exit status (its own message is not shown: it
@@ -445,6 +452,10 @@ cache_for() { # VERSION TARGET
 # REPOSITORY/releases/download/TAG, the tag being the ref, or the release
 # tag that points at a SHA pin.
 install() {
+    # The store's password is for retry alone: no download, git or build
+    # (a dependency's build script) sees it. This runs in $(...), a
+    # subshell: the run below still has it.
+    unset RETRY_STORE RETRY_BUDGET_STORE
     # staging is not local: the EXIT trap removes it after a return too.
     local target ref=${RETRY_ACTION_REF:-} tag version archive from cache got status
     local mirror=${RETRY_INSTALL_FROM:-}

@@ -1508,3 +1508,75 @@ fn a_branch_is_built_without_asking_the_server() {
     }
     assert_eq!(release.server.served(), 0);
 }
+
+/// A stand-in for TOOL, first on PATH, that records its arguments in
+/// `TOOL.args` and its environment in `TOOL.env`, then runs the real one
+/// (or, for cargo, `fake_cargo`'s build).
+fn spy(runner: &Runner, dir: &Path, tool: &str, real: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let file = dir.join(tool);
+    std::fs::write(
+        &file,
+        format!(
+            "#!/bin/sh\n\
+             echo \"$*\" >> '{args}'\n\
+             env >> '{env}'\n\
+             exec '{real}' \"$@\"\n",
+            args = runner.file(&format!("{tool}.args")).display(),
+            env = runner.file(&format!("{tool}.env")).display(),
+            real = real.display(),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn found(tool: &str) -> PathBuf {
+    ["/usr/local/bin", "/usr/bin", "/bin"]
+        .iter()
+        .map(|dir| Path::new(dir).join(tool))
+        .find(|path| path.exists())
+        .unwrap_or_else(|| panic!("no {tool}"))
+}
+
+#[test]
+fn no_password_is_in_a_download_s_arguments_or_a_build_s_environment() {
+    let release = Release::new();
+    let store = "redis://:s3cretStore@127.0.0.1:9/0";
+    // From a mirror with a password: curl's arguments are readable by
+    // every user of the machine (ps); the store's is for retry alone.
+    let runner = Runner::new();
+    let spies = runner.file("spies");
+    std::fs::create_dir(&spies).unwrap();
+    spy(&runner, &spies, "curl", &found("curl"));
+    let path = format!("{}:{}", spies.display(), std::env::var("PATH").unwrap());
+    let from = release.url().replacen("://", "://me:s3cretMirror@", 1);
+    let ran = runner
+        .step(&from, &[("command", "true"), ("store", store)])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let args = runner.read("curl.args");
+    assert_eq!(args.lines().count(), 2, "{args}");
+    assert!(!args.contains("s3cret"), "{args}");
+    let env = runner.read("curl.env");
+    assert!(!env.contains("s3cretStore"), "{env}");
+    // Built with cargo: a dependency's build script sees its environment.
+    let runner = Runner::new();
+    let spies = runner.file("spies");
+    std::fs::create_dir(&spies).unwrap();
+    spy(&runner, &spies, "cargo", &fake_cargo(&runner));
+    let ran = runner
+        .step("", &[("command", "true"), ("budget_store", store)])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env_remove("RETRY_ACTION_REF")
+        .env("CARGO", spies.join("cargo"))
+        .env("RETRY_BUDGET_STORE", store)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let env = runner.read("cargo.env");
+    assert!(env.contains("PATH="), "{env}");
+    assert!(!env.contains("s3cretStore"), "{env}");
+}
