@@ -95,6 +95,13 @@ from=${RETRY_INSTALL_FROM:-$RETRY_RELEASE_URL}
 [ -n "$from" ] ||
     die "no release to install from: set RETRY_INSTALL_FROM=URL, the place that holds the release's files (its download URL, or a mirror's)"
 from=${from%/}
+# A line end would end curl's config line (fetch): no URL holds one.
+case $from in
+*[[:cntrl:]]*)
+    say "RETRY_INSTALL_FROM: a URL holds no control character (a line end?)"
+    exit 2
+    ;;
+esac
 
 timeout=${RETRY_INSTALL_TIMEOUT:-300}
 case $timeout in
@@ -168,15 +175,32 @@ bounded() {
 # One file, bounded as a whole. curl: --max-time. wget (busybox's, on
 # Alpine) bounds only silence (-T), so a server sending a byte a second
 # would never be given up on: bounded() stops it.
+# The URL is never an argument: a mirror's password in argv is readable by
+# every user of the machine (ps). curl reads it from its config on stdin,
+# GNU wget from a file (-i); busybox's wget can take it only as an
+# argument, so a URL with a password needs curl there.
 fetch() {
     if command -v curl >/dev/null 2>&1; then
-        code=$(curl -fsSL --connect-timeout 15 --max-time "$timeout" -w '%{http_code}' \
-            -o "$2" "$1" 2>/dev/null) || {
+        code=$(printf 'url = "%s"\n' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')" |
+            curl -fsSL --connect-timeout 15 --max-time "$timeout" -w '%{http_code}' \
+                -K - -o "$2" 2>/dev/null) || {
             status=$? # before anything else runs
             die "could not download $(shown "$1"): $(curl_why "$status" "$code") (curl exit $status)"
         }
     elif command -v wget >/dev/null 2>&1; then
-        bounded wget -q -T "$timeout" -O "$2" "$1" || {
+        case $(wget --help 2>&1) in
+        *--input-file*)
+            printf '%s\n' "$1" >"$work/url"
+            set -- "$1" "$2" -i "$work/url"
+            ;;
+        *)
+            case $1 in
+            *@*) die "cannot download $(shown "$1"): busybox's wget takes a URL only as an argument, where every user of this machine can read its password (ps); install curl" ;;
+            esac
+            set -- "$1" "$2" "$1"
+            ;;
+        esac
+        bounded wget -q -T "$timeout" -O "$2" "$3" ${4+"$4"} || {
             status=$?
             case $status in
             124 | 143) die "could not download $(shown "$1"): timed out: not complete within $timeout s (RETRY_INSTALL_TIMEOUT)" ;;

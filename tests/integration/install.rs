@@ -1008,3 +1008,94 @@ fn cargo_binstall_finds_the_release_s_own_archives() {
         "Cargo.toml names a hosting address"
     );
 }
+
+/// A stand-in for a download tool, first on PATH: it records its
+/// arguments in `log`, then runs `then` with them (`exec REAL "$@"`), or
+/// answers `--help` as busybox's wget does.
+fn spy(dir: &Path, tool: &str, log: &Path, then: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let file = dir.join(tool);
+    let _ = std::fs::remove_file(&file);
+    std::fs::write(
+        &file,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\n{then}\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_mirror_s_password_is_on_no_command_line() {
+    let release = Release::serve(None);
+    let url = release.url().replacen("://", "://me:s3cretMirror@", 1);
+    let real = |tool: &str| {
+        ["/usr/local/bin", "/usr/bin", "/bin"]
+            .iter()
+            .map(|dir| Path::new(dir).join(tool))
+            .find(|path| path.exists())
+            .unwrap()
+    };
+    // curl, then GNU wget without curl: the URL is not among the arguments
+    // that every user of the machine can read (ps).
+    for tool in ["curl", "wget"] {
+        let (home, tmp, tools) = (scratch(), scratch(), scratch());
+        let log = tmp.path().join("args");
+        let path = if tool == "curl" {
+            path_with(&[tools.path()])
+        } else {
+            crate::harness::loopback::installed("wget", "wget");
+            tools_without_curl(tools.path(), true);
+            tools.path().display().to_string()
+        };
+        spy(
+            tools.path(),
+            tool,
+            &log,
+            &format!("exec '{}' \"$@\"", real(tool).display()),
+        );
+        let ran = install(
+            &[],
+            &[
+                ("HOME", home.path().to_str().unwrap()),
+                ("PATH", &path),
+                ("RETRY_INSTALL_FROM", &url),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(ran.code, Some(0), "{tool}: {}", ran.stderr);
+        let args = std::fs::read_to_string(&log).unwrap();
+        assert!(args.lines().count() >= 2, "{tool}: {args}");
+        assert!(!args.contains("s3cret"), "{tool}: {args}");
+    }
+    // busybox's wget takes the URL only as an argument: refused, in one line.
+    let (home, tmp, tools) = (scratch(), scratch(), scratch());
+    let log = tmp.path().join("args");
+    tools_without_curl(tools.path(), true);
+    spy(
+        tools.path(),
+        "wget",
+        &log,
+        "echo 'Usage: wget [-cqS] [--spider] [-O FILE] URL...' >&2; exit 1",
+    );
+    let ran = install(
+        &[],
+        &[
+            ("HOME", home.path().to_str().unwrap()),
+            ("PATH", tools.path().to_str().unwrap()),
+            ("RETRY_INSTALL_FROM", &url),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    assert!(
+        ran.stderr.lines().last().unwrap_or("").contains(
+            ": busybox's wget takes a URL only as an argument, where every user of this \
+             machine can read its password (ps); install curl"
+        ),
+        "{}",
+        ran.stderr
+    );
+    assert!(!ran.stderr.contains("s3cret"), "{}", ran.stderr);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "--help\n");
+    assert_eq!(files_under(home.path()), Vec::<String>::new());
+}
