@@ -1580,3 +1580,24 @@ fn no_password_is_in_a_download_s_arguments_or_a_build_s_environment() {
     assert!(env.contains("PATH="), "{env}");
     assert!(!env.contains("s3cretStore"), "{env}");
 }
+
+#[test]
+fn a_mirror_url_with_a_line_end_is_a_usage_error() {
+    // It would end curl's config line, where the URL goes (not argv).
+    let release = Release::new();
+    let runner = Runner::new();
+    let from = format!(
+        "{}/\noutput = {}",
+        release.url(),
+        runner.file("x").display()
+    );
+    let ran = runner.run(&from, &[("command", "touch ran")]);
+    assert_eq!(code(&ran), 2, "{}", stderr(&ran));
+    assert_eq!(
+        stderr(&ran),
+        "retry action: RETRY_INSTALL_FROM: a URL holds no control character (a line end?)\n"
+    );
+    refused(&runner, &ran);
+    assert!(!runner.file("x").exists());
+    assert_eq!(release.server.served(), 0);
+}

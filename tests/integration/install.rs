@@ -1099,3 +1099,26 @@ fn a_mirror_s_password_is_on_no_command_line() {
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "--help\n");
     assert_eq!(files_under(home.path()), Vec::<String>::new());
 }
+
+#[test]
+fn a_mirror_url_with_a_line_end_is_a_usage_error() {
+    // It would end curl's config line, where the URL goes (not argv).
+    let release = Release::serve(None);
+    let (home, tmp) = (scratch(), scratch());
+    let url = format!("{}\noutput = /dev/null", release.url());
+    let ran = install(
+        &[],
+        &[
+            ("HOME", home.path().to_str().unwrap()),
+            ("PATH", &path_with(&[])),
+            ("RETRY_INSTALL_FROM", &url),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    assert_eq!(
+        ran.stderr,
+        "install: RETRY_INSTALL_FROM: a URL holds no control character (a line end?)\n"
+    );
+    assert_eq!(files_under(home.path()), Vec::<String>::new());
+}
