@@ -86,6 +86,14 @@ is_whole() {
     '' | *[!0-9]*) return 1 ;;
     esac
 }
+# A whole number from 1 to MAX (9 digits at most), by its digits: the
+# shell's own test prints a line of its own past 64 bits.
+is_count() { # VALUE MAX
+    local digits=$1
+    is_whole "$digits" || return 1
+    while [ "${digits#0}" != "$digits" ]; do digits=${digits#0}; done
+    [ -n "$digits" ] && [ ${#digits} -le 9 ] && [ "$digits" -le "$2" ]
+}
 # Digits, with a decimal part or not: 2, 2.5.
 is_decimal() {
     is_whole "${1%%.*}" && { [ "$1" = "${1%%.*}" ] || is_whole "${1#*.}"; }
@@ -135,8 +143,8 @@ fi
 if [ -n "$attempts" ]; then
     case $attempts in
     unlimited) ;;
-    *) is_whole "$attempts" && [ "$attempts" -gt 0 ] ||
-        bad "max_attempts: '$attempts' is not a number of attempts (1 or more)" ;;
+    *) is_count "$attempts" 999999999 ||
+        bad "max_attempts: '$attempts' is not a number of attempts (1 to 999999999, or unlimited)" ;;
     esac
     flags+=(--max-attempts "$attempts")
 fi
@@ -168,7 +176,7 @@ error) fatal_codes=124${fatal_codes:+,$fatal_codes} ;;
 *) bad "retry_on: '$retry_on' is not any, timeout, error or success" ;;
 esac
 if [ -n "$exit_code_input" ]; then
-    is_whole "$exit_code_input" && [ "$exit_code_input" -le 255 ] ||
+    { [ "$exit_code_input" = 0 ] || is_count "$exit_code_input" 255; } ||
         bad "retry_on_exit_code: '$exit_code_input' is not an exit code (0 to 255)"
     [ "$retry_on" = timeout ] &&
         bad "retry_on_exit_code: retries only that code, and retry_on: timeout only timeouts; give one"
