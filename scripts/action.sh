@@ -35,8 +35,8 @@
 # (a branch, a commit no tag points at, a fork, `uses: ./`), retry is
 # built, saying why, from the action's own checkout (RETRY_ACTION_PATH)
 # with cargo ($CARGO if set). Nothing is fetched from anywhere else.
-# RETRY_INSTALL_TIMEOUT bounds each download as a whole, in seconds (1 or
-# more, default 300), as for scripts/install.sh; a download that fails
+# RETRY_INSTALL_TIMEOUT bounds each download as a whole, in seconds (1 to
+# 999999999, default 300), as for scripts/install.sh; a download that fails
 # says why in curl's terms (timed out, cut short, cannot connect).
 #
 # Outputs: total_attempts, exit_code, exit_error (nick-fields' words) and
@@ -280,8 +280,8 @@ archive_for() {
 binary=retry
 [ "$windows" = true ] && binary=retry.exe
 timeout=${RETRY_INSTALL_TIMEOUT:-300}
-{ is_whole "$timeout" && [ "$timeout" -gt 0 ]; } 2>/dev/null ||
-    bad "RETRY_INSTALL_TIMEOUT=$timeout: not a number of seconds (1 or more) for each download"
+is_count "$timeout" 999999999 ||
+    bad "RETRY_INSTALL_TIMEOUT=$timeout: not a number of seconds (1 to 999999999) for each download"
 # A line end would end curl's config line (fetch): no URL holds one.
 case ${RETRY_INSTALL_FROM:-} in
 *[[:cntrl:]]*) bad "RETRY_INSTALL_FROM: a URL holds no control character (a line end?)" ;;

@@ -103,14 +103,20 @@ case $from in
     ;;
 esac
 
+# 1 to 999999999 (31 years), by its digits: 0 (no bound) is not a
+# choice, and curl refuses a number past its range with a status of its
+# own, which would read as a failed download.
 timeout=${RETRY_INSTALL_TIMEOUT:-300}
 case $timeout in
 *[!0-9]*) timeout= ;;
-*[1-9]*) ;;
-*) timeout= ;; # 0: no bound is not a choice
+*[1-9]*)
+    while [ "${timeout#0}" != "$timeout" ]; do timeout=${timeout#0}; done
+    [ ${#timeout} -le 9 ] || timeout=
+    ;;
+*) timeout= ;;
 esac
 if [ -z "$timeout" ]; then
-    say "RETRY_INSTALL_TIMEOUT=${RETRY_INSTALL_TIMEOUT}: not a number of seconds (1 or more) for each download"
+    say "RETRY_INSTALL_TIMEOUT=${RETRY_INSTALL_TIMEOUT}: not a number of seconds (1 to 999999999) for each download"
     exit 2
 fi
 

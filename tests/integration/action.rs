@@ -850,7 +850,14 @@ fn a_download_cut_short_or_too_slow_says_so_and_installs_nothing() {
 #[test]
 fn an_install_timeout_of_zero_is_a_usage_error() {
     let release = Release::new();
-    for value in ["0", "00", "1.5", "ten"] {
+    for value in [
+        "0",
+        "00",
+        "1.5",
+        "ten",
+        "1000000000",
+        "99999999999999999999",
+    ] {
         let runner = Runner::new();
         let ran = runner
             .step(&release.url(), &[("command", "touch ran")])
@@ -861,7 +868,7 @@ fn an_install_timeout_of_zero_is_a_usage_error() {
         assert_eq!(
             stderr(&ran),
             format!(
-                "retry action: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 or more) for each download\n"
+                "retry action: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 to 999999999) for each download\n"
             )
         );
         refused(&runner, &ran);

@@ -772,7 +772,15 @@ fn a_failed_download_gives_curl_s_own_status_under_sh_and_bash() {
 
 #[test]
 fn an_install_timeout_of_zero_is_a_usage_error() {
-    for value in ["0", "000", "1.5", "ten", "-1"] {
+    for value in [
+        "0",
+        "000",
+        "1.5",
+        "ten",
+        "-1",
+        "1000000000",
+        "99999999999999999999",
+    ] {
         let (home, tmp) = (scratch(), scratch());
         let ran = install(
             &[],
@@ -788,7 +796,7 @@ fn an_install_timeout_of_zero_is_a_usage_error() {
         assert_eq!(
             ran.stderr,
             format!(
-                "install: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 or more) for each download\n"
+                "install: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 to 999999999) for each download\n"
             )
         );
     }
