@@ -649,7 +649,7 @@ fn a_server_that_never_answers_is_bounded() {
 #[test]
 fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
     let release = Release::start(Serving::Files);
-    let cases: [(&[(&str, &str)], &str); 15] = [
+    let cases: [(&[(&str, &str)], &str); 17] = [
         (&[("retry_on", "sometimes")], "retry_on: 'sometimes'"),
         (
             &[("timeout_minutes", "1"), ("timeout_seconds", "30")],
@@ -679,6 +679,9 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
             "retry_on_exit_code: '300'",
         ),
         (&[("timeout_seconds", "1.5.2")], "timeout_seconds: '1.5.2'"),
+        // What nick-fields' parseInt reads in part (docs/action.md).
+        (&[("timeout_minutes", "1e3")], "timeout_minutes: '1e3'"),
+        (&[("timeout_seconds", "-1")], "timeout_seconds: '-1'"),
         // Past 64 bits, bash's own test would add a line of its own.
         (
             &[("retry_on_exit_code", "99999999999999999999")],
