@@ -516,6 +516,9 @@ install() {
         printf '%s\n' "$cache"
         return
     fi
+    # Said as such: curl's "command not found" would read as a failed download.
+    command -v curl >/dev/null 2>&1 ||
+        die "no curl on this runner to download retry $version from $(shown "$from"): install curl in an earlier step"
     staging=$(mktemp -d "$work/download.XXXXXX") || die "cannot create a directory in $work"
     trap 'rm -rf "$staging"' EXIT
     got=$(fetch "$from/$archive.sha256" "$staging/sum") || {

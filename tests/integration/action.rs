@@ -1621,3 +1621,36 @@ fn a_mirror_url_with_a_line_end_is_a_usage_error() {
     assert!(!runner.file("x").exists());
     assert_eq!(release.server.served(), 0);
 }
+
+#[test]
+fn without_curl_the_install_says_so() {
+    let release = Release::new();
+    let runner = Runner::new();
+    // Every program on PATH but curl.
+    let tools = runner.file("tools");
+    std::fs::create_dir(&tools).unwrap();
+    for dir in ["/usr/local/bin", "/usr/bin", "/bin"] {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let (name, link) = (entry.file_name(), tools.join(entry.file_name()));
+            if name != "curl" && !link.exists() {
+                let _ = std::os::unix::fs::symlink(entry.path(), link);
+            }
+        }
+    }
+    let ran = runner
+        .step(&release.url(), &[("command", "touch ran")])
+        .env("PATH", &tools)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 1, "{}", stderr(&ran));
+    assert_eq!(
+        stderr(&ran),
+        format!(
+            "retry action: no curl on this runner to download retry {VERSION} from {}: \
+             install curl in an earlier step\n",
+            release.url()
+        )
+    );
+    nothing_ran(&runner);
+    assert_eq!(release.server.served(), 0);
+}
