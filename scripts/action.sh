@@ -427,9 +427,13 @@ tag_of() { # COMMIT
     http://* | https://*) ;;
     *) return 2 ;;
     esac
-    refs=$(GIT_TERMINAL_PROMPT=0 GIT_ALLOW_PROTOCOL=http:https \
-        GIT_HTTP_LOW_SPEED_LIMIT=1 GIT_HTTP_LOW_SPEED_TIME=$timeout \
-        bounded git ls-remote --tags "$repository" 2>/dev/null) || return 2
+    # From /, outside the job's checkout: its .git/config (actions/checkout
+    # puts the job's token there as an http.extraheader, and a step may
+    # add url.*.insteadOf) neither goes to the server nor steers the lookup.
+    refs=$(unset GIT_DIR GIT_WORK_TREE GIT_COMMON_DIR && cd / &&
+        GIT_TERMINAL_PROMPT=0 GIT_ALLOW_PROTOCOL=http:https \
+            GIT_HTTP_LOW_SPEED_LIMIT=1 GIT_HTTP_LOW_SPEED_TIME=$timeout \
+            bounded git ls-remote --tags "$repository" 2>/dev/null) || return 2
     printf '%s\n' "$refs" | awk -v commit="$1" '
         tolower($1) == commit {
             tag = $2

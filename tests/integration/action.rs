@@ -1654,3 +1654,50 @@ fn without_curl_the_install_says_so() {
     nothing_ran(&runner);
     assert_eq!(release.server.served(), 0);
 }
+
+#[test]
+fn a_sha_pin_s_tags_are_listed_outside_the_job_s_checkout() {
+    // The step runs in the job's checkout, whose .git/config holds what
+    // actions/checkout and earlier steps put there: a token as an
+    // http.extraheader, or a url.*.insteadOf that sends the lookup
+    // elsewhere (here: to a port where nothing listens).
+    let (repo, commit) = repository_tagged(Some((&format!("v{VERSION}"), false)));
+    let release = Release::with_git(&repo.path().join(".git"));
+    let runner = Runner::new();
+    let elsewhere = format!(
+        "http://127.0.0.1:{}/o/r",
+        crate::harness::loopback::closed_port()
+    );
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(runner.temp.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&[
+        "config",
+        &format!("url.{elsewhere}.insteadOf"),
+        &release.repository(),
+    ]);
+    let ran = runner
+        .step("", &[("command", "touch ran")])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .env("RETRY_ACTION_REF", &commit)
+        .env("CARGO", "/nonexistent/cargo")
+        .output()
+        .unwrap();
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 0, "{said}");
+    assert!(
+        said.contains(&format!(
+            "retry action: commit {commit} is release v{VERSION}\n"
+        )),
+        "{said}"
+    );
+    assert!(runner.file("ran").exists());
+}
