@@ -197,16 +197,17 @@ fetch() {
         case $(wget --help 2>&1) in
         *--input-file*)
             printf '%s\n' "$1" >"$work/url"
-            set -- "$1" "$2" -i "$work/url"
+            bounded wget -q -T "$timeout" -O "$2" -i "$work/url"
             ;;
         *)
             case $1 in
-            *@*) die "cannot download $(shown "$1"): busybox's wget takes a URL only as an argument, where every user of this machine can read its password (ps); install curl" ;;
+            *@*) die "could not download $(shown "$1"): busybox's wget takes a URL only as an argument, where every user of this machine can read its password (ps); install curl" ;;
             esac
-            set -- "$1" "$2" "$1"
+            # No -T: Debian's busybox, built without it, crashes on it;
+            # bounded() is the bound that counts.
+            bounded wget -q -O "$2" "$1"
             ;;
-        esac
-        bounded wget -q -T "$timeout" -O "$2" "$3" ${4+"$4"} || {
+        esac || {
             status=$?
             case $status in
             124 | 143) die "could not download $(shown "$1"): timed out: not complete within $timeout s (RETRY_INSTALL_TIMEOUT)" ;;
