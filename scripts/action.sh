@@ -190,13 +190,13 @@ if [ -n "$fatal_codes" ]; then flags+=(--fatal-on "$fatal_codes"); fi
 wishes=groups
 [ "$warning_on_retry" = false ] && wishes=$wishes,plain-retries
 [ "$continue_on_error" = true ] && wishes=$wishes,give-up-warning
-if [ -n "${INPUT_ON_RETRY_COMMAND:-}" ]; then
-    flags+=(--on-retry "$INPUT_ON_RETRY_COMMAND")
-fi
 # retry's own, as its flags; retry checks them (a bad one: exit 2, nothing runs).
+# FLAG=VALUE, one word: a value that starts with - (a regex such as
+# '--- FAIL' or '-ERR') is the flag's, not an option of its own.
 own() { # FLAG VALUE
-    if [ -n "$2" ]; then flags+=("$1" "$2"); fi
+    if [ -n "$2" ]; then flags+=("$1=$2"); fi
 }
+own --on-retry "${INPUT_ON_RETRY_COMMAND:-}"
 own --jitter "${INPUT_JITTER:-}"
 own --base "${INPUT_BASE:-}"
 own --cap "${INPUT_CAP:-}"

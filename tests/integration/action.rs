@@ -1701,3 +1701,31 @@ fn a_sha_pin_s_tags_are_listed_outside_the_job_s_checkout() {
     );
     assert!(runner.file("ran").exists());
 }
+
+#[test]
+fn an_input_that_starts_with_a_dash_is_the_value_not_an_option() {
+    // Go's test output and Redis's errors: regexes that start with -.
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "echo '-ERR busy'; touch ran; exit 1"),
+            ("stop_if_output", "-ERR"),
+            ("retry_if_output", "--- FAIL"),
+            ("on_retry_command", "--version"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 1, "{said}");
+    assert!(runner.file("ran").exists(), "{said}");
+    // Stopped by the output at the first attempt: the hook never ran.
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=1\nexit_code=1\n"),
+        "{}",
+        runner.outputs()
+    );
+}
