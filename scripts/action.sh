@@ -557,6 +557,9 @@ install() {
     local unpacked="$staging/${archive%.zip}"
     unpacked=${unpacked%.tar.gz}
     [ -f "$unpacked/$binary" ] || die "$archive holds no ${archive%%.[tz]*}/$binary"
+    # A link's target is not what the checksum covered: anyone's file.
+    [ -L "$unpacked/$binary" ] &&
+        die "$archive's ${archive%%.[tz]*}/$binary is a symbolic link, not the file its checksum covers: refusing it, nothing installed"
     # What the cache held is gone, or, if it cannot be removed, left aside.
     if [ -e "$cache" ] || [ -L "$cache" ]; then
         rm -rf "$cache" 2>/dev/null

@@ -244,6 +244,9 @@ actual=$(sha256_of "$work/$archive")
 src=$work/${archive%.tar.gz}
 for file in retry man/retry.1 completions/retry.bash completions/_retry completions/retry.fish; do
     [ -f "$src/$file" ] || die "$archive has no $file; nothing installed"
+    # A link's target is not what the checksum covered: anyone's file.
+    [ ! -L "$src/$file" ] ||
+        die "$archive's $file is a symbolic link, not the file its checksum covers; nothing installed"
 done
 version=$("$src/retry" --version 2>/dev/null) ||
     die "the retry in $archive does not run on this machine ($os $arch); nothing installed"

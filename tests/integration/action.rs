@@ -1729,3 +1729,39 @@ fn an_input_that_starts_with_a_dash_is_the_value_not_an_option() {
         runner.outputs()
     );
 }
+
+#[test]
+fn an_archive_whose_retry_is_a_symbolic_link_is_refused() {
+    // The checksum covers the link, not its target: a file anyone may
+    // have put there, here one that leaves `planted` where it runs.
+    let release = Release::start(Serving::Files);
+    let runner = Runner::new();
+    plant(&runner.file("elsewhere/retry"));
+    let packed = Command::new("sh")
+        .current_dir(release.files.path())
+        .arg("-c")
+        .arg(
+            "mkdir \"$1\" && ln -s \"$3\" \"$1/retry\" && tar -czf \"$2\" \"$1\" && \
+             rm -r \"$1\" && sha256sum \"$2\" > \"$2.sha256\"",
+        )
+        .arg("sh")
+        .arg(format!("retry-{VERSION}-{TARGET}"))
+        .arg(archive())
+        .arg(runner.file("elsewhere/retry"))
+        .status()
+        .unwrap();
+    assert!(packed.success());
+    let ran = runner.run(&release.url(), &[("command", "touch ran")]);
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 1, "{said}");
+    assert_eq!(
+        said,
+        format!(
+            "retry action: {}'s retry-{VERSION}-{TARGET}/retry is a symbolic link, not the \
+             file its checksum covers: refusing it, nothing installed\n",
+            archive()
+        )
+    );
+    assert!(!runner.file("planted").exists());
+    nothing_ran(&runner);
+}

@@ -1160,3 +1160,75 @@ fn a_mirror_url_with_a_line_end_is_a_usage_error() {
     );
     assert_eq!(files_under(home.path()), Vec::<String>::new());
 }
+
+#[test]
+fn an_archive_whose_retry_is_a_symbolic_link_installs_nothing() {
+    // The checksum covers the link, not its target: a file anyone may
+    // have put there.
+    let package = package();
+    let files = scratch();
+    let elsewhere = scratch();
+    let evil = elsewhere.path().join("retry");
+    std::fs::write(&evil, "#!/bin/sh\necho 'retry 6.6.6'\n").unwrap();
+    executable(&evil);
+    let top = package.archive.trim_end_matches(".tar.gz").to_owned();
+    let packed = Command::new("sh")
+        .current_dir(files.path())
+        .arg("-c")
+        .arg(
+            "tar -xzf \"$1\" && rm \"$2/retry\" && ln -s \"$3\" \"$2/retry\" && \
+             tar -czf \"$4\" \"$2\" && rm -r \"$2\" && sha256sum \"$4\" > \"$4.sha256\"",
+        )
+        .arg("sh")
+        .arg(package.dir.path().join(&package.archive))
+        .arg(&top)
+        .arg(&evil)
+        .arg(&package.archive)
+        .status()
+        .unwrap();
+    assert!(packed.success());
+    let root = files.path().to_owned();
+    let server = Server::start(move |mut stream, _| {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head);
+        let asked = head
+            .split(' ')
+            .nth(1)
+            .unwrap_or("/")
+            .trim_start_matches('/');
+        let body = std::fs::read(root.join(asked)).unwrap_or_default();
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let _ = stream.write_all(&body);
+    });
+    let (home, tmp) = (scratch(), scratch());
+    let ran = install(
+        &[],
+        &[
+            ("HOME", home.path().to_str().unwrap()),
+            ("PATH", &path_with(&[])),
+            (
+                "RETRY_INSTALL_FROM",
+                &format!("http://127.0.0.1:{}/", server.port()),
+            ),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    assert_eq!(
+        ran.stderr.lines().last().unwrap_or(""),
+        format!(
+            "install: {}'s retry is a symbolic link, not the file its checksum covers; \
+             nothing installed",
+            package.archive
+        )
+    );
+    assert_eq!(files_under(home.path()), Vec::<String>::new());
+}
