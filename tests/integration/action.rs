@@ -1765,3 +1765,37 @@ fn an_archive_whose_retry_is_a_symbolic_link_is_refused() {
     assert!(!runner.file("planted").exists());
     nothing_ran(&runner);
 }
+
+#[test]
+fn a_git_server_that_never_answers_a_sha_pin_s_lookup_is_bounded() {
+    let release = Release::start(Serving::Hang);
+    let runner = Runner::new();
+    let started = Instant::now();
+    let ran = runner
+        .step("", &[("command", "touch ran")])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .env(
+            "RETRY_ACTION_REF",
+            "0123456789abcdef0123456789abcdef01234567",
+        )
+        .env("RETRY_INSTALL_TIMEOUT", "1")
+        .env("CARGO", "/nonexistent/cargo")
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 1, "{said}");
+    assert!(
+        said.starts_with(&format!(
+            "retry action: cannot list the tags of {} (git ls-remote failed or took over 1 s)",
+            release.repository()
+        )),
+        "{said}"
+    );
+    nothing_ran(&runner);
+}
