@@ -341,11 +341,12 @@ fi
 # GET URL into FILE, bounded; prints the HTTP status (000: no answer) and
 # returns curl's own status, which says whether the transfer completed.
 # The URL goes by curl's config on stdin, not its arguments: a mirror's
-# password in argv is readable by every user of the machine (ps).
+# password in argv is readable by every user of the machine (ps). -g: a
+# [ or { in it is itself, not one of curl's URL patterns.
 fetch() {
     printf 'url = "%s"\n' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')" |
         curl -sSL --proto '=https,http' --connect-timeout 15 --max-time "$timeout" \
-            -K - -o "$2" -w '%{http_code}' 2>/dev/null
+            -g -K - -o "$2" -w '%{http_code}' 2>/dev/null
 }
 
 # Why curl failed, from its exit status (its own message is not shown: it

@@ -184,12 +184,13 @@ bounded() {
 # The URL is never an argument: a mirror's password in argv is readable by
 # every user of the machine (ps). curl reads it from its config on stdin,
 # GNU wget from a file (-i); busybox's wget can take it only as an
-# argument, so a URL with a password needs curl there.
+# argument, so a URL with a password needs curl there. curl -g: a [ or {
+# in the URL is itself, not one of curl's URL patterns.
 fetch() {
     if command -v curl >/dev/null 2>&1; then
         code=$(printf 'url = "%s"\n' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')" |
             curl -fsSL --connect-timeout 15 --max-time "$timeout" -w '%{http_code}' \
-                -K - -o "$2" 2>/dev/null) || {
+                -g -K - -o "$2" 2>/dev/null) || {
             status=$? # before anything else runs
             die "could not download $(shown "$1"): $(curl_why "$status" "$code") (curl exit $status)"
         }

@@ -1799,3 +1799,17 @@ fn a_git_server_that_never_answers_a_sha_pin_s_lookup_is_bounded() {
     );
     nothing_ran(&runner);
 }
+
+#[test]
+fn a_mirror_s_password_with_brackets_or_braces_is_sent_as_it_is() {
+    // curl would read them as URL patterns: two requests, each with a
+    // password that is not the one given.
+    let release = Release::new();
+    let runner = Runner::new();
+    let from = release.url().replacen("://", "://me:Pw{1,2}[3-4]@", 1);
+    let ran = runner.run(&from, &[("command", "touch ran")]);
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(runner.file("ran").exists());
+    // The .sha256 and the archive, once each.
+    assert_eq!(release.server.served(), 2);
+}

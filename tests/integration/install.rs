@@ -1232,3 +1232,24 @@ fn an_archive_whose_retry_is_a_symbolic_link_installs_nothing() {
     );
     assert_eq!(files_under(home.path()), Vec::<String>::new());
 }
+
+#[test]
+fn a_mirror_s_password_with_brackets_or_braces_is_sent_as_it_is() {
+    // curl would read them as URL patterns: several requests, each with a
+    // password that is not the one given.
+    let release = Release::serve(None);
+    let (home, tmp) = (scratch(), scratch());
+    let url = release.url().replacen("://", "://me:Pw{1,2}[3-4]@", 1);
+    let ran = install(
+        &[],
+        &[
+            ("HOME", home.path().to_str().unwrap()),
+            ("PATH", &path_with(&[])),
+            ("RETRY_INSTALL_FROM", &url),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    // The .sha256 and the archive, once each.
+    assert_eq!(release.server.served(), 2);
+}
