@@ -342,10 +342,14 @@ fi
 # returns curl's own status, which says whether the transfer completed.
 # The URL goes by curl's config on stdin, not its arguments: a mirror's
 # password in argv is readable by every user of the machine (ps). -g: a
-# [ or { in it is itself, not one of curl's URL patterns.
+# [ or { in it is itself, not one of curl's URL patterns. An https
+# download follows redirects over https only: a checksum fetched over
+# http is no check.
 fetch() {
+    local only='=https,http'
+    case $1 in [Hh][Tt][Tt][Pp][Ss]://*) only='=https' ;; esac
     printf 'url = "%s"\n' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')" |
-        curl -sSL --proto '=https,http' --connect-timeout 15 --max-time "$timeout" \
+        curl -sSL --proto "$only" --proto-redir "$only" --connect-timeout 15 --max-time "$timeout" \
             -g -K - -o "$2" -w '%{http_code}' 2>/dev/null
 }
 
@@ -353,6 +357,7 @@ fetch() {
 # may quote part of a URL whose password it could not tell apart).
 curl_why() {
     case $1 in
+    1) echo "redirected to a protocol it does not follow (from https, https only)" ;;
     3) echo "not a URL curl can read (a password holding / ? # @ must be percent-encoded)" ;;
     6) echo "cannot resolve its host" ;;
     7) echo "cannot connect" ;;

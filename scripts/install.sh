@@ -150,6 +150,7 @@ trap 'exit 143' TERM
 # may quote part of a URL whose password it could not tell apart).
 curl_why() { # STATUS HTTP_CODE
     case $1 in
+    1) echo "redirected to a protocol it does not follow (from https, https only)" ;;
     3) echo "not a URL curl can read (a password holding / ? # @ must be percent-encoded)" ;;
     6) echo "cannot resolve its host" ;;
     7) echo "cannot connect" ;;
@@ -188,7 +189,13 @@ bounded() {
 # in the URL is itself, not one of curl's URL patterns.
 fetch() {
     if command -v curl >/dev/null 2>&1; then
-        code=$(printf 'url = "%s"\n' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')" |
+        # From https, redirects over https only: a checksum fetched over
+        # http is no check.
+        case $1 in
+        [Hh][Tt][Tt][Pp][Ss]://*) redirects='proto-redir = "=https"' ;;
+        *) redirects= ;;
+        esac
+        code=$(printf 'url = "%s"\n%s\n' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')" "$redirects" |
             curl -fsSL --connect-timeout 15 --max-time "$timeout" -w '%{http_code}' \
                 -g -K - -o "$2" 2>/dev/null) || {
             status=$? # before anything else runs

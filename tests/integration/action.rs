@@ -1813,3 +1813,43 @@ fn a_mirror_s_password_with_brackets_or_braces_is_sent_as_it_is() {
     // The .sha256 and the archive, once each.
     assert_eq!(release.server.served(), 2);
 }
+
+#[test]
+fn an_https_download_is_not_followed_to_http() {
+    // A checksum that came over http checks nothing: whoever can change
+    // the archive on the way can change it too.
+    let release = Release::new();
+    let runner = Runner::new();
+    let tls = runner.file("tls");
+    std::fs::create_dir(&tls).unwrap();
+    let Some(server) = crate::harness::loopback::https_files(&tls) else {
+        return;
+    };
+    for name in [archive(), format!("{}.sha256", archive())] {
+        std::fs::write(
+            tls.join(&name),
+            format!(
+                "HTTP/1.0 302 Found\r\nLocation: {}/{name}\r\n\r\n",
+                release.url()
+            ),
+        )
+        .unwrap();
+    }
+    let from = format!("https://127.0.0.1:{}", server.port);
+    let ran = runner
+        .step(&from, &[("command", "touch ran")])
+        .env("CURL_CA_BUNDLE", tls.join("cert.pem"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 1, "{}", stderr(&ran));
+    assert_eq!(
+        stderr(&ran),
+        format!(
+            "retry action: cannot download {from}/{}.sha256: redirected to a protocol it \
+             does not follow (from https, https only) (curl exit 1)\n",
+            archive()
+        )
+    );
+    assert_eq!(release.server.served(), 0);
+    nothing_ran(&runner);
+}

@@ -1253,3 +1253,51 @@ fn a_mirror_s_password_with_brackets_or_braces_is_sent_as_it_is() {
     // The .sha256 and the archive, once each.
     assert_eq!(release.server.served(), 2);
 }
+
+#[test]
+fn an_https_download_is_not_followed_to_http() {
+    // A checksum that came over http checks nothing: whoever can change
+    // the archive on the way can change it too.
+    let release = Release::serve(None);
+    let tls = scratch();
+    let Some(server) = crate::harness::loopback::https_files(tls.path()) else {
+        return;
+    };
+    for name in [
+        release.archive.clone(),
+        format!("{}.sha256", release.archive),
+    ] {
+        std::fs::write(
+            tls.path().join(&name),
+            format!(
+                "HTTP/1.0 302 Found\r\nLocation: {}{name}\r\n\r\n",
+                release.url()
+            ),
+        )
+        .unwrap();
+    }
+    let (home, tmp) = (scratch(), scratch());
+    let from = format!("https://127.0.0.1:{}/", server.port);
+    let ca = tls.path().join("cert.pem");
+    let ran = install(
+        &[],
+        &[
+            ("HOME", home.path().to_str().unwrap()),
+            ("PATH", &path_with(&[])),
+            ("RETRY_INSTALL_FROM", &from),
+            ("CURL_CA_BUNDLE", ca.to_str().unwrap()),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(ran.code, Some(1), "{}", ran.stderr);
+    assert_eq!(
+        ran.stderr.lines().last().unwrap_or(""),
+        format!(
+            "install: could not download {from}{}.sha256: redirected to a protocol it does \
+             not follow (from https, https only) (curl exit 1)",
+            release.archive
+        )
+    );
+    assert_eq!(release.server.served(), 0);
+    assert_eq!(files_under(home.path()), Vec::<String>::new());
+}
