@@ -35,8 +35,8 @@
 # (a branch, a commit no tag points at, a fork, `uses: ./`), retry is
 # built, saying why, from the action's own checkout (RETRY_ACTION_PATH)
 # with cargo ($CARGO if set). Nothing is fetched from anywhere else.
-# RETRY_INSTALL_TIMEOUT bounds each download as a whole, in seconds (1 or
-# more, default 300), as for scripts/install.sh; a download that fails
+# RETRY_INSTALL_TIMEOUT bounds each download as a whole, in seconds (1 to
+# 999999999, default 300), as for scripts/install.sh; a download that fails
 # says why in curl's terms (timed out, cut short, cannot connect).
 #
 # Outputs: total_attempts, exit_code, exit_error (nick-fields' words) and
@@ -85,6 +85,14 @@ is_whole() {
     case $1 in
     '' | *[!0-9]*) return 1 ;;
     esac
+}
+# A whole number from 1 to MAX (9 digits at most), by its digits: the
+# shell's own test prints a line of its own past 64 bits.
+is_count() { # VALUE MAX
+    local digits=$1
+    is_whole "$digits" || return 1
+    while [ "${digits#0}" != "$digits" ]; do digits=${digits#0}; done
+    [ -n "$digits" ] && [ ${#digits} -le 9 ] && [ "$digits" -le "$2" ]
 }
 # Digits, with a decimal part or not: 2, 2.5.
 is_decimal() {
@@ -135,8 +143,8 @@ fi
 if [ -n "$attempts" ]; then
     case $attempts in
     unlimited) ;;
-    *) is_whole "$attempts" && [ "$attempts" -gt 0 ] ||
-        bad "max_attempts: '$attempts' is not a number of attempts (1 or more)" ;;
+    *) is_count "$attempts" 999999999 ||
+        bad "max_attempts: '$attempts' is not a number of attempts (1 to 999999999, or unlimited)" ;;
     esac
     flags+=(--max-attempts "$attempts")
 fi
@@ -168,7 +176,7 @@ error) fatal_codes=124${fatal_codes:+,$fatal_codes} ;;
 *) bad "retry_on: '$retry_on' is not any, timeout, error or success" ;;
 esac
 if [ -n "$exit_code_input" ]; then
-    is_whole "$exit_code_input" && [ "$exit_code_input" -le 255 ] ||
+    { [ "$exit_code_input" = 0 ] || is_count "$exit_code_input" 255; } ||
         bad "retry_on_exit_code: '$exit_code_input' is not an exit code (0 to 255)"
     [ "$retry_on" = timeout ] &&
         bad "retry_on_exit_code: retries only that code, and retry_on: timeout only timeouts; give one"
@@ -182,13 +190,13 @@ if [ -n "$fatal_codes" ]; then flags+=(--fatal-on "$fatal_codes"); fi
 wishes=groups
 [ "$warning_on_retry" = false ] && wishes=$wishes,plain-retries
 [ "$continue_on_error" = true ] && wishes=$wishes,give-up-warning
-if [ -n "${INPUT_ON_RETRY_COMMAND:-}" ]; then
-    flags+=(--on-retry "$INPUT_ON_RETRY_COMMAND")
-fi
 # retry's own, as its flags; retry checks them (a bad one: exit 2, nothing runs).
+# FLAG=VALUE, one word: a value that starts with - (a regex such as
+# '--- FAIL' or '-ERR') is the flag's, not an option of its own.
 own() { # FLAG VALUE
-    if [ -n "$2" ]; then flags+=("$1" "$2"); fi
+    if [ -n "$2" ]; then flags+=("$1=$2"); fi
 }
+own --on-retry "${INPUT_ON_RETRY_COMMAND:-}"
 own --jitter "${INPUT_JITTER:-}"
 own --base "${INPUT_BASE:-}"
 own --cap "${INPUT_CAP:-}"
@@ -275,8 +283,12 @@ archive_for() {
 binary=retry
 [ "$windows" = true ] && binary=retry.exe
 timeout=${RETRY_INSTALL_TIMEOUT:-300}
-{ is_whole "$timeout" && [ "$timeout" -gt 0 ]; } 2>/dev/null ||
-    bad "RETRY_INSTALL_TIMEOUT=$timeout: not a number of seconds (1 or more) for each download"
+is_count "$timeout" 999999999 ||
+    bad "RETRY_INSTALL_TIMEOUT=$timeout: not a number of seconds (1 to 999999999) for each download"
+# A line end would end curl's config line (fetch): no URL holds one.
+case ${RETRY_INSTALL_FROM:-} in
+*[[:cntrl:]]*) bad "RETRY_INSTALL_FROM: a URL holds no control character (a line end?)" ;;
+esac
 
 sha256() {
     if command -v sha256sum >/dev/null 2>&1; then
@@ -331,15 +343,24 @@ fi
 
 # GET URL into FILE, bounded; prints the HTTP status (000: no answer) and
 # returns curl's own status, which says whether the transfer completed.
+# The URL goes by curl's config on stdin, not its arguments: a mirror's
+# password in argv is readable by every user of the machine (ps). -g: a
+# [ or { in it is itself, not one of curl's URL patterns. An https
+# download follows redirects over https only: a checksum fetched over
+# http is no check.
 fetch() {
-    curl -sSL --proto '=https,http' --connect-timeout 15 --max-time "$timeout" \
-        -o "$2" -w '%{http_code}' "$1" 2>/dev/null
+    local only='=https,http'
+    case $1 in [Hh][Tt][Tt][Pp][Ss]://*) only='=https' ;; esac
+    printf 'url = "%s"\n' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')" |
+        curl -sSL --proto "$only" --proto-redir "$only" --connect-timeout 15 --max-time "$timeout" \
+            -g -K - -o "$2" -w '%{http_code}' 2>/dev/null
 }
 
 # Why curl failed, from its exit status (its own message is not shown: it
 # may quote part of a URL whose password it could not tell apart).
 curl_why() {
     case $1 in
+    1) echo "redirected to a protocol it does not follow (from https, https only)" ;;
     3) echo "not a URL curl can read (a password holding / ? # @ must be percent-encoded)" ;;
     6) echo "cannot resolve its host" ;;
     7) echo "cannot connect" ;;
@@ -415,9 +436,13 @@ tag_of() { # COMMIT
     http://* | https://*) ;;
     *) return 2 ;;
     esac
-    refs=$(GIT_TERMINAL_PROMPT=0 GIT_ALLOW_PROTOCOL=http:https \
-        GIT_HTTP_LOW_SPEED_LIMIT=1 GIT_HTTP_LOW_SPEED_TIME=$timeout \
-        bounded git ls-remote --tags "$repository" 2>/dev/null) || return 2
+    # From /, outside the job's checkout: its .git/config (actions/checkout
+    # puts the job's token there as an http.extraheader, and a step may
+    # add url.*.insteadOf) neither goes to the server nor steers the lookup.
+    refs=$(unset GIT_DIR GIT_WORK_TREE GIT_COMMON_DIR && cd / &&
+        GIT_TERMINAL_PROMPT=0 GIT_ALLOW_PROTOCOL=http:https \
+            GIT_HTTP_LOW_SPEED_LIMIT=1 GIT_HTTP_LOW_SPEED_TIME=$timeout \
+            bounded git ls-remote --tags "$repository" 2>/dev/null) || return 2
     printf '%s\n' "$refs" | awk -v commit="$1" '
         tolower($1) == commit {
             tag = $2
@@ -448,6 +473,10 @@ cache_for() { # VERSION TARGET
 # REPOSITORY/releases/download/TAG, the tag being the ref, or the release
 # tag that points at a SHA pin.
 install() {
+    # The store's password is for retry alone: no download, git or build
+    # (a dependency's build script) sees it. This runs in $(...), a
+    # subshell: the run below still has it.
+    unset RETRY_STORE RETRY_BUDGET_STORE
     # staging is not local: the EXIT trap removes it after a return too.
     local target ref=${RETRY_ACTION_REF:-} tag version archive from cache got status
     local mirror=${RETRY_INSTALL_FROM:-}
@@ -500,6 +529,9 @@ install() {
         printf '%s\n' "$cache"
         return
     fi
+    # Said as such: curl's "command not found" would read as a failed download.
+    command -v curl >/dev/null 2>&1 ||
+        die "no curl on this runner to download retry $version from $(shown "$from"): install curl in an earlier step"
     staging=$(mktemp -d "$work/download.XXXXXX") || die "cannot create a directory in $work"
     trap 'rm -rf "$staging"' EXIT
     got=$(fetch "$from/$archive.sha256" "$staging/sum") || {
@@ -534,6 +566,9 @@ install() {
     local unpacked="$staging/${archive%.zip}"
     unpacked=${unpacked%.tar.gz}
     [ -f "$unpacked/$binary" ] || die "$archive holds no ${archive%%.[tz]*}/$binary"
+    # A link's target is not what the checksum covered: anyone's file.
+    [ -L "$unpacked/$binary" ] &&
+        die "$archive's ${archive%%.[tz]*}/$binary is a symbolic link, not the file its checksum covers: refusing it, nothing installed"
     # What the cache held is gone, or, if it cannot be removed, left aside.
     if [ -e "$cache" ] || [ -L "$cache" ]; then
         rm -rf "$cache" 2>/dev/null

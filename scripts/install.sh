@@ -95,15 +95,28 @@ from=${RETRY_INSTALL_FROM:-$RETRY_RELEASE_URL}
 [ -n "$from" ] ||
     die "no release to install from: set RETRY_INSTALL_FROM=URL, the place that holds the release's files (its download URL, or a mirror's)"
 from=${from%/}
+# A line end would end curl's config line (fetch): no URL holds one.
+case $from in
+*[[:cntrl:]]*)
+    say "RETRY_INSTALL_FROM: a URL holds no control character (a line end?)"
+    exit 2
+    ;;
+esac
 
+# 1 to 999999999 (31 years), by its digits: 0 (no bound) is not a
+# choice, and curl refuses a number past its range with a status of its
+# own, which would read as a failed download.
 timeout=${RETRY_INSTALL_TIMEOUT:-300}
 case $timeout in
 *[!0-9]*) timeout= ;;
-*[1-9]*) ;;
-*) timeout= ;; # 0: no bound is not a choice
+*[1-9]*)
+    while [ "${timeout#0}" != "$timeout" ]; do timeout=${timeout#0}; done
+    [ ${#timeout} -le 9 ] || timeout=
+    ;;
+*) timeout= ;;
 esac
 if [ -z "$timeout" ]; then
-    say "RETRY_INSTALL_TIMEOUT=${RETRY_INSTALL_TIMEOUT}: not a number of seconds (1 or more) for each download"
+    say "RETRY_INSTALL_TIMEOUT=${RETRY_INSTALL_TIMEOUT}: not a number of seconds (1 to 999999999) for each download"
     exit 2
 fi
 
@@ -137,6 +150,7 @@ trap 'exit 143' TERM
 # may quote part of a URL whose password it could not tell apart).
 curl_why() { # STATUS HTTP_CODE
     case $1 in
+    1) echo "redirected to a protocol it does not follow (from https, https only)" ;;
     3) echo "not a URL curl can read (a password holding / ? # @ must be percent-encoded)" ;;
     6) echo "cannot resolve its host" ;;
     7) echo "cannot connect" ;;
@@ -168,15 +182,40 @@ bounded() {
 # One file, bounded as a whole. curl: --max-time. wget (busybox's, on
 # Alpine) bounds only silence (-T), so a server sending a byte a second
 # would never be given up on: bounded() stops it.
+# The URL is never an argument: a mirror's password in argv is readable by
+# every user of the machine (ps). curl reads it from its config on stdin,
+# GNU wget from a file (-i); busybox's wget can take it only as an
+# argument, so a URL with a password needs curl there. curl -g: a [ or {
+# in the URL is itself, not one of curl's URL patterns.
 fetch() {
     if command -v curl >/dev/null 2>&1; then
-        code=$(curl -fsSL --connect-timeout 15 --max-time "$timeout" -w '%{http_code}' \
-            -o "$2" "$1" 2>/dev/null) || {
+        # From https, redirects over https only: a checksum fetched over
+        # http is no check.
+        case $1 in
+        [Hh][Tt][Tt][Pp][Ss]://*) redirects='proto-redir = "=https"' ;;
+        *) redirects= ;;
+        esac
+        code=$(printf 'url = "%s"\n%s\n' "$(printf '%s' "$1" | sed 's/[\\"]/\\&/g')" "$redirects" |
+            curl -fsSL --connect-timeout 15 --max-time "$timeout" -w '%{http_code}' \
+                -g -K - -o "$2" 2>/dev/null) || {
             status=$? # before anything else runs
             die "could not download $(shown "$1"): $(curl_why "$status" "$code") (curl exit $status)"
         }
     elif command -v wget >/dev/null 2>&1; then
-        bounded wget -q -T "$timeout" -O "$2" "$1" || {
+        case $(wget --help 2>&1) in
+        *--input-file*)
+            printf '%s\n' "$1" >"$work/url"
+            bounded wget -q -T "$timeout" -O "$2" -i "$work/url"
+            ;;
+        *)
+            case $1 in
+            *@*) die "could not download $(shown "$1"): busybox's wget takes a URL only as an argument, where every user of this machine can read its password (ps); install curl" ;;
+            esac
+            # No -T: Debian's busybox, built without it, crashes on it;
+            # bounded() is the bound that counts.
+            bounded wget -q -O "$2" "$1"
+            ;;
+        esac || {
             status=$?
             case $status in
             124 | 143) die "could not download $(shown "$1"): timed out: not complete within $timeout s (RETRY_INSTALL_TIMEOUT)" ;;
@@ -213,6 +252,9 @@ actual=$(sha256_of "$work/$archive")
 src=$work/${archive%.tar.gz}
 for file in retry man/retry.1 completions/retry.bash completions/_retry completions/retry.fish; do
     [ -f "$src/$file" ] || die "$archive has no $file; nothing installed"
+    # A link's target is not what the checksum covered: anyone's file.
+    [ ! -L "$src/$file" ] ||
+        die "$archive's $file is a symbolic link, not the file its checksum covers; nothing installed"
 done
 version=$("$src/retry" --version 2>/dev/null) ||
     die "the retry in $archive does not run on this machine ($os $arch); nothing installed"

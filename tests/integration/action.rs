@@ -649,7 +649,7 @@ fn a_server_that_never_answers_is_bounded() {
 #[test]
 fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
     let release = Release::start(Serving::Files);
-    let cases: [(&[(&str, &str)], &str); 12] = [
+    let cases: [(&[(&str, &str)], &str); 17] = [
         (&[("retry_on", "sometimes")], "retry_on: 'sometimes'"),
         (
             &[("timeout_minutes", "1"), ("timeout_seconds", "30")],
@@ -679,6 +679,19 @@ fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
             "retry_on_exit_code: '300'",
         ),
         (&[("timeout_seconds", "1.5.2")], "timeout_seconds: '1.5.2'"),
+        // What nick-fields' parseInt reads in part (docs/action.md).
+        (&[("timeout_minutes", "1e3")], "timeout_minutes: '1e3'"),
+        (&[("timeout_seconds", "-1")], "timeout_seconds: '-1'"),
+        // Past 64 bits, bash's own test would add a line of its own.
+        (
+            &[("retry_on_exit_code", "99999999999999999999")],
+            "retry_on_exit_code: '99999999999999999999' is not an exit code (0 to 255)",
+        ),
+        (
+            &[("max_attempts", "99999999999999999999")],
+            "max_attempts: '99999999999999999999' is not a number of attempts",
+        ),
+        (&[("max_attempts", "000")], "max_attempts: '000'"),
         (
             &[("store", "redis://a"), ("budget_store", "redis://b")],
             "store and budget_store",
@@ -840,7 +853,14 @@ fn a_download_cut_short_or_too_slow_says_so_and_installs_nothing() {
 #[test]
 fn an_install_timeout_of_zero_is_a_usage_error() {
     let release = Release::new();
-    for value in ["0", "00", "1.5", "ten"] {
+    for value in [
+        "0",
+        "00",
+        "1.5",
+        "ten",
+        "1000000000",
+        "99999999999999999999",
+    ] {
         let runner = Runner::new();
         let ran = runner
             .step(&release.url(), &[("command", "touch ran")])
@@ -851,7 +871,7 @@ fn an_install_timeout_of_zero_is_a_usage_error() {
         assert_eq!(
             stderr(&ran),
             format!(
-                "retry action: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 or more) for each download\n"
+                "retry action: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 to 999999999) for each download\n"
             )
         );
         refused(&runner, &ran);
@@ -1531,4 +1551,329 @@ fn a_branch_is_built_without_asking_the_server() {
         );
     }
     assert_eq!(release.server.served(), 0);
+}
+
+/// A stand-in for TOOL, first on PATH, that records its arguments in
+/// `TOOL.args` and its environment in `TOOL.env`, then runs the real one
+/// (or, for cargo, `fake_cargo`'s build).
+fn spy(runner: &Runner, dir: &Path, tool: &str, real: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let file = dir.join(tool);
+    std::fs::write(
+        &file,
+        format!(
+            "#!/bin/sh\n\
+             echo \"$*\" >> '{args}'\n\
+             env >> '{env}'\n\
+             exec '{real}' \"$@\"\n",
+            args = runner.file(&format!("{tool}.args")).display(),
+            env = runner.file(&format!("{tool}.env")).display(),
+            real = real.display(),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn found(tool: &str) -> PathBuf {
+    ["/usr/local/bin", "/usr/bin", "/bin"]
+        .iter()
+        .map(|dir| Path::new(dir).join(tool))
+        .find(|path| path.exists())
+        .unwrap_or_else(|| panic!("no {tool}"))
+}
+
+#[test]
+fn no_password_is_in_a_download_s_arguments_or_a_build_s_environment() {
+    let release = Release::new();
+    let store = "redis://:s3cretStore@127.0.0.1:9/0";
+    // From a mirror with a password: curl's arguments are readable by
+    // every user of the machine (ps); the store's is for retry alone.
+    let runner = Runner::new();
+    let spies = runner.file("spies");
+    std::fs::create_dir(&spies).unwrap();
+    spy(&runner, &spies, "curl", &found("curl"));
+    let path = format!("{}:{}", spies.display(), std::env::var("PATH").unwrap());
+    let from = release.url().replacen("://", "://me:s3cretMirror@", 1);
+    let ran = runner
+        .step(&from, &[("command", "true"), ("store", store)])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let args = runner.read("curl.args");
+    assert_eq!(args.lines().count(), 2, "{args}");
+    assert!(!args.contains("s3cret"), "{args}");
+    let env = runner.read("curl.env");
+    assert!(!env.contains("s3cretStore"), "{env}");
+    // Built with cargo: a dependency's build script sees its environment.
+    let runner = Runner::new();
+    let spies = runner.file("spies");
+    std::fs::create_dir(&spies).unwrap();
+    spy(&runner, &spies, "cargo", &fake_cargo(&runner));
+    let ran = runner
+        .step("", &[("command", "true"), ("budget_store", store)])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env_remove("RETRY_ACTION_REF")
+        .env("CARGO", spies.join("cargo"))
+        .env("RETRY_BUDGET_STORE", store)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let env = runner.read("cargo.env");
+    assert!(env.contains("PATH="), "{env}");
+    assert!(!env.contains("s3cretStore"), "{env}");
+}
+
+#[test]
+fn a_mirror_url_with_a_line_end_is_a_usage_error() {
+    // It would end curl's config line, where the URL goes (not argv).
+    let release = Release::new();
+    let runner = Runner::new();
+    let from = format!(
+        "{}/\noutput = {}",
+        release.url(),
+        runner.file("x").display()
+    );
+    let ran = runner.run(&from, &[("command", "touch ran")]);
+    assert_eq!(code(&ran), 2, "{}", stderr(&ran));
+    assert_eq!(
+        stderr(&ran),
+        "retry action: RETRY_INSTALL_FROM: a URL holds no control character (a line end?)\n"
+    );
+    refused(&runner, &ran);
+    assert!(!runner.file("x").exists());
+    assert_eq!(release.server.served(), 0);
+}
+
+#[test]
+fn without_curl_the_install_says_so() {
+    let release = Release::new();
+    let runner = Runner::new();
+    // Every program on PATH but curl.
+    let tools = runner.file("tools");
+    std::fs::create_dir(&tools).unwrap();
+    for dir in ["/usr/local/bin", "/usr/bin", "/bin"] {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let (name, link) = (entry.file_name(), tools.join(entry.file_name()));
+            if name != "curl" && !link.exists() {
+                let _ = std::os::unix::fs::symlink(entry.path(), link);
+            }
+        }
+    }
+    let ran = runner
+        .step(&release.url(), &[("command", "touch ran")])
+        .env("PATH", &tools)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 1, "{}", stderr(&ran));
+    assert_eq!(
+        stderr(&ran),
+        format!(
+            "retry action: no curl on this runner to download retry {VERSION} from {}: \
+             install curl in an earlier step\n",
+            release.url()
+        )
+    );
+    nothing_ran(&runner);
+    assert_eq!(release.server.served(), 0);
+}
+
+#[test]
+fn a_sha_pin_s_tags_are_listed_outside_the_job_s_checkout() {
+    // The step runs in the job's checkout, whose .git/config holds what
+    // actions/checkout and earlier steps put there: a token as an
+    // http.extraheader, or a url.*.insteadOf that sends the lookup
+    // elsewhere (here: to a port where nothing listens).
+    let (repo, commit) = repository_tagged(Some((&format!("v{VERSION}"), false)));
+    let release = Release::with_git(&repo.path().join(".git"));
+    let runner = Runner::new();
+    let elsewhere = format!(
+        "http://127.0.0.1:{}/o/r",
+        crate::harness::loopback::closed_port()
+    );
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(runner.temp.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&[
+        "config",
+        &format!("url.{elsewhere}.insteadOf"),
+        &release.repository(),
+    ]);
+    let ran = runner
+        .step("", &[("command", "touch ran")])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .env("RETRY_ACTION_REF", &commit)
+        .env("CARGO", "/nonexistent/cargo")
+        .output()
+        .unwrap();
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 0, "{said}");
+    assert!(
+        said.contains(&format!(
+            "retry action: commit {commit} is release v{VERSION}\n"
+        )),
+        "{said}"
+    );
+    assert!(runner.file("ran").exists());
+}
+
+#[test]
+fn an_input_that_starts_with_a_dash_is_the_value_not_an_option() {
+    // Go's test output and Redis's errors: regexes that start with -.
+    let release = Release::new();
+    let runner = Runner::new();
+    let ran = runner.run(
+        &release.url(),
+        &[
+            ("command", "echo '-ERR busy'; touch ran; exit 1"),
+            ("stop_if_output", "-ERR"),
+            ("retry_if_output", "--- FAIL"),
+            ("on_retry_command", "--version"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 1, "{said}");
+    assert!(runner.file("ran").exists(), "{said}");
+    // Stopped by the output at the first attempt: the hook never ran.
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=1\nexit_code=1\n"),
+        "{}",
+        runner.outputs()
+    );
+}
+
+#[test]
+fn an_archive_whose_retry_is_a_symbolic_link_is_refused() {
+    // The checksum covers the link, not its target: a file anyone may
+    // have put there, here one that leaves `planted` where it runs.
+    let release = Release::start(Serving::Files);
+    let runner = Runner::new();
+    plant(&runner.file("elsewhere/retry"));
+    let packed = Command::new("sh")
+        .current_dir(release.files.path())
+        .arg("-c")
+        .arg(
+            "mkdir \"$1\" && ln -s \"$3\" \"$1/retry\" && tar -czf \"$2\" \"$1\" && \
+             rm -r \"$1\" && sha256sum \"$2\" > \"$2.sha256\"",
+        )
+        .arg("sh")
+        .arg(format!("retry-{VERSION}-{TARGET}"))
+        .arg(archive())
+        .arg(runner.file("elsewhere/retry"))
+        .status()
+        .unwrap();
+    assert!(packed.success());
+    let ran = runner.run(&release.url(), &[("command", "touch ran")]);
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 1, "{said}");
+    assert_eq!(
+        said,
+        format!(
+            "retry action: {}'s retry-{VERSION}-{TARGET}/retry is a symbolic link, not the \
+             file its checksum covers: refusing it, nothing installed\n",
+            archive()
+        )
+    );
+    assert!(!runner.file("planted").exists());
+    nothing_ran(&runner);
+}
+
+#[test]
+fn a_git_server_that_never_answers_a_sha_pin_s_lookup_is_bounded() {
+    let release = Release::start(Serving::Hang);
+    let runner = Runner::new();
+    let started = Instant::now();
+    let ran = runner
+        .step("", &[("command", "touch ran")])
+        .env_remove("RETRY_INSTALL_FROM")
+        .env("RETRY_ACTION_REPOSITORY", release.repository())
+        .env(
+            "RETRY_ACTION_REF",
+            "0123456789abcdef0123456789abcdef01234567",
+        )
+        .env("RETRY_INSTALL_TIMEOUT", "1")
+        .env("CARGO", "/nonexistent/cargo")
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 1, "{said}");
+    assert!(
+        said.starts_with(&format!(
+            "retry action: cannot list the tags of {} (git ls-remote failed or took over 1 s)",
+            release.repository()
+        )),
+        "{said}"
+    );
+    nothing_ran(&runner);
+}
+
+#[test]
+fn a_mirror_s_password_with_brackets_or_braces_is_sent_as_it_is() {
+    // curl would read them as URL patterns: two requests, each with a
+    // password that is not the one given.
+    let release = Release::new();
+    let runner = Runner::new();
+    let from = release.url().replacen("://", "://me:Pw{1,2}[3-4]@", 1);
+    let ran = runner.run(&from, &[("command", "touch ran")]);
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert!(runner.file("ran").exists());
+    // The .sha256 and the archive, once each.
+    assert_eq!(release.server.served(), 2);
+}
+
+#[test]
+fn an_https_download_is_not_followed_to_http() {
+    // A checksum that came over http checks nothing: whoever can change
+    // the archive on the way can change it too.
+    let release = Release::new();
+    let runner = Runner::new();
+    let tls = runner.file("tls");
+    std::fs::create_dir(&tls).unwrap();
+    let Some(server) = crate::harness::loopback::https_files(&tls) else {
+        return;
+    };
+    for name in [archive(), format!("{}.sha256", archive())] {
+        std::fs::write(
+            tls.join(&name),
+            format!(
+                "HTTP/1.0 302 Found\r\nLocation: {}/{name}\r\n\r\n",
+                release.url()
+            ),
+        )
+        .unwrap();
+    }
+    let from = format!("https://127.0.0.1:{}", server.port);
+    let ran = runner
+        .step(&from, &[("command", "touch ran")])
+        .env("CURL_CA_BUNDLE", tls.join("cert.pem"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 1, "{}", stderr(&ran));
+    assert_eq!(
+        stderr(&ran),
+        format!(
+            "retry action: cannot download {from}/{}.sha256: redirected to a protocol it \
+             does not follow (from https, https only) (curl exit 1)\n",
+            archive()
+        )
+    );
+    assert_eq!(release.server.served(), 0);
+    nothing_ran(&runner);
 }

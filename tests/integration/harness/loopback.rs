@@ -186,3 +186,40 @@ impl Drop for Daemon {
         let _ = self.child.wait();
     }
 }
+
+/// An HTTPS server on 127.0.0.1 (`openssl s_server -HTTP`) that answers a
+/// path with the file of that name in `dir`, which holds the whole HTTP
+/// response (a redirect, say); its certificate, for 127.0.0.1, is
+/// `dir/cert.pem` (CURL_CA_BUNDLE). None, with a note, without openssl.
+pub fn https_files(dir: &std::path::Path) -> Option<Daemon> {
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-keyout",
+            "key.pem",
+            "-out",
+            "cert.pem",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !made.is_ok_and(|status| status.success()) {
+        eprintln!("note: no openssl here to make a certificate (apt-get install openssl): skipped");
+        return None;
+    }
+    let port = closed_port();
+    let mut command = Command::new("openssl");
+    command
+        .args([
+            "s_server", "-quiet", "-HTTP", "-cert", "cert.pem", "-key", "key.pem",
+        ])
+        .args(["-accept", &format!("127.0.0.1:{port}")])
+        .current_dir(dir);
+    Some(Daemon::start(command, port))
+}
