@@ -341,13 +341,15 @@ fn password_without_host(value: &str, start: usize) -> Option<usize> {
     };
     let colon = host_end + authority[host_end..].find(':')?;
     let port = &authority[colon + 1..];
-    // What follows the authority, to a query (hidden anyway): a Redis
-    // database number or nothing, else the `/` may be in a password
-    // (`redis://a:0/secret`).
+    // In a store's URL, what follows the authority, to a query (hidden
+    // anyway), is a Redis database number or nothing, else the `/` may be
+    // in a password (`redis://a:0/secret`); an http URL (an OTLP
+    // endpoint's) has a path there.
     let path = &rest[authority.len()..];
     let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
     let database = path.strip_prefix('/').unwrap_or(path);
-    let database = database.bytes().all(|b| b.is_ascii_digit());
+    let http = value[..start].to_ascii_lowercase().starts_with("http");
+    let database = http || database.bytes().all(|b| b.is_ascii_digit());
     // Digits are a port, even out of range: a typo worth showing.
     let is_port =
         colon > 0 && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && database;
@@ -467,6 +469,7 @@ mod tests {
             // Digits, then more than a database number: a password's `/`.
             ("redis://[::1]:6380/x", "redis://[::1]:***"),
             ("redis://a:0/secret", "redis://a:***"),
+            ("http://c:99999/v1/traces", "http://c:99999/v1/traces"),
             ("redis://h:99999", "redis://h:99999"),
             ("redis://[:secret]", "redis://[:***"),
             ("unix://:secret", "unix://:***"),
