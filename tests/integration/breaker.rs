@@ -280,7 +280,7 @@ fn while_open_a_run_exits_75_with_one_line_saying_when() {
             assert_eq!(output.status.code(), Some(75), "{}", c.name());
             let said = text(&output.stderr);
             assert_eq!(said.lines().count(), 1, "{said}");
-            assert!(said.contains("--breaker ci: the circuit is open after 1 failed runs in a row; a probe may run at "), "{said}");
+            assert!(said.contains("--breaker ci: the circuit is open after 1 failed run in a row; a probe may run at "), "{said}");
             assert!(said.contains("the command was not run"), "{said}");
             match format {
                 "text" => assert!(said.ends_with(" (reason: breaker)\n"), "{said}"),
