@@ -545,9 +545,31 @@ fn hook_start_error(script: &str, status: Status) -> Option<SpawnError> {
 }
 
 /// The program a hook's script starts with, when its first word names one
-/// plainly: no quoting, expansion, redirection or assignment, and not a
-/// word the shell itself knows (a keyword, a builtin).
+/// plainly: no expansion, redirection or assignment, and not a word the
+/// shell itself knows (a keyword, a builtin). A word wholly in quotes is
+/// taken as it reads (a path with spaces: `'/opt/my hooks/notify'`), if
+/// nothing in it is expanded (single quotes; double ones without `$`,
+/// `` ` `` or `\`).
 fn hook_program(script: &str) -> Option<&str> {
+    let start = script.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    if let Some(quote @ ('\'' | '"')) = start.chars().next() {
+        let rest = &start[1..];
+        let end = rest.find(quote)?;
+        let (word, after) = (&rest[..end], &rest[end + 1..]);
+        let expanded = quote == '"' && word.contains(['$', '`', '\\']);
+        let whole = after.is_empty() || after.starts_with(|c: char| c.is_ascii_whitespace());
+        let known = shell_word(word);
+        return (!word.is_empty() && !expanded && whole && !known).then_some(word);
+    }
+    let word = script.split_ascii_whitespace().next()?;
+    let plain = word
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._+-,:@%".contains(&b));
+    (plain && !shell_word(word)).then_some(word)
+}
+
+/// Whether the shell itself knows `word` (a keyword, a builtin).
+fn shell_word(word: &str) -> bool {
     const SHELL: &[&str] = &[
         "alias", "bg", "break", "case", "cd", "command", "continue", "do", "done", "echo", "elif",
         "else", "esac", "eval", "exec", "exit", "export", "false", "fc", "fg", "fi", "for",
@@ -555,12 +577,7 @@ fn hook_program(script: &str) -> Option<&str> {
         "readonly", "return", "set", "shift", "test", "then", "times", "trap", "true", "type",
         "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
     ];
-    let word = script.split_ascii_whitespace().next()?;
-    let plain = word
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"/._+-,:@%".contains(&b));
-    let builtin = SHELL.contains(&word) || word == "." || word == ":";
-    (plain && !builtin).then_some(word)
+    SHELL.contains(&word) || word == "." || word == ":"
 }
 
 /// `TRACEPARENT` in `command`'s environment: `value` is ASCII (W3C's
@@ -579,11 +596,22 @@ mod tests {
     fn a_hook_s_program_is_its_first_plain_word() {
         assert_eq!(hook_program("./notify.sh --to ops"), Some("./notify.sh"));
         assert_eq!(hook_program("  notify-send x"), Some("notify-send"));
+        // A path with spaces, quoted: taken as it reads.
+        assert_eq!(hook_program("'./a b' x"), Some("./a b"));
+        assert_eq!(
+            hook_program(" \"/opt/my hooks/n\""),
+            Some("/opt/my hooks/n")
+        );
         for shell in [
             "exit 127",
             ". ./env",
             "$HOOK",
-            "'./a b'",
+            "\"$HOME/a b\"",
+            "\"./a\\\"b\"",
+            "'./a b'c",
+            "'./a b",
+            "''",
+            "'exit' 3",
             "A=1 cmd",
             "cd /x && y",
             "x;y",
@@ -613,6 +641,20 @@ mod tests {
             error.message.ends_with(": command not found"),
             "{}",
             error.message
+        );
+        // A path with spaces, quoted as a shell wants it.
+        let spaced = dir.path().join("my hooks");
+        std::fs::create_dir(&spaced).unwrap();
+        let spaced = spaced.join("notify.sh");
+        std::fs::write(&spaced, "#!/bin/sh\n").unwrap();
+        let quoted = format!("'{}' --to ops", spaced.display());
+        let error = hook_start_error(&quoted, Status::exited(126)).unwrap();
+        assert_eq!(
+            error.message,
+            format!(
+                "cannot run `{}`: permission denied (is it executable?)",
+                spaced.display()
+            )
         );
         // The code is the shell's: a program that ran and exited 127, or
         // another code, is not explained away.

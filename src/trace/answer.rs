@@ -64,6 +64,19 @@ pub fn progress(mut bytes: &[u8]) -> Progress {
     }
 }
 
+/// The collector's verdict once the head of its final answer (after any
+/// interim 1xx) is whole, whatever its body still lacks.
+pub fn head(mut bytes: &[u8]) -> Option<Result<(), String>> {
+    loop {
+        let (head, body) = split_head(bytes)?;
+        if code(head).is_some_and(|code| (100..200).contains(&code)) {
+            bytes = body;
+            continue;
+        }
+        return Some(status(head));
+    }
+}
+
 /// Whether the collector took the spans: a 2xx status.
 pub fn status(head: &[u8]) -> Result<(), String> {
     match code(head) {
@@ -189,6 +202,16 @@ mod tests {
             progress(error),
             Progress::UntilClose(Err("the collector answered HTTP 503".into()))
         );
+    }
+
+    #[test]
+    fn the_verdict_is_known_once_the_final_head_is_whole() {
+        let answer =
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Busy\r\nContent-Length: 9\r\n\r\n{";
+        assert_eq!(head(&answer[..40]), None);
+        let busy = Err("the collector answered HTTP 503".to_string());
+        assert_eq!(head(answer), Some(busy));
+        assert_eq!(progress(answer), Progress::More);
     }
 
     #[test]

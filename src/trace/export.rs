@@ -22,6 +22,11 @@ use crate::trace::settings::{Protocol, Settings};
 /// that waited the whole timeout would not feel like one.
 pub const AFTER_SIGNAL: Duration = Duration::from_millis(200);
 
+/// How long the body has once the answer's head is whole: the verdict is
+/// in the head, and a collector's body (a few bytes) follows it at once;
+/// one that trickles it, or never ends it, costs no more than this.
+const BODY_WAIT: Duration = Duration::from_millis(200);
+
 /// What else ends the wait for the collector: the caller's signals
 /// (`platform::signals::Signals` in a run; a script in tests).
 pub trait Interrupts {
@@ -167,17 +172,25 @@ fn exchange(
     };
     let mut read = Vec::new();
     let mut chunk = [0; 4096];
+    let mut until = deadline;
+    let mut verdict = None;
     loop {
         match answer::progress(&read) {
             Progress::Whole(answered) => return (answered, None),
             Progress::UntilClose(answered) => return (answered, Some(stream)),
             Progress::More => {}
         }
-        let more = match left(deadline) {
+        if verdict.is_none() {
+            verdict = answer::head(&read);
+            if verdict.is_some() {
+                until = deadline.min(Instant::now() + BODY_WAIT);
+            }
+        }
+        let more = match left(until) {
             Ok(left) => stream
                 .set_read_timeout(Some(left))
                 .and_then(|()| stream.read(&mut chunk)),
-            Err(why) => return (Err(why), None),
+            Err(why) => return (verdict.unwrap_or(Err(why)), None),
         };
         match more {
             // Closed, or full: what came is all there is.
@@ -190,6 +203,9 @@ fn exchange(
             Err(e) if read.is_empty() => return (Err(crate::os_error::describe(&e)), None),
             // A head that came whole says what the collector did.
             Err(e) => {
+                if let Some(verdict) = verdict {
+                    return (verdict, None);
+                }
                 return match answer::status(&read) {
                     Ok(()) => (Ok(()), None),
                     Err(_) => (Err(crate::os_error::describe(&e)), None),
@@ -404,6 +420,43 @@ mod tests {
         assert_eq!(post(&s, vec![0; 10], &Script::none(), false), Ok(()));
         assert!(started.elapsed() < Duration::from_millis(1500));
         drop(done);
+    }
+
+    /// A collector that sent its head and then trickled its body, or never
+    /// ended it, cost the whole timeout and a warning that said no answer
+    /// came: its verdict is in the head, and the body has a moment more.
+    #[test]
+    fn a_body_that_does_not_end_costs_a_moment_and_the_head_decides() {
+        let long = Duration::from_secs(5);
+        for (answer, verdict) in [
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}".as_slice(),
+                Ok(()),
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999\r\n\r\n",
+                Ok(()),
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n",
+                Ok(()),
+            ),
+            (
+                b"HTTP/1.1 503 Busy\r\nContent-Length: 10\r\n\r\n",
+                Err("the collector answered HTTP 503".to_string()),
+            ),
+        ] {
+            let (authority, done) = answering(answer);
+            let s = settings(authority.clone(), long);
+            let started = Instant::now();
+            let answered = post(&s, vec![0; 10], &Script::none(), false);
+            let expected =
+                verdict.map_err(|why| format!("traces not sent to {authority}/v1/traces: {why}"));
+            assert_eq!(answered, expected);
+            // BODY_WAIT; far from the 5 s timeout, even on a loaded machine.
+            assert!(started.elapsed() < Duration::from_millis(2500));
+            drop(done);
+        }
     }
 
     #[test]

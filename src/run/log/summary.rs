@@ -44,10 +44,19 @@ struct Row {
     sleep_ms: Option<u128>,
 }
 
+/// The attempts a summary shows rows for: the first `FIRST` and the last
+/// `LAST`, the ones between counted. A run retried without end (`-n
+/// unlimited`) neither grows without bound nor passes GitHub's limit on
+/// a step's summary (1 MiB, past which none of it is shown).
+const FIRST: usize = 20;
+const LAST: usize = 20;
+
 /// The step summary being gathered.
 pub struct StepSummary {
     path: PathBuf,
     rows: Vec<Row>,
+    /// The attempts between the first and the last rows, not shown.
+    left_out: u64,
 }
 
 /// Where the step outputs go.
@@ -85,7 +94,17 @@ impl StepSummary {
         Some(Self {
             path: path?,
             rows: Vec::new(),
+            left_out: 0,
         })
+    }
+
+    /// Keeps `row`, and the first and last rows only (`FIRST`, `LAST`).
+    fn push(&mut self, row: Row) {
+        self.rows.push(row);
+        if self.rows.len() > FIRST + LAST {
+            self.rows.remove(FIRST);
+            self.left_out += 1;
+        }
     }
 
     /// Takes in one event; at the end of a run that retried or gave up,
@@ -98,7 +117,7 @@ impl StepSummary {
                 status,
                 sleep,
                 ..
-            } => self.rows.push(Row {
+            } => self.push(Row {
                 attempt: *attempt,
                 limit: *limit,
                 status: *status,
@@ -107,7 +126,7 @@ impl StepSummary {
             Event::Succeeded { attempt, .. } if *attempt > 1 => {
                 append(
                     &self.path,
-                    &markdown(name, &self.rows, event),
+                    &markdown(name, &self.rows, self.left_out, event),
                     "step summary",
                 );
             }
@@ -119,7 +138,7 @@ impl StepSummary {
             } => {
                 // The attempt the run ended with is a row of its own.
                 if let (Some(status), Some(_)) = (reason.status(), took) {
-                    self.rows.push(Row {
+                    self.push(Row {
                         attempt: *attempt,
                         limit: *limit,
                         status,
@@ -128,7 +147,7 @@ impl StepSummary {
                 }
                 append(
                     &self.path,
-                    &markdown(name, &self.rows, event),
+                    &markdown(name, &self.rows, self.left_out, event),
                     "step summary",
                 );
             }
@@ -261,7 +280,7 @@ fn outcome(end: &Event, name: &CommandName) -> String {
 /// The table: the command (its whole line as `-v` shows it, a password in
 /// a URL masked), one row per failed attempt, then the outcome in the log
 /// lines' words.
-fn markdown(name: &CommandName, rows: &[Row], end: &Event) -> String {
+fn markdown(name: &CommandName, rows: &[Row], left_out: u64, end: &Event) -> String {
     use crate::state::store::{hidden_in_url, masked};
     // Word by word, as usage errors mask what they quote.
     let command: Vec<_> = name
@@ -271,7 +290,10 @@ fn markdown(name: &CommandName, rows: &[Row], end: &Event) -> String {
         .collect();
     let command = command.join(" ");
     let mut out = format!("| retry | {} |\n|---|---|\n", code_cell(&command));
-    for row in rows {
+    for (shown, row) in rows.iter().enumerate() {
+        if shown == FIRST && left_out > 0 {
+            let _ = writeln!(out, "| … | {left_out} more failed attempts |");
+        }
         let mut status = row.status.describe().to_string();
         if let Some(ms) = row.sleep_ms {
             let _ = write!(status, "; slept {ms} ms");
@@ -329,7 +351,7 @@ mod tests {
         };
         let rows = [row(1, 2, Some(692)), row(2, 2, None)];
         assert_eq!(
-            markdown(&name, &rows, &end),
+            markdown(&name, &rows, 0, &end),
             "| retry | `sh -c 'make test \\| tee log'` |\n\
              |---|---|\n\
              | attempt 1/5 | exit code 2; slept 692 ms |\n\
@@ -346,7 +368,7 @@ mod tests {
             OsString::from("a`b"),
         ];
         let name = CommandName::new(OsStr::new("redis-cli"), &args);
-        let table = markdown(&name, &[], &retrying_end());
+        let table = markdown(&name, &[], 0, &retrying_end());
         let first = table.lines().next().unwrap();
         assert!(!table.contains("s3cret"), "{table}");
         assert!(first.starts_with("| retry | `` redis-cli -u"), "{first}");
@@ -383,7 +405,7 @@ mod tests {
             },
             took: Some(Duration::from_millis(3)),
         };
-        let table = markdown(&curl(), &[], &end);
+        let table = markdown(&curl(), &[], 0, &end);
         let row = table.lines().nth(2).unwrap();
         assert_eq!(
             row,
@@ -407,7 +429,7 @@ mod tests {
             },
             took: None,
         };
-        let row = markdown(&name, &[], &stop("x\\|y ![i](u) <b>`c`</b> &amp; *e*"))
+        let row = markdown(&name, &[], 0, &stop("x\\|y ![i](u) <b>`c`</b> &amp; *e*"))
             .lines()
             .nth(2)
             .unwrap()
@@ -456,6 +478,51 @@ mod tests {
             written.contains("| outcome | attempt 2/5 succeeded;"),
             "{written}"
         );
+    }
+
+    /// A run retried 10,000 times: the first and last attempts' rows,
+    /// the count of those between, and a summary of a few kilobytes.
+    #[test]
+    fn a_long_run_s_summary_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("summary.md");
+        let mut summary = StepSummary::from(Some(path.clone()), None).unwrap();
+        let Event::Retrying {
+            limit,
+            status,
+            sleep,
+            jitter,
+            hint,
+            took,
+            ..
+        } = retrying()
+        else {
+            unreachable!()
+        };
+        for attempt in 1..=10_000 {
+            let event = Event::Retrying {
+                attempt,
+                limit,
+                status,
+                sleep,
+                jitter,
+                hint,
+                took,
+            };
+            summary.observe(&event, &curl());
+        }
+        assert_eq!(summary.rows.len(), FIRST + LAST);
+        summary.observe(&retrying_end(), &curl());
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert!(written.len() < 4096, "{} bytes", written.len());
+        let attempts: Vec<&str> = written
+            .lines()
+            .filter(|l| l.starts_with("| attempt "))
+            .collect();
+        assert_eq!(attempts.len(), FIRST + LAST);
+        assert!(attempts[FIRST - 1].starts_with("| attempt 20/5 |"));
+        assert!(attempts[FIRST].starts_with("| attempt 9981/5 |"));
+        assert!(written.contains("| … | 9960 more failed attempts |\n| attempt 9981/5 |"));
     }
 
     #[test]

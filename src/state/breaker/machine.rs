@@ -34,17 +34,22 @@ pub struct Params {
 /// recovery is about this plus one period of its job (the outage table in
 /// docs/behaviour.md).
 pub fn cap(cooldown: Duration) -> Duration {
-    cooldown
-        .saturating_mul(8)
-        .min(Duration::from_secs(3600))
-        .max(cooldown)
+    cooldown.saturating_mul(8).min(LONGEST_CAP).max(cooldown)
 }
+
+/// The longest cooldown of a circuit whose first cooldown is an hour or
+/// less, whatever its runs were given (`cap`).
+pub const LONGEST_CAP: Duration = Duration::from_secs(3600);
 
 /// How far ahead of now a time in a circuit's record can lie when a run
 /// on this clock wrote it: the longest cooldown (an open circuit's end),
-/// then a probe's whole lease (`lease`, ns).
+/// then a probe's whole lease (`lease`, ns). The runs of one circuit may
+/// be given other cooldowns (a cron job's `--breaker-cooldown 10m`, a
+/// run by hand or `--breaker-status` without it): the longest cooldown is
+/// the longest any of them could set, so it is never below `LONGEST_CAP`,
+/// and a run with a short cooldown does not cut a long one's circuit.
 pub fn horizon(cooldown: Duration, lease: u64) -> u64 {
-    nanos(cap(cooldown)).saturating_add(lease)
+    nanos(cap(cooldown).max(LONGEST_CAP)).saturating_add(lease)
 }
 
 impl Params {
@@ -368,9 +373,12 @@ mod tests {
     #[test]
     fn an_end_beyond_any_cooldown_and_lease_is_a_clock_that_went_back() {
         let now = 1_795_434_960 * S;
-        // 8 × 60 s, then the lease: 480 + 600 s.
+        // The longest cooldown any run may set (an hour, though this
+        // one's stops at 8 × 60 s), then the lease: 3600 + 600 s.
         let far = horizon(P.cooldown, LEASE);
-        assert_eq!(far, 1080 * S);
+        assert_eq!(far, 4200 * S);
+        // A cooldown longer than an hour is its own longest.
+        assert_eq!(horizon(Duration::from_secs(7200), LEASE), 7800 * S);
         let open = |until| State::Open { until };
         let probing = |until| State::Probing { lease: 7, until };
         // (state found, state after, the end it had if clamped)
@@ -403,6 +411,21 @@ mod tests {
             // and it lets a probe through at the clamped end.
             assert_eq!(c.clamp(now + S, far), None);
         }
+        // A circuit opened by a run with a long cooldown (its cap, an
+        // hour) is no clock that went back to a run given a short one, or
+        // to `--breaker-status` given none: it is not cut short.
+        let long = Params {
+            after: 1,
+            cooldown: Duration::from_secs(1800),
+        };
+        let mut rng = crate::strategy::rng(Some(7));
+        let mut c = Circuit::default();
+        c.finish(&long, now, Ended::Failed, None, &mut rng);
+        let until = open_until(&c);
+        assert!(until >= now + 900 * S, "{until}");
+        let short = Duration::from_secs(30);
+        assert_eq!(c.clamp(now, horizon(short, LEASE)), None);
+        assert_eq!(open_until(&c), until);
         // At the very end of time the clamp saturates, and stays put.
         let mut c = Circuit {
             state: open(u64::MAX),

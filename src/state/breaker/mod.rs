@@ -364,9 +364,13 @@ fn refused(settings: &Settings, circuit: &Circuit, until: u64, probing: bool, no
     let at = when(until, now);
     match probing {
         false => format!(
-            "--breaker {name}: the circuit is open after {} failed runs in a row; \
+            "--breaker {name}: the circuit is open after {} failed {} in a row; \
              a probe may run at {at}; the command was not run",
-            circuit.failures
+            circuit.failures,
+            match circuit.failures {
+                1 => "run",
+                _ => "runs",
+            }
         ),
         true => format!(
             "--breaker {name}: the circuit is open and another run probes it; \
@@ -402,6 +406,21 @@ mod tests {
             lease: None,
             clean: false,
         }
+    }
+
+    /// `--breaker-after 1` opened it after one run: "1 failed runs" was said.
+    #[test]
+    fn a_refusal_counts_its_runs_in_words_that_agree() {
+        let open = |failures| Circuit {
+            state: State::Open { until: 90 * S },
+            failures,
+            level: 0,
+            after: 1,
+        };
+        let one = refused(&settings(), &open(1), 90 * S, false, 0);
+        assert!(one.contains("open after 1 failed run in a row;"), "{one}");
+        let two = refused(&settings(), &open(2), 90 * S, false, 0);
+        assert!(two.contains("open after 2 failed runs in a row;"), "{two}");
     }
 
     #[test]
