@@ -316,6 +316,13 @@ pub mod fuzzing {
         })
     }
 
+    /// A host breaker's record with its end moved to `until` (ns), as a
+    /// clock far ahead would have written it; `None` if `bytes` are not a
+    /// record of an open or probing circuit.
+    pub fn breaker_record_ending_at(bytes: &[u8], until: u64) -> Option<Vec<u8>> {
+        crate::state::breaker::record_ending_at(bytes, until)
+    }
+
     /// `body` sealed as a state file's record is (its checksum appended).
     pub fn sealed(body: &str) -> Vec<u8> {
         crate::state::store::file::seal(body).into_bytes()

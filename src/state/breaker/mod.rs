@@ -332,6 +332,19 @@ pub fn read_record(bytes: &[u8], now: u64) -> Option<(Vec<u8>, String, Admit, Op
     Some((written, said, admit, end))
 }
 
+/// `bytes`, a host breaker's record, with the end of its cooldown or lease
+/// moved to `until` (ns), written as the breaker writes a record: what a
+/// clock that was ahead leaves behind. `None` if they are not a record or
+/// the circuit is closed (it has no end).
+pub fn record_ending_at(bytes: &[u8], until: u64) -> Option<Vec<u8>> {
+    let mut circuit = host::decode(bytes)?;
+    match &mut circuit.state {
+        State::Open { until: end } | State::Probing { until: end, .. } => *end = until,
+        State::Closed => return None,
+    }
+    Some(host::encode(&circuit).into_bytes())
+}
+
 /// The warning of a circuit whose end lay further ahead than any run on
 /// this clock could have set (`was`, when the store says it): taken for a
 /// clock that went back, and clamped (`Circuit::clamp`).
@@ -421,6 +434,30 @@ mod tests {
         assert!(one.contains("open after 1 failed run in a row;"), "{one}");
         let two = refused(&settings(), &open(2), 90 * S, false, 0);
         assert!(two.contains("open after 2 failed runs in a row;"), "{two}");
+    }
+
+    #[test]
+    fn a_record_moved_far_ahead_is_read_and_clamped() {
+        let open = Circuit {
+            state: State::Open { until: 5 * S },
+            failures: 3,
+            level: 1,
+            after: 3,
+        };
+        let bytes = host::encode(&open).into_bytes();
+        let far = record_ending_at(&bytes, u64::MAX).unwrap();
+        let moved = host::decode(&far).unwrap();
+        assert_eq!(moved.state, State::Open { until: u64::MAX });
+        assert_eq!((moved.failures, moved.level, moved.after), (3, 1, 3));
+        let (_, status, _, end) = read_record(&far, 10 * S).unwrap();
+        assert!(status.contains("lay further ahead"), "{status}");
+        assert!(end.unwrap() < u64::MAX);
+        // A closed circuit has no end to move.
+        let closed = Circuit {
+            state: State::Closed,
+            ..open
+        };
+        assert_eq!(record_ending_at(host::encode(&closed).as_bytes(), 1), None);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The invariants, judged from a scenario and what its run left.
 
+use std::collections::BTreeSet;
+
 use super::run::{Exit, GONE_WITHIN, Observed, State, WATCHDOG};
 use super::scenario::{Expected, LogFault, Reader, Scenario, Tmp};
 use nix::sys::signal::Signal;
@@ -133,7 +135,8 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
     // run with a second attempt said it exactly once, and any run at most
     // once (a signal in the sleep can stop a run that did open it).
     // A store that trickles its answers is the same: one warning, once.
-    if (s.budget_unusable || s.store_trickles) && s.log.is_none() {
+    let budget_fault = s.budget_unusable || s.store_trickles || s.state.budget_record.is_some();
+    if budget_fault && s.log.is_none() {
         let said = String::from_utf8_lossy(&o.stderr)
             .matches("running without the budget")
             .count();
@@ -166,6 +169,7 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
             violation("a preset from a presets file that cannot be trusted was taken".into());
         }
     }
+    super::state::check(s, o, &mut violation);
     if s.log == Some(LogFault::Full) {
         let warnings = String::from_utf8_lossy(&o.stderr)
             .matches("cannot write to --log-file")
@@ -186,7 +190,11 @@ pub fn check(s: &Scenario, o: &Observed, pattern: &[u8]) -> Vec<String> {
     let stdout_broken = s.reader == Reader::Full || o.closed_early;
     let cannot_keep = s.tmpdir != Tmp::Fresh && s.spills();
     let said_so = o.stderr.windows(7).any(|w| w == b"retry: ");
-    let codes = s.possible_codes();
+    // A circuit open far ahead skips the run: 75, nothing run.
+    let codes = match s.state.skips() {
+        true => BTreeSet::from([75]),
+        false => s.possible_codes(),
+    };
     // Whether a write to stdout must have failed: /dev/full takes no byte.
     // A reader that closed after `limit` bytes fails only the writes made
     // after it closed; more than `limit` plus what the pipe holds cannot all

@@ -19,7 +19,14 @@
 //!    run, is never killed; a `--log-file` FIFO nobody reads is refused
 //!    (exit 2) before anything runs; a full log, an unusable `--budget` and
 //!    a presets file that cannot be read or trusted (a FIFO, `/dev/zero`, a
-//!    directory, another's) are said once and change no status.
+//!    directory, another's) are said once and change no status;
+//! 6. the state that outlives a run and the sinks that report it, under
+//!    faults (`state.rs`): a breaker's or budget's record that is no file of
+//!    this user's, a `.prom` that is a FIFO or another's, a metrics
+//!    directory open to all, a StatsD port nobody reads, a collector that
+//!    hangs: one warning and no status changed, nothing forged carried
+//!    over, the export's wait within its bound, no secret on stderr; a
+//!    circuit open far ahead: 75, nothing run, said once, its end brought in.
 //!
 //! A seeded ChaCha8 generator draws each run's scenario, so every violation
 //! is printed with its seed and replayed alone with `CHAOS_SEED=<seed>
@@ -32,11 +39,13 @@
 //! never reached the file.
 //!
 //! `scenario.rs` draws a run and writes its command; `run.rs` runs it and
-//! collects what happened; `check.rs` holds the invariants.
+//! collects what happened; `check.rs` holds the invariants; `state.rs` the
+//! state faults, their servers and their promises.
 
 mod check;
 mod run;
 mod scenario;
+mod state;
 
 use std::fmt;
 use std::time::Instant;
@@ -122,6 +131,12 @@ struct Faults {
     hook_deaths: usize,
     presets: usize,
     store_trickles: usize,
+    breaker_records: usize,
+    far_ahead: usize,
+    budget_records: usize,
+    metrics: usize,
+    statsd: usize,
+    collectors: usize,
 }
 
 impl Faults {
@@ -142,6 +157,13 @@ impl Faults {
         self.hook_deaths += usize::from(s.hook_dies_of.is_some() && o.state.started.len() > 1);
         self.presets += usize::from(s.presets.is_some());
         self.store_trickles += usize::from(s.store_trickles);
+        let state = &s.state;
+        self.far_ahead += usize::from(state.skips());
+        self.breaker_records += usize::from(state.breaker.is_some() && !state.skips());
+        self.budget_records += usize::from(state.budget_record.is_some());
+        self.metrics += usize::from(state.metrics.is_some());
+        self.statsd += usize::from(state.statsd.is_some());
+        self.collectors += usize::from(state.trace.is_some());
         for &number in &o.state.started {
             let attempt = &s.attempts[number - 1];
             self.ignores_term += usize::from(attempt.ignores_term)
@@ -171,6 +193,12 @@ impl Faults {
             + self.hook_deaths
             + self.presets
             + self.store_trickles
+            + self.breaker_records
+            + self.far_ahead
+            + self.budget_records
+            + self.metrics
+            + self.statsd
+            + self.collectors
     }
 }
 
@@ -183,7 +211,10 @@ impl fmt::Display for Faults {
              {} late writers, {} callers ignoring SIGCHLD, {} bystanders adopted, \
              {} log FIFOs without a reader, {} logs on /dev/full, {} unusable budgets, \
              {} real-time signals to retry, {} attempts and {} hooks dead of one, \
-             {} presets files set aside, {} trickling stores",
+             {} presets files set aside, {} trickling stores, \
+             {} breaker records no file, {} circuits open far ahead, {} budget records no file, \
+             {} metrics dirs with a FIFO or another's, {} StatsD ports nobody reads, \
+             {} trace collectors that hang",
             self.signal,
             self.tmpdir,
             self.slow_reader,
@@ -201,7 +232,13 @@ impl fmt::Display for Faults {
             self.realtime_deaths,
             self.hook_deaths,
             self.presets,
-            self.store_trickles
+            self.store_trickles,
+            self.breaker_records,
+            self.far_ahead,
+            self.budget_records,
+            self.metrics,
+            self.statsd,
+            self.collectors
         )
     }
 }

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use nix::sys::signal::Signal;
 
 use super::scenario::{Input, LogFault, Pattern, PresetsFault, Reader, Scenario, Tmp, signals};
+use super::state::{Live, Seen};
 use crate::harness::{alive, retry};
 
 /// A run still going after this hangs: a violation.
@@ -44,6 +45,11 @@ pub struct Observed {
     pub tmp_left: Vec<String>,
     pub state: State,
     pub elapsed: Duration,
+    /// When retry was seen to have ended, and when the signal was sent.
+    pub ended: Instant,
+    pub signal_at: Option<Instant>,
+    /// What the state faults left (`state.rs`).
+    pub seen: Seen,
     /// When retry was seen to have ended, in ns since the epoch (the clock
     /// of `date +%s%N`, which stamps the late lines).
     pub ended_at: u128,
@@ -152,6 +158,7 @@ pub fn execute(s: &Scenario, root: &Path, pattern: &Pattern) -> Observed {
     };
     let token = format!("{}-{}", std::process::id(), s.seed);
     let mut command = command(s, &dir, &tmpdir, &token, &pattern.path);
+    let live = Live::start(s, &dir, &mut command);
     command.stdin(if input.is_some() {
         Stdio::piped()
     } else {
@@ -179,6 +186,7 @@ pub fn execute(s: &Scenario, root: &Path, pattern: &Pattern) -> Observed {
     });
 
     let mut signal_sent = false;
+    let mut signal_at = None;
     if let Some((signal, ms)) = s.signal {
         std::thread::sleep(
             (start + Duration::from_millis(ms)).saturating_duration_since(Instant::now()),
@@ -187,6 +195,7 @@ pub fn execute(s: &Scenario, root: &Path, pattern: &Pattern) -> Observed {
             // SAFETY: kill has no memory arguments.
             unsafe { libc::kill(child.id() as i32, signal) };
             signal_sent = true;
+            signal_at = Some(Instant::now());
         }
     }
     let (status, hung) = wait_bounded(&mut child, start + WATCHDOG);
@@ -234,6 +243,7 @@ pub fn execute(s: &Scenario, root: &Path, pattern: &Pattern) -> Observed {
         })
         .unwrap_or_default();
     let state = State::read(&dir.join("state"));
+    let seen = live.finish();
     let _ = fs::remove_dir_all(&dir);
     Observed {
         exit,
@@ -249,6 +259,9 @@ pub fn execute(s: &Scenario, root: &Path, pattern: &Pattern) -> Observed {
         tmp_left,
         state,
         elapsed,
+        ended,
+        signal_at,
+        seen,
         ended_at,
     }
 }

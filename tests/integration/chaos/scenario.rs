@@ -74,6 +74,9 @@ pub struct Scenario {
     /// Fault: the user's presets file, read by the lookup of a preset for
     /// the program before the run: ignored at once, with one warning.
     pub presets: Option<PresetsFault>,
+    /// Faults in the state that outlives a run and in the metrics and
+    /// traces that report it (`state.rs`).
+    pub state: super::state::Faults,
 }
 
 /// Fault: what `$XDG_CONFIG_HOME/retry/presets.ini` is. Where it holds
@@ -266,6 +269,7 @@ impl Scenario {
             hook_dies_of: None,
             store_trickles: false,
             presets: None,
+            state: Default::default(),
         };
         // A broken TMPDIR matters only where a spool spills: inject it most there.
         let odds = if scenario.spills() { 0.5 } else { 0.1 };
@@ -304,6 +308,8 @@ impl Scenario {
             use PresetsFault::*;
             [Fifo, DevZero, Directory, GroupWritable, OtherUsers][rng.random_range(0..5)]
         });
+        scenario.state =
+            super::state::Faults::draw(rng, scenario.budget_unusable || scenario.store_trickles);
         scenario
     }
 
@@ -346,7 +352,7 @@ impl Scenario {
             args.push("--fatal-on".into());
             args.push("3".into());
         }
-        if self.budget_unusable || self.store_trickles {
+        if self.budget_unusable || self.store_trickles || self.state.budget_record.is_some() {
             args.extend(["--budget".into(), "chaos".into()]);
         }
         if self.store_trickles {
@@ -356,6 +362,7 @@ impl Scenario {
         if let Some(signal) = self.hook_dies_of {
             args.extend(["--on-retry".into(), format!("kill -{signal} $$")]);
         }
+        args.extend(self.state.args());
         match self.stdin {
             Input::Inherit => {}
             Input::Null => args.extend(["--stdin".into(), "null".into()]),
@@ -559,6 +566,7 @@ impl fmt::Display for Scenario {
         if let Some(presets) = self.presets {
             write!(f, "; presets file {presets:?}")?;
         }
+        write!(f, "{}", self.state)?;
         for (i, a) in self.attempts.iter().enumerate() {
             let ending = if a.hang {
                 "hangs".to_owned()
