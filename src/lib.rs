@@ -111,7 +111,14 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             print(listing.as_bytes())
         }
         Mode::BudgetStatus(settings) => crate::state::budget::print_status(settings),
-        Mode::BreakerStatus(settings) => crate::state::breaker::print_status(settings),
+        Mode::BreakerStatus(settings, sinks) => {
+            let (code, circuit) = crate::state::breaker::print_status(settings);
+            let warning = circuit.and_then(|c| metrics::breaker_status(sinks, &settings.name, &c));
+            if let Some(warning) = warning {
+                let _ = writeln!(std::io::stderr(), "retry: warning: {warning}");
+            }
+            code
+        }
     }
 }
 
@@ -218,6 +225,14 @@ fn run_command(
         }
     };
     let exit = run::run(config, &mut host, &mut emit, || strategy::rng(seed));
+    // The circuit after the run told it how it ended (or as a skipped run
+    // found it), then the wait for StatsD.
+    if let Some(warning) = metrics.as_mut().and_then(|m| m.finish(host.circuit())) {
+        log.emit(&events::Event::Warning {
+            attempt: 1,
+            message: warning,
+        });
+    }
     // Last: the wait for the collector (bounded, and cut short by the
     // caller's signals).
     if let Some(warning) = trace.as_mut().and_then(|spans| spans.send(host.signals())) {

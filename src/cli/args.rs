@@ -333,8 +333,11 @@ pub struct RunArgs {
     /// (`--collector.textfile.directory`) in this directory, as
     /// retry_<job>.prom, replaced whole at the end of each run: when its
     /// last run started, its last success, duration, attempts, sleep, exit
-    /// status and outcome. The directory must exist and be writable; a
-    /// write that fails at the end is one warning
+    /// status and outcome, and counters of runs, attempts, retries and
+    /// sleep that each run adds to (under a lock beside the file); with
+    /// --breaker, the circuit's series in retry-breaker-<name>.prom. The
+    /// directory must exist and be writable; a write that fails at the end
+    /// is one warning
     #[arg(long, env = "RETRY_METRICS_DIR", value_name = "DIR", value_hint = ValueHint::DirPath,
           help_heading = METRICS, hide_short_help = true)]
     pub metrics_dir: Option<std::path::PathBuf>,
@@ -454,6 +457,8 @@ pub struct RunArgs {
     ///
     /// Closed, open or probing, the failed runs counted, the cooldown's level
     /// and when the next probe may run; with --store, the fleet's circuit.
+    /// With --metrics-dir or --statsd, the circuit's series too (as every
+    /// run with --breaker writes them), for a check run every minute.
     #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::breaker::parse_name,
           value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
     pub breaker_status: Option<String>,

@@ -44,8 +44,9 @@ pub enum Mode {
     },
     /// `--budget-status NAME`.
     BudgetStatus(crate::state::budget::Settings),
-    /// `--breaker-status NAME`.
-    BreakerStatus(crate::state::breaker::Settings),
+    /// `--breaker-status NAME`, and where its circuit's metrics go
+    /// (`--metrics-dir`, `--statsd`).
+    BreakerStatus(crate::state::breaker::Settings, crate::metrics::Settings),
 }
 
 /// Applies the cross-field rules and picks the mode.
@@ -89,11 +90,16 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             return Err(usage(breaker_cooldown_zero(&cli)));
         }
         let store = store(&cli)?;
-        return Ok(Mode::BreakerStatus(breaker_settings(
-            &cli,
-            store,
-            name.clone(),
-        )));
+        let metrics = crate::metrics::Settings {
+            job: None,
+            dir: cli.metrics_dir.clone(),
+            statsd: cli.statsd.clone(),
+            statsd_tags: cli.statsd_tags,
+        };
+        return Ok(Mode::BreakerStatus(
+            breaker_settings(&cli, store, name.clone()),
+            metrics,
+        ));
     }
     // A preset named, or looked up by the program it wraps: only a run or
     // a plan of a command reads the data and the user's file.

@@ -760,6 +760,86 @@ mod prometheus {
         assert!(slept < 0.01, "{slept}");
     }
 
+    /// The circuit's series as node_exporter serves them, through open,
+    /// a skipped run, a probe (seen by `--breaker-status --metrics-dir`, as
+    /// a check every minute would) and close; a cooldown of 300 ms.
+    #[test]
+    fn the_breakers_series_follow_it_through_open_probe_and_close() {
+        if !installed("prometheus-node-exporter") {
+            return;
+        }
+        let dir = scratch();
+        let metrics = dir.path().join("textfile");
+        let state = dir.path().join("state");
+        std::fs::create_dir(&metrics).unwrap();
+        std::fs::create_dir(&state).unwrap();
+        let exporter = Exporter::start(&metrics);
+        let arg = metrics.to_str().unwrap();
+        let retry = |args: &[&str]| {
+            let mut all = vec!["--metrics-dir", arg, "--breaker-cooldown", "300ms"];
+            all.extend(args);
+            crate::harness::retry(&all).env("XDG_RUNTIME_DIR", &state)
+        };
+        let breaker = ["--breaker", "db", "--breaker-after", "1", "-n", "1", "--"];
+        let served = |page: &str, series: &str| -> f64 {
+            let line = format!("{series}{{breaker=\"db\"}} ");
+            let found = page.lines().find_map(|l| l.strip_prefix(line.as_str()));
+            found
+                .unwrap_or_else(|| panic!("no {series}:\n{page}"))
+                .parse()
+                .unwrap()
+        };
+        retry(&breaker).args(&["sh", "-c", "exit 3"]).run().code(3);
+        let page = exporter.scrape();
+        assert!(page.contains("\nnode_textfile_scrape_error 0\n"), "{page}");
+        assert_eq!(served(&page, "retry_breaker_state"), 1.0);
+        assert_eq!(served(&page, "retry_breaker_failures"), 1.0);
+        let next = served(&page, "retry_breaker_next_probe_timestamp_seconds");
+        let now = super::now();
+        assert!(now < next && next < now + 1.0, "{next} at {now}");
+
+        // Skipped: it writes the circuit too (its file removed before).
+        let file = metrics.join("retry-breaker-db.prom");
+        std::fs::remove_file(&file).unwrap();
+        retry(&breaker).args(&["sh", "-c", "exit 0"]).run().code(75);
+        assert_eq!(served(&exporter.scrape(), "retry_breaker_state"), 1.0);
+
+        // The cooldown over, a probe that waits for `go`.
+        while super::now() < next + 0.05 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+        let script = format!(
+            "touch '{}'; while [ ! -e '{}' ]; do sleep 0.01; done",
+            started.display(),
+            go.display()
+        );
+        let mut probe = retry(&breaker).args(&["sh", "-c", &script]).spawn();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !started.exists() {
+            assert!(Instant::now() < deadline, "the probe never started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let status = retry(&["--breaker-status", "db"]).run();
+        status.code(0);
+        assert!(
+            status.stdout.starts_with("breaker db: probing;"),
+            "{status:?}"
+        );
+        assert_eq!(served(&exporter.scrape(), "retry_breaker_state"), 2.0);
+        std::fs::write(&go, "").unwrap();
+        let ended = crate::harness::wait_bounded(&mut probe, Duration::from_secs(30));
+        assert!(ended.success());
+        let page = exporter.scrape();
+        assert_eq!(served(&page, "retry_breaker_state"), 0.0);
+        assert_eq!(served(&page, "retry_breaker_failures"), 0.0);
+        assert_eq!(
+            served(&page, "retry_breaker_next_probe_timestamp_seconds"),
+            0.0
+        );
+        assert!(page.contains("\nnode_textfile_scrape_error 0\n"), "{page}");
+    }
+
     #[test]
     fn promtool_accepts_every_file() {
         if !installed("promtool") {

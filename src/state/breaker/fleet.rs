@@ -184,18 +184,19 @@ impl Fleet {
     }
 
     /// A run ended (`lease`: its probe's): a renewal's failure, if one
-    /// failed, to log. The error is the warning to log.
+    /// failed, to log, and the circuit after it. The error is the warning
+    /// to log.
     pub fn tell(
         &mut self,
         ended: Ended,
         lease: Option<u64>,
         rng: &mut impl Rng,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<(Option<String>, Option<Circuit>), String> {
         let renewal = self.stop_renewing();
         let unit = crate::strategy::unit(rng);
         self.run("tell", ended, lease, unit)
             .map_err(|e| failed(&self.name, self.script.remote(), &e))
-            .map(|_| renewal)
+            .map(|reply| (renewal, Some(reply.circuit)))
     }
 
     /// The circuit as it is, writing nothing (`--breaker-status`). The

@@ -106,6 +106,9 @@ pub struct Breaker {
     /// The run found the circuit closed with nothing counted: unless it
     /// fails, it has nothing to tell (a first-try success costs one read).
     clean: bool,
+    /// The circuit as the run last saw it (asked, then told), for its
+    /// metrics; `None` while unasked, or if the store failed.
+    seen: Option<Circuit>,
 }
 
 impl Breaker {
@@ -124,7 +127,19 @@ impl Breaker {
             kind,
             lease: None,
             clean: false,
+            seen: None,
         }
+    }
+
+    /// `--breaker NAME`'s name.
+    pub fn name(&self) -> &str {
+        &self.settings.name
+    }
+
+    /// The circuit as this run last saw it: after its end was told, else as
+    /// it was asked (a run the open circuit skipped, a clean success).
+    pub fn seen(&self) -> Option<Circuit> {
+        self.seen
     }
 
     /// Before the first attempt: whether the command may start.
@@ -179,6 +194,7 @@ impl Breaker {
         };
         match asked {
             Ok((admit, circuit, now, said, clamped, far)) => {
+                self.seen = Some(circuit);
                 let said = said.or_else(|| {
                     let was = clamped?;
                     Some(went_back(was, &circuit, far, now))
@@ -234,7 +250,7 @@ impl Breaker {
                     }
                     c.finish(&params, now, ended, lease, &mut rng)
                 })
-                .map(|(_, _, reset)| reset);
+                .map(|(_, circuit, reset)| (reset, Some(circuit)));
                 probe.release();
                 told
             }
@@ -243,9 +259,13 @@ impl Breaker {
             Kind::Skipped => return None,
         };
         match told {
-            Ok(said) => said.map(|said| format!("--breaker {}: {said}", self.settings.name)),
+            Ok((said, circuit)) => {
+                self.seen = circuit.or(self.seen);
+                said.map(|said| format!("--breaker {}: {said}", self.settings.name))
+            }
             Err(e) => {
                 self.kind = Kind::Skipped;
+                self.seen = None;
                 Some(self.without(&e))
             }
         }
@@ -401,6 +421,7 @@ mod tests {
             kind: Kind::Host(dir.to_owned(), Box::new(ProbeLock::new(dir, "ci"))),
             lease: None,
             clean: false,
+            seen: None,
         }
     }
 
