@@ -199,6 +199,36 @@ fn fifty_concurrent_runs_lose_no_increment() {
     assert_eq!(sample(&text, "retry_retries_total"), Some("0"));
 }
 
+/// The README's alerts are docs/alerts.yml as it is, the file the rules
+/// test runs.
+#[test]
+fn the_readmes_alerts_are_the_tested_rules() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |name: &str| {
+        std::fs::read_to_string(root.join(name))
+            .unwrap()
+            .replace("\r\n", "\n")
+    };
+    let (readme, rules) = (read("README.md"), read("docs/alerts.yml"));
+    let block = format!("```yaml\n{rules}```\n");
+    assert!(
+        readme.contains(&block),
+        "README.md does not show docs/alerts.yml as it is"
+    );
+    let test = read("tests/prometheus/alerts.test.yml");
+    assert!(test.contains("rule_files:\n  - ../../docs/alerts.yml\n"));
+    // Every alert of the file is tested.
+    for line in rules
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- alert: "))
+    {
+        assert!(
+            test.contains(&format!("alertname: {line}\n")),
+            "{line} is not tested"
+        );
+    }
+}
+
 /// A directory gone by the end of the run: one warning, the command's status.
 #[cfg(unix)]
 #[test]
@@ -838,6 +868,33 @@ mod prometheus {
             0.0
         );
         assert!(page.contains("\nnode_textfile_scrape_error 0\n"), "{page}");
+    }
+
+    /// docs/alerts.yml through an outage in which the circuit opens: the
+    /// retries alert stays firing while it is open
+    /// (tests/prometheus/alerts.test.yml), with the real promtool.
+    #[test]
+    fn promtool_tests_the_alerts() {
+        if !installed("promtool") {
+            return;
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for args in [
+            ["check", "rules", "docs/alerts.yml"],
+            ["test", "rules", "tests/prometheus/alerts.test.yml"],
+        ] {
+            let output = Command::new("promtool")
+                .args(args)
+                .current_dir(root)
+                .output()
+                .expect("promtool runs");
+            assert!(
+                output.status.success(),
+                "promtool {args:?}: {}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
     }
 
     #[test]
