@@ -339,8 +339,8 @@ pub mod fuzzing {
     /// How far ahead of now a record's end may lie with the default
     /// options (ns): the longest cooldown and the lease.
     pub fn breaker_horizon() -> u64 {
-        use crate::state::breaker::{DEFAULT_COOLDOWN, DEFAULT_LEASE, machine};
-        machine::horizon(DEFAULT_COOLDOWN, machine::nanos(DEFAULT_LEASE))
+        use crate::state::breaker::{DEFAULT_COOLDOWN_MAX, DEFAULT_LEASE, machine};
+        machine::horizon(DEFAULT_COOLDOWN_MAX, machine::nanos(DEFAULT_LEASE))
     }
 
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.

@@ -277,13 +277,23 @@ pub struct RunArgs {
     pub breaker_after: Option<u32>,
 
     /// How long an open circuit stays open before one run may probe; after
-    /// each failed probe longer (doubled, equal jitter, up to 8 times this but
-    /// at most 1h, unless this is longer) [default: 30s]
+    /// each failed probe longer (doubled, equal jitter, up to
+    /// --breaker-cooldown-max) [default: 30s]
     // No clap default, as --breaker-after.
     #[arg(long, env = "RETRY_BREAKER_COOLDOWN", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other,
           allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
     pub breaker_cooldown: Option<Duration>,
+
+    /// The longest cooldown failed probes grow it to (given, at least
+    /// --breaker-cooldown; a longer cooldown is not grown): the last host
+    /// resumes within about this and one period of its job after the
+    /// service is back [default: 4m]
+    // No clap default, as --breaker-after.
+    #[arg(long, env = "RETRY_BREAKER_COOLDOWN_MAX", value_name = "DURATION",
+          value_parser = parse_duration, value_hint = ValueHint::Other,
+          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
+    pub breaker_cooldown_max: Option<Duration>,
 
     /// The exit status of a run the open circuit did not let start (1 to
     /// 255): one no command of yours exits with, to tell a skipped run from

@@ -24,7 +24,7 @@ use rand::Rng;
 use crate::state::store::Remote;
 use crate::state::store::server::{self, Script};
 
-use super::machine::{Admit, Circuit, Ended, State, cap, horizon, nanos};
+use super::machine::{Admit, Circuit, Ended, State, horizon, nanos};
 use super::{Params, Settings};
 
 /// A probe's lease in Redis, renewed every third of it while the probe
@@ -110,7 +110,7 @@ impl Fleet {
 
     /// How far ahead a time in the hash may lie (`machine::horizon`), ns.
     pub fn horizon(&self) -> u64 {
-        horizon(self.params.cooldown, self.lease)
+        horizon(self.params.cap(), self.lease)
     }
 
     /// This run probes under the lease `id`: renew it every third of its
@@ -214,7 +214,7 @@ impl Fleet {
     ) -> Result<Reply, String> {
         let us = |ns: u64| ns / 1000;
         let cooldown = nanos(self.params.cooldown);
-        let longest = nanos(cap(self.params.cooldown));
+        let longest = nanos(self.params.cap());
         let ttl_ms = (longest.saturating_add(self.lease) / 1_000_000)
             .saturating_mul(u64::from(TTL_FACTOR))
             .max(1);

@@ -21,39 +21,37 @@ use rand::Rng;
 
 use crate::strategy::{Backoff, Jitter};
 
-/// `--breaker-after` and `--breaker-cooldown`.
+/// `--breaker-after`, `--breaker-cooldown` and `--breaker-cooldown-max`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Params {
     pub after: u32,
     pub cooldown: Duration,
-}
-
-/// The longest cooldown: 8 times the first, but at most an hour (unless
-/// the first is longer): a fleet whose service came back after an hour's
-/// outage hears of it within the hour, and the last host's wait after a
-/// recovery is about this plus one period of its job (the outage table in
-/// docs/behaviour.md).
-pub fn cap(cooldown: Duration) -> Duration {
-    cooldown
-        .saturating_mul(8)
-        .min(Duration::from_secs(3600))
-        .max(cooldown)
+    /// The longest cooldown a failed probe grows it to (`cap` keeps it no
+    /// shorter than the first).
+    pub max: Duration,
 }
 
 /// How far ahead of now a time in a circuit's record can lie when a run
-/// on this clock wrote it: the longest cooldown (an open circuit's end),
-/// then a probe's whole lease (`lease`, ns).
-pub fn horizon(cooldown: Duration, lease: u64) -> u64 {
-    nanos(cap(cooldown)).saturating_add(lease)
+/// on this clock wrote it: the longest cooldown (`cap`, an open circuit's
+/// end), then a probe's whole lease (`lease`, ns).
+pub fn horizon(cap: Duration, lease: u64) -> u64 {
+    nanos(cap).saturating_add(lease)
 }
 
 impl Params {
+    /// The longest cooldown: `max`, but never shorter than the first. The
+    /// last host's wait after a recovery is about this plus one period of
+    /// its job (the outage table in docs/behaviour.md).
+    pub fn cap(&self) -> Duration {
+        self.max.max(self.cooldown)
+    }
+
     /// Cooldown number `k`: equal jitter of `min(cap, cooldown * 2^k)`.
     pub fn cooldown(&self, k: u32, rng: &mut impl Rng) -> Duration {
         let backoff = Backoff {
             jitter: Jitter::Equal,
             base: self.cooldown,
-            cap: cap(self.cooldown),
+            cap: self.cap(),
             factor: 2.0,
         };
         backoff.sleep(k, self.cooldown, rng).duration
@@ -212,6 +210,7 @@ mod tests {
     const P: Params = Params {
         after: 3,
         cooldown: Duration::from_secs(60),
+        max: Duration::from_secs(480),
     };
     const LEASE: u64 = 600 * S;
 
@@ -312,8 +311,8 @@ mod tests {
     #[test]
     fn a_failed_probe_lengthens_the_cooldown_within_its_bounds() {
         let cooldown = P.cooldown.as_secs_f64();
-        let cap_s = cap(P.cooldown).as_secs_f64();
-        assert_eq!(cap_s, 480.0, "8 times 60 s");
+        let cap_s = P.cap().as_secs_f64();
+        assert_eq!(cap_s, 480.0);
         for seed in 0..50 {
             let (mut c, mut rng) = opened(seed);
             let mut draws = Vec::new();
@@ -335,10 +334,16 @@ mod tests {
             // Jittered: the capped ones are not all equal.
             assert!(draws[6..].windows(2).any(|w| w[0] != w[1]), "{draws:?}");
         }
-        // At most an hour, unless the cooldown itself is longer.
-        assert_eq!(cap(Duration::from_secs(600)), Duration::from_secs(3600));
+        // At most `max`, unless the cooldown itself is longer.
         let long = Duration::from_secs(7200);
-        assert_eq!(cap(long), long);
+        assert_eq!(
+            Params {
+                cooldown: long,
+                ..P
+            }
+            .cap(),
+            long
+        );
     }
 
     #[test]
@@ -369,7 +374,7 @@ mod tests {
     fn an_end_beyond_any_cooldown_and_lease_is_a_clock_that_went_back() {
         let now = 1_795_434_960 * S;
         // 8 × 60 s, then the lease: 480 + 600 s.
-        let far = horizon(P.cooldown, LEASE);
+        let far = horizon(P.cap(), LEASE);
         assert_eq!(far, 1080 * S);
         let open = |until| State::Open { until };
         let probing = |until| State::Probing { lease: 7, until };

@@ -74,7 +74,7 @@ fn host_status(settings: &Settings) -> Result<(String, Circuit), String> {
         )),
         Some(look) => {
             // As a run would take it, clamped (a look writes nothing).
-            let far = horizon(settings.params.cooldown, nanos(settings.lease));
+            let far = horizon(settings.params.cap(), nanos(settings.lease));
             let found = look.update(false, |c| c.clamp(now, far))?;
             let said = found.reset.or_else(|| {
                 let was = found.value.0?;
@@ -137,6 +137,7 @@ mod tests {
         let p = Params {
             after: 3,
             cooldown: Duration::from_secs(60),
+            max: Duration::from_secs(480),
         };
         let s = 1_000_000_000;
         let now = 1_795_434_960 * s;
