@@ -73,7 +73,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                     return 2;
                 }
             };
-            let log = match check_metrics_dir(options, provenance)
+            let log = match check_metrics_dir(&options.metrics, provenance)
                 .and_then(|()| open_log(options, provenance, id.clone()))
             {
                 Ok(log) => log,
@@ -111,7 +111,12 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             print(listing.as_bytes())
         }
         Mode::BudgetStatus(settings) => crate::state::budget::print_status(settings),
-        Mode::BreakerStatus(settings, sinks) => {
+        Mode::BreakerStatus(settings, sinks, provenance) => {
+            // A directory that cannot take the file is bad usage, as for a run.
+            if let Err(line) = check_metrics_dir(sinks, provenance) {
+                let _ = writeln!(std::io::stderr(), "{line}");
+                return 2;
+            }
             let (code, circuit) = crate::state::breaker::print_status(settings);
             let warning = circuit.and_then(|c| metrics::breaker_status(sinks, &settings.name, &c));
             if let Some(warning) = warning {
@@ -157,10 +162,10 @@ fn open_log(
 /// be opened is, rather than a warning after the run that a cron job's
 /// owner never reads.
 fn check_metrics_dir(
-    config: &run::Options,
+    metrics: &metrics::Settings,
     provenance: &cli::provenance::Provenance,
 ) -> Result<(), String> {
-    let Some(dir) = &config.metrics.dir else {
+    let Some(dir) = &metrics.dir else {
         return Ok(());
     };
     metrics::textfile::check_dir(dir).map_err(|error| {

@@ -45,8 +45,12 @@ pub enum Mode {
     /// `--budget-status NAME`.
     BudgetStatus(crate::state::budget::Settings),
     /// `--breaker-status NAME`, and where its circuit's metrics go
-    /// (`--metrics-dir`, `--statsd`).
-    BreakerStatus(crate::state::breaker::Settings, crate::metrics::Settings),
+    /// (`--metrics-dir`, `--statsd`), with where they came from.
+    BreakerStatus(
+        crate::state::breaker::Settings,
+        crate::metrics::Settings,
+        Provenance,
+    ),
 }
 
 /// Applies the cross-field rules and picks the mode.
@@ -102,6 +106,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         return Ok(Mode::BreakerStatus(
             breaker_settings(&cli, store, name.clone()),
             metrics,
+            cli.provenance.clone(),
         ));
     }
     // A preset named, or looked up by the program it wraps: only a run or

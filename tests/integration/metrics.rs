@@ -229,6 +229,38 @@ fn the_readmes_alerts_are_the_tested_rules() {
     }
 }
 
+/// `--breaker-status` with a metrics directory that cannot take the file:
+/// bad usage, one line, as for a run; a good one gets the circuit's file.
+#[test]
+fn breaker_status_checks_the_metrics_dir_and_writes_the_circuit() {
+    let dir = scratch();
+    let missing = dir.path().join("missing");
+    let status = |metrics: &Path| {
+        retry(&[
+            "--breaker-status",
+            "db",
+            "--metrics-dir",
+            metrics.to_str().unwrap(),
+        ])
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .run()
+    };
+    let out = status(&missing);
+    out.code(2).stderr_lines(1).stderr_has(&format!(
+        "retry: cannot write to --metrics-dir '{}': ",
+        missing.display()
+    ));
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let metrics = dir.path().join("metrics");
+    std::fs::create_dir(&metrics).unwrap();
+    status(&metrics).code(0);
+    let text = std::fs::read_to_string(metrics.join("retry-breaker-db.prom")).unwrap();
+    assert!(
+        text.contains("retry_breaker_state{breaker=\"db\"} 0\n"),
+        "{text}"
+    );
+}
+
 /// A directory gone by the end of the run: one warning, the command's status.
 #[cfg(unix)]
 #[test]
