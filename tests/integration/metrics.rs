@@ -229,6 +229,42 @@ fn the_readmes_alerts_are_the_tested_rules() {
     }
 }
 
+/// The job's lock held by another (a run stopped while holding it): after
+/// 1 s the run writes nothing, says so once, and exits as its command did.
+#[test]
+fn a_lock_held_too_long_writes_nothing_and_keeps_the_status() {
+    let dir = scratch();
+    let arg = dir.path().to_str().unwrap();
+    let run = || {
+        retry(&["--metrics-dir", arg, "--job", "held", "-n", "1", "--"])
+            .helper(&["exit", "4"])
+            .run()
+    };
+    run().code(4);
+    let before = prom(dir.path(), "held");
+    let lock = std::fs::File::open(dir.path().join(".retry_held.prom.lock")).unwrap();
+    lock.lock().unwrap();
+    let out = run();
+    out.code(4).stderr_has(&format!(
+        "warning: cannot write --metrics-dir '{}': another retry has held its lock for 1s; \
+         its series keep the run before",
+        dir.path().join("retry_held.prom").display()
+    ));
+    let warnings = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning:"))
+        .count();
+    assert_eq!(warnings, 1, "{out:?}");
+    assert_eq!(prom(dir.path(), "held"), before);
+    lock.unlock().unwrap();
+    run().code(4);
+    assert_eq!(
+        sample(&prom(dir.path(), "held"), "retry_attempts_total"),
+        Some("2")
+    );
+}
+
 /// `--breaker-status` with a metrics directory that cannot take the file:
 /// bad usage, one line, as for a run; a good one gets the circuit's file.
 #[test]
