@@ -28,7 +28,8 @@ complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a 
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l breaker -d 'Stop calling a failing service: a circuit shared by every retry naming it' -r -f
 complete -c retry -l breaker-after -d 'Runs in a row that gave up on transient failures (attempts or time ran out, the budget refused a retry) before the circuit opens [default: 3]' -r -f
-complete -c retry -l breaker-cooldown -d 'How long an open circuit stays open before one run may probe; after each failed probe longer (doubled, equal jitter, up to 8 times this but at most 1h, unless this is longer) [default: 30s]' -r -f
+complete -c retry -l breaker-cooldown -d 'How long an open circuit stays open before one run may probe; after each failed probe longer (doubled, equal jitter, up to --breaker-cooldown-max) [default: 30s]' -r -f
+complete -c retry -l breaker-cooldown-max -d 'The longest cooldown failed probes grow it to (given, at least --breaker-cooldown; a longer cooldown is not grown): the last host resumes within about this and one period of its job after the service is back [default: 4m]' -r -f
 complete -c retry -l breaker-exit-code -d 'The exit status of a run the open circuit did not let start (1 to 255): one no command of yours exits with, to tell a skipped run from a command\'s own 75 without reading the log [default: 75]' -r -f
 complete -c retry -l store -d 'Where --budget and --breaker keep their state: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without them, with one warning' -r -f
 complete -c retry -l budget-store -d 'The old spelling of --store, still read (below --store and RETRY_STORE)' -r -f
@@ -87,6 +88,7 @@ complete -c retry -l capacity -d '--model outage: requests a second the service 
 complete -c retry -l span -d '--model outage: how long the hosts start runs (those running then finish)' -r -f
 complete -c retry -l breaker-afters -d '--model outage: the breaker\'s `--breaker-after` values to compare (counted failures in a row that open a circuit)' -r -f
 complete -c retry -l breaker-cooldowns -d '--model outage: the breaker\'s `--breaker-cooldown` values to compare (the first cooldown of an open circuit)' -r -f
+complete -c retry -l breaker-cooldown-maxes -d '--model outage: the breaker\'s `--breaker-cooldown-max` values to compare (the longest cooldown failed probes grow it to)' -r -f
 complete -c retry -l svg -d 'Also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
 complete -c retry -s j -l jitter -d 'Backoff strategy of the sleeps between attempts' -r -f -a "none\t'sleep = min(cap, base * factor^n)'
 full\t'sleep = random_between(0, min(cap, base * factor^n))'

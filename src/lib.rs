@@ -73,7 +73,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                     return 2;
                 }
             };
-            let log = match check_metrics_dir(options, provenance)
+            let log = match check_metrics_dir(&options.metrics, provenance)
                 .and_then(|()| open_log(options, provenance, id.clone()))
             {
                 Ok(log) => log,
@@ -111,7 +111,19 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             print(listing.as_bytes())
         }
         Mode::BudgetStatus(settings) => crate::state::budget::print_status(settings),
-        Mode::BreakerStatus(settings) => crate::state::breaker::print_status(settings),
+        Mode::BreakerStatus(settings, sinks, provenance) => {
+            // A directory that cannot take the file is bad usage, as for a run.
+            if let Err(line) = check_metrics_dir(sinks, provenance) {
+                let _ = writeln!(std::io::stderr(), "{line}");
+                return 2;
+            }
+            let (code, circuit) = crate::state::breaker::print_status(settings);
+            let warning = circuit.and_then(|c| metrics::breaker_status(sinks, &settings.name, &c));
+            if let Some(warning) = warning {
+                let _ = writeln!(std::io::stderr(), "retry: warning: {warning}");
+            }
+            code
+        }
     }
 }
 
@@ -150,10 +162,10 @@ fn open_log(
 /// be opened is, rather than a warning after the run that a cron job's
 /// owner never reads.
 fn check_metrics_dir(
-    config: &run::Options,
+    metrics: &metrics::Settings,
     provenance: &cli::provenance::Provenance,
 ) -> Result<(), String> {
-    let Some(dir) = &config.metrics.dir else {
+    let Some(dir) = &metrics.dir else {
         return Ok(());
     };
     metrics::textfile::check_dir(dir).map_err(|error| {
@@ -218,6 +230,14 @@ fn run_command(
         }
     };
     let exit = run::run(config, &mut host, &mut emit, || strategy::rng(seed));
+    // The circuit after the run told it how it ended (or as a skipped run
+    // found it), then the wait for StatsD.
+    if let Some(warning) = metrics.as_mut().and_then(|m| m.finish(host.circuit())) {
+        log.emit(&events::Event::Warning {
+            attempt: 1,
+            message: warning,
+        });
+    }
     // Last: the wait for the collector (bounded, and cut short by the
     // caller's signals).
     if let Some(warning) = trace.as_mut().and_then(|spans| spans.send(host.signals())) {
@@ -331,8 +351,8 @@ pub mod fuzzing {
     /// How far ahead of now a record's end may lie with the default
     /// options (ns): the longest cooldown and the lease.
     pub fn breaker_horizon() -> u64 {
-        use crate::state::breaker::{DEFAULT_COOLDOWN, DEFAULT_LEASE, machine};
-        machine::horizon(DEFAULT_COOLDOWN, machine::nanos(DEFAULT_LEASE))
+        use crate::state::breaker::{DEFAULT_COOLDOWN_MAX, DEFAULT_LEASE, machine};
+        machine::horizon(DEFAULT_COOLDOWN_MAX, machine::nanos(DEFAULT_LEASE))
     }
 
     /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.

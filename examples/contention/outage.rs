@@ -210,7 +210,15 @@ const HOST_BUDGET: [&str; 6] = [
     "--budget-refill",
     "2.2",
 ];
-const BREAKER: [&str; 4] = ["--breaker-after", "3", "--breaker-cooldown", "1s"];
+/// 1/30 of the defaults: a 30 s cooldown and its 4 min cap.
+const BREAKER: [&str; 6] = [
+    "--breaker-after",
+    "3",
+    "--breaker-cooldown",
+    "1s",
+    "--breaker-cooldown-max",
+    "8s",
+];
 /// The network of the simulation, which the client sleeps each way.
 const NET_MS: (&str, &str) = ("10", "2");
 
@@ -604,6 +612,8 @@ fn simulate(settings: &Settings, policies: &[&str]) -> Result<String, String> {
                 BREAKER[1],
                 "--breaker-cooldowns",
                 cooldown,
+                "--breaker-cooldown-maxes",
+                BREAKER[5],
             ])
             .args(["--net-delay", &format!("{}ms", NET_MS.0)])
             .args(["--net-sd", &format!("{}ms", NET_MS.1)])

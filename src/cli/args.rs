@@ -277,13 +277,23 @@ pub struct RunArgs {
     pub breaker_after: Option<u32>,
 
     /// How long an open circuit stays open before one run may probe; after
-    /// each failed probe longer (doubled, equal jitter, up to 8 times this but
-    /// at most 1h, unless this is longer) [default: 30s]
+    /// each failed probe longer (doubled, equal jitter, up to
+    /// --breaker-cooldown-max) [default: 30s]
     // No clap default, as --breaker-after.
     #[arg(long, env = "RETRY_BREAKER_COOLDOWN", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other,
           allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
     pub breaker_cooldown: Option<Duration>,
+
+    /// The longest cooldown failed probes grow it to (given, at least
+    /// --breaker-cooldown; a longer cooldown is not grown): the last host
+    /// resumes within about this and one period of its job after the
+    /// service is back [default: 4m]
+    // No clap default, as --breaker-after.
+    #[arg(long, env = "RETRY_BREAKER_COOLDOWN_MAX", value_name = "DURATION",
+          value_parser = parse_duration, value_hint = ValueHint::Other,
+          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
+    pub breaker_cooldown_max: Option<Duration>,
 
     /// The exit status of a run the open circuit did not let start (1 to
     /// 255): one no command of yours exits with, to tell a skipped run from
@@ -333,8 +343,11 @@ pub struct RunArgs {
     /// (`--collector.textfile.directory`) in this directory, as
     /// retry_<job>.prom, replaced whole at the end of each run: when its
     /// last run started, its last success, duration, attempts, sleep, exit
-    /// status and outcome. The directory must exist and be writable; a
-    /// write that fails at the end is one warning
+    /// status and outcome, and counters of runs, attempts, retries and
+    /// sleep that each run adds to (under a lock beside the file); with
+    /// --breaker, the circuit's series in retry-breaker-<name>.prom. The
+    /// directory must exist and be writable; a write that fails at the end
+    /// is one warning
     #[arg(long, env = "RETRY_METRICS_DIR", value_name = "DIR", value_hint = ValueHint::DirPath,
           help_heading = METRICS, hide_short_help = true)]
     pub metrics_dir: Option<std::path::PathBuf>,
@@ -454,6 +467,8 @@ pub struct RunArgs {
     ///
     /// Closed, open or probing, the failed runs counted, the cooldown's level
     /// and when the next probe may run; with --store, the fleet's circuit.
+    /// With --metrics-dir or --statsd, the circuit's series too (as every
+    /// run with --breaker writes them), for a check run every minute.
     #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::breaker::parse_name,
           value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
     pub breaker_status: Option<String>,

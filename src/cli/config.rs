@@ -44,8 +44,13 @@ pub enum Mode {
     },
     /// `--budget-status NAME`.
     BudgetStatus(crate::state::budget::Settings),
-    /// `--breaker-status NAME`.
-    BreakerStatus(crate::state::breaker::Settings),
+    /// `--breaker-status NAME`, and where its circuit's metrics go
+    /// (`--metrics-dir`, `--statsd`), with where they came from.
+    BreakerStatus(
+        crate::state::breaker::Settings,
+        crate::metrics::Settings,
+        Provenance,
+    ),
 }
 
 /// Applies the cross-field rules and picks the mode.
@@ -88,12 +93,21 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         if cli.breaker_cooldown == Some(Duration::ZERO) {
             return Err(usage(breaker_cooldown_zero(&cli)));
         }
+        if let Some(message) = breaker_max_short(&cli) {
+            return Err(usage(message));
+        }
         let store = store(&cli)?;
-        return Ok(Mode::BreakerStatus(breaker_settings(
-            &cli,
-            store,
-            name.clone(),
-        )));
+        let metrics = crate::metrics::Settings {
+            job: None,
+            dir: cli.metrics_dir.clone(),
+            statsd: cli.statsd.clone(),
+            statsd_tags: cli.statsd_tags,
+        };
+        return Ok(Mode::BreakerStatus(
+            breaker_settings(&cli, store, name.clone()),
+            metrics,
+            cli.provenance.clone(),
+        ));
     }
     // A preset named, or looked up by the program it wraps: only a run or
     // a plan of a command reads the data and the user's file.
@@ -158,6 +172,9 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     }
     if cli.breaker_cooldown == Some(Duration::ZERO) {
         return Err(usage(breaker_cooldown_zero(&cli)));
+    }
+    if let Some(message) = breaker_max_short(&cli) {
+        return Err(usage(message));
     }
     let store = store(&cli)?;
 
@@ -319,6 +336,31 @@ fn budget_settings(
 }
 
 /// A `--breaker-cooldown` of zero, refused for a run and the breaker's status.
+/// `--breaker-cooldown-max` below the first cooldown (given, or the
+/// default): the cooldown could not grow to it.
+fn breaker_max_short(cli: &RunArgs) -> Option<String> {
+    let max = cli.breaker_cooldown_max?;
+    let cooldown = cli
+        .breaker_cooldown
+        .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN);
+    (max < cooldown).then(|| {
+        let (first, fix) = match cli.breaker_cooldown {
+            Some(_) => (
+                cli.provenance.name(id::BREAKER_COOLDOWN, &fmt(cooldown)),
+                String::new(),
+            ),
+            None => (
+                format!("the default --breaker-cooldown, {}", fmt(cooldown)),
+                format!("; set --breaker-cooldown-max to {} or more", fmt(cooldown)),
+            ),
+        };
+        format!(
+            "{} is below {first}: the longest cooldown must be at least the first{fix}",
+            cli.provenance.name(id::BREAKER_COOLDOWN_MAX, &fmt(max)),
+        )
+    })
+}
+
 fn breaker_cooldown_zero(cli: &RunArgs) -> String {
     format!(
         "{} would close the circuit as soon as it opens; give a cooldown such as 1m",
@@ -341,6 +383,9 @@ fn breaker_settings(
             cooldown: cli
                 .breaker_cooldown
                 .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN),
+            max: cli
+                .breaker_cooldown_max
+                .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN_MAX),
         },
         lease: crate::state::breaker::lease(cli.max_time),
         exit_code: cli
@@ -495,6 +540,7 @@ fn outage_options(
             budget,
             &sim.breaker_afters.0,
             &sim.breaker_cooldowns.0,
+            &sim.breaker_cooldown_maxes.0,
         ),
         scenario,
         reps,
@@ -590,11 +636,52 @@ mod tests {
         assert!(
             help(id::BREAKER_COOLDOWN).ends_with(&format!("[default: {}]", fmt(DEFAULT_COOLDOWN)))
         );
+        let max = fmt(crate::state::breaker::DEFAULT_COOLDOWN_MAX);
+        assert!(help(id::BREAKER_COOLDOWN_MAX).ends_with(&format!("[default: {max}]")));
         use crate::state::breaker::EXIT_OPEN;
         assert_eq!(options.breaker.unwrap().exit_code, EXIT_OPEN);
         assert!(help(id::BREAKER_EXIT_CODE).ends_with(&format!("[default: {EXIT_OPEN}]")));
         let options = config(&["--breaker", "ci", "--breaker-exit-code", "250", "true"]).unwrap();
         assert_eq!(options.breaker.unwrap().exit_code, 250);
+    }
+
+    #[test]
+    fn a_breaker_cooldown_max_below_the_cooldown_is_refused() {
+        let err =
+            config(&["--breaker", "ci", "--breaker-cooldown-max", "10s", "true"]).unwrap_err();
+        assert!(
+            err.contains("--breaker-cooldown-max 10s") && err.contains("30s"),
+            "{err}"
+        );
+        assert!(
+            err.contains("; set --breaker-cooldown-max to 30s or more"),
+            "{err}"
+        );
+        let err = config(&[
+            "--breaker-status",
+            "ci",
+            "--breaker-cooldown",
+            "1m",
+            "--breaker-cooldown-max",
+            "30s",
+        ])
+        .unwrap_err();
+        assert!(
+            err.contains("--breaker-cooldown-max 30s") && err.contains("--breaker-cooldown 1m"),
+            "{err}"
+        );
+        let options =
+            config(&["--breaker", "ci", "--breaker-cooldown-max", "30s", "true"]).unwrap();
+        let params = options.breaker.unwrap().params;
+        assert_eq!(
+            (params.max, params.cap()),
+            (Duration::from_secs(30), Duration::from_secs(30))
+        );
+        // Not given: the default, or the cooldown if that is longer.
+        let options = config(&["--breaker", "ci", "--breaker-cooldown", "5m", "true"]).unwrap();
+        let params = options.breaker.unwrap().params;
+        assert_eq!(params.max, crate::state::breaker::DEFAULT_COOLDOWN_MAX);
+        assert_eq!(params.cap(), Duration::from_secs(300));
     }
 
     #[test]

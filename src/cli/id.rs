@@ -27,6 +27,7 @@ pub const BUDGET_STATUS: &str = "budget_status";
 pub const BREAKER: &str = "breaker";
 pub const BREAKER_AFTER: &str = "breaker_after";
 pub const BREAKER_COOLDOWN: &str = "breaker_cooldown";
+pub const BREAKER_COOLDOWN_MAX: &str = "breaker_cooldown_max";
 pub const BREAKER_EXIT_CODE: &str = "breaker_exit_code";
 pub const BREAKER_STATUS: &str = "breaker_status";
 pub const STORE: &str = "store";
@@ -54,9 +55,10 @@ pub const CAPACITY: &str = "capacity";
 pub const SPAN: &str = "span";
 pub const BREAKER_AFTERS: &str = "breaker_afters";
 pub const BREAKER_COOLDOWNS: &str = "breaker_cooldowns";
+pub const BREAKER_COOLDOWN_MAXES: &str = "breaker_cooldown_maxes";
 
 /// Options that only `--simulate` reads.
-pub const SIMULATE_ONLY: [&str; 16] = [
+pub const SIMULATE_ONLY: [&str; 17] = [
     CLIENTS,
     REPS,
     NET_DELAY,
@@ -73,11 +75,12 @@ pub const SIMULATE_ONLY: [&str; 16] = [
     SPAN,
     BREAKER_AFTERS,
     BREAKER_COOLDOWNS,
+    BREAKER_COOLDOWN_MAXES,
 ];
 /// Options that only `--simulate --model busy` reads.
 pub const BUSY_ONLY: [&str; 2] = [SERVICE_TIME, SERVICE_SD];
 /// Options that only `--simulate --model outage` reads.
-pub const OUTAGE_ONLY: [&str; 7] = [
+pub const OUTAGE_ONLY: [&str; 8] = [
     HOSTS,
     EVERY,
     OUTAGE,
@@ -85,6 +88,7 @@ pub const OUTAGE_ONLY: [&str; 7] = [
     SPAN,
     BREAKER_AFTERS,
     BREAKER_COOLDOWNS,
+    BREAKER_COOLDOWN_MAXES,
 ];
 /// Options of the client sweeps (`occ`, `busy`) that the outage model
 /// has no use for.
@@ -92,7 +96,12 @@ pub const SWEEP_ONLY: [&str; 3] = [CLIENTS, SVG, MAX_WORK];
 /// The budget's parameters: meaningless without one.
 pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
 /// The breaker's parameters: meaningless without one.
-pub const BREAKER_ONLY: [&str; 3] = [BREAKER_AFTER, BREAKER_COOLDOWN, BREAKER_EXIT_CODE];
+pub const BREAKER_ONLY: [&str; 4] = [
+    BREAKER_AFTER,
+    BREAKER_COOLDOWN,
+    BREAKER_COOLDOWN_MAX,
+    BREAKER_EXIT_CODE,
+];
 /// The store's, with their old spellings: for a budget or a breaker.
 pub const STORE_ONLY: [&str; 4] = [STORE, BUDGET_STORE, STORE_TIMEOUT, BUDGET_TIMEOUT];
 /// What the store's options are for.
@@ -100,7 +109,7 @@ pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STAT
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 34] = [
+const OTHERS: [&str; 35] = [
     BASE,
     CAP,
     JITTER,
@@ -124,6 +133,7 @@ const OTHERS: [&str; 34] = [
     BREAKER,
     BREAKER_AFTER,
     BREAKER_COOLDOWN,
+    BREAKER_COOLDOWN_MAX,
     BREAKER_EXIT_CODE,
     BREAKER_STATUS,
     STORE,

@@ -123,6 +123,13 @@ pub struct SimulationArgs {
           help_heading = SIMULATION, hide_short_help = true)]
     pub breaker_cooldowns: Cooldowns,
 
+    /// --model outage: the breaker's `--breaker-cooldown-max` values to
+    /// compare (the longest cooldown failed probes grow it to)
+    #[arg(long, env = "RETRY_BREAKER_COOLDOWN_MAXES", value_name = "LIST", default_value = "4m",
+          value_parser = parse_cooldowns, value_hint = ValueHint::Other,
+          help_heading = SIMULATION, hide_short_help = true)]
+    pub breaker_cooldown_maxes: Cooldowns,
+
     /// Also draw the post's two charts (work and completion time against
     /// clients) into this SVG file
     #[arg(long, env = "RETRY_SVG", value_name = "FILE", value_hint = ValueHint::FilePath,

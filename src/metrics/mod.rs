@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::run::events::{Event, GiveUp};
+use crate::state::breaker::Circuit;
 
+pub mod breaker;
 pub mod job;
 pub mod statsd;
 pub mod textfile;
@@ -198,6 +200,8 @@ impl Facts {
 /// The sinks configured, fed every event of the run.
 pub struct Sinks {
     facts: Facts,
+    /// `--metrics-dir`, for the circuit's file.
+    dir: Option<PathBuf>,
     textfile: Option<textfile::Textfile>,
     statsd: Option<statsd::Statsd>,
 }
@@ -219,6 +223,7 @@ impl Sinks {
             .unwrap_or_else(|| job::Job::derive(program, args));
         Some(Self {
             facts: Facts::new(SystemTime::now(), Instant::now()),
+            dir: settings.dir.clone(),
             textfile: settings
                 .dir
                 .as_ref()
@@ -252,15 +257,46 @@ impl Sinks {
                             message,
                         });
                     }
-                    // Last: the datagrams had the textfile's time to go.
-                    if let Some(statsd) = &mut self.statsd {
-                        statsd.finish();
-                    }
                 }
             }
         }
         warning
     }
+
+    /// The run is over: the circuit it consulted (`--breaker NAME`), as it
+    /// last saw it, to each sink; then the wait for StatsD's datagrams. A
+    /// warning if the circuit's file could not be written.
+    pub fn finish(&mut self, circuit: Option<(&str, Circuit)>) -> Option<String> {
+        let mut warning = None;
+        if let Some((name, circuit)) = circuit {
+            if let Some(statsd) = &mut self.statsd {
+                statsd.breaker(name, &circuit);
+            }
+            if let Some(dir) = &self.dir {
+                warning = breaker::write(dir, name, &circuit);
+            }
+        }
+        // Last: the datagrams had the files' time to go.
+        if let Some(statsd) = &mut self.statsd {
+            statsd.finish();
+        }
+        warning
+    }
+}
+
+/// `--breaker-status NAME` with `--metrics-dir` or `--statsd`: the circuit
+/// as read, to each; a warning if its file could not be written.
+pub fn breaker_status(settings: &Settings, name: &str, circuit: &Circuit) -> Option<String> {
+    if let Some(target) = &settings.statsd {
+        // The job is not in the circuit's names: any valid one will do.
+        if let Ok(job) = job::parse(name) {
+            let mut statsd = statsd::Statsd::new(target, &job, settings.statsd_tags);
+            statsd.breaker(name, circuit);
+            statsd.finish();
+        }
+    }
+    let dir = settings.dir.as_ref()?;
+    breaker::write(dir, name, circuit)
 }
 
 #[cfg(test)]

@@ -179,6 +179,34 @@ impl Statsd {
         self.text = text;
     }
 
+    /// The circuit `name` as the run last saw it, as gauges:
+    /// `retry_breaker.<name>.state`, `.failures`, `.next_probe` (seconds
+    /// since the epoch, 0 closed), or with tags `retry_breaker.state` and
+    /// so on with `|#breaker:<name>` (the textfile's series, `breaker.rs`).
+    /// Not under `retry.`, where a job of any name could have them.
+    pub fn breaker(&mut self, name: &str, circuit: &crate::state::breaker::Circuit) {
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        let (state, failures, next_ms) = super::breaker::values(circuit);
+        let next = format!("{}.{:03}", next_ms / 1000, next_ms % 1000);
+        for (i, (gauge, value)) in [
+            ("state", state.to_string()),
+            ("failures", failures.to_string()),
+            ("next_probe", next),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let end = if i == 2 { "" } else { "\n" };
+            let _ = match self.tags {
+                true => write!(text, "retry_breaker.{gauge}:{value}|g|#breaker:{name}{end}"),
+                false => write!(text, "retry_breaker.{name}.{gauge}:{value}|g{end}"),
+            };
+        }
+        self.send(&text);
+        self.text = text;
+    }
+
     /// The run is over: waits at most `END_WAIT` for a lookup still going
     /// and the datagrams behind it.
     pub fn finish(&mut self) {
@@ -340,6 +368,39 @@ mod tests {
                 "retry.retries:2|c|#retry_job:nightly,outcome:succeeded",
                 "retry.run_duration:1250|ms|#retry_job:nightly,outcome:succeeded",
                 "retry.sleep_duration:900|ms|#retry_job:nightly,outcome:succeeded",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_circuit_is_three_gauges_named_apart_from_jobs() {
+        use crate::state::breaker::{Circuit, State};
+        let listener = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let target = parse(&listener.local_addr().unwrap().to_string()).unwrap();
+        let job = crate::metrics::job::parse("nightly").unwrap();
+        let open = Circuit {
+            state: State::Open {
+                until: 1_700_000_093_250_000_000,
+            },
+            failures: 3,
+            ..Circuit::default()
+        };
+        Statsd::new(&target, &job, false).breaker("db", &open);
+        assert_eq!(
+            received(&listener, 1),
+            [
+                "retry_breaker.db.state:1|g",
+                "retry_breaker.db.failures:3|g",
+                "retry_breaker.db.next_probe:1700000093.250|g",
+            ]
+        );
+        Statsd::new(&target, &job, true).breaker("db", &Circuit::default());
+        assert_eq!(
+            received(&listener, 1),
+            [
+                "retry_breaker.state:0|g|#breaker:db",
+                "retry_breaker.failures:0|g|#breaker:db",
+                "retry_breaker.next_probe:0.000|g|#breaker:db",
             ]
         );
     }

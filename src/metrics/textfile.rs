@@ -1,12 +1,18 @@
 //! `--metrics-dir`: the job's series for node_exporter's textfile
 //! collector, in `retry_<job>.prom`, replaced whole at the end of each run
 //! (`platform::publish`: a temporary file, then a rename, so a scrape never
-//! sees half a file). Gauges named as Prometheus names a batch job's
-//! (`*_timestamp_seconds`, the unit in the name, no `_total`), each with
-//! `retry_job="<job>"` (`job` is the scrape's own label), the same HELP
-//! and TYPE in every file. The last success outlives a failed run: it is
-//! read back from the file this replaces, if no other user could have
-//! written that file (`platform::publish::read`) and it names this job.
+//! sees half a file). Named as Prometheus names a batch job's: gauges of
+//! the last run (`*_timestamp_seconds`, the unit in the name), and
+//! counters of every run (`*_total`) for `rate()` and `increase()`, each
+//! with `retry_job="<job>"` (`job` is the scrape's own label), the same
+//! HELP and TYPE in every file. The counters and the last success outlive
+//! a run: they are read back from the file this replaces, if no other user
+//! could have written that file (`platform::publish::read`) and it names
+//! this job. That read, the sums and the rename happen under a lock on
+//! `.retry_<job>.prom.lock` beside it, so concurrent runs of a job lose no
+//! increment; a lock not had within `LOCK_WAIT` writes nothing that run.
+//! A file removed starts the counters again, which Prometheus takes as a
+//! counter's reset.
 //! https://prometheus.io/docs/practices/instrumentation/#batch-jobs
 
 use std::fmt::Write as _;
@@ -14,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::{Ending, Outcome, job::Job};
+use crate::state::store::lock::Lock;
 
 /// The series, in the order written, with their HELP.
 const START: (&str, &str) = (
@@ -45,8 +52,65 @@ const OUTCOME: (&str, &str) = (
     "How the job's last run ended: 1 for its outcome, 0 for the others.",
 );
 
-/// The most of an old file read for its last success: more is not ours.
+/// The counters, in the order written, with their HELP.
+const RUNS: (&str, &str) = (
+    "retry_runs_total",
+    "Runs of the job that ended, by how they ended.",
+);
+const ATTEMPTS_TOTAL: (&str, &str) = ("retry_attempts_total", "Attempts the job's runs started.");
+const RETRIES_TOTAL: (&str, &str) = (
+    "retry_retries_total",
+    "Attempts the job's runs started after their first.",
+);
+const SLEEP_TOTAL: (&str, &str) = (
+    "retry_sleep_seconds_total",
+    "Time the job's runs slept between attempts.",
+);
+
+/// The most of an old file read back: more is not ours.
 const READ_LIMIT: u64 = 64 * 1024;
+
+/// How long a run waits for the lock of the job's file before it writes
+/// nothing: runs hold it for a read and a rename (about a millisecond),
+/// so a lock held longer is a stopped run's, which must not stall this one.
+pub const LOCK_WAIT: Duration = Duration::from_secs(1);
+
+/// The job's counters as an old file left them: where this run adds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Runs by outcome, in `Outcome::ALL`'s order.
+    pub runs: [u64; Outcome::ALL.len()],
+    pub attempts: u64,
+    pub retries: u64,
+    /// The sleeps, in milliseconds (written as seconds to the millisecond,
+    /// so the sum is kept exact, never a float's drift).
+    pub sleep_ms: u64,
+}
+
+impl Counters {
+    /// These counters with `ending`'s run added.
+    pub fn add(&self, ending: &Ending) -> Counters {
+        let mut next = self.clone();
+        let at = Outcome::ALL.iter().position(|&o| o == ending.outcome);
+        if let Some(runs) = at.and_then(|i| next.runs.get_mut(i)) {
+            *runs = runs.saturating_add(1);
+        }
+        let attempts = u64::from(ending.attempts);
+        next.attempts = next.attempts.saturating_add(attempts);
+        next.retries = next.retries.saturating_add(attempts.saturating_sub(1));
+        let slept = u64::try_from(ending.slept.as_millis()).unwrap_or(u64::MAX);
+        next.sleep_ms = next.sleep_ms.saturating_add(slept);
+        next
+    }
+}
+
+/// What an old file of the job's carries over to the next.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct History {
+    /// The last success, as written.
+    pub last_success: Option<String>,
+    pub counters: Counters,
+}
 
 /// Whether `dir` can take the textfile: a directory this user may write
 /// to. Checked before the run, so a mistyped path is bad usage.
@@ -70,6 +134,8 @@ pub struct Textfile {
     job: Job,
     /// `retry_<job>.prom`.
     name: String,
+    /// `LOCK_WAIT`; shorter in tests.
+    lock_wait: Duration,
 }
 
 impl Textfile {
@@ -78,27 +144,49 @@ impl Textfile {
             dir,
             job: job.clone(),
             name: format!("retry_{job}.prom"),
+            lock_wait: LOCK_WAIT,
         }
     }
 
-    /// Replaces the file with `ending`'s series; a warning if it cannot,
-    /// or else if the old file could not be trusted to read back.
+    /// Replaces the file with `ending`'s series, its counters added to
+    /// the old file's, under the job's lock; a warning if it cannot, or
+    /// else if the old file could not be trusted to read back.
     pub fn write(&self, ending: &Ending) -> Option<String> {
         let path = self.dir.join(&self.name);
-        let (last_success, unread) = match ending.outcome {
-            Outcome::Succeeded => (Some(seconds(ending.end)), None),
-            _ => match crate::platform::publish::read(&path, READ_LIMIT) {
-                Ok(text) => (text.and_then(|text| last_success(&text, &self.job)), None),
-                Err(why) => (None, Some(why)),
-            },
-        };
-        let text = render(&self.job, ending, last_success.as_deref());
         let shown = path.display();
+        let lock_name = format!(".{}.lock", self.name);
+        let not_written = |why: String| {
+            Some(format!(
+                "cannot write --metrics-dir '{shown}': {why}; its series keep the run before"
+            ))
+        };
+        let lock_file = match crate::platform::publish::lock_file(&self.dir, &lock_name) {
+            Ok(file) => file,
+            Err(why) => return not_written(format!("its lock '{lock_name}': {why}")),
+        };
+        let _lock = match Lock::take(&lock_file, self.lock_wait) {
+            Ok(lock) => lock,
+            Err(error) => return not_written(crate::os_error::describe(&error)),
+        };
+        let (old, unread) = match crate::platform::publish::read(&path, READ_LIMIT) {
+            Ok(None) => (History::default(), None),
+            Ok(Some(text)) => match history(&text, &self.job) {
+                Ok(old) => (old, None),
+                Err(why) => (History::default(), Some(why)),
+            },
+            Err(why) => (History::default(), Some(why)),
+        };
+        let last_success = match ending.outcome {
+            Outcome::Succeeded => Some(seconds(ending.end)),
+            _ => old.last_success,
+        };
+        let counters = old.counters.add(ending);
+        let text = render(&self.job, ending, last_success.as_deref(), &counters);
         match crate::platform::publish::replace(&self.dir, &self.name, text.as_bytes()) {
             Ok(()) => unread.map(|why| {
                 format!(
                     "--metrics-dir: '{shown}' was not read back: {why}; \
-                     the job's last success is not carried over"
+                     the job's counters start again and its last success is not carried over"
                 )
             }),
             Err(error) => Some(format!(
@@ -110,11 +198,17 @@ impl Textfile {
 }
 
 /// The file's text. `last_success` as it was written (seconds since the
-/// epoch), left out until the job has succeeded once.
-pub fn render(job: &Job, ending: &Ending, last_success: Option<&str>) -> String {
-    let mut out = String::with_capacity(2048);
-    let mut gauge = |(name, help): (&str, &str), values: &[(Option<&str>, &str)]| {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+/// epoch), left out until the job has succeeded once; `counters` with
+/// this run's already added.
+pub fn render(
+    job: &Job,
+    ending: &Ending,
+    last_success: Option<&str>,
+    counters: &Counters,
+) -> String {
+    let mut out = String::with_capacity(4096);
+    let mut series = |kind: &str, (name, help): (&str, &str), values: &[(Option<&str>, &str)]| {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
         for (outcome, value) in values {
             let _ = match outcome {
                 Some(outcome) => writeln!(
@@ -125,6 +219,7 @@ pub fn render(job: &Job, ending: &Ending, last_success: Option<&str>) -> String 
             };
         }
     };
+    let mut gauge = |what, values: &[(Option<&str>, &str)]| series("gauge", what, values);
     gauge(START, &[(None, &seconds(ending.start))]);
     gauge(SUCCESS, last_success.map(|s| (None, s)).as_slice());
     gauge(DURATION, &[(None, &duration(ending.duration))]);
@@ -136,14 +231,91 @@ pub fn render(job: &Job, ending: &Ending, last_success: Option<&str>) -> String 
         .map(|&o| (Some(o.name()), if o == ending.outcome { "1" } else { "0" }))
         .collect();
     gauge(OUTCOME, &outcomes);
+    let runs: Vec<String> = counters.runs.iter().map(u64::to_string).collect();
+    let runs: Vec<(Option<&str>, &str)> = Outcome::ALL
+        .iter()
+        .zip(&runs)
+        .map(|(o, n)| (Some(o.name()), n.as_str()))
+        .collect();
+    let mut counter = |what, values: &[(Option<&str>, &str)]| series("counter", what, values);
+    counter(RUNS, &runs);
+    counter(ATTEMPTS_TOTAL, &[(None, &counters.attempts.to_string())]);
+    counter(RETRIES_TOTAL, &[(None, &counters.retries.to_string())]);
+    let sleep = Duration::from_millis(counters.sleep_ms);
+    counter(SLEEP_TOTAL, &[(None, &duration(sleep))]);
     out
+}
+
+/// What an earlier file of `job`'s carries over: its last success and its
+/// counters, none from a file with a sample of another job's (as
+/// `last_success`). `Err` when a counter of the job's is not a number as
+/// retry writes it (then none is trusted), a clause about "it".
+pub fn history(text: &str, job: &Job) -> Result<History, String> {
+    let Some(last_success) = last_success_of(text, job) else {
+        return Ok(History::default());
+    };
+    let mut counters = Counters::default();
+    let whole = text
+        .split_inclusive('\n')
+        .filter_map(|line| line.strip_suffix('\n'));
+    for line in whole.filter(|line| !line.starts_with('#')) {
+        let Some((name, rest)) = line.split_once('{') else {
+            continue;
+        };
+        let Some((labels, value)) = rest.rsplit_once("} ") else {
+            continue;
+        };
+        let slot = match name {
+            n if n == RUNS.0 => Outcome::ALL
+                .iter()
+                .position(|o| labels.ends_with(&format!(",outcome=\"{}\"", o.name())))
+                .and_then(|i| counters.runs.get_mut(i)),
+            n if n == ATTEMPTS_TOTAL.0 => Some(&mut counters.attempts),
+            n if n == RETRIES_TOTAL.0 => Some(&mut counters.retries),
+            n if n == SLEEP_TOTAL.0 => {
+                counters.sleep_ms = millis(value).ok_or_else(not_numbers)?;
+                continue;
+            }
+            _ => continue,
+        };
+        let Some(slot) = slot else { continue };
+        *slot = whole_number(value).ok_or_else(not_numbers)?;
+    }
+    Ok(History {
+        last_success: last_success.map(str::to_owned),
+        counters,
+    })
+}
+
+fn not_numbers() -> String {
+    "its counters are not numbers".into()
+}
+
+/// A counter as retry writes it: 1 to 20 decimal digits that fit `u64`.
+fn whole_number(text: &str) -> Option<u64> {
+    let digits = !text.is_empty() && text.len() <= 20 && text.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| text.parse().ok()).flatten()
+}
+
+/// Seconds to the millisecond as `duration` writes them (`12.345`), in
+/// milliseconds.
+fn millis(text: &str) -> Option<u64> {
+    let (secs, frac) = text.split_once('.')?;
+    let frac = (frac.len() == 3).then(|| whole_number(frac)).flatten()?;
+    whole_number(secs)?.checked_mul(1000)?.checked_add(frac)
 }
 
 /// The last success an earlier file of `job`'s recorded, as written: a
 /// whole line of its series with a plain positive number. A garbled file
 /// has none, nor one with a sample of another job's (a file copied or
 /// renamed from another job's is not this job's history).
+#[cfg(test)]
 pub fn last_success(text: &str, job: &Job) -> Option<String> {
+    last_success_of(text, job).flatten().map(str::to_owned)
+}
+
+/// `None` when the file is not the job's; else its last success, if any.
+fn last_success_of<'t>(text: &'t str, job: &Job) -> Option<Option<&'t str>> {
     let label = format!("{{retry_job=\"{job}\"");
     let lines = || {
         text.split_inclusive('\n')
@@ -159,7 +331,7 @@ pub fn last_success(text: &str, job: &Job) -> Option<String> {
     if !samples().all(|line| ours(&line)) {
         return None;
     }
-    samples()
+    let found = samples()
         .filter(|line| {
             line.strip_prefix(SUCCESS.0)
                 .is_some_and(|rest| rest.starts_with('{'))
@@ -169,8 +341,8 @@ pub fn last_success(text: &str, job: &Job) -> Option<String> {
             value.len() <= 32
                 && value.bytes().all(|b| b.is_ascii_digit() || b == b'.')
                 && value.parse::<f64>().is_ok_and(|v| v.is_finite() && v > 0.0)
-        })
-        .map(str::to_owned)
+        });
+    Some(found)
 }
 
 /// Seconds since the epoch, to the millisecond (0 before it).
@@ -209,7 +381,12 @@ mod tests {
 
     #[test]
     fn a_run_is_written_as_gauges_with_help_and_type() {
-        let text = render(&job(), &ending(Outcome::Exhausted), Some("1699990000.000"));
+        let text = render(
+            &job(),
+            &ending(Outcome::Exhausted),
+            Some("1699990000.000"),
+            &Counters::default(),
+        );
         let expected = "\
 # HELP retry_last_run_start_timestamp_seconds When the job's last run started, in seconds since the Unix epoch.
 # TYPE retry_last_run_start_timestamp_seconds gauge
@@ -239,10 +416,29 @@ retry_last_run_outcome{retry_job=\"nightly\",outcome=\"deadline\"} 0
 retry_last_run_outcome{retry_job=\"nightly\",outcome=\"budget\"} 0
 retry_last_run_outcome{retry_job=\"nightly\",outcome=\"interrupted\"} 0
 retry_last_run_outcome{retry_job=\"nightly\",outcome=\"skipped\"} 0
+# HELP retry_runs_total Runs of the job that ended, by how they ended.
+# TYPE retry_runs_total counter
+retry_runs_total{retry_job=\"nightly\",outcome=\"succeeded\"} 0
+retry_runs_total{retry_job=\"nightly\",outcome=\"exhausted\"} 0
+retry_runs_total{retry_job=\"nightly\",outcome=\"fatal\"} 0
+retry_runs_total{retry_job=\"nightly\",outcome=\"timeout\"} 0
+retry_runs_total{retry_job=\"nightly\",outcome=\"deadline\"} 0
+retry_runs_total{retry_job=\"nightly\",outcome=\"budget\"} 0
+retry_runs_total{retry_job=\"nightly\",outcome=\"interrupted\"} 0
+retry_runs_total{retry_job=\"nightly\",outcome=\"skipped\"} 0
+# HELP retry_attempts_total Attempts the job's runs started.
+# TYPE retry_attempts_total counter
+retry_attempts_total{retry_job=\"nightly\"} 0
+# HELP retry_retries_total Attempts the job's runs started after their first.
+# TYPE retry_retries_total counter
+retry_retries_total{retry_job=\"nightly\"} 0
+# HELP retry_sleep_seconds_total Time the job's runs slept between attempts.
+# TYPE retry_sleep_seconds_total counter
+retry_sleep_seconds_total{retry_job=\"nightly\"} 0.000
 ";
         assert_eq!(text, expected);
         // Never succeeded: the series has its HELP and TYPE, and no sample.
-        let never = render(&job(), &ending(Outcome::Fatal), None);
+        let never = render(&job(), &ending(Outcome::Fatal), None, &Counters::default());
         assert!(!never.contains("retry_last_success_timestamp_seconds{"));
         assert!(never.contains("# TYPE retry_last_success_timestamp_seconds gauge\n"));
         let helps = |t: &str| -> Vec<String> {
@@ -256,7 +452,12 @@ retry_last_run_outcome{retry_job=\"nightly\",outcome=\"skipped\"} 0
 
     #[test]
     fn the_last_success_is_read_back_and_garbage_is_not() {
-        let text = render(&job(), &ending(Outcome::Exhausted), Some("1699990000.125"));
+        let text = render(
+            &job(),
+            &ending(Outcome::Exhausted),
+            Some("1699990000.125"),
+            &Counters::default(),
+        );
         assert_eq!(
             last_success(&text, &job()).as_deref(),
             Some("1699990000.125")
@@ -288,13 +489,23 @@ retry_last_run_outcome{retry_job=\"nightly\",outcome=\"skipped\"} 0
     #[test]
     fn only_a_file_of_this_jobs_samples_is_read_back() {
         let other = super::super::job::parse("nightly2").unwrap();
-        let theirs = render(&other, &ending(Outcome::Exhausted), Some("4102444800.000"));
+        let theirs = render(
+            &other,
+            &ending(Outcome::Exhausted),
+            Some("4102444800.000"),
+            &Counters::default(),
+        );
         assert_eq!(
             last_success(&theirs, &other).as_deref(),
             Some("4102444800.000")
         );
         assert_eq!(last_success(&theirs, &job()), None);
-        let ours = render(&job(), &ending(Outcome::Exhausted), Some("1699990000.125"));
+        let ours = render(
+            &job(),
+            &ending(Outcome::Exhausted),
+            Some("1699990000.125"),
+            &Counters::default(),
+        );
         let success = "retry_last_success_timestamp_seconds";
         for forged in [
             format!("{success} 4102444800\n"),
@@ -334,10 +545,14 @@ retry_last_run_outcome{retry_job=\"nightly\",outcome=\"skipped\"} 0
         assert_eq!(file.write(&ending(Outcome::Fatal)), None);
         assert_eq!(read(), None);
         let after = std::fs::read_to_string(&path).unwrap();
-        assert!(after.ends_with("outcome=\"skipped\"} 0\n"));
-        // Only the job's file is left: no temporary one.
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(names.len(), 1);
+        assert!(after.contains("outcome=\"skipped\"} 0\n"));
+        // Only the job's file and its lock are left: no temporary one.
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, [".retry_nightly.prom.lock", "retry_nightly.prom"]);
     }
 
     /// An old file that is not a regular one is not read, with one
@@ -354,7 +569,7 @@ retry_last_run_outcome{retry_job=\"nightly\",outcome=\"skipped\"} 0
             warning,
             format!(
                 "--metrics-dir: '{}' was not read back: it is a FIFO, not a regular file; \
-                 the job's last success is not carried over",
+                 the job's counters start again and its last success is not carried over",
                 path.display()
             )
         );
@@ -377,7 +592,7 @@ retry_last_run_outcome{retry_job=\"nightly\",outcome=\"skipped\"} 0
             warning,
             format!(
                 "--metrics-dir: '{}' was not read back: it is writable by other users (mode 666); \
-                 make it 0644; the job's last success is not carried over",
+                 make it 0644; the job's counters start again and its last success is not carried over",
                 path.display()
             )
         );
@@ -389,6 +604,142 @@ retry_last_run_outcome{retry_job=\"nightly\",outcome=\"skipped\"} 0
         assert_eq!(file.write(&ending(Outcome::Exhausted)), None);
     }
 
+    fn counters_of(path: &Path) -> Counters {
+        history(&std::fs::read_to_string(path).unwrap(), &job())
+            .unwrap()
+            .counters
+    }
+
+    /// Each run adds to what the file held: counters, not the last run.
+    #[test]
+    fn counters_add_up_across_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = Textfile::new(dir.path().to_owned(), &job());
+        let path = dir.path().join("retry_nightly.prom");
+        let mut skipped = ending(Outcome::Skipped);
+        (skipped.attempts, skipped.slept) = (0, Duration::ZERO);
+        for run in [Outcome::Succeeded, Outcome::Exhausted, Outcome::Exhausted] {
+            assert_eq!(file.write(&ending(run)), None);
+        }
+        assert_eq!(file.write(&skipped), None);
+        let counters = counters_of(&path);
+        assert_eq!(counters.runs, [1, 2, 0, 0, 0, 0, 0, 1]);
+        assert_eq!((counters.attempts, counters.retries), (9, 6));
+        assert_eq!(counters.sleep_ms, 3 * 3_750);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("retry_sleep_seconds_total{retry_job=\"nightly\"} 11.250\n"));
+        assert!(text.contains("retry_runs_total{retry_job=\"nightly\",outcome=\"exhausted\"} 2\n"));
+        // The last run's gauges are still the last run's.
+        assert!(text.contains("retry_last_run_attempts{retry_job=\"nightly\"} 0\n"));
+        // Removed: they start again.
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(file.write(&ending(Outcome::Fatal)), None);
+        assert_eq!(counters_of(&path).runs, [0, 0, 1, 0, 0, 0, 0, 0]);
+    }
+
+    /// A counter that is not a number as retry writes it: none is read,
+    /// they start again, one warning; the next run reads its own file.
+    #[test]
+    fn counters_that_are_not_numbers_start_again_with_one_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = Textfile::new(dir.path().to_owned(), &job());
+        let path = dir.path().join("retry_nightly.prom");
+        assert_eq!(file.write(&ending(Outcome::Succeeded)), None);
+        let good = std::fs::read_to_string(&path).unwrap();
+        let attempts = "retry_attempts_total{retry_job=\"nightly\"} 3\n";
+        let sleep = "retry_sleep_seconds_total{retry_job=\"nightly\"} 3.750\n";
+        assert!(good.contains(attempts) && good.contains(sleep), "{good}");
+        for bad in [
+            good.replace(
+                attempts,
+                "retry_attempts_total{retry_job=\"nightly\"} 1e9\n",
+            ),
+            good.replace(attempts, "retry_attempts_total{retry_job=\"nightly\"} -3\n"),
+            good.replace(
+                attempts,
+                "retry_attempts_total{retry_job=\"nightly\"} NaN\n",
+            ),
+            good.replace(
+                attempts,
+                "retry_attempts_total{retry_job=\"nightly\"} 99999999999999999999\n",
+            ),
+            good.replace(
+                sleep,
+                "retry_sleep_seconds_total{retry_job=\"nightly\"} 3.75\n",
+            ),
+            good.replace(
+                sleep,
+                "retry_sleep_seconds_total{retry_job=\"nightly\"} +Inf\n",
+            ),
+        ] {
+            std::fs::write(&path, &bad).unwrap();
+            let warning = file.write(&ending(Outcome::Exhausted)).unwrap();
+            assert_eq!(
+                warning,
+                format!(
+                    "--metrics-dir: '{}' was not read back: its counters are not numbers; \
+                     the job's counters start again and its last success is not carried over",
+                    path.display()
+                )
+            );
+            let counters = counters_of(&path);
+            assert_eq!((counters.runs[0], counters.attempts), (0, 3), "{bad}");
+            assert_eq!(file.write(&ending(Outcome::Exhausted)), None);
+            assert_eq!(counters_of(&path).attempts, 6);
+        }
+    }
+
+    /// A lock another run holds past the bound: nothing written, one
+    /// warning; the file keeps the run before.
+    #[test]
+    fn a_lock_held_too_long_writes_nothing_with_one_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = Textfile::new(dir.path().to_owned(), &job());
+        file.lock_wait = Duration::from_millis(50);
+        let path = dir.path().join("retry_nightly.prom");
+        assert_eq!(file.write(&ending(Outcome::Succeeded)), None);
+        let before = std::fs::read_to_string(&path).unwrap();
+        let lock_path = dir.path().join(".retry_nightly.prom.lock");
+        let held = std::fs::OpenOptions::new()
+            .read(true)
+            .open(&lock_path)
+            .unwrap();
+        held.lock().unwrap();
+        let warning = file.write(&ending(Outcome::Exhausted)).unwrap();
+        assert_eq!(
+            warning,
+            format!(
+                "cannot write --metrics-dir '{}': another retry has held its lock for 50ms; \
+                 its series keep the run before",
+                path.display()
+            )
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        held.unlock().unwrap();
+        assert_eq!(file.write(&ending(Outcome::Exhausted)), None);
+        assert_eq!(counters_of(&path).runs[..2], [1, 1]);
+    }
+
+    /// Runs of one job at once, each its own open of the lock (as separate
+    /// processes are): no increment lost.
+    #[test]
+    fn concurrent_runs_lose_no_increment() {
+        let dir = tempfile::tempdir().unwrap();
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                let dir = dir.path().to_owned();
+                scope.spawn(move || {
+                    let file = Textfile::new(dir, &job());
+                    for _ in 0..10 {
+                        assert_eq!(file.write(&ending(Outcome::Exhausted)), None);
+                    }
+                });
+            }
+        });
+        let counters = counters_of(&dir.path().join("retry_nightly.prom"));
+        assert_eq!((counters.runs[1], counters.attempts), (80, 240));
+    }
+
     #[test]
     fn a_write_that_fails_is_one_warning() {
         let dir = tempfile::tempdir().unwrap();
@@ -397,7 +748,7 @@ retry_last_run_outcome{retry_job=\"nightly\",outcome=\"skipped\"} 0
         let warning = file.write(&ending(Outcome::Succeeded)).unwrap();
         assert!(
             warning.starts_with(&format!(
-                "cannot write --metrics-dir '{}': ",
+                "cannot write --metrics-dir '{}': its lock '.retry_nightly.prom.lock': cannot open it: ",
                 gone.join("retry_nightly.prom").display()
             )),
             "{warning}"

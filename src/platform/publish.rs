@@ -11,6 +11,10 @@
 //! nor another user who may write the directory can take its name or put
 //! a link there first. It is created `0644` less the umask: readable by
 //! the collector, and writable by no one else, as its read-back requires.
+//!
+//! A file whose new text is made from its old one (counters) is replaced
+//! under the kernel's lock on a file beside it (`lock_file`): the file
+//! itself cannot carry the lock, since each rename puts a new one there.
 
 use std::fs;
 use std::io::{self, Read as _, Write as _};
@@ -62,6 +66,18 @@ pub fn read(path: &Path, limit: u64) -> Result<Option<String>, String> {
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read it: {e}"))?;
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The file `dir/name` whose kernel lock stands for the right to replace
+/// a file beside it: created if missing (`0600`, as `regular.rs` creates),
+/// and only a regular file, opened without following a link, so no one
+/// else's link in a shared directory points the lock elsewhere. `Err` is
+/// why not, a clause about "it".
+pub fn lock_file(dir: &Path, name: &str) -> Result<fs::File, String> {
+    match regular::open(&dir.join(name), &"it", How::Create)? {
+        Some((file, _)) => Ok(file),
+        None => Err("it cannot be created".into()),
+    }
 }
 
 /// Replaces `dir/name` with `bytes`, whole.

@@ -141,6 +141,12 @@ impl<'a> Supervisor<'a> {
         &self.signals
     }
 
+    /// `--breaker NAME`'s circuit as the run last saw it, for its metrics.
+    pub fn circuit(&self) -> Option<(&str, breaker::Circuit)> {
+        let breaker = self.breaker.as_ref()?;
+        Some((breaker.name(), breaker.seen()?))
+    }
+
     /// A trace state belongs to the parent it came with: none here (absent
     /// or malformed) means none for what retry starts under its own trace.
     fn drop_foreign_trace_state(&self, command: &mut Spawn) {

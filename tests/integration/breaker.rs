@@ -498,6 +498,8 @@ fn an_end_further_ahead_than_any_run_could_set_is_brought_in_once() {
             "1",
             "--breaker-cooldown",
             "20ms",
+            "--breaker-cooldown-max",
+            "160ms",
             "--max-time",
             "1s",
             "-n",
@@ -513,7 +515,7 @@ fn an_end_further_ahead_than_any_run_could_set_is_brought_in_once() {
         let before = c.now_ns();
         // The status shows it as a run would take it (without --max-time,
         // its lease is 10 min on a host, 30 s in Redis), writing nothing.
-        let status = c.status(&args[..4]);
+        let status = c.status(&args[..6]);
         assert!(status.starts_with("breaker ci: open; "), "{status}");
         let secs: u64 = status
             .split("(in ")
@@ -767,6 +769,8 @@ fn the_key_expires_and_commands_never_see_the_store() {
             "1",
             "--breaker-cooldown",
             "1m",
+            "--breaker-cooldown-max",
+            "8m",
             "-n",
             "2",
         ])
@@ -785,7 +789,7 @@ fn the_key_expires_and_commands_never_see_the_store() {
         std::fs::read_to_string(&seen).unwrap(),
         "unset unset\n".repeat(3)
     );
-    // Four times the longest cooldown (8 × 1 min) and the lease (30 s).
+    // Four times the longest cooldown (8 min) and the lease (30 s).
     let ttl: u64 = server
         .cli(&["PTTL", "retry:breaker:ci"])
         .trim()
@@ -916,4 +920,23 @@ fn nothing_configured_writes_nothing_and_a_first_success_creates_no_file() {
         !c.path("retry").exists(),
         "a closed circuit's success wrote"
     );
+}
+
+/// `--breaker-cooldown-max` below the first cooldown, here from its
+/// variable: one line naming it, exit 2, and nothing runs.
+#[cfg(unix)]
+#[test]
+fn a_cooldown_max_below_the_cooldown_is_a_usage_error() {
+    let dir = crate::harness::scratch();
+    let ran = dir.path().join("ran");
+    let out = crate::harness::retry(&["--breaker", "ci", "--"])
+        .env("RETRY_BREAKER_COOLDOWN_MAX", "10s")
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .args(&["sh", "-c", &format!("touch '{}'", ran.display())])
+        .run();
+    out.code(2).stderr_has(
+        "RETRY_BREAKER_COOLDOWN_MAX=10s` is below the default --breaker-cooldown, 30s: \
+         the longest cooldown must be at least the first; set --breaker-cooldown-max to 30s or more",
+    );
+    assert!(!ran.exists(), "the command ran");
 }

@@ -33,6 +33,17 @@ fn sample<'a>(text: &'a str, series: &str) -> Option<&'a str> {
         .and_then(|line| line.rsplit(' ').next())
 }
 
+/// The files in `dir` a collector reads: not the dot files (the jobs' locks).
+fn visible(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
 fn now() -> f64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -97,8 +108,11 @@ fn the_textfile_keeps_the_last_success_through_a_failed_run() {
     );
     assert!(failed.contains("outcome=\"exhausted\"} 1\n"), "{failed}");
     assert!(failed.contains("outcome=\"succeeded\"} 0\n"), "{failed}");
-    let files: Vec<_> = std::fs::read_dir(&metrics).unwrap().collect();
-    assert_eq!(files.len(), 1, "only the job's file: {files:?}");
+    assert_eq!(
+        visible(&metrics),
+        ["retry_nightly.prom"],
+        "only the job's file"
+    );
 }
 
 #[test]
@@ -111,10 +125,7 @@ fn without_job_the_name_is_the_programs_and_stable() {
             .run()
             .code(0);
     }
-    let names: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let names = visible(dir.path());
     assert_eq!(names.len(), 1, "{names:?}");
     let helper = crate::harness::helper();
     let stem = helper.file_name().unwrap().to_string_lossy().into_owned();
@@ -127,7 +138,7 @@ fn without_job_the_name_is_the_programs_and_stable() {
     retry(&["--metrics-dir", arg, "--"])
         .helper(&["exit", "0", "again"])
         .run();
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    assert_eq!(visible(dir.path()).len(), 2);
 }
 
 /// Concurrent runs of one job leave one whole file; of two jobs, two.
@@ -147,20 +158,143 @@ fn concurrent_runs_leave_whole_files() {
         let status = crate::harness::wait_bounded(&mut child, Duration::from_secs(30));
         assert!(status.success());
     }
-    let mut names: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert_eq!(names, ["retry_other.prom", "retry_same.prom"]);
-    for job in ["other", "same"] {
+    assert_eq!(visible(dir.path()), ["retry_other.prom", "retry_same.prom"]);
+    for (job, runs) in [("other", "4"), ("same", "8")] {
         let text = prom(dir.path(), job);
-        assert_eq!(text.lines().count(), 28, "{text}");
+        assert_eq!(text.lines().count(), 47, "{text}");
         assert!(text.ends_with(&format!(
-            "retry_last_run_outcome{{retry_job=\"{job}\",outcome=\"skipped\"}} 0\n"
+            "retry_sleep_seconds_total{{retry_job=\"{job}\"}} 0.000\n"
         )));
-        assert_eq!(text.matches(&format!("retry_job=\"{job}\"")).count(), 14);
+        assert_eq!(text.matches(&format!("retry_job=\"{job}\"")).count(), 25);
+        let succeeded =
+            format!("retry_runs_total{{retry_job=\"{job}\",outcome=\"succeeded\"}} {runs}\n");
+        assert!(text.contains(&succeeded), "{text}");
     }
+}
+
+/// 50 runs of one job at once: each adds to the counters under the job's
+/// lock, so none is lost (each replaced the file whole before: the last
+/// rename won, and the count was one run's).
+#[test]
+fn fifty_concurrent_runs_lose_no_increment() {
+    let dir = scratch();
+    let arg = dir.path().to_str().unwrap();
+    let children: Vec<_> = (0..50)
+        .map(|_| {
+            retry(&["--metrics-dir", arg, "--job", "same", "--"])
+                .helper(&["exit", "0"])
+                .spawn()
+        })
+        .collect();
+    for mut child in children {
+        let status = crate::harness::wait_bounded(&mut child, Duration::from_secs(60));
+        assert!(status.success());
+    }
+    let text = prom(dir.path(), "same");
+    assert!(
+        text.contains("retry_runs_total{retry_job=\"same\",outcome=\"succeeded\"} 50\n"),
+        "{text}"
+    );
+    assert_eq!(sample(&text, "retry_attempts_total"), Some("50"));
+    assert_eq!(sample(&text, "retry_retries_total"), Some("0"));
+}
+
+/// The README's alerts are docs/alerts.yml as it is, the file the rules
+/// test runs.
+#[test]
+fn the_readmes_alerts_are_the_tested_rules() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |name: &str| {
+        std::fs::read_to_string(root.join(name))
+            .unwrap()
+            .replace("\r\n", "\n")
+    };
+    let (readme, rules) = (read("README.md"), read("docs/alerts.yml"));
+    let block = format!("```yaml\n{rules}```\n");
+    assert!(
+        readme.contains(&block),
+        "README.md does not show docs/alerts.yml as it is"
+    );
+    let test = read("tests/prometheus/alerts.test.yml");
+    assert!(test.contains("rule_files:\n  - ../../docs/alerts.yml\n"));
+    // Every alert of the file is tested.
+    for line in rules
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- alert: "))
+    {
+        assert!(
+            test.contains(&format!("alertname: {line}\n")),
+            "{line} is not tested"
+        );
+    }
+}
+
+/// The job's lock held by another (a run stopped while holding it): after
+/// 1 s the run writes nothing, says so once, and exits as its command did.
+#[test]
+fn a_lock_held_too_long_writes_nothing_and_keeps_the_status() {
+    let dir = scratch();
+    let arg = dir.path().to_str().unwrap();
+    let run = || {
+        retry(&["--metrics-dir", arg, "--job", "held", "-n", "1", "--"])
+            .helper(&["exit", "4"])
+            .run()
+    };
+    run().code(4);
+    let before = prom(dir.path(), "held");
+    let lock = std::fs::File::open(dir.path().join(".retry_held.prom.lock")).unwrap();
+    lock.lock().unwrap();
+    let out = run();
+    out.code(4).stderr_has(&format!(
+        "warning: cannot write --metrics-dir '{}': another retry has held its lock for 1s; \
+         its series keep the run before",
+        dir.path().join("retry_held.prom").display()
+    ));
+    let warnings = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning:"))
+        .count();
+    assert_eq!(warnings, 1, "{out:?}");
+    assert_eq!(prom(dir.path(), "held"), before);
+    lock.unlock().unwrap();
+    run().code(4);
+    assert_eq!(
+        sample(&prom(dir.path(), "held"), "retry_attempts_total"),
+        Some("2")
+    );
+}
+
+/// `--breaker-status` with a metrics directory that cannot take the file:
+/// bad usage, one line, as for a run; a good one gets the circuit's file.
+#[test]
+fn breaker_status_checks_the_metrics_dir_and_writes_the_circuit() {
+    let dir = scratch();
+    let missing = dir.path().join("missing");
+    let status = |metrics: &Path| {
+        retry(&[
+            "--breaker-status",
+            "db",
+            "--metrics-dir",
+            metrics.to_str().unwrap(),
+        ])
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .run()
+    };
+    let out = status(&missing);
+    out.code(2).stderr_lines(1).stderr_has(&format!(
+        "retry: cannot write to --metrics-dir '{}': ",
+        missing.display()
+    ));
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let metrics = dir.path().join("metrics");
+    std::fs::create_dir(&metrics).unwrap();
+    status(&metrics).code(0);
+    let text = std::fs::read_to_string(metrics.join("retry-breaker-db.prom")).unwrap();
+    assert!(
+        text.contains("retry_breaker_state{breaker=\"db\"} 0\n"),
+        "{text}"
+    );
 }
 
 /// A directory gone by the end of the run: one warning, the command's status.
@@ -186,7 +320,8 @@ fn a_write_that_fails_at_the_end_is_one_warning() {
 /// A forged last success: the year 2100, which, carried forward by every
 /// failed run, kept a staleness alert from ever firing.
 #[cfg(unix)]
-const FORGED: &str = "retry_last_success_timestamp_seconds{retry_job=\"nightly\"} 4102444800.000\n";
+const FORGED: &str = "retry_last_success_timestamp_seconds{retry_job=\"nightly\"} 4102444800.000\n\
+                      retry_attempts_total{retry_job=\"nightly\"} 1000\n";
 
 /// A metrics directory as node_exporter's often is: `mode`, the job's old
 /// file in it made by `forge`.
@@ -202,9 +337,10 @@ fn forged(mode: u32, forge: impl FnOnce(&Path)) -> (tempfile::TempDir, std::path
     (dir, metrics)
 }
 
-/// A run of job `nightly` that fails: its warnings, and its file's last success.
+/// A run of job `nightly` that fails: its warnings, and its file's last
+/// success and attempts counted.
 #[cfg(unix)]
-fn failed_run(dir: &Path, metrics: &Path) -> (Vec<String>, Option<String>) {
+fn failed_run(dir: &Path, metrics: &Path) -> (Vec<String>, Option<String>, String) {
     let out = run_failing(
         dir,
         5,
@@ -227,7 +363,8 @@ fn failed_run(dir: &Path, metrics: &Path) -> (Vec<String>, Option<String>) {
     let text = prom(metrics, "nightly");
     assert!(text.contains("retry_last_run_attempts{retry_job=\"nightly\"} 1\n"));
     let success = sample(&text, "retry_last_success_timestamp_seconds").map(str::to_owned);
-    (warnings, success)
+    let attempts = sample(&text, "retry_attempts_total").unwrap().to_owned();
+    (warnings, success, attempts)
 }
 
 /// Another user's file, or one others may write, in the job's name: not
@@ -239,19 +376,20 @@ fn another_users_textfile_does_not_set_the_last_success() {
     use std::os::unix::fs::PermissionsExt;
     // The file of one's own, kept: the forgery is all that differs below.
     let (dir, metrics) = forged(0o755, |file| std::fs::write(file, FORGED).unwrap());
-    let (warnings, success) = failed_run(dir.path(), &metrics);
+    let (warnings, success, attempts) = failed_run(dir.path(), &metrics);
     assert_eq!(success.as_deref(), Some("4102444800.000"));
+    assert_eq!(attempts, "1001");
     assert!(warnings.is_empty(), "{warnings:?}");
 
     let (dir, metrics) = forged(0o755, |file| {
         std::fs::write(file, FORGED).unwrap();
         std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o666)).unwrap();
     });
-    let (warnings, success) = failed_run(dir.path(), &metrics);
-    assert_eq!(success, None);
+    let (warnings, success, attempts) = failed_run(dir.path(), &metrics);
+    assert_eq!((success, attempts.as_str()), (None, "1"));
     let want = format!(
         "warning: --metrics-dir: '{}' was not read back: it is writable by other users (mode 666); \
-         make it 0644; the job's last success is not carried over",
+         make it 0644; the job's counters start again and its last success is not carried over",
         metrics.join("retry_nightly.prom").display()
     );
     assert_eq!(warnings.len(), 1, "{warnings:?}");
@@ -266,11 +404,12 @@ fn another_users_textfile_does_not_set_the_last_success() {
         std::fs::write(file, FORGED).unwrap();
         std::os::unix::fs::chown(file, Some(65534), Some(65534)).unwrap();
     });
-    let (warnings, success) = failed_run(dir.path(), &metrics);
+    let (warnings, success, attempts) = failed_run(dir.path(), &metrics);
     assert_eq!(success, None, "the forged success was carried");
+    assert_eq!(attempts, "1", "the forged counters were carried");
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(
-        warnings[1].ends_with("it is owned by user id 65534, not by you (0) or root; the job's last success is not carried over"),
+        warnings[1].ends_with("it is owned by user id 65534, not by you (0) or root; the job's counters start again and its last success is not carried over"),
         "{warnings:?}"
     );
     // Replaced by the job's own file, which the next run reads back.
@@ -287,8 +426,8 @@ fn a_textfile_of_another_jobs_is_not_read_back() {
         let theirs = FORGED.replace("\"nightly\"", "\"weekly\"");
         std::fs::write(file, theirs).unwrap();
     });
-    let (warnings, success) = failed_run(dir.path(), &metrics);
-    assert_eq!(success, None);
+    let (warnings, success, attempts) = failed_run(dir.path(), &metrics);
+    assert_eq!((success, attempts.as_str()), (None, "1"));
     assert!(warnings.is_empty(), "{warnings:?}");
 }
 
@@ -667,6 +806,163 @@ mod prometheus {
         assert!(page.contains("retry_last_run_attempts{retry_job=\"backup\"} 2\n"));
         // Never succeeded: no sample of its last success.
         assert!(!page.contains("retry_last_success_timestamp_seconds{retry_job=\"sync\"}"));
+    }
+
+    /// The counters as node_exporter serves them, after runs that
+    /// succeed, exhaust and are skipped by an open circuit: each adds, and
+    /// the skipped run, whose gauges say 0 attempts, still counts.
+    #[test]
+    fn counters_add_up_through_success_exhaustion_and_a_skipped_run() {
+        if !installed("prometheus-node-exporter") {
+            return;
+        }
+        let dir = scratch();
+        let metrics = dir.path().join("textfile");
+        let state = dir.path().join("state");
+        std::fs::create_dir(&metrics).unwrap();
+        let exporter = Exporter::start(&metrics);
+        let arg = metrics.to_str().unwrap();
+        let breaker = ["--breaker", "db", "--breaker-after", "1"];
+        let run = |failures: u32, n: &str| {
+            let mut args = vec!["--metrics-dir", arg, "--job", "sync", "-n", n];
+            args.extend(breaker);
+            args.extend(["-b", "1ms", "--"]);
+            let _ = std::fs::remove_file(dir.path().join("count"));
+            crate::harness::retry(&args)
+                .env("XDG_RUNTIME_DIR", &state)
+                .helper(&crate::harness::fails(dir.path(), failures, 3))
+                .run()
+        };
+        std::fs::create_dir(&state).unwrap();
+        run(1, "3").code(0); // 2 attempts
+        run(9, "2").code(3); // 2 attempts, the circuit opens
+        run(0, "3").code(75); // skipped: no attempt
+        let page = exporter.scrape();
+        assert!(page.contains("\nnode_textfile_scrape_error 0\n"), "{page}");
+        for line in [
+            "# TYPE retry_runs_total counter\n",
+            "retry_runs_total{outcome=\"succeeded\",retry_job=\"sync\"} 1\n",
+            "retry_runs_total{outcome=\"exhausted\",retry_job=\"sync\"} 1\n",
+            "retry_runs_total{outcome=\"skipped\",retry_job=\"sync\"} 1\n",
+            "retry_runs_total{outcome=\"fatal\",retry_job=\"sync\"} 0\n",
+            "retry_attempts_total{retry_job=\"sync\"} 4\n",
+            "retry_retries_total{retry_job=\"sync\"} 2\n",
+            "retry_last_run_attempts{retry_job=\"sync\"} 0\n",
+        ] {
+            assert!(page.contains(line), "{line}\n{page}");
+        }
+        let slept: f64 = sample(&page, "retry_sleep_seconds_total")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(slept < 0.01, "{slept}");
+    }
+
+    /// The circuit's series as node_exporter serves them, through open,
+    /// a skipped run, a probe (seen by `--breaker-status --metrics-dir`, as
+    /// a check every minute would) and close; a cooldown of 300 ms.
+    #[test]
+    fn the_breakers_series_follow_it_through_open_probe_and_close() {
+        if !installed("prometheus-node-exporter") {
+            return;
+        }
+        let dir = scratch();
+        let metrics = dir.path().join("textfile");
+        let state = dir.path().join("state");
+        std::fs::create_dir(&metrics).unwrap();
+        std::fs::create_dir(&state).unwrap();
+        let exporter = Exporter::start(&metrics);
+        let arg = metrics.to_str().unwrap();
+        let retry = |args: &[&str]| {
+            let mut all = vec!["--metrics-dir", arg, "--breaker-cooldown", "300ms"];
+            all.extend(args);
+            crate::harness::retry(&all).env("XDG_RUNTIME_DIR", &state)
+        };
+        let breaker = ["--breaker", "db", "--breaker-after", "1", "-n", "1", "--"];
+        let served = |page: &str, series: &str| -> f64 {
+            let line = format!("{series}{{breaker=\"db\"}} ");
+            let found = page.lines().find_map(|l| l.strip_prefix(line.as_str()));
+            found
+                .unwrap_or_else(|| panic!("no {series}:\n{page}"))
+                .parse()
+                .unwrap()
+        };
+        retry(&breaker).args(&["sh", "-c", "exit 3"]).run().code(3);
+        let page = exporter.scrape();
+        assert!(page.contains("\nnode_textfile_scrape_error 0\n"), "{page}");
+        assert_eq!(served(&page, "retry_breaker_state"), 1.0);
+        assert_eq!(served(&page, "retry_breaker_failures"), 1.0);
+        let next = served(&page, "retry_breaker_next_probe_timestamp_seconds");
+        let now = super::now();
+        assert!(now < next && next < now + 1.0, "{next} at {now}");
+
+        // Skipped: it writes the circuit too (its file removed before).
+        let file = metrics.join("retry-breaker-db.prom");
+        std::fs::remove_file(&file).unwrap();
+        retry(&breaker).args(&["sh", "-c", "exit 0"]).run().code(75);
+        assert_eq!(served(&exporter.scrape(), "retry_breaker_state"), 1.0);
+
+        // The cooldown over, a probe that waits for `go`.
+        while super::now() < next + 0.05 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (started, go) = (dir.path().join("started"), dir.path().join("go"));
+        let script = format!(
+            "touch '{}'; while [ ! -e '{}' ]; do sleep 0.01; done",
+            started.display(),
+            go.display()
+        );
+        let mut probe = retry(&breaker).args(&["sh", "-c", &script]).spawn();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !started.exists() {
+            assert!(Instant::now() < deadline, "the probe never started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let status = retry(&["--breaker-status", "db"]).run();
+        status.code(0);
+        assert!(
+            status.stdout.starts_with("breaker db: probing;"),
+            "{status:?}"
+        );
+        assert_eq!(served(&exporter.scrape(), "retry_breaker_state"), 2.0);
+        std::fs::write(&go, "").unwrap();
+        let ended = crate::harness::wait_bounded(&mut probe, Duration::from_secs(30));
+        assert!(ended.success());
+        let page = exporter.scrape();
+        assert_eq!(served(&page, "retry_breaker_state"), 0.0);
+        assert_eq!(served(&page, "retry_breaker_failures"), 0.0);
+        assert_eq!(
+            served(&page, "retry_breaker_next_probe_timestamp_seconds"),
+            0.0
+        );
+        assert!(page.contains("\nnode_textfile_scrape_error 0\n"), "{page}");
+    }
+
+    /// docs/alerts.yml through an outage in which the circuit opens: the
+    /// retries alert stays firing while it is open
+    /// (tests/prometheus/alerts.test.yml), with the real promtool.
+    #[test]
+    fn promtool_tests_the_alerts() {
+        if !installed("promtool") {
+            return;
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for args in [
+            ["check", "rules", "docs/alerts.yml"],
+            ["test", "rules", "tests/prometheus/alerts.test.yml"],
+        ] {
+            let output = Command::new("promtool")
+                .args(args)
+                .current_dir(root)
+                .output()
+                .expect("promtool runs");
+            assert!(
+                output.status.success(),
+                "promtool {args:?}: {}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
     }
 
     #[test]

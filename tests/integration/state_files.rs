@@ -210,7 +210,7 @@ fn an_old_metrics_file_that_is_no_regular_file_is_not_read() {
             .collect();
         let warning = format!(
             "warning: --metrics-dir: '{}' was not read back: it is {what}, not a regular file; \
-             the job's last success is not carried over",
+             the job's counters start again and its last success is not carried over",
             prom.display()
         );
         assert_eq!(warnings.len(), 1, "{}", ended.stderr);

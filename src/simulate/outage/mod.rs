@@ -281,6 +281,7 @@ mod tests {
             BreakerParams {
                 after,
                 cooldown: Duration::from_secs(secs),
+                max: Duration::from_secs(secs * 8),
             },
         )
     }

@@ -41,9 +41,10 @@ impl Policy {
                 format!("{} tokens {}/s cost {}", p.tokens, p.refill, p.cost)
             }
             Protection::Breaker(_, p) => format!(
-                "after {} cooldown {}",
+                "after {} cooldown {} max {}",
                 p.after,
-                humantime::format_duration(p.cooldown)
+                humantime::format_duration(p.cooldown),
+                humantime::format_duration(p.cap())
             ),
         }
     }
@@ -166,6 +167,7 @@ mod tests {
         let breaker = BreakerParams {
             after: 1,
             cooldown: Duration::from_secs(10),
+            max: Duration::from_secs(80),
         };
         let mut fleet = Guards::new(Protection::Breaker(Scope::Fleet, breaker), 3);
         fleet.finish(0, 0.0, Ended::Failed, true, None, &mut rng);

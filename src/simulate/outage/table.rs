@@ -35,6 +35,7 @@ pub fn policies(
     budget: BudgetParams,
     afters: &[u32],
     cooldowns: &[Duration],
+    maxes: &[Duration],
 ) -> Vec<Policy> {
     let fleet = fleet_budget(scenario, budget.cost);
     let hosts = f64::from(scenario.hosts);
@@ -67,11 +68,17 @@ pub fn policies(
     ] {
         for &after in afters {
             for &cooldown in cooldowns {
-                let params = BreakerParams { after, cooldown };
-                rows.push(Policy {
-                    name,
-                    protection: Protection::Breaker(scope, params),
-                });
+                for &max in maxes {
+                    let params = BreakerParams {
+                        after,
+                        cooldown,
+                        max,
+                    };
+                    rows.push(Policy {
+                        name,
+                        protection: Protection::Breaker(scope, params),
+                    });
+                }
             }
         }
     }
@@ -257,6 +264,7 @@ mod tests {
                 },
                 &[1, 3],
                 &[Duration::from_secs(30)],
+                &[Duration::from_secs(240)],
             ),
             reps,
             seed: Some(1),

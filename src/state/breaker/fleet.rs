@@ -24,7 +24,7 @@ use rand::Rng;
 use crate::state::store::Remote;
 use crate::state::store::server::{self, Script};
 
-use super::machine::{Admit, Circuit, Ended, State, cap, horizon, nanos};
+use super::machine::{Admit, Circuit, Ended, State, horizon, nanos};
 use super::{Params, Settings};
 
 /// A probe's lease in Redis, renewed every third of it while the probe
@@ -110,7 +110,7 @@ impl Fleet {
 
     /// How far ahead a time in the hash may lie (`machine::horizon`), ns.
     pub fn horizon(&self) -> u64 {
-        horizon(self.params.cooldown, self.lease)
+        horizon(self.params.cap(), self.lease)
     }
 
     /// This run probes under the lease `id`: renew it every third of its
@@ -184,18 +184,19 @@ impl Fleet {
     }
 
     /// A run ended (`lease`: its probe's): a renewal's failure, if one
-    /// failed, to log. The error is the warning to log.
+    /// failed, to log, and the circuit after it. The error is the warning
+    /// to log.
     pub fn tell(
         &mut self,
         ended: Ended,
         lease: Option<u64>,
         rng: &mut impl Rng,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<(Option<String>, Option<Circuit>), String> {
         let renewal = self.stop_renewing();
         let unit = crate::strategy::unit(rng);
         self.run("tell", ended, lease, unit)
             .map_err(|e| failed(&self.name, self.script.remote(), &e))
-            .map(|_| renewal)
+            .map(|reply| (renewal, Some(reply.circuit)))
     }
 
     /// The circuit as it is, writing nothing (`--breaker-status`). The
@@ -213,7 +214,7 @@ impl Fleet {
     ) -> Result<Reply, String> {
         let us = |ns: u64| ns / 1000;
         let cooldown = nanos(self.params.cooldown);
-        let longest = nanos(cap(self.params.cooldown));
+        let longest = nanos(self.params.cap());
         let ttl_ms = (longest.saturating_add(self.lease) / 1_000_000)
             .saturating_mul(u64::from(TTL_FACTOR))
             .max(1);

@@ -21,44 +21,45 @@ use rand::Rng;
 
 use crate::strategy::{Backoff, Jitter};
 
-/// `--breaker-after` and `--breaker-cooldown`.
+/// `--breaker-after`, `--breaker-cooldown` and `--breaker-cooldown-max`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Params {
     pub after: u32,
     pub cooldown: Duration,
+    /// The longest cooldown a failed probe grows it to (`cap` keeps it no
+    /// shorter than the first).
+    pub max: Duration,
 }
 
-/// The longest cooldown: 8 times the first, but at most an hour (unless
-/// the first is longer): a fleet whose service came back after an hour's
-/// outage hears of it within the hour, and the last host's wait after a
-/// recovery is about this plus one period of its job (the outage table in
-/// docs/behaviour.md).
-pub fn cap(cooldown: Duration) -> Duration {
-    cooldown.saturating_mul(8).min(LONGEST_CAP).max(cooldown)
-}
-
-/// The longest cooldown of a circuit whose first cooldown is an hour or
-/// less, whatever its runs were given (`cap`).
+/// The longest cooldown taken as possible for any circuit's record,
+/// whatever its runs were given (`horizon`), unless a cap is longer.
 pub const LONGEST_CAP: Duration = Duration::from_secs(3600);
 
 /// How far ahead of now a time in a circuit's record can lie when a run
 /// on this clock wrote it: the longest cooldown (an open circuit's end),
 /// then a probe's whole lease (`lease`, ns). The runs of one circuit may
-/// be given other cooldowns (a cron job's `--breaker-cooldown 10m`, a
+/// be given other cooldowns (a cron job's `--breaker-cooldown-max 30m`, a
 /// run by hand or `--breaker-status` without it): the longest cooldown is
-/// the longest any of them could set, so it is never below `LONGEST_CAP`,
-/// and a run with a short cooldown does not cut a long one's circuit.
-pub fn horizon(cooldown: Duration, lease: u64) -> u64 {
-    nanos(cap(cooldown).max(LONGEST_CAP)).saturating_add(lease)
+/// taken as at least `LONGEST_CAP`, so a run with a short cap does not cut
+/// a longer one's circuit.
+pub fn horizon(cap: Duration, lease: u64) -> u64 {
+    nanos(cap.max(LONGEST_CAP)).saturating_add(lease)
 }
 
 impl Params {
+    /// The longest cooldown: `max`, but never shorter than the first. The
+    /// last host's wait after a recovery is about this plus one period of
+    /// its job (the outage table in docs/behaviour.md).
+    pub fn cap(&self) -> Duration {
+        self.max.max(self.cooldown)
+    }
+
     /// Cooldown number `k`: equal jitter of `min(cap, cooldown * 2^k)`.
     pub fn cooldown(&self, k: u32, rng: &mut impl Rng) -> Duration {
         let backoff = Backoff {
             jitter: Jitter::Equal,
             base: self.cooldown,
-            cap: cap(self.cooldown),
+            cap: self.cap(),
             factor: 2.0,
         };
         backoff.sleep(k, self.cooldown, rng).duration
@@ -217,6 +218,7 @@ mod tests {
     const P: Params = Params {
         after: 3,
         cooldown: Duration::from_secs(60),
+        max: Duration::from_secs(480),
     };
     const LEASE: u64 = 600 * S;
 
@@ -317,8 +319,8 @@ mod tests {
     #[test]
     fn a_failed_probe_lengthens_the_cooldown_within_its_bounds() {
         let cooldown = P.cooldown.as_secs_f64();
-        let cap_s = cap(P.cooldown).as_secs_f64();
-        assert_eq!(cap_s, 480.0, "8 times 60 s");
+        let cap_s = P.cap().as_secs_f64();
+        assert_eq!(cap_s, 480.0);
         for seed in 0..50 {
             let (mut c, mut rng) = opened(seed);
             let mut draws = Vec::new();
@@ -340,10 +342,16 @@ mod tests {
             // Jittered: the capped ones are not all equal.
             assert!(draws[6..].windows(2).any(|w| w[0] != w[1]), "{draws:?}");
         }
-        // At most an hour, unless the cooldown itself is longer.
-        assert_eq!(cap(Duration::from_secs(600)), Duration::from_secs(3600));
+        // At most `max`, unless the cooldown itself is longer.
         let long = Duration::from_secs(7200);
-        assert_eq!(cap(long), long);
+        assert_eq!(
+            Params {
+                cooldown: long,
+                ..P
+            }
+            .cap(),
+            long
+        );
     }
 
     #[test]
@@ -374,10 +382,10 @@ mod tests {
     fn an_end_beyond_any_cooldown_and_lease_is_a_clock_that_went_back() {
         let now = 1_795_434_960 * S;
         // The longest cooldown any run may set (an hour, though this
-        // one's stops at 8 × 60 s), then the lease: 3600 + 600 s.
-        let far = horizon(P.cooldown, LEASE);
+        // one's stops at 480 s), then the lease: 3600 + 600 s.
+        let far = horizon(P.cap(), LEASE);
         assert_eq!(far, 4200 * S);
-        // A cooldown longer than an hour is its own longest.
+        // A cap longer than an hour is its own longest.
         assert_eq!(horizon(Duration::from_secs(7200), LEASE), 7800 * S);
         let open = |until| State::Open { until };
         let probing = |until| State::Probing { lease: 7, until };
@@ -417,6 +425,7 @@ mod tests {
         let long = Params {
             after: 1,
             cooldown: Duration::from_secs(1800),
+            max: Duration::from_secs(3600),
         };
         let mut rng = crate::strategy::rng(Some(7));
         let mut c = Circuit::default();

@@ -38,6 +38,12 @@ use machine::{horizon, nanos};
 pub const DEFAULT_AFTER: u32 = 3;
 /// `--breaker-cooldown` when not given (chosen as above).
 pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(30);
+/// `--breaker-cooldown-max` when not given (chosen as above: the shortest
+/// cap that never overloaded the recovering service in either scope; its
+/// recovery lag column): the longest a failed probe grows the cooldown
+/// to, so the last host resumes at most about this and one period of its
+/// job after the dependency is back.
+pub const DEFAULT_COOLDOWN_MAX: Duration = Duration::from_secs(240);
 
 /// A probe's lease without `--max-time`: a probe that crashed holds the
 /// circuit no longer than this.
@@ -106,6 +112,9 @@ pub struct Breaker {
     /// The run found the circuit closed with nothing counted: unless it
     /// fails, it has nothing to tell (a first-try success costs one read).
     clean: bool,
+    /// The circuit as the run last saw it (asked, then told), for its
+    /// metrics; `None` while unasked, or if the store failed.
+    seen: Option<Circuit>,
 }
 
 impl Breaker {
@@ -124,7 +133,19 @@ impl Breaker {
             kind,
             lease: None,
             clean: false,
+            seen: None,
         }
+    }
+
+    /// `--breaker NAME`'s name.
+    pub fn name(&self) -> &str {
+        &self.settings.name
+    }
+
+    /// The circuit as this run last saw it: after its end was told, else as
+    /// it was asked (a run the open circuit skipped, a clean success).
+    pub fn seen(&self) -> Option<Circuit> {
+        self.seen
     }
 
     /// Before the first attempt: whether the command may start.
@@ -133,7 +154,7 @@ impl Breaker {
         let asked = match &mut self.kind {
             Kind::Host(dir, probe) => {
                 let now = now_ns();
-                let far = horizon(self.settings.params.cooldown, lease);
+                let far = horizon(self.settings.params.cap(), lease);
                 let asked = host_change(dir, &self.settings.name, |c, _| {
                     let clamped = c.clamp(now, far).map(Some);
                     // A probe whose lock is free is dead: the kernel let go.
@@ -179,6 +200,7 @@ impl Breaker {
         };
         match asked {
             Ok((admit, circuit, now, said, clamped, far)) => {
+                self.seen = Some(circuit);
                 let said = said.or_else(|| {
                     let was = clamped?;
                     Some(went_back(was, &circuit, far, now))
@@ -234,7 +256,7 @@ impl Breaker {
                     }
                     c.finish(&params, now, ended, lease, &mut rng)
                 })
-                .map(|(_, _, reset)| reset);
+                .map(|(_, circuit, reset)| (reset, Some(circuit)));
                 probe.release();
                 told
             }
@@ -243,9 +265,13 @@ impl Breaker {
             Kind::Skipped => return None,
         };
         match told {
-            Ok(said) => said.map(|said| format!("--breaker {}: {said}", self.settings.name)),
+            Ok((said, circuit)) => {
+                self.seen = circuit.or(self.seen);
+                said.map(|said| format!("--breaker {}: {said}", self.settings.name))
+            }
             Err(e) => {
                 self.kind = Kind::Skipped;
+                self.seen = None;
                 Some(self.without(&e))
             }
         }
@@ -313,12 +339,13 @@ pub fn read_record(bytes: &[u8], now: u64) -> Option<(Vec<u8>, String, Admit, Op
     let mut circuit = host::decode(bytes)?;
     let written = host::encode(&circuit).into_bytes();
     let lease = nanos(DEFAULT_LEASE);
-    let far = horizon(DEFAULT_COOLDOWN, lease);
-    let was = circuit.clamp(now, far);
     let params = Params {
         after: DEFAULT_AFTER,
         cooldown: DEFAULT_COOLDOWN,
+        max: DEFAULT_COOLDOWN_MAX,
     };
+    let far = horizon(params.cap(), lease);
+    let was = circuit.clamp(now, far);
     let mut said = status::describe("ci", &params, &circuit, now, "-");
     if let Some(was) = was {
         said.push_str(&went_back(Some(was), &circuit, far, now));
@@ -404,6 +431,7 @@ mod tests {
             params: Params {
                 after: 2,
                 cooldown: Duration::from_secs(60),
+                max: Duration::from_secs(480),
             },
             lease: DEFAULT_LEASE,
             store: Store::Host,
@@ -418,6 +446,7 @@ mod tests {
             kind: Kind::Host(dir.to_owned(), Box::new(ProbeLock::new(dir, "ci"))),
             lease: None,
             clean: false,
+            seen: None,
         }
     }
 
@@ -569,7 +598,7 @@ mod tests {
     #[test]
     fn a_record_read_for_the_fuzzer_is_clamped_as_a_run_reads_it() {
         let now = 1_795_434_960 * S;
-        let far = horizon(DEFAULT_COOLDOWN, nanos(DEFAULT_LEASE));
+        let far = horizon(DEFAULT_COOLDOWN_MAX, nanos(DEFAULT_LEASE));
         let record = host::encode(&Circuit {
             state: State::Open { until: u64::MAX },
             failures: 3,

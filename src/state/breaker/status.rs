@@ -44,31 +44,37 @@ pub(super) fn describe(
 
 /// `--breaker-status NAME`: the circuit on stdout; exit 1 if it cannot be
 /// read safely (the reason on stderr: a run would go without it) or if
-/// stdout is closed.
-pub fn print_status(settings: &Settings) -> u8 {
+/// stdout is closed. The circuit read, for its metrics.
+pub fn print_status(settings: &Settings) -> (u8, Option<Circuit>) {
     let report = match &settings.store {
         Store::Host => host_status(settings),
         #[cfg(feature = "redis")]
         Store::Redis(remote) => fleet_status(settings, remote),
     };
-    crate::state::print_status(report, "--breaker", &settings.name)
+    let circuit = report.as_ref().ok().map(|(_, circuit)| *circuit);
+    let report = report.map(|(text, _)| text);
+    let code = crate::state::print_status(report, "--breaker", &settings.name);
+    (code, circuit)
 }
 
-fn host_status(settings: &Settings) -> Result<String, String> {
+fn host_status(settings: &Settings) -> Result<(String, Circuit), String> {
     let dir = default_dir();
     let now = now_ns();
     let name = &settings.name;
     match HostCircuit::open(&dir, name, false)? {
-        None => Ok(describe(
-            name,
-            &settings.params,
-            &Circuit::default(),
-            now,
-            &format!("{} (not used yet)", dir.display()),
+        None => Ok((
+            describe(
+                name,
+                &settings.params,
+                &Circuit::default(),
+                now,
+                &format!("{} (not used yet)", dir.display()),
+            ),
+            Circuit::default(),
         )),
         Some(look) => {
             // As a run would take it, clamped (a look writes nothing).
-            let far = horizon(settings.params.cooldown, nanos(settings.lease));
+            let far = horizon(settings.params.cap(), nanos(settings.lease));
             let found = look.update(false, |c| c.clamp(now, far))?;
             let said = found.reset.or_else(|| {
                 let was = found.value.0?;
@@ -78,12 +84,10 @@ fn host_status(settings: &Settings) -> Result<String, String> {
                 let _ = writeln!(io::stderr(), "retry: warning: --breaker {name}: {said}");
             }
             let place = look.path.display().to_string();
-            Ok(describe(
-                name,
-                &settings.params,
-                &found.value.1,
-                now,
-                &place,
+            let circuit = found.value.1;
+            Ok((
+                describe(name, &settings.params, &circuit, now, &place),
+                circuit,
             ))
         }
     }
@@ -95,7 +99,7 @@ fn host_status(settings: &Settings) -> Result<String, String> {
 fn fleet_status(
     settings: &Settings,
     remote: &crate::state::store::Remote,
-) -> Result<String, String> {
+) -> Result<(String, Circuit), String> {
     let mut fleet = super::fleet::Fleet::new(settings, remote);
     let reply = fleet
         .look()
@@ -111,12 +115,15 @@ fn fleet_status(
         let name = &settings.name;
         let _ = writeln!(io::stderr(), "retry: warning: --breaker {name}: {said}");
     }
-    Ok(describe(
-        &settings.name,
-        &settings.params,
-        &reply.circuit,
-        reply.now,
-        &place,
+    Ok((
+        describe(
+            &settings.name,
+            &settings.params,
+            &reply.circuit,
+            reply.now,
+            &place,
+        ),
+        reply.circuit,
     ))
 }
 
@@ -130,6 +137,7 @@ mod tests {
         let p = Params {
             after: 3,
             cooldown: Duration::from_secs(60),
+            max: Duration::from_secs(480),
         };
         let s = 1_000_000_000;
         let now = 1_795_434_960 * s;

@@ -15,7 +15,7 @@
 //! through a local TLS tunnel (stunnel, spiped) on a unix socket instead.
 
 pub mod file;
-mod lock;
+pub(crate) mod lock;
 #[cfg(feature = "redis")]
 pub mod server;
 
