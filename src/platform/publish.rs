@@ -16,7 +16,7 @@
 //! under the kernel's lock on a file beside it (`lock_file`): the file
 //! itself cannot carry the lock, since each rename puts a new one there.
 
-use std::fs;
+use std::fs::{self, OpenOptions};
 use std::io::{self, Read as _, Write as _};
 use std::path::Path;
 
@@ -88,12 +88,15 @@ pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
         .prefix(&prefix)
         .suffix(".tmp")
         .rand_bytes(RANDOM_CHARS);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o644));
-    }
-    let mut file = builder.tempfile_in(dir)?;
+    // Opened as any new file (not tempfile's own way, which on Windows
+    // marks it temporary: wine then refuses to rename it over the old).
+    let mut file = builder.make_in(dir, |path| {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o644);
+        options.open(path)
+    })?;
     file.write_all(bytes)?;
     // Closed before the rename (Windows renames no open file); removed if
     // the rename fails, when `temporary` is dropped.
@@ -266,6 +269,12 @@ mod tests {
                 });
             }
             for _ in 0..200 {
+                // A collector reads now and then, not in a tight loop: on
+                // Windows one that never lets go of the file keeps every
+                // rename refused past its waits.
+                if cfg!(windows) {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
                 // Windows may refuse the open while a rename replaces the
                 // file: no text, so no mixed one either.
                 let seen = match fs::read_to_string(&path) {
