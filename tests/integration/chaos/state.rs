@@ -319,7 +319,8 @@ impl Live {
                 entries
                     .flatten()
                     .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|name| name.starts_with(&temporary))
+                    // The lock file beside the .prom stays, by design.
+                    .filter(|name| name.starts_with(&temporary) && !name.ends_with(".lock"))
                     .collect()
             })
             .unwrap_or_default();
