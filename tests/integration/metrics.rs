@@ -257,7 +257,9 @@ fn a_lock_held_too_long_writes_nothing_and_keeps_the_status() {
         .count();
     assert_eq!(warnings, 1, "{out:?}");
     assert_eq!(prom(dir.path(), "held"), before);
-    lock.unlock().unwrap();
+    // Closed, as a holder that ends gives it up (wine refuses the
+    // explicit unlock with a lock violation).
+    drop(lock);
     run().code(4);
     assert_eq!(
         sample(&prom(dir.path(), "held"), "retry_attempts_total"),

@@ -261,6 +261,7 @@ fn unknown_or_empty_names_are_usage_errors_and_nothing_runs() {
 /// taken as given, a wrapper is looked through, and any other program not
 /// in its list (a script, `true` under apt's) is said once; it still runs.
 #[test]
+#[cfg(unix)] // env, sh and true as programs
 fn a_preset_named_for_another_program_says_so_once_whatever_the_preset() {
     let bin = scratch();
     let path = fake(bin.path(), "wget", &["exit", "0"]);
