@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::run::Ended;
+use crate::run::outcome::Ended;
 use crate::status::Status;
 
 /// Why an attempt is being stopped, besides a signal to retry.

@@ -1,0 +1,305 @@
+//! The validation's tests: cross-field rules, presets, verbosity.
+
+use super::*;
+
+/// The options of a run (every case here runs a command or fails).
+fn config(args: &[&str]) -> Result<run::Options, String> {
+    let args: Vec<_> = ["retry"].iter().chain(args).map(Into::into).collect();
+    let parsed =
+        crate::cli::parse_from(&args, crate::cli::AfterParsing::Free).map_err(|e| e.to_string())?;
+    match from_cli(parsed).map_err(|e| e.to_string())? {
+        Mode::Run(options, _) => Ok(*options),
+        other => Err(format!("not a run: {other:?}")),
+    }
+}
+
+/// The breaker's defaults are no clap defaults (start-up parses nothing
+/// for them): its help says them, and they are what a run gets.
+#[test]
+fn the_breakers_defaults_are_the_ones_its_help_says() {
+    use crate::state::breaker::{DEFAULT_AFTER, DEFAULT_COOLDOWN};
+    let options = config(&["--breaker", "ci", "true"]).unwrap();
+    let params = options.breaker.clone().unwrap().params;
+    assert_eq!(
+        (params.after, params.cooldown),
+        (DEFAULT_AFTER, DEFAULT_COOLDOWN)
+    );
+    let command = Cli::command();
+    let help = |id: &str| {
+        let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
+        arg.get_long_help().or(arg.get_help()).unwrap().to_string()
+    };
+    assert!(help(id::BREAKER_AFTER).ends_with(&format!("[default: {DEFAULT_AFTER}]")));
+    assert!(help(id::BREAKER_COOLDOWN).ends_with(&format!("[default: {}]", fmt(DEFAULT_COOLDOWN))));
+    let max = fmt(crate::state::breaker::DEFAULT_COOLDOWN_MAX);
+    assert!(help(id::BREAKER_COOLDOWN_MAX).ends_with(&format!("[default: {max}]")));
+    use crate::state::breaker::EXIT_OPEN;
+    assert_eq!(options.breaker.unwrap().exit_code, EXIT_OPEN);
+    assert!(help(id::BREAKER_EXIT_CODE).ends_with(&format!("[default: {EXIT_OPEN}]")));
+    let options = config(&["--breaker", "ci", "--breaker-exit-code", "250", "true"]).unwrap();
+    assert_eq!(options.breaker.unwrap().exit_code, 250);
+}
+
+#[test]
+fn a_breaker_cooldown_max_below_the_cooldown_is_refused() {
+    let err = config(&["--breaker", "ci", "--breaker-cooldown-max", "10s", "true"]).unwrap_err();
+    assert!(
+        err.contains("--breaker-cooldown-max 10s") && err.contains("30s"),
+        "{err}"
+    );
+    assert!(
+        err.contains("; set --breaker-cooldown-max to 30s or more"),
+        "{err}"
+    );
+    let err = config(&[
+        "--breaker-status",
+        "ci",
+        "--breaker-cooldown",
+        "1m",
+        "--breaker-cooldown-max",
+        "30s",
+    ])
+    .unwrap_err();
+    assert!(
+        err.contains("--breaker-cooldown-max 30s") && err.contains("--breaker-cooldown 1m"),
+        "{err}"
+    );
+    let options = config(&["--breaker", "ci", "--breaker-cooldown-max", "30s", "true"]).unwrap();
+    let params = options.breaker.unwrap().params;
+    assert_eq!(
+        (params.max, params.cap()),
+        (Duration::from_secs(30), Duration::from_secs(30))
+    );
+    // Not given: the default, or the cooldown if that is longer.
+    let options = config(&["--breaker", "ci", "--breaker-cooldown", "5m", "true"]).unwrap();
+    let params = options.breaker.unwrap().params;
+    assert_eq!(params.max, crate::state::breaker::DEFAULT_COOLDOWN_MAX);
+    assert_eq!(params.cap(), Duration::from_secs(300));
+}
+
+#[test]
+fn cap_below_base_is_refused() {
+    let err = config(&["--base", "2s", "--cap", "1s", "true"]).unwrap_err();
+    assert!(
+        err.contains("--cap 1s") && err.contains("--base 2s"),
+        "{err}"
+    );
+    assert!(config(&["--base", "1s", "--cap", "1s", "true"]).is_ok());
+}
+
+#[test]
+fn overlapping_lists_are_refused() {
+    let err = config(&["--retry-on", "0-3", "true"]).unwrap_err();
+    assert!(
+        err.contains("--retry-on 0-3") && err.contains("both list 0"),
+        "{err}"
+    );
+    let err = config(&["--fatal-on", "2", "--success-on", "0,2", "true"]).unwrap_err();
+    assert!(err.contains("both list 2"), "{err}");
+}
+
+#[test]
+fn zero_limits_are_refused() {
+    assert!(
+        config(&["--timeout", "0s", "true"])
+            .unwrap_err()
+            .contains("--timeout 0s")
+    );
+    assert!(
+        config(&["--max-time", "0ms", "true"])
+            .unwrap_err()
+            .contains("--max-time 0s")
+    );
+    let err = config(&["--budget", "b", "--budget-timeout", "0ms", "true"]).unwrap_err();
+    assert!(
+        err.contains("`--budget-timeout 0s` would give up on the store before it could answer"),
+        "{err}"
+    );
+}
+
+#[test]
+#[cfg(unix)] // Unix paths, programs or errno wording
+fn shell_mode_joins_words_into_one_script() {
+    let c = config(&["-s", "echo", "a|", "wc"]).unwrap();
+    assert_eq!(c.program, "/bin/sh");
+    assert_eq!(c.args, ["-c", "echo a| wc"]);
+    let c = config(&["echo", "a|", "wc"]).unwrap();
+    assert_eq!((c.program.as_os_str(), c.args.len()), ("echo".as_ref(), 2));
+}
+
+#[test]
+fn jitter_all_is_only_for_simulate() {
+    let err = config(&["--jitter", "all", "true"]).unwrap_err();
+    assert!(
+        err.contains("--jitter all") && err.contains("--simulate"),
+        "{err}"
+    );
+    assert!(config(&["--jitter", "all", "--plan"]).is_err());
+}
+
+#[test]
+fn stdin_limit_takes_sizes_and_defaults_to_1_gib() {
+    let limit = |args: &[&str]| config(args).map(|c| c.pipes.stdin_limit.bytes());
+    assert_eq!(limit(&["true"]), Ok(1 << 30));
+    assert_eq!(limit(&["--stdin-limit", "64MiB", "true"]), Ok(64 << 20));
+    let err = limit(&["--stdin-limit", "64M", "true"]).unwrap_err();
+    assert!(err.contains("did you mean `64MiB` or `64MB`?"), "{err}");
+}
+
+#[test]
+fn a_preset_sets_the_rules_not_given_rule_by_rule() {
+    let curl = config(&["--preset", "curl", "curl", "-fsS", "x"]).unwrap();
+    let policy = curl.policy;
+    assert_eq!(
+        policy.retry.to_string(),
+        "5-7,12,16,18,22,28,35,52,55-56,92,95-96,124-125"
+    );
+    assert!(policy.fatal.contains(3) && policy.fatal.contains(60));
+    assert!(curl.pipes.matchers.stop_if.is_some() && curl.pipes.matchers.delay_from.is_some());
+    let line = curl.preset.unwrap();
+    assert_eq!((line.name.as_str(), line.chosen), ("curl", false));
+    assert_eq!(line.why, "named by `--preset curl`");
+    // A flag wins for its own rule only.
+    let mixed = config(&["--retry-on", "1-100", "--preset", "curl", "curl", "x"]).unwrap();
+    assert_eq!(mixed.policy.retry.to_string(), "1-100");
+    assert_eq!(mixed.policy.fatal, policy.fatal);
+    let stop = config(&["--stop-if-output", "nope", "--preset", "curl", "curl"]).unwrap();
+    let stop_if = stop.pipes.matchers.stop_if.unwrap();
+    assert_eq!(stop_if.as_str(), "nope");
+    assert!(stop.pipes.matchers.delay_from.is_some());
+    // With --preset none nothing changes, whatever the program.
+    let plain = config(&["--preset", "none", "curl", "x"]).unwrap();
+    assert!(plain.policy.fatal.is_empty() && plain.pipes.matchers.stop_if.is_none());
+    assert!(plain.preset.is_none());
+    // A cross-field error says which value the preset set.
+    let error = config(&["--success-on", "0,22", "--preset", "curl", "curl"]).unwrap_err();
+    assert!(
+        error.contains("124-125` (from --preset curl) and `--success-on 0,22` both list 22"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_preset_chosen_by_the_program_judges_as_the_named_one() {
+    // What a run is judged by, flags and output rules alike.
+    let judged = |options: &run::Options| {
+        format!(
+            "{:?} {:?} {:?} {:?} {:?}",
+            options.policy,
+            options.pipes.matchers.retry_if.as_ref().map(|r| r.as_str()),
+            options.pipes.matchers.stop_if.as_ref().map(|r| r.as_str()),
+            options
+                .pipes
+                .matchers
+                .delay_from
+                .as_ref()
+                .map(|r| r.as_str()),
+            options.labels,
+        )
+    };
+    for (looked_up, named) in [
+        (
+            vec!["curl", "-fsS", "x"],
+            vec!["--preset", "curl", "curl", "-fsS", "x"],
+        ),
+        (
+            vec!["--retry-on", "1-100", "sudo", "git", "fetch"],
+            vec![
+                "--retry-on",
+                "1-100",
+                "--preset",
+                "git",
+                "sudo",
+                "git",
+                "fetch",
+            ],
+        ),
+        (
+            vec!["--stop-if-output", "nope", "apt-get", "install", "x"],
+            vec![
+                "--stop-if-output",
+                "nope",
+                "--preset",
+                "apt",
+                "apt-get",
+                "install",
+                "x",
+            ],
+        ),
+    ] {
+        let (chosen, given) = (config(&looked_up).unwrap(), config(&named).unwrap());
+        assert_eq!(judged(&chosen), judged(&given), "{looked_up:?}");
+        let line = chosen.preset.unwrap();
+        assert!(
+            line.chosen && line.why.starts_with("chosen for `"),
+            "{line:?}"
+        );
+    }
+    // A cross-field error names the chosen preset as it names a named one.
+    let error = config(&["--success-on", "0,22", "curl"]).unwrap_err();
+    assert!(error.contains("(from --preset curl)"), "{error}");
+    // Calls that pass on another program's status keep retry's defaults.
+    for line in [
+        &["npm", "test"][..],
+        &["ssh", "h", "make"],
+        &["git", "status"],
+    ] {
+        let plain = config(line).unwrap();
+        assert!(
+            plain.preset.is_none() && plain.policy.fatal.is_empty(),
+            "{line:?}"
+        );
+    }
+}
+
+#[test]
+fn preset_none_reads_no_data() {
+    let reads = || crate::preset::READS.with(std::cell::Cell::get);
+    let before = reads();
+    config(&["--preset", "none", "-n", "2", "curl", "-fsS", "x"]).unwrap();
+    assert_eq!(reads(), before, "--preset none read the presets");
+    config(&["curl"]).unwrap();
+    assert!(reads() > before);
+}
+
+/// `retry true` as parsed, before any preset.
+fn plain_run_args() -> RunArgs {
+    let args = ["retry".into(), "true".into()];
+    match crate::cli::parse_from(&args, crate::cli::AfterParsing::Free).unwrap() {
+        Parsed::Lean(run) => run,
+        Parsed::Full(cli) => cli.run,
+    }
+}
+
+#[test]
+fn every_builtin_preset_passes_the_flags_own_parsers() {
+    for preset in crate::preset::builtin() {
+        let mut run = plain_run_args();
+        crate::cli::apply_preset(&mut run, &preset).unwrap();
+        // And the result passes the cross-field rules.
+        let args = [
+            "--preset",
+            preset.name,
+            preset.programs.first().copied().unwrap_or("x"),
+        ];
+        config(&args).unwrap_or_else(|e| panic!("[{}]: {e}", preset.name));
+    }
+    // Out of range on every platform (Windows: past 32 bits).
+    let bad = crate::preset::parse("[x]\nretry-on = 1-0x100000000\nsource = s\n").unwrap();
+    let mut run = plain_run_args();
+    let error = crate::cli::apply_preset(&mut run, &bad[0]).unwrap_err();
+    assert!(
+        error.starts_with("--preset x: --retry-on 1-0x100000000: exit code"),
+        "{error}"
+    );
+}
+
+#[test]
+fn quiet_and_verbose_choose_verbosity() {
+    assert_eq!(config(&["-q", "true"]).unwrap().verbosity, Verbosity::Quiet);
+    assert_eq!(
+        config(&["-v", "true"]).unwrap().verbosity,
+        Verbosity::Verbose
+    );
+    assert!(config(&["-q", "-v", "true"]).is_err());
+}

@@ -1,0 +1,231 @@
+//! The scripted host the loop's tests run against (`tests.rs`): a fake
+//! clock that attempts, hooks and sleeps advance, and the helpers that
+//! build a run's options and collect its events.
+
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::run::events::{Event, GiveUp};
+use crate::run::hint::Hint;
+use crate::run::host::Host;
+use crate::run::options::Options;
+use crate::run::outcome::{Attempt, AttemptInfo, Ended, Exit, SpawnError, Unsettled};
+use crate::run::pipes::OutputSeen;
+use crate::run::run;
+use crate::state::{breaker, budget};
+use crate::status::Status;
+
+pub const MS: Duration = Duration::from_millis(1);
+
+/// A scripted world: each attempt takes `attempt_ms` of fake time and
+/// ends as the next entry of `script` says; sleeps advance the clock.
+pub struct FakeHost {
+    pub start: Instant,
+    pub elapsed: Duration,
+    pub script: Vec<Result<Attempt, SpawnError>>,
+    /// What an attempt stopped at its deadline printed.
+    pub seen_before_timeout: OutputSeen,
+    pub attempt_ms: u64,
+    pub seen: Vec<AttemptInfo>,
+    pub sleeps: Vec<Duration>,
+    pub signal_in_sleep: Option<i32>,
+    pub hooks: Vec<(String, u32, i32)>,
+    pub settled: Vec<bool>,
+    /// Bytes of held-back stdout the attempts leave.
+    pub held: u64,
+    pub hook_code: i32,
+    /// The hook cannot start at all, with this error.
+    pub hook_unstartable: Option<SpawnError>,
+    pub hook_ms: u64,
+    /// What the next settle_output fails with, if anything.
+    pub unsettled: Option<Unsettled>,
+    /// How much longer than asked each sleep lasts, as a busy machine's do.
+    pub oversleep: Duration,
+    /// A shared budget's tokens; each withdrawal (negative) and deposit.
+    pub tokens: u32,
+    pub budget: Vec<i64>,
+    /// What the budget says with each update (a reset, a failure).
+    pub budget_says: Option<String>,
+    /// `--breaker`: how often it was asked, what it answers, and what
+    /// it was told.
+    pub asked: u32,
+    pub circuit_open: Option<String>,
+    pub told: Vec<breaker::Ended>,
+}
+
+impl FakeHost {
+    pub fn new(script: Vec<Result<Attempt, SpawnError>>) -> Self {
+        Self {
+            start: Instant::now(),
+            elapsed: Duration::ZERO,
+            script,
+            seen_before_timeout: OutputSeen::default(),
+            attempt_ms: 1,
+            seen: vec![],
+            sleeps: vec![],
+            signal_in_sleep: None,
+            hooks: vec![],
+            settled: vec![],
+            held: 0,
+            hook_code: 0,
+            hook_unstartable: None,
+            hook_ms: 0,
+            unsettled: None,
+            oversleep: Duration::ZERO,
+            tokens: 0,
+            budget: vec![],
+            budget_says: None,
+            asked: 0,
+            circuit_open: None,
+            told: vec![],
+        }
+    }
+}
+
+impl Host for FakeHost {
+    fn now(&self) -> Instant {
+        self.start + self.elapsed
+    }
+    fn run(
+        &mut self,
+        attempt: AttemptInfo,
+        deadline: Option<Instant>,
+    ) -> Result<Attempt, SpawnError> {
+        self.seen.push(attempt);
+        let end = self.now() + MS * self.attempt_ms as u32;
+        if let Some(deadline) = deadline.filter(|d| *d < end) {
+            self.elapsed = deadline - self.start;
+            return Ok(Attempt {
+                ended: Ended::TimedOut,
+                seen: self.seen_before_timeout.clone(),
+            });
+        }
+        self.elapsed = end - self.start;
+        self.script.remove(0)
+    }
+    fn sleep_until(&mut self, until: Instant) -> Option<i32> {
+        self.sleeps.push(until - self.now());
+        if self.signal_in_sleep.is_some() {
+            return self.signal_in_sleep;
+        }
+        self.elapsed = until - self.start + self.oversleep;
+        None
+    }
+    fn drop_output(&mut self) -> u64 {
+        std::mem::take(&mut self.held)
+    }
+    fn settle_output(&mut self, to_stdout: bool) -> Result<(), Unsettled> {
+        self.settled.push(to_stdout);
+        self.unsettled.take().map_or(Ok(()), Err)
+    }
+    fn withdraw(&mut self, tokens: u32) -> budget::Withdrawal {
+        let granted = self.tokens >= tokens;
+        if granted {
+            self.tokens -= tokens;
+            self.budget.push(-i64::from(tokens));
+        }
+        budget::Withdrawal {
+            granted,
+            warning: self.budget_says.clone(),
+        }
+    }
+    fn admit(&mut self) -> breaker::Asked {
+        self.asked += 1;
+        breaker::Asked {
+            refused: self.circuit_open.clone(),
+            warning: None,
+        }
+    }
+    fn finish(&mut self, ended: breaker::Ended) -> Option<String> {
+        self.told.push(ended);
+        None
+    }
+    fn deposit(&mut self, tokens: u32) -> Option<String> {
+        self.tokens += tokens;
+        self.budget.push(i64::from(tokens));
+        self.budget_says.clone()
+    }
+    fn run_hook(
+        &mut self,
+        script: &str,
+        attempt: u32,
+        exit_code: i32,
+        _deadline: Option<Instant>,
+    ) -> Result<Ended, SpawnError> {
+        self.hooks.push((script.to_owned(), attempt, exit_code));
+        self.elapsed += MS * self.hook_ms as u32;
+        if let Some(error) = self.hook_unstartable.clone() {
+            return Err(error);
+        }
+        Ok(Ended::Exited(Status::exited(self.hook_code)))
+    }
+}
+
+pub fn ended(ended: Ended, seen: OutputSeen) -> Result<Attempt, SpawnError> {
+    Ok(Attempt { ended, seen })
+}
+
+pub fn exit(code: i32) -> Result<Attempt, SpawnError> {
+    ended(Ended::Exited(Status::exited(code)), OutputSeen::default())
+}
+
+pub fn exit_seeing(code: i32, retry_if: bool, stop_if: bool) -> Result<Attempt, SpawnError> {
+    let seen = OutputSeen {
+        retry_if,
+        stop_if,
+        ..OutputSeen::default()
+    };
+    ended(Ended::Exited(Status::exited(code)), seen)
+}
+
+pub fn config(args: &[&str]) -> Options {
+    let argv = ["retry", "--seed", "1"].iter().chain(args).chain(&["cmd"]);
+    let argv: Vec<std::ffi::OsString> = argv.map(Into::into).collect();
+    match crate::cli::config::from_cli(
+        crate::cli::parse_from(&argv, crate::cli::AfterParsing::Free).unwrap(),
+    )
+    .unwrap()
+    {
+        crate::cli::config::Mode::Run(options, _) => *options,
+        other => panic!("not a run: {other:?}"),
+    }
+}
+
+/// The run's exit status as a shell sees it (128+N for a signal death).
+pub fn run_with(config: &Options, host: &mut FakeHost) -> (i32, Vec<Event>) {
+    let (exit, events) = run_exit(config, host);
+    let code = match exit {
+        Exit::Code(code) => code,
+        Exit::Signal(n) => 128 + n,
+    };
+    (code, events)
+}
+
+pub fn run_exit(config: &Options, host: &mut FakeHost) -> (Exit, Vec<Event>) {
+    let mut events = vec![];
+    let code = run(
+        config,
+        host,
+        &mut |e: &Event| events.push(e.clone()),
+        || ChaCha8Rng::seed_from_u64(1),
+    );
+    events.retain(|e| !matches!(e, Event::Starting { .. }));
+    (code, events)
+}
+
+pub fn gave_up(events: &[Event]) -> &GiveUp {
+    match events.last() {
+        Some(Event::GaveUp { reason, .. }) => reason,
+        other => panic!("expected a give-up, got {other:?}"),
+    }
+}
+
+pub fn exit_hinting(code: i32, hint: Hint) -> Result<Attempt, SpawnError> {
+    let seen = OutputSeen {
+        hint: Some(hint),
+        ..OutputSeen::default()
+    };
+    ended(Ended::Exited(Status::exited(code)), seen)
+}

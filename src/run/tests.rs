@@ -1,0 +1,679 @@
+//! The attempt loop's tests, against the scripted host of `fake.rs`.
+
+use std::time::Duration;
+
+use super::*;
+use crate::run::fake::*;
+use crate::run::pipes::OutputSeen;
+use crate::state::breaker;
+
+#[test]
+fn first_success_runs_once_and_sleeps_never() {
+    let mut host = FakeHost::new(vec![exit(0)]);
+    let (code, events) = run_with(&config(&[]), &mut host);
+    assert_eq!(code, 0);
+    assert_eq!(host.seen.len(), 1);
+    assert!(host.sleeps.is_empty());
+    assert!(matches!(events[..], [Event::Succeeded { attempt: 1, .. }]));
+}
+
+#[test]
+fn retries_until_success_with_the_schedules_sleeps() {
+    let mut host = FakeHost::new(vec![exit(1), exit(7), exit(0)]);
+    let c = config(&["--jitter", "none", "--base", "10ms"]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!(code, 0);
+    assert_eq!(host.sleeps, [MS * 10, MS * 20]);
+    let previous: Vec<_> = host
+        .seen
+        .iter()
+        .map(|a| (a.number, a.previous_code))
+        .collect();
+    assert_eq!(previous, [(1, None), (2, Some(1)), (3, Some(7))]);
+    assert!(matches!(
+        events.last(),
+        Some(Event::Succeeded { attempt: 3, .. })
+    ));
+}
+
+#[test]
+fn exhausted_attempts_exit_with_the_last_status() {
+    let mut host = FakeHost::new(vec![exit(1), exit(2), exit(3)]);
+    let (code, events) = run_with(&config(&["-n", "3", "--base", "1ms"]), &mut host);
+    assert_eq!(code, 3);
+    assert_eq!(host.seen.len(), 3);
+    assert_eq!(gave_up(&events), &GiveUp::Attempts(Status::exited(3)));
+}
+
+#[test]
+fn fatal_and_unlisted_codes_stop_at_once() {
+    let c = config(&["--retry-on", "1-9", "--fatal-on", "5"]);
+    let mut host = FakeHost::new(vec![exit(5)]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (5, 1));
+    assert_eq!(gave_up(&events), &GiveUp::Fatal(Status::exited(5), None));
+
+    let mut host = FakeHost::new(vec![exit(42)]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (42, 1));
+    assert_eq!(
+        gave_up(&events),
+        &GiveUp::NotRetryable(Status::exited(42), None)
+    );
+}
+
+#[test]
+fn timeout_is_124_and_retryable() {
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.attempt_ms = 50;
+    let c = config(&["--timeout", "10ms", "-n", "2", "--base", "1ms"]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!(code, 124);
+    assert_eq!(host.seen.len(), 2);
+    assert_eq!(
+        gave_up(&events),
+        &GiveUp::Attempts(Status::timed_out(MS * 10))
+    );
+}
+
+#[test]
+fn timeout_listed_as_fatal_stops() {
+    let mut host = FakeHost::new(vec![]);
+    host.attempt_ms = 50;
+    let c = config(&["--timeout", "10ms", "--fatal-on", "124"]);
+    let (code, _) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (124, 1));
+}
+
+#[test]
+fn max_time_refuses_a_sleep_that_would_end_past_it() {
+    let mut host = FakeHost::new(vec![exit(1), exit(1), exit(1)]);
+    // Sleeps 100, 200: the second would end at ~302 ms, past 250 ms.
+    let c = config(&[
+        "--jitter",
+        "none",
+        "--base",
+        "100ms",
+        "--max-time",
+        "250ms",
+        "-n",
+        "9",
+    ]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!(code, 1);
+    assert_eq!(host.seen.len(), 2);
+    assert_eq!(
+        gave_up(&events),
+        &GiveUp::MaxTimeAhead {
+            status: Status::exited(1),
+            sleep_ms: 200
+        }
+    );
+}
+
+#[test]
+fn max_time_stops_the_running_attempt() {
+    let mut host = FakeHost::new(vec![]);
+    host.attempt_ms = 1000;
+    let c = config(&["--max-time", "30ms", "--timeout", "1h"]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (124, 1));
+    assert_eq!(
+        gave_up(&events),
+        &GiveUp::MaxTimeReached(Status::timed_out(MS * 30))
+    );
+}
+
+#[test]
+fn signal_during_sleep_ends_the_run() {
+    let mut host = FakeHost::new(vec![exit(1)]);
+    host.signal_in_sleep = Some(15);
+    let (code, events) = run_with(&config(&[]), &mut host);
+    assert_eq!((code, host.seen.len()), (143, 1));
+    assert_eq!(
+        gave_up(&events),
+        &GiveUp::Signal {
+            signal: 15,
+            status: None,
+            during: Phase::Sleep,
+        }
+    );
+}
+
+#[test]
+fn signal_during_attempt_exits_128_plus_n() {
+    let status = Status::exited(0);
+    let interrupted = Ended::Interrupted {
+        signal: 2,
+        status: Some(status),
+    };
+    let mut host = FakeHost::new(vec![ended(interrupted, OutputSeen::default())]);
+    let (code, _) = run_with(&config(&[]), &mut host);
+    assert_eq!((code, host.seen.len()), (130, 1));
+}
+
+#[test]
+fn a_signal_during_an_attempt_drops_its_held_output_and_says_so() {
+    let interrupted = Ended::Interrupted {
+        signal: 15,
+        status: None,
+    };
+    let mut host = FakeHost::new(vec![ended(interrupted, OutputSeen::default())]);
+    host.held = 3 << 30;
+    let (code, events) = run_with(&config(&["--stdout-once"]), &mut host);
+    assert_eq!((code, host.settled.as_slice()), (143, &[][..]));
+    let warned = events.iter().any(|e| {
+        matches!(e, Event::Warning { message, .. }
+        if message.contains("held-back stdout (3 GiB) is dropped"))
+    });
+    assert!(warned, "{events:?}");
+}
+
+#[test]
+fn a_signal_while_held_output_is_written_says_what_it_dropped() {
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.unsettled = Some(Unsettled::Interrupted {
+        signal: 15,
+        dropped: 5 << 20,
+    });
+    let (code, events) = run_with(&config(&["--stdout-once"]), &mut host);
+    assert_eq!((code, host.seen.len()), (143, 1));
+    let warned: Vec<_> = events
+        .iter()
+        .filter(|e| {
+            matches!(e, Event::Warning { message, .. }
+            if message.contains("the rest of the attempt's held-back stdout (5 MiB) is dropped"))
+        })
+        .collect();
+    assert_eq!(warned.len(), 1, "{events:?}");
+}
+
+#[test]
+fn spawn_failure_is_not_retried() {
+    let err = SpawnError {
+        code: 127,
+        message: "not found".into(),
+    };
+    let mut host = FakeHost::new(vec![Err(err)]);
+    let (code, events) = run_with(&config(&[]), &mut host);
+    assert_eq!((code, host.seen.len()), (127, 1));
+    assert_eq!(gave_up(&events).reason().name(), "spawn");
+}
+
+#[test]
+fn retry_events_carry_the_computed_sleep() {
+    let mut host = FakeHost::new(vec![exit(22), exit(0)]);
+    let (_, events) = run_with(&config(&["--jitter", "full", "--base", "2s"]), &mut host);
+    let Event::Retrying {
+        attempt,
+        sleep,
+        status,
+        ..
+    } = &events[0]
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!((*attempt, status.code), (1, 22));
+    assert_eq!(sleep.ceiling, Duration::from_secs(2));
+    assert_eq!(host.sleeps, [sleep.duration]);
+}
+
+#[test]
+fn unlimited_keeps_going() {
+    let mut script: Vec<_> = (0..50).map(|_| exit(1)).collect();
+    script.push(exit(0));
+    let mut host = FakeHost::new(script);
+    let (code, _) = run_with(&config(&["-n", "unlimited", "--base", "0ms"]), &mut host);
+    assert_eq!((code, host.seen.len()), (0, 51));
+}
+
+#[test]
+fn success_after_retries_reports_the_sleeps_it_showed() {
+    let mut host = FakeHost::new(vec![exit(1), exit(1), exit(0)]);
+    host.oversleep = MS * 3;
+    let (_, events) = run_with(&config(&["--jitter", "none", "--base", "10ms"]), &mut host);
+    let Some(Event::Succeeded {
+        attempt: 3,
+        slept_ms,
+        ..
+    }) = events.last()
+    else {
+        panic!("{events:?}")
+    };
+    // 10 + 20 ms as shown, not the 36 ms the clock saw.
+    assert_eq!(*slept_ms, 30);
+}
+
+#[test]
+fn on_retry_runs_after_each_retried_failure_only() {
+    let mut host = FakeHost::new(vec![exit(3), exit(4), exit(5)]);
+    let (code, _) = run_with(
+        &config(&["-n", "3", "--base", "1ms", "--on-retry", "rm -f x"]),
+        &mut host,
+    );
+    assert_eq!(code, 5);
+    // Not after the last attempt: no retry follows it.
+    assert_eq!(
+        host.hooks,
+        [("rm -f x".to_owned(), 1, 3), ("rm -f x".to_owned(), 2, 4)]
+    );
+}
+
+#[test]
+fn a_failing_hook_is_logged_and_the_run_goes_on() {
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.hook_code = 7;
+    let (code, events) = run_with(
+        &config(&["--base", "1ms", "--on-retry", "false"]),
+        &mut host,
+    );
+    assert_eq!(code, 0);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::HookFailed { attempt: 1, status, .. } if status.code == 7))
+    );
+}
+
+#[test]
+fn a_hook_that_cannot_start_says_why_and_the_run_goes_on() {
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.hook_unstartable = Some(SpawnError {
+        code: 126,
+        message: "cannot run `/bin/sh`: Argument list too long".to_owned(),
+    });
+    let (code, events) = run_with(&config(&["--base", "1ms", "--on-retry", "true"]), &mut host);
+    assert_eq!(code, 0);
+    let failed = events.iter().find_map(|e| match e {
+        Event::HookFailed { status, error, .. } => Some((status.code, error.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        failed,
+        Some((
+            126,
+            Some("cannot run `/bin/sh`: Argument list too long".to_owned())
+        ))
+    );
+}
+
+#[test]
+fn hook_time_counts_against_max_time() {
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.hook_ms = 200;
+    let c = config(&[
+        "--jitter",
+        "none",
+        "--base",
+        "50ms",
+        "--max-time",
+        "150ms",
+        "--on-retry",
+        "sleep 1",
+    ]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (1, 1));
+    assert_eq!(gave_up(&events).reason().name(), "max_time");
+}
+
+#[test]
+fn retry_if_output_retries_even_a_success() {
+    let mut host = FakeHost::new(vec![exit_seeing(0, true, false), exit(0)]);
+    let (code, events) = run_with(&config(&["--base", "1ms"]), &mut host);
+    assert_eq!((code, host.seen.len()), (0, 2));
+    let Event::Retrying { status, .. } = &events[0] else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*status, Status::exited(0).output_matched(true));
+    // The first attempt's held stdout goes to stderr, the last one's to stdout.
+    assert_eq!(host.settled, [false, true]);
+}
+
+#[test]
+fn a_run_that_gives_up_on_its_output_does_not_exit_0() {
+    let mut host = FakeHost::new(vec![
+        exit_seeing(0, true, false),
+        exit_seeing(0, true, false),
+    ]);
+    let (code, events) = run_with(&config(&["-n", "2", "--base", "1ms"]), &mut host);
+    assert_eq!(code, 1);
+    assert_eq!(gave_up(&events).reason().name(), "attempts");
+    // A failing code keeps its own value.
+    let mut host = FakeHost::new(vec![exit_seeing(3, true, false)]);
+    let (code, _) = run_with(&config(&["-n", "1"]), &mut host);
+    assert_eq!(code, 3);
+}
+
+#[test]
+fn retry_if_output_does_not_override_fatal_codes() {
+    let mut host = FakeHost::new(vec![exit_seeing(4, true, false)]);
+    let (code, events) = run_with(&config(&["--fatal-on", "4"]), &mut host);
+    assert_eq!((code, host.seen.len()), (4, 1));
+    assert_eq!(gave_up(&events).reason().name(), "fatal");
+}
+
+#[test]
+fn a_server_that_asks_to_slow_down_unseen_is_advised_on_once() {
+    let slow = |hint| {
+        let seen = OutputSeen {
+            slow_down: true,
+            hint,
+            ..OutputSeen::default()
+        };
+        ended(Ended::Exited(Status::exited(22)), seen)
+    };
+    let advice = |events: &[Event]| {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Warning { attempt, message } if message.contains("slow down") => {
+                    Some((*attempt, message.clone()))
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let curl = config(&["--preset", "curl", "--base", "1ms", "-n", "4"]);
+    let mut host = FakeHost::new(vec![exit(7), slow(None), slow(None), slow(None)]);
+    let (_, events) = run_with(&curl, &mut host);
+    assert_eq!(
+        advice(&events),
+        [(
+            2,
+            "the server asked to slow down, but retry cannot see how long it asked to \
+             wait (its Retry-After): add -D /dev/stderr to curl's arguments \
+             (--preset curl; said once)"
+                .to_owned()
+        )]
+    );
+    // A hint seen in that attempt: nothing to advise.
+    let mut host = FakeHost::new(vec![slow(Some(Hint::Delay(MS))), exit(0)]);
+    let (_, events) = run_with(&curl, &mut host);
+    assert_eq!(advice(&events), []);
+    // Nor in a success.
+    let seen = OutputSeen {
+        slow_down: true,
+        ..OutputSeen::default()
+    };
+    let mut host = FakeHost::new(vec![ended(Ended::Exited(Status::exited(0)), seen)]);
+    let (code, events) = run_with(&curl, &mut host);
+    assert_eq!((code, advice(&events)), (0, vec![]));
+    // Without a preset that has the advice, the same output says nothing.
+    let plain = config(&["--base", "1ms", "-n", "2"]);
+    let mut host = FakeHost::new(vec![slow(None), slow(None)]);
+    let (_, events) = run_with(&plain, &mut host);
+    assert_eq!(advice(&events), []);
+}
+
+#[test]
+fn stop_if_output_stops_with_its_own_status() {
+    let mut host = FakeHost::new(vec![exit(1), exit_seeing(9, true, true)]);
+    let (code, events) = run_with(&config(&["--base", "1ms"]), &mut host);
+    assert_eq!((code, host.seen.len()), (9, 2));
+    assert_eq!(
+        gave_up(&events),
+        &GiveUp::OutputStop {
+            status: Status::exited(9),
+            line: None,
+            label: None
+        }
+    );
+    // A run that gives up sends even its last attempt's held stdout to
+    // stderr: a pipe downstream sees nothing of a failed run.
+    assert_eq!(host.settled, [false, false]);
+}
+
+#[test]
+fn output_of_an_attempt_retry_stopped_never_reaches_stdout() {
+    let mut host = FakeHost::new(vec![]);
+    host.attempt_ms = 50;
+    let (code, _) = run_with(&config(&["--timeout", "10ms", "-n", "1"]), &mut host);
+    assert_eq!(code, 124);
+    assert_eq!(host.settled, [false]);
+}
+
+#[test]
+fn what_a_timed_out_attempt_printed_counts() {
+    // --stop-if-output: the first attempt's match ends the run.
+    let mut host = FakeHost::new(vec![]);
+    host.attempt_ms = 50;
+    host.seen_before_timeout.stop_if = true;
+    let (code, events) = run_with(&config(&["--timeout", "10ms", "-n", "3"]), &mut host);
+    assert_eq!((code, host.seen.len()), (124, 1));
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::GaveUp {
+                reason: GiveUp::OutputStop { .. },
+                ..
+            }
+        )),
+        "{events:?}"
+    );
+    // --delay-from-output: the server's hint sets the sleep.
+    let mut host = FakeHost::new(vec![]);
+    host.attempt_ms = 50;
+    host.seen_before_timeout.hint = Some(Hint::Delay(Duration::from_secs(7)));
+    let config = config(&["--timeout", "10ms", "-n", "2", "--cap", "1m"]);
+    let (code, _) = run_with(&config, &mut host);
+    assert_eq!(
+        (code, host.sleeps.as_slice()),
+        (124, &[Duration::from_secs(7)][..])
+    );
+}
+
+const BUDGET: [&str; 6] = [
+    "--budget",
+    "ci",
+    "--budget-tokens",
+    "12",
+    "--budget-cost",
+    "5",
+];
+
+#[test]
+fn the_breaker_is_asked_once_at_the_start_and_told_once_how_the_run_ended() {
+    use breaker::Ended::{Failed, Neither, Succeeded};
+    let with = |rest: &[&str]| {
+        let args: Vec<&str> = ["--breaker", "ci", "--base", "1ms", "-n", "3"]
+            .iter()
+            .chain(rest)
+            .copied()
+            .collect();
+        config(&args)
+    };
+    for (script, rest, told) in [
+        (vec![exit(1), exit(0)], &[][..], Succeeded),
+        (vec![exit(1), exit(1), exit(1)], &[], Failed),
+        (vec![exit(2)], &["--fatal-on", "2"], Neither),
+        (vec![exit(4)], &["--retry-on", "1"], Neither),
+    ] {
+        let mut host = FakeHost::new(script);
+        run_with(&with(rest), &mut host);
+        assert_eq!((host.asked, host.told.as_slice()), (1, &[told][..]));
+    }
+    // Open: nothing runs, exit 75, nothing told.
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.circuit_open = Some("--breaker ci: the circuit is open".into());
+    let (code, events) = run_with(&with(&[]), &mut host);
+    assert_eq!((code, host.seen.len(), host.told.len()), (75, 0, 0));
+    assert_eq!(
+        gave_up(&events),
+        &GiveUp::CircuitOpen("--breaker ci: the circuit is open".into(), 75)
+    );
+    // --breaker-exit-code: its own status, to tell it from a command's 75.
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.circuit_open = Some("--breaker ci: the circuit is open".into());
+    let (code, _) = run_with(&with(&["--breaker-exit-code", "99"]), &mut host);
+    assert_eq!((code, host.seen.len()), (99, 0));
+    // Without --breaker it is never asked.
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    run_with(&config(&["--base", "1ms"]), &mut host);
+    assert_eq!((host.asked, host.told.len()), (0, 0));
+}
+
+#[test]
+fn a_budget_that_cannot_pay_ends_the_run_at_once() {
+    let mut host = FakeHost::new((0..9).map(|_| exit(3)).collect());
+    host.tokens = 12;
+    let args: Vec<&str> = BUDGET
+        .iter()
+        .copied()
+        .chain(["-n", "9", "--base", "1ms"])
+        .collect();
+    let (code, events) = run_with(&config(&args), &mut host);
+    // 12 tokens at 5 pay for two retries; the third is refused, unslept.
+    assert_eq!((code, host.seen.len(), host.sleeps.len()), (3, 3, 2));
+    assert_eq!(host.budget, [-5, -5]);
+    assert_eq!(gave_up(&events), &GiveUp::Budget(Status::exited(3)));
+    // Without --budget, the host's budget is never asked.
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    run_with(&config(&["--base", "1ms"]), &mut host);
+    assert!(host.budget.is_empty());
+}
+
+#[test]
+fn successes_refund_and_timeouts_cost_double() {
+    let args: Vec<&str> = BUDGET.iter().copied().chain(["--base", "1ms"]).collect();
+    // First try: the budget is never asked (no +1: time refills it).
+    // After retries: the last retry's cost comes back.
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.tokens = 12;
+    run_with(&config(&args), &mut host);
+    assert!(host.budget.is_empty(), "{:?}", host.budget);
+    let mut host = FakeHost::new(vec![exit(1), exit(1), exit(0)]);
+    host.tokens = 12;
+    run_with(&config(&args), &mut host);
+    assert_eq!(host.budget, [-5, -5, 5]);
+    // A retry after a timeout costs 10: 12 tokens pay for one.
+    let mut host = FakeHost::new(vec![]);
+    host.attempt_ms = 50;
+    host.tokens = 12;
+    let timed: Vec<&str> = args.iter().copied().chain(["--timeout", "10ms"]).collect();
+    let (code, events) = run_with(&config(&timed), &mut host);
+    assert_eq!((code, host.seen.len()), (124, 2));
+    assert_eq!(host.budget, [-10]);
+    assert_eq!(gave_up(&events).reason().name(), "budget");
+}
+
+#[test]
+fn a_paid_retry_that_does_not_happen_gives_its_tokens_back() {
+    let args: Vec<&str> = BUDGET.iter().copied().chain(["--base", "1ms"]).collect();
+    let mut host = FakeHost::new(vec![exit(1)]);
+    host.tokens = 12;
+    host.signal_in_sleep = Some(15);
+    let (code, _) = run_with(&config(&args), &mut host);
+    assert_eq!(code, 143);
+    assert_eq!((host.budget.as_slice(), host.tokens), (&[-5, 5][..], 12));
+}
+
+#[test]
+fn what_the_budget_says_is_logged_and_the_run_goes_on() {
+    let args: Vec<&str> = BUDGET.iter().copied().chain(["--base", "1ms"]).collect();
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.tokens = 12;
+    host.budget_says = Some("cannot lock it".into());
+    let (code, events) = run_with(&config(&args), &mut host);
+    assert_eq!(code, 0);
+    // Each after the line of the attempt whose end asked the budget.
+    let said =
+        |e: &Event| matches!(e, Event::Warning { message, .. } if message == "cannot lock it");
+    let lines: Vec<&str> = events
+        .iter()
+        .filter(|e| !matches!(e, Event::Starting { .. }))
+        .map(|e| match e {
+            Event::Retrying { attempt: 1, .. } => "retrying",
+            Event::Succeeded { attempt: 2, .. } => "succeeded",
+            e if said(e) => "said",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(lines, ["retrying", "said", "succeeded", "said"]);
+    // And after the line that gives up, when it cannot pay.
+    let mut host = FakeHost::new(vec![exit(1)]);
+    host.tokens = 0;
+    host.budget_says = Some("cannot lock it".into());
+    let (_, events) = run_with(&config(&args), &mut host);
+    let last: Vec<_> = events.iter().rev().take(2).collect();
+    assert!(said(last[0]), "{events:?}");
+    assert!(matches!(last[1], Event::GaveUp { .. }), "{events:?}");
+}
+
+#[test]
+fn a_servers_hint_sets_the_sleep() {
+    let s = Duration::from_secs(1);
+    let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 3)), exit(1), exit(0)]);
+    let c = config(&["--jitter", "none", "--base", "10ms"]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!(code, 0);
+    // The hint for the attempt that had one; the draw after one that had none.
+    assert_eq!(host.sleeps, [s * 3, MS * 20]);
+    let hints: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying { hint, .. } => Some(*hint),
+            _ => None,
+        })
+        .collect();
+    let hinted = Hinted {
+        asked: s * 3,
+        drawn: MS * 10,
+    };
+    assert_eq!(hints, [Some(hinted), None]);
+    // Longer than --cap (here 20 s): waited for, as the server asked.
+    let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 30)), exit(0)]);
+    let (code, _) = run_with(&c, &mut host);
+    assert_eq!((code, host.sleeps.as_slice()), (0, &[s * 30][..]));
+    // Longer than the ceiling without --max-time: no retry at all.
+    let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 301))]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (1, 1));
+    assert_eq!(gave_up(&events).reason().name(), "hint");
+}
+
+#[test]
+fn an_unreadable_hint_is_logged_once() {
+    let soon = || exit_hinting(1, Hint::Unparseable("soon".into()));
+    let mut host = FakeHost::new(vec![soon(), soon(), exit(0)]);
+    let (code, events) = run_with(&config(&["--base", "1ms"]), &mut host);
+    assert_eq!((code, host.seen.len()), (0, 3));
+    let warnings: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Warning { attempt, message } => Some((*attempt, message.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].0, 1);
+    assert!(warnings[0].1.contains("`soon`"), "{warnings:?}");
+}
+
+/// Each attempt's end says how long it ran (the fake clock's 40 ms);
+/// an ending that came in the sleep, not with an attempt, says none.
+#[test]
+fn an_attempts_end_carries_its_duration() {
+    let took = |events: &[Event]| -> Vec<Option<Duration>> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Retrying { took, .. } | Event::Succeeded { took, .. } => Some(Some(*took)),
+                Event::GaveUp { took, .. } => Some(*took),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.attempt_ms = 40;
+    let (_, events) = run_with(&config(&["--base", "1ms"]), &mut host);
+    assert_eq!(took(&events), [Some(40 * MS), Some(40 * MS)]);
+    let mut host = FakeHost::new(vec![exit(1), exit(1)]);
+    host.attempt_ms = 40;
+    let (_, events) = run_with(&config(&["-n", "2", "--base", "1ms"]), &mut host);
+    assert_eq!(took(&events), [Some(40 * MS), Some(40 * MS)]);
+    let mut host = FakeHost::new(vec![exit(1)]);
+    host.attempt_ms = 40;
+    host.signal_in_sleep = Some(15);
+    let (_, events) = run_with(&config(&["--base", "1ms"]), &mut host);
+    assert_eq!(took(&events), [Some(40 * MS), None]);
+}
