@@ -22,6 +22,8 @@ pub mod arena;
 mod cli;
 mod codes;
 mod duration;
+mod escape;
+mod events;
 mod metrics;
 mod os_error;
 #[cfg(feature = "preview")]
@@ -49,7 +51,7 @@ use std::io::Write;
 use crate::cli::config::Mode;
 use crate::cli::{generate, usage};
 use crate::platform::signals;
-use crate::run::{events, log, supervisor};
+use crate::run::{log, supervisor};
 
 /// The whole program: parse `args` (the program name first), validate,
 /// then run the chosen mode; returns the exit status. `after_parsing`:

@@ -197,15 +197,13 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     };
     let budget_params = budget_params(&cli)?;
     // What -v, --plan and the JSON log say of the preset that judges the run.
-    let preset_line = preset
-        .as_ref()
-        .map(|preset| crate::run::events::PresetLine {
-            name: preset.name.to_owned(),
-            chosen: chosen_for.is_some(),
-            why: chosen_for.clone().unwrap_or_else(|| {
-                format!("named by {}", cli.provenance.name(id::PRESET, &preset.name))
-            }),
-        });
+    let preset_line = preset.as_ref().map(|preset| crate::events::PresetLine {
+        name: preset.name.to_owned(),
+        chosen: chosen_for.is_some(),
+        why: chosen_for.clone().unwrap_or_else(|| {
+            format!("named by {}", cli.provenance.name(id::PRESET, &preset.name))
+        }),
+    });
     // `Parsed::Lean` is never a plan or a simulation.
     #[cfg(not(feature = "preview"))]
     let _ = simulation;

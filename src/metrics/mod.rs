@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::run::events::{Event, GiveUp};
+use crate::events::{Event, GiveUp};
 use crate::state::breaker::Circuit;
 
 pub mod breaker;
@@ -302,8 +302,8 @@ pub fn breaker_status(settings: &Settings, name: &str, circuit: &Circuit) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::Phase;
     use crate::policy::Attempts;
-    use crate::run::events::Phase;
     use crate::status::Status;
     use crate::strategy::{Jitter, Sleep};
 

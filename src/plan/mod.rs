@@ -44,7 +44,7 @@ pub struct Options {
     pub command: Option<String>,
     /// The preset that would judge that command, named or chosen by its
     /// program: a plan shows the run the command would get.
-    pub preset: Option<crate::run::events::PresetLine>,
+    pub preset: Option<crate::events::PresetLine>,
 }
 
 /// Prints the plan to stdout; 1 if stdout is closed or full (quietly: the

@@ -457,7 +457,7 @@ pub fn check_fits(
         .unwrap_or_default();
     // Escaped as log lines name the command: a newline in the program's
     // name must not forge a line, nor an escape sequence repaint the terminal.
-    let runs = crate::run::name::escape_control(&name.to_string_lossy());
+    let runs = crate::escape::control(&name.to_string_lossy());
     Some(format!(
         "--preset {} is for {}, but the command runs {runs}: its rules judge {runs}'s \
          failures as {}'s{other}",

@@ -14,8 +14,8 @@
 
 use std::time::Duration;
 
+use crate::events::{GiveUp, Label};
 use crate::policy::{Attempts, Policy, Verdict};
-use crate::run::events::{GiveUp, Label};
 use crate::run::hint::{self, Hint, Hinted};
 use crate::run::pipes::OutputSeen;
 use crate::status::Status;
@@ -418,7 +418,7 @@ mod tests {
             panic!("expected a give-up")
         };
         assert_eq!(reason, GiveUp::Attempts(Status::exited(0).as_failure()));
-        assert_eq!(reason.exit(), crate::run::Exit::Code(1));
+        assert_eq!(crate::run::Exit::of(&reason), crate::run::Exit::Code(1));
     }
 
     #[test]

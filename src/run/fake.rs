@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::run::events::{Event, GiveUp};
+use crate::events::{Event, GiveUp};
 use crate::run::hint::Hint;
 use crate::run::host::Host;
 use crate::run::options::Options;

@@ -66,14 +66,7 @@ pub fn ceiling(cap: Duration, max_time: bool) -> Option<Duration> {
     (!max_time).then(|| cap.max(CEILING))
 }
 
-/// A sleep the server's hint had a say in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hinted {
-    /// What the server asked for.
-    pub asked: Duration,
-    /// What the strategy drew (the sleep is the longer of the two).
-    pub drawn: Duration,
-}
+pub use crate::events::Hinted;
 
 /// The sleep before the next attempt, or `Err(hint)` when the server asked
 /// for longer than `ceiling` (see `ceiling`).

@@ -21,7 +21,6 @@
 pub mod countdown;
 pub mod decide;
 pub mod escalation;
-pub mod events;
 pub mod hint;
 pub mod host;
 pub mod lineage;
@@ -41,8 +40,8 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
+use crate::events::{Event, GiveUp, Phase};
 use crate::run::decide::{Decision, Facts, Rules, Stopped, decide};
-use crate::run::events::{Event, GiveUp, Phase};
 use crate::run::hint::{Hint, Hinted};
 use crate::state::breaker;
 use crate::status::Status;
@@ -69,7 +68,7 @@ pub fn run<R: Rng>(
                 .as_ref()
                 .map_or(breaker::EXIT_OPEN, |b| b.exit_code);
             let reason = GiveUp::CircuitOpen(message, code);
-            let exit = reason.exit();
+            let exit = Exit::of(&reason);
             emit(&Event::GaveUp {
                 attempt: 0,
                 limit: config.attempts,
@@ -90,8 +89,8 @@ pub fn run<R: Rng>(
                 return exit;
             }
             Err(reason) => {
-                let exit = reason.exit();
-                let ended = reason.breaker_outcome();
+                let exit = Exit::of(&reason);
+                let ended = outcome::breaker_outcome(&reason);
                 emit(&Event::GaveUp {
                     attempt: run.number,
                     limit: config.attempts,

@@ -7,6 +7,8 @@
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
+use crate::escape;
+
 /// A `sh -c` script longer than this is cut (with `…`) in every line.
 const SCRIPT_CHARS: usize = 24;
 /// The whole command line shown by `-v` is cut past this.
@@ -55,8 +57,8 @@ impl CommandName {
     pub fn titled(self, script: &str) -> Self {
         let words: Vec<String> = script.split_whitespace().map(str::to_owned).collect();
         Self {
-            short: escape_control(&cut(&words.join(" "), SCRIPT_CHARS)),
-            full: cut(&escape_control(script), FULL_CHARS),
+            short: escape::control(&cut(&words.join(" "), SCRIPT_CHARS)),
+            full: cut(&escape::control(script), FULL_CHARS),
             argv: self.argv,
             // The annotations' title is made from the user's words too.
             script: Some(words),
@@ -87,8 +89,8 @@ impl CommandName {
         };
         let quoted: Vec<String> = argv.iter().map(|word| shell_quote(word)).collect();
         Self {
-            short: escape_control(&short),
-            full: cut(&escape_control(&quoted.join(" ")), FULL_CHARS),
+            short: escape::control(&short),
+            full: cut(&escape::control(&quoted.join(" ")), FULL_CHARS),
             argv,
             script,
             title: std::sync::OnceLock::new(),
@@ -138,21 +140,6 @@ fn shell_quote(word: &str) -> String {
         return word.to_owned();
     }
     format!("'{}'", word.replace('\'', r"'\''"))
-}
-
-/// The command's words as a log line may show them: a newline or an escape
-/// sequence in a word must not start a line of its own (a forged GitHub
-/// annotation) or repaint the terminal.
-pub(crate) fn escape_control(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| match c {
-            '\n' => "\\n".chars().collect::<Vec<_>>(),
-            '\r' => "\\r".chars().collect(),
-            '\t' => "\\t".chars().collect(),
-            c if c.is_control() => format!("\\x{:02x}", c as u32).chars().collect(),
-            c => vec![c],
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -235,13 +222,5 @@ mod tests {
         let full = name(&["echo", &long]).full;
         assert_eq!(full.chars().count(), FULL_CHARS);
         assert!(full.ends_with('…'));
-    }
-
-    #[test]
-    fn control_characters_are_escaped() {
-        assert_eq!(
-            escape_control("a\nb\x1b[31m\u{85}ok"),
-            "a\\nb\\x1b[31m\\x85ok"
-        );
     }
 }

@@ -3,10 +3,11 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use crate::events;
 use crate::policy::{Attempts, Policy};
 use crate::run::log::{LogFormat, Verbosity};
 use crate::run::supervisor::Foreground;
-use crate::run::{decide, events, pipes};
+use crate::run::{decide, pipes};
 use crate::state::{breaker, budget};
 use crate::strategy::Backoff;
 

@@ -1,8 +1,10 @@
 //! The loop's vocabulary: what an attempt knows of itself, how it ended,
 //! how retry ends. A leaf: `run/`'s files import it, not `run/mod.rs`.
 
+use crate::events::GiveUp;
 use crate::policy::Attempts;
 use crate::run::pipes::OutputSeen;
+use crate::state::breaker;
 use crate::status::Status;
 
 /// What an attempt needs to know about itself (exported to the child).
@@ -68,4 +70,40 @@ pub enum Exit {
 pub struct SpawnError {
     pub code: i32,
     pub message: String,
+}
+
+impl Exit {
+    /// How retry ends after giving up for `reason`: dying of the signal
+    /// that stopped it, or an exit status.
+    pub fn of(reason: &GiveUp) -> Exit {
+        match reason {
+            GiveUp::Signal { signal, .. } => Exit::Signal(*signal),
+            GiveUp::StdoutClosed => Exit::Signal(crate::platform::SIGPIPE),
+            _ => Exit::Code(reason.exit_code()),
+        }
+    }
+}
+
+/// How `--breaker` counts a run that gave up for `reason`: a failure when
+/// the last attempt failed transiently and attempts, time or the budget
+/// ran out; neither for a fatal or not-retryable code, a command that
+/// could not start, a signal from the caller or retry's own failure.
+pub fn breaker_outcome(reason: &GiveUp) -> breaker::Ended {
+    use breaker::Ended;
+    match reason {
+        GiveUp::Attempts(_)
+        | GiveUp::MaxTimeReached(_)
+        | GiveUp::MaxTimeInHook(_)
+        | GiveUp::MaxTimeAhead { .. }
+        | GiveUp::HintTooLong { .. }
+        | GiveUp::Budget(_) => Ended::Failed,
+        GiveUp::Fatal(..)
+        | GiveUp::NotRetryable(..)
+        | GiveUp::OutputStop { .. }
+        | GiveUp::Signal { .. }
+        | GiveUp::Spawn { .. }
+        | GiveUp::Failed(_)
+        | GiveUp::StdoutClosed
+        | GiveUp::CircuitOpen(..) => Ended::Neither,
+    }
 }

@@ -521,7 +521,7 @@ impl Host for Supervisor<'_> {
 /// 127 when the command does not exist, 126 when it exists but cannot run,
 /// as POSIX shells report it.
 fn spawn_error(program: &OsStr, error: &io::Error) -> SpawnError {
-    let name = crate::run::name::escape_control(&program.to_string_lossy());
+    let name = crate::escape::control(&program.to_string_lossy());
     let (code, why) = match error.kind() {
         io::ErrorKind::NotFound => (127, "command not found".to_owned()),
         io::ErrorKind::PermissionDenied if std::path::Path::new(program).is_dir() => {

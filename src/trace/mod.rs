@@ -29,7 +29,7 @@ pub mod settings;
 
 use std::time::{Duration, SystemTime};
 
-use crate::run::events::{Event, GiveUp};
+use crate::events::{Event, GiveUp};
 use crate::status::{Cause, Status, signal_name};
 pub use context::Ids;
 pub use export::Interrupts;
@@ -354,8 +354,8 @@ fn clamp(ms: u128) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::Phase;
     use crate::policy::Attempts;
-    use crate::run::events::Phase;
     use crate::strategy::{Jitter, Sleep};
     use rand::SeedableRng;
 

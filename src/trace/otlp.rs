@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::run::log::json_escape;
+use crate::escape;
 use crate::trace::settings::Protocol;
 use crate::trace::{Ids, Span, Value};
 
@@ -136,9 +136,9 @@ fn json(resource: &[(String, String)], ids: &Ids, spans: &[Span]) -> String {
         out.push('[');
         for (n, (key, value)) in pairs.enumerate() {
             let comma = if n > 0 { "," } else { "" };
-            let _ = write!(out, r#"{comma}{{"key":"{}","value":{{"#, json_escape(key));
+            let _ = write!(out, r#"{comma}{{"key":"{}","value":{{"#, escape::json(key));
             let _ = match value {
-                Value::Str(text) => write!(out, r#""stringValue":"{}""#, json_escape(text)),
+                Value::Str(text) => write!(out, r#""stringValue":"{}""#, escape::json(text)),
                 Value::Bool(b) => write!(out, r#""boolValue":{b}"#),
                 Value::Int(n) => write!(out, r#""intValue":"{n}""#),
             };
@@ -171,7 +171,7 @@ fn json(resource: &[(String, String)], ids: &Ids, spans: &[Span]) -> String {
         let _ = write!(
             out,
             r#""name":"{}","kind":{KIND_INTERNAL},"startTimeUnixNano":"{}","endTimeUnixNano":"{}","attributes":"#,
-            json_escape(&span.name),
+            escape::json(&span.name),
             span.start,
             span.end
         );
@@ -180,7 +180,7 @@ fn json(resource: &[(String, String)], ids: &Ids, spans: &[Span]) -> String {
             let _ = write!(
                 out,
                 r#","status":{{"code":{STATUS_ERROR},"message":"{}"}}"#,
-                json_escape(message)
+                escape::json(message)
             );
         }
         out.push('}');

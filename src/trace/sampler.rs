@@ -5,7 +5,7 @@
 //! nothing, but its attempts still carry the context, flagged not sampled,
 //! so the commands it runs agree.
 
-use crate::run::name::escape_control;
+use crate::escape;
 
 const SAMPLER: &str = "OTEL_TRACES_SAMPLER";
 const SAMPLER_ARG: &str = "OTEL_TRACES_SAMPLER_ARG";
@@ -56,7 +56,7 @@ impl Sampler {
                 _ => {
                     warnings.push(format!(
                         "{SAMPLER_ARG} '{}' is not a ratio from 0 to 1; 1 is used",
-                        escape_control(&arg)
+                        escape::control(&arg)
                     ));
                     Root::Ratio(1.0)
                 }
@@ -74,7 +74,7 @@ impl Sampler {
                     "{SAMPLER} '{}' is not a sampler retry has (always_on, always_off, \
                      traceidratio, or parentbased_ before one of them); \
                      parentbased_always_on is used",
-                    escape_control(other)
+                    escape::control(other)
                 ));
                 return Sampler::default();
             }

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use crate::run::name::escape_control;
+use crate::escape;
 
 pub const ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";
 pub const TRACES_ENDPOINT: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
@@ -102,7 +102,7 @@ impl Settings {
                 warnings.push(format!(
                     "{name} '{}' is not a protocol retry sends (http/protobuf or http/json); \
                      traces are sent as http/protobuf",
-                    escape_control(&p)
+                    escape::control(&p)
                 ));
                 Protocol::Protobuf
             }
@@ -114,7 +114,7 @@ impl Settings {
                 Err(_) => {
                     warnings.push(format!(
                         "{name} '{}' is not a number of milliseconds; {} ms is used",
-                        escape_control(&ms),
+                        escape::control(&ms),
                         LONGEST_WAIT.as_millis()
                     ));
                     LONGEST_WAIT
@@ -136,7 +136,7 @@ impl Settings {
             Some(list) => pairs(&list).unwrap_or_else(|| {
                 warnings.push(format!(
                     "{RESOURCE_ATTRIBUTES} '{}' is not a list of key=value pairs; ignored",
-                    escape_control(&list)
+                    escape::control(&list)
                 ));
                 Vec::new()
             }),
@@ -281,7 +281,7 @@ pub fn parse_endpoint(url: &str) -> Result<Endpoint, String> {
 /// a password masked as a store's is (`state::store::mask`: what is
 /// before the last `@`, or after a `:` that no port's digits follow).
 fn shown(url: &str) -> String {
-    escape_control(&crate::state::store::mask(url))
+    escape::control(&crate::state::store::mask(url))
 }
 
 #[cfg(test)]

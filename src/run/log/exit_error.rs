@@ -5,7 +5,7 @@
 //! retry's own words go to the `reason` output beside it.
 
 use crate::duration::millis;
-use crate::run::events::GiveUp;
+use crate::events::GiveUp;
 use crate::status::Cause;
 
 /// nick-fields' words for how a run gave up; `None` where no command

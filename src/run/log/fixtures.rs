@@ -7,8 +7,8 @@ use std::time::SystemTime;
 use crate::run::log::{Context, LogFormat, Stamp, written};
 
 // What the tests build their events from.
+pub use crate::events::{Event, GiveUp, Phase};
 pub use crate::policy::Attempts;
-pub use crate::run::events::{Event, GiveUp, Phase};
 pub use crate::run::hint::Hinted;
 pub use crate::run::name::CommandName;
 pub use crate::status::Status;

@@ -2,10 +2,11 @@
 //! the event is and whose title names the command; the words are the text
 //! lines' own.
 
-use crate::run::events::Event;
+use crate::escape;
+use crate::events::Event;
 use crate::run::log::Context;
 use crate::run::log::text::{self, write_message as message};
-use crate::run::name::{CommandName, cut, escape_control};
+use crate::run::name::{CommandName, cut};
 use std::fmt::{self, Write};
 
 /// GitHub Actions annotations: a retried failure or a failed hook is a
@@ -65,7 +66,7 @@ fn title(name: &CommandName) -> String {
     };
     let words: Vec<String> = words
         .iter()
-        .map(|w| escape_control(&host_and_path(&no_credentials(w))))
+        .map(|w| escape::control(&host_and_path(&no_credentials(w))))
         .collect();
     let whole = words.join(" ");
     let (Some(program), Some(last)) = (words.first(), words.get(1..).and_then(<[_]>::last)) else {

@@ -4,7 +4,8 @@
 use std::fmt::{self, Display, Write as _};
 
 use crate::duration::millis;
-use crate::run::events::{Event, GiveUp};
+use crate::escape;
+use crate::events::{Event, GiveUp};
 use crate::run::log::Context;
 use crate::status::{Cause, Status, signal_name};
 
@@ -25,16 +26,16 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
             r#"{{"event":"{kind}","time":"{}","elapsed_ms":{},"run":"{}","pid":{},"command":"{}""#,
             humantime::format_rfc3339_millis(context.stamp.time),
             millis(context.stamp.elapsed),
-            escape(context.run),
+            escape::json(context.run),
             context.pid,
-            escape(&context.name.short)
+            escape::json(&context.name.short)
         );
         if std::mem::take(&mut first) {
             let argv: Vec<String> = context
                 .name
                 .argv
                 .iter()
-                .map(|word| format!(r#""{}""#, escape(word)))
+                .map(|word| format!(r#""{}""#, escape::json(word)))
                 .collect();
             let _ = write!(out, r#","argv":[{}]"#, argv.join(","));
         }
@@ -45,9 +46,9 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
             let _ = write!(
                 out,
                 r#","preset":"{}","chosen":{},"why":"{}""#,
-                escape(&line.name),
+                escape::json(&line.name),
                 line.chosen,
-                escape(&line.why)
+                escape::json(&line.why)
             );
         }
         Event::Starting { attempt, limit } => {
@@ -99,7 +100,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
             let _ = write!(
                 out,
                 r#","attempt":{attempt},"message":"{}""#,
-                escape(message)
+                escape::json(message)
             );
         }
         Event::Succeeded {
@@ -133,7 +134,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 cause_json(status, "")
             );
             if let Some(error) = error {
-                let _ = write!(out, r#","start_error":"{}""#, escape(error));
+                let _ = write!(out, r#","start_error":"{}""#, escape::json(error));
             }
         }
         Event::GaveUp {
@@ -172,18 +173,18 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 GiveUp::Spawn { message, .. }
                 | GiveUp::Failed(message)
                 | GiveUp::CircuitOpen(message, _) => {
-                    let _ = write!(out, r#","message":"{}""#, escape(message));
+                    let _ = write!(out, r#","message":"{}""#, escape::json(message));
                 }
                 // Added fields: the rule's label and what it matched.
                 GiveUp::Fatal(_, Some(label)) | GiveUp::NotRetryable(_, Some(label)) => {
-                    let _ = write!(out, r#","rule":"{}""#, escape(label));
+                    let _ = write!(out, r#","rule":"{}""#, escape::json(label));
                 }
                 GiveUp::OutputStop { line, label, .. } => {
                     if let Some(label) = label {
-                        let _ = write!(out, r#","rule":"{}""#, escape(label));
+                        let _ = write!(out, r#","rule":"{}""#, escape::json(label));
                     }
                     if let Some(line) = line {
-                        let _ = write!(out, r#","matched":"{}""#, escape(line));
+                        let _ = write!(out, r#","matched":"{}""#, escape::json(line));
                     }
                 }
                 GiveUp::HintTooLong {
@@ -222,23 +223,8 @@ fn cause_json<'a>(status: &'a Status, prefix: &'a str) -> impl Display + 'a {
         Cause::NotStarted(errno) => write!(
             f,
             r#","{prefix}start_error":"{}""#,
-            escape(&crate::status::error_text(errno))
+            escape::json(&crate::status::error_text(errno))
         ),
-    })
-}
-
-/// JSON string escaping for the few free-text fields (a command name in a message).
-pub fn escape(text: &str) -> impl Display + '_ {
-    fmt::from_fn(move |f| {
-        for c in text.chars() {
-            match c {
-                '"' => f.write_str("\\\"")?,
-                '\\' => f.write_str("\\\\")?,
-                c if (c as u32) < 0x20 => write!(f, "\\u{:04x}", c as u32)?,
-                c => f.write_char(c)?,
-            }
-        }
-        Ok(())
     })
 }
 
@@ -332,7 +318,10 @@ mod tests {
 
     #[test]
     fn json_escapes_messages() {
-        assert_eq!(escape("a \"b\"\\\n").to_string(), "a \\\"b\\\"\\\\\\u000a");
+        assert_eq!(
+            escape::json("a \"b\"\\\n").to_string(),
+            "a \\\"b\\\"\\\\\\u000a"
+        );
     }
 
     #[test]

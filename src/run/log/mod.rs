@@ -19,7 +19,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::run::events::{Event, GiveUp};
+use crate::events::{Event, GiveUp};
 use crate::run::name::CommandName;
 use crate::run::pipes;
 
@@ -33,8 +33,6 @@ mod text;
 #[cfg(test)]
 mod fixtures;
 
-/// JSON's string escaping, for the other JSON retry writes (OTLP's).
-pub use json::escape as json_escape;
 pub use summary::OUTPUT_SWITCH;
 
 /// How the lines are written (`--log-format`, its `auto` resolved by `cli`).
@@ -340,7 +338,7 @@ impl Log {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::events::Reason;
+    use crate::events::Reason;
     use crate::run::log::fixtures::*;
 
     #[test]
@@ -476,7 +474,7 @@ mod tests {
 
     #[test]
     fn the_preset_that_judges_is_a_verbose_text_line_and_always_a_json_event() {
-        let chosen = Event::Preset(crate::run::events::PresetLine {
+        let chosen = Event::Preset(crate::events::PresetLine {
             name: "curl".into(),
             chosen: true,
             why: "chosen for `curl`".into(),

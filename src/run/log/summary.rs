@@ -23,8 +23,8 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
+use crate::events::{Event, GiveUp};
 use crate::policy::Attempts;
-use crate::run::events::{Event, GiveUp};
 use crate::run::log::{exit_error, text};
 use crate::run::name::CommandName;
 use crate::status::Status;
@@ -192,7 +192,7 @@ fn outputs(event: &Event, name: &CommandName) -> Option<String> {
             let _ = text::write_message(event, name, &mut why);
             let why = one_line(&why);
             let error = exit_error::nick_fields(reason).unwrap_or_else(|| why.clone());
-            let skipped = reason.reason() == crate::run::events::Reason::Breaker;
+            let skipped = reason.reason() == crate::events::Reason::Breaker;
             (*attempt, reason.exit_code(), error, why, skipped)
         }
         _ => return None,

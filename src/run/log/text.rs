@@ -8,8 +8,8 @@
 use std::fmt::{self, Display, Write};
 
 use crate::duration::millis;
+use crate::events::{Event, GiveUp, Phase};
 use crate::policy::Attempts;
-use crate::run::events::{Event, GiveUp, Phase};
 use crate::run::hint::Hinted;
 use crate::run::log::Context;
 use crate::run::name::CommandName;

@@ -148,7 +148,7 @@ fn quoted(line: Line<'_>) -> Box<str> {
     };
     // No more bytes than the characters shown can take.
     let bytes = &bytes[..bytes.len().min(QUOTED * 4)];
-    let text = crate::run::name::escape_control(&String::from_utf8_lossy(bytes));
+    let text = crate::escape::control(&String::from_utf8_lossy(bytes));
     crate::run::name::cut(&text, QUOTED).into_boxed_str()
 }
 

@@ -1,10 +1,10 @@
-//! What happens during a run, as data: the runner emits these and `log`
-//! decides how (and whether) each is written.
+//! What happens during a run, as data: the one vocabulary the attempt
+//! loop (`run/`) speaks and every output (`sinks/`) hears. A leaf: it
+//! imports nothing of either.
 
 use std::time::Duration;
 
 use crate::policy::Attempts;
-use crate::run::hint::Hinted;
 use crate::status::Status;
 use crate::strategy::{Jitter, Sleep};
 
@@ -58,6 +58,15 @@ pub enum Event {
     /// wraps, and why: before the first attempt, in text with `-v`, in
     /// JSON always (a record of what judged the run).
     Preset(PresetLine),
+}
+
+/// A sleep the server's hint had a say in (`run::hint::choose`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hinted {
+    /// What the server asked for.
+    pub asked: Duration,
+    /// What the strategy drew (the sleep is the longer of the two).
+    pub drawn: Duration,
 }
 
 /// A preset judging a run, and why.
@@ -227,16 +236,6 @@ impl GiveUp {
         }
     }
 
-    /// How retry ends: dying of the signal that stopped it, or an exit status.
-    pub fn exit(&self) -> crate::run::Exit {
-        use crate::run::Exit;
-        match self {
-            GiveUp::Signal { signal, .. } => Exit::Signal(*signal),
-            GiveUp::StdoutClosed => Exit::Signal(crate::platform::SIGPIPE),
-            _ => Exit::Code(self.exit_code()),
-        }
-    }
-
     /// retry's exit status for this ending: the command's last status, or
     /// 128+N for a signal to retry (Windows: 0xC000013A), 126/127 when the command could not start.
     pub fn exit_code(&self) -> i32 {
@@ -271,30 +270,6 @@ impl GiveUp {
             | GiveUp::CircuitOpen(..) => None,
         }
     }
-
-    /// How `--breaker` counts this ending: a failure when the last attempt
-    /// failed transiently and attempts, time or the budget ran out; neither
-    /// for a fatal or not-retryable code, a command that could not start,
-    /// a signal from the caller or retry's own failure.
-    pub fn breaker_outcome(&self) -> crate::state::breaker::Ended {
-        use crate::state::breaker::Ended;
-        match self {
-            GiveUp::Attempts(_)
-            | GiveUp::MaxTimeReached(_)
-            | GiveUp::MaxTimeInHook(_)
-            | GiveUp::MaxTimeAhead { .. }
-            | GiveUp::HintTooLong { .. }
-            | GiveUp::Budget(_) => Ended::Failed,
-            GiveUp::Fatal(..)
-            | GiveUp::NotRetryable(..)
-            | GiveUp::OutputStop { .. }
-            | GiveUp::Signal { .. }
-            | GiveUp::Spawn { .. }
-            | GiveUp::Failed(_)
-            | GiveUp::StdoutClosed
-            | GiveUp::CircuitOpen(..) => Ended::Neither,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -305,7 +280,7 @@ mod tests {
     #[test]
     fn the_documented_reasons_are_the_codes() {
         // Its words, not its bytes: the same on a checkout with CRLFs.
-        let doc = include_str!("../../docs/behaviour.md").replace("\r\n", "\n");
+        let doc = include_str!("../docs/behaviour.md").replace("\r\n", "\n");
         let table = doc
             .split("| reason | when |\n|---|---|\n")
             .nth(1)
