@@ -34,6 +34,17 @@ pub fn control(text: &str) -> String {
         .collect()
 }
 
+/// `text` cut to `max` characters, the last of them `…`.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut short: String = text.chars().take(max - 1).collect();
+    short.truncate(short.trim_end().len());
+    short.push('…');
+    short
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

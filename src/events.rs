@@ -1,12 +1,63 @@
 //! What happens during a run, as data: the one vocabulary the attempt
 //! loop (`run/`) speaks and every output (`sinks/`) hears. A leaf: it
 //! imports nothing of either.
+//!
+//! Each event carries its time once, stamped when it is made from the
+//! clock of the loop's host (`Origin::stamp`), as nextest's `TestEvent {
+//! timestamp, elapsed, kind }` does: every output reads its time from the
+//! stamp, none from a clock of its own, so they all agree.
 
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::policy::Attempts;
 use crate::status::Status;
 use crate::strategy::{Jitter, Sleep};
+
+/// When an event happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// The wall clock's time (JSON's `time`, the spans' and the textfile's).
+    pub time: SystemTime,
+    /// Since the run began (JSON's `elapsed_ms`, the run's duration).
+    pub elapsed: Duration,
+}
+
+/// When a run began, on both clocks: its events' stamps count from here.
+#[derive(Clone, Copy, Debug)]
+pub struct Origin {
+    time: SystemTime,
+    at: Instant,
+}
+
+impl Origin {
+    /// A run that began at `time` on the wall clock, `at` on the host's.
+    pub fn new(time: SystemTime, at: Instant) -> Self {
+        Self { time, at }
+    }
+
+    /// When the run began, on the wall clock.
+    pub fn time(&self) -> SystemTime {
+        self.time
+    }
+
+    /// The stamp of an event made at `now` on the host's clock. The wall
+    /// time follows that clock from the origin: a wall clock set back
+    /// mid-run cannot make an event end before it started.
+    pub fn stamp(&self, now: Instant) -> Stamp {
+        let elapsed = now.saturating_duration_since(self.at);
+        Stamp {
+            time: self.time + elapsed,
+            elapsed,
+        }
+    }
+}
+
+/// An event with its stamp: what every output is handed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stamped {
+    pub stamp: Stamp,
+    pub event: Event,
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {

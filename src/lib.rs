@@ -36,6 +36,7 @@ mod report;
 mod run;
 #[cfg(feature = "preview")]
 mod simulate;
+mod sinks;
 mod size;
 mod state;
 mod status;
@@ -51,7 +52,8 @@ use std::io::Write;
 use crate::cli::config::Mode;
 use crate::cli::{generate, usage};
 use crate::platform::signals;
-use crate::run::{log, supervisor};
+use crate::run::{Host, supervisor};
+use crate::sinks::log;
 
 /// The whole program: parse `args` (the program name first), validate,
 /// then run the chosen mode; returns the exit status. `after_parsing`:
@@ -63,7 +65,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Err(error) => return usage::exit(&error, &args),
     };
     match &mode {
-        Mode::Run(options, provenance) => {
+        Mode::Run(options, report, provenance) => {
             // One id for the run: its log lines carry it, and so does every
             // process it starts (`RETRY_RUN_IDS`), so the two can be matched.
             let id = run::lineage::Lineage::unique_id();
@@ -75,21 +77,17 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                     return 2;
                 }
             };
-            let log = match check_metrics_dir(&options.metrics, provenance)
-                .and_then(|()| open_log(options, provenance, id.clone()))
+            let to = match check_metrics_dir(&report.metrics, provenance)
+                .and_then(|()| open_log(report, provenance))
             {
-                Ok(log) => log,
+                Ok(to) => to,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
                     // Bad usage, as for any other bad value: nothing has run.
                     return 2;
                 }
             };
-            let tracing = tracing.map(|settings| {
-                let name = run::name::CommandName::new(&options.program, &options.args);
-                trace::start(settings, &name.short)
-            });
-            match run_command(options, log, id, tracing) {
+            match run_command(options, report, to, id, tracing) {
                 run::Exit::Code(code) => platform::exit_code(code),
                 // Everything is cleaned up: die as the command would have.
                 run::Exit::Signal(signal) => platform::die_by(signal),
@@ -134,29 +132,25 @@ fn print(bytes: &[u8]) -> u8 {
     u8::from(std::io::stdout().write_all(bytes).is_err())
 }
 
-/// retry's log, set up before anything runs: a `--log-file` that cannot
-/// be opened is a bad value, named with its variable if it came from one.
+/// Where retry's lines go, set up before anything runs: a `--log-file`
+/// that cannot be opened is a bad value, named with its variable if it
+/// came from one.
 fn open_log(
-    config: &run::Options,
+    report: &sinks::Settings,
     provenance: &cli::provenance::Provenance,
-    id: String,
-) -> Result<log::Log, String> {
-    let to = match &config.log_file {
-        None => log::Destination::Stderr,
+) -> Result<log::Destination, String> {
+    match &report.log_file {
+        None => Ok(log::Destination::Stderr),
         Some(path) => match log::open(path) {
-            Ok(file) => log::Destination::File(file),
-            Err(error) => {
-                return Err(format!(
-                    "retry: cannot open {} '{}': {}",
-                    provenance.option(cli::id::LOG_FILE),
-                    path.display(),
-                    crate::os_error::describe(&error)
-                ));
-            }
+            Ok(file) => Ok(log::Destination::File(file)),
+            Err(error) => Err(format!(
+                "retry: cannot open {} '{}': {}",
+                provenance.option(cli::id::LOG_FILE),
+                path.display(),
+                crate::os_error::describe(&error)
+            )),
         },
-    };
-    let name = run::name::CommandName::new(&config.program, &config.args);
-    Ok(log::Log::new(config.log_format, config.verbosity, name, to, id).with_github_files())
+    }
 }
 
 /// `--metrics-dir`, checked before anything runs: a directory that is
@@ -180,14 +174,16 @@ fn check_metrics_dir(
     })
 }
 
-/// The real thing: run COMMAND until it succeeds or retry gives up.
-/// `tracing`: the run's spans, its trace ids and the warnings its `OTEL_*`
-/// variables gave, when an OTLP endpoint is set.
+/// The real thing: run COMMAND until it succeeds or retry gives up, its
+/// events handed to the outputs `report` asks for (`sinks::Reporter`),
+/// the lines going `to`. `tracing`: the `OTEL_*` settings, when an OTLP
+/// endpoint is set.
 fn run_command(
-    config: &run::Options,
-    mut log: log::Log,
+    options: &run::Options,
+    report: &sinks::Settings,
+    to: log::Destination,
     id: String,
-    tracing: Option<(trace::Trace, trace::Ids, Vec<String>)>,
+    tracing: Option<trace::Settings>,
 ) -> run::Exit {
     let signals = match signals::Signals::install() {
         Ok(signals) => signals,
@@ -199,52 +195,31 @@ fn run_command(
             return run::Exit::Code(events::RETRY_FAILED);
         }
     };
-    let mut host = supervisor::Supervisor::new(config, signals, id);
-    let seed = config.seed;
-    let mut warnings: Vec<String> = config.preset_warnings.clone();
-    if let Some(dir) = &config.metrics.dir {
-        warnings.extend(metrics::textfile::shared_dir_warning(dir));
+    let mut host = supervisor::Supervisor::new(options, signals, id.clone());
+    let mut said = Vec::new();
+    let tracing = tracing.map(|settings| {
+        let (ids, warnings) = trace::start(&settings);
+        said = warnings;
+        (settings, ids)
+    });
+    if let Some((_, ids)) = &tracing {
+        host = host.with_trace(*ids);
     }
-    let mut trace = None;
-    if let Some((spans, ids, said)) = tracing {
-        host = host.with_trace(ids);
-        trace = Some(spans);
-        warnings.extend(said);
-    }
-    for message in warnings {
-        log.emit(&events::Event::Warning {
-            attempt: 1,
-            message,
-        });
-    }
-    if let Some(line) = &config.preset {
-        log.emit(&events::Event::Preset(line.clone()));
-    }
-    // Last before the run: the metrics' clock starts here.
-    let mut metrics = metrics::Sinks::new(&config.metrics, &config.program, &config.args);
-    let mut emit = |event: &events::Event| {
-        log.emit(event);
-        if let Some(warning) = metrics.as_mut().and_then(|sinks| sinks.observe(event)) {
-            log.emit(&warning);
-        }
-        if let Some(spans) = trace.as_mut() {
-            spans.observe(event);
-        }
-    };
-    let exit = run::run(config, &mut host, &mut emit, || strategy::rng(seed));
-    // The circuit after the run told it how it ended (or as a skipped run
-    // found it), then the wait for StatsD.
-    if let Some(warning) = metrics.as_mut().and_then(|m| m.finish(host.circuit())) {
-        log.emit(&events::Event::Warning {
-            attempt: 1,
-            message: warning,
-        });
-    }
-    // Last: the wait for the collector (bounded, and cut short by the
-    // caller's signals).
-    if let Some(warning) = trace.as_mut().and_then(|spans| spans.send(host.signals())) {
-        log.emit(&warning);
-    }
+    // The run begins: the one reading of the wall clock, from which every
+    // event's stamp follows the host's clock.
+    let origin = events::Origin::new(std::time::SystemTime::now(), host.now());
+    let command = (options.program.as_os_str(), options.args.as_slice());
+    let mut reporter = sinks::Reporter::new(report, to, id, origin, tracing, command);
+    reporter.begin(report, said, host.now());
+    let seed = options.seed;
+    let exit = run::run(
+        options,
+        &mut host,
+        origin,
+        &mut |event| reporter.emit(event),
+        || strategy::rng(seed),
+    );
+    reporter.finish(host.circuit(), host.signals(), || host.now());
     exit
 }
 

@@ -3,9 +3,9 @@
 //! `ValueEnum`, each value's help, and the map to the type the program
 //! uses, so clap stays in `cli/`.
 
-use crate::run::log::LogFormat;
+use crate::run::options::Foreground;
 use crate::run::pipes::StdinMode;
-use crate::run::supervisor::Foreground;
+use crate::sinks::log::LogFormat;
 use crate::strategy::Jitter;
 
 /// `--stdin MODE`.

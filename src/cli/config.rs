@@ -12,7 +12,8 @@ use crate::cli::{Cli, Parsed, RunArgs, id};
 use crate::codes::CodeSet;
 use crate::policy::Policy;
 use crate::run;
-use crate::run::log::Verbosity;
+use crate::sinks;
+use crate::sinks::log::Verbosity;
 use crate::strategy::{Backoff, Jitter};
 #[cfg(feature = "preview")]
 use crate::{
@@ -25,9 +26,10 @@ use crate::{
 /// What retry was asked to do, each mode with its own options.
 #[derive(Debug)]
 pub enum Mode {
-    /// A run, and where its values came from (for the errors of what is
-    /// checked only when the run starts, such as opening `--log-file`).
-    Run(Box<run::Options>, Provenance),
+    /// A run, its outputs, and where its values came from (for the errors
+    /// of what is checked only when the run starts, such as opening
+    /// `--log-file`).
+    Run(Box<run::Options>, Box<sinks::Settings>, Provenance),
     #[cfg(feature = "preview")]
     Plan(plan::Options),
     #[cfg(feature = "preview")]
@@ -212,7 +214,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         Some(simulation) if cli.plan => {
             let command = command
                 .as_ref()
-                .map(|(program, args)| crate::run::name::CommandName::new(program, args).full);
+                .map(|(program, args)| crate::sinks::name::CommandName::new(program, args).full);
             return Ok(Mode::Plan(plan::Options {
                 preset: preset_line,
                 backoff,
@@ -242,6 +244,25 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         preset_warnings.extend(crate::preset::check_fits(preset, &program, &args));
     }
 
+    let report = sinks::Settings {
+        log_format: cli
+            .log_format
+            .resolve(std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")),
+        log_file: cli.log_file,
+        verbosity: match (cli.quiet, cli.verbose) {
+            (true, _) => Verbosity::Quiet,
+            (_, true) => Verbosity::Verbose,
+            _ => Verbosity::Normal,
+        },
+        metrics: crate::metrics::Settings {
+            job: cli.job,
+            dir: cli.metrics_dir,
+            statsd: cli.statsd,
+            statsd_tags: cli.statsd_tags,
+        },
+        preset: preset_line,
+        preset_warnings,
+    };
     Ok(Mode::Run(
         Box::new(run::Options {
             backoff,
@@ -251,15 +272,8 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             kill_after: cli.kill_after,
             max_time: cli.max_time,
             seed: cli.seed,
-            log_format: cli
-                .log_format
-                .resolve(std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")),
-            log_file: cli.log_file,
-            verbosity: match (cli.quiet, cli.verbose) {
-                (true, _) => Verbosity::Quiet,
-                (_, true) => Verbosity::Verbose,
-                _ => Verbosity::Normal,
-            },
+            countdown: report.countdown(),
+            withheld: &sinks::WITHHELD,
             foreground: cli.foreground.into(),
             on_retry: cli.on_retry,
             pipes: crate::run::pipes::Settings {
@@ -275,19 +289,12 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             },
             budget,
             breaker,
-            metrics: crate::metrics::Settings {
-                job: cli.job,
-                dir: cli.metrics_dir,
-                statsd: cli.statsd,
-                statsd_tags: cli.statsd_tags,
-            },
-            preset: preset_line,
-            preset_warnings,
             labels,
             slow_down_advice,
             program,
             args,
         }),
+        Box::new(report),
         cli.provenance,
     ))
 }

@@ -1,18 +1,17 @@
 //! Metrics of a run for monitoring, from the run's own events: the
 //! Prometheus textfile (`--metrics-dir`, `textfile.rs`) and StatsD
 //! (`--statsd`, `statsd.rs`). This file gathers the run's facts once, for
-//! both: when it started, its attempts and sleeps, how it ended. `job.rs`
-//! names the job both carry.
+//! both: when it started, its attempts and sleeps, how it ended, at the
+//! times of its events' stamps. `job.rs` names the job both carry. The
+//! reporter (`sinks/`) hands the facts to whichever is asked for.
 //!
-//! Nothing configured, nothing made: `Sinks::new` is `None`, and the run
-//! pays one `Option` test per event. A sink never changes the exit status
-//! nor holds the run up: the textfile's write that fails is one warning,
-//! StatsD is fire and forget.
+//! A sink never changes the exit status nor holds the run up: the
+//! textfile's write that fails is one warning, StatsD is fire and forget.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
-use crate::events::{Event, GiveUp};
+use crate::events::{Event, GiveUp, Stamped};
 use crate::state::breaker::Circuit;
 
 pub mod breaker;
@@ -136,28 +135,27 @@ pub enum Fact {
 #[derive(Debug)]
 pub struct Facts {
     start: SystemTime,
-    started: Instant,
     slept: Duration,
 }
 
 impl Facts {
-    /// A run starting at `start` (`started` on the monotonic clock).
-    pub fn new(start: SystemTime, started: Instant) -> Self {
+    /// A run that began at `start` (its origin's time).
+    pub fn new(start: SystemTime) -> Self {
         Self {
             start,
-            started,
             slept: Duration::ZERO,
         }
     }
 
-    /// Takes in one event at (`now`, `wall`): what it means for the sinks,
-    /// an attempt's end and then maybe the run's.
-    pub fn observe(&mut self, event: &Event, now: Instant, wall: SystemTime) -> [Option<Fact>; 2] {
+    /// Takes in one event: what it means for the sinks, an attempt's end
+    /// and then maybe the run's, which ends at the event's stamp.
+    pub fn observe(&mut self, stamped: &Stamped) -> [Option<Fact>; 2] {
+        let (event, stamp) = (&stamped.event, stamped.stamp);
         let end = |attempts, exit_code, outcome, slept| {
             Some(Fact::End(Ending {
                 start: self.start,
-                end: wall,
-                duration: now.saturating_duration_since(self.started),
+                end: stamp.time,
+                duration: stamp.elapsed,
                 attempts,
                 slept,
                 exit_code,
@@ -197,93 +195,6 @@ impl Facts {
     }
 }
 
-/// The sinks configured, fed every event of the run.
-pub struct Sinks {
-    facts: Facts,
-    /// `--metrics-dir`, for the circuit's file.
-    dir: Option<PathBuf>,
-    textfile: Option<textfile::Textfile>,
-    statsd: Option<statsd::Statsd>,
-}
-
-impl Sinks {
-    /// The sinks `settings` ask for, for the command `program args`;
-    /// `None` when none is. Call it just before the run: its clock starts.
-    pub fn new(
-        settings: &Settings,
-        program: &std::ffi::OsStr,
-        args: &[std::ffi::OsString],
-    ) -> Option<Self> {
-        if !settings.any() {
-            return None;
-        }
-        let job = settings
-            .job
-            .clone()
-            .unwrap_or_else(|| job::Job::derive(program, args));
-        Some(Self {
-            facts: Facts::new(SystemTime::now(), Instant::now()),
-            dir: settings.dir.clone(),
-            textfile: settings
-                .dir
-                .as_ref()
-                .map(|dir| textfile::Textfile::new(dir.clone(), &job)),
-            statsd: settings
-                .statsd
-                .as_ref()
-                .map(|target| statsd::Statsd::new(target, &job, settings.statsd_tags)),
-        })
-    }
-
-    /// Takes in one event; a warning to log when the textfile could not be
-    /// written.
-    pub fn observe(&mut self, event: &Event) -> Option<Event> {
-        let mut warning = None;
-        let facts = self.facts.observe(event, Instant::now(), SystemTime::now());
-        for fact in facts.iter().flatten() {
-            match fact {
-                Fact::Attempt(took) => {
-                    if let Some(statsd) = &mut self.statsd {
-                        statsd.attempt(*took);
-                    }
-                }
-                Fact::End(ending) => {
-                    if let Some(statsd) = &mut self.statsd {
-                        statsd.run(ending);
-                    }
-                    if let Some(textfile) = &self.textfile {
-                        warning = textfile.write(ending).map(|message| Event::Warning {
-                            attempt: ending.attempts,
-                            message,
-                        });
-                    }
-                }
-            }
-        }
-        warning
-    }
-
-    /// The run is over: the circuit it consulted (`--breaker NAME`), as it
-    /// last saw it, to each sink; then the wait for StatsD's datagrams. A
-    /// warning if the circuit's file could not be written.
-    pub fn finish(&mut self, circuit: Option<(&str, Circuit)>) -> Option<String> {
-        let mut warning = None;
-        if let Some((name, circuit)) = circuit {
-            if let Some(statsd) = &mut self.statsd {
-                statsd.breaker(name, &circuit);
-            }
-            if let Some(dir) = &self.dir {
-                warning = breaker::write(dir, name, &circuit);
-            }
-        }
-        // Last: the datagrams had the files' time to go.
-        if let Some(statsd) = &mut self.statsd {
-            statsd.finish();
-        }
-        warning
-    }
-}
-
 /// `--breaker-status NAME` with `--metrics-dir` or `--statsd`: the circuit
 /// as read, to each; a warning if its file could not be written.
 pub fn breaker_status(settings: &Settings, name: &str, circuit: &Circuit) -> Option<String> {
@@ -302,7 +213,7 @@ pub fn breaker_status(settings: &Settings, name: &str, circuit: &Circuit) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::Phase;
+    use crate::events::{Phase, Stamp};
     use crate::policy::Attempts;
     use crate::status::Status;
     use crate::strategy::{Jitter, Sleep};
@@ -324,32 +235,37 @@ mod tests {
 
     #[test]
     fn facts_come_from_the_events() {
-        let t0 = Instant::now();
         let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let mut facts = Facts::new(wall, t0);
-        let at = |s| (t0 + Duration::from_secs(s), wall + Duration::from_secs(s));
+        let mut facts = Facts::new(wall);
+        let at = |s, event| Stamped {
+            stamp: Stamp {
+                time: wall + Duration::from_secs(s),
+                elapsed: Duration::from_secs(s),
+            },
+            event,
+        };
         let starting = Event::Starting {
             attempt: 1,
             limit: Attempts::Limit(5),
         };
-        assert_eq!(facts.observe(&starting, at(0).0, at(0).1), [None, None]);
-        let [first, none] = facts.observe(&retrying(1, 1500), at(1).0, at(1).1);
+        assert_eq!(facts.observe(&at(0, starting)), [None, None]);
+        let [first, none] = facts.observe(&at(1, retrying(1, 1500)));
         assert_eq!(first, Some(Fact::Attempt(Duration::from_millis(30))));
         assert_eq!(none, None);
-        facts.observe(&retrying(2, 2500), at(4).0, at(4).1);
+        facts.observe(&at(4, retrying(2, 2500)));
         let gave_up = Event::GaveUp {
             attempt: 3,
             limit: Attempts::Limit(5),
             reason: GiveUp::Fatal(Status::exited(2), None),
             took: Some(Duration::from_millis(20)),
         };
-        let [attempt, end] = facts.observe(&gave_up, at(9).0, at(9).1);
+        let [attempt, end] = facts.observe(&at(9, gave_up));
         assert_eq!(attempt, Some(Fact::Attempt(Duration::from_millis(20))));
         assert_eq!(
             end,
             Some(Fact::End(Ending {
                 start: wall,
-                end: at(9).1,
+                end: wall + Duration::from_secs(9),
                 duration: Duration::from_secs(9),
                 attempts: 3,
                 slept: Duration::from_secs(4),
@@ -368,7 +284,7 @@ mod tests {
             },
             took: None,
         };
-        let [attempt, end] = facts.observe(&signal, at(9).0, at(9).1);
+        let [attempt, end] = facts.observe(&at(9, signal));
         assert_eq!(attempt, None);
         let Some(Fact::End(end)) = end else {
             panic!("{end:?}")
@@ -449,16 +365,5 @@ mod tests {
             assert!(rows.iter().any(row), "no row {reason} … {outcome}");
         }
         assert!(rows.contains(&"| (success) | `succeeded` |"));
-    }
-
-    #[test]
-    fn nothing_configured_is_no_sinks() {
-        assert!(Sinks::new(&Settings::default(), "true".as_ref(), &[]).is_none());
-        let job = Settings {
-            job: Some(job::parse("x").unwrap()),
-            statsd_tags: true,
-            ..Settings::default()
-        };
-        assert!(Sinks::new(&job, "true".as_ref(), &[]).is_none());
     }
 }

@@ -2,12 +2,12 @@
 //! clock that attempts, hooks and sleeps advance, and the helpers that
 //! build a run's options and collect its events.
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::events::{Event, GiveUp};
+use crate::events::{Event, GiveUp, Origin, Stamped};
 use crate::run::hint::Hint;
 use crate::run::host::Host;
 use crate::run::options::Options;
@@ -180,19 +180,6 @@ pub fn exit_seeing(code: i32, retry_if: bool, stop_if: bool) -> Result<Attempt, 
     ended(Ended::Exited(Status::exited(code)), seen)
 }
 
-pub fn config(args: &[&str]) -> Options {
-    let argv = ["retry", "--seed", "1"].iter().chain(args).chain(&["cmd"]);
-    let argv: Vec<std::ffi::OsString> = argv.map(Into::into).collect();
-    match crate::cli::config::from_cli(
-        crate::cli::parse_from(&argv, crate::cli::AfterParsing::Free).unwrap(),
-    )
-    .unwrap()
-    {
-        crate::cli::config::Mode::Run(options, _) => *options,
-        other => panic!("not a run: {other:?}"),
-    }
-}
-
 /// The run's exit status as a shell sees it (128+N for a signal death).
 pub fn run_with(config: &Options, host: &mut FakeHost) -> (i32, Vec<Event>) {
     let (exit, events) = run_exit(config, host);
@@ -204,14 +191,26 @@ pub fn run_with(config: &Options, host: &mut FakeHost) -> (i32, Vec<Event>) {
 }
 
 pub fn run_exit(config: &Options, host: &mut FakeHost) -> (Exit, Vec<Event>) {
+    let (code, stamped) = run_stamped(config, host);
+    (code, stamped.into_iter().map(|s| s.event).collect())
+}
+
+/// When the fake runs begin on the wall clock: 2023-11-14 22:13:20 UTC.
+pub const EPOCH: Duration = Duration::from_secs(1_700_000_000);
+
+/// The run's exit and its events as the outputs get them, stamped (but
+/// `Starting`, which the tests leave out).
+pub fn run_stamped(config: &Options, host: &mut FakeHost) -> (Exit, Vec<Stamped>) {
     let mut events = vec![];
+    let origin = Origin::new(SystemTime::UNIX_EPOCH + EPOCH, host.now());
     let code = run(
         config,
         host,
-        &mut |e: &Event| events.push(e.clone()),
+        origin,
+        &mut |e: &Stamped| events.push(e.clone()),
         || ChaCha8Rng::seed_from_u64(1),
     );
-    events.retain(|e| !matches!(e, Event::Starting { .. }));
+    events.retain(|e| !matches!(e.event, Event::Starting { .. }));
     (code, events)
 }
 

@@ -24,23 +24,16 @@ pub mod escalation;
 pub mod hint;
 pub mod host;
 pub mod lineage;
-pub mod log;
-pub mod name;
 pub mod options;
 pub mod outcome;
 pub mod pipes;
 pub mod supervisor;
 
-#[cfg(test)]
-mod fake;
-#[cfg(test)]
-mod tests;
-
 use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use crate::events::{Event, GiveUp, Phase};
+use crate::events::{Event, GiveUp, Origin, Phase, Stamped};
 use crate::run::decide::{Decision, Facts, Rules, Stopped, decide};
 use crate::run::hint::{Hint, Hinted};
 use crate::state::breaker;
@@ -52,16 +45,20 @@ pub use options::Options;
 pub use outcome::{Attempt, AttemptInfo, Ended, Exit, SpawnError, Unsettled};
 
 /// Runs the loop to its end and returns how retry ends.
+/// Its events are stamped as they are made, by `host`'s clock from
+/// `origin` (when the run began), and handed to `emit`.
 pub fn run<R: Rng>(
     config: &Options,
     host: &mut impl Host,
-    emit: &mut impl FnMut(&Event),
+    origin: Origin,
+    emit: &mut impl FnMut(&Stamped),
     new_rng: impl FnOnce() -> R,
 ) -> Exit {
+    let tell = &mut Tell { origin, emit };
     let mut run = Loop::new(config, host.now(), new_rng);
     if config.breaker.is_some() {
         let asked = host.admit();
-        warn(emit, 1, asked.warning);
+        tell.warn(host.now(), 1, asked.warning);
         if let Some(message) = asked.refused {
             let code = config
                 .breaker
@@ -69,37 +66,44 @@ pub fn run<R: Rng>(
                 .map_or(breaker::EXIT_OPEN, |b| b.exit_code);
             let reason = GiveUp::CircuitOpen(message, code);
             let exit = Exit::of(&reason);
-            emit(&Event::GaveUp {
-                attempt: 0,
-                limit: config.attempts,
-                reason,
-                took: None,
-            });
+            tell.event(
+                host.now(),
+                Event::GaveUp {
+                    attempt: 0,
+                    limit: config.attempts,
+                    reason,
+                    took: None,
+                },
+            );
             return exit;
         }
     }
     loop {
-        match run.step(host, emit) {
+        match run.step(host, tell) {
             Ok(None) => {}
             Ok(Some(exit)) => {
                 if config.breaker.is_some() {
                     let said = host.finish(breaker::Ended::Succeeded);
-                    warn(emit, run.number, said);
+                    tell.warn(host.now(), run.number, said);
                 }
                 return exit;
             }
             Err(reason) => {
                 let exit = Exit::of(&reason);
                 let ended = outcome::breaker_outcome(&reason);
-                emit(&Event::GaveUp {
-                    attempt: run.number,
-                    limit: config.attempts,
-                    reason,
-                    took: run.took.take(),
-                });
-                warn(emit, run.number, run.budget_said.take());
+                tell.event(
+                    host.now(),
+                    Event::GaveUp {
+                        attempt: run.number,
+                        limit: config.attempts,
+                        reason,
+                        took: run.took.take(),
+                    },
+                );
+                tell.warn(host.now(), run.number, run.budget_said.take());
                 if config.breaker.is_some() {
-                    warn(emit, run.number, host.finish(ended));
+                    let said = host.finish(ended);
+                    tell.warn(host.now(), run.number, said);
                 }
                 return exit;
             }
@@ -165,18 +169,21 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     fn step(
         &mut self,
         host: &mut impl Host,
-        emit: &mut impl FnMut(&Event),
+        tell: &mut Tell<impl FnMut(&Stamped)>,
     ) -> Result<Option<Exit>, GiveUp> {
         let limit = self.config.attempts;
-        emit(&Event::Starting {
-            attempt: self.number,
-            limit,
-        });
-        let facts = self.attempt(host, emit)?;
+        tell.event(
+            host.now(),
+            Event::Starting {
+                attempt: self.number,
+                limit,
+            },
+        );
+        let facts = self.attempt(host, tell)?;
         if let Some(Hint::Unparseable(text)) = &facts.seen.hint
             && !std::mem::replace(&mut self.hint_warned, true)
         {
-            emit(&Event::Warning {
+            tell.event(host.now(), Event::Warning {
                 attempt: self.number,
                 message: format!(
                     "--delay-from-output captured `{text}`, which is not a number of seconds, a duration or an HTTP-date; ignored (said once)"
@@ -210,10 +217,13 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             && let Some(advice) = &self.config.slow_down_advice
             && !std::mem::replace(&mut self.advised, true)
         {
-            emit(&Event::Warning {
-                attempt: self.number,
-                message: advice.clone(),
-            });
+            tell.event(
+                host.now(),
+                Event::Warning {
+                    attempt: self.number,
+                    message: advice.clone(),
+                },
+            );
         }
         // Said after the attempt's line (retrying or giving up), which the
         // budget's answer follows.
@@ -225,19 +235,22 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 // with time already covers it, and so the run never
                 // touches the budget's store.
                 let said = self.last_paid.and_then(|tokens| host.deposit(tokens));
-                settle(host, true, emit, self.number)?;
-                emit(&Event::Succeeded {
-                    attempt: self.number,
-                    limit,
-                    status,
-                    slept_ms: self.slept_ms,
-                    took: self.took.unwrap_or_default(),
-                });
-                warn(emit, self.number, said);
+                settle(host, true, tell, self.number)?;
+                tell.event(
+                    host.now(),
+                    Event::Succeeded {
+                        attempt: self.number,
+                        limit,
+                        status,
+                        slept_ms: self.slept_ms,
+                        took: self.took.unwrap_or_default(),
+                    },
+                );
+                tell.warn(host.now(), self.number, said);
                 Ok(Some(Exit::Code(status.code)))
             }
             Decision::GiveUp(reason) => {
-                settle(host, false, emit, self.number)?;
+                settle(host, false, tell, self.number)?;
                 Err(reason)
             }
             Decision::Retry {
@@ -246,14 +259,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 hint,
             } => {
                 self.last_paid = paid;
-                if let Err(reason) = self.pause(host, emit, status, sleep, hint) {
+                if let Err(reason) = self.pause(host, tell, status, sleep, hint) {
                     // No retry follows (a signal, --max-time after the
                     // hook): its tokens go back.
-                    warn(
-                        emit,
-                        self.number,
-                        paid.and_then(|tokens| host.deposit(tokens)),
-                    );
+                    let said = paid.and_then(|tokens| host.deposit(tokens));
+                    tell.warn(host.now(), self.number, said);
                     return Err(reason);
                 }
                 self.previous_code = Some(match status.cause {
@@ -270,7 +280,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     fn attempt(
         &mut self,
         host: &mut impl Host,
-        emit: &mut impl FnMut(&Event),
+        tell: &mut Tell<impl FnMut(&Stamped)>,
     ) -> Result<Facts, GiveUp> {
         let config = self.config;
         let info = AttemptInfo {
@@ -302,7 +312,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             Ended::Interrupted { signal, status } => {
                 let dropped = host.drop_output();
                 if dropped > 0 {
-                    warn(emit, self.number, Some(dropped_on_signal("", dropped)));
+                    tell.warn(
+                        host.now(),
+                        self.number,
+                        Some(dropped_on_signal("", dropped)),
+                    );
                 }
                 return Err(GiveUp::Signal {
                     signal,
@@ -329,23 +343,26 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     fn pause(
         &mut self,
         host: &mut impl Host,
-        emit: &mut impl FnMut(&Event),
+        tell: &mut Tell<impl FnMut(&Stamped)>,
         status: Status,
         sleep: Sleep,
         hint: Option<Hinted>,
     ) -> Result<(), GiveUp> {
         let config = self.config;
-        settle(host, false, emit, self.number)?;
-        emit(&Event::Retrying {
-            attempt: self.number,
-            limit: config.attempts,
-            status,
-            sleep,
-            jitter: config.backoff.jitter,
-            hint,
-            took: self.took.take().unwrap_or_default(),
-        });
-        warn(emit, self.number, self.budget_said.take());
+        settle(host, false, tell, self.number)?;
+        tell.event(
+            host.now(),
+            Event::Retrying {
+                attempt: self.number,
+                limit: config.attempts,
+                status,
+                sleep,
+                jitter: config.backoff.jitter,
+                hint,
+                took: self.took.take().unwrap_or_default(),
+            },
+        );
+        tell.warn(host.now(), self.number, self.budget_said.take());
         if let Some(script) = &config.on_retry {
             let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
             let mut error = None;
@@ -367,12 +384,15 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 Ok(Ended::Failed(message)) => return Err(GiveUp::Failed(message)),
             };
             if hook_status.code != 0 {
-                emit(&Event::HookFailed {
-                    attempt: self.number,
-                    limit: config.attempts,
-                    status: hook_status,
-                    error,
-                });
+                tell.event(
+                    host.now(),
+                    Event::HookFailed {
+                        attempt: self.number,
+                        limit: config.attempts,
+                        status: hook_status,
+                        error,
+                    },
+                );
             }
             // The hook ran inside the run's time: the sleep must still fit.
             if !decide::fits(sleep.duration, self.time_left(host.now())) {
@@ -403,10 +423,26 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     }
 }
 
-/// Emits a warning, if there is one (the budget's file, a hint).
-fn warn(emit: &mut impl FnMut(&Event), attempt: u32, message: Option<String>) {
-    if let Some(message) = message {
-        emit(&Event::Warning { attempt, message });
+/// Where the loop's events go, each stamped as it is made.
+struct Tell<'e, E> {
+    origin: Origin,
+    emit: &'e mut E,
+}
+
+impl<E: FnMut(&Stamped)> Tell<'_, E> {
+    /// Hands on `event`, made at `now` on the host's clock.
+    fn event(&mut self, now: Instant, event: Event) {
+        (self.emit)(&Stamped {
+            stamp: self.origin.stamp(now),
+            event,
+        });
+    }
+
+    /// A warning, if there is one (the budget's file, a hint).
+    fn warn(&mut self, now: Instant, attempt: u32, message: Option<String>) {
+        if let Some(message) = message {
+            self.event(now, Event::Warning { attempt, message });
+        }
     }
 }
 
@@ -414,18 +450,15 @@ fn warn(emit: &mut impl FnMut(&Event), attempt: u32, message: Option<String>) {
 fn settle(
     host: &mut impl Host,
     to_stdout: bool,
-    emit: &mut impl FnMut(&Event),
+    tell: &mut Tell<impl FnMut(&Stamped)>,
     attempt: u32,
 ) -> Result<(), GiveUp> {
     host.settle_output(to_stdout)
         .map_err(|unsettled| match unsettled {
             Unsettled::Interrupted { signal, dropped } => {
                 if dropped > 0 {
-                    warn(
-                        emit,
-                        attempt,
-                        Some(dropped_on_signal("the rest of ", dropped)),
-                    );
+                    let said = Some(dropped_on_signal("the rest of ", dropped));
+                    tell.warn(host.now(), attempt, said);
                 }
                 GiveUp::Signal {
                     signal,
@@ -464,3 +497,8 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
         (a, b) => a.or(b),
     }
 }
+
+#[cfg(test)]
+mod fake;
+#[cfg(test)]
+mod tests;

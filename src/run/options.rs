@@ -1,12 +1,10 @@
-//! What a run of COMMAND is given, validated by `cli::config`.
+//! What a run of COMMAND is given, validated by `cli::config`: only what
+//! the loop and the supervisor use (the outputs' settings are apart).
 
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::events;
 use crate::policy::{Attempts, Policy};
-use crate::run::log::{LogFormat, Verbosity};
-use crate::run::supervisor::Foreground;
 use crate::run::{decide, pipes};
 use crate::state::{breaker, budget};
 use crate::strategy::Backoff;
@@ -21,10 +19,12 @@ pub struct Options {
     pub kill_after: Duration,
     pub max_time: Option<Duration>,
     pub seed: Option<u64>,
-    pub log_format: LogFormat,
-    /// `--log-file`: where retry's lines go instead of stderr.
-    pub log_file: Option<std::path::PathBuf>,
-    pub verbosity: Verbosity,
+    /// Whether a live countdown may be drawn on stderr during long sleeps
+    /// (the log's lines, if any there, are text): a terminal's is.
+    pub countdown: bool,
+    /// Variables of retry's outputs that no attempt or hook inherits
+    /// (the outputs name them): the loop does not know what they mean.
+    pub withheld: &'static [&'static str],
     pub foreground: Foreground,
     /// `--on-retry`: a shell command run between a failed attempt and its sleep.
     pub on_retry: Option<String>,
@@ -34,15 +34,6 @@ pub struct Options {
     pub budget: Option<budget::Settings>,
     /// `--breaker`: the shared circuit's name and parameters.
     pub breaker: Option<breaker::Settings>,
-    /// `--metrics-dir`, `--statsd` and their job: the run's metrics (`lib.rs`
-    /// feeds them its events).
-    pub metrics: crate::metrics::Settings,
-    /// The preset that judges the run, named or chosen by the program it
-    /// wraps (`preset::choose`), and why: `-v` and the JSON log say so.
-    pub preset: Option<events::PresetLine>,
-    /// Said before the first attempt: why the user's presets file was
-    /// ignored, a preset named for another program.
-    pub preset_warnings: Vec<String>,
     /// The preset's words for the rules that stop a run (give-up lines).
     pub labels: decide::Labels,
     /// What to do when the server asked to slow down and no wait of its
@@ -52,4 +43,13 @@ pub struct Options {
     /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
     pub program: OsString,
     pub args: Vec<OsString>,
+}
+
+/// `--foreground`: whether the command shares retry's process group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Foreground {
+    /// Shared when stdin is a terminal.
+    Auto,
+    Always,
+    Never,
 }

@@ -27,8 +27,7 @@ use crate::run::countdown;
 use crate::run::escalation::{Actions, Escalation};
 use crate::run::host::Host;
 use crate::run::lineage::{self, Lineage};
-use crate::run::log::{self, LogFormat, Verbosity};
-use crate::run::options::Options;
+use crate::run::options::{Foreground, Options};
 use crate::run::outcome::{Attempt, AttemptInfo, Ended, SpawnError, Unsettled};
 use crate::run::pipes::{self, Pipes, Progress, ReleaseError, Spool};
 use crate::state::breaker;
@@ -36,15 +35,6 @@ use crate::state::budget::{self, Withdrawal};
 use crate::state::store;
 use crate::status::Status;
 use crate::trace::context as trace;
-
-/// `--foreground`: whether the command shares retry's process group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Foreground {
-    /// Shared when stdin is a terminal.
-    Auto,
-    Always,
-    Never,
-}
 
 pub struct Supervisor<'a> {
     program: &'a OsStr,
@@ -61,6 +51,8 @@ pub struct Supervisor<'a> {
     signals: Signals,
     /// Show a live countdown on stderr during long sleeps (a terminal only).
     countdown: bool,
+    /// Variables of retry's outputs that no command inherits.
+    withheld: &'static [&'static str],
     /// Pipes between the command and retry's stdio, if any flag asks for them.
     pipes: Option<Pipes>,
     /// The last attempt's held-back stdout, until the runner settles it.
@@ -81,13 +73,10 @@ pub struct Supervisor<'a> {
 
 /// retry's variables that no attempt or hook inherits: the store's (it
 /// may hold the fleet's password, which a command has no use for), and
-/// the switch of the step outputs and the Action's wishes, which are this
-/// run's alone (a retry inside the command would take them too).
-fn withhold(command: &mut Spawn) {
-    let retrys_own = [log::OUTPUT_SWITCH]
-        .into_iter()
-        .chain(log::action::VARIABLES);
-    for variable in store::VARIABLES.into_iter().chain(retrys_own) {
+/// `withheld`, its outputs' (`Options::withheld`), which are this run's
+/// alone (a retry inside the command would take them too).
+fn withhold(command: &mut Spawn, withheld: &[&str]) {
+    for variable in store::VARIABLES.iter().chain(withheld) {
         command.env_remove(variable);
     }
 }
@@ -107,11 +96,8 @@ impl<'a> Supervisor<'a> {
             pipes.set_waker(std::sync::Arc::new(move || waker.wake()));
         }
         // The countdown shares stderr with the text log; a log elsewhere,
-        // JSON or --quiet asked for no such line.
-        let countdown = options.log_format == LogFormat::Text
-            && options.log_file.is_none()
-            && options.verbosity != Verbosity::Quiet
-            && countdown::enabled();
+        // JSON or --quiet asked for no such line (`options.countdown`).
+        let countdown = options.countdown && countdown::enabled();
         Self {
             program: &options.program,
             args: &options.args,
@@ -122,6 +108,7 @@ impl<'a> Supervisor<'a> {
             limit: options.attempts,
             signals,
             countdown,
+            withheld: options.withheld,
             pipes,
             held: None,
             budget: options.budget.clone().map(budget::Lazy::Unopened),
@@ -143,7 +130,7 @@ impl<'a> Supervisor<'a> {
         &self.signals
     }
 
-    /// `--breaker NAME`'s circuit as the run last saw it, for its metrics.
+    /// `--breaker NAME`'s circuit as the run last saw it, for the outputs.
     pub fn circuit(&self) -> Option<(&str, breaker::Circuit)> {
         let breaker = self.breaker.as_ref()?;
         Some((breaker.name(), breaker.seen()?))
@@ -164,7 +151,7 @@ impl<'a> Supervisor<'a> {
             command
                 .args(self.args)
                 .env(lineage::VARIABLE, self.lineage.value());
-            withhold(&mut command);
+            withhold(&mut command, self.withheld);
             self.drop_foreign_trace_state(&mut command);
             command
         });
@@ -193,7 +180,7 @@ impl<'a> Supervisor<'a> {
         }
         // Every variable of this run's, so none is an outer retry's: the
         // hook runs after the attempt whose code is the previous one.
-        withhold(&mut command);
+        withhold(&mut command, self.withheld);
         command
             .env(lineage::VARIABLE, self.lineage.value())
             .env("RETRY_ATTEMPT", Text::of(attempt))

@@ -7,6 +7,20 @@ use crate::run::fake::*;
 use crate::run::pipes::OutputSeen;
 use crate::state::breaker;
 
+/// The options of a run of `cmd`, as `retry --seed 1 ARGS cmd` gives them.
+fn config(args: &[&str]) -> Options {
+    let argv = ["retry", "--seed", "1"].iter().chain(args).chain(&["cmd"]);
+    let argv: Vec<std::ffi::OsString> = argv.map(Into::into).collect();
+    match crate::cli::config::from_cli(
+        crate::cli::parse_from(&argv, crate::cli::AfterParsing::Free).unwrap(),
+    )
+    .unwrap()
+    {
+        crate::cli::config::Mode::Run(options, ..) => *options,
+        other => panic!("not a run: {other:?}"),
+    }
+}
+
 #[test]
 fn first_success_runs_once_and_sleeps_never() {
     let mut host = FakeHost::new(vec![exit(0)]);
@@ -676,4 +690,26 @@ fn an_attempts_end_carries_its_duration() {
     host.signal_in_sleep = Some(15);
     let (_, events) = run_with(&config(&["--base", "1ms"]), &mut host);
     assert_eq!(took(&events), [Some(40 * MS), None]);
+}
+
+/// Every event is stamped when the loop makes it, by the host's clock:
+/// here the fake one, which no output could read on its own.
+#[test]
+fn events_are_stamped_by_the_hosts_clock() {
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.attempt_ms = 40;
+    let options = config(&["--jitter", "none", "--base", "5ms"]);
+    let (_, events) = run_stamped(&options, &mut host);
+    let stamps: Vec<(u64, u128)> = events
+        .iter()
+        .map(|e| {
+            let since_epoch = e.stamp.time.duration_since(std::time::UNIX_EPOCH).unwrap();
+            (
+                (since_epoch - EPOCH).as_millis() as u64,
+                e.stamp.elapsed.as_millis(),
+            )
+        })
+        .collect();
+    // The first attempt's end at 40 ms; the second's after a 5 ms sleep.
+    assert_eq!(stamps, [(40, 40), (85, 85)], "{events:?}");
 }

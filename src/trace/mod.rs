@@ -1,24 +1,18 @@
-//! OpenTelemetry traces of a run (issue 34): one span for the run and one
-//! per attempt, built from the run's events as the log lines are, and sent
-//! once at its end to the collector the `OTEL_*` variables name.
+//! OpenTelemetry's tracing protocol, as retry speaks it (issue 34): which
+//! variables ask for traces, the W3C context, the sampler, OTLP's
+//! encodings and the one export. It knows nothing of runs: the spans of a
+//! run are made from its events by the reporter, which imports this.
 //!
-//! - `settings.rs`: which variables say whether and where (read once);
+//! - `settings.rs`: which `OTEL_*` variables say whether and where (read once);
 //! - `context.rs`: `TRACEPARENT` read and written, the run's ids;
 //! - `sampler.rs`: `OTEL_TRACES_SAMPLER`, which runs are recorded;
-//! - `otlp.rs`: the spans as OTLP's protobuf or JSON;
+//! - `otlp.rs`: spans as OTLP's protobuf or JSON;
 //! - `export.rs`: the one HTTP request, bounded in time and cut short by
 //!   the caller's signals;
 //! - `answer.rs`: where the collector's answer ends.
 //!
-//! `lib.rs` feeds it the run's events after the log and the metrics, and
-//! sends the spans once the run is over, so the wait for the collector
-//! comes last.
 //! Nothing here runs unless an endpoint is set: a run without one reads
 //! two variables and is otherwise unchanged (its command's environment too).
-//! An attempt's span is the child of the run's, which is the child of
-//! retry's own `TRACEPARENT` when it has one; each attempt's command gets a
-//! `TRACEPARENT` naming its attempt's span (the supervisor writes it from
-//! the same `Ids`), so an instrumented command nests under its attempt.
 
 mod answer;
 pub mod context;
@@ -27,20 +21,14 @@ mod otlp;
 mod sampler;
 pub mod settings;
 
-use std::time::{Duration, SystemTime};
-
-use crate::events::{Event, GiveUp};
-use crate::status::{Cause, Status, signal_name};
 pub use context::Ids;
 pub use export::Interrupts;
 pub use settings::Settings;
 
-/// A run's tracing, when `OTEL_*` asks for it: the spans' gatherer for
-/// the log, the ids for the supervisor (each attempt's `TRACEPARENT`), and
-/// the warnings to say before the first attempt. A `TRACEPARENT` in
-/// retry's environment that is malformed is set aside with one warning,
-/// and a new trace starts.
-pub fn start(settings: Settings, name: &str) -> (Trace, Ids, Vec<String>) {
+/// A run's ids, when `OTEL_*` asks for a trace, and the warnings to say
+/// before the first attempt. A `TRACEPARENT` in retry's environment that
+/// is malformed is set aside with one warning, and a new trace starts.
+pub fn start(settings: &Settings) -> (Ids, Vec<String>) {
     let mut warnings = settings.warnings.clone();
     // Empty is unset, as for retry's own variables: no warning each run.
     let inherited = std::env::var_os(context::TRACEPARENT).filter(|v| !v.is_empty());
@@ -58,7 +46,7 @@ pub fn start(settings: Settings, name: &str) -> (Trace, Ids, Vec<String>) {
             .ok()
     });
     let ids = Ids::new(parent, settings.sampler, &mut crate::strategy::rng(None));
-    (Trace::new(settings, ids, name), ids, warnings)
+    (ids, warnings)
 }
 
 /// An attribute's value (OTLP's `AnyValue`, the kinds retry uses).
@@ -83,446 +71,17 @@ pub struct Span {
     pub error: Option<String>,
 }
 
-/// The spans of a run being gathered.
-pub struct Trace {
-    settings: Settings,
-    ids: Ids,
-    /// The command's short name (`CommandName::short`): the spans' names.
-    name: String,
-    start: SystemTime,
-    /// The running attempt and when it started.
-    attempt: Option<(u32, SystemTime)>,
-    /// The sleeps so far, as the retry lines gave them.
-    slept_ms: u128,
-    spans: Vec<Span>,
-    /// The run's spans once it has ended, until they are sent.
-    ended: Option<Ended>,
-}
-
-/// A run that has ended, as its export needs it.
-struct Ended {
-    spans: Vec<Span>,
-    /// The attempt the warning names.
-    attempt: u32,
-    /// Whether a signal from the caller ended it.
+/// Sends `spans` of the trace `ids` to the collector `settings` name,
+/// waiting no longer than the timeout, and less once the caller has asked
+/// retry to stop (`interrupts`; `stopped`: a signal already ended the
+/// run); the warning's words if they did not arrive.
+pub fn export(
+    settings: &Settings,
+    ids: &Ids,
+    spans: &[Span],
+    interrupts: &impl Interrupts,
     stopped: bool,
-}
-
-impl Trace {
-    /// The run starts now.
-    pub fn new(settings: Settings, ids: Ids, name: &str) -> Self {
-        Self {
-            settings,
-            ids,
-            name: name.to_owned(),
-            start: SystemTime::now(),
-            attempt: None,
-            slept_ms: 0,
-            spans: Vec::new(),
-            ended: None,
-        }
-    }
-
-    /// Takes in one event, at the time it happens; at the run's end, keeps
-    /// the spans for `send`.
-    pub fn observe(&mut self, event: &Event) {
-        if let Some(spans) = self.gather(event) {
-            let attempt = match event {
-                Event::Succeeded { attempt, .. } | Event::GaveUp { attempt, .. } => *attempt,
-                _ => 1,
-            };
-            let stopped = matches!(
-                event,
-                Event::GaveUp {
-                    reason: GiveUp::Signal { .. },
-                    ..
-                }
-            );
-            self.ended = Some(Ended {
-                spans,
-                attempt,
-                stopped,
-            });
-        }
-    }
-
-    /// Once the run is over: sends its spans, waiting for the collector no
-    /// longer than the timeout, and less once the caller has asked retry
-    /// to stop (`interrupts`); the one warning if they could not be sent.
-    pub fn send(&mut self, interrupts: &impl Interrupts) -> Option<Event> {
-        let ended = self.ended.take()?;
-        let body = otlp::encode(
-            self.settings.protocol,
-            &self.settings.resource,
-            &self.ids,
-            &ended.spans,
-        );
-        let message = export::post(&self.settings, body, interrupts, ended.stopped).err()?;
-        Some(Event::Warning {
-            attempt: ended.attempt,
-            message,
-        })
-    }
-
-    /// Takes in one event; at the run's end, the run's spans.
-    fn gather(&mut self, event: &Event) -> Option<Vec<Span>> {
-        // A parent that was not sampled is followed: nothing is recorded,
-        // though attempts still carry the context (OpenTelemetry's default
-        // sampler, parent-based).
-        if !self.ids.sampled {
-            return None;
-        }
-        let now = SystemTime::now();
-        match event {
-            Event::Starting { attempt, .. } => self.attempt = Some((*attempt, now)),
-            Event::Retrying {
-                attempt,
-                status,
-                sleep,
-                jitter,
-                hint,
-                took,
-                ..
-            } => {
-                let mut span = self.attempt_span(*attempt, Some(*took), now, Some(*status));
-                let sleep_ms = crate::duration::millis(sleep.duration);
-                self.slept_ms += sleep_ms;
-                span.attributes.extend([
-                    ("retry.outcome", Value::Str("retry".into())),
-                    ("retry.sleep_ms", Value::Int(clamp(sleep_ms))),
-                    ("retry.jitter", Value::Str(jitter.name().into())),
-                    ("retry.sleep_from_hint", Value::Bool(hint.is_some())),
-                ]);
-                self.spans.push(span);
-            }
-            Event::Succeeded {
-                attempt,
-                status,
-                took,
-                slept_ms,
-                ..
-            } => {
-                let mut span = self.attempt_span(*attempt, Some(*took), now, None);
-                span.attributes.extend([
-                    ("process.exit.code", Value::Int(i64::from(status.code))),
-                    ("retry.outcome", Value::Str("succeeded".into())),
-                ]);
-                self.spans.push(span);
-                self.end(*attempt, "succeeded", status.code, *slept_ms, None, now);
-                return Some(std::mem::take(&mut self.spans));
-            }
-            Event::GaveUp {
-                attempt,
-                reason,
-                took,
-                ..
-            } => {
-                let name = reason.reason().name();
-                // The attempt the run ended in, unless its span is already
-                // done (a signal during the sleep after it).
-                if self.attempt.is_some_and(|(n, _)| n == *attempt) {
-                    let mut span = self.attempt_span(*attempt, *took, now, reason.status());
-                    span.attributes
-                        .push(("retry.outcome", Value::Str(name.into())));
-                    if let GiveUp::Spawn { message, .. } | GiveUp::Failed(message) = reason {
-                        span.error = Some(message.clone());
-                    }
-                    self.spans.push(span);
-                }
-                let signal = match reason {
-                    GiveUp::Signal { signal, .. } => Some(*signal),
-                    _ => None,
-                };
-                self.end(
-                    *attempt,
-                    name,
-                    reason.exit_code(),
-                    self.slept_ms,
-                    signal,
-                    now,
-                );
-                return Some(std::mem::take(&mut self.spans));
-            }
-            _ => {}
-        }
-        None
-    }
-
-    /// The span of attempt `number`, ended `took` after it started (or now).
-    fn attempt_span(
-        &mut self,
-        number: u32,
-        took: Option<Duration>,
-        now: SystemTime,
-        status: Option<Status>,
-    ) -> Span {
-        let start = match self.attempt.take() {
-            Some((n, start)) if n == number => start,
-            _ => now,
-        };
-        let end = took.map_or(now, |took| start + took);
-        let mut attributes = vec![("retry.attempt", Value::Int(i64::from(number)))];
-        let mut error = None;
-        if let Some(status) = status {
-            error = Some(status_attributes(status, &mut attributes));
-        }
-        Span {
-            span_id: self.ids.attempt_span(number),
-            parent: Some(self.ids.run_span),
-            name: self.name.clone(),
-            start: nanos(start),
-            end: nanos(end),
-            attributes,
-            error,
-        }
-    }
-
-    /// The run's own span, ended now.
-    fn end(
-        &mut self,
-        attempts: u32,
-        outcome: &str,
-        exit_code: i32,
-        slept_ms: u128,
-        signal: Option<i32>,
-        now: SystemTime,
-    ) {
-        let mut attributes = vec![
-            ("retry.attempts", Value::Int(i64::from(attempts))),
-            ("retry.outcome", Value::Str(outcome.into())),
-            ("process.exit.code", Value::Int(i64::from(exit_code))),
-        ];
-        if slept_ms > 0 {
-            attributes.push(("retry.slept_ms", Value::Int(clamp(slept_ms))));
-        }
-        if let Some(signal) = signal {
-            attributes.push(("retry.signal", Value::Str(signal_name(signal).to_string())));
-        }
-        let error = (outcome != "succeeded").then(|| {
-            attributes.push(("error.type", Value::Str(outcome.into())));
-            format!("gave up: {outcome}")
-        });
-        self.spans.push(Span {
-            span_id: self.ids.run_span,
-            parent: self.ids.parent_span,
-            name: format!("retry {}", self.name),
-            start: nanos(self.start),
-            end: nanos(now),
-            attributes,
-            error,
-        });
-    }
-}
-
-/// An attempt's status as attributes (OpenTelemetry's `process.exit.code`
-/// and `error.type`, retry's own for the rest), and the span's error message.
-fn status_attributes(status: Status, attributes: &mut Vec<(&'static str, Value)>) -> String {
-    attributes.push(("process.exit.code", Value::Int(i64::from(status.code))));
-    let (kind, message) = match status.cause {
-        Cause::Signaled(signal) => {
-            let name = signal_name(signal).to_string();
-            attributes.push(("retry.signal", Value::Str(name.clone())));
-            (name.clone(), format!("killed by {name}"))
-        }
-        Cause::TimedOut(_) => {
-            attributes.push(("retry.timed_out", Value::Bool(true)));
-            ("timeout".into(), "timed out".into())
-        }
-        Cause::OutputMatched(code) => (
-            code.to_string(),
-            format!("exit code {code}, output matched --retry-if-output"),
-        ),
-        Cause::NotStarted(_) => ("not_started".into(), "could not be started".into()),
-        Cause::Exited | Cause::ZeroNotSuccess => (
-            status.code.to_string(),
-            format!("exit code {}", status.code),
-        ),
-    };
-    attributes.push(("error.type", Value::Str(kind)));
-    message
-}
-
-fn nanos(time: SystemTime) -> u64 {
-    time.duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
-fn clamp(ms: u128) -> i64 {
-    i64::try_from(ms).unwrap_or(i64::MAX)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::events::Phase;
-    use crate::policy::Attempts;
-    use crate::strategy::{Jitter, Sleep};
-    use rand::SeedableRng;
-
-    fn new_trace(parent: Option<context::Parent>) -> Trace {
-        let settings = Settings::from_lookup(|name| {
-            (name == settings::ENDPOINT).then(|| "http://127.0.0.1:9".to_string())
-        })
-        .unwrap()
-        .unwrap();
-        let ids = Ids::new(
-            parent,
-            settings.sampler,
-            &mut rand_chacha::ChaCha8Rng::seed_from_u64(3),
-        );
-        Trace::new(settings, ids, "curl")
-    }
-
-    fn attribute<'a>(span: &'a Span, key: &str) -> Option<&'a Value> {
-        span.attributes
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v)
-    }
-
-    const LIMIT: Attempts = Attempts::Limit(3);
-
-    #[test]
-    fn a_signal_in_the_sleep_ends_the_run_after_its_attempt() {
-        let mut trace = new_trace(None);
-        assert_eq!(
-            trace.gather(&Event::Starting {
-                attempt: 1,
-                limit: LIMIT
-            }),
-            None
-        );
-        let retrying = Event::Retrying {
-            attempt: 1,
-            limit: LIMIT,
-            status: Status::exited(3),
-            sleep: Sleep {
-                duration: Duration::from_millis(1500),
-                ceiling: Duration::from_secs(2),
-            },
-            jitter: Jitter::Full,
-            hint: None,
-            took: Duration::from_millis(40),
-        };
-        assert_eq!(trace.gather(&retrying), None);
-        let spans = trace
-            .gather(&Event::GaveUp {
-                attempt: 1,
-                limit: LIMIT,
-                reason: GiveUp::Signal {
-                    signal: 15,
-                    status: None,
-                    during: Phase::Sleep,
-                },
-                took: None,
-            })
-            .expect("the run's end sends");
-        let [attempt, run] = &spans[..] else {
-            panic!("{spans:?}")
-        };
-        assert_eq!(attempt.parent, Some(run.span_id));
-        assert_eq!(attempt.span_id, trace.ids.attempt_span(1));
-        assert_eq!(attempt.end - attempt.start, 40_000_000);
-        assert_eq!(
-            attribute(attempt, "process.exit.code"),
-            Some(&Value::Int(3))
-        );
-        assert_eq!(
-            attribute(attempt, "error.type"),
-            Some(&Value::Str("3".into()))
-        );
-        assert_eq!(
-            attribute(attempt, "retry.sleep_ms"),
-            Some(&Value::Int(1500))
-        );
-        assert_eq!(attempt.error.as_deref(), Some("exit code 3"));
-        assert_eq!(run.parent, None);
-        assert_eq!(
-            attribute(run, "retry.outcome"),
-            Some(&Value::Str("signal".into()))
-        );
-        assert_eq!(
-            attribute(run, "retry.signal"),
-            Some(&Value::Str("SIGTERM".into()))
-        );
-        assert_eq!(attribute(run, "retry.slept_ms"), Some(&Value::Int(1500)));
-        assert!(run.error.is_some() && run.name == "retry curl");
-    }
-
-    #[test]
-    fn a_command_that_cannot_start_and_one_that_timed_out() {
-        let mut trace = new_trace(None);
-        trace.gather(&Event::Starting {
-            attempt: 1,
-            limit: LIMIT,
-        });
-        let spans = trace
-            .gather(&Event::GaveUp {
-                attempt: 1,
-                limit: LIMIT,
-                reason: GiveUp::Spawn {
-                    code: 127,
-                    message: "curl: not found".into(),
-                },
-                took: None,
-            })
-            .unwrap();
-        assert_eq!(spans[0].error.as_deref(), Some("curl: not found"));
-        assert_eq!(
-            attribute(&spans[1], "process.exit.code"),
-            Some(&Value::Int(127))
-        );
-        assert_eq!(
-            attribute(&spans[1], "error.type"),
-            Some(&Value::Str("spawn".into()))
-        );
-
-        let mut trace = new_trace(None);
-        trace.gather(&Event::Starting {
-            attempt: 3,
-            limit: LIMIT,
-        });
-        let timed_out = Status::timed_out(Duration::from_secs(1));
-        let spans = trace
-            .gather(&Event::GaveUp {
-                attempt: 3,
-                limit: LIMIT,
-                reason: GiveUp::Attempts(timed_out),
-                took: Some(Duration::from_secs(1)),
-            })
-            .unwrap();
-        assert_eq!(
-            attribute(&spans[0], "retry.timed_out"),
-            Some(&Value::Bool(true))
-        );
-        assert_eq!(
-            attribute(&spans[0], "error.type"),
-            Some(&Value::Str("timeout".into()))
-        );
-        assert_eq!(
-            attribute(&spans[0], "process.exit.code"),
-            Some(&Value::Int(124))
-        );
-        assert_eq!(attribute(&spans[1], "retry.attempts"), Some(&Value::Int(3)));
-    }
-
-    #[test]
-    fn a_parent_not_sampled_records_nothing() {
-        let parent = context::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00");
-        let mut trace = new_trace(Some(parent.unwrap()));
-        trace.gather(&Event::Starting {
-            attempt: 1,
-            limit: LIMIT,
-        });
-        let success = Event::Succeeded {
-            attempt: 1,
-            limit: LIMIT,
-            status: Status::exited(0),
-            slept_ms: 0,
-            took: Duration::ZERO,
-        };
-        assert_eq!(trace.gather(&success), None);
-        trace.observe(&success);
-        assert!(trace.ended.is_none());
-    }
+) -> Result<(), String> {
+    let body = otlp::encode(settings.protocol, &settings.resource, ids, spans);
+    export::post(settings, body, interrupts, stopped)
 }

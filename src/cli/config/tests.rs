@@ -2,15 +2,26 @@
 
 use super::*;
 
-/// The options of a run (every case here runs a command or fails).
-fn config(args: &[&str]) -> Result<run::Options, String> {
+/// The options of a run and of its outputs (every case here runs a
+/// command or fails).
+fn both(args: &[&str]) -> Result<(run::Options, sinks::Settings), String> {
     let args: Vec<_> = ["retry"].iter().chain(args).map(Into::into).collect();
     let parsed =
         crate::cli::parse_from(&args, crate::cli::AfterParsing::Free).map_err(|e| e.to_string())?;
     match from_cli(parsed).map_err(|e| e.to_string())? {
-        Mode::Run(options, _) => Ok(*options),
+        Mode::Run(options, report, _) => Ok((*options, *report)),
         other => Err(format!("not a run: {other:?}")),
     }
+}
+
+/// The options of a run.
+fn config(args: &[&str]) -> Result<run::Options, String> {
+    both(args).map(|(options, _)| options)
+}
+
+/// The options of a run's outputs.
+fn report(args: &[&str]) -> Result<sinks::Settings, String> {
+    both(args).map(|(_, report)| report)
 }
 
 /// The breaker's defaults are no clap defaults (start-up parses nothing
@@ -156,7 +167,10 @@ fn a_preset_sets_the_rules_not_given_rule_by_rule() {
     );
     assert!(policy.fatal.contains(3) && policy.fatal.contains(60));
     assert!(curl.pipes.matchers.stop_if.is_some() && curl.pipes.matchers.delay_from.is_some());
-    let line = curl.preset.unwrap();
+    let line = report(&["--preset", "curl", "curl", "-fsS", "x"])
+        .unwrap()
+        .preset
+        .unwrap();
     assert_eq!((line.name.as_str(), line.chosen), ("curl", false));
     assert_eq!(line.why, "named by `--preset curl`");
     // A flag wins for its own rule only.
@@ -170,7 +184,12 @@ fn a_preset_sets_the_rules_not_given_rule_by_rule() {
     // With --preset none nothing changes, whatever the program.
     let plain = config(&["--preset", "none", "curl", "x"]).unwrap();
     assert!(plain.policy.fatal.is_empty() && plain.pipes.matchers.stop_if.is_none());
-    assert!(plain.preset.is_none());
+    assert!(
+        report(&["--preset", "none", "curl", "x"])
+            .unwrap()
+            .preset
+            .is_none()
+    );
     // A cross-field error says which value the preset set.
     let error = config(&["--success-on", "0,22", "--preset", "curl", "curl"]).unwrap_err();
     assert!(
@@ -229,7 +248,7 @@ fn a_preset_chosen_by_the_program_judges_as_the_named_one() {
     ] {
         let (chosen, given) = (config(&looked_up).unwrap(), config(&named).unwrap());
         assert_eq!(judged(&chosen), judged(&given), "{looked_up:?}");
-        let line = chosen.preset.unwrap();
+        let line = report(&looked_up).unwrap().preset.unwrap();
         assert!(
             line.chosen && line.why.starts_with("chosen for `"),
             "{line:?}"
@@ -246,7 +265,7 @@ fn a_preset_chosen_by_the_program_judges_as_the_named_one() {
     ] {
         let plain = config(line).unwrap();
         assert!(
-            plain.preset.is_none() && plain.policy.fatal.is_empty(),
+            report(line).unwrap().preset.is_none() && plain.policy.fatal.is_empty(),
             "{line:?}"
         );
     }
@@ -296,9 +315,9 @@ fn every_builtin_preset_passes_the_flags_own_parsers() {
 
 #[test]
 fn quiet_and_verbose_choose_verbosity() {
-    assert_eq!(config(&["-q", "true"]).unwrap().verbosity, Verbosity::Quiet);
+    assert_eq!(report(&["-q", "true"]).unwrap().verbosity, Verbosity::Quiet);
     assert_eq!(
-        config(&["-v", "true"]).unwrap().verbosity,
+        report(&["-v", "true"]).unwrap().verbosity,
         Verbosity::Verbose
     );
     assert!(config(&["-q", "-v", "true"]).is_err());

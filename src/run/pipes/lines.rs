@@ -149,7 +149,7 @@ fn quoted(line: Line<'_>) -> Box<str> {
     // No more bytes than the characters shown can take.
     let bytes = &bytes[..bytes.len().min(QUOTED * 4)];
     let text = crate::escape::control(&String::from_utf8_lossy(bytes));
-    crate::run::name::cut(&text, QUOTED).into_boxed_str()
+    crate::escape::cut(&text, QUOTED).into_boxed_str()
 }
 
 /// A line as the patterns see it.

@@ -6,7 +6,7 @@ use std::fmt::{self, Display, Write as _};
 use crate::duration::millis;
 use crate::escape;
 use crate::events::{Event, GiveUp};
-use crate::run::log::Context;
+use crate::sinks::log::Context;
 use crate::status::{Cause, Status, signal_name};
 
 /// One JSON object per line. A failed attempt that is retried gives two
@@ -239,7 +239,7 @@ fn lines(event: &Event, context: &Context) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::log::fixtures::*;
+    use crate::sinks::log::fixtures::*;
 
     #[test]
     fn a_retry_for_its_output_says_so() {

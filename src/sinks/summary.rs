@@ -25,8 +25,9 @@ use std::path::PathBuf;
 
 use crate::events::{Event, GiveUp};
 use crate::policy::Attempts;
-use crate::run::log::{exit_error, text};
-use crate::run::name::CommandName;
+use crate::sinks::exit_error;
+use crate::sinks::log::text;
+use crate::sinks::name::CommandName;
 use crate::status::Status;
 
 /// Turns the step summary off (`RETRY_STEP_SUMMARY=0`).
@@ -316,7 +317,7 @@ fn append(path: &std::path::Path, text: &str, what: &str) {
     let written =
         crate::platform::append::open(path).and_then(|mut file| file.write_all(text.as_bytes()));
     if let Err(error) = written {
-        super::to_stderr(format!(
+        crate::sinks::log::to_stderr(format!(
             "retry: warning: cannot write the {what} to '{}': {}\n",
             path.display(),
             crate::os_error::describe(&error)
@@ -327,7 +328,7 @@ fn append(path: &std::path::Path, text: &str, what: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::log::fixtures::*;
+    use crate::sinks::log::fixtures::*;
     use std::ffi::OsStr;
 
     fn row(attempt: u32, code: i32, sleep_ms: Option<u128>) -> Row {

@@ -8,32 +8,24 @@
 //!
 //! One file per format: `text.rs` (and the words GitHub annotations share),
 //! `github.rs`, `json.rs`; this file holds what they share: which events a
-//! verbosity shows, when and for which run a line is written, and where.
-//! `summary.rs` is GitHub's step summary and step outputs, fed every event
-//! whatever the verbosity; `exit_error.rs` the Action's `exit_error` in
-//! nick-fields/retry's words.
+//! verbosity shows, when (the event's stamp) and for which run a line is
+//! written, and where. `action.rs` is what the Action asks of the lines.
 
+use crate::events::{Event, GiveUp, Stamp, Stamped};
+use crate::run::pipes;
+use crate::sinks::name::CommandName;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
-
-use crate::events::{Event, GiveUp};
-use crate::run::name::CommandName;
-use crate::run::pipes;
 
 pub mod action;
-mod exit_error;
 mod github;
 mod json;
-mod summary;
-mod text;
+pub mod text;
 
 #[cfg(test)]
-mod fixtures;
-
-pub use summary::OUTPUT_SWITCH;
+pub mod fixtures;
 
 /// How the lines are written (`--log-format`, its `auto` resolved by `cli`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,8 +50,6 @@ pub struct Log {
     verbosity: Verbosity,
     name: CommandName,
     to: Destination,
-    /// When the run started: JSON's `elapsed_ms` counts from here.
-    start: Instant,
     /// The run's id, the one its commands carry in `RETRY_RUN_IDS`.
     run: String,
     pid: u32,
@@ -68,9 +58,6 @@ pub struct Log {
     /// The line being written, kept with its room: text lines allocate
     /// nothing once it fits the longest (issue 26).
     line: String,
-    /// GitHub's step summary and step outputs, when the run is a step's.
-    summary: Option<summary::StepSummary>,
-    outputs: Option<summary::StepOutputs>,
     /// What the Action asks of the GitHub lines (`action.rs`).
     wishes: action::Wishes,
     /// An attempt's `::group::` is open.
@@ -115,7 +102,7 @@ impl LogFile {
 
 /// Writes to stderr on a line of its own, even after output that did not
 /// end one; an error is ignored (a closed stderr is no reason to panic).
-fn to_stderr(mut line: String) {
+pub(crate) fn to_stderr(mut line: String) {
     if pipes::take_open_line() {
         line.insert(0, '\n');
     }
@@ -126,15 +113,6 @@ fn to_stderr(mut line: String) {
 /// from ending (`platform::write_stderr`).
 fn write_stderr(line: &str) {
     let _ = crate::platform::write_stderr(line.as_bytes());
-}
-
-/// When an event happened, as JSON lines give it: passed in, so the
-/// formatting is tested without a clock.
-#[derive(Clone, Copy, Debug)]
-pub struct Stamp {
-    pub time: SystemTime,
-    /// Since the run started.
-    pub elapsed: Duration,
 }
 
 /// What a line says besides its event.
@@ -191,30 +169,26 @@ impl Log {
             verbosity,
             name,
             to,
-            start: Instant::now(),
             run,
             pid: std::process::id(),
             named: false,
             // Room for any usual line, so a longer attempt number
             // (9/100 to 10/100) does not move it.
             line: String::with_capacity(LINE_ROOM),
-            summary: None,
-            outputs: None,
             wishes: action::Wishes::default(),
             grouped: false,
         }
     }
 
-    /// Also writes GitHub's step summary and step outputs, as the
-    /// environment asks (`summary.rs`).
-    pub fn with_github_files(mut self) -> Self {
-        self.summary = summary::StepSummary::from_env();
-        self.outputs = summary::StepOutputs::from_env();
+    /// Writes the lines as the Action asks, when it runs retry (`action.rs`).
+    pub fn with_action_wishes(mut self) -> Self {
         self.wishes = action::Wishes::from_env();
-        if let Some(title) = action::title() {
-            self.name = self.name.titled(&title);
-        }
         self
+    }
+
+    /// The command's name as the lines give it.
+    pub fn name(&self) -> &CommandName {
+        &self.name
     }
 
     /// The Action's fold of each attempt's output: opened as an attempt
@@ -266,13 +240,9 @@ impl Log {
         }
     }
 
-    pub fn emit(&mut self, event: &Event) {
-        if let Some(summary) = &mut self.summary {
-            summary.observe(event, &self.name);
-        }
-        if let Some(outputs) = &self.outputs {
-            outputs.observe(event, &self.name);
-        }
+    /// Writes one event's line, if its verbosity shows it, at its stamp's time.
+    pub fn emit(&mut self, stamped: &Stamped) {
+        let event = &stamped.event;
         self.fold(event);
         if !self.shows(event) {
             return;
@@ -281,10 +251,7 @@ impl Log {
             name: &self.name,
             run: &self.run,
             pid: self.pid,
-            stamp: Stamp {
-                time: SystemTime::now(),
-                elapsed: self.start.elapsed(),
-            },
+            stamp: stamped.stamp,
             first: !self.named,
         };
         let mut line = std::mem::take(&mut self.line);
@@ -339,7 +306,7 @@ impl Log {
 mod tests {
     use super::*;
     use crate::events::Reason;
-    use crate::run::log::fixtures::*;
+    use crate::sinks::log::fixtures::*;
 
     #[test]
     fn success_after_retries_is_a_summary() {
@@ -406,10 +373,13 @@ mod tests {
             Destination::File(file),
             RUN.into(),
         );
-        log.emit(&retrying());
-        log.emit(&retrying());
+        log.emit(&stamped(retrying()));
+        log.emit(&stamped(retrying()));
         let written = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = written.lines().collect();
+        // At the time of the events' stamp, read from no clock of its own.
+        let when = r#""time":"2026-11-23T11:56:00.250Z","elapsed_ms":1234,"#;
+        assert!(lines[1].contains(when), "{written}");
         // Appended, four lines, the run's first alone naming argv.
         assert_eq!(lines.len(), 5, "{written}");
         assert_eq!(lines[0], "before");

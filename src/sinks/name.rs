@@ -7,7 +7,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
-use crate::escape;
+use crate::escape::{self, cut};
 
 /// A `sh -c` script longer than this is cut (with `…`) in every line.
 const SCRIPT_CHARS: usize = 24;
@@ -119,17 +119,6 @@ fn cmd_script<'a>(base: &str, args: &'a [OsString]) -> Option<&'a OsString> {
             return None;
         }
     }
-}
-
-/// `text` cut to `max` characters, the last of them `…`.
-pub(crate) fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut short: String = text.chars().take(max - 1).collect();
-    short.truncate(short.trim_end().len());
-    short.push('…');
-    short
 }
 
 /// A word as a POSIX shell reads it back: bare if it is plain, else in

@@ -4,13 +4,14 @@
 
 use std::time::SystemTime;
 
-use crate::run::log::{Context, LogFormat, Stamp, written};
+use crate::events::{Stamp, Stamped};
+use crate::sinks::log::{Context, LogFormat, written};
 
 // What the tests build their events from.
+pub use crate::events::Hinted;
 pub use crate::events::{Event, GiveUp, Phase};
 pub use crate::policy::Attempts;
-pub use crate::run::hint::Hinted;
-pub use crate::run::name::CommandName;
+pub use crate::sinks::name::CommandName;
 pub use crate::status::Status;
 pub use crate::strategy::{Jitter, Sleep};
 pub use std::ffi::{OsStr, OsString};
@@ -29,6 +30,14 @@ pub fn stamp() -> Stamp {
     Stamp {
         time: SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_434_960_250),
         elapsed: Duration::from_micros(1_234_400),
+    }
+}
+
+/// `event`, stamped at `stamp()`.
+pub fn stamped(event: Event) -> Stamped {
+    Stamped {
+        stamp: stamp(),
+        event,
     }
 }
 

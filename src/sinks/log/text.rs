@@ -11,8 +11,8 @@ use crate::duration::millis;
 use crate::events::{Event, GiveUp, Phase};
 use crate::policy::Attempts;
 use crate::run::hint::Hinted;
-use crate::run::log::Context;
-use crate::run::name::CommandName;
+use crate::sinks::log::Context;
+use crate::sinks::name::CommandName;
 use crate::status::{Code, signal_name};
 use crate::strategy::{Jitter, Sleep};
 
@@ -139,7 +139,7 @@ fn hinted_sleep_text(
 
 /// What happened, in words, without the `retry: ` prefix and the subject,
 /// written to `out`.
-pub(super) fn write_message(
+pub(crate) fn write_message(
     event: &Event,
     name: &CommandName,
     out: &mut impl Write,
@@ -339,7 +339,7 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::log::fixtures::*;
+    use crate::sinks::log::fixtures::*;
 
     #[test]
     fn text_retry_line_names_the_command_in_the_article_style() {

@@ -3,10 +3,11 @@
 //! lines' own.
 
 use crate::escape;
+use crate::escape::cut;
 use crate::events::Event;
-use crate::run::log::Context;
-use crate::run::log::text::{self, write_message as message};
-use crate::run::name::{CommandName, cut};
+use crate::sinks::log::Context;
+use crate::sinks::log::text::{self, write_message as message};
+use crate::sinks::name::CommandName;
 use std::fmt::{self, Write};
 
 /// GitHub Actions annotations: a retried failure or a failed hook is a
@@ -185,7 +186,7 @@ fn escape_property(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::log::fixtures::*;
+    use crate::sinks::log::fixtures::*;
 
     #[test]
     fn titles_keep_the_program_and_its_last_argument_cut_at_a_boundary() {

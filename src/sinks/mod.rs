@@ -1,0 +1,294 @@
+//! The reporter: each event of a run, handed to every output asked for,
+//! in one place (nextest's `Reporter::write_event`, hyperfine's
+//! `ExportManager`). The attempt loop (`run/`) only makes events; a new
+//! output touches its own file and this one, nothing in the loop.
+//!
+//! - `log/`: retry's lines (text, JSON, GitHub annotations), on stderr
+//!   or in `--log-file`, always there;
+//! - `summary.rs`: GitHub's step summary and step outputs (and
+//!   `exit_error.rs`, the Action's `exit_error` in nick-fields/retry's
+//!   words), fed every event whatever the verbosity;
+//! - the Prometheus textfile and StatsD, from the run's facts (`metrics/`);
+//! - `spans.rs`: the run's trace, sent by `trace/` at the end;
+//! - `name.rs`: how the lines, the summary and the spans name the command.
+//!
+//! A fixed set of optional outputs, not a list of boxed ones: a run that
+//! asks for none but the log allocates nothing for them, and each event
+//! costs one `Option` test per output. Every output reads the time from
+//! the event's stamp (`events::Stamp`), none from a clock of its own.
+
+mod exit_error;
+pub mod log;
+pub mod name;
+mod spans;
+mod summary;
+
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::events::{Event, Origin, PresetLine, Stamped};
+use crate::metrics::{self, Fact};
+use crate::state::breaker::Circuit;
+use crate::trace;
+use log::{Destination, Log, LogFormat, Verbosity};
+use name::CommandName;
+
+/// What the command line asked of the outputs, validated (`cli::config`).
+#[derive(Debug)]
+pub struct Settings {
+    pub log_format: LogFormat,
+    /// `--log-file`: where retry's lines go instead of stderr.
+    pub log_file: Option<PathBuf>,
+    pub verbosity: Verbosity,
+    /// `--metrics-dir`, `--statsd` and their job: the run's metrics.
+    pub metrics: metrics::Settings,
+    /// The preset that judges the run, named or chosen by the program it
+    /// wraps (`preset::choose`), and why: `-v` and the JSON log say so.
+    pub preset: Option<PresetLine>,
+    /// Said before the first attempt: why the user's presets file was
+    /// ignored, a preset named for another program.
+    pub preset_warnings: Vec<String>,
+}
+
+impl Settings {
+    /// Whether a live countdown may share stderr with the lines: only
+    /// with text lines there, and not with `--quiet`.
+    pub fn countdown(&self) -> bool {
+        self.log_format == LogFormat::Text
+            && self.log_file.is_none()
+            && self.verbosity != Verbosity::Quiet
+    }
+}
+
+/// retry's variables that are this run's outputs' alone, which no attempt
+/// or hook inherits (a retry inside the command would take them too): the
+/// step outputs' switch and the Action's wishes.
+pub const WITHHELD: [&str; 3] = [
+    summary::OUTPUT_SWITCH,
+    log::action::VARIABLES[0],
+    log::action::VARIABLES[1],
+];
+
+/// The outputs of one run.
+pub struct Reporter {
+    /// When the run began: the stamps of the reporter's own events.
+    origin: Origin,
+    log: Log,
+    /// GitHub's step summary and step outputs, when the run is a step's.
+    summary: Option<summary::StepSummary>,
+    outputs: Option<summary::StepOutputs>,
+    /// The run's facts, when a textfile or StatsD is asked for.
+    facts: Option<metrics::Facts>,
+    textfile: Option<metrics::textfile::Textfile>,
+    statsd: Option<metrics::statsd::Statsd>,
+    /// `--metrics-dir`, for the circuit's file.
+    metrics_dir: Option<PathBuf>,
+    /// The run's spans, when an OTLP endpoint is set.
+    spans: Option<spans::Spans>,
+}
+
+impl Reporter {
+    /// The outputs `settings` ask for, of the run `run` of `program args`
+    /// that began at `origin`, its lines going `to`; `tracing`: the OTLP
+    /// settings and the run's ids, when an endpoint is set.
+    pub fn new(
+        settings: &Settings,
+        to: Destination,
+        run: String,
+        origin: Origin,
+        tracing: Option<(trace::Settings, trace::Ids)>,
+        (program, args): (&OsStr, &[OsString]),
+    ) -> Self {
+        let mut name = CommandName::new(program, args);
+        let spans = tracing
+            .map(|(tracing, ids)| spans::Spans::new(tracing, ids, &name.short, origin.time()));
+        // The Action's title names the command in the lines and the summary.
+        if let Some(title) = log::action::title() {
+            name = name.titled(&title);
+        }
+        let metrics = &settings.metrics;
+        let job = metrics.any().then(|| {
+            metrics
+                .job
+                .clone()
+                .unwrap_or_else(|| metrics::job::Job::derive(program, args))
+        });
+        let job = job.as_ref();
+        Self {
+            origin,
+            log: Log::new(settings.log_format, settings.verbosity, name, to, run)
+                .with_action_wishes(),
+            summary: summary::StepSummary::from_env(),
+            outputs: summary::StepOutputs::from_env(),
+            facts: job.map(|_| metrics::Facts::new(origin.time())),
+            textfile: metrics
+                .dir
+                .as_ref()
+                .zip(job)
+                .map(|(dir, job)| metrics::textfile::Textfile::new(dir.clone(), job)),
+            statsd: metrics.statsd.as_ref().zip(job).map(|(target, job)| {
+                metrics::statsd::Statsd::new(target, job, metrics.statsd_tags)
+            }),
+            metrics_dir: metrics.dir.clone(),
+            spans,
+        }
+    }
+
+    /// Before the first attempt, at `now`: the warnings (the preset's,
+    /// a shared `--metrics-dir`'s, then `said`, the trace's), then the
+    /// preset that judges the run.
+    pub fn begin(&mut self, settings: &Settings, said: Vec<String>, now: Instant) {
+        let shared = settings.metrics.dir.as_deref();
+        let warnings = (settings.preset_warnings.iter().cloned())
+            .chain(shared.and_then(metrics::textfile::shared_dir_warning))
+            .chain(said);
+        for message in warnings {
+            self.say(
+                now,
+                Event::Warning {
+                    attempt: 1,
+                    message,
+                },
+            );
+        }
+        if let Some(line) = &settings.preset {
+            self.say(now, Event::Preset(line.clone()));
+        }
+    }
+
+    /// Hands one event to every output, in this order: the step summary
+    /// and outputs, the log, the metrics, the spans.
+    pub fn emit(&mut self, stamped: &Stamped) {
+        let event = &stamped.event;
+        if let Some(summary) = &mut self.summary {
+            summary.observe(event, self.log.name());
+        }
+        if let Some(outputs) = &self.outputs {
+            outputs.observe(event, self.log.name());
+        }
+        self.log.emit(stamped);
+        let facts = self.facts.as_mut().map(|facts| facts.observe(stamped));
+        for fact in facts.iter().flatten().flatten() {
+            if let Some(warning) = self.metrics(fact) {
+                self.emit(&Stamped {
+                    stamp: stamped.stamp,
+                    event: warning,
+                });
+            }
+        }
+        if let Some(spans) = &mut self.spans {
+            spans.observe(stamped);
+        }
+    }
+
+    /// One fact to the textfile and StatsD; a warning if the textfile
+    /// could not be written.
+    fn metrics(&mut self, fact: &Fact) -> Option<Event> {
+        match fact {
+            Fact::Attempt(took) => {
+                if let Some(statsd) = &mut self.statsd {
+                    statsd.attempt(*took);
+                }
+                None
+            }
+            Fact::End(ending) => {
+                if let Some(statsd) = &mut self.statsd {
+                    statsd.run(ending);
+                }
+                let message = self.textfile.as_ref()?.write(ending)?;
+                Some(Event::Warning {
+                    attempt: ending.attempts,
+                    message,
+                })
+            }
+        }
+    }
+
+    /// The run is over: the circuit it consulted (`--breaker NAME`), as it
+    /// last saw it, to the metrics, then the wait for StatsD; last, the
+    /// wait for the collector (bounded, and cut short by the caller's
+    /// signals, `interrupts`). Their warnings are stamped at `now()`.
+    pub fn finish(
+        &mut self,
+        circuit: Option<(&str, Circuit)>,
+        interrupts: &impl trace::Interrupts,
+        now: impl Fn() -> Instant,
+    ) {
+        let mut warning = None;
+        if let Some((name, circuit)) = circuit {
+            if let Some(statsd) = &mut self.statsd {
+                statsd.breaker(name, &circuit);
+            }
+            if let Some(dir) = &self.metrics_dir {
+                warning = metrics::breaker::write(dir, name, &circuit);
+            }
+        }
+        // Last: the datagrams had the files' time to go.
+        if let Some(statsd) = &mut self.statsd {
+            statsd.finish();
+        }
+        if let Some(message) = warning {
+            self.say(
+                now(),
+                Event::Warning {
+                    attempt: 1,
+                    message,
+                },
+            );
+        }
+        if let Some(warning) = self.spans.as_mut().and_then(|s| s.send(interrupts)) {
+            self.say(now(), warning);
+        }
+    }
+
+    /// An event of the reporter's own, made at `now`.
+    fn say(&mut self, now: Instant, event: Event) {
+        self.emit(&Stamped {
+            stamp: self.origin.stamp(now),
+            event,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::SystemTime;
+
+    fn reporter(metrics: metrics::Settings) -> Reporter {
+        let settings = Settings {
+            log_format: LogFormat::Text,
+            log_file: None,
+            verbosity: Verbosity::Normal,
+            metrics,
+            preset: None,
+            preset_warnings: vec![],
+        };
+        let origin = Origin::new(SystemTime::UNIX_EPOCH, Instant::now());
+        let command = (OsStr::new("true"), &[][..]);
+        Reporter::new(
+            &settings,
+            Destination::Stderr,
+            "r".into(),
+            origin,
+            None,
+            command,
+        )
+    }
+
+    /// Nothing asked for, nothing made: a job or tags alone are no sink.
+    #[test]
+    fn nothing_asked_for_makes_no_metrics_and_no_spans() {
+        let none = |r: &Reporter| {
+            r.facts.is_none() && r.textfile.is_none() && r.statsd.is_none() && r.spans.is_none()
+        };
+        assert!(none(&reporter(metrics::Settings::default())));
+        let job = metrics::Settings {
+            job: Some(metrics::job::parse("x").unwrap()),
+            statsd_tags: true,
+            ..metrics::Settings::default()
+        };
+        assert!(none(&reporter(job)));
+    }
+}
