@@ -13,6 +13,7 @@ const README: &str = include_str!("../../README.md");
 /// `every_document_is_checked`.
 const DOCUMENTS: &[(&str, &str)] = &[
     ("README.md", README),
+    ("docs/guide.md", include_str!("../../docs/guide.md")),
     ("docs/behaviour.md", include_str!("../../docs/behaviour.md")),
     ("docs/action.md", include_str!("../../docs/action.md")),
     (
