@@ -13,6 +13,7 @@ const README: &str = include_str!("../../README.md");
 /// `every_document_is_checked`.
 const DOCUMENTS: &[(&str, &str)] = &[
     ("README.md", README),
+    ("docs/guide.md", include_str!("../../docs/guide.md")),
     ("docs/behaviour.md", include_str!("../../docs/behaviour.md")),
     ("docs/action.md", include_str!("../../docs/action.md")),
     (
@@ -319,6 +320,41 @@ fn quoted_messages_are_what_retry_prints() {
             "no document quotes this message: {printed}"
         );
     }
+}
+
+/// The breaker's worst case for the defaults (issue 44), as the README
+/// states it: runs resume within the default `--breaker-cooldown-max` and
+/// one period, and its figure is the simulated outage's last host, as the
+/// table in docs/behaviour.md has it for the default cap.
+#[test]
+fn the_breakers_worst_case_is_the_defaults() {
+    let text = README.split_whitespace().collect::<Vec<_>>().join(" ");
+    let claim = text
+        .split("With the defaults, once the service is back every host's runs resume within ")
+        .nth(1)
+        .expect("the README states the breaker's worst case for the defaults");
+    let minutes: u64 = claim.split(' ').next().unwrap().parse().unwrap();
+    let entries = help_entries();
+    let (_, cap) = entries
+        .iter()
+        .find(|(long, _)| long == "--breaker-cooldown-max")
+        .unwrap();
+    assert!(cap.contains(&format!("[default: {minutes}m]")), "{cap}");
+    let period = format!("({} minutes for a job every minute: ", minutes + 1);
+    let last: u64 = claim
+        .split(&period)
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no {period:?} in the README's worst case"));
+    assert!(last <= (minutes + 1) * 60, "{last} s");
+    let behaviour = include_str!("../../docs/behaviour.md");
+    let row = format!("| **host breakers, after 3, 30 s, cap {minutes} m** |");
+    let row = behaviour
+        .lines()
+        .find(|line| line.starts_with(&row))
+        .unwrap_or_else(|| panic!("docs/behaviour.md has no row {row}"));
+    assert!(row.contains(&format!(", {last}** |")), "{row}");
 }
 
 #[test]
