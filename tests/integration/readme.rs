@@ -437,3 +437,110 @@ fn the_release_archive_links_only_to_what_it_holds() {
         "the code, [behaviour](docs/behaviour.md#logs), [web](https://example.com/x)\n"
     );
 }
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation dropped
+/// (backquotes too), spaces as hyphens.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Every anchor of a Markdown text's headings (`## Quick start` gives
+/// `quick-start`; a repeated heading gets `-1`, `-2`), outside code blocks.
+fn anchors(text: &str) -> Vec<String> {
+    let (mut found, mut fenced) = (Vec::new(), false);
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if let (false, Some(heading)) = (fenced, line.strip_prefix('#')) {
+            let base = anchor(heading.trim_start_matches('#'));
+            let seen = found
+                .iter()
+                .filter(|a: &&String| {
+                    **a == base
+                        || a.starts_with(&format!("{base}-"))
+                            && a[base.len() + 1..].parse::<u32>().is_ok()
+                })
+                .count();
+            found.push(if seen == 0 {
+                base
+            } else {
+                format!("{base}-{seen}")
+            });
+        }
+    }
+    found
+}
+
+/// `path` (relative to the repository's root) without its `..`, or
+/// `None` if it climbs out of the repository.
+fn within(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut parts = Vec::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                parts.pop()?;
+            }
+            std::path::Component::Normal(name) => parts.push(name),
+            _ => {}
+        }
+    }
+    Some(parts.iter().collect())
+}
+
+/// Every link between the documents resolves: the file is in the
+/// repository and its `#anchor` is one of that file's headings (a link
+/// into the hosting site, such as `../../releases`, is left out).
+#[test]
+fn links_between_documents_resolve() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = Vec::new();
+    for (doc, text) in DOCUMENTS {
+        let dir = std::path::Path::new(doc).parent().unwrap();
+        for (_, rest) in text.match_indices("](").map(|(i, _)| text.split_at(i + 2)) {
+            let target = rest.split(')').next().unwrap_or_default();
+            if target.contains(':') || target.contains(char::is_whitespace) {
+                continue;
+            }
+            let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
+            let relative = if path.is_empty() {
+                std::path::Path::new(doc)
+            } else {
+                &dir.join(path)
+            };
+            let Some(file) = within(relative) else {
+                continue; // the hosting site's pages (`../../releases`)
+            };
+            let file = root.join(file);
+            if !file.exists() {
+                broken.push(format!("{doc}: {target} (no such file)"));
+                continue;
+            }
+            let markdown = file.extension().is_some_and(|e| e == "md");
+            if !fragment.is_empty() && markdown {
+                let headings = anchors(&std::fs::read_to_string(&file).unwrap());
+                if !headings.iter().any(|a| a == fragment) {
+                    broken.push(format!("{doc}: {target} (no such heading)"));
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links that lead nowhere:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn anchors_are_githubs() {
+    assert_eq!(
+        anchors("# A\n## Quick start\n```\n# not a heading\n```\n### `--plan`: a schedule\n## A\n"),
+        ["a", "quick-start", "--plan-a-schedule", "a-1"]
+    );
+}
