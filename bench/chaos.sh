@@ -83,7 +83,7 @@ results=bench/RESULTS.md
     echo "## Reliability (chaos test)"
     echo
     echo "Produced by \`bash bench/chaos.sh\` on: $machine; binary ${bin#"$PWD"/}, seeds $seed to $(( seed + runs - 1 )), $seconds s."
-    echo "What a run does and the invariants checked after it: tests/integration/chaos/ and the README (Reliability)."
+    echo "What a run does and the invariants checked after it: tests/integration/chaos/ and docs/behaviour.md (Reliability)."
     echo
     echo "| runs | faults injected | invariant violations |"
     echo "|---|---|---|"

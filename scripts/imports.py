@@ -3,9 +3,11 @@
 
 Prints, for production code (each file's `#[cfg(test)] mod tests` left out):
 which area imports which (counting `crate::` paths), every pair of files
-outside one folder's mod.rs that import each other, the files outside `cli/`
-that name clap, and the files outside `platform/` that make OS calls
-(`libc::`, `std::process::Command`, `std::os::`).
+outside one folder's mod.rs that import each other, every pair of folders
+that import each other (a file anywhere under one naming the other), the
+files outside `cli/` that name clap, and the files outside `platform/` that
+make OS calls (`libc::`, `std::process::Command`, `std::os::`). Exits 1 if
+any two files or folders import each other (.ci/run runs it).
 
     python3 scripts/imports.py [src]
 """
@@ -24,7 +26,11 @@ for folder, _, names in os.walk(root):
             module = os.path.relpath(path, root)[:-3].replace(os.sep, "::")
             module = re.sub(r"(::)?mod$", "", module)
             with open(path, encoding="utf-8") as source:
-                files[module] = TESTS.sub("", source.read())
+                text = source.read()
+            # A test module in a file of its own (`#[cfg(test)] mod tests;`).
+            if module == "tests" or module.endswith("::tests"):
+                text = ""
+            files[module] = TESTS.sub("", text)
 
 
 def area(module):
@@ -56,9 +62,31 @@ for a, b in circles:
     print(f"  {a} <-> {b}")
 
 
+# Folders: for an import between two modules neither of which holds the
+# other, the two units where their paths part (`trace` and `run` for
+# `trace::spans` naming `run::events`); a unit that is a folder makes it a
+# folder pair. Two folders naming each other are one layer, not two.
+folders = {m.rsplit("::", 1)[0] for m in files if "::" in m}
+units = set()
+for source, target in edges:
+    a, b = source.split("::") if source else [], target.split("::")
+    i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), None)
+    if i is None:
+        continue
+    units.add(("::".join(a[: i + 1]), "::".join(b[: i + 1])))
+folder_circles = sorted(
+    {tuple(sorted(pair)) for pair in units if pair[::-1] in units
+     and (pair[0] in folders or pair[1] in folders)}
+)
+print(f"folders importing each other: {len(folder_circles)}")
+for a, b in folder_circles:
+    print(f"  {a}{'/' * (a in folders)} <-> {b}{'/' * (b in folders)}")
+
+
 def outside(pattern, home):
     return sorted(m for m, text in files.items() if area(m) != home and re.search(pattern, text))
 
 
 print("clap outside cli/:", outside(r"\bclap::|use clap", "cli"))
 print("OS calls outside platform/:", outside(r"\blibc::|process::Command|std::os::", "platform"))
+sys.exit(1 if circles or folder_circles else 0)

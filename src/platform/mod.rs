@@ -17,7 +17,8 @@
 //! and through no symlink another user owns.
 //! `seam.rs` holds the types every twin shares (`Child`, `Io`, `Wake`).
 //!
-//! `unix.rs` is the implementation for every Unix; `spawn.rs` starts a
+//! `unix/` holds what is Unix-only: `unix/mod.rs` is the implementation
+//! for every Unix (groups, reaping, dispositions); `spawn.rs` starts a
 //! command (`posix_spawn`, with std's fork and exec as its twin, which the
 //! `portable` feature selects on Linux too); `signals.rs` is the one
 //! wait for a child, a signal or a deadline (self-pipes, and `ppoll` where
@@ -29,43 +30,29 @@
 //! which path is named once, in `build.rs` (`posix_spawn`,
 //! `precise_wait`, `subreaper`).
 //!
-//! `windows/` holds the Windows twins, one per OS-specific file here, through
+//! `windows/` holds the Windows twins, one per file in `unix/`, through
 //! `windows-sys` (see `windows/mod.rs`): a Job Object per attempt as the
 //! `ProcessTree`, console control events in place of signals, and
 //! `WaitForMultipleObjects` in place of the self-pipes and `poll`.
 
-// Unix: the files beside this one. Windows: their twins in `windows/`,
-// with the same names and functions, so `run/` is the same on both.
-#[cfg(unix)]
-pub mod append;
-#[cfg(unix)]
-pub mod owner;
+// The shared files beside this one; the OS-specific ones in `unix/` and
+// `windows/`, with the same names and functions, so `run/` is the same on
+// both.
 pub mod private;
 pub mod publish;
-#[cfg(unix)]
-pub mod ready;
-#[cfg(unix)]
-pub mod reaper_portable;
 pub mod regular;
 mod seam;
-#[cfg(unix)]
-pub mod signals;
-#[cfg(unix)]
-pub mod spawn;
-#[cfg(unix)]
-pub mod tree;
 pub mod trusted;
+
 #[cfg(unix)]
 mod unix;
+#[cfg(unix)]
+pub use unix::{append, owner, ready, signals, spawn, tree};
 
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
 pub use windows::{append, owner, ready, reaper, signals, spawn, tree};
-
-#[cfg(target_os = "linux")]
-#[cfg_attr(feature = "portable", allow(dead_code))] // still unit-tested
-pub mod reaper_linux;
 
 #[cfg(unix)]
 pub use unix::*;
@@ -75,6 +62,6 @@ pub use windows::*;
 /// The subreaper of this platform: Linux's, or the portable twin (also on
 /// Linux with the `portable` feature, so that path is tested here).
 #[cfg(subreaper)]
-pub use reaper_linux as reaper;
+pub use unix::reaper_linux as reaper;
 #[cfg(all(unix, not(subreaper)))]
-pub use reaper_portable as reaper;
+pub use unix::reaper_portable as reaper;

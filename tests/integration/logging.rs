@@ -298,7 +298,7 @@ fn a_log_file_keeps_retrys_lines_apart_from_the_commands_stderr() {
 #[test]
 #[cfg(unix)] // /dev/fd/3 and an sh pipeline
 fn a_log_descriptor_pipes_json_into_jq_while_stderr_stays_on_screen() {
-    // The README's example: retry's lines on fd 3, into the pipe; stdout
+    // The guide's example (Logs): retry's lines on fd 3, into the pipe; stdout
     // dropped; the command's stderr where it was.
     if std::process::Command::new("jq")
         .arg("--version")

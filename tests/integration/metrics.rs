@@ -199,21 +199,21 @@ fn fifty_concurrent_runs_lose_no_increment() {
     assert_eq!(sample(&text, "retry_retries_total"), Some("0"));
 }
 
-/// The README's alerts are docs/alerts.yml as it is, the file the rules
+/// The guide's alerts are docs/alerts.yml as it is, the file the rules
 /// test runs.
 #[test]
-fn the_readmes_alerts_are_the_tested_rules() {
+fn the_guides_alerts_are_the_tested_rules() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |name: &str| {
         std::fs::read_to_string(root.join(name))
             .unwrap()
             .replace("\r\n", "\n")
     };
-    let (readme, rules) = (read("README.md"), read("docs/alerts.yml"));
+    let (guide, rules) = (read("docs/guide.md"), read("docs/alerts.yml"));
     let block = format!("```yaml\n{rules}```\n");
     assert!(
-        readme.contains(&block),
-        "README.md does not show docs/alerts.yml as it is"
+        guide.contains(&block),
+        "docs/guide.md does not show docs/alerts.yml as it is"
     );
     let test = read("tests/prometheus/alerts.test.yml");
     assert!(test.contains("rule_files:\n  - ../../docs/alerts.yml\n"));

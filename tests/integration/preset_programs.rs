@@ -11,7 +11,7 @@
 //! of bench/presets/tests/samples.tsv is judged as that file says.
 //!
 //! git, wget and apt translate their messages, and the presets match the
-//! English ones, so those run with LC_ALL=C, as the README tells users to.
+//! English ones, so those run with LC_ALL=C, as docs/guide.md tells users to.
 
 use std::io::{Read, Write};
 use std::path::Path;

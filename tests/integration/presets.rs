@@ -940,7 +940,7 @@ fn a_presets_file_others_could_write_is_not_trusted() {
     refused("it is owned by user id 65534, not by you (0) or root");
 }
 
-/// The README's pipeline: a `set -euo pipefail` script piping the body to
+/// The guide's pipeline: a `set -euo pipefail` script piping the body to
 /// `jq`, with curl 7.84+'s `--write-out` putting the one header retry reads
 /// on stderr. The server asks for its wait as an HTTP-date.
 #[test]
@@ -949,7 +949,7 @@ fn an_http_date_retry_after_from_write_out_keeps_a_pipefail_script_right() {
     let jq = std::process::Command::new("jq").arg("--version").output();
     assert!(
         jq.is_ok_and(|out| out.status.success()),
-        "jq is not installed: this test runs the README's `| jq` pipeline \
+        "jq is not installed: this test runs the guide's `| jq` pipeline \
          (apt-get install jq; .ci/run installs it)"
     );
     let at = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(2));
@@ -993,7 +993,7 @@ fn an_http_date_retry_after_from_write_out_keeps_a_pipefail_script_right() {
     assert_eq!(http.served(), 1);
 }
 
-/// The README's second way to honour Retry-After (curl 7.84+): only that
+/// The guide's second way to honour Retry-After (curl 7.84+): only that
 /// header, written to stderr by --write-out; stdout stays the body alone
 /// under --stdout-once, and a response without the header gives no hint.
 #[test]

@@ -13,6 +13,7 @@ const README: &str = include_str!("../../README.md");
 /// `every_document_is_checked`.
 const DOCUMENTS: &[(&str, &str)] = &[
     ("README.md", README),
+    ("docs/guide.md", include_str!("../../docs/guide.md")),
     ("docs/behaviour.md", include_str!("../../docs/behaviour.md")),
     ("docs/action.md", include_str!("../../docs/action.md")),
     (
@@ -321,6 +322,41 @@ fn quoted_messages_are_what_retry_prints() {
     }
 }
 
+/// The breaker's worst case for the defaults (issue 44), as the README
+/// states it: runs resume within the default `--breaker-cooldown-max` and
+/// one period, and its figure is the simulated outage's last host, as the
+/// table in docs/behaviour.md has it for the default cap.
+#[test]
+fn the_breakers_worst_case_is_the_defaults() {
+    let text = README.split_whitespace().collect::<Vec<_>>().join(" ");
+    let claim = text
+        .split("With the defaults, once the service is back every host's runs resume within ")
+        .nth(1)
+        .expect("the README states the breaker's worst case for the defaults");
+    let minutes: u64 = claim.split(' ').next().unwrap().parse().unwrap();
+    let entries = help_entries();
+    let (_, cap) = entries
+        .iter()
+        .find(|(long, _)| long == "--breaker-cooldown-max")
+        .unwrap();
+    assert!(cap.contains(&format!("[default: {minutes}m]")), "{cap}");
+    let period = format!("({} minutes for a job every minute: ", minutes + 1);
+    let last: u64 = claim
+        .split(&period)
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no {period:?} in the README's worst case"));
+    assert!(last <= (minutes + 1) * 60, "{last} s");
+    let behaviour = include_str!("../../docs/behaviour.md");
+    let row = format!("| **host breakers, after 3, 30 s, cap {minutes} m** |");
+    let row = behaviour
+        .lines()
+        .find(|line| line.starts_with(&row))
+        .unwrap_or_else(|| panic!("docs/behaviour.md has no row {row}"));
+    assert!(row.contains(&format!(", {last}** |")), "{row}");
+}
+
 #[test]
 fn version_is_as_the_readme_says() {
     let version = retry(&["--version"]).run().stdout;
@@ -399,5 +435,112 @@ fn the_release_archive_links_only_to_what_it_holds() {
     assert_eq!(
         std::fs::read_to_string(staged.join("README.md")).unwrap(),
         "the code, [behaviour](docs/behaviour.md#logs), [web](https://example.com/x)\n"
+    );
+}
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation dropped
+/// (backquotes too), spaces as hyphens.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Every anchor of a Markdown text's headings (`## Quick start` gives
+/// `quick-start`; a repeated heading gets `-1`, `-2`), outside code blocks.
+fn anchors(text: &str) -> Vec<String> {
+    let (mut found, mut fenced) = (Vec::new(), false);
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if let (false, Some(heading)) = (fenced, line.strip_prefix('#')) {
+            let base = anchor(heading.trim_start_matches('#'));
+            let seen = found
+                .iter()
+                .filter(|a: &&String| {
+                    **a == base
+                        || a.starts_with(&format!("{base}-"))
+                            && a[base.len() + 1..].parse::<u32>().is_ok()
+                })
+                .count();
+            found.push(if seen == 0 {
+                base
+            } else {
+                format!("{base}-{seen}")
+            });
+        }
+    }
+    found
+}
+
+/// `path` (relative to the repository's root) without its `..`, or
+/// `None` if it climbs out of the repository.
+fn within(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut parts = Vec::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                parts.pop()?;
+            }
+            std::path::Component::Normal(name) => parts.push(name),
+            _ => {}
+        }
+    }
+    Some(parts.iter().collect())
+}
+
+/// Every link between the documents resolves: the file is in the
+/// repository and its `#anchor` is one of that file's headings (a link
+/// into the hosting site, such as `../../releases`, is left out).
+#[test]
+fn links_between_documents_resolve() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = Vec::new();
+    for (doc, text) in DOCUMENTS {
+        let dir = std::path::Path::new(doc).parent().unwrap();
+        for (_, rest) in text.match_indices("](").map(|(i, _)| text.split_at(i + 2)) {
+            let target = rest.split(')').next().unwrap_or_default();
+            if target.contains(':') || target.contains(char::is_whitespace) {
+                continue;
+            }
+            let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
+            let relative = if path.is_empty() {
+                std::path::Path::new(doc)
+            } else {
+                &dir.join(path)
+            };
+            let Some(file) = within(relative) else {
+                continue; // the hosting site's pages (`../../releases`)
+            };
+            let file = root.join(file);
+            if !file.exists() {
+                broken.push(format!("{doc}: {target} (no such file)"));
+                continue;
+            }
+            let markdown = file.extension().is_some_and(|e| e == "md");
+            if !fragment.is_empty() && markdown {
+                let headings = anchors(&std::fs::read_to_string(&file).unwrap());
+                if !headings.iter().any(|a| a == fragment) {
+                    broken.push(format!("{doc}: {target} (no such heading)"));
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links that lead nowhere:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn anchors_are_githubs() {
+    assert_eq!(
+        anchors("# A\n## Quick start\n```\n# not a heading\n```\n### `--plan`: a schedule\n## A\n"),
+        ["a", "quick-start", "--plan-a-schedule", "a-1"]
     );
 }

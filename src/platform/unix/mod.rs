@@ -4,6 +4,17 @@
 //! C runtime's `argv` in `start`); each says why it is sound.
 #![allow(unsafe_code)]
 
+pub mod append;
+pub mod owner;
+pub mod ready;
+#[cfg(target_os = "linux")]
+#[cfg_attr(feature = "portable", allow(dead_code))] // still unit-tested
+pub mod reaper_linux;
+pub mod reaper_portable;
+pub mod signals;
+pub mod spawn;
+pub mod tree;
+
 use std::ffi::OsString;
 use std::io::{self, IsTerminal};
 use std::os::fd::{IntoRawFd, OwnedFd};

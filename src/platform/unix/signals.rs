@@ -43,7 +43,7 @@ impl Waker {
     }
 }
 
-pub use super::seam::Wake;
+pub use crate::platform::seam::Wake;
 
 impl Signals {
     /// Starts from an empty signal mask and installs the handlers. Call

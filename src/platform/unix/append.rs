@@ -39,7 +39,7 @@ use std::path::Path;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
-use super::private::user_id;
+use crate::platform::private::user_id;
 
 /// Links followed from one path at most, as Linux's `MAXSYMLINKS`.
 const MAX_LINKS: usize = 40;

@@ -27,7 +27,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 
-pub use super::seam::{Child, Io};
+pub use crate::platform::seam::{Child, Io};
 
 /// A command to start, described as `std::process::Command` would.
 #[derive(Debug)]
