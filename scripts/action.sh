@@ -41,7 +41,7 @@
 #
 # Outputs: total_attempts, exit_code, exit_error (nick-fields' words) and
 # reason (retry's), written by retry itself at the end of the run
-# (RETRY_GITHUB_OUTPUT=1: src/run/log/summary.rs), so they are the run's
+# (RETRY_GITHUB_OUTPUT=1: src/sinks/summary.rs), so they are the run's
 # own figures; by this script for a bad input (0 attempts, exit code 2).
 # Bash 3.2 and BSD tools (macOS), Git Bash (Windows).
 set -u
@@ -184,7 +184,7 @@ if [ -n "$exit_code_input" ]; then
 fi
 if [ -n "$retry_codes" ]; then flags+=(--retry-on "$retry_codes"); fi
 if [ -n "$fatal_codes" ]; then flags+=(--fatal-on "$fatal_codes"); fi
-# How retry's GitHub lines read (src/run/log/action.rs), as nick-fields'
+# How retry's GitHub lines read (src/sinks/log/action.rs), as nick-fields'
 # do: each attempt's output folded; retries as warnings, or plain lines
 # ("info"); giving up an error, or a warning when the step ends green.
 wishes=groups

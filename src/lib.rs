@@ -5,15 +5,21 @@
 //!   options, usage
 //!   errors, completions and the man page);
 //! - `run/`: everything that runs a command (the attempt loop, the child's
-//!   supervisor, pipes, events and their log lines);
+//!   supervisor, pipes), told as events;
+//! - `events`: what happened, stamped once, the vocabulary of `run/` and
+//!   the outputs;
+//! - `sinks/`: the reporter, which hands each event to every output asked
+//!   for (the log lines, GitHub's step summary and outputs, the metrics,
+//!   the spans);
+//! - `metrics/` and `trace/`: the libraries of the Prometheus textfile and
+//!   StatsD, and of OpenTelemetry's protocol;
 //! - `platform/`: every call to the OS about processes and signals, and the
 //!   one wait for a child, a signal or a deadline;
-//! - `metrics/`: the run's metrics (the Prometheus textfile, StatsD), fed
-//!   its events;
 //! - `plan/`, `simulate/` and `report`: the modes that only print (the
 //!   cargo feature `preview`, on by default);
 //! - the rules both share, one file each: `strategy` (backoff and jitter),
-//!   `policy` (which exit codes retry), `codes`, `status`, `duration`, `size`.
+//!   `policy` (which exit codes retry), `codes`, `status`, `duration`, `size`,
+//!   `escape` (text retry did not write, as it shows it).
 //!
 //! `arena` is the binary's allocator (start-up speed); `fuzzing` is for
 //! `fuzz/` only.

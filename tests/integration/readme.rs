@@ -240,8 +240,8 @@ fn variables_the_readme_names_exist() {
         .collect();
     const OTHERS: [&str; 14] = [
         "RETRY_ATTEMPT",
-        // GitHub's step summary and step outputs (src/run/log/summary.rs),
-        // and the Action's wishes for the lines (src/run/log/action.rs).
+        // GitHub's step summary and step outputs (src/sinks/summary.rs),
+        // and the Action's wishes for the lines (src/sinks/log/action.rs).
         "RETRY_STEP_SUMMARY",
         "RETRY_GITHUB_OUTPUT",
         "RETRY_GITHUB_ACTION",
