@@ -3,7 +3,13 @@
 //! (held output, events, `--on-retry`, the sleep). Everything that touches
 //! the outside world (clock, processes, signals, the shared `--budget`'s
 //! file) is behind `Host`, so the
-//! loop's tests run without a process or a sleep.
+//! loop's tests run without a process or a sleep. The loop only makes
+//! events (`events.rs`); what becomes of them is the reporter's.
+//!
+//! Beside it: `outcome.rs` (how an attempt and the run end, the words
+//! every file here shares), `host.rs` (the trait), `options.rs` (what a
+//! run is given); its tests in `tests.rs`, on the scripted host of
+//! `fake.rs`.
 //!
 //! ```text
 //!   ┌─> run attempt ──> decide: success? ──yes──> exit with its status
@@ -44,9 +50,9 @@ pub use host::Host;
 pub use options::Options;
 pub use outcome::{Attempt, AttemptInfo, Ended, Exit, SpawnError, Unsettled};
 
-/// Runs the loop to its end and returns how retry ends.
-/// Its events are stamped as they are made, by `host`'s clock from
-/// `origin` (when the run began), and handed to `emit`.
+/// Runs the loop to its end and returns how retry ends. Its events are
+/// stamped as they are made, by `host`'s clock from `origin` (when the run
+/// began), and handed to `emit`.
 pub fn run<R: Rng>(
     config: &Options,
     host: &mut impl Host,

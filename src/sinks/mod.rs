@@ -254,7 +254,10 @@ impl Reporter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
+    use crate::events::GiveUp;
+    use crate::policy::Attempts;
+    use crate::status::Status;
+    use std::time::{Duration, SystemTime};
 
     fn reporter(metrics: metrics::Settings) -> Reporter {
         let settings = Settings {
@@ -290,5 +293,53 @@ mod tests {
             ..metrics::Settings::default()
         };
         assert!(none(&reporter(job)));
+    }
+
+    /// The log's line and the textfile's series read one stamp: the time the
+    /// run began (its origin) and the time the event was made, not a clock
+    /// of their own (the origin here lies in 2023).
+    #[test]
+    fn the_outputs_agree_on_the_events_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_path = dir.path().join("retry.log");
+        let settings = Settings {
+            log_format: LogFormat::Json,
+            log_file: Some(log_path.clone()),
+            verbosity: Verbosity::Normal,
+            metrics: metrics::Settings {
+                job: Some(metrics::job::parse("nightly").unwrap()),
+                dir: Some(dir.path().to_owned()),
+                ..metrics::Settings::default()
+            },
+            preset: None,
+            preset_warnings: vec![],
+        };
+        let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let (at, took) = (Instant::now(), Duration::from_millis(2500));
+        let origin = Origin::new(start, at);
+        let to = Destination::File(log::open(&log_path).unwrap());
+        let command = (OsStr::new("true"), &[][..]);
+        let mut reporter = Reporter::new(&settings, to, "r".into(), origin, None, command);
+        // Whatever the environment says, no GitHub file is written here.
+        (reporter.summary, reporter.outputs) = (None, None);
+        reporter.emit(&Stamped {
+            stamp: origin.stamp(at + took),
+            event: Event::GaveUp {
+                attempt: 1,
+                limit: Attempts::Limit(1),
+                reason: GiveUp::Attempts(Status::exited(3)),
+                took: Some(took),
+            },
+        });
+        let line = std::fs::read_to_string(&log_path).unwrap();
+        let when = r#""time":"2023-11-14T22:13:22.500Z","elapsed_ms":2500,"#;
+        assert!(line.contains(when), "{line}");
+        let prom = std::fs::read_to_string(dir.path().join("retry_nightly.prom")).unwrap();
+        for series in [
+            r#"retry_last_run_start_timestamp_seconds{retry_job="nightly"} 1700000000.000"#,
+            r#"retry_last_run_duration_seconds{retry_job="nightly"} 2.500"#,
+        ] {
+            assert!(prom.contains(series), "{series} in {prom}");
+        }
     }
 }
