@@ -17,7 +17,7 @@ import re
 import sys
 
 root = sys.argv[1] if len(sys.argv) > 1 else "src"
-TESTS = re.compile(r"#\[cfg\(test\)\]\s*mod tests[\s\S]*")
+TESTS = re.compile(r"#\[cfg\(test\)\]\s*mod tests\s*\{[\s\S]*")
 files = {}
 for folder, _, names in os.walk(root):
     for name in names:
