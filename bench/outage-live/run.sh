@@ -3,7 +3,8 @@
 # bench/contention down for the outage, then serving its capacity a
 # second, and a cron fleet of real `retry` processes under each policy
 # (none, host budgets, a fleet budget, a breaker per host and one for the
-# fleet, the fleet's state in a redis-server this script starts); beside
+# fleet, the fleet's state in a redis-server this script starts; each
+# breaker once for each of CAPS, its --breaker-cooldown-max); beside
 # it, `retry --simulate --model outage` with the same parameters. Writes,
 # in this directory: live.csv and sim.csv (one row per repetition and
 # policy), agreement.md and outage.svg (both on the same axes), and the
@@ -11,6 +12,11 @@
 #
 #   bash bench/outage-live/run.sh                        # ≈ 5 minutes on 2 cores
 #   REPS=1 HOSTS=10 SPAN=20 OUTAGE=8 bash bench/outage-live/run.sh   # a quick look
+#
+# Time runs at 1/30 of the outage table's (docs/behaviour.md): a 1 s
+# cooldown for 30 s, and CAPS (seconds) 2,4,8 for caps of 1, 2 and 4
+# minutes (the default), which the 20 s outage gives the cooldown time to
+# double up to.
 #
 # Bounded: LIMIT seconds in all (default 600), each repetition at most
 # its span and 25 s, and every retry gets --max-time. Loopback and a unix
@@ -27,6 +33,7 @@ CAPACITY=${CAPACITY:-35}
 SPAN=${SPAN:-60}
 REPS=${REPS:-4}
 SIM_REPS=${SIM_REPS:-40}
+CAPS=${CAPS:-2,4,8}
 LIMIT=${LIMIT:-600}
 OUT=${OUT:-bench/outage-live}
 
@@ -53,7 +60,7 @@ for _ in $(seq 100); do [ -S "$tmp/redis.sock" ] && break; sleep 0.05; done
 set -m # the driver gets a process group of its own
 "$target/examples/contention" outage --retry "$target/retry" --tmp "$tmp" \
     --store "unix://$tmp/redis.sock" --hosts "$HOSTS" --every "$EVERY" --outage "$OUTAGE" \
-    --capacity "$CAPACITY" --span "$SPAN" --reps "$REPS" --sim-reps "$SIM_REPS" \
+    --capacity "$CAPACITY" --span "$SPAN" --reps "$REPS" --sim-reps "$SIM_REPS" --caps "$CAPS" \
     --limit "$LIMIT" --out "$OUT" &
 driver=$!
 wait "$driver"
