@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
 # --simulate --model outage: the table the circuit breaker's defaults come
-# from (docs/behaviour.md, "Circuit breaker (planned)"), and the time a
-# fleet of 10,000 hosts over an hour takes. Writes the section "An outage,
-# simulated" of bench/RESULTS.md (replaced if present, the rest kept).
+# from (docs/behaviour.md, "Choosing the defaults"), the recovery lag of
+# each cap (--breaker-cooldown-max), and the time a fleet of 10,000 hosts
+# over an hour takes. Writes the section "An outage, simulated" of
+# bench/RESULTS.md (replaced if present, the rest kept).
 #
 #   bash bench/outage.sh        # ≈ 1 minute on 2 cores, once built
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin retry
 RETRY=target/release/retry
-table=$(mktemp) big=$(mktemp)
-trap 'rm -f "$table" "$big"' EXIT
+table=$(mktemp) caps=$(mktemp) big=$(mktemp)
+trap 'rm -f "$table" "$caps" "$big"' EXIT
 
 # The representative setup: 2,000 hosts every minute, a 15-minute outage,
 # then 50 requests a second (a third above the fleet's 33 first attempts a
 # second; all 2,000 at once would be 40 times too many).
-TABLE=(--simulate --model outage --hosts 2000 --every 60s --outage 15m --capacity 50 --span 1h
-    --breaker-afters 1,3,5 --breaker-cooldowns 15s,30s,1m,2m --seed 1)
+# Every breaker with the default cap (4m, named so the command says it).
+SETUP=(--simulate --model outage --hosts 2000 --every 60s --outage 15m --capacity 50 --span 1h)
+TABLE=("${SETUP[@]}" --breaker-afters 1,3,5 --breaker-cooldowns 15s,30s,1m,2m
+    --breaker-cooldown-maxes 4m --seed 1)
 /usr/bin/time -f 'TIME %e %U %S %M' "$RETRY" "${TABLE[@]}" --format csv >"$table" 2>&1
+# The cap: the default breaker (after 3, 30 s) with caps below the
+# default and above it; the recovery lag is the cap's to bound.
+CAPS=("${SETUP[@]}" --breaker-afters 3 --breaker-cooldowns 30s
+    --breaker-cooldown-maxes 1m,2m,4m,8m --seed 1)
+/usr/bin/time -f 'TIME %e %U %S %M' "$RETRY" "${CAPS[@]}" --format csv >"$caps" 2>&1
 # Scale: 10,000 hosts for an hour, one repetition of six rows, with a
 # capacity that lets them recover (167 first attempts a second).
 BIG=(--simulate --model outage --hosts 10000 --every 60s --outage 15m --capacity 200 --span 1h
@@ -54,6 +62,10 @@ results=bench/RESULTS.md
     echo "\`retry ${TABLE[*]}\`:"
     echo
     markdown "$table"
+    echo
+    echo "\`retry ${CAPS[*]}\`:"
+    echo
+    markdown "$caps"
     echo
     echo "\`retry ${BIG[*]}\`:"
     echo

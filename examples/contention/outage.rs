@@ -3,14 +3,17 @@
 //! requests a second (as `src/simulate/outage/service.rs` models it),
 //! and a cron fleet of H hosts, each running a real `retry` every period
 //! at a phase of its own, under each protection: none, host budgets, a
-//! fleet budget, a breaker per host and one for the fleet. Beside it,
-//! `retry --simulate --model outage` with the same parameters, one seed a
-//! repetition, and the agreement of the two.
+//! fleet budget, a breaker per host and one for the fleet (or the ones of
+//! `--policies`), the breakers once for each cap of `--caps`
+//! (`--breaker-cooldown-max`: the recovery lag is the cap's to bound).
+//! Beside it, `retry --simulate --model
+//! outage` with the same parameters, one seed a repetition, and the
+//! agreement of the two.
 //!
 //! ```text
 //! contention outage --retry PATH --tmp DIR [--store unix:///…/redis.sock] [--hosts 50]
 //!     [--every 2] [--outage 20] [--capacity 35] [--span 60] [--reps 4] [--sim-reps 40]
-//!     [--limit 600] [--out DIR]
+//!     [--policies none,host-budget,…] [--caps 8] [--limit 600] [--out DIR]
 //! ```
 //!
 //! A host is its schedule and, for host-scoped state, its own
@@ -140,7 +143,7 @@ fn serve(outage: Duration, capacity: u32) -> std::io::Result<(u16, Shared)> {
 
 // ---------------------------------------------------------------- the driver
 
-/// The rows, named as the simulation's.
+/// The policies, named as the simulation's.
 const POLICIES: [&str; 5] = [
     "none",
     "host-budget",
@@ -173,6 +176,10 @@ pub struct Settings {
     span: Duration,
     reps: u32,
     sim_reps: u32,
+    /// The policies run, in POLICIES' order.
+    policies: Vec<&'static str>,
+    /// The breakers' caps (`--breaker-cooldown-max`), a row each.
+    caps: Vec<Duration>,
     limit: Duration,
     out: PathBuf,
     seed: u64,
@@ -210,15 +217,40 @@ const HOST_BUDGET: [&str; 6] = [
     "--budget-refill",
     "2.2",
 ];
-/// 1/30 of the defaults: a 30 s cooldown and its 4 min cap.
-const BREAKER: [&str; 6] = [
-    "--breaker-after",
-    "3",
-    "--breaker-cooldown",
-    "1s",
-    "--breaker-cooldown-max",
-    "8s",
-];
+/// 1/30 of the defaults: a 30 s cooldown; the cap is the row's (`--caps`).
+const BREAKER: [&str; 4] = ["--breaker-after", "3", "--breaker-cooldown", "1s"];
+/// The default cap, 4 minutes, at 1/30 of the time. A 20 s outage lets a
+/// 1 s cooldown double up to it (1 + 2 + 4 s of failed probes after the
+/// circuit opens at about 6 s), and to 2 or 4 s, the caps of 1 and 2
+/// minutes that bench/outage-live/run.sh's cap study adds.
+const CAP: Duration = Duration::from_secs(8);
+
+/// A row of the tables: a policy and, for a breaker, its cap.
+#[derive(Clone, Debug, PartialEq)]
+struct Row {
+    policy: &'static str,
+    cap: Option<Duration>,
+}
+
+impl Row {
+    /// The name in live.csv, sim.csv and the tables: the simulation's
+    /// policy, and a breaker's cap as the simulation's params say it.
+    fn name(&self) -> String {
+        match self.cap {
+            Some(cap) => format!("{} max {}", self.policy, humantime::format_duration(cap)),
+            None => self.policy.to_owned(),
+        }
+    }
+}
+
+/// A duration as retry's flags take it: whole seconds, else milliseconds.
+fn flag(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
 /// The network of the simulation, which the client sleeps each way.
 const NET_MS: (&str, &str) = ("10", "2");
 
@@ -235,6 +267,8 @@ impl Settings {
             span: Duration::from_secs(60),
             reps: 4,
             sim_reps: 40,
+            policies: POLICIES.to_vec(),
+            caps: vec![CAP],
             limit: Duration::from_secs(600),
             out: PathBuf::from("bench/outage-live"),
             seed: 1,
@@ -269,6 +303,22 @@ impl Settings {
                 "--span" => s.span = secs()?,
                 "--reps" => s.reps = count()?,
                 "--sim-reps" => s.sim_reps = count()?,
+                "--policies" => {
+                    let named: Vec<&str> = value.split(',').collect();
+                    if named.iter().any(|p| !POLICIES.contains(p)) {
+                        return Err(bad());
+                    }
+                    s.policies = POLICIES.into_iter().filter(|p| named.contains(p)).collect();
+                }
+                "--caps" => {
+                    // At least the cooldown (1 s), as retry requires.
+                    s.caps = value
+                        .split(',')
+                        .map(|c| c.parse().ok().filter(|&c: &f64| (1.0..3600.0).contains(&c)))
+                        .map(|c| c.map(Duration::from_secs_f64))
+                        .collect::<Option<_>>()
+                        .ok_or_else(bad)?;
+                }
                 "--limit" => s.limit = secs()?,
                 "--out" => s.out = value.into(),
                 "--seed" => s.seed = value.parse().map_err(|_| bad())?,
@@ -281,11 +331,24 @@ impl Settings {
         Ok(s)
     }
 
-    fn policies(&self) -> Vec<&'static str> {
-        POLICIES
-            .into_iter()
-            .filter(|p| self.store.is_some() || !p.starts_with("fleet"))
-            .collect()
+    /// The rows: each policy (the fleet's need `--store`), a breaker once
+    /// per cap.
+    fn rows(&self) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for &policy in &self.policies {
+            if self.store.is_none() && policy.starts_with("fleet") {
+                continue;
+            }
+            if policy.ends_with("breaker") {
+                rows.extend(self.caps.iter().map(|&cap| Row {
+                    policy,
+                    cap: Some(cap),
+                }));
+            } else {
+                rows.push(Row { policy, cap: None });
+            }
+        }
+        rows
     }
 
     /// The scenario's flags, for `--simulate --model outage`.
@@ -325,13 +388,21 @@ impl Settings {
         .map(String::from)
     }
 
-    /// What a host of `policy` adds to its runs in repetition `rep`: a
-    /// fleet's name is new each repetition, so its state starts afresh.
-    fn protection(&self, policy: &str, rep: u32) -> Vec<String> {
-        let name = format!("outage-live-{}-{rep}", std::process::id());
+    /// What a host of row `index` adds to its runs in repetition `rep`: a
+    /// fleet's name is new each repetition and each row, so its state
+    /// starts afresh and no two caps share a circuit.
+    fn protection(&self, rows: &[Row], index: usize, rep: u32) -> Vec<String> {
+        let name = format!("outage-live-{}-{rep}-{index}", std::process::id());
         let store = || ["--store".to_owned(), self.store.clone().unwrap_or_default()];
+        let breaker = || {
+            let cap = rows[index].cap.map(flag).unwrap_or_default();
+            BREAKER
+                .map(String::from)
+                .into_iter()
+                .chain(["--breaker-cooldown-max".to_owned(), cap])
+        };
         let mut out: Vec<String> = Vec::new();
-        match policy {
+        match rows[index].policy {
             "host-budget" => {
                 out.extend(["--budget".into(), name]);
                 out.extend(HOST_BUDGET.map(String::from));
@@ -343,11 +414,11 @@ impl Settings {
             }
             "host-breaker" => {
                 out.extend(["--breaker".into(), name]);
-                out.extend(BREAKER.map(String::from));
+                out.extend(breaker());
             }
             "fleet-breaker" => {
                 out.extend(["--breaker".into(), name]);
-                out.extend(BREAKER.map(String::from));
+                out.extend(breaker());
                 out.extend(store());
             }
             _ => {}
@@ -372,9 +443,10 @@ struct Tally {
 pub fn run(settings: &Settings) -> Result<(), String> {
     let started = Instant::now();
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let policies = settings.policies();
+    let rows = settings.rows();
+    let names: Vec<String> = rows.iter().map(Row::name).collect();
     let mut servers = Vec::new();
-    for _ in &policies {
+    for _ in &rows {
         servers.push(serve(settings.outage, settings.capacity).map_err(|e| e.to_string())?);
     }
     let mut live = format!("rep,policy,{}\n", METRICS.join(","));
@@ -389,11 +461,11 @@ pub fn run(settings: &Settings) -> Result<(), String> {
             notes.push(format!("repetition {rep} and later: no time left"));
             break;
         }
-        let tallies = one_rep(settings, &me, &policies, &servers, rep)?;
-        for ((policy, (_, service)), tally) in policies.iter().zip(&servers).zip(tallies) {
+        let tallies = one_rep(settings, &me, &rows, &servers, rep)?;
+        for ((policy, (_, service)), tally) in names.iter().zip(&servers).zip(tallies) {
             let arrivals = std::mem::take(&mut service.lock().unwrap().arrivals);
             let row = measure(settings, &arrivals, &tally);
-            eprintln!("rep {rep} {policy:>13}: {}", format_row(&row));
+            eprintln!("rep {rep} {policy:>20}: {}", format_row(&row));
             live += &format!("{rep},{policy},{}\n", format_row(&row));
             for note in tally.notes.iter().take(3) {
                 notes.push(format!("rep {rep} {policy}: {note}"));
@@ -403,12 +475,12 @@ pub fn run(settings: &Settings) -> Result<(), String> {
     }
     std::fs::create_dir_all(&settings.out).map_err(|e| e.to_string())?;
     write(&settings.out.join("live.csv"), &live)?;
-    let sim = simulate(settings, &policies)?;
+    let sim = simulate(settings, &rows)?;
     write(&settings.out.join("sim.csv"), &sim)?;
     let (live, sim) = (parse(&live), parse(&sim));
     let text = agreement(
         settings,
-        &policies,
+        &names,
         &live,
         &sim,
         done,
@@ -417,15 +489,15 @@ pub fn run(settings: &Settings) -> Result<(), String> {
     );
     write(&settings.out.join("agreement.md"), &text)?;
     print!("{text}");
-    chart(&settings.out.join("outage.svg"), &policies, &live, &sim)
+    chart(&settings.out.join("outage.svg"), &names, &live, &sim)
 }
 
-/// One repetition: every policy's fleet at once, each against its own
+/// One repetition: every row's fleet at once, each against its own
 /// server, from the same phases.
 fn one_rep(
     settings: &Settings,
     me: &Path,
-    policies: &[&str],
+    rows: &[Row],
     servers: &[(u16, Shared)],
     rep: u32,
 ) -> Result<Vec<Tally>, String> {
@@ -439,19 +511,18 @@ fn one_rep(
     let phases: Vec<Duration> = (0..hosts)
         .map(|_| settings.every.mul_f64(rng.unit()))
         .collect();
-    // Each host's own runtime directory, per policy, owner-only.
+    // Each host's own runtime directory, per row, owner-only.
     let root = settings.tmp.join(format!("rep{rep}"));
-    let dir = |p: usize, h: usize| root.join(policies[p]).join(format!("h{h}"));
-    for p in 0..policies.len() {
+    let dir = |p: usize, h: usize| root.join(format!("row{p}")).join(format!("h{h}"));
+    for p in 0..rows.len() {
         for h in 0..hosts {
             create_private(&dir(p, h))?;
         }
     }
-    let flags: Vec<Vec<String>> = policies
-        .iter()
-        .map(|p| settings.protection(p, rep))
+    let flags: Vec<Vec<String>> = (0..rows.len())
+        .map(|p| settings.protection(rows, p, rep))
         .collect();
-    let mut tallies: Vec<Tally> = policies
+    let mut tallies: Vec<Tally> = rows
         .iter()
         .map(|_| Tally {
             first_success: vec![None; hosts],
@@ -459,7 +530,7 @@ fn one_rep(
         })
         .collect();
     let mut queue = BinaryHeap::new();
-    for (p, _) in policies.iter().enumerate() {
+    for p in 0..rows.len() {
         for (h, phase) in phases.iter().enumerate() {
             if *phase < settings.span {
                 queue.push(Reverse((*phase, p, h)));
@@ -591,9 +662,9 @@ fn format_row(row: &[f64; 9]) -> String {
 
 /// `retry --simulate --model outage`, one repetition a seed, so its
 /// spread is measured as the live one is.
-fn simulate(settings: &Settings, policies: &[&str]) -> Result<String, String> {
+fn simulate(settings: &Settings, rows: &[Row]) -> Result<String, String> {
     let mut out = format!("rep,policy,{}\n", METRICS.join(","));
-    let cooldown = BREAKER[3];
+    let caps: Vec<String> = settings.caps.iter().copied().map(flag).collect();
     for seed in 1..=settings.sim_reps {
         let done = Command::new(&settings.retry)
             .args([
@@ -611,9 +682,9 @@ fn simulate(settings: &Settings, policies: &[&str]) -> Result<String, String> {
                 "--breaker-afters",
                 BREAKER[1],
                 "--breaker-cooldowns",
-                cooldown,
+                BREAKER[3],
                 "--breaker-cooldown-maxes",
-                BREAKER[5],
+                &caps.join(","),
             ])
             .args(["--net-delay", &format!("{}ms", NET_MS.0)])
             .args(["--net-sd", &format!("{}ms", NET_MS.1)])
@@ -628,22 +699,46 @@ fn simulate(settings: &Settings, policies: &[&str]) -> Result<String, String> {
             ));
         }
         let csv = String::from_utf8_lossy(&done.stdout);
-        let header: Vec<&str> = csv.lines().next().unwrap_or("").split(',').collect();
-        for line in csv.lines().skip(1) {
-            let cells: Vec<&str> = line.split(',').collect();
-            if !policies.contains(&cells[0]) {
-                continue;
-            }
-            let value = |name: &str| {
-                header
-                    .iter()
-                    .position(|h| *h == name)
-                    .and_then(|i| cells.get(i))
-                    .copied()
-                    .unwrap_or("")
-            };
-            let row: Vec<&str> = METRICS.iter().map(|m| value(m)).collect();
-            out += &format!("{seed},{},{}\n", cells[0], row.join(","));
+        out += &sim_rows(&csv, rows, seed)?;
+    }
+    Ok(out)
+}
+
+/// One seed's simulated table as rows of sim.csv, for the live rows only.
+/// A breaker's rows come in the order of its caps (one after and one
+/// cooldown): the k-th row of a breaker policy is its k-th cap's.
+fn sim_rows(csv: &str, rows: &[Row], seed: u32) -> Result<String, String> {
+    let mut out = String::new();
+    let header: Vec<&str> = csv.lines().next().unwrap_or("").split(',').collect();
+    let mut seen = std::collections::HashMap::<&str, usize>::new();
+    for line in csv.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let mut ours = rows.iter().filter(|r| r.policy == cells[0]);
+        let k = seen.entry(cells[0]).or_default();
+        let Some(row) = ours.nth(*k) else {
+            continue;
+        };
+        *k += 1;
+        let value = |name: &str| {
+            header
+                .iter()
+                .position(|h| *h == name)
+                .and_then(|i| cells.get(i))
+                .copied()
+                .unwrap_or("")
+        };
+        // The order is the simulation's; the params hold it to the cap.
+        if let Some(cap) = row.cap
+            && !value("params").ends_with(&format!("max {}", humantime::format_duration(cap)))
+        {
+            return Err(format!("simulated row `{line}` is not {}", row.name()));
+        }
+        let metrics: Vec<&str> = METRICS.iter().map(|m| value(m)).collect();
+        out += &format!("{seed},{},{}\n", row.name(), metrics.join(","));
+    }
+    for row in rows {
+        if !out.contains(&format!(",{},", row.name())) {
+            return Err(format!("the simulation has no row {}", row.name()));
         }
     }
     Ok(out)
@@ -698,7 +793,7 @@ const COMPARED: [(&str, f64); 6] = [
 
 fn agreement(
     settings: &Settings,
-    policies: &[&str],
+    policies: &[String],
     live: &Values,
     sim: &Values,
     reps: u32,
@@ -710,10 +805,11 @@ fn agreement(
          simulated: {} (`retry --simulate --model outage --reps 1`, seeds 1 to {}). {} s in all.\n\n\
          Scenario: {} hosts, one run every {} s each, down for {} s from the start, then {} requests \
          a second, runs started for {} s; network |N({}, {})| ms per message. Runs: `retry {} {MAX_TIME}`; \
-         host budget `{}`; fleet budget `{}` in Redis; breaker `{}` (a host's, or the fleet's in Redis).\n\n\
+         host budget `{}`; fleet budget `{}` in Redis; breaker `{} --breaker-cooldown-max CAP` (a host's, or the fleet's in Redis), \
+         a row for each CAP: {} (the row's `max`).\n\n\
          A cell is the mean ± 2 sd over the repetitions, live / simulated. \
          Agreement (✓): |live mean − sim mean| ≤ 2 √(sd_live²/n_live + sd_sim²/n_sim), at least 1 for counts and 0.01 s for lags \
-         (Welch's two-sample rule at about 95 %: of 30 comparisons about 1.5 are expected to miss by chance).\n\n",
+         (Welch's two-sample rule at about 95 %: of {} comparisons about {:.1} are expected to miss by chance).\n\n",
         settings.sim_reps,
         settings.sim_reps,
         took.as_secs(),
@@ -728,6 +824,14 @@ fn agreement(
         HOST_BUDGET.join(" "),
         settings.fleet_budget().join(" "),
         BREAKER.join(" "),
+        settings
+            .caps
+            .iter()
+            .map(|&c| flag(c))
+            .collect::<Vec<_>>()
+            .join(", "),
+        policies.len() * COMPARED.len(),
+        0.05 * (policies.len() * COMPARED.len()) as f64,
     );
     out += "| policy |";
     for (name, _) in COMPARED {
@@ -738,7 +842,7 @@ fn agreement(
     out += "\n";
     let (mut agreed, mut compared) = (0, 0);
     for policy in policies {
-        let (Some(l), Some(s)) = (live.get(*policy), sim.get(*policy)) else {
+        let (Some(l), Some(s)) = (live.get(policy), sim.get(policy)) else {
             continue;
         };
         out += &format!("| {policy} |");
@@ -768,13 +872,18 @@ fn agreement(
 
 /// Each compared metric in a panel: the policies along x, the live mean
 /// as a dot with its ± 2 sd bar, the simulated one beside it.
-fn chart(path: &Path, policies: &[&str], live: &Values, sim: &Values) -> Result<(), String> {
+fn chart(path: &Path, policies: &[String], live: &Values, sim: &Values) -> Result<(), String> {
     use plotters::prelude::*;
     const LIVE: RGBColor = RGBColor(214, 39, 40);
     const SIM: RGBColor = RGBColor(31, 119, 180);
+    // Two panels abreast while five rows' labels fit; one a line, wider,
+    // for more (a breaker a cap).
+    let columns = if policies.len() > 5 { 1 } else { 2 };
+    let width = 1100.max(150 * policies.len() as u32);
+    let height = 50 + 950 * 2 / columns;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (1100, 1000)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let (title, rest) = root.split_vertically(50);
         title
@@ -783,7 +892,7 @@ fn chart(path: &Path, policies: &[&str], live: &Values, sim: &Values) -> Result<
                 ("sans-serif", 20),
             )
             .map_err(|e| e.to_string())?;
-        let panels = rest.split_evenly((3, 2));
+        let panels = rest.split_evenly((6 / columns as usize, columns as usize));
         let n = policies.len() as f64;
         for (area, (name, _)) in panels.iter().zip(COMPARED) {
             let i = METRICS.iter().position(|m| *m == name).unwrap();
@@ -805,7 +914,7 @@ fn chart(path: &Path, policies: &[&str], live: &Values, sim: &Values) -> Result<
             let label = |x: &f64| {
                 let k = x.round();
                 match policies.get(k as usize) {
-                    Some(p) if (x - k).abs() < 1e-6 && k >= 0.0 => (*p).to_owned(),
+                    Some(p) if (x - k).abs() < 1e-6 && k >= 0.0 => p.clone(),
                     _ => String::new(),
                 }
             };
@@ -821,7 +930,7 @@ fn chart(path: &Path, policies: &[&str], live: &Values, sim: &Values) -> Result<
                 .map_err(|e| e.to_string())?;
             for (table, shift, color) in both {
                 for (k, policy) in policies.iter().enumerate() {
-                    let Some(m) = table.get(*policy) else {
+                    let Some(m) = table.get(policy) else {
                         continue;
                     };
                     let (mean, sd) = spread(&m[i]);
@@ -901,12 +1010,94 @@ mod tests {
         let s = args(&[]);
         // 50 hosts every 2 s: 25 first attempts a second beside 35: 10 spare.
         assert_eq!(s.fleet_budget()[1], "50");
-        assert_eq!(s.policies(), ["none", "host-budget", "host-breaker"]);
+        let names = |s: &Settings| s.rows().iter().map(Row::name).collect::<Vec<_>>();
+        assert_eq!(names(&s), ["none", "host-budget", "host-breaker max 8s"]);
         let s = args(&["--store", "unix:///x.sock"]);
-        assert_eq!(s.policies(), POLICIES);
-        let flags = s.protection("fleet-breaker", 0);
+        assert_eq!(
+            names(&s),
+            [
+                "none",
+                "host-budget",
+                "fleet-budget",
+                "host-breaker max 8s",
+                "fleet-breaker max 8s"
+            ]
+        );
+        let rows = s.rows();
+        let flags = s.protection(&rows, 4, 0);
         assert!(flags.contains(&"unix:///x.sock".to_owned()), "{flags:?}");
-        assert!(s.protection("none", 0).is_empty());
+        assert!(s.protection(&rows, 0, 0).is_empty());
         assert!(Settings::parse(&["--hosts".into(), "0".into()]).is_err());
+    }
+
+    #[test]
+    fn each_cap_is_a_row_with_its_own_circuit_and_its_own_simulated_row() {
+        let args = [
+            "--retry", "r", "--tmp", "/t", "--caps", "1,60", "--store", "u",
+        ];
+        let s = Settings::parse(&args.map(String::from)).unwrap();
+        let rows = s.rows();
+        // Each breaker row passes its own cap, and no two rows share a
+        // circuit (in Redis a fleet's would be one).
+        let flags: Vec<Vec<String>> = (0..rows.len()).map(|i| s.protection(&rows, i, 0)).collect();
+        let cap = |f: &[String]| {
+            let i = f.iter().position(|a| a == "--breaker-cooldown-max")?;
+            f.get(i + 1).cloned()
+        };
+        let caps: Vec<Option<String>> = flags.iter().map(|f| cap(f)).collect();
+        let (one, sixty) = (Some("1s".to_owned()), Some("60s".to_owned()));
+        assert_eq!(caps[3..], [one.clone(), sixty.clone(), one, sixty]);
+        let circuits: std::collections::HashSet<&String> =
+            flags.iter().filter_map(|f| f.get(1)).collect();
+        assert_eq!(circuits.len(), rows.len() - 1, "{flags:?}");
+        // The simulation's rows, in the order of the caps, named as ours;
+        // rows of no live policy left out; a row in the wrong order refused.
+        let csv = "policy,params,lag_max_s\n\
+                   none,-,1.5\n\
+                   host-budget-share,5 tokens 1/s cost 5,1.9\n\
+                   host-breaker,after 3 cooldown 1s max 1s,2.5\n\
+                   host-breaker,after 3 cooldown 1s max 1m,9.5\n";
+        let host_rows: Vec<Row> = rows
+            .iter()
+            .filter(|r| !r.policy.starts_with("fleet") && r.policy != "host-budget")
+            .cloned()
+            .collect();
+        let out = sim_rows(csv, &host_rows, 7).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        assert!(lines[1].starts_with("7,host-breaker max 1s,"), "{out}");
+        assert!(lines[2].starts_with("7,host-breaker max 1m,"), "{out}");
+        assert!(lines[2].contains(",9.5,"), "{out}");
+        let swapped = csv.replace("max 1s,2.5", "max 1m,2.5");
+        assert!(sim_rows(&swapped, &host_rows, 7).is_err());
+        // A cap below the 1 s cooldown is refused, as retry refuses it.
+        let below = ["--retry", "r", "--tmp", "/t", "--caps", "2,0.5"];
+        assert!(Settings::parse(&below.map(String::from)).is_err());
+        // The cap study runs the breakers alone, in POLICIES' order.
+        let only = [
+            "--retry",
+            "r",
+            "--tmp",
+            "/t",
+            "--policies",
+            "fleet-breaker,host-breaker",
+            "--caps",
+            "2,8",
+            "--store",
+            "u",
+        ];
+        let s = Settings::parse(&only.map(String::from)).unwrap();
+        let names: Vec<String> = s.rows().iter().map(Row::name).collect();
+        assert_eq!(
+            names,
+            [
+                "host-breaker max 2s",
+                "host-breaker max 8s",
+                "fleet-breaker max 2s",
+                "fleet-breaker max 8s"
+            ]
+        );
+        let unknown = ["--retry", "r", "--tmp", "/t", "--policies", "breaker"];
+        assert!(Settings::parse(&unknown.map(String::from)).is_err());
     }
 }

@@ -87,7 +87,8 @@ fn the_server_rejects_while_busy_and_the_client_says_so() {
 #[test]
 fn a_small_outage_run_counts_every_run_and_sees_the_recovery() {
     // Three hosts, one run a second each for 3 s, the service down for
-    // the first 2: host state only (no --store, so no fleet rows).
+    // the first 2: host state only (no --store, so no fleet rows), the
+    // breaker with two caps.
     let dir = scratch();
     let out = std::process::Command::new(driver())
         .args(["outage", "--retry", BIN, "--hosts", "3", "--every", "1"])
@@ -100,6 +101,8 @@ fn a_small_outage_run_counts_every_run_and_sees_the_recovery() {
             "1",
             "--sim-reps",
             "2",
+            "--caps",
+            "1,2",
         ])
         .arg("--tmp")
         .arg(dir.path().join("hosts"))
@@ -115,7 +118,21 @@ fn a_small_outage_run_counts_every_run_and_sees_the_recovery() {
         .skip(1)
         .map(|l| l.split(',').skip(2).map(|v| v.parse().unwrap()).collect())
         .collect();
-    assert_eq!(rows.len(), 3, "none, host-budget, host-breaker: {live}");
+    let names: Vec<&str> = live
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(1))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "none",
+            "host-budget",
+            "host-breaker max 1s",
+            "host-breaker max 2s"
+        ],
+        "{live}"
+    );
     for row in &rows {
         // outage_requests, peak, lags, unrecovered, runs, succeeded, failed, skipped
         let (outage, unrecovered, runs) = (row[0], row[4], row[5]);
@@ -131,9 +148,10 @@ fn a_small_outage_run_counts_every_run_and_sees_the_recovery() {
     let hosts = dir.path().join("hosts");
     assert!(!hosts.exists() || std::fs::read_dir(&hosts).unwrap().next().is_none());
     let sim = std::fs::read_to_string(dir.path().join("out/sim.csv")).unwrap();
-    assert_eq!(sim.lines().count(), 1 + 2 * 3, "{sim}");
+    assert_eq!(sim.lines().count(), 1 + 2 * 4, "{sim}");
+    assert!(sim.contains(",host-breaker max 2s,"), "{sim}");
     let agreement = std::fs::read_to_string(dir.path().join("out/agreement.md")).unwrap();
-    assert!(agreement.contains("of 18"), "{agreement}");
+    assert!(agreement.contains("of 24"), "{agreement}");
     let svg = std::fs::read_to_string(dir.path().join("out/outage.svg")).unwrap();
     assert!(svg.trim_end().ends_with("</svg>"));
 }
