@@ -1,28 +1,33 @@
 //! `retry`: rerun a failing command with exponential backoff and jitter.
 //!
-//! The layout shows the architecture:
+//! The layout shows the architecture, top floor first (ARCHITECTURE.md
+//! has a row for every file): each module imports only those listed after
+//! it.
 //! - `cli/`: the command line (flags, validation into a `Mode` with its
-//!   options, usage
-//!   errors, completions and the man page);
-//! - `run/`: everything that runs a command (the attempt loop, the child's
-//!   supervisor, pipes), told as events;
-//! - `events`: what happened, stamped once, the vocabulary of `run/` and
-//!   the outputs;
+//!   options, usage errors, completions and the man page), and `preset/`,
+//!   the presets it applies as flags;
+//! - `plan/`, `simulate/` and `report`: the modes that only print (the
+//!   cargo feature `preview`, on by default);
 //! - `sinks/`: the reporter, which hands each event to every output asked
 //!   for (the log lines, GitHub's step summary and outputs, the metrics,
 //!   the spans);
-//! - `metrics/` and `trace/`: the libraries of the Prometheus textfile and
-//!   StatsD, and of OpenTelemetry's protocol;
-//! - `platform/`: every call to the OS about processes and signals, and the
-//!   one wait for a child, a signal or a deadline;
-//! - `plan/`, `simulate/` and `report`: the modes that only print (the
-//!   cargo feature `preview`, on by default);
-//! - the rules both share, one file each: `strategy` (backoff and jitter),
-//!   `policy` (which exit codes retry), `codes`, `status`, `duration`, `size`,
-//!   `escape` (text retry did not write, as it shows it).
+//! - `metrics/`: the library of the Prometheus textfile and StatsD;
+//! - `run/`: everything that runs a command (the attempt loop, the child's
+//!   supervisor, pipes), told as events;
+//! - `trace/`: the library of OpenTelemetry's protocol, knowing nothing of
+//!   runs;
+//! - `state/`: what outlives a run (the budget, the breaker, their stores);
+//! - the rules all of these share, one file each: `events` (what happened,
+//!   stamped once, the vocabulary of `run/` and the outputs), `policy`
+//!   (which exit codes retry), `codes`, `status`;
+//! - `platform/`: every call to the OS about processes, signals and files,
+//!   and the one wait for a child, a signal or a deadline;
+//! - the leaves, which import nothing of the crate: `strategy` (backoff and
+//!   jitter), `escape` (text retry did not write, as it shows it),
+//!   `duration`, `size`, `os_error`, and `arena`, the binary's allocator
+//!   (start-up speed).
 //!
-//! `arena` is the binary's allocator (start-up speed); `fuzzing` is for
-//! `fuzz/` only.
+//! `fuzzing` is for `fuzz/` only.
 
 pub mod arena;
 mod cli;

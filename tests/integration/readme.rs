@@ -544,3 +544,87 @@ fn anchors_are_githubs() {
         ["a", "quick-start", "--plan-a-schedule", "a-1"]
     );
 }
+
+/// ARCHITECTURE.md's rows, as paths from the repository's root. Its format:
+/// a heading whose first backquoted word ends in `/` names a folder
+/// (`` ## `src/run/`: running a command ``), and each table row below it
+/// names, in backquotes in its first cell, files (or folders, ending in
+/// `/`) relative to that folder (`` | `fleet.rs`, `bucket.lua` | … ``); a
+/// heading that names no folder (`## Crates`) ends the rows.
+fn architecture_rows(text: &str) -> Vec<String> {
+    let (mut rows, mut folder) = (Vec::new(), None);
+    for line in text.lines() {
+        if line.starts_with('#') {
+            folder = line
+                .split('`')
+                .nth(1)
+                .filter(|word| word.ends_with('/'))
+                .map(str::to_owned);
+        } else if let (Some(folder), Some(row)) = (&folder, line.strip_prefix('|')) {
+            let first = row.split('|').next().unwrap_or_default();
+            for name in first.split('`').skip(1).step_by(2) {
+                rows.push(format!("{folder}{name}"));
+            }
+        }
+    }
+    rows
+}
+
+/// Every file of `src/` that is code or data (`.rs`, `.ini`, `.lua`), as
+/// paths from the repository's root.
+fn source_files(dir: &std::path::Path, root: &std::path::Path, found: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            source_files(&path, root, found);
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "rs" || e == "ini" || e == "lua")
+        {
+            let relative = path.strip_prefix(root).unwrap();
+            found.push(relative.to_str().unwrap().replace('\\', "/"));
+        }
+    }
+}
+
+/// What `architecture_names_every_source_file` finds wrong: files of `src/`
+/// without a row, and rows naming nothing that exists.
+fn architecture_gaps(text: &str, root: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let rows = architecture_rows(text);
+    let mut files = Vec::new();
+    source_files(&root.join("src"), root, &mut files);
+    let unnamed = files.into_iter().filter(|f| !rows.contains(f)).collect();
+    let phantoms = rows
+        .into_iter()
+        .filter(|row| !root.join(row).exists())
+        .collect();
+    (unnamed, phantoms)
+}
+
+/// ARCHITECTURE.md has a row for every file of `src/`, and no row for a
+/// file that is gone: a file added or moved must be placed in the map.
+#[test]
+fn architecture_names_every_source_file() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = DOCUMENTS
+        .iter()
+        .find(|(path, _)| *path == "ARCHITECTURE.md")
+        .unwrap()
+        .1;
+    assert!(architecture_rows(text).len() > 100);
+    let (unnamed, phantoms) = architecture_gaps(text, root);
+    assert!(
+        unnamed.is_empty(),
+        "files of src/ without a row in ARCHITECTURE.md: {unnamed:?}"
+    );
+    assert!(
+        phantoms.is_empty(),
+        "ARCHITECTURE.md's rows that name no file: {phantoms:?}"
+    );
+    // The check itself: a row dropped leaves its file unnamed, and a row
+    // for a file that does not exist is found.
+    let dropped = text.replace("| `lineage.rs` |", "| lineage |");
+    assert_eq!(architecture_gaps(&dropped, root).0, ["src/run/lineage.rs"]);
+    let phantom = text.replace("| `lineage.rs` |", "| `lineage.rs`, `gone.rs` |");
+    assert_eq!(architecture_gaps(&phantom, root).1, ["src/run/gone.rs"]);
+}
