@@ -6,7 +6,7 @@
 //! - `cli/`: the command line (flags, validation into a `Mode` with its
 //!   options, usage errors, completions and the man page), and `preset/`,
 //!   the presets it applies as flags;
-//! - `plan/`, `simulate/` and `report`: the modes that only print (the
+//! - `plan/`, `simulate/` and `table`: the modes that only print (the
 //!   cargo feature `preview`, on by default);
 //! - `sinks/`: the reporter, which hands each event to every output asked
 //!   for (the log lines, GitHub's step summary and outputs, the metrics,
@@ -42,8 +42,6 @@ mod plan;
 mod platform;
 mod policy;
 mod preset;
-#[cfg(feature = "preview")]
-mod report;
 mod run;
 #[cfg(feature = "preview")]
 mod simulate;
@@ -52,6 +50,8 @@ mod size;
 mod state;
 mod status;
 mod strategy;
+#[cfg(feature = "preview")]
+mod table;
 mod trace;
 
 /// For the binary's C `main` (src/main.rs).
@@ -380,7 +380,7 @@ pub mod fuzzing {
                 config.backoff,
                 first,
                 config.seed,
-                crate::report::Format::Table,
+                crate::table::Format::Table,
                 config.max_time,
             );
         }

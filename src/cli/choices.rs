@@ -87,9 +87,9 @@ pub enum FormatChoice {
 }
 
 #[cfg(feature = "preview")]
-impl From<FormatChoice> for crate::report::Format {
+impl From<FormatChoice> for crate::table::Format {
     fn from(choice: FormatChoice) -> Self {
-        use crate::report::Format;
+        use crate::table::Format;
         match choice {
             FormatChoice::Table => Format::Table,
             FormatChoice::Csv => Format::Csv,

@@ -19,8 +19,8 @@ use std::io::{self, BufWriter, Write};
 
 use crate::duration::{millis, millis_of_nanos};
 use crate::policy::Attempts;
-use crate::report::{Cell, Column, Format, Writer};
 use crate::strategy::{Backoff, Schedule};
+use crate::table::{Cell, Column, Format, Writer};
 use std::time::Duration;
 
 pub use totals::totals;

@@ -1,5 +1,6 @@
-//! Everything retry asks of the operating system about processes and
-//! signals, in one place: starting a command in a process group of its own,
+//! Everything retry asks of the operating system, in one place: about the
+//! files it keeps or reads state in (below), and about processes and
+//! signals: starting a command in a process group of its own,
 //! signalling that group, reaping children, the terminal's foreground group,
 //! signal dispositions and masks, dying by a signal, and collecting the
 //! descendants that escaped the group. The rest of the crate names no OS call.

@@ -1,4 +1,5 @@
-//! Files only this user can touch: the shared retry budget's state. A
+//! Files only this user can touch: the records of the shared retry budget
+//! and of the circuit breaker. A
 //! directory or file another user owns or may write, or a symlink in its
 //! place, is refused, so no other user can drain, fill or redirect it.
 //!

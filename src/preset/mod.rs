@@ -2,7 +2,8 @@
 //! curl`), kept as data in `builtin.ini` as ripgrep keeps its file types.
 //! This file owns the format (a small INI: one section per preset, keys
 //! that are retry's long flags), looking a preset up by name or by the
-//! program it fits, and writing one back as plain flags (`--presets`).
+//! program it fits; `listing.rs` writes them back as plain flags and as
+//! `--presets`' table.
 //!
 //! A team adds presets for its own tools in a file of the same format,
 //! `$XDG_CONFIG_HOME/retry/presets.ini` (`Catalog`); a built-in name cannot

@@ -25,8 +25,8 @@ use std::time::Duration;
 pub use model::{Experiment, Model, Net};
 pub use sweep::{Contender, Progress, Summary};
 
-use crate::report::{Cell, Format, Report};
 use crate::strategy::{Backoff, Jitter};
+use crate::table::{Cell, Format, Report};
 
 #[derive(Debug)]
 pub struct Options {

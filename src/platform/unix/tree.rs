@@ -1,8 +1,9 @@
 //! An attempt's process tree: the command and everything it started, so
 //! that a stopped attempt leaves nothing behind. On Unix that is the
 //! command's process group, plus (where the platform adopts orphans, as
-//! Linux's child subreaper does) the descendants that left the group. A
-//! Windows twin would be a Job Object, which holds every descendant.
+//! Linux's child subreaper does) the descendants that left the group. Its
+//! Windows twin (`windows/tree.rs`) is a Job Object, which holds every
+//! descendant.
 //!
 //! Only descendants of this run are stopped: an adopted process is one of
 //! them when `ours` says so of its environment (`run::lineage` marks every

@@ -2,7 +2,7 @@
 //! missing, opened for appending only. Windows opens no FIFO that waits
 //! for a reader and follows a symbolic link only where its owner (an
 //! administrator, or developer mode) allowed links, so the Unix checks
-//! (`../append.rs`) have no counterpart here.
+//! (`../unix/append.rs`) have no counterpart here.
 
 use std::fs::{File, OpenOptions};
 use std::io;

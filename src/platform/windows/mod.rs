@@ -1,4 +1,4 @@
-//! The Windows twin of `unix.rs`, and the folder of the other files'
+//! The Windows twin of `unix/mod.rs`, and the folder of the other files'
 //! twins (same names, same functions), through `windows-sys`.
 //!
 //! Windows has no signals: retry's caller asks it to stop with a console

@@ -1,5 +1,5 @@
 //! The outage scenario's table: every policy's repetitions on all cores,
-//! their means, one row per policy (`report.rs` writes it). Repetition r
+//! their means, one row per policy (`src/table.rs` writes it). Repetition r
 //! of every policy starts from the same seed, so the policies of a
 //! repetition meet the same fleet (the same phases), and a difference
 //! between rows is the policy's.
@@ -13,8 +13,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{BreakerParams, Outcome, Policy, Protection, Scenario, Scope, simulate};
-use crate::report::{Cell, Format, Report};
 use crate::state::budget::Params as BudgetParams;
+use crate::table::{Cell, Format, Report};
 
 #[derive(Debug)]
 pub struct Options {
