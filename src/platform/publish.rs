@@ -15,6 +15,8 @@
 //! A file whose new text is made from its old one (counters) is replaced
 //! under the kernel's lock on a file beside it (`lock_file`): the file
 //! itself cannot carry the lock, since each rename puts a new one there.
+//! A lock file removed while held guards nothing from then on: a run
+//! checks that it is still there (`still_locked`) before its rename.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read as _, Write as _};
@@ -78,6 +80,13 @@ pub fn lock_file(dir: &Path, name: &str) -> Result<fs::File, String> {
         Some((file, _)) => Ok(file),
         None => Err("it cannot be created".into()),
     }
+}
+
+/// Whether `dir/name` is still the lock file `file` (from `lock_file`).
+/// One removed or replaced while held (by hand: "a stale lock") keeps no
+/// run out any more, since the next creates and locks a new one there.
+pub fn still_locked(dir: &Path, name: &str, file: &fs::File) -> bool {
+    owner::same_file(file, &dir.join(name))
 }
 
 /// Replaces `dir/name` with `bytes`, whole.
