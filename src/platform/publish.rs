@@ -11,6 +11,8 @@
 //! nor another user who may write the directory can take its name or put
 //! a link there first. It is created `0644` less the umask: readable by
 //! the collector, and writable by no one else, as its read-back requires.
+//! A run killed between creating it and the rename leaves it there: the
+//! next replacement of that name removes it, once it is a minute old.
 //!
 //! A file whose new text is made from its old one (counters) is replaced
 //! under the kernel's lock on a file beside it (`lock_file`): the file
@@ -21,12 +23,18 @@
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read as _, Write as _};
 use std::path::Path;
+use std::time::Duration;
 
 use super::owner;
 use super::regular::{self, How};
 
 /// Random characters in a temporary name (tempfile's alphabet: 62).
 const RANDOM_CHARS: usize = 12;
+
+/// How old a temporary file named as `replace` names them must be to be
+/// taken for one that a run killed (`SIGKILL`, between creating it and
+/// renaming it) left behind: a write takes milliseconds.
+const LEFTOVER_AGE: Duration = Duration::from_secs(60);
 
 /// Windows refuses to replace a file that is open (a collector reading it,
 /// another run replacing it) with "access denied", for as long as it stays
@@ -89,9 +97,11 @@ pub fn still_locked(dir: &Path, name: &str, file: &fs::File) -> bool {
     owner::same_file(file, &dir.join(name))
 }
 
-/// Replaces `dir/name` with `bytes`, whole.
+/// Replaces `dir/name` with `bytes`, whole, and removes what killed runs
+/// left of their own replacements (`sweep`).
 pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     let prefix = format!(".{name}.");
+    sweep(dir, &prefix);
     let mut builder = tempfile::Builder::new();
     builder
         .prefix(&prefix)
@@ -116,6 +126,39 @@ pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Removes from `dir` the temporary files of a name (`prefix`, as
+/// `replace` makes it) that killed runs left, which no collector reads
+/// and nothing else would remove: each is one run's, so a fleet whose
+/// jobs are killed now and then (`timeout -s KILL`, the OOM killer) would
+/// gather them for ever. Only names of exactly that shape (another name's
+/// `.<name>.<more>.` differs in length), regular files (a link is not
+/// ours) and older than `LEFTOVER_AGE`, so a run still writing keeps its
+/// own. Whatever fails (another run removed it first) is let be.
+fn sweep(dir: &Path, prefix: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let random = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(prefix))
+            .and_then(|rest| rest.strip_suffix(".tmp"));
+        let ours = random.is_some_and(|random| {
+            random.len() == RANDOM_CHARS && random.bytes().all(|b| b.is_ascii_alphanumeric())
+        });
+        // `DirEntry::metadata` does not follow a link.
+        let old = || {
+            let meta = entry.metadata().ok().filter(fs::Metadata::is_file)?;
+            let age = meta.modified().ok()?.elapsed().ok()?;
+            Some(age >= LEFTOVER_AGE)
+        };
+        if ours && old() == Some(true) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// `fs::rename`, which replaces `to` at once on Unix; on Windows, waited
 /// for while another holds `to` open (`RENAME_WAITS`).
 fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
@@ -124,7 +167,7 @@ fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
         match fs::rename(from, to) {
             Err(error) if error.kind() == io::ErrorKind::PermissionDenied && waits > 0 => {
                 waits -= 1;
-                std::thread::sleep(std::time::Duration::from_millis(5));
+                std::thread::sleep(Duration::from_millis(5));
             }
             renamed => return renamed,
         }
@@ -180,6 +223,53 @@ mod tests {
         fs::write(taken.join("x"), "").unwrap();
         assert!(replace(dir.path(), "b.prom", b"one\n").is_err());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// Runs killed between creating their temporary file and renaming it
+    /// (2 % of 300 runs killed at random) left it for ever: the next
+    /// replacement of that name removes those a minute old, and nothing
+    /// else: not a younger one (a run still writing), not another name's.
+    #[test]
+    fn temporary_files_killed_runs_left_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let make = |name: &str, age: u64| {
+            let path = dir.path().join(name);
+            let file = fs::File::create(&path).unwrap();
+            let then = std::time::SystemTime::now() - Duration::from_secs(age);
+            file.set_modified(then).unwrap();
+        };
+        let left = [
+            ".retry_a.prom.Ab3dEf6hIj9L.tmp",
+            ".retry_a.prom.000000000000.tmp",
+        ];
+        for name in left {
+            make(name, 61);
+        }
+        let kept = [
+            // A run still writing its own.
+            ".retry_a.prom.Zy3dEf6hIj9L.tmp",
+            // Other names': of the job `a.prom.x`, of the circuit `a`.
+            ".retry_a.prom.x.prom.Ab3dEf6hIj9L.tmp",
+            ".retry-breaker-a.prom.Ab3dEf6hIj9L.tmp",
+            // Not of tempfile's alphabet or length; the job's lock.
+            ".retry_a.prom.Ab3d-f6hIj9L.tmp",
+            ".retry_a.prom.Ab3dEf6hIj9.tmp",
+            ".retry_a.prom.lock",
+        ];
+        make(kept[0], 5);
+        for name in &kept[1..] {
+            make(name, 3600);
+        }
+        replace(dir.path(), "retry_a.prom", b"one\n").unwrap();
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        let mut expected: Vec<String> = kept.iter().map(|s| s.to_string()).collect();
+        expected.push("retry_a.prom".into());
+        expected.sort();
+        assert_eq!(names, expected);
     }
 
     /// Another user who may write the directory could once take every
