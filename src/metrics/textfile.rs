@@ -198,24 +198,32 @@ impl Textfile {
             // while holding it, its lock taken for stale and removed by
             // hand): another run may have written since this one read, so
             // its counters would go back. Read again under the new lock.
-            if !crate::platform::publish::still_locked(&self.dir, &lock_name, &lock_file) {
-                wait = until.saturating_duration_since(Instant::now());
-                if !wait.is_zero() {
-                    continue;
+            let still =
+                || crate::platform::publish::still_locked(&self.dir, &lock_name, &lock_file);
+            match crate::platform::publish::replace_if(
+                &self.dir,
+                &self.name,
+                text.as_bytes(),
+                still,
+            ) {
+                Ok(true) => {}
+                Ok(false) => {
+                    wait = until.saturating_duration_since(Instant::now());
+                    if !wait.is_zero() {
+                        continue;
+                    }
+                    return not_written(format!(
+                        "its lock '{lock_name}' was removed or replaced while this run held it"
+                    ));
                 }
-                return not_written(format!(
-                    "its lock '{lock_name}' was removed or replaced while this run held it"
-                ));
+                Err(error) => return not_written(crate::os_error::describe(&error)),
             }
-            return match crate::platform::publish::replace(&self.dir, &self.name, text.as_bytes()) {
-                Ok(()) => unread.map(|why| {
-                    format!(
-                        "--metrics-dir: '{shown}' was not read back: {why}; \
-                         the job's counters start again and its last success is not carried over"
-                    )
-                }),
-                Err(error) => not_written(crate::os_error::describe(&error)),
-            };
+            return unread.map(|why| {
+                format!(
+                    "--metrics-dir: '{shown}' was not read back: {why}; \
+                     the job's counters start again and its last success is not carried over"
+                )
+            });
         }
     }
 }

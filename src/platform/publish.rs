@@ -18,7 +18,8 @@
 //! under the kernel's lock on a file beside it (`lock_file`): the file
 //! itself cannot carry the lock, since each rename puts a new one there.
 //! A lock file removed while held guards nothing from then on: a run
-//! checks that it is still there (`still_locked`) before its rename.
+//! checks that it is still there (`still_locked`) just before its rename
+//! (`replace_if`).
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read as _, Write as _};
@@ -100,6 +101,18 @@ pub fn still_locked(dir: &Path, name: &str, file: &fs::File) -> bool {
 /// Replaces `dir/name` with `bytes`, whole, and removes what killed runs
 /// left of their own replacements (`sweep`).
 pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    replace_if(dir, name, bytes, || true).map(|_| ())
+}
+
+/// `replace`, if `still()` holds just before the rename, as late as it can
+/// be asked (a lock file still there, `still_locked`): `Ok(false)`, and
+/// nothing replaced, if not.
+pub fn replace_if(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    still: impl FnOnce() -> bool,
+) -> io::Result<bool> {
     let prefix = format!(".{name}.");
     sweep(dir, &prefix);
     let mut builder = tempfile::Builder::new();
@@ -118,12 +131,15 @@ pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     })?;
     file.write_all(bytes)?;
     // Closed before the rename (Windows renames no open file); removed if
-    // the rename fails, when `temporary` is dropped.
+    // the rename fails or is not made, when `temporary` is dropped.
     let temporary = file.into_temp_path();
+    if !still() {
+        return Ok(false);
+    }
     rename_over(&temporary, &dir.join(name))?;
     // Renamed: nothing is left at its name to remove.
     let _ = temporary.keep();
-    Ok(())
+    Ok(true)
 }
 
 /// Removes from `dir` the temporary files of a name (`prefix`, as
