@@ -84,11 +84,31 @@ pub fn read(path: &Path, limit: u64) -> Result<Option<String>, String> {
 /// and only a regular file, opened without following a link, so no one
 /// else's link in a shared directory points the lock elsewhere. `Err` is
 /// why not, a clause about "it".
+///
+/// Another user's that this one may not open (left by a run of the job
+/// as root by hand, say) would keep every run of the job's own user from
+/// writing, for ever: it is replaced with this user's, as their file
+/// beside it is. A lock file holds nothing to lose, and a run that held
+/// it meanwhile sees it gone before its rename (`still_locked`). Where
+/// the directory lets no one replace another's file (`/tmp`'s sticky
+/// bit), it stays refused.
 pub fn lock_file(dir: &Path, name: &str) -> Result<fs::File, String> {
-    match regular::open(&dir.join(name), &"it", How::Create)? {
+    let path = dir.join(name);
+    let open = || match regular::open(&path, &"it", How::Create)? {
         Some((file, _)) => Ok(file),
-        None => Err("it cannot be created".into()),
+        None => Err("it cannot be created".to_owned()),
+    };
+    let refused = match open() {
+        Ok(file) => return Ok(file),
+        Err(why) => why,
+    };
+    let theirs = path
+        .symlink_metadata()
+        .is_ok_and(|meta| meta.is_file() && owner::check_owner(&meta, &path, 0o600).is_err());
+    if !theirs || write_file(dir, name, b"", 0o600, || true).is_err() {
+        return Err(refused);
     }
+    open()
 }
 
 /// Whether `dir/name` is still the lock file `file` (from `lock_file`).
@@ -113,6 +133,17 @@ pub fn replace_if(
     bytes: &[u8],
     still: impl FnOnce() -> bool,
 ) -> io::Result<bool> {
+    write_file(dir, name, bytes, 0o644, still)
+}
+
+/// `replace_if`, the new file created `mode` (less the umask) on Unix.
+fn write_file(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    #[cfg_attr(not(unix), allow(unused_variables))] mode: u32,
+    still: impl FnOnce() -> bool,
+) -> io::Result<bool> {
     let prefix = format!(".{name}.");
     sweep(dir, &prefix);
     let mut builder = tempfile::Builder::new();
@@ -126,7 +157,7 @@ pub fn replace_if(
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o644);
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
         options.open(path)
     })?;
     file.write_all(bytes)?;
