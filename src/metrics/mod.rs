@@ -264,16 +264,16 @@ impl Sinks {
     }
 
     /// The run is over: the circuit it consulted (`--breaker NAME`), as it
-    /// last saw it, to each sink; then the wait for StatsD's datagrams. A
-    /// warning if the circuit's file could not be written.
-    pub fn finish(&mut self, circuit: Option<(&str, Circuit)>) -> Option<String> {
+    /// last saw it (and when), to each sink; then the wait for StatsD's
+    /// datagrams. A warning if the circuit's file could not be written.
+    pub fn finish(&mut self, circuit: Option<(&str, Circuit, SystemTime)>) -> Option<String> {
         let mut warning = None;
-        if let Some((name, circuit)) = circuit {
+        if let Some((name, circuit, seen)) = circuit {
             if let Some(statsd) = &mut self.statsd {
                 statsd.breaker(name, &circuit);
             }
             if let Some(dir) = &self.dir {
-                warning = breaker::write(dir, name, &circuit);
+                warning = breaker::write(dir, name, &circuit, seen);
             }
         }
         // Last: the datagrams had the files' time to go.
@@ -296,7 +296,7 @@ pub fn breaker_status(settings: &Settings, name: &str, circuit: &Circuit) -> Opt
         }
     }
     let dir = settings.dir.as_ref()?;
-    breaker::write(dir, name, circuit)
+    breaker::write(dir, name, circuit, SystemTime::now())
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read as _, Write as _};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use super::owner;
 use super::regular::{self, How};
@@ -32,7 +32,7 @@ use super::regular::{self, How};
 /// Random characters in a temporary name (tempfile's alphabet: 62).
 const RANDOM_CHARS: usize = 12;
 
-/// How old a temporary file named as `replace` names them must be to be
+/// How old a temporary file named as `replace_if` names them must be to be
 /// taken for one that a run killed (`SIGKILL`, between creating it and
 /// renaming it) left behind: a write takes milliseconds.
 const LEFTOVER_AGE: Duration = Duration::from_secs(60);
@@ -105,7 +105,7 @@ pub fn lock_file(dir: &Path, name: &str) -> Result<fs::File, String> {
     let theirs = path
         .symlink_metadata()
         .is_ok_and(|meta| meta.is_file() && owner::check_owner(&meta, &path, 0o600).is_err());
-    if !theirs || write_file(dir, name, b"", 0o600, || true).is_err() {
+    if !theirs || write_file(dir, name, b"", 0o600, None, || true).is_err() {
         return Err(refused);
     }
     open()
@@ -119,29 +119,44 @@ pub fn still_locked(dir: &Path, name: &str, file: &fs::File) -> bool {
 }
 
 /// Replaces `dir/name` with `bytes`, whole, and removes what killed runs
-/// left of their own replacements (`sweep`).
-pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    replace_if(dir, name, bytes, || true).map(|_| ())
-}
-
-/// `replace`, if `still()` holds just before the rename, as late as it can
-/// be asked (a lock file still there, `still_locked`): `Ok(false)`, and
-/// nothing replaced, if not.
+/// left of their own replacements (`sweep`), if `still()` holds just
+/// before the rename, as late as it can be asked (a lock file still
+/// there, `still_locked`): `Ok(false)`, and nothing replaced, if not.
 pub fn replace_if(
     dir: &Path,
     name: &str,
     bytes: &[u8],
     still: impl FnOnce() -> bool,
 ) -> io::Result<bool> {
-    write_file(dir, name, bytes, 0o644, still)
+    write_file(dir, name, bytes, 0o644, None, still)
 }
 
-/// `replace_if`, the new file created `mode` (less the umask) on Unix.
+/// `replace_if`, the new file dated `when` (its modification time): what it
+/// says was true then (`dated_after`).
+pub fn replace_dated(dir: &Path, name: &str, bytes: &[u8], when: SystemTime) -> io::Result<()> {
+    write_file(dir, name, bytes, 0o644, Some(when), || true).map(|_| ())
+}
+
+/// Whether the file at `path` is dated (`replace_dated`) after `when`,
+/// and not after now: a date ahead of the clock (a clock that went back,
+/// a `touch`) is no date, or no run would replace the file until then.
+pub fn dated_after(path: &Path, when: SystemTime) -> bool {
+    let modified = path
+        .symlink_metadata()
+        .ok()
+        .filter(fs::Metadata::is_file)
+        .and_then(|meta| meta.modified().ok());
+    modified.is_some_and(|date| date > when && date <= SystemTime::now())
+}
+
+/// `replace_if`, the new file created `mode` (less the umask) on Unix and
+/// dated `when` if given.
 fn write_file(
     dir: &Path,
     name: &str,
     bytes: &[u8],
     #[cfg_attr(not(unix), allow(unused_variables))] mode: u32,
+    when: Option<SystemTime>,
     still: impl FnOnce() -> bool,
 ) -> io::Result<bool> {
     let prefix = format!(".{name}.");
@@ -161,6 +176,9 @@ fn write_file(
         options.open(path)
     })?;
     file.write_all(bytes)?;
+    if let Some(when) = when {
+        file.as_file().set_modified(when)?;
+    }
     // Closed before the rename (Windows renames no open file); removed if
     // the rename fails or is not made, when `temporary` is dropped.
     let temporary = file.into_temp_path();
@@ -174,7 +192,7 @@ fn write_file(
 }
 
 /// Removes from `dir` the temporary files of a name (`prefix`, as
-/// `replace` makes it) that killed runs left, which no collector reads
+/// `replace_if` makes it) that killed runs left, which no collector reads
 /// and nothing else would remove: each is one run's, so a fleet whose
 /// jobs are killed now and then (`timeout -s KILL`, the OOM killer) would
 /// gather them for ever. Only names of exactly that shape (another name's
@@ -224,6 +242,10 @@ fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+        replace_if(dir, name, bytes, || true).map(|_| ())
+    }
 
     #[test]
     fn a_directory_we_may_write_to_is_checked() {
