@@ -105,9 +105,11 @@ pub fn lock_file(dir: &Path, name: &str) -> Result<fs::File, String> {
     let theirs = path
         .symlink_metadata()
         .is_ok_and(|meta| meta.is_file() && owner::check_owner(&meta, &path, 0o600).is_err());
-    if !theirs || write_file(dir, name, b"", 0o600, None, || true).is_err() {
+    if theirs && write_file(dir, name, b"", 0o600, None, || true).is_err() {
         return Err(refused);
     }
+    // Replaced, by this run or by another of this user's since the open
+    // (else refused again, as before).
     open()
 }
 
