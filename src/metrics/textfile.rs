@@ -12,7 +12,8 @@
 //! `.retry_<job>.prom.lock` beside it, so concurrent runs of a job lose no
 //! increment; a lock not had within `LOCK_WAIT` writes nothing that run,
 //! and a lock file removed while held (taken for stale) sends the run back
-//! to read again under the new one, so no counter goes back.
+//! to read again under the new one, so its counters do not go back over
+//! the others' (but for a removal between that check and the rename).
 //! A file removed starts the counters again, which Prometheus takes as a
 //! counter's reset.
 //! https://prometheus.io/docs/practices/instrumentation/#batch-jobs
