@@ -9,6 +9,10 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::time::SystemTime;
+
+use super::textfile::LOCK_WAIT;
+use crate::state::store::lock::Lock;
 
 use crate::state::breaker::{Circuit, State};
 
@@ -61,20 +65,39 @@ pub fn render(name: &str, circuit: &Circuit) -> String {
     out
 }
 
-/// Replaces the circuit's file in `dir`; a warning if it cannot. No lock:
-/// nothing is read back, and the state is the store's, read just before.
-pub fn write(dir: &Path, name: &str, circuit: &Circuit) -> Option<String> {
+/// Replaces the circuit's file in `dir` with `circuit` as it was `seen`;
+/// a warning if it cannot. Runs of jobs that share a circuit end at once:
+/// one skipped by the open circuit could write what it saw after a probe
+/// that closed it wrote "closed", and the file said open (or probing) until
+/// the next run. So the file is dated when its circuit was seen, and under
+/// a lock on `.retry-breaker-<name>.prom.lock` a circuit seen before the
+/// file's date is older news, not written.
+pub fn write(dir: &Path, name: &str, circuit: &Circuit, seen: SystemTime) -> Option<String> {
+    use crate::platform::publish;
     let file = file_name(name);
+    let path = dir.join(&file);
+    let not_written = |why: String| {
+        Some(format!(
+            "cannot write --metrics-dir '{}': {why}; the circuit's series keep the run before",
+            path.display()
+        ))
+    };
+    let lock_name = format!(".{file}.lock");
+    let lock_file = match publish::lock_file(dir, &lock_name) {
+        Ok(file) => file,
+        Err(why) => return not_written(format!("its lock '{lock_name}': {why}")),
+    };
+    let _lock = match Lock::take(&lock_file, LOCK_WAIT) {
+        Ok(lock) => lock,
+        Err(error) => return not_written(crate::os_error::describe(&error)),
+    };
+    if publish::dated_after(&path, seen) {
+        return None;
+    }
     let text = render(name, circuit);
-    crate::platform::publish::replace(dir, &file, text.as_bytes())
+    publish::replace_dated(dir, &file, text.as_bytes(), seen)
         .err()
-        .map(|error| {
-            format!(
-                "cannot write --metrics-dir '{}': {}; the circuit's series keep the run before",
-                dir.join(&file).display(),
-                crate::os_error::describe(&error)
-            )
-        })
+        .and_then(|error| not_written(crate::os_error::describe(&error)))
 }
 
 #[cfg(test)]
@@ -125,17 +148,68 @@ retry_breaker_next_probe_timestamp_seconds{breaker=\"db\"} 1700000093.250
     #[test]
     fn the_file_is_the_circuits_and_a_failed_write_is_one_warning() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(write(dir.path(), "db", &Circuit::default()), None);
+        let now = SystemTime::now();
+        assert_eq!(write(dir.path(), "db", &Circuit::default(), now), None);
         let text = std::fs::read_to_string(dir.path().join("retry-breaker-db.prom")).unwrap();
         assert!(text.contains("retry_breaker_state{breaker=\"db\"} 0\n"));
         let gone = dir.path().join("gone");
-        let warning = write(&gone, "db", &Circuit::default()).unwrap();
+        let warning = write(&gone, "db", &Circuit::default(), now).unwrap();
         assert!(
             warning.starts_with(&format!(
                 "cannot write --metrics-dir '{}': ",
                 gone.join("retry-breaker-db.prom").display()
             )),
             "{warning}"
+        );
+    }
+
+    /// Runs of jobs that share a circuit, ending at once: one the open
+    /// circuit skipped wrote what it saw after the probe that closed it
+    /// wrote "closed" (5 of 10 tries of 30 runs), and the file said
+    /// probing until the next run. What was seen before the file's date
+    /// is not written now; a date ahead of the clock does not count.
+    #[test]
+    fn a_circuit_seen_before_the_files_is_not_written_over_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("retry-breaker-db.prom");
+        let probing = Circuit {
+            state: State::Probing {
+                lease: 5,
+                until: 1_700_000_600_000_000_000,
+            },
+            failures: 3,
+            level: 0,
+            after: 3,
+        };
+        let now = SystemTime::now();
+        let ago = |s| now - std::time::Duration::from_secs(s);
+        // The probe closed it, seen 10 s ago; the skipped run saw it
+        // probing 20 s ago, and writes after.
+        assert_eq!(write(dir.path(), "db", &Circuit::default(), ago(10)), None);
+        assert_eq!(write(dir.path(), "db", &probing, ago(20)), None);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("retry_breaker_state{breaker=\"db\"} 0\n"),
+            "{text}"
+        );
+        // Seen later: written.
+        assert_eq!(write(dir.path(), "db", &probing, ago(5)), None);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("retry_breaker_state{breaker=\"db\"} 2\n"),
+            "{text}"
+        );
+        // A file dated ahead of the clock (a clock that went back) is
+        // replaced all the same.
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(now + std::time::Duration::from_secs(3600))
+            .unwrap();
+        drop(file);
+        assert_eq!(write(dir.path(), "db", &Circuit::default(), ago(1)), None);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("retry_breaker_state{breaker=\"db\"} 0\n"),
+            "{text}"
         );
     }
 }

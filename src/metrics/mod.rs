@@ -207,7 +207,7 @@ pub fn breaker_status(settings: &Settings, name: &str, circuit: &Circuit) -> Opt
         }
     }
     let dir = settings.dir.as_ref()?;
-    breaker::write(dir, name, circuit)
+    breaker::write(dir, name, circuit, SystemTime::now())
 }
 
 #[cfg(test)]

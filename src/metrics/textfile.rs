@@ -10,14 +10,17 @@
 //! could have written that file (`platform::publish::read`) and it names
 //! this job. That read, the sums and the rename happen under a lock on
 //! `.retry_<job>.prom.lock` beside it, so concurrent runs of a job lose no
-//! increment; a lock not had within `LOCK_WAIT` writes nothing that run.
+//! increment; a lock not had within `LOCK_WAIT` writes nothing that run,
+//! and a lock file removed while held (taken for stale) sends the run back
+//! to read again under the new one, so its counters do not go back over
+//! the others' (but for a removal between that check and the rename).
 //! A file removed starts the counters again, which Prometheus takes as a
 //! counter's reset.
 //! https://prometheus.io/docs/practices/instrumentation/#batch-jobs
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::{Ending, Outcome, job::Job};
 use crate::state::store::lock::Lock;
@@ -152,6 +155,12 @@ impl Textfile {
     /// the old file's, under the job's lock; a warning if it cannot, or
     /// else if the old file could not be trusted to read back.
     pub fn write(&self, ending: &Ending) -> Option<String> {
+        self.write_pausing(ending, || {})
+    }
+
+    /// `write`, calling `pause` between the read and the rename (in tests,
+    /// where another run does its whole write meanwhile).
+    fn write_pausing(&self, ending: &Ending, pause: impl Fn()) -> Option<String> {
         let path = self.dir.join(&self.name);
         let shown = path.display();
         let lock_name = format!(".{}.lock", self.name);
@@ -160,39 +169,62 @@ impl Textfile {
                 "cannot write --metrics-dir '{shown}': {why}; its series keep the run before"
             ))
         };
-        let lock_file = match crate::platform::publish::lock_file(&self.dir, &lock_name) {
-            Ok(file) => file,
-            Err(why) => return not_written(format!("its lock '{lock_name}': {why}")),
-        };
-        let _lock = match Lock::take(&lock_file, self.lock_wait) {
-            Ok(lock) => lock,
-            Err(error) => return not_written(crate::os_error::describe(&error)),
-        };
-        let (old, unread) = match crate::platform::publish::read(&path, READ_LIMIT) {
-            Ok(None) => (History::default(), None),
-            Ok(Some(text)) => match history(&text, &self.job) {
-                Ok(old) => (old, None),
+        // The wait in all: after a lock file replaced, what is left of it.
+        let (mut wait, until) = (self.lock_wait, Instant::now() + self.lock_wait);
+        loop {
+            let lock_file = match crate::platform::publish::lock_file(&self.dir, &lock_name) {
+                Ok(file) => file,
+                Err(why) => return not_written(format!("its lock '{lock_name}': {why}")),
+            };
+            let _lock = match Lock::take(&lock_file, wait) {
+                Ok(lock) => lock,
+                Err(error) => return not_written(crate::os_error::describe(&error)),
+            };
+            let (old, unread) = match crate::platform::publish::read(&path, READ_LIMIT) {
+                Ok(None) => (History::default(), None),
+                Ok(Some(text)) => match history(&text, &self.job) {
+                    Ok(old) => (old, None),
+                    Err(why) => (History::default(), Some(why)),
+                },
                 Err(why) => (History::default(), Some(why)),
-            },
-            Err(why) => (History::default(), Some(why)),
-        };
-        let last_success = match ending.outcome {
-            Outcome::Succeeded => Some(seconds(ending.end)),
-            _ => old.last_success,
-        };
-        let counters = old.counters.add(ending);
-        let text = render(&self.job, ending, last_success.as_deref(), &counters);
-        match crate::platform::publish::replace(&self.dir, &self.name, text.as_bytes()) {
-            Ok(()) => unread.map(|why| {
+            };
+            let last_success = match ending.outcome {
+                Outcome::Succeeded => Some(seconds(ending.end)),
+                _ => old.last_success,
+            };
+            let counters = old.counters.add(ending);
+            let text = render(&self.job, ending, last_success.as_deref(), &counters);
+            pause();
+            // The lock file removed or replaced meanwhile (a run stopped
+            // while holding it, its lock taken for stale and removed by
+            // hand): another run may have written since this one read, so
+            // its counters would go back. Read again under the new lock.
+            let still =
+                || crate::platform::publish::still_locked(&self.dir, &lock_name, &lock_file);
+            match crate::platform::publish::replace_if(
+                &self.dir,
+                &self.name,
+                text.as_bytes(),
+                still,
+            ) {
+                Ok(true) => {}
+                Ok(false) => {
+                    wait = until.saturating_duration_since(Instant::now());
+                    if !wait.is_zero() {
+                        continue;
+                    }
+                    return not_written(format!(
+                        "its lock '{lock_name}' was removed or replaced while this run held it"
+                    ));
+                }
+                Err(error) => return not_written(crate::os_error::describe(&error)),
+            }
+            return unread.map(|why| {
                 format!(
                     "--metrics-dir: '{shown}' was not read back: {why}; \
                      the job's counters start again and its last success is not carried over"
                 )
-            }),
-            Err(error) => Some(format!(
-                "cannot write --metrics-dir '{shown}': {}; its series keep the run before",
-                crate::os_error::describe(&error)
-            )),
+            });
         }
     }
 }
@@ -722,6 +754,56 @@ retry_sleep_seconds_total{retry_job=\"nightly\"} 0.000
         assert_eq!(counters_of(&path).runs[..2], [1, 1]);
     }
 
+    /// A run stopped while holding the lock (^Z), its lock file removed
+    /// by hand as stale, and others writing meanwhile: once it goes on, it
+    /// used to rename the counters it had read over theirs, which went
+    /// back. It reads again under the new lock instead: none lost.
+    #[test]
+    #[cfg(unix)] // Windows may keep a removed file's name until it is closed
+    fn a_lock_file_removed_while_held_loses_no_increment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("retry_nightly.prom");
+        let lock_path = dir.path().join(".retry_nightly.prom.lock");
+        let file = Textfile::new(dir.path().to_owned(), &job());
+        assert_eq!(file.write(&ending(Outcome::Succeeded)), None);
+        let others = Textfile::new(dir.path().to_owned(), &job());
+        let paused = std::sync::atomic::AtomicBool::new(false);
+        let warning = file.write_pausing(&ending(Outcome::Exhausted), || {
+            // Once: the write read again, and goes on.
+            if paused.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            std::fs::remove_file(&lock_path).unwrap();
+            for _ in 0..2 {
+                assert_eq!(others.write(&ending(Outcome::Fatal)), None);
+            }
+        });
+        assert_eq!(warning, None);
+        let counters = counters_of(&path);
+        assert_eq!(counters.runs[..3], [1, 1, 2]);
+        assert_eq!(counters.attempts, 12);
+        // Removed again and again until the wait is over: nothing written.
+        let mut file = file;
+        file.lock_wait = Duration::from_millis(50);
+        let before = std::fs::read_to_string(&path).unwrap();
+        let warning = file.write_pausing(&ending(Outcome::Exhausted), || {
+            std::fs::remove_file(&lock_path).unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+        });
+        assert_eq!(
+            warning.as_deref(),
+            Some(
+                format!(
+                    "cannot write --metrics-dir '{}': its lock '.retry_nightly.prom.lock' was \
+                     removed or replaced while this run held it; its series keep the run before",
+                    path.display()
+                )
+                .as_str()
+            )
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    }
+
     /// Runs of one job at once, each its own open of the lock (as separate
     /// processes are): no increment lost.
     #[test]
@@ -731,7 +813,11 @@ retry_sleep_seconds_total{retry_job=\"nightly\"} 0.000
             for _ in 0..8 {
                 let dir = dir.path().to_owned();
                 scope.spawn(move || {
-                    let file = Textfile::new(dir, &job());
+                    // What is tested is no lost increment, not the bound: a
+                    // slow machine (wine) may keep eight writers waiting
+                    // longer than LOCK_WAIT.
+                    let mut file = Textfile::new(dir, &job());
+                    file.lock_wait = Duration::from_secs(60);
                     for _ in 0..10 {
                         assert_eq!(file.write(&ending(Outcome::Exhausted)), None);
                     }

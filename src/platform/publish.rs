@@ -11,20 +11,31 @@
 //! nor another user who may write the directory can take its name or put
 //! a link there first. It is created `0644` less the umask: readable by
 //! the collector, and writable by no one else, as its read-back requires.
+//! A run killed between creating it and the rename leaves it there: the
+//! next replacement of that name removes it, once it is a minute old.
 //!
 //! A file whose new text is made from its old one (counters) is replaced
 //! under the kernel's lock on a file beside it (`lock_file`): the file
 //! itself cannot carry the lock, since each rename puts a new one there.
+//! A lock file removed while held guards nothing from then on: a run
+//! checks that it is still there (`still_locked`) just before its rename
+//! (`replace_if`).
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read as _, Write as _};
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 use super::owner;
 use super::regular::{self, How};
 
 /// Random characters in a temporary name (tempfile's alphabet: 62).
 const RANDOM_CHARS: usize = 12;
+
+/// How old a temporary file named as `replace_if` names them must be to be
+/// taken for one that a run killed (`SIGKILL`, between creating it and
+/// renaming it) left behind: a write takes milliseconds.
+const LEFTOVER_AGE: Duration = Duration::from_secs(60);
 
 /// Windows refuses to replace a file that is open (a collector reading it,
 /// another run replacing it) with "access denied", for as long as it stays
@@ -73,16 +84,85 @@ pub fn read(path: &Path, limit: u64) -> Result<Option<String>, String> {
 /// and only a regular file, opened without following a link, so no one
 /// else's link in a shared directory points the lock elsewhere. `Err` is
 /// why not, a clause about "it".
+///
+/// Another user's that this one may not open (left by a run of the job
+/// as root by hand, say) would keep every run of the job's own user from
+/// writing, for ever: it is replaced with this user's, as their file
+/// beside it is. A lock file holds nothing to lose, and a run that held
+/// it meanwhile sees it gone before its rename (`still_locked`). Where
+/// the directory lets no one replace another's file (`/tmp`'s sticky
+/// bit), it stays refused.
 pub fn lock_file(dir: &Path, name: &str) -> Result<fs::File, String> {
-    match regular::open(&dir.join(name), &"it", How::Create)? {
+    let path = dir.join(name);
+    let open = || match regular::open(&path, &"it", How::Create)? {
         Some((file, _)) => Ok(file),
-        None => Err("it cannot be created".into()),
+        None => Err("it cannot be created".to_owned()),
+    };
+    let refused = match open() {
+        Ok(file) => return Ok(file),
+        Err(why) => why,
+    };
+    let theirs = path
+        .symlink_metadata()
+        .is_ok_and(|meta| meta.is_file() && owner::check_owner(&meta, &path, 0o600).is_err());
+    if theirs && write_file(dir, name, b"", 0o600, None, || true).is_err() {
+        return Err(refused);
     }
+    // Replaced, by this run or by another of this user's since the open
+    // (else refused again, as before).
+    open()
 }
 
-/// Replaces `dir/name` with `bytes`, whole.
-pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+/// Whether `dir/name` is still the lock file `file` (from `lock_file`).
+/// One removed or replaced while held (by hand: "a stale lock") keeps no
+/// run out any more, since the next creates and locks a new one there.
+pub fn still_locked(dir: &Path, name: &str, file: &fs::File) -> bool {
+    owner::same_file(file, &dir.join(name))
+}
+
+/// Replaces `dir/name` with `bytes`, whole, and removes what killed runs
+/// left of their own replacements (`sweep`), if `still()` holds just
+/// before the rename, as late as it can be asked (a lock file still
+/// there, `still_locked`): `Ok(false)`, and nothing replaced, if not.
+pub fn replace_if(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    still: impl FnOnce() -> bool,
+) -> io::Result<bool> {
+    write_file(dir, name, bytes, 0o644, None, still)
+}
+
+/// `replace_if`, the new file dated `when` (its modification time): what it
+/// says was true then (`dated_after`).
+pub fn replace_dated(dir: &Path, name: &str, bytes: &[u8], when: SystemTime) -> io::Result<()> {
+    write_file(dir, name, bytes, 0o644, Some(when), || true).map(|_| ())
+}
+
+/// Whether the file at `path` is dated (`replace_dated`) after `when`,
+/// and not after now: a date ahead of the clock (a clock that went back,
+/// a `touch`) is no date, or no run would replace the file until then.
+pub fn dated_after(path: &Path, when: SystemTime) -> bool {
+    let modified = path
+        .symlink_metadata()
+        .ok()
+        .filter(fs::Metadata::is_file)
+        .and_then(|meta| meta.modified().ok());
+    modified.is_some_and(|date| date > when && date <= SystemTime::now())
+}
+
+/// `replace_if`, the new file created `mode` (less the umask) on Unix and
+/// dated `when` if given.
+fn write_file(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    #[cfg_attr(not(unix), allow(unused_variables))] mode: u32,
+    when: Option<SystemTime>,
+    still: impl FnOnce() -> bool,
+) -> io::Result<bool> {
     let prefix = format!(".{name}.");
+    sweep(dir, &prefix);
     let mut builder = tempfile::Builder::new();
     builder
         .prefix(&prefix)
@@ -94,17 +174,56 @@ pub fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o644);
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
         options.open(path)
     })?;
     file.write_all(bytes)?;
+    if let Some(when) = when {
+        file.as_file().set_modified(when)?;
+    }
     // Closed before the rename (Windows renames no open file); removed if
-    // the rename fails, when `temporary` is dropped.
+    // the rename fails or is not made, when `temporary` is dropped.
     let temporary = file.into_temp_path();
+    if !still() {
+        return Ok(false);
+    }
     rename_over(&temporary, &dir.join(name))?;
     // Renamed: nothing is left at its name to remove.
     let _ = temporary.keep();
-    Ok(())
+    Ok(true)
+}
+
+/// Removes from `dir` the temporary files of a name (`prefix`, as
+/// `replace_if` makes it) that killed runs left, which no collector reads
+/// and nothing else would remove: each is one run's, so a fleet whose
+/// jobs are killed now and then (`timeout -s KILL`, the OOM killer) would
+/// gather them for ever. Only names of exactly that shape (another name's
+/// `.<name>.<more>.` differs in length), regular files (a link is not
+/// ours) and older than `LEFTOVER_AGE`, so a run still writing keeps its
+/// own. Whatever fails (another run removed it first) is let be.
+fn sweep(dir: &Path, prefix: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let random = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(prefix))
+            .and_then(|rest| rest.strip_suffix(".tmp"));
+        let ours = random.is_some_and(|random| {
+            random.len() == RANDOM_CHARS && random.bytes().all(|b| b.is_ascii_alphanumeric())
+        });
+        // `DirEntry::metadata` does not follow a link.
+        let old = || {
+            let meta = entry.metadata().ok().filter(fs::Metadata::is_file)?;
+            let age = meta.modified().ok()?.elapsed().ok()?;
+            Some(age >= LEFTOVER_AGE)
+        };
+        if ours && old() == Some(true) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// `fs::rename`, which replaces `to` at once on Unix; on Windows, waited
@@ -115,7 +234,7 @@ fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
         match fs::rename(from, to) {
             Err(error) if error.kind() == io::ErrorKind::PermissionDenied && waits > 0 => {
                 waits -= 1;
-                std::thread::sleep(std::time::Duration::from_millis(5));
+                std::thread::sleep(Duration::from_millis(5));
             }
             renamed => return renamed,
         }
@@ -125,6 +244,10 @@ fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn replace(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+        replace_if(dir, name, bytes, || true).map(|_| ())
+    }
 
     #[test]
     fn a_directory_we_may_write_to_is_checked() {
@@ -171,6 +294,53 @@ mod tests {
         fs::write(taken.join("x"), "").unwrap();
         assert!(replace(dir.path(), "b.prom", b"one\n").is_err());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    /// Runs killed between creating their temporary file and renaming it
+    /// (2 % of 300 runs killed at random) left it for ever: the next
+    /// replacement of that name removes those a minute old, and nothing
+    /// else: not a younger one (a run still writing), not another name's.
+    #[test]
+    fn temporary_files_killed_runs_left_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let make = |name: &str, age: u64| {
+            let path = dir.path().join(name);
+            let file = fs::File::create(&path).unwrap();
+            let then = std::time::SystemTime::now() - Duration::from_secs(age);
+            file.set_modified(then).unwrap();
+        };
+        let left = [
+            ".retry_a.prom.Ab3dEf6hIj9L.tmp",
+            ".retry_a.prom.000000000000.tmp",
+        ];
+        for name in left {
+            make(name, 61);
+        }
+        let kept = [
+            // A run still writing its own.
+            ".retry_a.prom.Zy3dEf6hIj9L.tmp",
+            // Other names': of the job `a.prom.x`, of the circuit `a`.
+            ".retry_a.prom.x.prom.Ab3dEf6hIj9L.tmp",
+            ".retry-breaker-a.prom.Ab3dEf6hIj9L.tmp",
+            // Not of tempfile's alphabet or length; the job's lock.
+            ".retry_a.prom.Ab3d-f6hIj9L.tmp",
+            ".retry_a.prom.Ab3dEf6hIj9.tmp",
+            ".retry_a.prom.lock",
+        ];
+        make(kept[0], 5);
+        for name in &kept[1..] {
+            make(name, 3600);
+        }
+        replace(dir.path(), "retry_a.prom", b"one\n").unwrap();
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        let mut expected: Vec<String> = kept.iter().map(|s| s.to_string()).collect();
+        expected.push("retry_a.prom".into());
+        expected.sort();
+        assert_eq!(names, expected);
     }
 
     /// Another user who may write the directory could once take every

@@ -130,10 +130,12 @@ impl<'a> Supervisor<'a> {
         &self.signals
     }
 
-    /// `--breaker NAME`'s circuit as the run last saw it, for the outputs.
-    pub fn circuit(&self) -> Option<(&str, breaker::Circuit)> {
+    /// `--breaker NAME`'s circuit as the run last saw it, and when, for
+    /// the outputs.
+    pub fn circuit(&self) -> Option<(&str, breaker::Circuit, std::time::SystemTime)> {
         let breaker = self.breaker.as_ref()?;
-        Some((breaker.name(), breaker.seen()?))
+        let (circuit, seen) = breaker.seen()?;
+        Some((breaker.name(), circuit, seen))
     }
 
     /// A trace state belongs to the parent it came with: none here (absent

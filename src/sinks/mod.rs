@@ -206,22 +206,22 @@ impl Reporter {
     }
 
     /// The run is over: the circuit it consulted (`--breaker NAME`), as it
-    /// last saw it, to the metrics, then the wait for StatsD; last, the
+    /// last saw it (and when), to the metrics, then the wait for StatsD; last, the
     /// wait for the collector (bounded, and cut short by the caller's
     /// signals, `interrupts`). Their warnings are stamped at `now()`.
     pub fn finish(
         &mut self,
-        circuit: Option<(&str, Circuit)>,
+        circuit: Option<(&str, Circuit, std::time::SystemTime)>,
         interrupts: &impl trace::Interrupts,
         now: impl Fn() -> Instant,
     ) {
         let mut warning = None;
-        if let Some((name, circuit)) = circuit {
+        if let Some((name, circuit, seen)) = circuit {
             if let Some(statsd) = &mut self.statsd {
                 statsd.breaker(name, &circuit);
             }
             if let Some(dir) = &self.metrics_dir {
-                warning = metrics::breaker::write(dir, name, &circuit);
+                warning = metrics::breaker::write(dir, name, &circuit, seen);
             }
         }
         // Last: the datagrams had the files' time to go.

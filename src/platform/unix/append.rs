@@ -39,6 +39,7 @@ use std::path::Path;
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
+use crate::platform::owner::same_file;
 use crate::platform::private::user_id;
 
 /// Links followed from one path at most, as Linux's `MAXSYMLINKS`.
@@ -135,14 +136,6 @@ fn links_allowed(path: &Path) -> io::Result<()> {
         };
     }
     Err(io::Error::from_raw_os_error(libc::ELOOP))
-}
-
-/// Whether `file` is what `path` names now (device and inode).
-fn same_file(file: &File, path: &Path) -> bool {
-    match (file.metadata(), path.metadata()) {
-        (Ok(opened), Ok(named)) => opened.dev() == named.dev() && opened.ino() == named.ino(),
-        _ => false,
-    }
 }
 
 /// A refusal: what the path is, and what a log can go to.

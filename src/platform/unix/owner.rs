@@ -4,7 +4,7 @@
 //! `regular.rs`, `private.rs`, `trusted.rs` and `publish.rs` write the
 //! rules once from these; `windows/owner.rs` is the twin.
 
-use std::fs::{DirBuilder, FileType, Metadata, OpenOptions};
+use std::fs::{DirBuilder, File, FileType, Metadata, OpenOptions};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -31,6 +31,15 @@ pub fn open_options(follow: bool) -> OpenOptions {
         .mode(0o600)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow);
     options
+}
+
+/// Whether `path` names `file` now (its device and inode), following a
+/// link: not if it was removed or another file was put in its place.
+pub fn same_file(file: &File, path: &Path) -> bool {
+    match (file.metadata(), path.metadata()) {
+        (Ok(opened), Ok(named)) => opened.dev() == named.dev() && opened.ino() == named.ino(),
+        _ => false,
+    }
 }
 
 /// Whether an open failed because the path is a symlink (`O_NOFOLLOW`).

@@ -5,9 +5,10 @@
 //! private wherever it is. A reparse point (a symbolic link or junction)
 //! is opened as itself, never followed, and `regular.rs` refuses it.
 
-use std::fs::{FileType, Metadata, OpenOptions};
+use std::fs::{File, FileType, Metadata, OpenOptions};
 use std::io;
 use std::os::windows::fs::OpenOptionsExt;
+use std::os::windows::io::AsRawHandle;
 use std::path::Path;
 
 use std::os::windows::ffi::OsStrExt;
@@ -17,7 +18,10 @@ use windows_sys::Win32::Security::Authorization::{
     ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
 };
 use windows_sys::Win32::Security::{PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES};
-use windows_sys::Win32::Storage::FileSystem::{CreateDirectoryW, FILE_FLAG_OPEN_REPARSE_POINT};
+use windows_sys::Win32::Storage::FileSystem::{
+    BY_HANDLE_FILE_INFORMATION, CreateDirectoryW, FILE_FLAG_OPEN_REPARSE_POINT,
+    GetFileInformationByHandle,
+};
 
 /// Full access for the owner (OW), to the directory and what it holds
 /// (OICI), and nothing inherited from above (P): the `0700` of Windows.
@@ -73,6 +77,31 @@ pub fn open_options(follow: bool) -> OpenOptions {
         options.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
     }
     options
+}
+
+/// Whether `path` names `file` now (its volume and file index), as
+/// `owner.rs` says: not if it was removed or another file put there.
+pub fn same_file(file: &File, path: &Path) -> bool {
+    // No access asked: only the file's identity is read.
+    let named = OpenOptions::new().access_mode(0).open(path);
+    match (identity(file), named.ok().as_ref().and_then(identity)) {
+        (Some(opened), Some(named)) => opened == named,
+        _ => false,
+    }
+}
+
+/// The volume's serial number and the file's index on it.
+fn identity(file: &File) -> Option<(u32, u32, u32)> {
+    // SAFETY: a plain C struct of integers, which all-zero bytes make valid.
+    let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: the handle is open for as long as `file` is borrowed, and
+    // `info` is the struct the call fills.
+    let ok = unsafe { GetFileInformationByHandle(file.as_raw_handle(), &mut info) };
+    (ok != 0).then_some((
+        info.dwVolumeSerialNumber,
+        info.nFileIndexHigh,
+        info.nFileIndexLow,
+    ))
 }
 
 /// Never: a link is opened as itself, not refused by the open.

@@ -21,7 +21,7 @@ pub mod machine;
 mod status;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 pub use machine::{Admit, Circuit, Ended, Params, State};
 pub use status::print_status;
@@ -112,9 +112,9 @@ pub struct Breaker {
     /// The run found the circuit closed with nothing counted: unless it
     /// fails, it has nothing to tell (a first-try success costs one read).
     clean: bool,
-    /// The circuit as the run last saw it (asked, then told), for its
-    /// metrics; `None` while unasked, or if the store failed.
-    seen: Option<Circuit>,
+    /// The circuit as the run last saw it (asked, then told), and when,
+    /// for its metrics; `None` while unasked, or if the store failed.
+    seen: Option<(Circuit, SystemTime)>,
 }
 
 impl Breaker {
@@ -142,9 +142,10 @@ impl Breaker {
         &self.settings.name
     }
 
-    /// The circuit as this run last saw it: after its end was told, else as
-    /// it was asked (a run the open circuit skipped, a clean success).
-    pub fn seen(&self) -> Option<Circuit> {
+    /// The circuit as this run last saw it, and when: after its end was
+    /// told, else as it was asked (a run the open circuit skipped, a clean
+    /// success).
+    pub fn seen(&self) -> Option<(Circuit, SystemTime)> {
         self.seen
     }
 
@@ -200,7 +201,7 @@ impl Breaker {
         };
         match asked {
             Ok((admit, circuit, now, said, clamped, far)) => {
-                self.seen = Some(circuit);
+                self.seen = Some((circuit, SystemTime::now()));
                 let said = said.or_else(|| {
                     let was = clamped?;
                     Some(went_back(was, &circuit, far, now))
@@ -266,7 +267,7 @@ impl Breaker {
         };
         match told {
             Ok((said, circuit)) => {
-                self.seen = circuit.or(self.seen);
+                self.seen = circuit.map(|c| (c, SystemTime::now())).or(self.seen);
                 said.map(|said| format!("--breaker {}: {said}", self.settings.name))
             }
             Err(e) => {
