@@ -119,6 +119,8 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     };
     let presets = match (cli.preset.as_deref(), &command) {
         (Some(crate::preset::NONE), _) | (None, None) => Vec::new(),
+        // A program no preset names: nothing to parse, none is chosen.
+        (None, Some((program, args))) if !catalog.may_claim(program, args) => Vec::new(),
         _ => catalog.presets(),
     };
     let (preset, chosen_for) = match (cli.preset.as_deref(), &command) {
@@ -866,6 +868,27 @@ mod tests {
         config(&["--preset", "none", "-n", "2", "curl", "-fsS", "x"]).unwrap();
         assert_eq!(reads(), before, "--preset none read the presets");
         config(&["curl"]).unwrap();
+        assert!(reads() > before);
+    }
+
+    #[test]
+    fn a_program_no_preset_names_reads_no_data() {
+        let reads = || crate::preset::READS.with(std::cell::Cell::get);
+        let before = reads();
+        // `sh` is a part of `ssh`, not a word; `make` is a word of a
+        // comment only, and `true` not in the data at all.
+        for line in [&["true"][..], &["sh", "-c", "x"], &["env", "A=1", "make"]] {
+            let plain = config(line).unwrap();
+            assert!(plain.preset.is_none(), "{line:?}");
+        }
+        assert_eq!(
+            reads(),
+            before,
+            "a run of no preset's program read the data"
+        );
+        // Through a wrapper, a program that one names is still chosen.
+        let chosen = config(&["env", "A=1", "curl", "-fsS", "x"]).unwrap();
+        assert!(chosen.preset.is_some());
         assert!(reads() > before);
     }
 
