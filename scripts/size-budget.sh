@@ -12,8 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# 2.0 MiB: the aim of issue 45, which the artifact met with ~? KiB to spare.
-BUDGET=2097152
+# 2.45 MiB: the artifact measured 2.37 MiB after issue 45 (2.74 before),
+# so some 80 KB are left for what comes next. Issue 45 aimed at 2.0 MiB,
+# which the cuts it measured do not reach (bench/RESULTS.md, "Lean again").
+BUDGET=2569012
 
 case $# in
 0) bin=$(bash scripts/dist.sh x86_64-unknown-linux-musl) ;;
