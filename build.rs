@@ -19,5 +19,8 @@ fn main() {
         )) },
         // Linux's child subreaper; elsewhere (and `portable`) its twin.
         subreaper: { all(target_os = "linux", not(feature = "portable")) },
+        // Signals read from a signalfd in the wait (no handler per
+        // signal); elsewhere (and `portable`) handlers and self-pipes.
+        signalfd: { all(target_os = "linux", not(feature = "portable")) },
     }
 }

@@ -113,7 +113,20 @@ rustup target list --installed 2>/dev/null | grep -qx "$target" ||
     rustup target add "$target" >&2 ||
     echo "dist: could not add the $target target; trying the build anyway" >&2
 
-RUSTFLAGS="$flags" cargo build --locked --profile dist --target "$target"
+# No path of the build machine in the binary (panic locations, debug
+# paths): the checkout becomes `retry`, cargo's registry `cargo`. Without
+# this the musl artifact held 92 absolute paths, which also made its bytes
+# depend on where it was built. (std's own paths are remapped by rustup's
+# build already.) A path with a space or `=` in it cannot be a RUSTFLAGS
+# word: it is then left as it is, and said.
+remap=""
+for pair in "$PWD=retry" "${CARGO_HOME:-$HOME/.cargo}=cargo"; do
+    case $pair in
+    *" "* | *=*=*) echo "dist: not remapped (a space or '=' in the path): ${pair%=*}" >&2 ;;
+    *) remap="$remap --remap-path-prefix=$pair" ;;
+    esac
+done
+RUSTFLAGS="$flags$remap" cargo build --locked --profile dist --target "$target"
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 bin="target/$target/dist/retry"

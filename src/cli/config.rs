@@ -121,6 +121,8 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     };
     let presets = match (cli.preset.as_deref(), &command) {
         (Some(crate::preset::NONE), _) | (None, None) => Vec::new(),
+        // A program no preset names: nothing to parse, none is chosen.
+        (None, Some((program, args))) if !catalog.may_claim(program, args) => Vec::new(),
         _ => catalog.presets(),
     };
     let (preset, chosen_for) = match (cli.preset.as_deref(), &command) {

@@ -26,7 +26,7 @@ pub mod wrappers;
 
 pub use listing::{listing, table};
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 pub use claims::{Calls, choose};
@@ -345,6 +345,15 @@ impl Catalog {
                 ignored: Some((path, why)),
             },
         }
+    }
+
+    /// Whether a preset of the built-in data or the user's file may claim
+    /// the call `program args` makes, before either is parsed
+    /// (`claims::may_claim`).
+    pub fn may_claim(&self, program: &OsStr, args: &[OsString]) -> bool {
+        let user = self.user.as_ref().map(|(_, text)| text.as_str());
+        let texts: Vec<&str> = std::iter::once(BUILTIN).chain(user).collect();
+        claims::may_claim(&texts, program, args)
     }
 
     /// The built-in presets, then the user's.

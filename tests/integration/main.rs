@@ -9,6 +9,10 @@ mod chaos;
 // The GitHub Action's script, run with bash, curl and tar.
 #[cfg(unix)]
 mod action;
+// The musl artifact's size budget and the start-up benchmark: bash
+// scripts, the benchmark Linux's (hyperfine, Debian's retry, /proc).
+#[cfg(target_os = "linux")]
+mod artifact;
 // Unix only until they run the test helper (issue 24): these start `sh`,
 // `sleep` and the like, and send signals.
 // The example that charts with plotters is in a default build only (the

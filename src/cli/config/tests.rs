@@ -322,3 +322,24 @@ fn quiet_and_verbose_choose_verbosity() {
     );
     assert!(config(&["-q", "-v", "true"]).is_err());
 }
+
+#[test]
+fn a_program_no_preset_names_reads_no_data() {
+    let reads = || crate::preset::READS.with(std::cell::Cell::get);
+    let before = reads();
+    // `sh` is a part of `ssh`, not a word; `make` is a word of a
+    // comment only, and `true` not in the data at all.
+    for line in [&["true"][..], &["sh", "-c", "x"], &["env", "A=1", "make"]] {
+        let plain = report(line).unwrap();
+        assert!(plain.preset.is_none(), "{line:?}");
+    }
+    assert_eq!(
+        reads(),
+        before,
+        "a run of no preset's program read the data"
+    );
+    // Through a wrapper, a program that one names is still chosen.
+    let chosen = report(&["env", "A=1", "curl", "-fsS", "x"]).unwrap();
+    assert!(chosen.preset.is_some());
+    assert!(reads() > before);
+}

@@ -11,12 +11,16 @@ pub mod ready;
 #[cfg_attr(feature = "portable", allow(dead_code))] // still unit-tested
 pub mod reaper_linux;
 pub mod reaper_portable;
+#[cfg(target_os = "linux")]
+#[cfg_attr(feature = "portable", allow(dead_code))] // still unit-tested
+pub mod signalfd_linux;
 pub mod signals;
 pub mod spawn;
 pub mod tree;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal};
+#[cfg(not(signalfd))]
 use std::os::fd::{IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicU64, Ordering};
@@ -73,7 +77,9 @@ pub fn terminating_signals() -> Vec<i32> {
 
 /// Where the handlers write one byte per signal: the write ends of the
 /// self-pipes (non-blocking; -1 before `catch_signals`).
+#[cfg(not(signalfd))]
 static TERMINATE_FD: AtomicI32 = AtomicI32::new(-1);
+#[cfg(not(signalfd))]
 static CHILD_FD: AtomicI32 = AtomicI32::new(-1);
 /// The number of the latest terminating signal (0 before any).
 static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
@@ -83,17 +89,20 @@ static CAUGHT: AtomicU64 = AtomicU64::new(0);
 /// same, and gives the commands it starts the caller's disposition back.
 static SIGCHLD_WAS_IGNORED: AtomicBool = AtomicBool::new(false);
 
+#[cfg(not(signalfd))]
 extern "C" fn on_terminating(signal: libc::c_int) {
     LAST_SIGNAL.store(signal, Ordering::SeqCst);
     write_byte(&TERMINATE_FD);
 }
 
+#[cfg(not(signalfd))]
 extern "C" fn on_child(_: libc::c_int) {
     write_byte(&CHILD_FD);
 }
 
 /// Async-signal-safe: an atomic load and write(2), with errno kept intact
 /// for whatever the handler interrupted.
+#[cfg(not(signalfd))]
 fn write_byte(fd: &AtomicI32) {
     let saved = Errno::last_raw();
     let fd = fd.load(Ordering::SeqCst);
@@ -121,6 +130,7 @@ fn write_byte(fd: &AtomicI32) {
 /// Ends with an empty mask, so a blocked SIGCHLD inherited from the caller
 /// cannot hang retry.
 /// One handler and no allocation per signal: start-up is a product feature.
+#[cfg(not(signalfd))]
 pub fn catch_signals(terminate: OwnedFd, child: OwnedFd, signals: &[i32]) -> io::Result<()> {
     TERMINATE_FD.store(terminate.into_raw_fd(), Ordering::SeqCst);
     CHILD_FD.store(child.into_raw_fd(), Ordering::SeqCst);
@@ -137,6 +147,7 @@ pub fn catch_signals(terminate: OwnedFd, child: OwnedFd, signals: &[i32]) -> io:
 }
 
 /// What `install` does with a signal the caller left ignored.
+#[cfg(not(signalfd))]
 #[derive(PartialEq)]
 enum Ignored {
     Keep,
@@ -145,6 +156,7 @@ enum Ignored {
 
 /// Sets `handler` for `signal`, unless it was ignored and `ignored` says
 /// to keep it so; returns the disposition it found.
+#[cfg(not(signalfd))]
 fn install(
     signal: i32,
     handler: extern "C" fn(libc::c_int),
@@ -206,19 +218,23 @@ impl Drop for SignalsBlocked {
 
 /// In a forked child, before exec, with every signal blocked
 /// (`block_signals`): the signals retry catches go back to their default
-/// action (SIGCHLD to the caller's), then the mask is emptied, so a signal
+/// action (SIGCHLD to the caller's), then the mask is emptied (which also
+/// unblocks what the signalfd reads), so a signal
 /// that arrived since the fork acts on the command as its default says.
 /// Async-signal-safe: `sigaction` and `sigprocmask` only.
 pub fn restore_in_child() -> io::Result<()> {
-    let ignored = sigchld_was_ignored();
     for signal in caught_signals() {
-        let action = match signal == libc::SIGCHLD && ignored {
-            true => libc::SIG_IGN,
-            false => libc::SIG_DFL,
-        };
         // SAFETY: sets one signal's disposition, no memory of ours involved.
         unsafe {
-            libc::signal(signal, action);
+            libc::signal(signal, libc::SIG_DFL);
+        }
+    }
+    // Caught (the handlers) or set to its default (the signalfd) whatever
+    // the caller left: the command gets the caller's ignored SIGCHLD back.
+    if sigchld_was_ignored() {
+        // SAFETY: as above.
+        unsafe {
+            libc::signal(libc::SIGCHLD, libc::SIG_IGN);
         }
     }
     // SAFETY: an empty set built on the stack, and no old mask asked for.
@@ -249,6 +265,7 @@ pub fn last_signal() -> i32 {
 /// Starts from a known signal mask: a blocked SIGCHLD inherited from the
 /// caller would keep retry from ever noticing that the command ended.
 /// Threads started later inherit this (empty) mask.
+#[cfg(not(signalfd))]
 pub fn reset_signal_mask() -> io::Result<()> {
     SigSet::empty().thread_set_mask().map_err(io::Error::from)
 }
@@ -382,11 +399,20 @@ pub fn die_by(signal: i32) -> ! {
     use nix::sys::resource::{Resource, setrlimit};
     let _ = setrlimit(Resource::RLIMIT_CORE, 0, 0);
     // SAFETY: resetting one signal to its default action and raising it
-    // involves no memory of ours; the mask is cleared so it is delivered.
+    // involves no memory of ours; it is unblocked so it is delivered (it
+    // alone: another one pending, blocked for the signalfd, is not the
+    // signal retry dies by).
     unsafe {
         libc::signal(signal, libc::SIG_DFL);
     }
-    let _ = reset_signal_mask();
+    // SAFETY: a set built on the stack, initialised by sigemptyset before
+    // sigaddset; no old mask asked for.
+    unsafe {
+        let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigemptyset(set.as_mut_ptr());
+        libc::sigaddset(set.as_mut_ptr(), signal);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, set.as_ptr(), std::ptr::null_mut());
+    }
     // SAFETY: as above.
     unsafe {
         libc::raise(signal);
@@ -476,15 +502,15 @@ pub fn write_stderr(bytes: &[u8]) -> (usize, io::Result<()>) {
     // Since when stderr has taken nothing, counted from the signal on.
     let mut stalled_since: Option<Instant> = None;
     while written < bytes.len() {
-        let ending = last_signal() != 0;
         let gave_up = STDERR_GAVE_UP.load(Ordering::Relaxed);
-        let look = match ending && gave_up {
+        let look = match gave_up && signal_came() {
             true => PollTimeout::ZERO,
             false => PollTimeout::from(LOOK_MS),
         };
         let mut fds = [PollFd::new(fd, PollFlags::POLLOUT)];
         match poll(&mut fds, look) {
             Ok(0) | Err(Errno::EINTR) => {
+                let ending = signal_came();
                 if ending {
                     let since = *stalled_since.get_or_insert_with(Instant::now);
                     if gave_up || since.elapsed() >= STALL_AFTER_SIGNAL {
@@ -512,6 +538,15 @@ pub fn write_stderr(bytes: &[u8]) -> (usize, io::Result<()>) {
         }
     }
     (written, Ok(()))
+}
+
+/// Whether a terminating signal has come: seen by a handler, or (the
+/// signalfd) read or still waiting to be read.
+fn signal_came() -> bool {
+    #[cfg(signalfd)]
+    return last_signal() != 0 || signalfd_linux::pending();
+    #[cfg(not(signalfd))]
+    return last_signal() != 0;
 }
 
 /// Reads at `offset` without moving the file's offset (`pread`).

@@ -1,16 +1,18 @@
 //! The signals that ask retry to stop (every catchable signal whose default
 //! action ends a process, see `platform::terminating_signals`) and SIGCHLD,
-//! turned into bytes on two self-pipes (by `catch_signals`) so that one
-//! wait (`poll`, which every Unix has, or `ppoll` where it exists: see
-//! `wait_ready`) waits for "a child changed state", "a signal arrived"
-//! and "the deadline passed" at once: no busy polling, and the handlers
-//! only write a byte.
+//! made readable descriptors so that one wait (`poll`, which every Unix
+//! has, or `ppoll` where it exists: see `wait_ready`) waits for "a child
+//! changed state", "a signal arrived" and "the deadline passed" at once: no
+//! busy polling. On Linux they are blocked and read from two signalfds
+//! (`signalfd_linux.rs`: no handler to install per signal); elsewhere, and
+//! with `--features portable`, handlers write a byte to two self-pipes
+//! (`platform::catch_signals`).
 //!
 //! A signal the caller left ignored (`nohup`, a shell's background job) is
 //! not caught: it stays ignored, and the command inherits that. Threads of
 //! retry's own (the pipes) wake the same wait through a `Waker`.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
@@ -26,9 +28,16 @@ use crate::platform;
 const LONGEST_WAIT: Duration = Duration::from_secs(86_400);
 
 pub struct Signals {
-    terminate: UnixStream,
-    child: UnixStream,
-    /// A write end of `child`, for `Waker`s.
+    /// Readable when a terminating signal came: a self-pipe's read end, or
+    /// a signalfd.
+    terminate: OwnedFd,
+    /// Readable when SIGCHLD came: a self-pipe's read end, or a signalfd.
+    child: OwnedFd,
+    /// Readable when a `Waker` fired: the child self-pipe itself, or (with
+    /// the signalfd, which no thread can write to) a pipe of its own.
+    #[cfg(signalfd)]
+    wakes: UnixStream,
+    /// The write end `Waker`s write to.
     wake_tx: Arc<UnixStream>,
 }
 
@@ -52,6 +61,21 @@ impl Signals {
         Self::catching(&platform::terminating_signals())
     }
 
+    #[cfg(signalfd)]
+    fn catching(signals: &[i32]) -> io::Result<Self> {
+        let (wakes, wake_tx) = UnixStream::pair()?;
+        wakes.set_nonblocking(true)?;
+        wake_tx.set_nonblocking(true)?;
+        let (terminate, child) = platform::signalfd_linux::catch(signals)?;
+        Ok(Self {
+            terminate,
+            child,
+            wakes,
+            wake_tx: Arc::new(wake_tx),
+        })
+    }
+
+    #[cfg(not(signalfd))]
     fn catching(signals: &[i32]) -> io::Result<Self> {
         let (terminate, terminate_tx) = UnixStream::pair()?;
         let (child, child_tx) = UnixStream::pair()?;
@@ -65,8 +89,8 @@ impl Signals {
             signals,
         )?;
         Ok(Self {
-            terminate,
-            child,
+            terminate: terminate.into(),
+            child: child.into(),
             wake_tx,
         })
     }
@@ -87,22 +111,30 @@ impl Signals {
         let mut fds = [
             PollFd::new(self.terminate.as_fd(), PollFlags::POLLIN),
             PollFd::new(self.child.as_fd(), PollFlags::POLLIN),
+            #[cfg(signalfd)]
+            PollFd::new(self.wakes.as_fd(), PollFlags::POLLIN),
         ];
-        let listened = if child { 2 } else { 1 };
+        let listened = if child { fds.len() } else { 1 };
         // EINTR is a wake like any other: the caller re-checks its state.
         wait_ready(&mut fds[..listened], left);
         if child {
             // Only a wake-up: the caller asks waitpid. Left unread, it would
             // keep every later poll returning at once.
             drain(&self.child);
+            #[cfg(signalfd)]
+            drain(&self.wakes);
         }
         self.take()
     }
 
     /// The terminating signals received since the last look, without waiting.
     pub fn take(&self) -> Wake {
+        #[cfg(signalfd)]
+        let signals = platform::signalfd_linux::drain(&self.terminate);
+        #[cfg(not(signalfd))]
+        let signals = drain(&self.terminate);
         Wake {
-            signals: drain(&self.terminate),
+            signals,
             last_signal: platform::last_signal(),
         }
     }
@@ -132,12 +164,15 @@ fn wait_ready(fds: &mut [PollFd], left: Option<Duration>) {
     let _ = nix::poll::poll(fds, timeout);
 }
 
-/// Reads every pending byte; each byte is one delivered signal.
-fn drain(mut pipe: &UnixStream) -> usize {
-    let mut buf = [0u8; 64];
+/// Reads every pending byte of a self-pipe (each one delivered signal),
+/// or every pending signal of a signalfd (for SIGCHLD only a wake-up: what
+/// ended, waitpid says).
+fn drain(fd: &impl AsFd) -> usize {
+    // A signalfd takes no read shorter than one signal's record (128 bytes).
+    let mut buf = [0u8; 1024];
     let mut total = 0;
     loop {
-        match pipe.read(&mut buf) {
+        match nix::unistd::read(fd.as_fd(), &mut buf) {
             Ok(0) | Err(_) => return total,
             Ok(n) => total += n,
         }
@@ -205,5 +240,34 @@ mod tests {
         let far = Instant::now().checked_add(Duration::from_secs(1 << 40));
         let wake = signals.wait(far, false);
         assert_eq!((wake.signals, wake.last_signal), (1, libc::SIGHUP));
+
+        // Linux reads them from a signalfd: no handler is installed for
+        // any (each one is a `sigaction` call at start-up, and another in
+        // every command's `posix_spawn`), and one ignored is dropped.
+        #[cfg(signalfd)]
+        {
+            let handler = |signal| {
+                // SAFETY: only reads a disposition into a zeroed value.
+                let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+                assert_eq!(
+                    unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) },
+                    0
+                );
+                old.sa_sigaction
+            };
+            for signal in platform::terminating_signals() {
+                assert!(
+                    [libc::SIG_DFL, libc::SIG_IGN].contains(&handler(signal)),
+                    "a handler for signal {signal}"
+                );
+            }
+            assert_eq!(handler(libc::SIGCHLD), libc::SIG_DFL);
+            // SAFETY: dispositions only; this thread has both blocked, and
+            // SIGUSR2 goes back to its default once the test is done.
+            unsafe { libc::signal(libc::SIGUSR2, libc::SIG_IGN) };
+            nix::sys::signal::raise(nix::sys::signal::Signal::SIGUSR2).unwrap();
+            assert_eq!(signals.take().signals, 0, "an ignored signal counted");
+            unsafe { libc::signal(libc::SIGUSR2, libc::SIG_DFL) };
+        }
     }
 }

@@ -508,9 +508,9 @@ mod posix {
 
     /// The signals set to their default action in the child: SIGPIPE,
     /// which retry ignores (`platform::start`) and gives every child back; those retry
-    /// has a handler for, which the child would reset anyway, but only
-    /// after asking the kernel what each one is (one `sigaction` call per
-    /// signal saved per spawn: 46 on Linux); and on Linux the signals the C
+    /// has a handler for (none on Linux, where a signalfd reads them), which
+    /// the child would reset anyway, but only after asking the kernel what
+    /// each one is (one `sigaction` call per signal saved per spawn); and on Linux the signals the C
     /// library keeps for itself (32 up to SIGRTMIN), which glibc's and
     /// musl's `posix_spawn` otherwise leave *ignored* in the child. Their
     /// `sigaddset` refuses those numbers, so their bits are set directly.
