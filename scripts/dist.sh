@@ -17,7 +17,8 @@
 #   target/artifacts/retry-VERSION-TARGET.tar.gz         it, README.md, docs/ (which the README links), completions/,
 #                                                        man/retry.1, LICENSE-MIT and LICENSE-APACHE
 #   target/artifacts/retry-VERSION-TARGET.tar.gz.sha256  for `sha256sum -c`
-# and prints the binary's path. The plain `cargo build --release` is not
+# (under $CARGO_TARGET_DIR instead of target/ when it is set) and prints
+# the binary's path. The plain `cargo build --release` is not
 # changed by it: that stays a dynamically linked build for the host, in
 # target/release/retry.
 #
@@ -129,10 +130,11 @@ done
 RUSTFLAGS="$flags$remap" cargo build --locked --profile dist --target "$target"
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
-bin="target/$target/dist/retry"
+dir=${CARGO_TARGET_DIR:-target}
+bin="$dir/$target/dist/retry"
 archive=$(archive_for "$version" "$target")
 name=${archive%.tar.gz} # the directory inside it
-out=target/artifacts
+out=$dir/artifacts
 rm -rf "${out:?}/$name"
 docs "$out/$name"
 cp "$bin" "$out/$name/"
