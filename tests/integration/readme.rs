@@ -364,6 +364,14 @@ fn version_is_as_the_readme_says() {
     assert!(README.contains(&claim), "README lacks {claim:?}");
 }
 
+/// The targets of a Markdown text's links that point into the repository
+/// (no scheme, no space), each with its `#anchor` if it has one.
+fn relative_links(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices("](")
+        .map(|(i, _)| text[i + 2..].split(')').next().unwrap_or_default())
+        .filter(|target| !target.contains(':') && !target.contains(char::is_whitespace))
+}
+
 /// Every link in `dir`'s Markdown files that points at a file, relative:
 /// (document, target without its #anchor).
 #[cfg(unix)]
@@ -375,10 +383,9 @@ fn file_links(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
     let mut links = Vec::new();
     for doc in docs {
         let text = std::fs::read_to_string(&doc).unwrap();
-        for (_, rest) in text.match_indices("](").map(|(i, _)| text.split_at(i + 2)) {
-            let target = rest.split(')').next().unwrap_or_default();
+        for target in relative_links(&text) {
             let path = target.split('#').next().unwrap_or_default();
-            if !path.is_empty() && !path.contains(':') && !path.contains(char::is_whitespace) {
+            if !path.is_empty() {
                 links.push((doc.clone(), path.to_owned()));
             }
         }
@@ -454,24 +461,18 @@ fn anchor(heading: &str) -> String {
 /// `quick-start`; a repeated heading gets `-1`, `-2`), outside code blocks.
 fn anchors(text: &str) -> Vec<String> {
     let (mut found, mut fenced) = (Vec::new(), false);
+    let mut seen = std::collections::HashMap::<String, usize>::new();
     for line in text.lines() {
         if line.starts_with("```") {
             fenced = !fenced;
         } else if let (false, Some(heading)) = (fenced, line.strip_prefix('#')) {
             let base = anchor(heading.trim_start_matches('#'));
-            let seen = found
-                .iter()
-                .filter(|a: &&String| {
-                    **a == base
-                        || a.starts_with(&format!("{base}-"))
-                            && a[base.len() + 1..].parse::<u32>().is_ok()
-                })
-                .count();
-            found.push(if seen == 0 {
-                base
-            } else {
-                format!("{base}-{seen}")
+            let count = seen.entry(base.clone()).or_default();
+            found.push(match *count {
+                0 => base,
+                n => format!("{base}-{n}"),
             });
+            *count += 1;
         }
     }
     found
@@ -502,11 +503,7 @@ fn links_between_documents_resolve() {
     let mut broken = Vec::new();
     for (doc, text) in DOCUMENTS {
         let dir = std::path::Path::new(doc).parent().unwrap();
-        for (_, rest) in text.match_indices("](").map(|(i, _)| text.split_at(i + 2)) {
-            let target = rest.split(')').next().unwrap_or_default();
-            if target.contains(':') || target.contains(char::is_whitespace) {
-                continue;
-            }
+        for target in relative_links(text) {
             let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
             let relative = if path.is_empty() {
                 std::path::Path::new(doc)
