@@ -37,6 +37,9 @@ pub const NONE: &str = "none";
 /// The built-in presets.
 pub const BUILTIN: &str = include_str!("builtin.ini");
 
+// `BUILTIN_PROGRAMS`: the programs `BUILTIN` names, sorted (build.rs).
+include!(concat!(env!("OUT_DIR"), "/builtin_programs.rs"));
+
 /// A flag a preset may set: one of the rules about exit codes and output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rule {
@@ -352,8 +355,7 @@ impl Catalog {
     /// (`claims::may_claim`).
     pub fn may_claim(&self, program: &OsStr, args: &[OsString]) -> bool {
         let user = self.user.as_ref().map(|(_, text)| text.as_str());
-        let texts: Vec<&str> = std::iter::once(BUILTIN).chain(user).collect();
-        claims::may_claim(&texts, program, args)
+        claims::may_claim(BUILTIN_PROGRAMS, user, program, args)
     }
 
     /// The built-in presets, then the user's.
