@@ -105,8 +105,7 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 target=${1:-$host}
 
 case $target in
-    *-linux-gnu*) flags="-C target-feature=+crt-static -C relocation-model=static" ;;
-    *-linux-musl*) flags="-C target-feature=+crt-static -C relocation-model=static" ;;
+    *-linux-gnu* | *-linux-musl*) flags="-C target-feature=+crt-static -C relocation-model=static" ;;
     *) flags="" ;;
 esac
 
@@ -114,20 +113,48 @@ rustup target list --installed 2>/dev/null | grep -qx "$target" ||
     rustup target add "$target" >&2 ||
     echo "dist: could not add the $target target; trying the build anyway" >&2
 
+# Linux: std built from its source with the binary (issue 45), without its
+# `backtrace` feature and without unwind tables. Under panic = "abort" a
+# stripped binary has no symbols to print a backtrace with, yet std's
+# prebuilt printer (gimli, addr2line, miniz_oxide) and the tables it reads
+# were 0.54 MiB of the musl artifact's 2.37, and pages of its peak RSS. A
+# panic still prints its message and location; RUST_BACKTRACE prints
+# nothing more. This takes the rust-src component and cargo's unstable
+# -Z build-std, allowed on the stable toolchain by RUSTC_BOOTSTRAP=1 for
+# this build alone: the compiler and std's source stay those of the stable
+# release everything else is built and tested with. Without std's source
+# (a toolchain not from rustup), or with DIST_PREBUILT_STD=1 (should a
+# stable release ever refuse the flag), the prebuilt std is linked: the
+# binary works the same and is 0.5 MiB larger, which the size budget
+# (scripts/size-budget.sh) catches in CI.
+build_std=()
+if [ -n "$flags" ] && [ "${DIST_PREBUILT_STD:-}" != 1 ]; then
+    std_source="$(rustc --print sysroot)/lib/rustlib/src/rust/library"
+    [ -d "$std_source" ] || rustup component add rust-src >&2 || true
+    if [ -d "$std_source" ]; then
+        flags="$flags -C force-unwind-tables=no"
+        build_std=(-Z build-std=std,panic_abort -Z build-std-features=)
+        export RUSTC_BOOTSTRAP=1
+    else
+        echo "dist: no std source (rustup component add rust-src): linking the prebuilt std" >&2
+    fi
+fi
+
 # No path of the build machine in the binary (panic locations, debug
-# paths): the checkout becomes `retry`, cargo's registry `cargo`. Without
-# this the musl artifact held 92 absolute paths, which also made its bytes
-# depend on where it was built. (std's own paths are remapped by rustup's
-# build already.) A path with a space or `=` in it cannot be a RUSTFLAGS
-# word: it is then left as it is, and said.
+# paths): the checkout becomes `retry`, cargo's registry `cargo`, and std's
+# source (built here, above) `/rustc/COMMIT`, as in rustup's prebuilt std.
+# Without this the musl artifact held 92 absolute paths, which also made
+# its bytes depend on where it was built. A path with a space or `=` in it
+# cannot be a RUSTFLAGS word: it is then left as it is, and said.
 remap=""
-for pair in "$PWD=retry" "${CARGO_HOME:-$HOME/.cargo}=cargo"; do
+std_src="$(rustc --print sysroot)/lib/rustlib/src/rust=/rustc/$(rustc -vV | sed -n 's/^commit-hash: //p')"
+for pair in "$PWD=retry" "${CARGO_HOME:-$HOME/.cargo}=cargo" "$std_src"; do
     case $pair in
     *" "* | *=*=*) echo "dist: not remapped (a space or '=' in the path): ${pair%=*}" >&2 ;;
     *) remap="$remap --remap-path-prefix=$pair" ;;
     esac
 done
-RUSTFLAGS="$flags$remap" cargo build --locked --profile dist --target "$target"
+RUSTFLAGS="$flags$remap" cargo build --locked --profile dist --target "$target" ${build_std[@]+"${build_std[@]}"}
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 dir=${CARGO_TARGET_DIR:-target}
