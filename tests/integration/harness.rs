@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 #[cfg(unix)]
 use nix::sys::signal::Signal;
 
+pub mod c_library;
 #[cfg(unix)]
 pub mod loopback;
 

@@ -238,7 +238,7 @@ fn variables_the_readme_names_exist() {
         .into_iter()
         .filter_map(|(_, env)| env)
         .collect();
-    const OTHERS: [&str; 14] = [
+    const OTHERS: [&str; 16] = [
         "RETRY_ATTEMPT",
         // GitHub's step summary and step outputs (src/sinks/summary.rs),
         // and the Action's wishes for the lines (src/sinks/log/action.rs).
@@ -257,6 +257,10 @@ fn variables_the_readme_names_exist() {
         "RETRY_UPDATE_GENERATED",
         // For tests only: the Redis breaker's lease (src/state/breaker/fleet.rs).
         "RETRY_TEST_FLEET_LEASE_MS",
+        // For the tests only: the build they run and its C library
+        // (tests/integration/harness.rs, harness/c_library.rs).
+        "RETRY_BIN_UNDER_TEST",
+        "RETRY_BIN_UNDER_TEST_LIBC",
         // The README's example of a mode that is not a variable.
         "RETRY_PLAN",
     ];

@@ -20,7 +20,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 
 #[cfg(unix)]
 use crate::harness::{
-    assert_all_gone, assert_died_of, bin, send, state, wait_bounded, wait_for_file,
+    assert_all_gone, assert_died_of, bin, c_library, send, state, wait_bounded, wait_for_file,
 };
 use crate::harness::{install, on_path, retry, scratch, stand_ins};
 
@@ -147,9 +147,11 @@ fn every_terminating_signal_stops_the_command_and_kills_retry_by_it() {
 #[test]
 #[cfg(target_os = "linux")] // real-time signals
 fn a_real_time_signal_death_is_seen_everywhere() {
-    let rt = |n: i32| libc::SIGRTMIN() + n;
+    // Real-time as the binary under test numbers them (its C library's).
+    let rtmin = c_library::sigrtmin();
+    let rt = |n: i32| rtmin + n;
     // The command dies of one: 128+N, within the bound.
-    for offset in [0, 6, libc::SIGRTMAX() - libc::SIGRTMIN()] {
+    for offset in [0, 6, libc::SIGRTMAX() - rtmin] {
         let signal = rt(offset);
         let script = format!("kill -{signal} $$");
         let mut child = retry(&["-n", "1", "-t", "20s", "--", "sh", "-c", &script]).spawn();
@@ -419,10 +421,9 @@ fn a_command_that_cannot_start_for_want_of_a_resource_is_retried() {
     });
     let (code, stderr) = shown.expect("no file descriptor limit gave a start error");
     assert_eq!(code, Some(125), "{stderr}");
-    // EMFILE in the C library's words: glibc's "Too many open files",
-    // musl's "No file descriptors available" (this test and retry share a libc).
-    let emfile = std::io::Error::from_raw_os_error(libc::EMFILE).to_string();
-    let emfile = emfile.split(" (os error").next().unwrap();
+    // EMFILE in the words of retry's C library: glibc's "Too many open
+    // files", musl's "No file descriptors available".
+    let emfile = c_library::strerror(libc::EMFILE);
     assert!(
         stderr.contains(&format!(
             "attempt 1/2 failed with a start error: {emfile} (exit code 125)"
@@ -549,10 +550,11 @@ fn children_start_with_default_dispositions_and_inherit_ignored_ones() {
     // The command ignores exactly what retry inherited as ignored, nothing
     // of retry's own. SIGPIPE is the exception: retry ignores it itself,
     // and every child gets it back at its default. So are the C library's
-    // own signals (32 up to SIGRTMIN): retry was started here by std's
-    // posix_spawn, which on glibc leaves them ignored, and retry's own
-    // posix_spawn gives the command them at their default. (The portable
-    // build forks, and its children inherit them as retry has them.)
+    // own signals (32 up to SIGRTMIN, as retry's C library has it): retry
+    // was started here by std's posix_spawn, which on glibc leaves them
+    // ignored, and retry's own posix_spawn gives the command them at their
+    // default. (The portable build forks, and its children inherit them as
+    // retry has them.)
     let out = retry(&[
         "sh",
         "-c",
@@ -565,17 +567,17 @@ fn children_start_with_default_dispositions_and_inherit_ignored_ones() {
         .map(|l| u64::from_str_radix(l.rsplit('\t').next().unwrap(), 16).unwrap())
         .collect();
     let sigpipe = 1u64 << (libc::SIGPIPE - 1);
-    let c_library: u64 = (32..libc::SIGRTMIN()).map(|s| 1u64 << (s - 1)).sum();
+    let reserved = c_library::reserved_signals_mask();
     assert_eq!(masks.len(), 2, "{out:#?}");
     let (retry_mask, command) = (masks[0], masks[1]);
     assert_ne!(retry_mask & sigpipe, 0, "retry itself ignores SIGPIPE");
     assert_eq!(
-        command & !c_library,
-        retry_mask & !sigpipe & !c_library,
+        command & !reserved,
+        retry_mask & !sigpipe & !reserved,
         "retry {retry_mask:x}, command {command:x}"
     );
     if cfg!(not(feature = "portable")) {
-        assert_eq!(command & c_library, 0, "command {command:x}");
+        assert_eq!(command & reserved, 0, "command {command:x}");
     }
 
     // Under nohup, SIGHUP stays ignored: the command inherits it, and a

@@ -151,8 +151,11 @@ impl Faults {
         self.log_fifo += usize::from(s.log == Some(LogFault::Fifo));
         self.log_full += usize::from(s.log == Some(LogFault::Full));
         self.budget_unusable += usize::from(s.budget_unusable);
-        self.realtime_to_retry +=
-            usize::from(o.signal_sent && s.signal.is_some_and(|(n, _)| n >= libc::SIGRTMIN()));
+        self.realtime_to_retry += usize::from(
+            o.signal_sent
+                && s.signal
+                    .is_some_and(|(n, _)| n >= crate::harness::c_library::sigrtmin()),
+        );
         // A hook runs between two attempts.
         self.hook_deaths += usize::from(s.hook_dies_of.is_some() && o.state.started.len() > 1);
         self.presets += usize::from(s.presets.is_some());

@@ -10,6 +10,8 @@ use nix::sys::signal::Signal;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::harness::c_library;
+
 /// Bytes a spool keeps in memory before it spills to TMPDIR (src/pipes).
 const SPILL_LIMIT: usize = 64 << 20;
 const MARKER: &str = "RATE LIMIT";
@@ -30,12 +32,13 @@ pub fn signals() -> impl Iterator<Item = i32> {
     SIGNALS
         .into_iter()
         .map(|signal| signal as i32)
-        .chain(libc::SIGRTMIN()..=libc::SIGRTMAX())
+        .chain(c_library::sigrtmin()..=libc::SIGRTMAX())
 }
 
-/// A real-time signal drawn from the whole range.
+/// A real-time signal drawn from the whole range, as retry's C library
+/// has it (not this test's: `harness::c_library`).
 fn realtime(rng: &mut ChaCha8Rng) -> i32 {
-    rng.random_range(libc::SIGRTMIN()..=libc::SIGRTMAX())
+    rng.random_range(c_library::sigrtmin()..=libc::SIGRTMAX())
 }
 const JITTERS: [&str; 4] = ["none", "full", "equal", "decorrelated"];
 
