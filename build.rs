@@ -1,5 +1,6 @@
 //! Named platform conditions, so each list of platforms is written once
-//! (here) and every `#[cfg]` says what it needs rather than where.
+//! (here) and every `#[cfg]` says what it needs rather than where; and the
+//! built-in presets' programs, listed once at build time.
 
 use std::path::Path;
 
