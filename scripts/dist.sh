@@ -101,6 +101,13 @@ if [ $# -gt 1 ]; then
     echo "usage: bash scripts/dist.sh [TARGET]" >&2
     exit 2
 fi
+# DIST_PREBUILT_STD=1 links the prebuilt std (below); any other word is
+# refused before anything is built.
+case ${DIST_PREBUILT_STD:-} in
+"" | 0) prebuilt_std=false ;;
+1) prebuilt_std=true ;;
+*) echo "dist: DIST_PREBUILT_STD=${DIST_PREBUILT_STD}: give 1 (link the prebuilt std) or 0" >&2; exit 2 ;;
+esac
 host=$(rustc -vV | sed -n 's/^host: //p')
 target=${1:-$host}
 
@@ -128,13 +135,18 @@ rustup target list --installed 2>/dev/null | grep -qx "$target" ||
 # binary works the same and is 0.5 MiB larger, which the size budget
 # (scripts/size-budget.sh) catches in CI.
 build_std=()
-if [ -n "$flags" ] && [ "${DIST_PREBUILT_STD:-}" != 1 ]; then
+# RUSTC_BOOTSTRAP=1 for the cargo build alone (`env`, not exported), so
+# nothing else the script runs sees it.
+bootstrap=()
+if [ -n "$flags" ] && $prebuilt_std; then
+    echo "dist: DIST_PREBUILT_STD=1: linking the prebuilt std" >&2
+elif [ -n "$flags" ]; then
     std_source="$(rustc --print sysroot)/lib/rustlib/src/rust/library"
     [ -d "$std_source" ] || rustup component add rust-src >&2 || true
     if [ -d "$std_source" ]; then
         flags="$flags -C force-unwind-tables=no"
         build_std=(-Z build-std=std,panic_abort -Z build-std-features=)
-        export RUSTC_BOOTSTRAP=1
+        bootstrap=(RUSTC_BOOTSTRAP=1)
     else
         echo "dist: no std source (rustup component add rust-src): linking the prebuilt std" >&2
     fi
@@ -147,14 +159,17 @@ fi
 # its bytes depend on where it was built. A path with a space or `=` in it
 # cannot be a RUSTFLAGS word: it is then left as it is, and said.
 remap=""
-std_src="$(rustc --print sysroot)/lib/rustlib/src/rust=/rustc/$(rustc -vV | sed -n 's/^commit-hash: //p')"
+# A rustc built without git says `commit-hash: unknown`; one that names
+# none at all gets the same word, not an empty one.
+commit=$(rustc -vV | sed -n 's/^commit-hash: //p')
+std_src="$(rustc --print sysroot)/lib/rustlib/src/rust=/rustc/${commit:-unknown}"
 for pair in "$PWD=retry" "${CARGO_HOME:-$HOME/.cargo}=cargo" "$std_src"; do
     case $pair in
     *" "* | *=*=*) echo "dist: not remapped (a space or '=' in the path): ${pair%=*}" >&2 ;;
     *) remap="$remap --remap-path-prefix=$pair" ;;
     esac
 done
-RUSTFLAGS="$flags$remap" cargo build --locked --profile dist --target "$target" ${build_std[@]+"${build_std[@]}"}
+RUSTFLAGS="$flags$remap" env ${bootstrap[@]+"${bootstrap[@]}"} cargo build --locked --profile dist --target "$target" ${build_std[@]+"${build_std[@]}"}
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 dir=${CARGO_TARGET_DIR:-target}
