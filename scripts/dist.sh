@@ -156,20 +156,24 @@ fi
 # paths): the checkout becomes `retry`, cargo's registry `cargo`, and std's
 # source (built here, above) `/rustc/COMMIT`, as in rustup's prebuilt std.
 # Without this the musl artifact held 92 absolute paths, which also made
-# its bytes depend on where it was built. A path with a space or `=` in it
-# cannot be a RUSTFLAGS word: it is then left as it is, and said.
-remap=""
+# its bytes depend on where it was built. The flags go to cargo as
+# CARGO_ENCODED_RUSTFLAGS (words separated by 0x1f), so a path with a
+# space in it is one word all the same; rustc splits each pair at its
+# last `=`, and no replacement here holds one, so a path may too. (As
+# RUSTFLAGS such a path was left unremapped, and with std built here
+# that put the sysroot's path in the binary.)
 # A rustc built without git says `commit-hash: unknown`; one that names
 # none at all gets the same word, not an empty one.
 commit=$(rustc -vV | sed -n 's/^commit-hash: //p')
-std_src="$(rustc --print sysroot)/lib/rustlib/src/rust=/rustc/${commit:-unknown}"
-for pair in "$PWD=retry" "${CARGO_HOME:-$HOME/.cargo}=cargo" "$std_src"; do
-    case $pair in
-    *" "* | *=*=*) echo "dist: not remapped (a space or '=' in the path): ${pair%=*}" >&2 ;;
-    *) remap="$remap --remap-path-prefix=$pair" ;;
-    esac
+# shellcheck disable=SC2206 # $flags: fixed words, split on purpose
+rustflags=($flags)
+for pair in "$PWD=retry" "${CARGO_HOME:-$HOME/.cargo}=cargo" \
+    "$(rustc --print sysroot)/lib/rustlib/src/rust=/rustc/${commit:-unknown}"; do
+    rustflags+=("--remap-path-prefix=$pair")
 done
-RUSTFLAGS="$flags$remap" env ${bootstrap[@]+"${bootstrap[@]}"} cargo build --locked --profile dist --target "$target" ${build_std[@]+"${build_std[@]}"}
+encoded=$(IFS=$'\x1f' && echo "${rustflags[*]}")
+CARGO_ENCODED_RUSTFLAGS=$encoded env ${bootstrap[@]+"${bootstrap[@]}"} \
+    cargo build --locked --profile dist --target "$target" ${build_std[@]+"${build_std[@]}"}
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 dir=${CARGO_TARGET_DIR:-target}

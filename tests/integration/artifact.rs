@@ -62,7 +62,8 @@ fn the_size_budget_fails_one_byte_over_and_names_the_size_and_the_budget() {
 
 /// What scripts/dist.sh hands cargo for a Linux target, with stubs of
 /// rustc, rustup and cargo (no build): the stub cargo writes its
-/// arguments, RUSTC_BOOTSTRAP and RUSTFLAGS, then fails (status 3). The
+/// arguments, RUSTC_BOOTSTRAP and its flags (CARGO_ENCODED_RUSTFLAGS,
+/// one a line), then fails (status 3). The
 /// stub rustc names no commit (a locally built one) and `sysroot` as its
 /// sysroot.
 fn dist_with_stubs(prebuilt_std: Option<&str>, sysroot: &Path) -> (i32, String, String) {
@@ -85,7 +86,7 @@ fn dist_with_stubs(prebuilt_std: Option<&str>, sysroot: &Path) -> (i32, String, 
             "cargo",
             format!(
                 "{{ printf '%s\\n' \"$@\"; echo \"bootstrap=${{RUSTC_BOOTSTRAP-unset}}\"; \
-                 echo \"rustflags=$RUSTFLAGS\"; }} >'{}'; exit 3",
+                 printf %s \"$CARGO_ENCODED_RUSTFLAGS\" | tr '\\037' '\\n'; }} >'{}'; exit 3",
                 log.display()
             ),
         ),
@@ -116,23 +117,29 @@ fn dist_with_stubs(prebuilt_std: Option<&str>, sysroot: &Path) -> (i32, String, 
 
 #[test]
 fn dist_builds_std_only_as_told_and_says_which_std_it_links() {
-    let sysroot = scratch();
-    std::fs::create_dir_all(sysroot.path().join("lib/rustlib/src/rust/library")).unwrap();
+    // A sysroot whose path has a space and an `=`, remapped all the same.
+    let dir = scratch();
+    let sysroot = dir.path().join("a sys=root");
+    std::fs::create_dir_all(sysroot.join("lib/rustlib/src/rust/library")).unwrap();
 
     // std from its source: -Z build-std under RUSTC_BOOTSTRAP=1, and std's
     // paths remapped to a word, not to an empty commit.
-    let (status, said, cargo) = dist_with_stubs(None, sysroot.path());
+    let (status, said, cargo) = dist_with_stubs(None, &sysroot);
     assert_eq!(status, 3, "{said}");
     assert!(cargo.contains("build-std=std,panic_abort"), "{cargo}");
     assert!(cargo.contains("bootstrap=1"), "{cargo}");
     let remap = format!(
         "--remap-path-prefix={}/lib/rustlib/src/rust=/rustc/unknown",
-        sysroot.path().display()
+        sysroot.display()
     );
-    assert!(cargo.split_whitespace().any(|w| w == remap), "{cargo}");
+    assert!(cargo.lines().any(|w| w == remap), "{cargo}");
+    assert!(
+        cargo.lines().any(|w| w == "force-unwind-tables=no"),
+        "{cargo}"
+    );
 
     // The prebuilt std, as asked: said, and no unstable flag nor bootstrap.
-    let (status, said, cargo) = dist_with_stubs(Some("1"), sysroot.path());
+    let (status, said, cargo) = dist_with_stubs(Some("1"), &sysroot);
     assert_eq!(status, 3, "{said}");
     assert!(
         said.contains("DIST_PREBUILT_STD=1: linking the prebuilt std"),
@@ -143,7 +150,7 @@ fn dist_builds_std_only_as_told_and_says_which_std_it_links() {
 
     // Any other word: one line naming it, status 2, nothing built.
     for word in ["yes", "true", " 1"] {
-        let (status, said, cargo) = dist_with_stubs(Some(word), sysroot.path());
+        let (status, said, cargo) = dist_with_stubs(Some(word), &sysroot);
         assert_eq!(status, 2, "{word:?}: {said}");
         assert_eq!(said.lines().count(), 1, "{said}");
         assert!(
