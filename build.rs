@@ -4,6 +4,10 @@
 
 use std::path::Path;
 
+// How a `programs` line reads, shared with the crate's own look.
+#[path = "src/preset/programs_line.rs"]
+mod programs_line;
+
 fn main() {
     builtin_programs();
     // `--cfg retry_without="TRICK"` turns one start-up trick off, so that
@@ -34,18 +38,18 @@ fn main() {
 /// $OUT_DIR/builtin_programs.rs: a run whose program none of them names
 /// looks it up there instead of searching the 27 KB of data (43,000 of
 /// `retry -- true`'s 460,000 instructions, issue 45). The same reading of
-/// a line as `preset::claims::has_word`; a test holds the list to the
-/// parsed presets.
+/// a line as `preset::claims::has_word` (`programs_line`); a test holds
+/// the list to the parsed presets.
 fn builtin_programs() {
     const DATA: &str = "src/preset/builtin.ini";
     println!("cargo::rerun-if-changed={DATA}");
     println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=src/preset/programs_line.rs");
     let data = std::fs::read_to_string(DATA).expect("src/preset/builtin.ini");
     let mut programs: Vec<&str> = data
         .lines()
-        .filter_map(|line| line.split_once('='))
-        .filter(|(key, _)| key.trim() == "programs")
-        .flat_map(|(_, value)| value.split_ascii_whitespace())
+        .filter_map(programs_line::programs)
+        .flatten()
         .collect();
     programs.sort_unstable();
     programs.dedup();

@@ -101,6 +101,13 @@ if [ $# -gt 1 ]; then
     echo "usage: bash scripts/dist.sh [TARGET]" >&2
     exit 2
 fi
+# DIST_PREBUILT_STD=1 links the prebuilt std (below); any other word is
+# refused before anything is built.
+case ${DIST_PREBUILT_STD:-} in
+"" | 0) prebuilt_std=false ;;
+1) prebuilt_std=true ;;
+*) echo "dist: DIST_PREBUILT_STD=${DIST_PREBUILT_STD}: give 1 (link the prebuilt std) or 0" >&2; exit 2 ;;
+esac
 host=$(rustc -vV | sed -n 's/^host: //p')
 target=${1:-$host}
 
@@ -128,13 +135,18 @@ rustup target list --installed 2>/dev/null | grep -qx "$target" ||
 # binary works the same and is 0.5 MiB larger, which the size budget
 # (scripts/size-budget.sh) catches in CI.
 build_std=()
-if [ -n "$flags" ] && [ "${DIST_PREBUILT_STD:-}" != 1 ]; then
+# RUSTC_BOOTSTRAP=1 for the cargo build alone (`env`, not exported), so
+# nothing else the script runs sees it.
+bootstrap=()
+if [ -n "$flags" ] && $prebuilt_std; then
+    echo "dist: DIST_PREBUILT_STD=1: linking the prebuilt std" >&2
+elif [ -n "$flags" ]; then
     std_source="$(rustc --print sysroot)/lib/rustlib/src/rust/library"
     [ -d "$std_source" ] || rustup component add rust-src >&2 || true
     if [ -d "$std_source" ]; then
         flags="$flags -C force-unwind-tables=no"
         build_std=(-Z build-std=std,panic_abort -Z build-std-features=)
-        export RUSTC_BOOTSTRAP=1
+        bootstrap=(RUSTC_BOOTSTRAP=1)
     else
         echo "dist: no std source (rustup component add rust-src): linking the prebuilt std" >&2
     fi
@@ -144,17 +156,24 @@ fi
 # paths): the checkout becomes `retry`, cargo's registry `cargo`, and std's
 # source (built here, above) `/rustc/COMMIT`, as in rustup's prebuilt std.
 # Without this the musl artifact held 92 absolute paths, which also made
-# its bytes depend on where it was built. A path with a space or `=` in it
-# cannot be a RUSTFLAGS word: it is then left as it is, and said.
-remap=""
-std_src="$(rustc --print sysroot)/lib/rustlib/src/rust=/rustc/$(rustc -vV | sed -n 's/^commit-hash: //p')"
-for pair in "$PWD=retry" "${CARGO_HOME:-$HOME/.cargo}=cargo" "$std_src"; do
-    case $pair in
-    *" "* | *=*=*) echo "dist: not remapped (a space or '=' in the path): ${pair%=*}" >&2 ;;
-    *) remap="$remap --remap-path-prefix=$pair" ;;
-    esac
+# its bytes depend on where it was built. The flags go to cargo as
+# CARGO_ENCODED_RUSTFLAGS (words separated by 0x1f), so a path with a
+# space in it is one word all the same; rustc splits each pair at its
+# last `=`, and no replacement here holds one, so a path may too. (As
+# RUSTFLAGS such a path was left unremapped, and with std built here
+# that put the sysroot's path in the binary.)
+# A rustc built without git says `commit-hash: unknown`; one that names
+# none at all gets the same word, not an empty one.
+commit=$(rustc -vV | sed -n 's/^commit-hash: //p')
+# shellcheck disable=SC2206 # $flags: fixed words, split on purpose
+rustflags=($flags)
+for pair in "$PWD=retry" "${CARGO_HOME:-$HOME/.cargo}=cargo" \
+    "$(rustc --print sysroot)/lib/rustlib/src/rust=/rustc/${commit:-unknown}"; do
+    rustflags+=("--remap-path-prefix=$pair")
 done
-RUSTFLAGS="$flags$remap" cargo build --locked --profile dist --target "$target" ${build_std[@]+"${build_std[@]}"}
+encoded=$(IFS=$'\x1f' && echo "${rustflags[*]}")
+CARGO_ENCODED_RUSTFLAGS=$encoded env ${bootstrap[@]+"${bootstrap[@]}"} \
+    cargo build --locked --profile dist --target "$target" ${build_std[@]+"${build_std[@]}"}
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 dir=${CARGO_TARGET_DIR:-target}

@@ -12,8 +12,8 @@
 
 use std::ffi::{OsStr, OsString};
 
-use crate::preset::Preset;
 use crate::preset::wrappers::{self, basename};
+use crate::preset::{Preset, programs_line};
 
 /// `calls`: every call (`*`), or the calls named by their first words
 /// (`submodule update`), after the program's own options.
@@ -74,18 +74,17 @@ pub fn may_claim(builtin: &[&str], user: Option<&str>, program: &OsStr, args: &[
     }
 }
 
-/// Whether `word` is a word of a `programs = ...` line of `text`. First
+/// Whether `word` is a word of a `programs = ...` line of `text`, read as
+/// the parser reads it (`programs_line`). First
 /// whether it is in `text` at all, which std looks for with SIMD (a few
 /// thousand instructions for the built-in data; a search for each place
 /// it stands took 134,000), then the lines.
 fn has_word(text: &str, word: &str) -> bool {
     text.contains(word)
-        && text.lines().any(|line| {
-            let Some((key, value)) = line.split_once('=') else {
-                return false;
-            };
-            key.trim() == "programs" && value.split_ascii_whitespace().any(|w| w == word)
-        })
+        && text
+            .lines()
+            .filter_map(programs_line::programs)
+            .any(|mut words| words.any(|w| w == word))
 }
 
 /// The preset that claims the call `program args` makes, looked through
@@ -231,6 +230,60 @@ mod tests {
             OsStr::new("true"),
             &args
         ));
+    }
+
+    #[test]
+    fn the_look_before_parsing_reads_a_programs_line_as_the_parser_does() {
+        // Whitespace the parser trims and split_ascii_whitespace keeps (a
+        // no-break space, a vertical tab, an em space): `mine` all the
+        // same, as `# programs = x` is a comment to both.
+        for text in [
+            "[x]\nprograms = mine\u{a0}",
+            "[x]\nprograms =\u{a0}mine",
+            "[x]\nprograms = mine\u{b}",
+            "[x]\n\u{2003}programs = a mine\u{3000}",
+        ] {
+            let whole = format!("{text}\nsource = s");
+            let parsed = parse(&whole).map_err(|e| format!("{text:?}: {e}"));
+            assert!(parsed.unwrap()[0].programs.contains(&"mine"), "{text:?}");
+            assert!(has_word(text, "mine"), "{text:?}");
+        }
+        assert!(!has_word("[x]\n# programs = mine", "mine"));
+        assert!(!has_word("[x]\n  #programs = mine", "mine"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// The look before parsing never says no where the lookup chooses a
+        /// preset: that would drop the preset without a word.
+        #[test]
+        fn the_look_before_parsing_never_misses_a_preset_the_lookup_chooses(
+            name in "(curl|git|wget|apt-get|x)?[a-z.*?+()\\[/-]{0,4}",
+            around in proptest::collection::vec(
+                proptest::sample::select(vec!["", " ", "\t", "\u{a0}", "\u{b}", "\u{2003}", "\u{c}"]),
+                4,
+            ),
+            wrapper in proptest::sample::select(vec!["", "env X=1 ", "sudo ", "nice -n 5 ", "/usr/bin/env "]),
+            dir in proptest::sample::select(vec!["", "./", "/usr/bin/", "a b/"]),
+            call in proptest::sample::select(vec!["x", "fetch", "install", "-fsS"]),
+        ) {
+            let [a, b, c, d] = [around[0], around[1], around[2], around[3]];
+            let text = format!("[mine]\n{a}programs{b}={c}{name}{d}\ncalls = *\nsource = test\n");
+            let path = std::path::Path::new("/p/presets.ini");
+            // An invalid file is set aside whole (Catalog::load).
+            let user = crate::preset::user_presets(path, &text).is_ok().then(|| (path.to_path_buf(), text));
+            let catalog = crate::preset::Catalog { user, ignored: None };
+            let mut words: Vec<OsString> = wrapper.split_whitespace().map(OsString::from).collect();
+            words.extend([format!("{dir}{name}"), call.to_owned()].map(OsString::from));
+            let presets = catalog.presets();
+            let chosen = choose(&presets, &words[0], &words[1..]).ok().flatten();
+            proptest::prop_assert!(
+                chosen.is_none() || catalog.may_claim(&words[0], &words[1..]),
+                "{words:?} chosen ({:?}) yet not looked for, in {:?}",
+                chosen.map(|c| c.preset.name),
+                catalog.user.as_ref().map(|u| &u.1)
+            );
+        }
     }
 
     fn chosen(line: &str) -> Option<String> {

@@ -22,6 +22,7 @@
 
 pub mod claims;
 mod listing;
+mod programs_line;
 pub mod wrappers;
 
 pub use listing::{listing, table};

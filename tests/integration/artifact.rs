@@ -60,6 +60,107 @@ fn the_size_budget_fails_one_byte_over_and_names_the_size_and_the_budget() {
     );
 }
 
+/// What scripts/dist.sh hands cargo for a Linux target, with stubs of
+/// rustc, rustup and cargo (no build): the stub cargo writes its
+/// arguments, RUSTC_BOOTSTRAP and its flags (CARGO_ENCODED_RUSTFLAGS,
+/// one a line), then fails (status 3). The
+/// stub rustc names no commit (a locally built one) and `sysroot` as its
+/// sysroot.
+fn dist_with_stubs(prebuilt_std: Option<&str>, sysroot: &Path) -> (i32, String, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch();
+    let stubs = dir.path().join("bin");
+    std::fs::create_dir(&stubs).unwrap();
+    let log = dir.path().join("cargo.log");
+    for (name, body) in [
+        (
+            "rustc",
+            format!(
+                "case $1 in -vV) printf 'rustc 1.0.0\\nhost: x86_64-unknown-linux-musl\\n' ;; \
+                 --print) echo '{}' ;; esac",
+                sysroot.display()
+            ),
+        ),
+        ("rustup", "echo x86_64-unknown-linux-musl".to_owned()),
+        (
+            "cargo",
+            format!(
+                "{{ printf '%s\\n' \"$@\"; echo \"bootstrap=${{RUSTC_BOOTSTRAP-unset}}\"; \
+                 printf %s \"$CARGO_ENCODED_RUSTFLAGS\" | tr '\\037' '\\n'; }} >'{}'; exit 3",
+                log.display()
+            ),
+        ),
+    ] {
+        let path = stubs.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("{}:{}", stubs.display(), std::env::var("PATH").unwrap());
+    let mut command = Command::new("bash");
+    command
+        .arg(repo("scripts/dist.sh"))
+        .arg("x86_64-unknown-linux-musl")
+        .env("PATH", path)
+        .env("CARGO_TARGET_DIR", dir.path().join("target"))
+        .env_remove("RUSTC_BOOTSTRAP")
+        .env_remove("DIST_PREBUILT_STD");
+    if let Some(word) = prebuilt_std {
+        command.env("DIST_PREBUILT_STD", word);
+    }
+    let out = command.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        std::fs::read_to_string(&log).unwrap_or_default(),
+    )
+}
+
+#[test]
+fn dist_builds_std_only_as_told_and_says_which_std_it_links() {
+    // A sysroot whose path has a space and an `=`, remapped all the same.
+    let dir = scratch();
+    let sysroot = dir.path().join("a sys=root");
+    std::fs::create_dir_all(sysroot.join("lib/rustlib/src/rust/library")).unwrap();
+
+    // std from its source: -Z build-std under RUSTC_BOOTSTRAP=1, and std's
+    // paths remapped to a word, not to an empty commit.
+    let (status, said, cargo) = dist_with_stubs(None, &sysroot);
+    assert_eq!(status, 3, "{said}");
+    assert!(cargo.contains("build-std=std,panic_abort"), "{cargo}");
+    assert!(cargo.contains("bootstrap=1"), "{cargo}");
+    let remap = format!(
+        "--remap-path-prefix={}/lib/rustlib/src/rust=/rustc/unknown",
+        sysroot.display()
+    );
+    assert!(cargo.lines().any(|w| w == remap), "{cargo}");
+    assert!(
+        cargo.lines().any(|w| w == "force-unwind-tables=no"),
+        "{cargo}"
+    );
+
+    // The prebuilt std, as asked: said, and no unstable flag nor bootstrap.
+    let (status, said, cargo) = dist_with_stubs(Some("1"), &sysroot);
+    assert_eq!(status, 3, "{said}");
+    assert!(
+        said.contains("DIST_PREBUILT_STD=1: linking the prebuilt std"),
+        "{said}"
+    );
+    assert!(!cargo.contains("build-std"), "{cargo}");
+    assert!(cargo.contains("bootstrap=unset"), "{cargo}");
+
+    // Any other word: one line naming it, status 2, nothing built.
+    for word in ["yes", "true", " 1"] {
+        let (status, said, cargo) = dist_with_stubs(Some(word), &sysroot);
+        assert_eq!(status, 2, "{word:?}: {said}");
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(
+            said.contains(&format!("DIST_PREBUILT_STD={word}:")),
+            "{said}"
+        );
+        assert!(cargo.is_empty(), "{cargo}");
+    }
+}
+
 #[test]
 fn the_startup_benchmark_writes_every_figure_of_the_issue() {
     let missing: Vec<&str> = ["hyperfine", "/usr/bin/time", "/usr/bin/retry"]
