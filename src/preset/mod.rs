@@ -168,12 +168,11 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
             keys.clear();
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else {
+        let Some((key, value)) = programs_line::key_value(line) else {
             return Err(at(format!(
                 "`{line}` is neither `key = value` nor `[name]`"
             )));
         };
-        let (key, value) = (key.trim(), value.trim());
         let Some(preset) = presets.last_mut() else {
             return Err(at(format!("`{key}` before the first `[name]`")));
         };
