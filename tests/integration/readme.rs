@@ -22,6 +22,7 @@ const DOCUMENTS: &[(&str, &str)] = &[
     ),
     ("ARCHITECTURE.md", include_str!("../../ARCHITECTURE.md")),
     ("CONTRIBUTING.md", include_str!("../../CONTRIBUTING.md")),
+    ("CHANGELOG.md", include_str!("../../CHANGELOG.md")),
 ];
 
 /// `$ ` samples not run, and why.
