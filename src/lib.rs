@@ -53,6 +53,7 @@ mod strategy;
 #[cfg(feature = "preview")]
 mod table;
 mod trace;
+mod url;
 
 /// For the binary's C `main` (src/main.rs).
 pub use cli::AfterParsing;
@@ -270,7 +271,7 @@ pub mod fuzzing {
 
     /// The same value as a usage error quotes one that is not a store.
     pub fn store_masked(text: &str) -> String {
-        crate::state::store::mask(text).into_owned()
+        crate::url::mask(text).into_owned()
     }
 
     /// A `TRACEPARENT` value: its trace id, parent id and sampled flag, or
