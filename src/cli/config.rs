@@ -137,10 +137,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             match crate::preset::choose(&presets, program, args).map_err(usage)? {
                 // The file that will run, as the spawn finds it: BusyBox's
                 // `wget` is not the wget the preset describes.
-                Some(chosen) => match claims::another_program(
-                    &chosen.program,
-                    crate::platform::spawn::program_file(&chosen.program),
-                ) {
+                Some(chosen) => match claims::another_program(&chosen, &PLATFORM_FILES) {
                     Some(why) => (None, None, Some(why)),
                     None => (Some(chosen.preset.clone()), Some(chosen.why), None),
                 },
@@ -431,6 +428,12 @@ fn breaker_settings(
         timeout,
     }
 }
+
+/// How the preset lookup finds the file that will run, as the spawn does.
+const PLATFORM_FILES: crate::preset::claims::Files<'static> = crate::preset::claims::Files {
+    find: &crate::platform::spawn::program_file,
+    same: &crate::platform::owner::same_path,
+};
 
 /// COMMAND's words as a program and its arguments: with `-s`, one script
 /// for the shell.

@@ -80,7 +80,7 @@ pub const PRESETS: &str = "A preset (--preset NAME) sets retry's rules for the w
     program's, retried as without a preset. The program is looked up through env (and its \
     NAME=value words), sudo, nice, nohup, timeout, stdbuf, ionice and time, never inside \
     sh -c, where you name the preset, and a program that is BusyBox or Toybox (found on PATH \
-    through its links) is claimed by none. A chosen preset ends a run only on a line it \
+    through its links) is claimed by no built-in preset. A chosen preset ends a run only on a line it \
     recognises, never on an exit code alone: its --fatal-on and --success-on are left out and \
     its --retry-on is added to the default one, since a program of that name may be another \
     (BusyBox's wget exits 1 for every failure) or pass on a script's status (npm install's \

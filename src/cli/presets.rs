@@ -117,7 +117,9 @@ pub(crate) fn apply_preset(
         );
         words.slow_down = Some((regex, advice));
     }
-    if let Some(pattern) = preset.transient {
+    // A `--stop-if-output` of the user's wins over the preset's evidence.
+    let users_stop = run.provenance.given(rule_id(Rule::StopIfOutput));
+    if let Some(pattern) = preset.transient.filter(|_| !users_stop) {
         let regex = parse_regex(pattern).map_err(|e| error("transient-if-output", pattern, e))?;
         words.transient = Some(regex);
     }

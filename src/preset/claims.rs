@@ -11,7 +11,7 @@
 //! never chosen by the lookup, only by name.
 
 use std::ffi::{OsStr, OsString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::preset::wrappers::{self, basename};
 use crate::preset::{Preset, programs_line};
@@ -54,6 +54,8 @@ pub struct Chosen<'p, 'a> {
     /// The program that runs in the end, as the command names it (through
     /// the wrappers): the one whose file `another_program` looks at.
     pub program: OsString,
+    /// The `PATH` a wrapper gives it (`env PATH=/opt/bin wget`), if any.
+    pub path: Option<OsString>,
 }
 
 /// Whether a preset may claim the call `program args` makes, before any
@@ -144,10 +146,19 @@ pub fn choose<'p, 'a>(
             builtin.name
         ));
     }
+    // The wrappers' words before the program (`args` ends with the
+    // program and its own arguments): the last `PATH=` among them.
+    let before = args.len().saturating_sub(real.args.len() + 1);
+    let path = args[..before]
+        .iter()
+        .rev()
+        .find_map(|word| word.to_str()?.strip_prefix("PATH="))
+        .map(OsString::from);
     Ok(Some(Chosen {
         preset,
         why,
         program: real.program.to_owned(),
+        path,
     }))
 }
 
@@ -158,23 +169,43 @@ pub fn choose<'p, 'a>(
 /// another program.
 const MULTI_CALL: [&str; 2] = ["busybox", "toybox"];
 
-/// Why the preset chosen for `program` must not judge it, when the file a
-/// start runs (`file`, found on `PATH` as the spawn finds it) is, through
-/// its symbolic links, a multi-call binary: `` `wget` here is BusyBox
-/// (/bin/busybox) ``. A hard link to one is not seen: its lines still
-/// match none of the real program's, so it is retried as by default.
-pub fn another_program(program: &OsStr, file: Option<PathBuf>) -> Option<String> {
-    let real = std::fs::canonicalize(file?).ok()?;
+/// How the lookup finds files, as the platform does: the file a start of
+/// a program runs on a `PATH` (retry's own for `None`), and whether two
+/// paths are one file.
+pub struct Files<'f> {
+    pub find: &'f dyn Fn(&OsStr, Option<&OsStr>) -> Option<PathBuf>,
+    pub same: &'f dyn Fn(&Path, &Path) -> bool,
+}
+
+/// Why the built-in preset `chosen` must not judge its program, when the
+/// file a start runs (found on the `PATH` it runs with, as the spawn finds
+/// it) is a multi-call binary, through its symbolic links or as a hard
+/// link to the one of that name on the same `PATH`: `` `wget` here is
+/// BusyBox (/bin/busybox) ``. A user's own preset is the user's word on
+/// the program, and judges it.
+pub fn another_program(chosen: &Chosen<'_, '_>, files: &Files<'_>) -> Option<String> {
+    if chosen.preset.file.is_some() {
+        return None;
+    }
+    let path = chosen.path.as_deref();
+    let file = (files.find)(&chosen.program, path)?;
+    let real = std::fs::canonicalize(&file).ok()?;
     let stem = real.file_stem()?.to_str()?.to_ascii_lowercase();
-    let multi = MULTI_CALL.iter().find(|name| stem.starts_with(*name))?;
+    let (multi, at) = match MULTI_CALL.iter().find(|name| stem.starts_with(*name)) {
+        Some(multi) => (*multi, real),
+        None => MULTI_CALL.iter().find_map(|&multi| {
+            let binary = (files.find)(OsStr::new(multi), path)?;
+            (files.same)(&file, &binary).then_some((multi, binary))
+        })?,
+    };
     Some(format!(
         "`{}` here is {} ({}), which the preset for that name does not describe",
-        basename(program).to_string_lossy(),
-        match *multi {
+        basename(&chosen.program).to_string_lossy(),
+        match multi {
             "busybox" => "BusyBox",
             _ => "Toybox",
         },
-        real.display()
+        at.display()
     ))
 }
 
@@ -251,31 +282,72 @@ mod tests {
     use super::*;
     use crate::preset::{builtin, parse};
 
+    /// Why the built-in preset chosen for `line` must not judge it, with
+    /// its program found on `PATH` (`dir` unless the line sets another).
+    #[cfg(unix)]
+    fn another(line: &str, dir: &Path) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let presets = builtin();
+        let words: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+        let chosen = choose(&presets, &words[0], &words[1..]).unwrap().unwrap();
+        let find = |program: &OsStr, path: Option<&OsStr>| {
+            let path = path.map_or_else(|| dir.as_os_str().to_owned(), OsStr::to_owned);
+            std::env::split_paths(&path)
+                .map(|d| d.join(program))
+                .find(|f| f.exists())
+        };
+        let same = |a: &Path, b: &Path| match (a.metadata(), b.metadata()) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+            _ => false,
+        };
+        another_program(
+            &chosen,
+            &Files {
+                find: &find,
+                same: &same,
+            },
+        )
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_program_that_is_busybox_through_its_links_is_another_program() {
-        let dir = tempfile::tempdir().unwrap();
-        let (busybox, gnu) = (dir.path().join("busybox"), dir.path().join("gnu-wget"));
-        std::fs::write(&busybox, "").unwrap();
-        std::fs::write(&gnu, "").unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let dir = |name: &str| {
+            let dir = root.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            dir
+        };
         // Alpine's /usr/bin/wget -> /bin/busybox, through a second link.
-        let (link, chain) = (dir.path().join("wget"), dir.path().join("wget2"));
-        std::os::unix::fs::symlink(&busybox, &link).unwrap();
-        std::os::unix::fs::symlink(&link, &chain).unwrap();
-        for file in [&link, &chain, &busybox] {
-            let why = another_program(OsStr::new("wget"), Some(file.clone())).unwrap();
-            assert!(why.starts_with("`wget` here is BusyBox ("), "{why}");
-        }
-        let toybox = dir.path().join("toybox");
-        std::fs::write(&toybox, "").unwrap();
-        let why = another_program(OsStr::new("/x/wget"), Some(toybox)).unwrap();
-        assert!(why.starts_with("`wget` here is Toybox"), "{why}");
-        // The real program, a link to it, or no file found: claimed.
-        let to_gnu = dir.path().join("wget3");
-        std::os::unix::fs::symlink(&gnu, &to_gnu).unwrap();
-        for file in [Some(gnu), Some(to_gnu), None, Some(dir.path().join("gone"))] {
-            assert_eq!(another_program(OsStr::new("wget"), file), None);
-        }
+        let alpine = dir("alpine");
+        let busybox = alpine.join("busybox");
+        std::fs::write(&busybox, "").unwrap();
+        std::os::unix::fs::symlink(&busybox, alpine.join("applet")).unwrap();
+        std::os::unix::fs::symlink(alpine.join("applet"), alpine.join("wget")).unwrap();
+        let why = another("wget x", &alpine).unwrap();
+        assert!(why.starts_with("`wget` here is BusyBox ("), "{why}");
+        // The official busybox image's hard links, beside its busybox.
+        let image = dir("image");
+        std::fs::write(image.join("busybox"), "").unwrap();
+        std::fs::hard_link(image.join("busybox"), image.join("wget")).unwrap();
+        let why = another("curl -fsS x", &image);
+        assert_eq!(why, None, "no curl there: nothing found, nothing said");
+        let why = another("wget x", &image).unwrap();
+        assert!(why.contains("BusyBox") && why.contains("image"), "{why}");
+        let toybox = dir("toybox");
+        std::fs::write(toybox.join("toybox"), "").unwrap();
+        std::os::unix::fs::symlink(toybox.join("toybox"), toybox.join("wget")).unwrap();
+        assert!(another("wget x", &toybox).unwrap().contains("Toybox"));
+        // GNU wget, also through a link: claimed.
+        let debian = dir("debian");
+        std::fs::write(debian.join("gnu-wget"), "").unwrap();
+        std::os::unix::fs::symlink(debian.join("gnu-wget"), debian.join("wget")).unwrap();
+        assert_eq!(another("wget x", &debian), None);
+        // The PATH a wrapper gives the program is the one searched.
+        let line = format!("env PATH={} wget x", alpine.display());
+        assert!(another(&line, &debian).is_some_and(|why| why.contains("BusyBox")));
+        let line = format!("env PATH={} wget x", debian.display());
+        assert_eq!(another(&line, &alpine), None);
     }
 
     #[test]

@@ -113,7 +113,8 @@ pub fn table(presets: &[Preset<'_>]) -> String {
         }
     }
     out.push_str(
-        "\nWhat neither column names stops too.\n\
+        "\nWhat neither column names stops too, when the preset is named (--preset);\n\
+         chosen by the program's name, a preset stops on its lines only.\n\
          retry --presets NAME prints a preset's flags; --presets -v, every preset's.\n",
     );
     out

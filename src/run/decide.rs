@@ -99,18 +99,20 @@ pub fn decide(
         stopped,
         time_left,
     } = *facts;
-    // A program that retried a transient failure itself (a preset's
-    // `transient-if-output`) failed on it, whatever its last line says.
-    let stop_if = seen.stop_if && !seen.transient;
-    let retry_if = seen.retry_if || seen.transient;
     let verdict = rules.policy.classify(status.code);
+    // A failure of a program that retried a transient failure itself (a
+    // preset's `transient-if-output`) is that failure, whatever its last
+    // line says. A success is still one (pip's own retry succeeded).
+    let transient = seen.transient && verdict != Verdict::Success;
+    let stop_if = seen.stop_if && !transient;
     let (status, verdict) = match verdict {
         _ if stop_if => (status, verdict),
-        Verdict::Success if !retry_if => (status, verdict),
-        Verdict::Success | Verdict::Retry | Verdict::NotRetryable if retry_if => (
+        Verdict::Success if !seen.retry_if => (status, verdict),
+        Verdict::Success | Verdict::Retry | Verdict::NotRetryable if seen.retry_if => (
             status.output_matched(verdict == Verdict::Success),
             Verdict::Retry,
         ),
+        Verdict::NotRetryable if transient => (status.as_failure(), Verdict::Retry),
         // A failure never reports 0: `retry ... && deploy` must not deploy.
         _ => (status.as_failure(), verdict),
     };
@@ -364,11 +366,20 @@ mod tests {
             matches!(decision, Decision::GiveUp(GiveUp::OutputStop { .. })),
             "{decision:?}"
         );
-        // A bare exit 1 with the warning alone: retried too.
+        // A bare exit 1 with the warning alone: retried too, as a plain
+        // failure (no output rule of the user's matched).
         let mut alone = facts(true);
         alone.seen.stop_if = false;
         let decision = decide(&pip, &alone, || sleep(1), |_| true);
-        assert!(matches!(decision, Decision::Retry { .. }), "{decision:?}");
+        assert!(
+            matches!(decision, Decision::Retry { status, .. } if status == Status::exited(1)),
+            "{decision:?}"
+        );
+        // pip's own retry that then succeeded: a success.
+        let mut succeeded = facts(true);
+        (succeeded.status, succeeded.seen.stop_if) = (Status::exited(0), false);
+        let decision = decide(&pip, &succeeded, || sleep(1), |_| true);
+        assert_eq!(decision, Decision::Succeed(Status::exited(0)));
     }
 
     /// A stop by `--stop-if-output` given as a flag, its line not kept.

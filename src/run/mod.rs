@@ -301,14 +301,18 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         {
             say(&mut self.advised, advice.clone());
         }
-        if let Some(advice) = &config.hidden_advice {
+        // Only when the attempt printed nothing: flags retry cannot see
+        // (a ~/.curlrc's show-error) may have shown the line after all.
+        if !facts.seen.printed
+            && let Some(advice) = &config.hidden_advice
+        {
             say(&mut self.hidden_said, advice.clone());
         }
         let code = facts.status.code;
         if let (Decision::Retry { .. }, Some((named, preset))) = (decision, &config.named_codes)
             && !facts.seen.retry_if
             && !facts.seen.transient
-            && matches!(named.classify(code), Verdict::Fatal | Verdict::NotRetryable)
+            && named.classify(code) != Verdict::Retry
         {
             say(
                 &mut self.codes_said,
@@ -316,7 +320,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                     "exit code {code} is retried: the {preset} preset, chosen by the program's \
                      name, ends a run only on a line it recognises, and none was seen (the \
                      program may be another of that name, or pass on a script's status); \
-                     --preset {preset} stops on its codes too (said once)"
+                     --preset {preset} applies its codes too (said once)"
                 ),
             );
         }

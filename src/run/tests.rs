@@ -473,6 +473,18 @@ fn what_the_command_s_flags_hide_is_said_at_the_first_failure_only() {
     let (code, events) = run_with(&curl, &mut host);
     assert_eq!((code, host.seen.len()), (22, 3));
     assert_eq!(warnings_with(&events, "hides"), [1]);
+    // An attempt that printed a line (a ~/.curlrc's show-error): nothing
+    // was hidden then; said at the first that printed none.
+    let printed = || {
+        let seen = OutputSeen {
+            printed: true,
+            ..OutputSeen::default()
+        };
+        ended(Ended::Exited(Status::exited(22)), seen)
+    };
+    let mut host = FakeHost::new(vec![printed(), exit(22), exit(22)]);
+    let (_, events) = run_with(&curl, &mut host);
+    assert_eq!(warnings_with(&events, "hides"), [2]);
 }
 
 #[test]

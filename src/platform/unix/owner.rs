@@ -42,6 +42,16 @@ pub fn same_file(file: &File, path: &Path) -> bool {
     }
 }
 
+/// Whether two paths name one file (its device and inode), through links:
+/// a hard link to BusyBox is BusyBox. Neither is opened, so a file that
+/// may be run but not read is compared too.
+pub fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.metadata(), b.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
 /// Whether an open failed because the path is a symlink (`O_NOFOLLOW`).
 pub fn is_symlink_error(error: &io::Error) -> bool {
     error.raw_os_error() == Some(libc::ELOOP)

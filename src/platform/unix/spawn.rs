@@ -276,11 +276,15 @@ fn find_program(program: &OsStr, path: Option<&OsStr>) -> Option<std::path::Path
 }
 
 /// The file a start of `program` runs: itself if it names a path, else
-/// the first executable of that name on retry's own `PATH`, as
-/// `posix_spawnp` searches it. For the preset lookup, which must judge
-/// the program that really runs (a `wget` that is BusyBox's).
-pub fn program_file(program: &OsStr) -> Option<std::path::PathBuf> {
-    find_program(program, std::env::var_os("PATH").as_deref())
+/// the first executable of that name on `path` (a wrapper's `PATH=`), or
+/// on retry's own `PATH`, as `posix_spawnp` searches it. For the preset
+/// lookup, which must judge the program that really runs (a `wget` that
+/// is BusyBox's).
+pub fn program_file(program: &OsStr, path: Option<&OsStr>) -> Option<std::path::PathBuf> {
+    match path {
+        Some(path) => find_program(program, Some(path)),
+        None => find_program(program, std::env::var_os("PATH").as_deref()),
+    }
 }
 
 /// Why `program` could not be started, as the exec that tried would say:

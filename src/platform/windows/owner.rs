@@ -90,6 +90,19 @@ pub fn same_file(file: &File, path: &Path) -> bool {
     }
 }
 
+/// Whether two paths name one file (its volume and file index), through
+/// links: a hard link to busybox-w32 is it. Opened with no access asked.
+pub fn same_path(a: &Path, b: &Path) -> bool {
+    let open = |path: &Path| OpenOptions::new().access_mode(0).open(path).ok();
+    match (
+        open(a).as_ref().and_then(identity),
+        open(b).as_ref().and_then(identity),
+    ) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// The volume's serial number and the file's index on it.
 fn identity(file: &File) -> Option<(u32, u32, u32)> {
     // SAFETY: a plain C struct of integers, which all-zero bytes make valid.

@@ -177,13 +177,14 @@ pub fn why_not_startable(_program: &OsStr, _path: Option<&OsStr>) -> Option<io::
     None
 }
 
-/// The file a start of `program` runs: itself if it names a path, else
+/// The file a start of `program` runs (on `path`, a wrapper's `PATH=`, or
+/// retry's own): itself if it names a path, else
 /// `PROGRAM.exe` (or `PROGRAM` with its own extension) in the first
 /// directory of `PATH` that has it, as std searches, else the script
 /// PATHEXT finds. For the preset lookup, which must judge the program that
 /// really runs (busybox-w32's `wget`).
-pub fn program_file(program: &OsStr) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
+pub fn program_file(program: &OsStr, path: Option<&OsStr>) -> Option<PathBuf> {
+    let path = path.map_or_else(|| std::env::var_os("PATH").unwrap_or_default(), Into::into);
     let extensions = std::env::var_os("PATHEXT").unwrap_or_default();
     find_program(program, &path, &extensions)
 }

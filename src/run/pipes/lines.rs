@@ -124,6 +124,7 @@ impl Patterns {
     }
 
     pub fn check(&self, line: Line<'_>, seen: &mut OutputSeen) {
+        seen.printed = true;
         seen.retry_if |= self.retry_if.as_ref().is_some_and(|p| p.matches(line));
         if self.stop_if.as_ref().is_some_and(|p| p.matches(line)) {
             // The first line that stopped the run, for its give-up line
@@ -315,11 +316,16 @@ mod tests {
         let quoted = seen.stop_line.unwrap();
         assert_eq!(quoted.chars().count(), QUOTED);
         assert!(quoted.ends_with("x…"), "{quoted}");
-        // No match, no copy; a slow-down line only on a whole line.
+        // No match, no copy; a slow-down line only on a whole line; but
+        // the attempt printed something.
         let mut seen = OutputSeen::default();
         patterns.check(Line::Whole(b"fine"), &mut seen);
         patterns.check(Line::Start(b"slow", 3), &mut seen);
-        assert_eq!(seen, OutputSeen::default());
+        let printed = OutputSeen {
+            printed: true,
+            ..OutputSeen::default()
+        };
+        assert_eq!(seen, printed);
     }
 
     fn matcher(pattern: &str) -> Patterns {

@@ -59,6 +59,8 @@ pub struct OutputSeen {
     pub stop_line: Option<Box<str>>,
     /// A preset's `slow-down-if-output` matched: the server asked to slow down.
     pub slow_down: bool,
+    /// The attempt printed a line (or part of one), on either stream.
+    pub printed: bool,
     /// A preset's `transient-if-output` matched: the program met a
     /// transient failure and retried it itself, so its last words (pip's
     /// "No matching distribution") are a consequence, not the cause.
@@ -271,6 +273,7 @@ impl Pipes {
             seen.stop_if |= state.seen.stop_if;
             seen.slow_down |= state.seen.slow_down;
             seen.transient |= state.seen.transient;
+            seen.printed |= state.seen.printed;
             if seen.stop_line.is_none() {
                 seen.stop_line = state.seen.stop_line.take();
             }
