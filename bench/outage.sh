@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --simulate --model outage: the table the circuit breaker's defaults come
-# from (docs/behaviour.md, "Choosing the defaults"), the recovery lag of
+# from (docs/simulation.md, "Choosing the defaults"), the recovery lag of
 # each cap (--breaker-cooldown-max), and the time a fleet of 10,000 hosts
 # over an hour takes. Writes the section "An outage, simulated" of
 # bench/RESULTS.md (replaced if present, the rest kept).

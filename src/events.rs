@@ -109,6 +109,9 @@ pub enum Event {
     /// wraps, and why: before the first attempt, in text with `-v`, in
     /// JSON always (a record of what judged the run).
     Preset(PresetLine),
+    /// Why no preset judges a run whose program a preset is written for,
+    /// or that runs a shell: before the first attempt, with `-v` only.
+    NoPreset(String),
 }
 
 /// A sleep the server's hint had a say in (`run::hint::choose`).

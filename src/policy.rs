@@ -27,14 +27,18 @@ pub struct Policy {
 /// with `--shell`) and 141 (128 + SIGPIPE: the command's reader went away).
 pub const NEVER_RETRIED_BY_DEFAULT: [u8; 3] = [126, 127, 141];
 
+/// The default `--retry-on` beside `success`: every code that is neither
+/// a success nor one of `NEVER_RETRIED_BY_DEFAULT`.
+pub fn default_retry(success: &CodeSet) -> CodeSet {
+    let hopeless = CodeSet::of(&NEVER_RETRIED_BY_DEFAULT);
+    success.union(&hopeless).complement()
+}
+
 impl Policy {
     /// `retry` defaults to every code that is neither a success nor one of
     /// `NEVER_RETRIED_BY_DEFAULT`.
     pub fn new(success: CodeSet, retry: Option<CodeSet>, fatal: Option<CodeSet>) -> Self {
-        let retry = retry.unwrap_or_else(|| {
-            let hopeless = CodeSet::of(&NEVER_RETRIED_BY_DEFAULT);
-            success.union(&hopeless).complement()
-        });
+        let retry = retry.unwrap_or_else(|| default_retry(&success));
         Self {
             success,
             retry,

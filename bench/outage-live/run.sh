@@ -14,7 +14,7 @@
 #   REPS=1 HOSTS=10 SPAN=20 OUTAGE=8 bash bench/outage-live/run.sh   # a quick look
 #   REPS=5 bash bench/outage-live/run.sh caps            # the cap study, ≈ 6 minutes
 #
-# Time runs at 1/30 of the outage table's (docs/behaviour.md): a 1 s
+# Time runs at 1/30 of the outage table's (docs/simulation.md): a 1 s
 # cooldown for 30 s, and a cap of 8 s for the default 4 minutes. `caps`
 # is the recovery lag of three caps (issue 44): the breakers alone, with
 # caps of 2, 4 and 8 s (1, 2 and 4 minutes), which the 20 s outage gives

@@ -389,8 +389,10 @@ pub struct RunArgs {
     /// over the preset's. Without --preset, the preset that claims the
     /// command's call is chosen by its program (curl, git fetch, apt-get
     /// install..., looked up through env, sudo, nice, nohup, timeout,
-    /// stdbuf, ionice and time; never inside sh -c); -v says which;
-    /// --preset none turns the lookup off. Presets of your own, in the same
+    /// stdbuf, ionice and time; never inside sh -c, never BusyBox's);
+    /// chosen, it ends a run only on a line it recognises, never on an exit
+    /// code alone; -v says which; --preset none turns the lookup off.
+    /// Presets of your own, in the same
     /// format as `retry --presets NAME` shows, go in
     /// $XDG_CONFIG_HOME/retry/presets.ini (~/.config/retry/presets.ini)
     #[arg(long, env = "RETRY_PRESET", value_name = "NAME", value_parser = PresetName,

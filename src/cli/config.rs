@@ -125,21 +125,46 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         (None, Some((program, args))) if !catalog.may_claim(program, args) => Vec::new(),
         _ => catalog.presets(),
     };
-    let (preset, chosen_for) = match (cli.preset.as_deref(), &command) {
-        (Some(crate::preset::NONE), _) | (None, None) => (None, None),
-        (Some(name), _) => (Some(catalog.find(&presets, name).map_err(usage)?), None),
+    let (preset, chosen_for, no_preset) = match (cli.preset.as_deref(), &command) {
+        (Some(crate::preset::NONE), _) | (None, None) => (None, None, None),
+        (Some(name), _) => (
+            Some(catalog.find(&presets, name).map_err(usage)?),
+            None,
+            None,
+        ),
         (None, Some((program, args))) => {
+            use crate::preset::claims;
             match crate::preset::choose(&presets, program, args).map_err(usage)? {
-                Some(chosen) => (Some(chosen.preset.clone()), Some(chosen.why)),
-                None => (None, None),
+                // The file that will run, as the spawn finds it: BusyBox's
+                // `wget` is not the wget the preset describes.
+                Some(chosen) => match claims::another_program(
+                    &chosen.program,
+                    crate::platform::spawn::program_file(&chosen.program),
+                ) {
+                    Some(why) => (None, None, Some(why)),
+                    None => (Some(chosen.preset.clone()), Some(chosen.why), None),
+                },
+                None => (None, None, claims::shell(program, args)),
             }
         }
     };
     let words = match &preset {
-        Some(preset) => crate::cli::apply_preset(&mut cli, preset).map_err(usage)?,
+        Some(preset) => {
+            let judging = match chosen_for {
+                Some(_) => crate::cli::Judging::Chosen,
+                None => crate::cli::Judging::Named,
+            };
+            crate::cli::apply_preset(&mut cli, preset, judging).map_err(usage)?
+        }
         None => Default::default(),
     };
-    let crate::cli::presets::Words { labels, slow_down } = words;
+    let crate::cli::presets::Words {
+        labels,
+        slow_down,
+        transient,
+        hidden,
+        named_codes,
+    } = words;
     let (slow_down, slow_down_advice) = slow_down.unzip();
     let named = |id, value: &dyn std::fmt::Display| cli.provenance.name(id, value);
     if cli.cap < cli.base {
@@ -264,6 +289,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         },
         preset: preset_line,
         preset_warnings,
+        no_preset,
     };
     Ok(Mode::Run(
         Box::new(run::Options {
@@ -287,12 +313,15 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                     stop_if: cli.stop_if_output,
                     delay_from: cli.delay_from_output,
                     slow_down,
+                    transient,
                 },
             },
             budget,
             breaker,
             labels,
             slow_down_advice,
+            hidden_advice: hidden,
+            named_codes,
             program,
             args,
         }),

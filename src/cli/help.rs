@@ -79,7 +79,12 @@ pub const PRESETS: &str = "A preset (--preset NAME) sets retry's rules for the w
     command's), docker run, npm test or npm run, git status: there a failure is another \
     program's, retried as without a preset. The program is looked up through env (and its \
     NAME=value words), sudo, nice, nohup, timeout, stdbuf, ionice and time, never inside \
-    sh -c, where you name the preset. -v says which preset judged the run and why; --preset \
+    sh -c, where you name the preset, and a program that is BusyBox or Toybox (found on PATH \
+    through its links) is claimed by none. A chosen preset ends a run only on a line it \
+    recognises, never on an exit code alone: its --fatal-on and --success-on are left out and \
+    its --retry-on is added to the default one, since a program of that name may be another \
+    (BusyBox's wget exits 1 for every failure) or pass on a script's status (npm install's \
+    lifecycle scripts, git push's pre-push hook); named, a preset keeps every rule. -v says which preset judged the run and why; --preset \
     none (RETRY_PRESET=none) turns the lookup off, for a 404 that is expected to become a \
     200. A preset named for a program not in its list (but through a shell) gets one warning. \
     The presets read messages in English: git, wget and apt translate theirs, so run those \

@@ -25,7 +25,7 @@ use clap::{Args, Parser};
 
 pub use crate::cli::args::RunArgs;
 use crate::cli::choices::ModelChoice;
-pub(crate) use crate::cli::presets::apply_preset;
+pub(crate) use crate::cli::presets::{Judging, apply_preset};
 use crate::cli::provenance::Provenance;
 pub use crate::cli::simulation::SimulationArgs;
 

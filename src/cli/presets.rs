@@ -2,10 +2,21 @@
 //! only where the user gave the flag neither on the command line nor by
 //! its variable; with them, the preset's words that are no flag: the
 //! labels of the rules it set and its slow-down advice.
+//!
+//! A preset chosen by the program's name, not named by the user, sets only
+//! what ends a run on evidence (docs/behaviour.md, "Presets"): its output
+//! rules, and its `--retry-on` added to the default one. Its `--fatal-on`
+//! and `--success-on`, and the "anything else stops" of its `--retry-on`,
+//! are left out: an exit code is no evidence when the program may be
+//! another one of that name (BusyBox's `wget` exits 1 for every failure)
+//! or may pass on a script's status (`npm install`'s postinstall, `git
+//! push`'s pre-push hook).
 
 use crate::cli::args::RunArgs;
 use crate::cli::id;
 use crate::cli::values::{parse_hint_regex, parse_regex};
+use crate::codes::CodeSet;
+use crate::policy::Policy;
 use crate::preset::{Preset, Rule};
 use crate::run::decide::Labels;
 
@@ -16,12 +27,34 @@ pub(crate) struct Words {
     pub labels: Labels,
     /// `slow-down-if-output`, and the warning that gives its advice.
     pub slow_down: Option<(regex::bytes::Regex, String)>,
+    /// `transient-if-output`.
+    pub transient: Option<regex::bytes::Regex>,
+    /// What the command's own flags hide from the preset, and how to show
+    /// it (`preset::quiet`): said once, at the first failure.
+    pub hidden: Option<String>,
+    /// For a preset `Chosen`, the verdicts its codes would give if it were
+    /// named: a code it would stop on that is retried is said once.
+    pub named_codes: Option<(Policy, String)>,
+}
+
+/// How the preset came to judge the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Judging {
+    /// `--preset NAME` (or `RETRY_PRESET`): every rule, codes included.
+    Named,
+    /// Chosen by the program it runs: what ends a run needs a line.
+    Chosen,
 }
 
 /// Sets each rule of `preset` whose flag was given neither on the command
-/// line nor by its variable, through the flag's own parser; returns the
+/// line nor by its variable, through the flag's own parser (for a preset
+/// `Chosen`, its output rules and a widened `--retry-on` only); returns the
 /// preset's words for the rules it set.
-pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<Words, String> {
+pub(crate) fn apply_preset(
+    run: &mut RunArgs,
+    preset: &Preset<'_>,
+    judging: Judging,
+) -> Result<Words, String> {
     let error = |key: &str, text: &str, e: String| {
         let from = match preset.file {
             Some(file) => format!(" (from {})", file.display()),
@@ -30,8 +63,15 @@ pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<Wor
         format!("--preset {}{from}: {key} {text}: {e}", preset.name)
     };
     let mut words = Words::default();
+    let chosen = judging == Judging::Chosen;
+    if chosen {
+        let policy = named_codes(run, preset).map_err(|(key, text, e)| error(key, text, e))?;
+        words.named_codes = Some((policy, preset.name.to_owned()));
+    }
     for &(rule, text) in &preset.rules {
-        if run.provenance.given(rule_id(rule)) {
+        if run.provenance.given(rule_id(rule))
+            || (chosen && matches!(rule, Rule::FatalOn | Rule::SuccessOn))
+        {
             continue;
         }
         set_rule(run, rule, text).map_err(|e| error(&format!("--{}", rule.flag()), text, e))?;
@@ -39,6 +79,14 @@ pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<Wor
         let (name, own) = (preset.name, preset.label(rule));
         let label = own.map(|label| format!("{name} preset: {label}").into());
         match rule {
+            // What the default retries, and the preset's own codes besides
+            // (git's 141): a code the default would retry is retried.
+            Rule::RetryOn if chosen => {
+                let success = &run.success_on;
+                let listed = run.retry_on.take().unwrap_or_default();
+                let retry = crate::policy::default_retry(success).union(&listed);
+                run.retry_on = Some(retry.intersection(&success.complement()));
+            }
             // Its label says what it retries: a code given up on is not that.
             Rule::RetryOn => {
                 words.labels.retry_on = Some(match own {
@@ -51,7 +99,15 @@ pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<Wor
             _ => {}
         }
     }
-    if let Some(slow) = preset.slow_down {
+    let seen = match (run.shell, run.command.split_first()) {
+        (false, Some((program, args))) => crate::preset::quiet::seen(program, args),
+        _ => Default::default(),
+    };
+    words.hidden = seen
+        .hidden
+        .map(|advice| format!("{advice} (--preset {}; said once)", preset.name));
+    // Headers already shown on a pipe: an answer simply had no Retry-After.
+    if let Some(slow) = preset.slow_down.filter(|_| !seen.headers) {
         let regex =
             parse_regex(slow.pattern).map_err(|e| error("slow-down-if-output", slow.pattern, e))?;
         let advice = format!(
@@ -61,7 +117,36 @@ pub(crate) fn apply_preset(run: &mut RunArgs, preset: &Preset<'_>) -> Result<Wor
         );
         words.slow_down = Some((regex, advice));
     }
+    if let Some(pattern) = preset.transient {
+        let regex = parse_regex(pattern).map_err(|e| error("transient-if-output", pattern, e))?;
+        words.transient = Some(regex);
+    }
     Ok(words)
+}
+
+/// The codes' verdicts `preset` gives when named: its code rules where the
+/// user gave no flag in their place, else the user's.
+fn named_codes<'a>(
+    run: &RunArgs,
+    preset: &Preset<'a>,
+) -> Result<Policy, (&'static str, &'a str, String)> {
+    let rule = |rule: Rule| -> Result<Option<CodeSet>, _> {
+        match preset.rule(rule) {
+            Some(text) if !run.provenance.given(rule_id(rule)) => {
+                let flag = match rule {
+                    Rule::RetryOn => "--retry-on",
+                    Rule::FatalOn => "--fatal-on",
+                    _ => "--success-on",
+                };
+                text.parse().map(Some).map_err(|e| (flag, text, e))
+            }
+            _ => Ok(None),
+        }
+    };
+    let success = rule(Rule::SuccessOn)?.unwrap_or_else(|| run.success_on.clone());
+    let retry = rule(Rule::RetryOn)?.or_else(|| run.retry_on.clone());
+    let fatal = rule(Rule::FatalOn)?.or_else(|| run.fatal_on.clone());
+    Ok(Policy::new(success, retry, fatal))
 }
 
 /// clap's id for the flag a preset's rule sets.

@@ -11,6 +11,7 @@
 //! never chosen by the lookup, only by name.
 
 use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
 
 use crate::preset::wrappers::{self, basename};
 use crate::preset::{Preset, programs_line};
@@ -50,6 +51,9 @@ pub struct Chosen<'p, 'a> {
     /// `` chosen for `git fetch` (through sudo, env) ``, and the built-in
     /// preset a user's one was chosen over.
     pub why: String,
+    /// The program that runs in the end, as the command names it (through
+    /// the wrappers): the one whose file `another_program` looks at.
+    pub program: OsString,
 }
 
 /// Whether a preset may claim the call `program args` makes, before any
@@ -140,7 +144,67 @@ pub fn choose<'p, 'a>(
             builtin.name
         ));
     }
-    Ok(Some(Chosen { preset, why }))
+    Ok(Some(Chosen {
+        preset,
+        why,
+        program: real.program.to_owned(),
+    }))
+}
+
+/// Multi-call binaries whose applets bear the names of programs the
+/// presets are written for, but print other words and other codes
+/// (BusyBox's `wget` exits 1 for every failure, GNU wget's 1 is generic):
+/// a preset's rules, cited from the real program's `source`, would judge
+/// another program.
+const MULTI_CALL: [&str; 2] = ["busybox", "toybox"];
+
+/// Why the preset chosen for `program` must not judge it, when the file a
+/// start runs (`file`, found on `PATH` as the spawn finds it) is, through
+/// its symbolic links, a multi-call binary: `` `wget` here is BusyBox
+/// (/bin/busybox) ``. A hard link to one is not seen: its lines still
+/// match none of the real program's, so it is retried as by default.
+pub fn another_program(program: &OsStr, file: Option<PathBuf>) -> Option<String> {
+    let real = std::fs::canonicalize(file?).ok()?;
+    let stem = real.file_stem()?.to_str()?.to_ascii_lowercase();
+    let multi = MULTI_CALL.iter().find(|name| stem.starts_with(*name))?;
+    Some(format!(
+        "`{}` here is {} ({}), which the preset for that name does not describe",
+        basename(program).to_string_lossy(),
+        match *multi {
+            "busybox" => "BusyBox",
+            _ => "Toybox",
+        },
+        real.display()
+    ))
+}
+
+/// The shells, whose status is their script's: `sh -c 'curl …'` is no
+/// call of curl's a preset could claim (the script may do anything after).
+const SHELLS: [&str; 11] = [
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "fish",
+    "ash",
+    "cmd",
+    "powershell",
+    "pwsh",
+];
+
+/// Why no preset is chosen for a command that runs a shell (for `-v`).
+pub fn shell(program: &OsStr, args: &[OsString]) -> Option<String> {
+    let real = wrappers::unwrap(program, args)?;
+    let name = basename(real.program).to_str()?.to_ascii_lowercase();
+    let name = name.strip_suffix(".exe").unwrap_or(&name);
+    SHELLS.contains(&name).then(|| {
+        format!(
+            "`{name}` is a shell, whose status is its script's: no preset is chosen for it \
+             (name one with --preset where the script's last command is that program)"
+        )
+    })
 }
 
 /// The call of `preset`'s program that `args` make, if the preset claims
@@ -186,6 +250,55 @@ fn positional<'w>(args: &'w [OsString], options: &[&str], count: usize) -> Optio
 mod tests {
     use super::*;
     use crate::preset::{builtin, parse};
+
+    #[cfg(unix)]
+    #[test]
+    fn a_program_that_is_busybox_through_its_links_is_another_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let (busybox, gnu) = (dir.path().join("busybox"), dir.path().join("gnu-wget"));
+        std::fs::write(&busybox, "").unwrap();
+        std::fs::write(&gnu, "").unwrap();
+        // Alpine's /usr/bin/wget -> /bin/busybox, through a second link.
+        let (link, chain) = (dir.path().join("wget"), dir.path().join("wget2"));
+        std::os::unix::fs::symlink(&busybox, &link).unwrap();
+        std::os::unix::fs::symlink(&link, &chain).unwrap();
+        for file in [&link, &chain, &busybox] {
+            let why = another_program(OsStr::new("wget"), Some(file.clone())).unwrap();
+            assert!(why.starts_with("`wget` here is BusyBox ("), "{why}");
+        }
+        let toybox = dir.path().join("toybox");
+        std::fs::write(&toybox, "").unwrap();
+        let why = another_program(OsStr::new("/x/wget"), Some(toybox)).unwrap();
+        assert!(why.starts_with("`wget` here is Toybox"), "{why}");
+        // The real program, a link to it, or no file found: claimed.
+        let to_gnu = dir.path().join("wget3");
+        std::os::unix::fs::symlink(&gnu, &to_gnu).unwrap();
+        for file in [Some(gnu), Some(to_gnu), None, Some(dir.path().join("gone"))] {
+            assert_eq!(another_program(OsStr::new("wget"), file), None);
+        }
+    }
+
+    #[test]
+    fn a_shell_is_said_to_be_one_and_nothing_else_is() {
+        let words = |line: &str| line.split(' ').map(OsString::from).collect::<Vec<_>>();
+        for line in [
+            "sh -c x",
+            "/bin/bash -c x",
+            "env A=1 dash x.sh",
+            "CMD.EXE /c x",
+            "pwsh -c x",
+        ] {
+            let w = words(line);
+            assert!(
+                shell(&w[0], &w[1..]).is_some_and(|why| why.contains("is a shell")),
+                "{line}"
+            );
+        }
+        for line in ["curl x", "busybox sh -c x", "shellcheck x", "git push"] {
+            let w = words(line);
+            assert_eq!(shell(&w[0], &w[1..]), None, "{line}");
+        }
+    }
 
     #[test]
     fn the_look_before_parsing_finds_every_program_the_data_names() {

@@ -23,6 +23,7 @@
 pub mod claims;
 mod listing;
 mod programs_line;
+pub mod quiet;
 pub mod wrappers;
 
 pub use listing::{listing, table};
@@ -105,6 +106,10 @@ pub struct Preset<'a> {
     /// and what to do when no wait of its was visible (`.advice`): the
     /// program hides the server's `Retry-After` unless told to show it.
     pub slow_down: Option<SlowDown<'a>>,
+    /// A line showing the program met a transient failure and retried it
+    /// itself (`transient-if-output`: pip's `Retrying (Retry(total=…))`
+    /// warnings): such an attempt is retried whatever else it printed.
+    pub transient: Option<&'a str>,
 }
 
 /// `slow-down-if-output` and its `.advice`.
@@ -122,6 +127,8 @@ const CALL_OPTIONS: &str = "calls.options";
 /// The keys of the slow-down line and its advice.
 const SLOW_DOWN: &str = "slow-down-if-output";
 const ADVICE: &str = "slow-down-if-output.advice";
+/// The key of the line that shows the program retried a transient failure.
+const TRANSIENT: &str = "transient-if-output";
 
 /// Reads presets in the data's format. Structure only (sections, keys, a
 /// source for each): the values are checked by the flags' own parsers
@@ -164,6 +171,7 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
                 file: None,
                 labels: Vec::new(),
                 slow_down: None,
+                transient: None,
             });
             keys.clear();
             continue;
@@ -190,6 +198,7 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
             CALL_OPTIONS => preset.call_options = value.split_ascii_whitespace().collect(),
             SLOW_DOWN => slow_down(preset).pattern = value,
             ADVICE => slow_down(preset).advice = value,
+            TRANSIENT => preset.transient = Some(value),
             _ => match key.strip_suffix(LABEL).unwrap_or(key) {
                 rule if let Some(rule) = Rule::from_key(rule) => match key.ends_with(LABEL) {
                     true => preset.labels.push((rule, value)),
@@ -199,8 +208,8 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
                     let known: Vec<&str> = Rule::ALL.iter().map(|r| r.flag()).collect();
                     return Err(at(format!(
                         "unknown key `{key}`; a preset has programs, {CALLS} (with its \
-                         .options), source, the rules {} (each may have a RULE.label), and \
-                         {SLOW_DOWN} with its .advice",
+                         .options), source, the rules {} (each may have a RULE.label), \
+                         {SLOW_DOWN} with its .advice, and {TRANSIENT}",
                         known.join(", ")
                     )));
                 }

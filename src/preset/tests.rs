@@ -79,8 +79,8 @@ fn a_users_file_that_is_wrong_is_ignored_and_the_builtin_ones_stay() {
     let (dir, broken) = user("[ours]\nretry_on = 22\n");
     let why = "line 2: unknown key `retry_on`; a preset has programs, calls (with its \
                .options), source, the rules retry-on, fatal-on, success-on, retry-if-output, stop-if-output, \
-               delay-from-output (each may have a RULE.label), and slow-down-if-output \
-               with its .advice";
+               delay-from-output (each may have a RULE.label), slow-down-if-output \
+               with its .advice, and transient-if-output";
     ignored(&dir, &broken, why);
     // Bytes that are not text, and more than presets could need (at
     // most the limit is read).
@@ -147,6 +147,7 @@ fn sections_keys_and_comments() {
             file: None,
             labels: vec![],
             slow_down: None,
+            transient: None,
         }
     );
     // The value is everything after the first `=`, trimmed.
@@ -421,6 +422,7 @@ fn presets_print_as_flags_to_copy() {
         file: None,
         labels: vec![],
         slow_down: None,
+        transient: None,
     };
     assert_eq!(
         preset.as_flags(),
@@ -474,4 +476,46 @@ proptest::proptest! {
             quoted.chars().all(plain) || (quoted.starts_with('\'') && quoted.ends_with('\''))
         );
     }
+}
+
+#[test]
+fn pip_s_own_retry_warnings_are_transient_and_a_missing_name_is_not() {
+    let presets = builtin();
+    let pip = presets.iter().find(|p| p.name == "pip").unwrap();
+    let regex = regex::Regex::new(pip.transient.unwrap()).unwrap();
+    let warning = |cause: &str| {
+        format!(
+            "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, \
+             status=None)) after connection broken by '{cause}': /simple/xyz/"
+        )
+    };
+    for cause in [
+        // Seen with pip 23.2.1 against a closed loopback port.
+        "NewConnectionError('<pip._vendor.urllib3.connection.HTTPConnection object at \
+         0x7f>: Failed to establish a new connection: [Errno 111] Connection refused')",
+        "NewConnectionError('<...>: Failed to establish a new connection: [Errno -3] \
+         Temporary failure in name resolution')",
+        "ReadTimeoutError(\"HTTPSConnectionPool(host='x', port=443): Read timed out.\")",
+        "ProtocolError('Connection aborted.', RemoteDisconnected('closed'))",
+        "ResponseError('too many 503 error responses')",
+        "ResponseError('too many 429 error responses')",
+    ] {
+        assert!(regex.is_match(&warning(cause)), "{cause}");
+    }
+    for line in [
+        warning(
+            "NewConnectionError('<...>: Failed to establish a new connection: [Errno -2] \
+             Name or service not known')",
+        ),
+        warning("ResponseError('too many 404 error responses')"),
+        "ERROR: No matching distribution found for xyz".to_owned(),
+    ] {
+        assert!(!regex.is_match(&line), "{line}");
+    }
+    // No other built-in preset has such a line.
+    assert!(
+        presets
+            .iter()
+            .all(|p| p.name == "pip" || p.transient.is_none())
+    );
 }

@@ -99,11 +99,15 @@ pub fn decide(
         stopped,
         time_left,
     } = *facts;
+    // A program that retried a transient failure itself (a preset's
+    // `transient-if-output`) failed on it, whatever its last line says.
+    let stop_if = seen.stop_if && !seen.transient;
+    let retry_if = seen.retry_if || seen.transient;
     let verdict = rules.policy.classify(status.code);
     let (status, verdict) = match verdict {
-        _ if seen.stop_if => (status, verdict),
-        Verdict::Success if !seen.retry_if => (status, verdict),
-        Verdict::Success | Verdict::Retry | Verdict::NotRetryable if seen.retry_if => (
+        _ if stop_if => (status, verdict),
+        Verdict::Success if !retry_if => (status, verdict),
+        Verdict::Success | Verdict::Retry | Verdict::NotRetryable if retry_if => (
             status.output_matched(verdict == Verdict::Success),
             Verdict::Retry,
         ),
@@ -118,7 +122,7 @@ pub fn decide(
     }
     match verdict {
         // `--stop-if-output` keeps the command's own status, even 0.
-        _ if seen.stop_if => {
+        _ if stop_if => {
             return give_up(GiveUp::OutputStop {
                 status,
                 line: seen.stop_line.clone(),
@@ -332,6 +336,39 @@ mod tests {
             let decision = decide(&rules(3), &facts, || sleep(1), |_| true);
             assert_eq!(decision, gives_up(GiveUp::StdoutClosed), "exit code {code}");
         }
+    }
+
+    #[test]
+    fn a_program_that_retried_a_transient_failure_itself_is_retried() {
+        // pip's own retry warning, then "No matching distribution" (a stop
+        // line) and exit 1, which the named pip preset does not retry.
+        let pip = Rules {
+            policy: Policy::new(CodeSet::of(&[0]), Some(CodeSet::of(&[124])), None),
+            ..rules(3)
+        };
+        let facts = |transient| Facts {
+            number: 1,
+            status: Status::exited(1),
+            seen: OutputSeen {
+                stop_if: true,
+                transient,
+                ..OutputSeen::default()
+            },
+            stopped: Stopped::No,
+            time_left: None,
+        };
+        let decision = decide(&pip, &facts(true), || sleep(1), |_| true);
+        assert!(matches!(decision, Decision::Retry { .. }), "{decision:?}");
+        let decision = decide(&pip, &facts(false), || sleep(1), |_| true);
+        assert!(
+            matches!(decision, Decision::GiveUp(GiveUp::OutputStop { .. })),
+            "{decision:?}"
+        );
+        // A bare exit 1 with the warning alone: retried too.
+        let mut alone = facts(true);
+        alone.seen.stop_if = false;
+        let decision = decide(&pip, &alone, || sleep(1), |_| true);
+        assert!(matches!(decision, Decision::Retry { .. }), "{decision:?}");
     }
 
     /// A stop by `--stop-if-output` given as a flag, its line not kept.

@@ -40,6 +40,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 
 use crate::events::{Event, GiveUp, Origin, Phase, Stamped};
+use crate::policy::Verdict;
 use crate::run::decide::{Decision, Facts, Rules, Stopped, decide};
 use crate::run::hint::{Hint, Hinted};
 use crate::state::breaker;
@@ -140,6 +141,10 @@ struct Loop<'a, R, F> {
     hint_warned: bool,
     /// So is how to show the server's wait, when it asked to slow down.
     advised: bool,
+    /// And how to show the error line the command's flags hide.
+    hidden_said: bool,
+    /// And that a code a chosen preset would stop on, named, is retried.
+    codes_said: bool,
     /// How long the attempt that just ended ran, until the loop moves past
     /// it (to its hook or sleep): the logs give it with the attempt's end.
     took: Option<Duration>,
@@ -166,6 +171,8 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             budget_said: None,
             hint_warned: false,
             advised: false,
+            hidden_said: false,
+            codes_said: false,
             took: None,
         }
     }
@@ -215,22 +222,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             withdrawal.granted
         };
         let decision = decide(&self.rules, &facts, draw, pay);
-        // The server asked to slow down and its wait was hidden: how to
-        // show it, said once, before the attempt's line (none if it succeeded).
-        if facts.seen.slow_down
-            && facts.seen.hint.is_none()
-            && !matches!(decision, Decision::Succeed(_))
-            && let Some(advice) = &self.config.slow_down_advice
-            && !std::mem::replace(&mut self.advised, true)
-        {
-            tell.event(
-                host.now(),
-                Event::Warning {
-                    attempt: self.number,
-                    message: advice.clone(),
-                },
-            );
-        }
+        self.say_once_what_judged(host.now(), tell, &facts, &decision);
         // Said after the attempt's line (retrying or giving up), which the
         // budget's answer follows.
         self.budget_said = warning;
@@ -279,6 +271,54 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 self.number = self.number.saturating_add(1);
                 Ok(None)
             }
+        }
+    }
+
+    /// What the preset could not see, each said once a run, before the
+    /// line of the attempt that failed: the server's wait, hidden when it
+    /// asked to slow down; the error line the command's flags hide; a code
+    /// a chosen preset retries that, named, it would stop on.
+    fn say_once_what_judged(
+        &mut self,
+        now: Instant,
+        tell: &mut Tell<impl FnMut(&Stamped)>,
+        facts: &Facts,
+        decision: &Decision,
+    ) {
+        if matches!(decision, Decision::Succeed(_)) {
+            return;
+        }
+        let config = self.config;
+        let mut say = |said: &mut bool, message: String| {
+            if !std::mem::replace(said, true) {
+                let attempt = self.number;
+                tell.event(now, Event::Warning { attempt, message });
+            }
+        };
+        if facts.seen.slow_down
+            && facts.seen.hint.is_none()
+            && let Some(advice) = &config.slow_down_advice
+        {
+            say(&mut self.advised, advice.clone());
+        }
+        if let Some(advice) = &config.hidden_advice {
+            say(&mut self.hidden_said, advice.clone());
+        }
+        let code = facts.status.code;
+        if let (Decision::Retry { .. }, Some((named, preset))) = (decision, &config.named_codes)
+            && !facts.seen.retry_if
+            && !facts.seen.transient
+            && matches!(named.classify(code), Verdict::Fatal | Verdict::NotRetryable)
+        {
+            say(
+                &mut self.codes_said,
+                format!(
+                    "exit code {code} is retried: the {preset} preset, chosen by the program's \
+                     name, ends a run only on a line it recognises, and none was seen (the \
+                     program may be another of that name, or pass on a script's status); \
+                     --preset {preset} stops on its codes too (said once)"
+                ),
+            );
         }
     }
 

@@ -40,6 +40,13 @@ pub struct Options {
     /// could be seen (the preset's `slow-down-if-output.advice`, as a
     /// warning's words): said once a run.
     pub slow_down_advice: Option<String>,
+    /// What the command's own flags hide from the preset, and how to show
+    /// it (`preset::quiet`), as a warning's words: said at the first failure.
+    pub hidden_advice: Option<String>,
+    /// A preset chosen by the program's name, with the verdicts its codes
+    /// would give were it named: a code it would stop on is retried (a
+    /// code is no evidence), and said once.
+    pub named_codes: Option<(crate::policy::Policy, String)>,
     /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
     pub program: OsString,
     pub args: Vec<OsString>,

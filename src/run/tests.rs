@@ -419,6 +419,62 @@ fn a_server_that_asks_to_slow_down_unseen_is_advised_on_once() {
     assert_eq!(advice(&events), []);
 }
 
+/// The warnings whose words contain `words`, with their attempts.
+fn warnings_with(events: &[Event], words: &str) -> Vec<u32> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Warning { attempt, message } if message.contains(words) => Some(*attempt),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_code_a_chosen_preset_would_stop_on_named_is_retried_and_said_once() {
+    use crate::codes::CodeSet;
+    use crate::policy::{Attempts, Policy};
+    let mut npm = config(&["--base", "1ms", "-n", "4"]);
+    // npm's codes, named: 124 and 125 retried, anything else stops.
+    let named = Policy::new(CodeSet::of(&[0]), Some(CodeSet::of(&[124, 125])), None);
+    npm.named_codes = Some((named, "npm".to_owned()));
+    let said = "exit code 1 is retried: the npm preset, chosen by the program's name";
+    // A postinstall that fails twice: retried, and said once, at attempt 1.
+    let mut host = FakeHost::new(vec![exit(1), exit(1), exit(0)]);
+    let (code, events) = run_with(&npm, &mut host);
+    assert_eq!((code, host.seen.len()), (0, 3));
+    assert_eq!(warnings_with(&events, said), [1]);
+    // A transient line matched first (the evidence), then a bare code: said
+    // at the bare code only; a code named npm retries too is never said.
+    let mut host = FakeHost::new(vec![
+        exit_seeing(1, true, false),
+        exit(124),
+        exit(1),
+        exit(0),
+    ]);
+    let (code, events) = run_with(&npm, &mut host);
+    assert_eq!((code, host.seen.len()), (0, 4));
+    assert_eq!(warnings_with(&events, "is retried: the npm preset"), [3]);
+    // Not on the last attempt: nothing is retried there.
+    npm.attempts = Attempts::Limit(1);
+    let mut host = FakeHost::new(vec![exit(1)]);
+    let (_, events) = run_with(&npm, &mut host);
+    assert_eq!(warnings_with(&events, said), Vec::<u32>::new());
+}
+
+#[test]
+fn what_the_command_s_flags_hide_is_said_at_the_first_failure_only() {
+    let mut curl = config(&["--base", "1ms", "-n", "3"]);
+    curl.hidden_advice = Some("curl with -s and no -S hides the error line".to_owned());
+    let mut host = FakeHost::new(vec![exit(0)]);
+    let (_, events) = run_with(&curl, &mut host);
+    assert_eq!(warnings_with(&events, "hides"), Vec::<u32>::new());
+    let mut host = FakeHost::new(vec![exit(22), exit(22), exit(22)]);
+    let (code, events) = run_with(&curl, &mut host);
+    assert_eq!((code, host.seen.len()), (22, 3));
+    assert_eq!(warnings_with(&events, "hides"), [1]);
+}
+
 #[test]
 fn stop_if_output_stops_with_its_own_status() {
     let mut host = FakeHost::new(vec![exit(1), exit_seeing(9, true, true)]);

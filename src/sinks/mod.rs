@@ -49,6 +49,8 @@ pub struct Settings {
     /// Said before the first attempt: why the user's presets file was
     /// ignored, a preset named for another program.
     pub preset_warnings: Vec<String>,
+    /// Why no preset judges the run, where one might have (`-v`).
+    pub no_preset: Option<String>,
 }
 
 impl Settings {
@@ -154,6 +156,9 @@ impl Reporter {
         }
         if let Some(line) = &settings.preset {
             self.say(now, Event::Preset(line.clone()));
+        }
+        if let Some(why) = &settings.no_preset {
+            self.say(now, Event::NoPreset(why.clone()));
         }
     }
 
@@ -267,6 +272,7 @@ mod tests {
             metrics,
             preset: None,
             preset_warnings: vec![],
+            no_preset: None,
         };
         let origin = Origin::new(SystemTime::UNIX_EPOCH, Instant::now());
         let command = (OsStr::new("true"), &[][..]);
@@ -313,6 +319,7 @@ mod tests {
             },
             preset: None,
             preset_warnings: vec![],
+            no_preset: None,
         };
         let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         let (at, took) = (Instant::now(), Duration::from_millis(2500));

@@ -50,6 +50,9 @@ mod preset_programs;
 mod presets;
 #[cfg(unix)]
 mod processes;
+// The real curl and wget, and `sh`.
+#[cfg(unix)]
+mod quiet_flags;
 #[cfg(unix)]
 mod readme;
 // FIFOs and device nodes in place of state files.

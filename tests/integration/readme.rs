@@ -22,6 +22,7 @@ const DOCUMENTS: &[(&str, &str)] = &[
     ),
     ("ARCHITECTURE.md", include_str!("../../ARCHITECTURE.md")),
     ("CONTRIBUTING.md", include_str!("../../CONTRIBUTING.md")),
+    ("CHANGELOG.md", include_str!("../../CHANGELOG.md")),
 ];
 
 /// `$ ` samples not run, and why.
@@ -329,7 +330,7 @@ fn quoted_messages_are_what_retry_prints() {
 /// The breaker's worst case for the defaults (issue 44), as the README
 /// states it: runs resume within the default `--breaker-cooldown-max` and
 /// one period, and its figure is the simulated outage's last host, as the
-/// table in docs/behaviour.md has it for the default cap.
+/// table in docs/simulation.md has it for the default cap.
 #[test]
 fn the_breakers_worst_case_is_the_defaults() {
     let text = README.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -352,12 +353,12 @@ fn the_breakers_worst_case_is_the_defaults() {
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no {period:?} in the README's worst case"));
     assert!(last <= (minutes + 1) * 60, "{last} s");
-    let behaviour = include_str!("../../docs/behaviour.md");
+    let simulation = include_str!("../../docs/simulation.md");
     let row = format!("| **host breakers, after 3, 30 s, cap {minutes} m** |");
-    let row = behaviour
+    let row = simulation
         .lines()
         .find(|line| line.starts_with(&row))
-        .unwrap_or_else(|| panic!("docs/behaviour.md has no row {row}"));
+        .unwrap_or_else(|| panic!("docs/simulation.md has no row {row}"));
     assert!(row.contains(&format!(", {last}** |")), "{row}");
 }
 

@@ -1,6 +1,7 @@
 //! The validation's tests: cross-field rules, presets, verbosity.
 
 use super::*;
+use crate::cli::Judging;
 
 /// The options of a run and of its outputs (every case here runs a
 /// command or fails).
@@ -199,12 +200,11 @@ fn a_preset_sets_the_rules_not_given_rule_by_rule() {
 }
 
 #[test]
-fn a_preset_chosen_by_the_program_judges_as_the_named_one() {
-    // What a run is judged by, flags and output rules alike.
+fn a_preset_chosen_by_the_program_judges_by_lines_as_the_named_one() {
+    // What ends a run on evidence: the output rules and their labels.
     let judged = |options: &run::Options| {
         format!(
-            "{:?} {:?} {:?} {:?} {:?}",
-            options.policy,
+            "{:?} {:?} {:?} {:?}",
             options.pipes.matchers.retry_if.as_ref().map(|r| r.as_str()),
             options.pipes.matchers.stop_if.as_ref().map(|r| r.as_str()),
             options
@@ -213,7 +213,7 @@ fn a_preset_chosen_by_the_program_judges_as_the_named_one() {
                 .delay_from
                 .as_ref()
                 .map(|r| r.as_str()),
-            options.labels,
+            options.labels.stop_if,
         )
     };
     for (looked_up, named) in [
@@ -248,15 +248,45 @@ fn a_preset_chosen_by_the_program_judges_as_the_named_one() {
     ] {
         let (chosen, given) = (config(&looked_up).unwrap(), config(&named).unwrap());
         assert_eq!(judged(&chosen), judged(&given), "{looked_up:?}");
+        // Its codes end no run the default would retry: no fatal code,
+        // every code the default retries retried (and the preset's own),
+        // but where the user gave --retry-on.
+        let default = crate::policy::default_retry(&chosen.policy.success);
+        assert!(chosen.policy.fatal.is_empty(), "{looked_up:?}");
+        let retry = &chosen.policy.retry;
+        let users = looked_up.contains(&"--retry-on");
+        assert_eq!(users, retry.union(&default) != *retry, "{looked_up:?}");
+        // What the named preset would say of a code, kept for the word
+        // said when such a code is retried.
+        let (named_codes, name) = chosen.named_codes.clone().unwrap();
+        assert_eq!(named_codes, given.policy, "{looked_up:?}");
+        assert_eq!(
+            Some(name.as_str()),
+            named[named.iter().position(|w| *w == "--preset").unwrap() + 1..]
+                .first()
+                .copied()
+        );
+        assert!(given.named_codes.is_none());
         let line = report(&looked_up).unwrap().preset.unwrap();
         assert!(
             line.chosen && line.why.starts_with("chosen for `"),
             "{line:?}"
         );
     }
-    // A cross-field error names the chosen preset as it names a named one.
-    let error = config(&["--success-on", "0,22", "curl"]).unwrap_err();
-    assert!(error.contains("(from --preset curl)"), "{error}");
+    // The chosen preset's retry-on leaves out the user's success codes
+    // (named, the two lists clash: a cross-field error, above).
+    let chosen = config(&["--success-on", "0,22", "curl"]).unwrap();
+    assert!(!chosen.policy.retry.contains(22) && chosen.policy.retry.contains(7));
+    // git's 141 (a git:// reset) is retried beside the default's codes.
+    let git = config(&["git", "fetch"]).unwrap();
+    assert!(git.policy.retry.contains(141) && git.policy.retry.contains(1));
+    assert!(
+        !config(&["git", "status"])
+            .unwrap()
+            .policy
+            .retry
+            .contains(141)
+    );
     // Calls that pass on another program's status keep retry's defaults.
     for line in [
         &["npm", "test"][..],
@@ -294,7 +324,7 @@ fn plain_run_args() -> RunArgs {
 fn every_builtin_preset_passes_the_flags_own_parsers() {
     for preset in crate::preset::builtin() {
         let mut run = plain_run_args();
-        crate::cli::apply_preset(&mut run, &preset).unwrap();
+        crate::cli::apply_preset(&mut run, &preset, Judging::Named).unwrap();
         // And the result passes the cross-field rules.
         let args = [
             "--preset",
@@ -306,7 +336,7 @@ fn every_builtin_preset_passes_the_flags_own_parsers() {
     // Out of range on every platform (Windows: past 32 bits).
     let bad = crate::preset::parse("[x]\nretry-on = 1-0x100000000\nsource = s\n").unwrap();
     let mut run = plain_run_args();
-    let error = crate::cli::apply_preset(&mut run, &bad[0]).unwrap_err();
+    let error = crate::cli::apply_preset(&mut run, &bad[0], Judging::Named).unwrap_err();
     assert!(
         error.starts_with("--preset x: --retry-on 1-0x100000000: exit code"),
         "{error}"

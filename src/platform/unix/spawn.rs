@@ -275,6 +275,14 @@ fn find_program(program: &OsStr, path: Option<&OsStr>) -> Option<std::path::Path
         })
 }
 
+/// The file a start of `program` runs: itself if it names a path, else
+/// the first executable of that name on retry's own `PATH`, as
+/// `posix_spawnp` searches it. For the preset lookup, which must judge
+/// the program that really runs (a `wget` that is BusyBox's).
+pub fn program_file(program: &OsStr) -> Option<std::path::PathBuf> {
+    find_program(program, std::env::var_os("PATH").as_deref())
+}
+
 /// Why `program` could not be started, as the exec that tried would say:
 /// not found (for a name, in no directory of `path`), a directory or a
 /// file that is not executable (permission denied); `None` when it could.

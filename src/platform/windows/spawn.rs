@@ -177,6 +177,30 @@ pub fn why_not_startable(_program: &OsStr, _path: Option<&OsStr>) -> Option<io::
     None
 }
 
+/// The file a start of `program` runs: itself if it names a path, else
+/// `PROGRAM.exe` (or `PROGRAM` with its own extension) in the first
+/// directory of `PATH` that has it, as std searches, else the script
+/// PATHEXT finds. For the preset lookup, which must judge the program that
+/// really runs (busybox-w32's `wget`).
+pub fn program_file(program: &OsStr) -> Option<PathBuf> {
+    let bare = Path::new(program);
+    if bare.components().count() != 1 {
+        return Some(bare.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut name = program.to_owned();
+    if bare.extension().is_none() {
+        name.push(".exe");
+    }
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(&name))
+        .find(|file| file.is_file())
+        .or_else(|| {
+            let extensions = std::env::var_os("PATHEXT").unwrap_or_default();
+            with_extension(program, &path, &extensions)
+        })
+}
+
 /// The script `cmd` would run for a bare `program` (no directory, no
 /// extension): the first `DIR\PROGRAM.EXT` in `path` for each extension of
 /// `extensions` (PATHEXT; `.COM;.EXE;.BAT;.CMD` when unset). std runs a

@@ -31,6 +31,9 @@ pub struct Matchers {
     pub delay_from: Option<Regex>,
     /// A preset's `slow-down-if-output`: the server asked to slow down.
     pub slow_down: Option<Regex>,
+    /// A preset's `transient-if-output`: the program retried a transient
+    /// failure itself (`OutputSeen::transient`).
+    pub transient: Option<Regex>,
 }
 
 impl Matchers {
@@ -39,6 +42,7 @@ impl Matchers {
             || self.stop_if.is_some()
             || self.delay_from.is_some()
             || self.slow_down.is_some()
+            || self.transient.is_some()
     }
 }
 
@@ -55,6 +59,8 @@ pub struct Patterns {
     delay_from: Option<Regex>,
     /// Whole lines only too: a short status line.
     slow_down: Option<Regex>,
+    /// Whole lines only too: a warning line of the program's own.
+    transient: Option<Regex>,
 }
 
 #[derive(Debug)]
@@ -105,6 +111,7 @@ impl Patterns {
             stop_if: matchers.stop_if.as_ref().map(Pattern::new),
             delay_from: matchers.delay_from.clone(),
             slow_down: matchers.slow_down.clone(),
+            transient: matchers.transient.clone(),
         }
     }
 
@@ -113,6 +120,7 @@ impl Patterns {
             || self.stop_if.is_some()
             || self.delay_from.is_some()
             || self.slow_down.is_some()
+            || self.transient.is_some()
     }
 
     pub fn check(&self, line: Line<'_>, seen: &mut OutputSeen) {
@@ -127,6 +135,9 @@ impl Patterns {
         }
         if let (Some(regex), Line::Whole(line)) = (&self.slow_down, line) {
             seen.slow_down |= regex.is_match(line);
+        }
+        if let (Some(regex), Line::Whole(line)) = (&self.transient, line) {
+            seen.transient |= regex.is_match(line);
         }
         if let (Some(regex), Line::Whole(line)) = (&self.delay_from, line)
             && let Some(group) = regex.captures(line).and_then(|c| c.get(1))

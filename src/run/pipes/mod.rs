@@ -59,6 +59,10 @@ pub struct OutputSeen {
     pub stop_line: Option<Box<str>>,
     /// A preset's `slow-down-if-output` matched: the server asked to slow down.
     pub slow_down: bool,
+    /// A preset's `transient-if-output` matched: the program met a
+    /// transient failure and retried it itself, so its last words (pip's
+    /// "No matching distribution") are a consequence, not the cause.
+    pub transient: bool,
     /// The server's hint on its last line that had one (stdout's before stderr's).
     pub hint: Option<crate::run::hint::Hint>,
     /// retry's stdout reader went away (EPIPE) while this attempt's output
@@ -266,6 +270,7 @@ impl Pipes {
             seen.retry_if |= state.seen.retry_if;
             seen.stop_if |= state.seen.stop_if;
             seen.slow_down |= state.seen.slow_down;
+            seen.transient |= state.seen.transient;
             if seen.stop_line.is_none() {
                 seen.stop_line = state.seen.stop_line.take();
             }

@@ -29,7 +29,7 @@ pub fn write_line(event: &Event, context: &Context, out: &mut String) {
         Event::Retrying { .. } | Event::HookFailed { .. } | Event::Warning { .. } => "warning",
         Event::Succeeded { .. } => "notice",
         Event::GaveUp { .. } => "error",
-        Event::Preset(_) => "notice",
+        Event::Preset(_) | Event::NoPreset(_) => "notice",
     };
     // Writing to a String cannot fail.
     let _ = write!(out, "::{level} title=");

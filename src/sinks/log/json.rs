@@ -41,6 +41,10 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
         }
     };
     match event {
+        Event::NoPreset(why) => {
+            head(out, "no_preset");
+            let _ = write!(out, r#","why":"{}""#, escape::json(why));
+        }
         Event::Preset(line) => {
             head(out, "preset");
             let _ = write!(

@@ -298,6 +298,7 @@ impl Log {
             Event::Preset(_) => {
                 self.format == LogFormat::Json || self.verbosity == Verbosity::Verbose
             }
+            Event::NoPreset(_) => self.verbosity == Verbosity::Verbose,
         }
     }
 }

@@ -184,6 +184,7 @@ pub(crate) fn write_message(
             "attempt {attempt}/{limit} succeeded; {attempt} attempts, {} spent sleeping",
             MsText(*slept_ms)
         ),
+        Event::NoPreset(why) => write!(out, "no preset judges failures: {why}"),
         Event::Preset(line) => {
             write!(
                 out,

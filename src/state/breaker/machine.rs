@@ -49,7 +49,7 @@ pub fn horizon(cap: Duration, lease: u64) -> u64 {
 impl Params {
     /// The longest cooldown: `max`, but never shorter than the first. The
     /// last host's wait after a recovery is about this plus one period of
-    /// its job (the outage table in docs/behaviour.md).
+    /// its job (the outage table in docs/simulation.md).
     pub fn cap(&self) -> Duration {
         self.max.max(self.cooldown)
     }

@@ -32,7 +32,7 @@ use host::{HostCircuit, ProbeLock};
 use machine::{horizon, nanos};
 
 /// `--breaker-after` when not given, and the cooldown's: chosen by the
-/// outage table of `--simulate --model outage` (docs/behaviour.md,
+/// outage table of `--simulate --model outage` (docs/simulation.md,
 /// "Choosing the defaults"). `--help` says them in its words, held to
 /// these by a test in `cli/config.rs`.
 pub const DEFAULT_AFTER: u32 = 3;
