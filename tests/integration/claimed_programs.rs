@@ -6,11 +6,12 @@
 //! 127.0.0.1 or a repository in a temp dir, and must be retried to
 //! success: BusyBox's wget (Alpine's only wget) through 503s, `npm
 //! install` whose postinstall script fails twice, `git push` whose
-//! pre-push hook fails once, pip through an index that drops its first
-//! connections. Each permanent counterpart (a 404, E404, a repository or a
-//! package that does not exist) still stops after one attempt. Where it
-//! says something, the same call with the preset named (`--preset`),
-//! which keeps the stricter code rules, is beside it.
+//! pre-push hook fails once, pip through an index that answers 503. Each
+//! permanent counterpart (a 404, E404, a repository that does not exist, a
+//! version the index does not list) still stops after one attempt. Where
+//! it says something, the same call with the preset named (`--preset`),
+//! which keeps the stricter code rules, is beside it; pip's own retry
+//! warnings are evidence even there.
 //!
 //! The programs are found as the spawn finds them, and run with nothing of
 //! the user's or the machine's (harness/claimed.rs). Without one of them
@@ -63,12 +64,12 @@ const UNAVAILABLE: Failure = Failure::Status(503, "Service Unavailable");
 // ---- wget: BusyBox's, and GNU's
 
 /// BusyBox's wget exits 1 for every failure, which the wget preset (GNU
-/// Wget's codes: 1 is "generic", fatal) cannot read. Chosen by the
-/// program's name, a 503 twice then a 200 is three requests and exit 0, and
-/// a refused connection is retried to the end. With `--preset wget` named
-/// the strict code rules hold: the first 503 ends the run.
+/// Wget's codes: 1 is "generic", fatal) cannot read. Run as `wget`, a 503
+/// twice then a 200 is three requests and exit 0, and a refused connection
+/// is retried to the end. With `--preset wget` named the strict code rules
+/// hold: the first 503 ends the run.
 #[test]
-fn busybox_wget_is_retried_through_503s_and_a_refused_connection() {
+fn busybox_wget_is_chosen_no_preset_and_is_retried_through_503s() {
     let home = scratch();
     let Some(bin) = busybox_wget(home.path()) else {
         return;
@@ -89,6 +90,16 @@ fn busybox_wget_is_retried_through_503s_and_a_refused_connection() {
         .code(1)
         .stderr_has("Connection refused")
         .stderr_has("giving up after 2 attempts");
+    // Its 404 is exit 1 too, with a line of BusyBox's own: the wget preset
+    // is not chosen for BusyBox (-v says so), and the run is retried as
+    // without a preset.
+    let http = Flaky::start(usize::MAX, Failure::Status(404, "Not Found"), ok);
+    wget(2, &["-v"], &http.url)
+        .code(1)
+        .stderr_has("no preset judges failures: `wget` here is BusyBox (")
+        .stderr_has("wget: server returned error: HTTP/1.1 404 Not Found")
+        .stderr_has("giving up after 2 attempts");
+    assert_eq!(http.paths().len(), 2);
     let http = Flaky::start(2, UNAVAILABLE, ok);
     stopped(&wget(4, &["--preset", "wget"], &http.url), 1, 4);
     assert_eq!(http.paths().len(), 1);
@@ -213,37 +224,76 @@ fn git_push_whose_pre_push_hook_fails_once_is_retried_and_a_missing_repository_s
 
 // ---- pip
 
-/// pip's index drops its first connections (a proxy or a server
-/// restarting): pip retries them itself (`--retries 1`), saying so
-/// ("WARNING: Retrying (Retry(total=0, ...)) after connection broken
-/// by ..."), then ends with "No matching distribution found", exit 1, as
-/// for a package that does not exist. Its own retry warnings are the
-/// evidence: retried, the second attempt downloads the wheel. A package
-/// the index does not have (a 404 for its page, no warning) stops at once.
+/// `pip download` of `what` from `index`, no preset named but `preset`.
+fn pip_run(pip: &str, home: &Path, index: &Flaky, preset: &[&str], what: &str) -> Finished {
+    let dest = home.join("wheels");
+    let download = pip_download(pip, &index.url, &dest, what);
+    let download: Vec<&str> = download.iter().map(String::as_str).collect();
+    run_in(home, 4, preset, &download).run()
+}
+
+/// pip's index answers 503: pip retries it itself (`--retries 1`: twice
+/// the page) without a word, then ends with "No matching distribution
+/// found" after "(from versions: none)", exit 1, exactly as for a project
+/// the index does not have. Chosen by the program's name, the preset sees
+/// no evidence either way and retries: the second attempt downloads the
+/// wheel. A version the index does not list ("(from versions: 1.0)") is
+/// evidence, and stops at once.
 #[test]
-fn pip_download_through_dropped_connections_is_retried_and_a_missing_package_stops() {
+fn pip_download_through_a_503_index_is_retried_and_a_version_not_listed_stops() {
     let Some(pip) = pip() else {
         return;
     };
     let pip = pip.to_str().unwrap();
     let home = scratch();
-    let dest = home.path().join("wheels");
-    let index = Flaky::start(2, Failure::Dropped, pip_index("claimedpkg"));
-    let download = pip_download(pip, &index.url, &dest, "claimedpkg");
-    let download: Vec<&str> = download.iter().map(String::as_str).collect();
-    let run = run_in(home.path(), 4, &[], &download).run();
-    succeeded_on(&run, 2, 4)
-        .stderr_has("WARNING: Retrying (Retry(total=0")
-        .stderr_has("No matching distribution found for claimedpkg");
-    assert!(dest.join(wheel_name("claimedpkg")).is_file(), "{run:#?}");
+    let index = Flaky::start(2, UNAVAILABLE, pip_index("claimedpkg"));
+    let run = pip_run(pip, home.path(), &index, &[], "claimedpkg");
+    succeeded_on(&run, 2, 4).stderr_has("No matching distribution found for claimedpkg");
+    assert!(
+        home.path()
+            .join("wheels")
+            .join(wheel_name("claimedpkg"))
+            .is_file(),
+        "{run:#?}"
+    );
     // Twice the page (pip's own retry), then the page and the wheel.
     assert_eq!(index.asked("/simple/claimedpkg/"), 3, "{:?}", index.paths());
     assert_eq!(index.paths().len(), 4, "{:?}", index.paths());
     let index = Flaky::start(0, UNAVAILABLE, pip_index("claimedpkg"));
-    let download = pip_download(pip, &index.url, &dest, "retry-claimed-missing");
-    let download: Vec<&str> = download.iter().map(String::as_str).collect();
-    stopped(&run_in(home.path(), 4, &[], &download).run(), 1, 4)
-        .stderr_has("No matching distribution found for retry-claimed-missing")
-        .stderr_has("(pip preset: ");
-    assert_eq!(index.paths(), ["/simple/retry-claimed-missing/"]);
+    stopped(
+        &pip_run(pip, home.path(), &index, &[], "claimedpkg==2.0"),
+        1,
+        4,
+    )
+    .stderr_has("(from versions: 1.0)")
+    .stderr_has("(pip preset: ");
+    assert_eq!(index.paths(), ["/simple/claimedpkg/"]);
+}
+
+/// pip's index drops its first connections (a proxy or a server
+/// restarting): pip retries them itself, and says so ("WARNING: Retrying
+/// (Retry(total=0, ...)) after connection broken by ..."), then ends as
+/// above. That warning is evidence of a transient failure, which even the
+/// preset named, whose code rules stop on pip's exit 1, retries: the
+/// second attempt downloads the wheel. Named, the same exit 1 without the
+/// warning (the 503 above) stops.
+#[test]
+fn pip_named_retries_a_run_in_which_pip_retried_a_dropped_connection_itself() {
+    let Some(pip) = pip() else {
+        return;
+    };
+    let pip = pip.to_str().unwrap();
+    let home = scratch();
+    let named = ["--preset", "pip"];
+    let index = Flaky::start(2, Failure::Dropped, pip_index("claimedpkg"));
+    let run = pip_run(pip, home.path(), &index, &named, "claimedpkg");
+    succeeded_on(&run, 2, 4)
+        .stderr_has("WARNING: Retrying (Retry(total=0")
+        .stderr_has("No matching distribution found for claimedpkg");
+    assert_eq!(index.asked("/simple/claimedpkg/"), 3, "{:?}", index.paths());
+    let index = Flaky::start(2, UNAVAILABLE, pip_index("claimedpkg"));
+    let run = pip_run(pip, home.path(), &index, &named, "claimedpkg");
+    stopped(&run, 1, 4);
+    assert!(!run.stderr.contains("WARNING: Retrying"), "{run:#?}");
+    assert_eq!(index.paths().len(), 2, "{:?}", index.paths());
 }

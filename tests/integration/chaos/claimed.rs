@@ -85,10 +85,11 @@ impl fmt::Display for Program {
 
 impl Program {
     /// Requests a failing attempt makes: pip retries a dropped connection
-    /// once itself (`--retries 1`), the others make one.
-    fn requests_per_failure(self) -> usize {
-        match self {
-            Program::Pip => 2,
+    /// and a 500 or 503 once itself (`--retries 1`; its urllib3's status
+    /// list), the others make one.
+    fn requests_per_failure(self, failure: Failure) -> usize {
+        match (self, failure) {
+            (Program::Pip, Failure::Dropped | Failure::Status(500 | 503, _)) => 2,
             _ => 1,
         }
     }
@@ -144,13 +145,11 @@ impl Claimed {
         let attempts = rng.random_range(2..=4);
         let failures = rng.random_range(0..=attempts);
         let (code, reason) = STATUSES[rng.random_range(0..STATUSES.len())];
-        // pip says nothing of a 429 or 5xx index page (its retries of a
-        // status log below -v), exactly as of a project it does not have:
-        // only a dropped connection shows, in pip's retry warning.
-        let failure = match program {
-            Program::Pip => Failure::Dropped,
-            _ if rng.random_bool(0.3) => Failure::Dropped,
-            _ => Failure::Status(code, reason),
+        // (pip says nothing of a 429 or 5xx index page, exactly as of a
+        // project it does not have; of a dropped connection it warns.)
+        let failure = match rng.random_bool(0.3) {
+            true => Failure::Dropped,
+            false => Failure::Status(code, reason),
         };
         Some(Claimed {
             seed,
@@ -219,7 +218,8 @@ pub fn execute(c: &Claimed, root: &Path) -> Option<Observed> {
     }
     let home = root.join(format!("claimed-{}", c.seed));
     fs::create_dir_all(&home).unwrap();
-    let fails = c.failures * c.program.requests_per_failure();
+    let per = c.program.requests_per_failure(c.failure);
+    let fails = c.failures * per;
     let serve: Box<dyn Fn(&str) -> Reply + Send> = match c.program {
         Program::GitLsRemote => Box::new(dumb_git_remote),
         Program::Pip => Box::new(pip_index("claimedpkg")),
@@ -314,7 +314,7 @@ pub fn execute(c: &Claimed, root: &Path) -> Option<Observed> {
                 Program::Pip => server.asked("/simple/claimedpkg/"),
                 _ => server.paths().len(),
             };
-            attempts_from(asked, fails, c.program.requests_per_failure())
+            attempts_from(asked, fails, per)
         }
     };
     drop(server);
