@@ -113,6 +113,11 @@ fn gnu_wget_is_retried_through_503s_and_stops_on_a_404() {
         return;
     };
     let wget = wget.to_str().unwrap();
+    let version = std::process::Command::new(wget).arg("--version").output();
+    if !version.is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains("GNU Wget")) {
+        eprintln!("note: {wget} is not GNU Wget (BusyBox's, as on Alpine?): skipped");
+        return;
+    }
     let home = scratch();
     let get = |url: &str| {
         run_in(
