@@ -53,6 +53,7 @@ mod strategy;
 #[cfg(feature = "preview")]
 mod table;
 mod trace;
+mod url;
 
 /// For the binary's C `main` (src/main.rs).
 pub use cli::AfterParsing;
@@ -88,9 +89,8 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
                     return 2;
                 }
             };
-            let to = match check_metrics_dir(&report.metrics, provenance)
-                .and_then(|()| open_log(report, provenance))
-            {
+            let named = |id| provenance.option(id);
+            let to = match report.open(&named(cli::id::LOG_FILE), &named(cli::id::METRICS_DIR)) {
                 Ok(to) => to,
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
@@ -124,7 +124,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Mode::BudgetStatus(settings) => crate::state::budget::print_status(settings),
         Mode::BreakerStatus(settings, sinks, provenance) => {
             // A directory that cannot take the file is bad usage, as for a run.
-            if let Err(line) = check_metrics_dir(sinks, provenance) {
+            if let Err(line) = sinks.check_dir(&provenance.option(cli::id::METRICS_DIR)) {
                 let _ = writeln!(std::io::stderr(), "{line}");
                 return 2;
             }
@@ -141,48 +141,6 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
 /// Writes a mode's output; 1 if stdout is closed or full.
 fn print(bytes: &[u8]) -> u8 {
     u8::from(std::io::stdout().write_all(bytes).is_err())
-}
-
-/// Where retry's lines go, set up before anything runs: a `--log-file`
-/// that cannot be opened is a bad value, named with its variable if it
-/// came from one.
-fn open_log(
-    report: &sinks::Settings,
-    provenance: &cli::provenance::Provenance,
-) -> Result<log::Destination, String> {
-    match &report.log_file {
-        None => Ok(log::Destination::Stderr),
-        Some(path) => match log::open(path) {
-            Ok(file) => Ok(log::Destination::File(file)),
-            Err(error) => Err(format!(
-                "retry: cannot open {} '{}': {}",
-                provenance.option(cli::id::LOG_FILE),
-                path.display(),
-                crate::os_error::describe(&error)
-            )),
-        },
-    }
-}
-
-/// `--metrics-dir`, checked before anything runs: a directory that is
-/// missing or not writable is a bad value, as a `--log-file` that cannot
-/// be opened is, rather than a warning after the run that a cron job's
-/// owner never reads.
-fn check_metrics_dir(
-    metrics: &metrics::Settings,
-    provenance: &cli::provenance::Provenance,
-) -> Result<(), String> {
-    let Some(dir) = &metrics.dir else {
-        return Ok(());
-    };
-    metrics::textfile::check_dir(dir).map_err(|error| {
-        format!(
-            "retry: cannot write to {} '{}': {}",
-            provenance.option(cli::id::METRICS_DIR),
-            dir.display(),
-            crate::os_error::describe(&error)
-        )
-    })
 }
 
 /// The real thing: run COMMAND until it succeeds or retry gives up, its
@@ -235,155 +193,6 @@ fn run_command(
 }
 
 /// Entry points for the fuzz targets in `fuzz/` and the argument property
-/// tests: thin wrappers over the parsers and validation, not an API.
+/// tests (`fuzzing.rs`): not an API.
 #[doc(hidden)]
-pub mod fuzzing {
-    use std::ffi::OsString;
-    use std::time::Duration;
-
-    #[cfg(feature = "preview")]
-    use crate::cli::config::Mode;
-    #[cfg(feature = "preview")]
-    use crate::policy::Attempts;
-
-    /// A `--base`/`--cap`/... value.
-    pub fn duration(text: &str) -> Result<Duration, String> {
-        crate::duration::parse(text)
-    }
-
-    /// A `--retry-on`/`--fatal-on`/`--success-on` list, written back.
-    pub fn codes(text: &str) -> Result<String, String> {
-        text.parse::<crate::codes::CodeSet>()
-            .map(|set| set.to_string())
-    }
-
-    /// A `--clients` list.
-    pub fn clients(text: &str) -> Result<Vec<u32>, String> {
-        crate::cli::simulation::parse_clients(text).map(|counts| counts.0)
-    }
-
-    /// A `--store` value, however retry was built: the store as
-    /// messages show it (`None` for `host`), or the parser's error.
-    pub fn store(text: &str) -> Result<Option<String>, String> {
-        crate::state::store::remote(text).map(|r| r.map(|r| r.to_string()))
-    }
-
-    /// The same value as a usage error quotes one that is not a store.
-    pub fn store_masked(text: &str) -> String {
-        crate::state::store::mask(text).into_owned()
-    }
-
-    /// A `TRACEPARENT` value: its trace id, parent id and sampled flag, or
-    /// why it is set aside.
-    pub fn traceparent(text: &str) -> Result<([u8; 16], [u8; 8], bool), &'static str> {
-        crate::trace::context::parse(text).map(|p| (p.trace_id, p.span_id, p.sampled))
-    }
-
-    /// A parent written as `TRACEPARENT` (what each attempt gets).
-    pub fn traceparent_written(trace_id: &[u8; 16], span_id: &[u8; 8], sampled: bool) -> String {
-        let written = crate::trace::context::format(trace_id, span_id, sampled);
-        String::from_utf8_lossy(&written).into_owned()
-    }
-
-    /// The `OTEL_*` variables as `get` gives them (`None`: unset): the
-    /// warnings they cost and the export's timeout, `None` without an
-    /// endpoint, or the usage error's line.
-    pub fn otel_settings(
-        get: impl Fn(&str) -> Option<String>,
-    ) -> Result<Option<(Vec<String>, Duration)>, String> {
-        crate::trace::Settings::from_lookup(get).map(|s| s.map(|s| (s.warnings, s.timeout)))
-    }
-
-    /// A host breaker's record (`.breakers/NAME`) as a run with the
-    /// default options reads it at some time.
-    pub struct BreakerRecord {
-        /// The record written back from the circuit it held.
-        pub written: Vec<u8>,
-        /// What `--breaker-status` prints (and the warning of a clamped end).
-        pub status: String,
-        /// Until when a run would be turned away, if it would be.
-        pub skip_until: Option<u64>,
-        /// The circuit's end, once a far-future one is clamped.
-        pub end: Option<u64>,
-    }
-
-    /// `bytes` read as a host breaker's record at `now` (ns); `None` if
-    /// they are not one.
-    pub fn breaker_record(bytes: &[u8], now: u64) -> Option<BreakerRecord> {
-        use crate::state::breaker::Admit;
-        let (written, status, admit, end) = crate::state::breaker::read_record(bytes, now)?;
-        let skip_until = match admit {
-            Admit::Skip { until, .. } => Some(until),
-            Admit::Run | Admit::Probe(_) => None,
-        };
-        Some(BreakerRecord {
-            written,
-            status,
-            skip_until,
-            end,
-        })
-    }
-
-    /// A host breaker's record with its end moved to `until` (ns), as a
-    /// clock far ahead would have written it; `None` if `bytes` are not a
-    /// record of an open or probing circuit.
-    pub fn breaker_record_ending_at(bytes: &[u8], until: u64) -> Option<Vec<u8>> {
-        crate::state::breaker::record_ending_at(bytes, until)
-    }
-
-    /// `body` sealed as a state file's record is (its checksum appended).
-    pub fn sealed(body: &str) -> Vec<u8> {
-        crate::state::store::file::seal(body).into_bytes()
-    }
-
-    /// How far ahead of now a record's end may lie with the default
-    /// options (ns): the longest cooldown and the lease.
-    pub fn breaker_horizon() -> u64 {
-        use crate::state::breaker::{DEFAULT_COOLDOWN_MAX, DEFAULT_LEASE, machine};
-        machine::horizon(DEFAULT_COOLDOWN_MAX, machine::nanos(DEFAULT_LEASE))
-    }
-
-    /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.
-    pub fn options() -> Vec<(String, Option<String>)> {
-        crate::cli::long_options()
-    }
-
-    /// A whole command line (program name first) through clap and validation,
-    /// as `retry` would take it; nothing is run. A valid `--plan` also
-    /// computes its totals and its first rows. The error is the one line
-    /// retry would print; help and version count as success.
-    pub fn argv(args: &[OsString]) -> Result<(), String> {
-        let mode = match crate::cli::parse_from(args, crate::cli::AfterParsing::Free)
-            .and_then(crate::cli::config::from_cli)
-        {
-            Ok(mode) => mode,
-            Err(error) => {
-                if crate::cli::usage::is_help_or_version(&error) {
-                    return Ok(());
-                }
-                return Err(crate::cli::usage::line(&error, args));
-            }
-        };
-        #[cfg(not(feature = "preview"))]
-        let _ = mode;
-        #[cfg(feature = "preview")]
-        if let Mode::Plan(config) = mode {
-            let retries = match config.attempts {
-                Attempts::Limit(n) => n - 1,
-                Attempts::Unlimited => 20,
-            };
-            crate::plan::totals(config.backoff, retries);
-            let first = Attempts::Limit(retries.min(32) + 1);
-            let mut sink = std::io::sink();
-            let _ = crate::plan::write(
-                &mut sink,
-                config.backoff,
-                first,
-                config.seed,
-                crate::table::Format::Table,
-                config.max_time,
-            );
-        }
-        Ok(())
-    }
-}
+pub mod fuzzing;

@@ -26,7 +26,7 @@ use crate::cli::Cli;
 use crate::cli::help::USAGE;
 use crate::cli::id;
 use crate::cli::provenance::Provenance;
-use crate::state::store;
+use crate::url;
 
 /// Bad usage, as documented: nothing has run.
 const BAD_USAGE: u8 = 2;
@@ -174,19 +174,19 @@ impl StoreNames {
     }
 
     /// What of a value the line must not show, given the option or
-    /// variable it came from: a store's userinfo (`store::hidden`: before
+    /// variable it came from: a store's userinfo (`url::hidden`: before
     /// its last `@`, whatever it holds), or the password of a URL in any
     /// other value.
     fn hidden(&self, option_or_variable: &str, value: &str) -> Option<Range<usize>> {
         match self.is_store(option_or_variable) {
-            true => store::hidden(value),
-            false => store::hidden_in_url(value),
+            true => url::hidden(value),
+            false => url::hidden_in_url(value),
         }
     }
 
     /// The value as the line may quote it.
     fn shown<'v>(&self, option_or_variable: &str, value: &'v str) -> Cow<'v, str> {
-        store::masked(value, self.hidden(option_or_variable, value))
+        url::masked(value, self.hidden(option_or_variable, value))
     }
 }
 
@@ -238,7 +238,7 @@ fn masked(text: &str, error: &clap::Error, args: &[OsString]) -> String {
     for (value, hidden) in &values {
         replace.push((
             value.clone(),
-            store::masked(value, Some(hidden.clone())).into_owned(),
+            url::masked(value, Some(hidden.clone())).into_owned(),
         ));
         for part in &quoted {
             let Some(at) = value.find(part.as_str()).filter(|_| part != value) else {
@@ -247,7 +247,7 @@ fn masked(text: &str, error: &clap::Error, args: &[OsString]) -> String {
             let (start, end) = (hidden.start.max(at), hidden.end.min(at + part.len()));
             if start < end {
                 let inside = start - at..end - at;
-                replace.push((part.clone(), store::masked(part, Some(inside)).into_owned()));
+                replace.push((part.clone(), url::masked(part, Some(inside)).into_owned()));
             }
         }
     }

@@ -37,6 +37,23 @@ impl Settings {
     pub fn any(&self) -> bool {
         self.dir.is_some() || self.statsd.is_some()
     }
+
+    /// `--metrics-dir` (named as the user gave it: `named`), checked
+    /// before anything runs: a directory that is missing or not writable
+    /// is a bad value, as a `--log-file` that cannot be opened is, rather
+    /// than a warning after the run that a cron job's owner never reads.
+    pub fn check_dir(&self, named: &str) -> Result<(), String> {
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        textfile::check_dir(dir).map_err(|error| {
+            format!(
+                "retry: cannot write to {named} '{}': {}",
+                dir.display(),
+                crate::os_error::describe(&error)
+            )
+        })
+    }
 }
 
 /// How a run ended, in the words of the textfile's `outcome` label and

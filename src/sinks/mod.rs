@@ -256,6 +256,26 @@ impl Reporter {
     }
 }
 
+impl Settings {
+    /// What the outputs need before anything runs, each option named as
+    /// the user gave it (`log_file`, `metrics_dir`): `--metrics-dir`
+    /// checked (`metrics::Settings::check_dir`), then where retry's lines
+    /// go. A `--log-file` that cannot be opened is a bad value.
+    pub fn open(&self, log_file: &str, metrics_dir: &str) -> Result<Destination, String> {
+        self.metrics.check_dir(metrics_dir)?;
+        match &self.log_file {
+            None => Ok(Destination::Stderr),
+            Some(path) => log::open(path).map(Destination::File).map_err(|error| {
+                format!(
+                    "retry: cannot open {log_file} '{}': {}",
+                    path.display(),
+                    crate::os_error::describe(&error)
+                )
+            }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

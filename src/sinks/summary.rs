@@ -282,7 +282,7 @@ fn outcome(end: &Event, name: &CommandName) -> String {
 /// a URL masked), one row per failed attempt, then the outcome in the log
 /// lines' words.
 fn markdown(name: &CommandName, rows: &[Row], left_out: u64, end: &Event) -> String {
-    use crate::state::store::{hidden_in_url, masked};
+    use crate::url::{hidden_in_url, masked};
     // Word by word, as usage errors mask what they quote.
     let command: Vec<_> = name
         .full

@@ -182,28 +182,13 @@ fn pairs(list: &str) -> Option<Vec<(String, String)>> {
         .filter(|part| !part.trim().is_empty())
         .map(|part| {
             let (key, value) = part.split_once('=')?;
-            let key = percent_decode(key.trim())?;
-            let value = percent_decode(value.trim())?;
+            let key = crate::url::percent_decode(key.trim()).ok()?;
+            let value = crate::url::percent_decode(value.trim()).ok()?;
             // Nothing that could break the request's header lines.
             let fine = |s: &str| !s.chars().any(char::is_control);
             (!key.is_empty() && fine(&key) && fine(&value)).then_some((key, value))
         })
         .collect()
-}
-
-fn percent_decode(text: &str) -> Option<String> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut bytes = text.bytes();
-    while let Some(b) = bytes.next() {
-        if b != b'%' {
-            out.push(b);
-            continue;
-        }
-        let digit = |d: Option<u8>| char::from(d?).to_digit(16);
-        let (high, low) = (digit(bytes.next())?, digit(bytes.next())?);
-        out.push((high * 16 + low) as u8);
-    }
-    String::from_utf8(out).ok()
 }
 
 /// `http://host[:port][/path]`. https is refused in one line: retry sends
@@ -238,25 +223,13 @@ pub fn parse_endpoint(url: &str) -> Result<Endpoint, String> {
     if path.contains(bad) {
         return Err(SHAPE.into());
     }
-    let (host, port) = match authority.strip_prefix('[') {
-        // [v6]:port
-        Some(v6) => {
-            let (host, after) = v6.split_once(']').ok_or(SHAPE)?;
-            let port = match after {
-                "" => None,
-                _ => Some(after.strip_prefix(':').ok_or(SHAPE)?),
-            };
-            (
-                host.parse::<std::net::Ipv6Addr>()
-                    .map_err(|_| SHAPE)?
-                    .to_string(),
-                port,
-            )
-        }
-        None => match authority.split_once(':') {
-            Some((host, port)) => (host.to_owned(), Some(port)),
-            None => (authority.to_owned(), None),
-        },
+    let (host, port) = crate::url::split_host_port(authority).map_err(|_| SHAPE)?;
+    let host = match authority.starts_with('[') {
+        true => host
+            .parse::<std::net::Ipv6Addr>()
+            .map_err(|_| SHAPE)?
+            .to_string(),
+        false => host.to_owned(),
     };
     let host_ok = !host.is_empty()
         && host
@@ -278,10 +251,10 @@ pub fn parse_endpoint(url: &str) -> Result<Endpoint, String> {
 }
 
 /// An endpoint as a message quotes it: control characters escaped, and
-/// a password masked as a store's is (`state::store::mask`: what is
+/// a password masked as a store's is (`url::mask`: what is
 /// before the last `@`, or after a `:` that no port's digits follow).
 fn shown(url: &str) -> String {
-    escape::control(&crate::state::store::mask(url))
+    escape::control(&crate::url::mask(url))
 }
 
 #[cfg(test)]

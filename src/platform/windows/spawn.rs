@@ -183,22 +183,25 @@ pub fn why_not_startable(_program: &OsStr, _path: Option<&OsStr>) -> Option<io::
 /// PATHEXT finds. For the preset lookup, which must judge the program that
 /// really runs (busybox-w32's `wget`).
 pub fn program_file(program: &OsStr) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let extensions = std::env::var_os("PATHEXT").unwrap_or_default();
+    find_program(program, &path, &extensions)
+}
+
+/// `program_file` on `path` and `extensions` (PATHEXT).
+fn find_program(program: &OsStr, path: &OsStr, extensions: &OsStr) -> Option<PathBuf> {
     let bare = Path::new(program);
     if bare.components().count() != 1 {
         return Some(bare.to_path_buf());
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
     let mut name = program.to_owned();
     if bare.extension().is_none() {
         name.push(".exe");
     }
-    std::env::split_paths(&path)
+    std::env::split_paths(path)
         .map(|dir| dir.join(&name))
         .find(|file| file.is_file())
-        .or_else(|| {
-            let extensions = std::env::var_os("PATHEXT").unwrap_or_default();
-            with_extension(program, &path, &extensions)
-        })
+        .or_else(|| with_extension(program, path, extensions))
 }
 
 /// The script `cmd` would run for a bare `program` (no directory, no
@@ -315,6 +318,25 @@ mod tests {
                 _ => std::thread::sleep(std::time::Duration::from_millis(5)),
             }
         }
+    }
+
+    #[test]
+    fn the_file_a_start_runs_is_found_as_std_finds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (exe, cmd) = (dir.path().join("wget.exe"), dir.path().join("npm.cmd"));
+        std::fs::write(&exe, "").unwrap();
+        std::fs::write(&cmd, "").unwrap();
+        let path = std::env::join_paths([dir.path().join("none"), dir.path().to_owned()]).unwrap();
+        let find = |program: &str| find_program(OsStr::new(program), &path, OsStr::new(""));
+        assert_eq!(find("wget"), Some(exe.clone()));
+        assert_eq!(find("wget.exe"), Some(exe));
+        // Through PATHEXT's default (wine's files keep no case: npm.CMD).
+        let script = find("npm").unwrap();
+        assert_eq!(script.parent(), cmd.parent());
+        assert!(script.to_string_lossy().to_lowercase().ends_with("npm.cmd"));
+        assert_eq!(find("curl"), None);
+        let named = dir.path().join("x").join("wget");
+        assert_eq!(find(named.to_str().unwrap()), Some(named));
     }
 
     #[test]

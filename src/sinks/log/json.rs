@@ -21,24 +21,7 @@ use crate::status::{Cause, Status, signal_name};
 pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
     let mut first = context.first;
     let mut head = |out: &mut String, kind: &str| {
-        let _ = write!(
-            out,
-            r#"{{"event":"{kind}","time":"{}","elapsed_ms":{},"run":"{}","pid":{},"command":"{}""#,
-            humantime::format_rfc3339_millis(context.stamp.time),
-            millis(context.stamp.elapsed),
-            escape::json(context.run),
-            context.pid,
-            escape::json(&context.name.short)
-        );
-        if std::mem::take(&mut first) {
-            let argv: Vec<String> = context
-                .name
-                .argv
-                .iter()
-                .map(|word| format!(r#""{}""#, escape::json(word)))
-                .collect();
-            let _ = write!(out, r#","argv":[{}]"#, argv.join(","));
-        }
+        write_head(out, context, std::mem::take(&mut first), kind);
     };
     match event {
         Event::NoPreset(why) => {
@@ -63,42 +46,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 limit_json(limit)
             );
         }
-        Event::Retrying {
-            attempt,
-            limit,
-            status,
-            sleep,
-            jitter,
-            hint,
-            took,
-        } => {
-            head(out, "attempt_failed");
-            let _ = writeln!(
-                out,
-                r#","attempt":{attempt},"max_attempts":{},"duration_ms":{},"exit_code":{}{}}}"#,
-                limit_json(limit),
-                millis(*took),
-                status.code,
-                cause_json(status, "")
-            );
-            head(out, "sleep");
-            let _ = write!(
-                out,
-                r#","attempt":{attempt},"exit_code":{},"sleep_ms":{},"ceiling_ms":{},"strategy":"{}","source":"{}""#,
-                status.code,
-                millis(sleep.duration),
-                millis(sleep.ceiling),
-                jitter.name(),
-                match hint {
-                    Some(h) if h.asked >= h.drawn => "hint",
-                    _ => "strategy",
-                },
-            );
-            if let Some(h) = hint {
-                let (asked, drawn) = (millis(h.asked), millis(h.drawn));
-                let _ = write!(out, r#","hint_ms":{asked},"drawn_ms":{drawn}"#);
-            }
-        }
+        Event::Retrying { .. } => attempt_failed_and_sleep(event, out, &mut head),
         Event::Warning { attempt, message } => {
             head(out, "warning");
             let _ = write!(
@@ -148,59 +96,141 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
             took,
         } => {
             head(out, "gave_up");
-            let code = reason.exit_code();
-            let _ = write!(
-                out,
-                r#","attempt":{attempt},"max_attempts":{}"#,
-                limit_json(limit)
-            );
-            if let Some(took) = took {
-                let _ = write!(out, r#","duration_ms":{}"#, millis(*took));
-            }
-            let _ = write!(
-                out,
-                r#","exit_code":{code},"reason":"{}""#,
-                reason.reason().name()
-            );
-            if let Some(status) = reason.status() {
-                let _ = write!(
-                    out,
-                    r#","command_exit_code":{}{}"#,
-                    status.code,
-                    cause_json(&status, "command_")
-                );
-            }
-            match reason {
-                GiveUp::Signal { signal, .. } => {
-                    let _ = write!(out, r#","signal":"{}""#, signal_name(*signal));
-                }
-                GiveUp::Spawn { message, .. }
-                | GiveUp::Failed(message)
-                | GiveUp::CircuitOpen(message, _) => {
-                    let _ = write!(out, r#","message":"{}""#, escape::json(message));
-                }
-                // Added fields: the rule's label and what it matched.
-                GiveUp::Fatal(_, Some(label)) | GiveUp::NotRetryable(_, Some(label)) => {
-                    let _ = write!(out, r#","rule":"{}""#, escape::json(label));
-                }
-                GiveUp::OutputStop { line, label, .. } => {
-                    if let Some(label) = label {
-                        let _ = write!(out, r#","rule":"{}""#, escape::json(label));
-                    }
-                    if let Some(line) = line {
-                        let _ = write!(out, r#","matched":"{}""#, escape::json(line));
-                    }
-                }
-                GiveUp::HintTooLong {
-                    hint_ms, limit_ms, ..
-                } => {
-                    let _ = write!(out, r#","hint_ms":{hint_ms},"limit_ms":{limit_ms}"#);
-                }
-                _ => {}
-            }
+            gave_up(out, *attempt, limit, reason, *took);
         }
     }
     out.push_str("}\n");
+}
+
+/// The head every line starts with; the run's first adds the command's
+/// words (`argv`).
+fn write_head(out: &mut String, context: &Context, with_argv: bool, kind: &str) {
+    let _ = write!(
+        out,
+        r#"{{"event":"{kind}","time":"{}","elapsed_ms":{},"run":"{}","pid":{},"command":"{}""#,
+        humantime::format_rfc3339_millis(context.stamp.time),
+        millis(context.stamp.elapsed),
+        escape::json(context.run),
+        context.pid,
+        escape::json(&context.name.short)
+    );
+    if with_argv {
+        let argv: Vec<String> = context
+            .name
+            .argv
+            .iter()
+            .map(|word| format!(r#""{}""#, escape::json(word)))
+            .collect();
+        let _ = write!(out, r#","argv":[{}]"#, argv.join(","));
+    }
+}
+
+/// A failed attempt that is retried (`Event::Retrying`, else nothing):
+/// two lines, `attempt_failed` and `sleep`, so that each event has one shape.
+fn attempt_failed_and_sleep(
+    event: &Event,
+    out: &mut String,
+    head: &mut impl FnMut(&mut String, &str),
+) {
+    let Event::Retrying {
+        attempt,
+        limit,
+        status,
+        sleep,
+        jitter,
+        hint,
+        took,
+    } = event
+    else {
+        return;
+    };
+    head(out, "attempt_failed");
+    let _ = writeln!(
+        out,
+        r#","attempt":{attempt},"max_attempts":{},"duration_ms":{},"exit_code":{}{}}}"#,
+        limit_json(limit),
+        millis(*took),
+        status.code,
+        cause_json(status, "")
+    );
+    head(out, "sleep");
+    let _ = write!(
+        out,
+        r#","attempt":{attempt},"exit_code":{},"sleep_ms":{},"ceiling_ms":{},"strategy":"{}","source":"{}""#,
+        status.code,
+        millis(sleep.duration),
+        millis(sleep.ceiling),
+        jitter.name(),
+        match hint {
+            Some(h) if h.asked >= h.drawn => "hint",
+            _ => "strategy",
+        },
+    );
+    if let Some(h) = hint {
+        let (asked, drawn) = (millis(h.asked), millis(h.drawn));
+        let _ = write!(out, r#","hint_ms":{asked},"drawn_ms":{drawn}"#);
+    }
+}
+
+/// `gave_up`'s fields: the attempt, the reason, the command's status,
+/// and what the reason adds (a signal, a message, a rule, a hint).
+fn gave_up(
+    out: &mut String,
+    attempt: u32,
+    limit: &crate::policy::Attempts,
+    reason: &GiveUp,
+    took: Option<std::time::Duration>,
+) {
+    let code = reason.exit_code();
+    let _ = write!(
+        out,
+        r#","attempt":{attempt},"max_attempts":{}"#,
+        limit_json(limit)
+    );
+    if let Some(took) = took {
+        let _ = write!(out, r#","duration_ms":{}"#, millis(took));
+    }
+    let _ = write!(
+        out,
+        r#","exit_code":{code},"reason":"{}""#,
+        reason.reason().name()
+    );
+    if let Some(status) = reason.status() {
+        let _ = write!(
+            out,
+            r#","command_exit_code":{}{}"#,
+            status.code,
+            cause_json(&status, "command_")
+        );
+    }
+    match reason {
+        GiveUp::Signal { signal, .. } => {
+            let _ = write!(out, r#","signal":"{}""#, signal_name(*signal));
+        }
+        GiveUp::Spawn { message, .. }
+        | GiveUp::Failed(message)
+        | GiveUp::CircuitOpen(message, _) => {
+            let _ = write!(out, r#","message":"{}""#, escape::json(message));
+        }
+        // Added fields: the rule's label and what it matched.
+        GiveUp::Fatal(_, Some(label)) | GiveUp::NotRetryable(_, Some(label)) => {
+            let _ = write!(out, r#","rule":"{}""#, escape::json(label));
+        }
+        GiveUp::OutputStop { line, label, .. } => {
+            if let Some(label) = label {
+                let _ = write!(out, r#","rule":"{}""#, escape::json(label));
+            }
+            if let Some(line) = line {
+                let _ = write!(out, r#","matched":"{}""#, escape::json(line));
+            }
+        }
+        GiveUp::HintTooLong {
+            hint_ms, limit_ms, ..
+        } => {
+            let _ = write!(out, r#","hint_ms":{hint_ms},"limit_ms":{limit_ms}"#);
+        }
+        _ => {}
+    }
 }
 
 /// `max_attempts`: the number, or `null` for unlimited.

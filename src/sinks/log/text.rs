@@ -271,14 +271,7 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
                 "giving up after attempt {attempt}/{limit} ({}): ",
                 status.describe()
             )?;
-            match (line, label) {
-                (Some(line), Some(label)) => write!(out, "`{line}` is permanent ({label})"),
-                (Some(line), None) => {
-                    write!(out, "its output matched --stop-if-output: `{line}`")
-                }
-                (None, Some(label)) => write!(out, "its output matched {label}"),
-                (None, None) => out.write_str("its output matched --stop-if-output"),
-            }
+            output_stop(line.as_deref(), label.as_deref(), out)
         }
         GiveUp::MaxTimeReached(_) => {
             write!(
@@ -314,17 +307,7 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
         ),
         GiveUp::Signal { signal, during, .. } => {
             write!(out, "interrupted by {} ", signal_name(*signal))?;
-            match during {
-                Phase::Attempt => write!(out, "during attempt {attempt}/{limit}"),
-                Phase::Hook => write!(
-                    out,
-                    "during the --on-retry command after attempt {attempt}/{limit}"
-                ),
-                Phase::Sleep => write!(out, "during the sleep after attempt {attempt}/{limit}"),
-                Phase::Output => {
-                    write!(out, "while writing the output of attempt {attempt}/{limit}")
-                }
-            }?;
+            during_text(*during, attempt, limit, out)?;
             // Windows' 0xC000013A in hex, as its other codes in the log.
             write!(out, "; exiting with {}", Code(reason.exit_code()))
         }
@@ -334,6 +317,30 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
             out,
             "stdout was closed before the output of attempt {attempt}/{limit} was written"
         ),
+    }
+}
+
+/// What `--stop-if-output` matched, and the preset's rule that it matched
+/// by its label.
+fn output_stop(line: Option<&str>, label: Option<&str>, out: &mut impl Write) -> fmt::Result {
+    match (line, label) {
+        (Some(line), Some(label)) => write!(out, "`{line}` is permanent ({label})"),
+        (Some(line), None) => write!(out, "its output matched --stop-if-output: `{line}`"),
+        (None, Some(label)) => write!(out, "its output matched {label}"),
+        (None, None) => out.write_str("its output matched --stop-if-output"),
+    }
+}
+
+/// Where in the run a signal came.
+fn during_text(during: Phase, attempt: u32, limit: &Attempts, out: &mut impl Write) -> fmt::Result {
+    match during {
+        Phase::Attempt => write!(out, "during attempt {attempt}/{limit}"),
+        Phase::Hook => write!(
+            out,
+            "during the --on-retry command after attempt {attempt}/{limit}"
+        ),
+        Phase::Sleep => write!(out, "during the sleep after attempt {attempt}/{limit}"),
+        Phase::Output => write!(out, "while writing the output of attempt {attempt}/{limit}"),
     }
 }
 

@@ -19,10 +19,10 @@ pub(crate) mod lock;
 #[cfg(feature = "redis")]
 pub mod server;
 
-use std::borrow::Cow;
 use std::fmt;
-use std::ops::Range;
 use std::path::PathBuf;
+
+use crate::url;
 
 /// `--store-timeout` when not given: short enough that a store that
 /// hangs costs a run little, long enough for a loaded server in the region.
@@ -97,18 +97,11 @@ pub(crate) fn remote(text: &str) -> Result<Option<Remote>, String> {
         ),
         // Named only if it is a scheme: anything else before `://` may be
         // a password typed without one.
-        _ if is_scheme(scheme) => Err(format!("`{scheme}://` is not a store: expected {SYNTAX}")),
+        _ if url::is_scheme(scheme) => {
+            Err(format!("`{scheme}://` is not a store: expected {SYNTAX}"))
+        }
         _ => Err(format!("expected {SYNTAX}")),
     }
-}
-
-/// RFC 3986's `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`, short.
-fn is_scheme(text: &str) -> bool {
-    text.len() <= 16
-        && text.starts_with(|c: char| c.is_ascii_alphabetic())
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 /// Why `/`, `?` or `#` ended the host early: a password that holds one
@@ -134,10 +127,10 @@ fn parse_tcp(rest: &str) -> Result<Remote, String> {
         None => (None, None),
         Some(info) => {
             let (user, password) = match info.split_once(':') {
-                Some((user, password)) => (user, Some(decode(password)?)),
+                Some((user, password)) => (user, Some(url::percent_decode(password)?)),
                 None => (info, None),
             };
-            let user = Some(decode(user)?).filter(|u| !u.is_empty());
+            let user = Some(url::percent_decode(user)?).filter(|u| !u.is_empty());
             (user, password)
         }
     };
@@ -169,23 +162,9 @@ fn parse_tcp(rest: &str) -> Result<Remote, String> {
     })
 }
 
-/// `host`, `host:port`, `[v6]`, `[v6]:port`.
+/// `host`, `host:port`, `[v6]`, `[v6]:port`, Redis's port when none.
 fn split_port(hostport: &str) -> Result<(String, u16), String> {
-    let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
-        let (host, after) = v6.split_once(']').ok_or("an IPv6 host needs its `]`")?;
-        match after {
-            "" => (host, None),
-            _ => (
-                host,
-                Some(after.strip_prefix(':').ok_or("`:port` after `]`")?),
-            ),
-        }
-    } else {
-        match hostport.split_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (hostport, None),
-        }
-    };
+    let (host, port) = url::split_host_port(hostport)?;
     let port = match port {
         None => DEFAULT_PORT,
         Some(port) => port
@@ -205,32 +184,11 @@ fn parse_unix(rest: &str) -> Result<Remote, String> {
         return Err("a unix:// store is an absolute path: unix:///path/to/redis.sock".to_owned());
     }
     Ok(Remote {
-        addr: Addr::Unix(PathBuf::from(decode(rest)?)),
+        addr: Addr::Unix(PathBuf::from(url::percent_decode(rest)?)),
         user: None,
         password: None,
         db: 0,
     })
-}
-
-/// Percent-decoding, for a user or password with reserved characters.
-fn decode(text: &str) -> Result<String, String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or("a `%` is followed by two hex digits")?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "the URL is not UTF-8 once decoded".to_owned())
 }
 
 /// The store as messages show it: the password replaced by `***`.
@@ -273,113 +231,10 @@ impl fmt::Display for Store {
     }
 }
 
-/// What of a value given as a store messages must not show when it is not
-/// a valid one, as one span:
-/// - everything between `://` and the last `@` (the user and password,
-///   wherever a character that ends a host early put them); without a
-///   scheme's `://` before the last `@`, everything before it, which may be
-///   a password typed without its scheme;
-/// - without an `@`, everything after a `:` of the authority that is no
-///   port, to the end: Redis's own `redis://:password` and `redis://user:password`
-///   have no host, and their password may hold a `/`;
-/// - a `?query` or `#fragment` (`?password=`), to the end.
-///
-/// Two of them are masked as one span, from the first to the end.
-pub fn hidden(value: &str) -> Option<Range<usize>> {
-    let userinfo = userinfo(value);
-    let after = match &userinfo {
-        Some(userinfo) => userinfo.end + 1,
-        None => authority_start(value),
-    };
-    let password = match userinfo {
-        Some(_) => None,
-        None => password_without_host(value, after),
-    };
-    let query = value[after..].find(['?', '#']).map(|at| after + at + 1);
-    let tail = password.into_iter().chain(query).min();
-    match (userinfo, tail) {
-        (Some(userinfo), Some(_)) => Some(userinfo.start..value.len()),
-        (Some(userinfo), None) => Some(userinfo),
-        (None, Some(tail)) => Some(tail..value.len()),
-        (None, None) => None,
-    }
-}
-
-/// Between `://` and the last `@`, or before the last `@`.
-fn userinfo(value: &str) -> Option<Range<usize>> {
-    let at = value.rfind('@')?;
-    Some(authority_start(&value[..at])..at)
-}
-
-/// After a scheme's `://`; 0 when what comes before `://` is no scheme
-/// (`u:a://b@h` holds a password, not a scheme).
-fn authority_start(value: &str) -> usize {
-    match value.split_once("://") {
-        Some((scheme, _)) if is_scheme(scheme) => scheme.len() + 3,
-        _ => 0,
-    }
-}
-
-/// Where a password given without `@host` begins: after the authority's
-/// first `:` (after an IPv6 address's `]`), unless a host comes before it
-/// and digits after it, and no more than a database number follows.
-fn password_without_host(value: &str, start: usize) -> Option<usize> {
-    let rest = &value[start..];
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let host_end = match authority
-        .strip_prefix('[')
-        .and_then(|v6| v6.split_once(']'))
-    {
-        Some((v6, _))
-            if v6
-                .bytes()
-                .all(|b| b.is_ascii_hexdigit() || b".:".contains(&b)) =>
-        {
-            v6.len() + 2
-        }
-        _ => 0,
-    };
-    let colon = host_end + authority[host_end..].find(':')?;
-    let port = &authority[colon + 1..];
-    // In a store's URL, what follows the authority, to a query (hidden
-    // anyway), is a Redis database number or nothing, else the `/` may be
-    // in a password (`redis://a:0/secret`); an http URL (an OTLP
-    // endpoint's) has a path there.
-    let path = &rest[authority.len()..];
-    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
-    let database = path.strip_prefix('/').unwrap_or(path);
-    let http = value[..start].to_ascii_lowercase().starts_with("http");
-    let database = http || database.bytes().all(|b| b.is_ascii_digit());
-    // Digits are a port, even out of range: a typo worth showing.
-    let is_port =
-        colon > 0 && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && database;
-    (!is_port).then_some(start + colon + 1)
-}
-
-/// The same for any other word a message may quote (the value of another
-/// option, an argument out of place): only if it holds a URL, and only its
-/// user and password (a command's URL keeps its port and query).
-pub fn hidden_in_url(word: &str) -> Option<Range<usize>> {
-    word.contains("://").then(|| userinfo(word)).flatten()
-}
-
-/// `text` with its `hidden` part replaced by `***`.
-pub fn masked(text: &str, hidden: Option<Range<usize>>) -> Cow<'_, str> {
-    match hidden {
-        Some(span) => Cow::Owned(format!("{}***{}", &text[..span.start], &text[span.end..])),
-        None => Cow::Borrowed(text),
-    }
-}
-
-/// A value given as a store, as messages quote it when it is not a valid
-/// one: `redis://***@host`.
-pub fn mask(value: &str) -> Cow<'_, str> {
-    masked(value, hidden(value))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::url::{hidden_in_url, mask, masked};
 
     #[cfg(feature = "redis")]
     fn remote(text: &str) -> Remote {
