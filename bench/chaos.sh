@@ -2,6 +2,13 @@
 # The reliability (chaos) test at scale: CHAOS_RUNS random scenarios of
 # tests/integration/chaos/ against a release build, then the counts in
 # bench/RESULTS.md, section "Reliability (chaos test)" (replaced if present).
+# One run in four is a real claimed command instead of `sh -c`: curl, GNU
+# wget, BusyBox's wget, git ls-remote, git push, pip download or npm
+# install, with no --preset (the preset chosen by the program's name),
+# against a server of the test's on 127.0.0.1 (or a pre-push hook) that
+# fails transiently a drawn number of times, then answers; "a transient
+# failure not retried" is a violation. Those not installed are skipped and
+# counted (apt-get install curl wget git busybox-static python3-pip npm).
 #
 #   bash bench/chaos.sh                          # 300 runs, a random first seed, ~1-2 min
 #   CHAOS_RUNS=50 CHAOS_SEED=7 bash bench/chaos.sh
@@ -10,7 +17,9 @@
 # gives), because it is what users run (panic = "abort", LTO), on any host,
 # and because 64 MiB outputs through --retry-if-output take seconds in a
 # debug build. The test harness stays a debug build (cheap to build); it
-# runs the binary named by RETRY_BIN_UNDER_TEST. No network (--offline).
+# runs the binary named by RETRY_BIN_UNDER_TEST. No network (--offline;
+# the claimed commands reach only the test's loopback servers: npm
+# --offline, pip without its version check).
 # The downloadable artifact (the same code, linked statically) instead:
 #   RETRY_BIN_UNDER_TEST=$(bash scripts/dist.sh) bash bench/chaos.sh
 # Exits 1 if any invariant was violated, after writing the results.
@@ -23,7 +32,8 @@ seed=${CHAOS_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 limit=${CHAOS_LIMIT:-900}
 
 # The log, and the test's own TMPDIR: a test killed on the way out cannot
-# remove its scratch directory (up to 70 MB), so this script does.
+# remove its scratch directory (up to 70 MB; the claimed commands' homes,
+# repositories and npm and pip files too), so this script does.
 work=$(mktemp -d)
 log=$work/log
 # Every process of the run, setsid'd grandchildren included, inherits this
@@ -68,9 +78,11 @@ if [ -z "$summary" ]; then
     exit 1
 fi
 kinds=$(grep -m1 -oE 'chaos: faults by kind: [^;]*' "$log" | sed 's/^chaos: faults by kind: //')
+claimed=$(grep -m1 -oE 'chaos: claimed commands: .*' "$log" | sed 's/^chaos: claimed commands: //')
 violations=$(echo "$summary" | sed -E 's/.* ([0-9]+) invariant violations.*/\1/')
 echo "$summary"
 echo "chaos: faults by kind: $kinds"
+echo "chaos: claimed commands: $claimed"
 echo "chaos: $seconds s"
 
 machine="$(nproc) cores, $(uname -srm), $(date -u +%Y-%m-%d)"
@@ -90,6 +102,8 @@ results=bench/RESULTS.md
     echo "$summary" | sed -E 's/^chaos: ([0-9]+) runs, ([0-9]+) faults injected, ([0-9]+) invariant violations$/| \1 | \2 | \3 |/'
     echo
     echo "Faults by kind: $kinds."
+    echo
+    echo "Claimed commands (a real program, the preset chosen by its name, against a loopback server failing transiently): $claimed."
     if [ "$violations" != 0 ]; then
         echo
         echo "Violations (replay one with \`CHAOS_SEED=<seed> CHAOS_RUNS=1 RETRY_BIN_UNDER_TEST=target/release/retry cargo test --test integration chaos -- --nocapture\`):"

@@ -17,6 +17,8 @@ use nix::sys::signal::Signal;
 
 pub mod c_library;
 #[cfg(unix)]
+pub mod claimed;
+#[cfg(unix)]
 pub mod loopback;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
@@ -147,6 +149,11 @@ fn default_interrupts() {
 impl Retry {
     pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
         self.command.env(key, value);
+        self
+    }
+
+    pub fn env_remove(mut self, key: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.env_remove(key);
         self
     }
 

@@ -19,6 +19,10 @@ mod artifact;
 // cargo feature `preview`).
 #[cfg(all(unix, feature = "preview"))]
 mod contention;
+// The real programs a preset is chosen for by name (BusyBox's wget, npm,
+// git, pip), on loopback: Unix tools.
+#[cfg(unix)]
+mod claimed_programs;
 // The circuit breaker on the host and (with the feature) in Redis.
 #[cfg(unix)]
 mod breaker;

@@ -26,23 +26,31 @@
 //!    directory open to all, a StatsD port nobody reads, a collector that
 //!    hangs: one warning and no status changed, nothing forged carried
 //!    over, the export's wait within its bound, no secret on stderr; a
-//!    circuit open far ahead: 75, nothing run, said once, its end brought in.
+//!    circuit open far ahead: 75, nothing run, said once, its end brought in;
+//! 7. a real program that a preset is chosen for by its name (`claimed.rs`:
+//!    curl, wget, BusyBox's wget, git, pip, npm), against a loopback server
+//!    that fails transiently a drawn number of times, is retried until the
+//!    server answers or `-n` runs out: "a transient failure not retried" is
+//!    a violation, and so is a process of it left alive.
 //!
 //! A seeded ChaCha8 generator draws each run's scenario, so every violation
 //! is printed with its seed and replayed alone with `CHAOS_SEED=<seed>
 //! CHAOS_RUNS=1`. `CHAOS_RUNS` sets the number of runs (a few seconds'
 //! worth by default); `bash bench/chaos.sh` runs hundreds.
 //!
-//! The command is `sh -c SCRIPT`; every process it starts writes its pid to
+//! The command is `sh -c SCRIPT` (or, one run in four, a claimed command:
+//! `claimed.rs`); every process it starts writes its pid to
 //! the run's pid file, and every one of them carries the run's
 //! `CHAOS_TOKEN` in its environment, so a survivor is found even if its pid
 //! never reached the file.
 //!
 //! `scenario.rs` draws a run and writes its command; `run.rs` runs it and
 //! collects what happened; `check.rs` holds the invariants; `state.rs` the
-//! state faults, their servers and their promises.
+//! state faults, their servers and their promises; `claimed.rs` the runs of
+//! claimed commands.
 
 mod check;
+mod claimed;
 mod run;
 mod scenario;
 mod state;
@@ -52,6 +60,7 @@ use std::time::Instant;
 
 use crate::harness::scratch;
 use check::check;
+use claimed::Claimed;
 use run::{Observed, execute};
 use scenario::{LogFault, Pattern, Reader, Scenario, Tmp};
 
@@ -63,9 +72,13 @@ const DEFAULT_SEED: u64 = 20_261_123;
 fn random_commands_faults_and_signals_keep_every_invariant() {
     let runs = env_number("CHAOS_RUNS", DEFAULT_RUNS);
     let first_seed = env_number("CHAOS_SEED", DEFAULT_SEED);
-    let scenarios: Vec<Scenario> = (0..runs)
-        .map(|i| Scenario::generate(first_seed.wrapping_add(i)))
-        .collect();
+    let (mut scenarios, mut claimed_runs) = (Vec::new(), Vec::new());
+    for seed in (0..runs).map(|i| first_seed.wrapping_add(i)) {
+        match Claimed::draw(seed) {
+            Some(claimed) => claimed_runs.push(claimed),
+            None => scenarios.push(Scenario::generate(seed)),
+        }
+    }
     let root = scratch();
     let longest = scenarios.iter().map(Scenario::longest).max().unwrap_or(0);
     let pattern = Pattern::write(root.path(), longest);
@@ -82,11 +95,34 @@ fn random_commands_faults_and_signals_keep_every_invariant() {
             ));
         }
     }
+    let mut programs = Programs::default();
+    for claimed in &claimed_runs {
+        let Some(observed) = claimed::execute(claimed, root.path()) else {
+            programs.skipped.push(claimed.program);
+            if std::env::var_os(crate::harness::claimed::NEED).is_some() {
+                violations.push(format!(
+                    "seed {}: {} is not installed (.ci/run installs it)",
+                    claimed.seed, claimed.program
+                ));
+            }
+            continue;
+        };
+        programs.ran.push(claimed.program);
+        faults.transient += claimed.failures.min(observed.ran);
+        for violation in claimed::check(claimed, &observed) {
+            violations.push(format!(
+                "seed {}: {violation}\n    run: {claimed}\n    {observed}",
+                claimed.seed
+            ));
+        }
+    }
     println!(
-        "chaos: {runs} runs, {} faults injected, {} invariant violations",
+        "chaos: {} runs, {} faults injected, {} invariant violations",
+        runs as usize - programs.skipped.len(),
         faults.total(),
         violations.len()
     );
+    println!("chaos: claimed commands: {programs}");
     println!(
         "chaos: faults by kind: {faults}; seeds {first_seed}..{}; {:.1} s",
         first_seed.wrapping_add(runs),
@@ -130,6 +166,8 @@ struct Faults {
     realtime_deaths: usize,
     hook_deaths: usize,
     presets: usize,
+    /// Transient failures of claimed commands, in attempts that ran.
+    transient: usize,
     store_trickles: usize,
     breaker_records: usize,
     far_ahead: usize,
@@ -195,6 +233,7 @@ impl Faults {
             + self.realtime_deaths
             + self.hook_deaths
             + self.presets
+            + self.transient
             + self.store_trickles
             + self.breaker_records
             + self.far_ahead
@@ -217,7 +256,7 @@ impl fmt::Display for Faults {
              {} presets files set aside, {} trickling stores, \
              {} breaker records no file, {} circuits open far ahead, {} budget records no file, \
              {} metrics dirs with a FIFO or another's, {} StatsD ports nobody reads, \
-             {} trace collectors that hang",
+             {} trace collectors that hang, {} transient failures of claimed commands",
             self.signal,
             self.tmpdir,
             self.slow_reader,
@@ -241,7 +280,36 @@ impl fmt::Display for Faults {
             self.budget_records,
             self.metrics,
             self.statsd,
-            self.collectors
+            self.collectors,
+            self.transient
         )
+    }
+}
+
+/// The claimed commands run, and those skipped for want of the program.
+#[derive(Default)]
+struct Programs {
+    ran: Vec<claimed::Program>,
+    skipped: Vec<claimed::Program>,
+}
+
+impl fmt::Display for Programs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count =
+            |list: &[claimed::Program], program| list.iter().filter(|&&p| p == program).count();
+        let ran: Vec<String> = claimed::PROGRAMS
+            .iter()
+            .map(|&p| format!("{p} {}", count(&self.ran, p)))
+            .collect();
+        write!(f, "{} runs ({})", self.ran.len(), ran.join(", "))?;
+        if !self.skipped.is_empty() {
+            let skipped: Vec<String> = claimed::PROGRAMS
+                .iter()
+                .filter(|&&p| count(&self.skipped, p) > 0)
+                .map(|&p| format!("{p} {}", count(&self.skipped, p)))
+                .collect();
+            write!(f, "; skipped, not installed: {}", skipped.join(", "))?;
+        }
+        Ok(())
     }
 }

@@ -421,7 +421,7 @@ fn capacity(pipe: &impl AsRawFd) -> usize {
 }
 
 /// Runs `read` on a thread; its result arrives on the channel.
-fn collect(
+pub(super) fn collect(
     read: impl FnOnce() -> (Vec<u8>, bool) + Send + 'static,
 ) -> mpsc::Receiver<(Vec<u8>, bool)> {
     let (tx, rx) = mpsc::channel();
@@ -462,7 +462,10 @@ fn read_stdout(mut pipe: impl Read, reader: Reader) -> (Vec<u8>, bool) {
 }
 
 /// Waits for retry until `deadline`; past it, kills it: (status, hung).
-fn wait_bounded(child: &mut Child, deadline: Instant) -> (std::process::ExitStatus, bool) {
+pub(super) fn wait_bounded(
+    child: &mut Child,
+    deadline: Instant,
+) -> (std::process::ExitStatus, bool) {
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             return (status, false);
@@ -476,7 +479,7 @@ fn wait_bounded(child: &mut Child, deadline: Instant) -> (std::process::ExitStat
 }
 
 /// The run's processes still alive at `deadline`, described.
-fn survivors(token: &str, pid_file: &Path, deadline: Instant) -> Vec<String> {
+pub(super) fn survivors(token: &str, pid_file: &Path, deadline: Instant) -> Vec<String> {
     let recorded: Vec<i32> = fs::read_to_string(pid_file)
         .unwrap_or_default()
         .split_whitespace()
@@ -529,7 +532,7 @@ fn carriers(token: &str) -> Vec<i32> {
 }
 
 /// Cleans up after a violation: nothing of a run may outlive it.
-fn kill_all(token: &str) {
+pub(super) fn kill_all(token: &str) {
     for _ in 0..100 {
         let living = carriers(token);
         if living.is_empty() {

@@ -110,18 +110,9 @@ impl HttpServer {
     pub fn start(answers: Vec<Answer>) -> HttpServer {
         assert!(!answers.is_empty(), "an HTTP server needs an answer");
         let server = Server::start(move |mut stream, n| {
-            // The request's head, up to its blank line.
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
-                head.push(byte[0]);
-            }
+            request_path(&mut stream);
             let (code, reason, headers, body) = answers[n.min(answers.len() - 1)];
-            let reply = format!(
-                "HTTP/1.1 {code} {reason}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(reply.as_bytes());
+            answer(&mut stream, (code, reason, headers), body.as_bytes());
         });
         let url = format!("http://{}/", server.addr);
         HttpServer { url, server }
@@ -131,6 +122,29 @@ impl HttpServer {
     pub fn served(&self) -> usize {
         self.server.served()
     }
+}
+
+/// Reads a request's head, up to its blank line; its path (the second
+/// word of its first line), empty if it sent none.
+pub fn request_path(stream: &mut TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    head.split_whitespace().nth(1).unwrap_or("").to_owned()
+}
+
+/// Writes one HTTP/1.1 answer (status code, reason, extra header lines
+/// each ending in CRLF) with `body`, closing the connection after it.
+pub fn answer(stream: &mut TcpStream, (code, reason, headers): (u16, &str, &str), body: &[u8]) {
+    let head = format!(
+        "HTTP/1.1 {code} {reason}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body);
 }
 
 /// A daemon the test started (`git daemon`, `rsync --daemon`), in a
