@@ -243,9 +243,13 @@ fn pip_run(pip: &str, home: &Path, index: &Flaky, preset: &[&str], what: &str) -
 /// the index does not have. Chosen by the program's name, the preset sees
 /// no evidence either way and retries: the second attempt downloads the
 /// wheel. A version the index does not list ("(from versions: 1.0)") is
-/// evidence, and stops at once.
+/// no evidence either (pip lists the versions of every source it reached,
+/// and `--find-links` or a second index may have hidden one that failed):
+/// retried, with one word; named, pip's exit 1 stops it at once. A wheel
+/// that the index lists and its server answers 404 for is evidence: pip
+/// says so, and the run stops at once.
 #[test]
-fn pip_download_through_a_503_index_is_retried_and_a_version_not_listed_stops() {
+fn pip_download_through_a_503_index_is_retried_and_a_404_wheel_stops() {
     let Some(pip) = pip() else {
         return;
     };
@@ -265,14 +269,34 @@ fn pip_download_through_a_503_index_is_retried_and_a_version_not_listed_stops() 
     assert_eq!(index.asked("/simple/claimedpkg/"), 3, "{:?}", index.paths());
     assert_eq!(index.paths().len(), 4, "{:?}", index.paths());
     let index = Flaky::start(0, UNAVAILABLE, pip_index("claimedpkg"));
-    stopped(
-        &pip_run(pip, home.path(), &index, &[], "claimedpkg==2.0"),
-        1,
-        4,
-    )
-    .stderr_has("(from versions: 1.0)")
-    .stderr_has("(pip preset: ");
+    pip_run(pip, home.path(), &index, &[], "claimedpkg==2.0")
+        .code(1)
+        .stderr_has("(from versions: 1.0)")
+        .stderr_has("exit code 1 is retried: the pip preset, chosen by the program's name")
+        .stderr_has("giving up after 4 attempts");
+    assert_eq!(index.paths().len(), 4, "{:?}", index.paths());
+    let index = Flaky::start(0, UNAVAILABLE, pip_index("claimedpkg"));
+    let named = pip_run(
+        pip,
+        home.path(),
+        &index,
+        &["--preset", "pip"],
+        "claimedpkg==2.0",
+    );
+    stopped(&named, 1, 4).stderr_has("(from versions: 1.0)");
     assert_eq!(index.paths(), ["/simple/claimedpkg/"]);
+    let listed = pip_index("claimedpkg");
+    let no_wheel = move |path: &str| match path.starts_with("/files/") {
+        true => (404, "Not Found", "", Vec::new()),
+        false => listed(path),
+    };
+    let index = Flaky::start(0, UNAVAILABLE, no_wheel);
+    // A home of its own: the first run downloaded the wheel into this one.
+    let home = scratch();
+    stopped(&pip_run(pip, home.path(), &index, &[], "claimedpkg"), 1, 4)
+        .stderr_has("HTTP error 404 while getting")
+        .stderr_has("(pip preset: ");
+    assert_eq!(index.paths().len(), 2, "{:?}", index.paths());
 }
 
 /// pip's index drops its first connections (a proxy or a server
