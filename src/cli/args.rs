@@ -12,8 +12,8 @@ use crate::cli::choices::{ForegroundChoice, JitterChoice, LogFormatChoice, Stdin
 use crate::cli::generate::Shell;
 use crate::cli::provenance::Provenance;
 use crate::cli::values::{
-    PresetName, parse_attempts, parse_factor, parse_hint_regex, parse_refill, parse_regex,
-    parse_retry_on, parse_switch,
+    PresetName, parse_attempts, parse_breaker_exit_code, parse_factor, parse_hint_regex,
+    parse_refill, parse_regex, parse_retry_on, parse_switch,
 };
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
@@ -296,11 +296,12 @@ pub struct RunArgs {
     pub breaker_cooldown_max: Option<Duration>,
 
     /// The exit status of a run the open circuit did not let start (1 to
-    /// 255): one no command of yours exits with, to tell a skipped run from
-    /// a command's own 75 without reading the log [default: 75]
+    /// 255, but not retry's own 2 and 124 to 127): one no command of yours
+    /// exits with, to tell a skipped run from a command's own 75 without
+    /// reading the log [default: 75]
     // No clap default, as --breaker-after.
     #[arg(long, env = "RETRY_BREAKER_EXIT_CODE", value_name = "CODE",
-          value_parser = clap::value_parser!(u8).range(1..), value_hint = ValueHint::Other,
+          value_parser = parse_breaker_exit_code, value_hint = ValueHint::Other,
           allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
     pub breaker_exit_code: Option<u8>,
 

@@ -1,6 +1,7 @@
 //! The parsers of values that are more than a number or a duration:
-//! attempts, regexes, switches, rates, factors and preset names. Each error
-//! is one line, which clap puts after the flag and the value.
+//! attempts, regexes, switches, rates, factors, preset names and
+//! `--breaker-exit-code`. Each error is one line, which clap puts after
+//! the flag and the value.
 
 use regex::bytes::{Regex, RegexBuilder};
 
@@ -135,6 +136,29 @@ pub(crate) fn parse_factor(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--breaker-exit-code`: 1 to 255, but none of the statuses retry gives a
+/// meaning of its own, which a skipped run would pass for.
+pub(crate) fn parse_breaker_exit_code(text: &str) -> Result<u8, String> {
+    let meaning = |code: u8| match code {
+        2 => Some("bad usage"),
+        124 => Some("a timed-out attempt"),
+        125 => Some("its own failure"),
+        126 => Some("a command that cannot run"),
+        127 => Some("a command not found"),
+        _ => None,
+    };
+    match text.trim().parse::<u8>() {
+        Ok(0) | Err(_) => Err("expected an exit status from 1 to 255".into()),
+        Ok(code) => match meaning(code) {
+            None => Ok(code),
+            Some(what) => Err(format!(
+                "{code} is retry's own status for {what}, which a skipped run would pass for; \
+                 choose one of 1 to 255 but 2 and 124 to 127"
+            )),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -206,6 +230,32 @@ mod tests {
                 error.contains("from 0.000001 to 4294967295"),
                 "{bad}: {error}"
             );
+        }
+    }
+
+    #[test]
+    fn a_breaker_exit_code_is_none_of_retry_s_own_statuses() {
+        for (text, code) in [
+            ("1", 1),
+            ("75", 75),
+            ("99", 99),
+            (" 123 ", 123),
+            ("128", 128),
+            ("255", 255),
+        ] {
+            assert_eq!(parse_breaker_exit_code(text), Ok(code), "{text}");
+        }
+        for code in ["2", "124", "125", "126", "127"] {
+            let said = parse_breaker_exit_code(code).unwrap_err();
+            assert!(
+                said.starts_with(&format!("{code} is retry's own status for ")),
+                "{said}"
+            );
+            assert!(!said.contains('\n'), "{said}");
+        }
+        for bad in ["0", "256", "-1", "", "x", "0x4b"] {
+            let said = parse_breaker_exit_code(bad).unwrap_err();
+            assert_eq!(said, "expected an exit status from 1 to 255", "{bad}");
         }
     }
 

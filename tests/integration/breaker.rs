@@ -840,6 +840,15 @@ fn bad_input_is_one_line_and_exit_2() {
             &format!("'{code}' for '--breaker-exit-code <CODE>'"),
         );
     }
+    // Retry's own statuses: a skipped run would pass for one of them.
+    for code in ["2", "124", "125", "126", "127"] {
+        refused(
+            &["--breaker", "x", "--breaker-exit-code", code],
+            &format!(
+                "'{code}' for '--breaker-exit-code <CODE>': {code} is retry's own status for "
+            ),
+        );
+    }
     refused(
         &["--breaker-exit-code", "99"],
         "`--breaker-exit-code` is only for --breaker",
@@ -870,6 +879,20 @@ fn bad_input_is_one_line_and_exit_2() {
     assert_eq!(output.status.code(), Some(2), "{said}");
     assert_eq!(said.lines().count(), 1, "{said}");
     assert!(said.contains("RETRY_BREAKER_EXIT_CODE"), "{said}");
+    let dir = scratch();
+    let ran = dir.path().join("ran");
+    let output = retry(&["--breaker", "x", "--", "touch", ran.to_str().unwrap()])
+        .env("RETRY_BREAKER_EXIT_CODE", "124")
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .output();
+    let said = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert_eq!(
+        said,
+        "retry: `RETRY_BREAKER_EXIT_CODE=124`: 124 is retry's own status for a timed-out \
+         attempt, which a skipped run would pass for; choose one of 1 to 255 but 2 and 124 to 127\n"
+    );
+    assert!(!ran.exists(), "the command ran");
 }
 
 #[test]
