@@ -27,13 +27,16 @@ struct Wrapper {
 }
 
 /// GNU coreutils (env, nice, nohup, timeout, stdbuf), util-linux
-/// (ionice), sudo(8) and GNU time(1), as their manuals list the options.
+/// (ionice), sudo(8) and GNU time(1), as their manuals list the options,
+/// and the options macOS's and FreeBSD's env(1) add.
 const WRAPPERS: [Wrapper; 8] = [
     Wrapper {
         name: "env",
         // -S/--split-string puts the command in one string: not followed.
-        // -a/--argv0 (coreutils 9.8) names the command's argv[0].
-        short: "uCa",
+        // -a/--argv0 (coreutils 9.8) names the command's argv[0]. macOS's
+        // and FreeBSD's -P is the PATH the command is looked up in;
+        // FreeBSD's -L and -U name a user (and a login class).
+        short: "uCaPLU",
         long: &["--unset", "--chdir", "--argv0"],
         before: 0,
         assignments: true,
@@ -245,6 +248,14 @@ mod tests {
             ("sudo -a curl -u ci npm test", "npm", vec!["sudo"]),
             ("env --un HOME --ch /tmp curl", "curl", vec!["env"]),
             ("env -a curl npm test", "npm", vec!["env"]),
+            // macOS's and FreeBSD's -P PATH, FreeBSD's -L and -U USER.
+            ("env -P /opt/curl git status", "git", vec!["env"]),
+            ("env -P/opt/curl git status", "git", vec!["env"]),
+            ("env -iP /opt/curl git", "git", vec!["env"]),
+            ("env -P=.. git", "git", vec!["env"]),
+            ("env -L curl -U wget git", "git", vec!["env"]),
+            ("env -LU git", "git", vec!["env"]),
+            ("env -U ci/daemon A=1 git", "git", vec!["env"]),
             ("timeout --sig KILL 5 curl", "curl", vec!["timeout"]),
             ("stdbuf --out L curl", "curl", vec!["stdbuf"]),
             ("ionice --cl 3 curl", "curl", vec!["ionice"]),
@@ -288,6 +299,10 @@ mod tests {
             "ionice -p 42",
             "sudo -e file",
             "nice -n",
+            // -P's value is not the program, and nothing follows it.
+            "env -P",
+            "env -P /opt/curl",
+            "env -L ci",
             // getopt_long's abbreviations: `--split` is --split-string.
             "env --split=npm curl",
             "env --sp curl\\ x",
