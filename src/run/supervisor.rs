@@ -420,7 +420,8 @@ impl Host for Supervisor<'_> {
     /// Writes held-back stdout from a thread, so that a slow or stalled
     /// reader cannot keep retry from honouring a signal meanwhile. On a
     /// signal the thread is told to stop; what it had not written is
-    /// dropped, and counted.
+    /// dropped, and counted. Where no thread can be started (`ulimit -v`
+    /// reached, or the process limit), it is written here, to the end.
     fn settle_output(&mut self, to_stdout: bool) -> Result<(), Unsettled> {
         let Some(held) = self.held.take() else {
             return Ok(());
@@ -430,18 +431,29 @@ impl Host for Supervisor<'_> {
         let (done, finished) = mpsc::channel();
         let waker = self.signals.waker();
         let shared = Arc::clone(&progress);
-        std::thread::spawn(move || {
+        // The output is handed over once the thread runs: a thread that
+        // cannot start leaves it here.
+        let (give, take) = mpsc::channel::<Spool>();
+        let spawned = std::thread::Builder::new().spawn(move || {
+            let Ok(held) = take.recv() else { return };
             let result = pipes::release(&held, to_stdout, &shared);
             let _ = done.send((result, held));
             waker.wake();
         });
+        let unsettled = |error| match error {
+            ReleaseError::BrokenPipe => Unsettled::BrokenPipe,
+            ReleaseError::Other(message) => Unsettled::Failed(message),
+        };
+        if spawned.is_err() {
+            let result = pipes::release(&held, to_stdout, &progress);
+            self.recycle(held);
+            return result.map_err(unsettled);
+        }
+        let _ = give.send(held);
         loop {
             if let Ok((result, held)) = finished.try_recv() {
                 self.recycle(held);
-                return result.map_err(|error| match error {
-                    ReleaseError::BrokenPipe => Unsettled::BrokenPipe,
-                    ReleaseError::Other(message) => Unsettled::Failed(message),
-                });
+                return result.map_err(unsettled);
             }
             let wake = self.signals.wait(None, true);
             if wake.signals > 0 {

@@ -241,6 +241,62 @@ fn stdout_once_is_binary_safe_and_spills_past_the_memory_limit() {
     );
 }
 
+/// Under `ulimit -v` (48 MiB of address space: three times what a run
+/// needs, far from the 64 MiB a spool may keep in memory), 80 MiB held
+/// back spill to the file as soon as memory cannot grow, and reach stdout
+/// whole; with no room for the file either, the run stops with 125 and one
+/// line. Before, the allocator's failure aborted retry (134).
+#[test]
+#[cfg(target_os = "linux")] // `ulimit -v`: macOS refuses RLIMIT_AS
+fn stdout_once_spills_when_memory_runs_out_or_stops_with_125() {
+    const HELD: usize = 80 << 20;
+    let (tmp, out_dir) = (scratch(), scratch());
+    // Its streams go to files, and the wait is bounded: a retry that
+    // aborts can hang in the allocator.
+    let run = |tmpdir: &Path| {
+        let (stdout, stderr) = (out_dir.path().join("stdout"), out_dir.path().join("stderr"));
+        let mut child = Command::new("sh")
+            .args(["-c", "ulimit -v 49152 && exec \"$0\" \"$@\""])
+            .arg(crate::harness::bin())
+            .args(["--stdout-once", "-n", "1", "--", "head", "-c"])
+            .arg(HELD.to_string())
+            .arg("/dev/zero")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("TMPDIR", tmpdir)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let status = crate::harness::wait_bounded(&mut child, Duration::from_secs(30));
+        std::process::Output {
+            status,
+            stdout: std::fs::read(&stdout).unwrap(),
+            stderr: std::fs::read(&stderr).unwrap(),
+        }
+    };
+    let out = run(tmp.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, "");
+    assert_eq!(out.stdout.len(), HELD);
+    assert!(
+        out.stdout.iter().all(|&b| b == 0),
+        "stdout is not what was held"
+    );
+    assert!(is_empty_dir(tmp.path()), "a spill file was left in TMPDIR");
+    let out = run(Path::new("/nonexistent"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(out.stdout.is_empty(), "partial output reached stdout");
+    assert!(
+        stderr.starts_with("retry: --stdout-once: cannot hold back stdout")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
+
 #[test]
 #[cfg(unix)] // SIGTERM
 fn stdout_once_on_sigterm_drops_held_output_and_leaves_no_file() {

@@ -225,15 +225,26 @@ impl Pipes {
         pump.over = over;
         let peek = Arc::new(Mutex::new(pipe.try_clone().ok()));
         pump.peek = Arc::clone(&peek);
-        std::thread::spawn(move || {
+        let spawned = std::thread::Builder::new().spawn(move || {
             pump.run(pipe);
             let _ = done.send(index);
         });
+        // No thread (`ulimit -v` reached, or the process limit): nothing
+        // reads the stream, so the attempt is stopped, as for any output
+        // retry cannot carry.
+        if let Err(error) = &spawned {
+            self.failure.report(format!(
+                "cannot read the command's {}: no thread could be started for it: {}; \
+                 the attempt was stopped",
+                target.name(),
+                describe(error)
+            ));
+        }
         Stream {
             collected,
             peek,
             over: over_writer,
-            open: true,
+            open: spawned.is_ok(),
         }
     }
 

@@ -191,13 +191,31 @@ impl Replay {
     }
 
     /// Feeds one attempt's stdin in the background, from the first byte.
+    /// Where no thread can be started (`ulimit -v` reached, or the process
+    /// limit), the pipe is kept open, never closed on a truncated input,
+    /// and the attempt is stopped.
     pub fn feed(&self, pipe: PipeWriter) {
         let replay = self.clone();
-        std::thread::spawn(move || {
+        // The pipe is handed over once the thread runs.
+        let (give, take) = std::sync::mpsc::channel::<PipeWriter>();
+        let spawned = std::thread::Builder::new().spawn(move || {
+            let Ok(pipe) = take.recv() else { return };
             if let Some(pipe) = replay.feed_all(pipe) {
                 replay.lock().withheld.push(pipe);
             }
         });
+        match spawned {
+            Ok(_) => {
+                let _ = give.send(pipe);
+            }
+            Err(error) => {
+                self.lock().withheld.push(pipe);
+                self.fail(&format!(
+                    "no thread could be started to feed the attempt: {}",
+                    describe(&error)
+                ));
+            }
+        }
     }
 
     /// Writes the input to `pipe` as it is recorded. Returns the pipe when

@@ -2,6 +2,8 @@
 //! replayed stdin and held-back stdout have no size limit but the disk.
 //! The file is unlinked as it is created (`tempfile::tempfile`), so it
 //! disappears with the process on every exit path, signals included.
+//! Memory that cannot be had (`ulimit -v`, an overcommit limit) spills
+//! early rather than abort the process.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -42,16 +44,24 @@ impl Spool {
         self.len
     }
 
+    /// Keeps `bytes`: in memory while they fit under the limit and the
+    /// allocator gives the room (under `ulimit -v` it may not: the bytes
+    /// then go to the file, as past the limit), else in the file.
     pub fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if self.file.is_none() && self.memory.len() + bytes.len() > self.limit {
+        let over = self.memory.len() + bytes.len() > self.limit;
+        if self.file.is_none() && (over || self.memory.try_reserve(bytes.len()).is_err()) {
             let mut file = match &self.dir {
                 Some(dir) => tempfile::tempfile_in(dir)?,
                 None => tempfile::tempfile()?,
             };
             file.write_all(&self.memory)?;
             // Emptied, not freed: the next attempt's spool reuses its room
-            // (`clear`), so it does not grow again by reallocations.
-            self.memory.clear();
+            // (`clear`), so it does not grow again by reallocations. Unless
+            // memory ran out: then the rest of the run needs it back.
+            match over {
+                true => self.memory.clear(),
+                false => self.memory = Vec::new(),
+            }
             self.file = Some(file);
         }
         match &mut self.file {
