@@ -142,9 +142,12 @@ fishdir=$data/fish/vendor_completions.d
 
 # Everything downloaded and unpacked stays here until it is checked.
 work=$(mktemp -d "${TMPDIR:-/tmp}/retry-install.XXXXXX") || die "cannot make a temporary directory"
+# A download running in the background (bounded) and its watchdog are
+# stopped with the script.
+pid= dog=
 trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap 'kill $pid $dog 2>/dev/null; exit 130' INT
+trap 'kill $pid $dog 2>/dev/null; exit 143' TERM
 
 # Why curl failed, from its exit status (its own message is not shown: it
 # may quote part of a URL whose password it could not tell apart).
@@ -164,18 +167,33 @@ curl_why() { # STATUS HTTP_CODE
 
 # COMMAND... ended after $timeout s at most: by timeout(1) where it works
 # (busybox's before 1.30 takes -t), else by a watchdog that stops it.
-# Returns its status; 124 or 143 when it was stopped.
+# Returns its status; 124 or 143 when it was stopped. Run in the
+# background and waited for with the shell's own stderr closed: a shell
+# (dash, busybox's, bash) says a bare "Terminated" of a command that a
+# signal stopped, before the message below that says why.
 bounded() {
     if timeout 1 true 2>/dev/null; then
-        timeout "$timeout" "$@"
-        return
+        timeout "$timeout" "$@" &
+        pid=$!
+    else
+        "$@" &
+        pid=$!
+        # Its sleep ends with it when the download ends first.
+        (
+            trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+            sleep "$timeout" &
+            nap=$!
+            wait "$nap" && kill "$pid"
+        ) </dev/null >/dev/null 2>&1 &
+        dog=$!
     fi
-    "$@" &
-    pid=$!
-    (sleep "$timeout" && kill "$pid") </dev/null >/dev/null 2>&1 &
-    dog=$!
-    wait "$pid" && status=0 || status=$?
-    kill "$dog" 2>/dev/null || true
+    wait "$pid" 2>/dev/null && status=0 || status=$?
+    pid=
+    if [ -n "$dog" ]; then
+        kill "$dog" 2>/dev/null || true
+        wait "$dog" 2>/dev/null || true
+        dog=
+    fi
     return "$status"
 }
 
