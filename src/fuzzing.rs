@@ -68,13 +68,17 @@ pub struct BreakerRecord {
     pub skip_until: Option<u64>,
     /// The circuit's end, once a far-future one is clamped.
     pub end: Option<u64>,
+    /// How far ahead of now that end could lie (ns): the default options'
+    /// cooldown and lease (`breaker_horizon`), or the limit the record
+    /// keeps if longer.
+    pub reach: u64,
 }
 
 /// `bytes` read as a host breaker's record at `now` (ns); `None` if
 /// they are not one.
 pub fn breaker_record(bytes: &[u8], now: u64) -> Option<BreakerRecord> {
     use crate::state::breaker::Admit;
-    let (written, status, admit, end) = crate::state::breaker::read_record(bytes, now)?;
+    let (written, status, admit, end, reach) = crate::state::breaker::read_record(bytes, now)?;
     let skip_until = match admit {
         Admit::Skip { until, .. } => Some(until),
         Admit::Run | Admit::Probe(_) => None,
@@ -84,6 +88,7 @@ pub fn breaker_record(bytes: &[u8], now: u64) -> Option<BreakerRecord> {
         status,
         skip_until,
         end,
+        reach,
     })
 }
 
@@ -99,8 +104,8 @@ pub fn sealed(body: &str) -> Vec<u8> {
     crate::state::store::file::seal(body).into_bytes()
 }
 
-/// How far ahead of now a record's end may lie with the default
-/// options (ns): the longest cooldown and the lease.
+/// How far ahead of now a run with the default options sets an end (ns):
+/// its longest cooldown and its lease.
 pub fn breaker_horizon() -> u64 {
     use crate::state::breaker::{DEFAULT_COOLDOWN_MAX, DEFAULT_LEASE, machine};
     machine::horizon(DEFAULT_COOLDOWN_MAX, machine::nanos(DEFAULT_LEASE))

@@ -114,6 +114,7 @@ mod tests {
             failures: 4,
             level: 1,
             after: 3,
+            limit: 0,
         };
         assert_eq!(
             render("db", &open),
@@ -180,6 +181,7 @@ retry_breaker_next_probe_timestamp_seconds{breaker=\"db\"} 1700000093.250
             failures: 3,
             level: 0,
             after: 3,
+            limit: 0,
         };
         let now = SystemTime::now();
         let ago = |s| now - std::time::Duration::from_secs(s);

@@ -2,20 +2,26 @@
 -- step, on the server's clock (TIME, in microseconds), so hosts' clocks do
 -- not matter.
 -- KEYS[1]: the circuit's hash (retry:breaker:NAME): failures, level, state
--- (0 closed, 1 open, 2 probing), until and lease (microseconds), and after
--- (the --breaker-after of the run that last counted a failure).
+-- (0 closed, 1 open, 2 probing), until and lease (microseconds), after
+-- (the --breaker-after of the run that last counted a failure), and limit
+-- (us: how far ahead of its now the run that set until could set it) with
+-- limit_until, the until it was kept with: an older retry's script, which
+-- keeps no limit, moves until and leaves limit behind.
 -- ARGV: op (ask, tell, look, renew), the lease's length (us), how the run
 -- ended (s, f, n), its lease (0: not a probe), --breaker-after, the
 -- cooldown and its cap (us), a uniform draw in [0, 1) for the jitter, the
--- key's TTL (ms), how far ahead an end may lie (us: the cap and the lease).
+-- key's TTL (ms), this run's limit (us: the cap and the lease), the limit
+-- taken for an end kept without one (us: an hour and the lease), and the
+-- TTL in limits (the key outlives a longer writer's end too).
 -- Returns {admit (0 run, 1 probe, 2 skip), state, failures, level, until,
 -- lease, now, clamped (1: the end lay further ahead and was brought in),
--- after}.
+-- after, limit, how far ahead the end could lie (us)}.
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local op = ARGV[1]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local s = redis.call('HMGET', KEYS[1], 'failures', 'level', 'state', 'until', 'lease', 'after')
+local s = redis.call('HMGET', KEYS[1], 'failures', 'level', 'state', 'until', 'lease', 'after',
+  'limit', 'limit_until')
 -- A count as the reply can carry it: a whole number in 0 .. 2^32 - 1.
 local function count(x)
   x = tonumber(x) or 0
@@ -26,18 +32,26 @@ local failures, level, after = count(s[1]), count(s[2]), count(s[6])
 local state, till, lease = tonumber(s[3]) or 0, tonumber(s[4]) or 0, tonumber(s[5]) or 0
 if state ~= 1 and state ~= 2 then state = 0 end
 if not (lease >= 0 and lease < 2 ^ 53) then lease = 0 end
+local limit = tonumber(s[7]) or 0
+if not (limit > 0 and limit < 2 ^ 53 and tonumber(s[8]) == till) then limit = 0 end
 -- Closed, the times mean nothing (and a NaN would differ from itself).
-if state == 0 then till, lease = 0, 0 end
-local before = {failures, level, state, till, lease, after}
+if state == 0 then till, lease, limit = 0, 0, 0 end
+local before = {failures, level, state, till, lease, after, limit}
 
 -- An end no run on this clock could have set (machine.rs's clamp): a
 -- clock that went back, or a hash written by hand. Infinite or not a
--- number counts too: brought in to now + the cap and the lease.
+-- number counts too: brought in to now + this run's limit, or the one
+-- kept with the end if longer (for none, an hour and the lease).
+local own = tonumber(ARGV[10])
+local far = limit
+if far == 0 then far = tonumber(ARGV[11]) end
+far = math.max(own, far)
 local clamped = 0
-local most = now + tonumber(ARGV[10])
+local most = now + far
 if state ~= 0 and not (till <= most) then
-  till, clamped = most, 1
+  till, limit, clamped = most, far, 1
 end
+local was_state, was_till, was_lease = state, till, lease
 
 -- Cooldown k: equal jitter of min(cap, cooldown * 2^k).
 local function open(k)
@@ -82,9 +96,17 @@ elseif op == 'renew' then
   end
 end
 
-local later = {failures, level, state, till, lease, after}
+-- An end this run set is kept with its own limit (machine.rs's mark);
+-- closed, there is none.
+if state == 0 then
+  limit = 0
+elseif state ~= was_state or till ~= was_till or lease ~= was_lease then
+  limit = own
+end
+
+local later = {failures, level, state, till, lease, after, limit}
 local changed = false
-for i = 1, 6 do
+for i = 1, 7 do
   if before[i] ~= later[i] then changed = true end
 end
 -- A look writes nothing, not even a clamped end.
@@ -95,8 +117,10 @@ if changed and op ~= 'look' then
   else
     local n = function(x) return string.format('%.0f', x) end
     redis.call('HSET', KEYS[1], 'failures', n(failures), 'level', n(level), 'state', n(state),
-      'until', n(till), 'lease', n(lease), 'after', n(after))
-    redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[9]))
+      'until', n(till), 'lease', n(lease), 'after', n(after), 'limit', n(limit),
+      'limit_until', n(till))
+    local ttl = math.max(tonumber(ARGV[9]), math.floor(limit / 1000) * tonumber(ARGV[12]))
+    redis.call('PEXPIRE', KEYS[1], n(ttl))
   end
 end
-return {admit, state, failures, level, till, lease, now, clamped, after}
+return {admit, state, failures, level, till, lease, now, clamped, after, limit, far}

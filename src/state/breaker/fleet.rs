@@ -6,8 +6,9 @@
 //! written, and a circuit closed with nothing counted is no key at all.
 //!
 //! The key expires `TTL_FACTOR` times the longest cooldown plus the lease
-//! after its last change: long after any rule could still read it, so a
-//! circuit no one names any more leaves nothing behind.
+//! (this run's, or the limit kept with the circuit's end if longer) after
+//! its last change: long after any rule could still read it, so a circuit
+//! no one names any more leaves nothing behind.
 //!
 //! A probe's lease is short here (`LEASE`, or the run's `--max-time` if
 //! shorter), and the probing run renews it while it lives (`Renewal`, a
@@ -24,7 +25,7 @@ use rand::Rng;
 use crate::state::store::Remote;
 use crate::state::store::server::{self, Script};
 
-use super::machine::{Admit, Circuit, Ended, State, horizon, nanos};
+use super::machine::{Admit, Circuit, Ended, State, UNKNOWN_CAP, horizon, nanos};
 use super::{Params, Settings};
 
 /// A probe's lease in Redis, renewed every third of it while the probe
@@ -55,14 +56,16 @@ pub const PREFIX: &str = "retry:breaker:";
 pub const TTL_FACTOR: u32 = 4;
 
 /// The script's answer: what a run may do, the circuit after it, the
-/// server's now (nanoseconds), and whether the stored end lay too far
-/// ahead and was clamped (`Circuit::clamp`).
+/// server's now (nanoseconds), whether the stored end lay too far ahead
+/// and was clamped (`Circuit::clamp`), and how far ahead it could lie
+/// (`Circuit::reach`, ns).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Reply {
     pub admit: Admit,
     pub circuit: Circuit,
     pub now: u64,
     pub clamped: bool,
+    pub reach: u64,
 }
 
 /// The fleet's circuit.
@@ -108,8 +111,9 @@ impl Fleet {
         }
     }
 
-    /// How far ahead a time in the hash may lie (`machine::horizon`), ns.
-    pub fn horizon(&self) -> u64 {
+    /// How far ahead of its now this run may set a time in the hash
+    /// (`machine::horizon`), ns.
+    fn horizon(&self) -> u64 {
         horizon(self.params.cap(), self.lease)
     }
 
@@ -234,6 +238,8 @@ impl Fleet {
             unit.to_string(),
             ttl_ms.to_string(),
             us(self.horizon()).max(1).to_string(),
+            us(nanos(UNKNOWN_CAP).saturating_add(self.lease)).to_string(),
+            TTL_FACTOR.to_string(),
         ])?;
         let [
             admit,
@@ -245,6 +251,8 @@ impl Fleet {
             now,
             clamped,
             after,
+            limit,
+            reach,
         ] = reply[..]
         else {
             return Err(format!("the script answered {reply:?}"));
@@ -271,9 +279,11 @@ impl Fleet {
                 failures: count(failures),
                 level: count(level),
                 after: count(after),
+                limit: ns(limit),
             },
             now: ns(now),
             clamped: clamped == 1,
+            reach: ns(reach),
         })
     }
 }

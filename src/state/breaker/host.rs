@@ -2,10 +2,11 @@
 //! store (`state::store::file`), under `.breakers/` in the per-user
 //! directory (a budget's name cannot start with `.`, so no budget's file
 //! can take its place). Its record is one line of fixed width with a
-//! checksum: `retry-breaker 2`, the failures counted, the cooldown's level,
+//! checksum: `retry-breaker 3`, the failures counted, the cooldown's level,
 //! the threshold it counts to, the state (0 closed, 1 open, 2 probing),
-//! when it ends and the lease's id (nanoseconds on the host's clock). A
-//! record of version 1 (no threshold) is still read.
+//! when it ends, the lease's id and the limit of the run that set the end
+//! (nanoseconds on the host's clock). Records of version 2 (no limit) and
+//! 1 (no threshold either) are still read.
 //!
 //! A look opens nothing for writing: a circuit never used has no file, and
 //! a run on a closed circuit whose count does not change writes nothing.
@@ -23,11 +24,14 @@ use super::machine::{Circuit, State};
 use crate::platform::private;
 use crate::state::store::file::{self, LOCK_WAIT, Lock, seal, unseal};
 
-const MAGIC: &str = "retry-breaker 2";
-const RECORD_LEN: usize = MAGIC.len() + 3 * (1 + 10) + 1 + 1 + 2 * (1 + 20) + 1 + 16 + 1;
-/// The record before it kept the threshold (`after`): still read.
+const MAGIC: &str = "retry-breaker 3";
+const RECORD_LEN: usize = MAGIC.len() + 3 * (1 + 10) + 1 + 1 + 3 * (1 + 20) + 1 + 16 + 1;
+/// The record before it kept the writer's limit: still read.
+const MAGIC_2: &str = "retry-breaker 2";
+const RECORD_LEN_2: usize = RECORD_LEN - 21;
+/// The record before it kept the threshold (`after`) too: still read.
 const MAGIC_1: &str = "retry-breaker 1";
-const RECORD_LEN_1: usize = RECORD_LEN - 11;
+const RECORD_LEN_1: usize = RECORD_LEN_2 - 11;
 
 /// The directory of circuits under the host's store directory.
 fn dir(store: &Path) -> PathBuf {
@@ -41,35 +45,45 @@ pub fn encode(c: &Circuit) -> String {
         State::Probing { lease, until } => (2, until, lease),
     };
     seal(&format!(
-        "{MAGIC} {:010} {:010} {:010} {state} {until:020} {lease:020}",
-        c.failures, c.level, c.after
+        "{MAGIC} {:010} {:010} {:010} {state} {until:020} {lease:020} {:020}",
+        c.failures,
+        c.level,
+        c.after,
+        if state == 0 { 0 } else { c.limit }
     ))
 }
 
-/// A record's circuit, if `bytes` is a whole, valid one (of either
-/// version); `None` for anything else, whatever its bytes.
+/// A record's circuit, if `bytes` is a whole, valid one (of any version);
+/// `None` for anything else, whatever its bytes.
 pub fn decode(bytes: &[u8]) -> Option<Circuit> {
-    let (body, after) = match unseal(bytes, RECORD_LEN) {
-        Some(body) => (body.strip_prefix(MAGIC)?, true),
-        None => (unseal(bytes, RECORD_LEN_1)?.strip_prefix(MAGIC_1)?, false),
+    let (body, version) = if let Some(body) = unseal(bytes, RECORD_LEN) {
+        (body.strip_prefix(MAGIC)?, 3)
+    } else if let Some(body) = unseal(bytes, RECORD_LEN_2) {
+        (body.strip_prefix(MAGIC_2)?, 2)
+    } else {
+        (unseal(bytes, RECORD_LEN_1)?.strip_prefix(MAGIC_1)?, 1)
     };
     let mut fields = body.split(' ').skip(1);
     let failures = fields.next()?.parse().ok()?;
     let level = fields.next()?.parse().ok()?;
-    let after = match after {
-        true => fields.next()?.parse().ok()?,
-        false => 0,
+    let after = match version {
+        1 => 0,
+        _ => fields.next()?.parse().ok()?,
     };
     let state = fields.next()?;
     let until = fields.next()?.parse().ok()?;
     let lease = fields.next()?.parse().ok()?;
+    let limit = match version {
+        3 => fields.next()?.parse().ok()?,
+        _ => 0,
+    };
     if fields.next().is_some() {
         return None;
     }
-    let state = match state {
-        "0" => State::Closed,
-        "1" => State::Open { until },
-        "2" => State::Probing { lease, until },
+    let (state, limit) = match state {
+        "0" => (State::Closed, 0),
+        "1" => (State::Open { until }, limit),
+        "2" => (State::Probing { lease, until }, limit),
         _ => return None,
     };
     Some(Circuit {
@@ -77,6 +91,7 @@ pub fn decode(bytes: &[u8]) -> Option<Circuit> {
         failures,
         level,
         after,
+        limit,
     })
 }
 
@@ -227,6 +242,7 @@ mod tests {
                 failures: u32::MAX,
                 level: 7,
                 after: 1,
+                limit: u64::MAX,
             },
             Circuit {
                 state: State::Probing {
@@ -236,6 +252,7 @@ mod tests {
                 failures: 4,
                 level: 2,
                 after: u32::MAX,
+                limit: 840_000_000_000,
             },
         ] {
             let record = encode(&c);
@@ -245,24 +262,37 @@ mod tests {
         let record = encode(&Circuit::default());
         assert_eq!(decode(&record.as_bytes()[..RECORD_LEN - 1]), None);
         assert_eq!(decode(record.replace(" 0 ", " 3 ").as_bytes()), None);
-        // A record of the first version, as a retry before this one wrote
-        // it: read, its threshold not known.
-        let old = seal(&format!(
-            "{MAGIC_1} 0000000004 0000000002 1 {:020} {:020}",
-            1_792_567_680_000_000_000u64, 0
+        // A closed circuit has no end, nor a limit for it.
+        let closed = seal(&format!(
+            "{MAGIC} 0000000001 0000000000 0000000003 0 {:020} {:020} {:020}",
+            0, 0, 99
         ));
-        assert_eq!(old.len(), RECORD_LEN_1);
-        assert_eq!(
-            decode(old.as_bytes()),
-            Some(Circuit {
-                state: State::Open {
-                    until: 1_792_567_680_000_000_000
-                },
-                failures: 4,
-                level: 2,
-                after: 0,
-            })
-        );
+        assert_eq!(decode(closed.as_bytes()).unwrap().limit, 0);
+        // Records of the versions before, as a retry before this one wrote
+        // them: read, the writer's limit not known, nor in the first the
+        // threshold.
+        let until = 1_792_567_680_000_000_000u64;
+        let second = seal(&format!(
+            "{MAGIC_2} 0000000004 0000000002 0000000003 1 {until:020} {:020}",
+            0
+        ));
+        let first = seal(&format!(
+            "{MAGIC_1} 0000000004 0000000002 1 {until:020} {:020}",
+            0
+        ));
+        assert_eq!((second.len(), first.len()), (RECORD_LEN_2, RECORD_LEN_1));
+        for (old, after) in [(second, 3), (first, 0)] {
+            assert_eq!(
+                decode(old.as_bytes()),
+                Some(Circuit {
+                    state: State::Open { until },
+                    failures: 4,
+                    level: 2,
+                    after,
+                    limit: 0,
+                })
+            );
+        }
     }
 
     #[test]

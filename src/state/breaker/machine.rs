@@ -31,20 +31,21 @@ pub struct Params {
     pub max: Duration,
 }
 
-/// The longest cooldown taken as possible for any circuit's record,
-/// whatever its runs were given (`horizon`), unless a cap is longer.
-pub const LONGEST_CAP: Duration = Duration::from_secs(3600);
-
 /// How far ahead of now a time in a circuit's record can lie when a run
-/// on this clock wrote it: the longest cooldown (an open circuit's end),
-/// then a probe's whole lease (`lease`, ns). The runs of one circuit may
-/// be given other cooldowns (a cron job's `--breaker-cooldown-max 30m`, a
-/// run by hand or `--breaker-status` without it): the longest cooldown is
-/// taken as at least `LONGEST_CAP`, so a run with a short cap does not cut
-/// a longer one's circuit.
+/// on this clock wrote it (ns): the run's longest cooldown (an open
+/// circuit's end), then a probe's whole lease (`lease`, ns). The run that
+/// sets an end keeps this, its limit, in the record with it (`Circuit`'s
+/// `limit`), so that a run given a shorter cooldown (a run by hand, or
+/// `--breaker-status` without the cron job's `--breaker-cooldown-max`)
+/// does not cut its circuit short.
 pub fn horizon(cap: Duration, lease: u64) -> u64 {
-    nanos(cap.max(LONGEST_CAP)).saturating_add(lease)
+    nanos(cap).saturating_add(lease)
 }
+
+/// The longest cooldown taken as possible for a record that keeps no
+/// writer's limit (written before it was kept, or in Redis by an older
+/// retry): what every record was held to before, an hour.
+pub const UNKNOWN_CAP: Duration = Duration::from_secs(3600);
 
 impl Params {
     /// The longest cooldown: `max`, but never shorter than the first. The
@@ -91,6 +92,10 @@ pub struct Circuit {
     /// opened it (0: not known, as in a record written before it was kept),
     /// so that `--breaker-status` says the threshold the circuit had.
     pub after: u32,
+    /// The limit (`horizon`, ns) of the run that set the end of the state:
+    /// how far ahead of its now it could set it. 0 when closed, or not
+    /// known (a record written before it was kept).
+    pub limit: u64,
 }
 
 /// What a run that starts may do.
@@ -142,18 +147,45 @@ impl Circuit {
         }
     }
 
+    /// How far ahead of now this circuit's end may lie, for a run whose own
+    /// limit is `own` and lease `lease` (ns): its own, or the limit kept
+    /// with the end if longer; for a record that keeps none, the longest
+    /// cooldown any run was taken to set (`UNKNOWN_CAP`) and the lease.
+    pub fn reach(&self, own: u64, lease: u64) -> u64 {
+        let writer = match self.limit {
+            0 => nanos(UNKNOWN_CAP).saturating_add(lease),
+            limit => limit,
+        };
+        own.max(writer)
+    }
+
     /// A time that no run on this clock could have written, an end further
-    /// ahead of `now` than `horizon` (ns), is taken for a clock that went
+    /// ahead of `now` than `reach` says, is taken for a clock that went
     /// back since (it was ahead when the circuit opened, or the record was
-    /// made by hand): the end becomes `now + horizon`, so no record keeps
-    /// every run skipped for longer. The end it had, if it changed.
-    pub fn clamp(&mut self, now: u64, horizon: u64) -> Option<u64> {
-        let most = now.saturating_add(horizon);
-        match &mut self.state {
+    /// made by hand): the end becomes `now` plus that reach, kept as its
+    /// limit, so no record keeps every run skipped for longer. The end it
+    /// had, if it changed.
+    pub fn clamp(&mut self, now: u64, own: u64, lease: u64) -> Option<u64> {
+        let far = self.reach(own, lease);
+        let most = now.saturating_add(far);
+        let was = match &mut self.state {
             State::Open { until } | State::Probing { until, .. } if *until > most => {
-                Some(std::mem::replace(until, most))
+                std::mem::replace(until, most)
             }
-            _ => None,
+            _ => return None,
+        };
+        self.limit = far;
+        Some(was)
+    }
+
+    /// After a run changed the circuit from `before`: an end it set (it
+    /// opened the circuit, probes it, gave the lease back) is kept with
+    /// its own limit, `own`; closed, the circuit has none.
+    pub fn mark(&mut self, before: State, own: u64) {
+        match self.state {
+            State::Closed => self.limit = 0,
+            state if state != before => self.limit = own,
+            _ => {}
         }
     }
 
@@ -379,75 +411,147 @@ mod tests {
     }
 
     #[test]
-    fn an_end_beyond_any_cooldown_and_lease_is_a_clock_that_went_back() {
+    fn an_end_beyond_the_writers_cooldown_and_lease_is_a_clock_that_went_back() {
         let now = 1_795_434_960 * S;
-        // The longest cooldown any run may set (an hour, though this
-        // one's stops at 480 s), then the lease: 3600 + 600 s.
-        let far = horizon(P.cap(), LEASE);
-        assert_eq!(far, 4200 * S);
-        // A cap longer than an hour is its own longest.
-        assert_eq!(horizon(Duration::from_secs(7200), LEASE), 7800 * S);
+        // This run's longest cooldown (480 s) and its lease (600 s).
+        let own = horizon(P.cap(), LEASE);
+        assert_eq!(own, 1080 * S);
         let open = |until| State::Open { until };
         let probing = |until| State::Probing { lease: 7, until };
-        // (state found, state after, the end it had if clamped)
+        // (state found, the writer's limit, state after, the end it had if
+        // clamped): a limit the record keeps counts when longer than this
+        // run's own, and one it does not keep (0) is an hour and the lease.
+        let day = 86_400 * S;
         let table = [
-            (State::Closed, State::Closed, None),
-            (open(0), open(0), None),
-            (open(now + far), open(now + far), None),
-            (probing(now + far), probing(now + far), None),
-            (open(now + far + 1), open(now + far), Some(now + far + 1)),
-            // A day ahead, and the largest value a record can hold.
+            (State::Closed, own, State::Closed, None),
+            (open(0), own, open(0), None),
+            (open(now + own), own, open(now + own), None),
+            (probing(now + own), own, probing(now + own), None),
             (
-                open(now + 86_400 * S),
-                open(now + far),
-                Some(now + 86_400 * S),
+                open(now + own + 1),
+                own,
+                open(now + own),
+                Some(now + own + 1),
             ),
-            (open(u64::MAX), open(now + far), Some(u64::MAX)),
-            (probing(u64::MAX), probing(now + far), Some(u64::MAX)),
+            // A shorter writer: this run's own limit holds.
+            (open(now + own + 1), S, open(now + own), Some(now + own + 1)),
+            // A longer one: its limit holds, whatever this run was given.
+            (open(now + 2 * own), 2 * own, open(now + 2 * own), None),
+            (
+                open(now + day),
+                2 * own,
+                open(now + 2 * own),
+                Some(now + day),
+            ),
+            // No limit kept: an hour and the lease.
+            (open(now + 4200 * S), 0, open(now + 4200 * S), None),
+            (open(now + day), 0, open(now + 4200 * S), Some(now + day)),
+            // The largest values a record can hold.
+            (open(u64::MAX), own, open(now + own), Some(u64::MAX)),
+            (probing(u64::MAX), own, probing(now + own), Some(u64::MAX)),
+            (open(u64::MAX), u64::MAX, open(u64::MAX), None),
+            (open(u64::MAX - 1), u64::MAX - 1, open(u64::MAX - 1), None),
         ];
-        for (found, after, was) in table {
+        for (found, limit, after, was) in table {
             let mut c = Circuit {
                 state: found,
                 failures: 3,
                 level: 2,
                 after: 3,
+                limit,
             };
-            assert_eq!(c.clamp(now, far), was, "{found:?}");
-            assert_eq!(c.state, after, "{found:?}");
+            assert_eq!(c.clamp(now, own, LEASE), was, "{found:?} {limit}");
+            assert_eq!(c.state, after, "{found:?} {limit}");
             assert_eq!((c.failures, c.level), (3, 2), "only the time changes");
-            // Clamped once, it is trusted: a later run is not told again,
-            // and it lets a probe through at the clamped end.
-            assert_eq!(c.clamp(now + S, far), None);
+            if was.is_some() {
+                // The end kept with the reach it was brought in to.
+                assert_eq!(c.limit, own.max(if limit == 0 { 4200 * S } else { limit }));
+            }
+            // Clamped once, it is trusted: a later run is not told again.
+            assert_eq!(c.clamp(now + S, own, LEASE), None, "{found:?} {limit}");
         }
-        // A circuit opened by a run with a long cooldown (its cap, an
-        // hour) is no clock that went back to a run given a short one, or
-        // to `--breaker-status` given none: it is not cut short.
-        let long = Params {
-            after: 1,
-            cooldown: Duration::from_secs(1800),
-            max: Duration::from_secs(3600),
-        };
-        let mut rng = crate::strategy::rng(Some(7));
-        let mut c = Circuit::default();
-        c.finish(&long, now, Ended::Failed, None, &mut rng);
-        let until = open_until(&c);
-        assert!(until >= now + 900 * S, "{until}");
-        let short = Duration::from_secs(30);
-        assert_eq!(c.clamp(now, horizon(short, LEASE)), None);
-        assert_eq!(open_until(&c), until);
         // At the very end of time the clamp saturates, and stays put.
         let mut c = Circuit {
             state: open(u64::MAX),
             ..Circuit::default()
         };
-        assert_eq!(c.clamp(u64::MAX - S, far), None);
+        assert_eq!(c.clamp(u64::MAX - S, own, LEASE), None);
         // A clamped circuit probes when its new end comes.
         let mut c = Circuit {
             state: open(u64::MAX),
+            limit: own,
             ..Circuit::default()
         };
-        c.clamp(now, far);
-        assert!(matches!(c.admit(now + far, LEASE), Admit::Probe(_)));
+        c.clamp(now, own, LEASE);
+        assert!(matches!(c.admit(now + own, LEASE), Admit::Probe(_)));
+    }
+
+    /// The clock that was ahead with the default options: the circuit it
+    /// opened skips runs for the default cap and lease (4 and 10 min) at
+    /// most, not for the hour and 10 min every record was held to before.
+    #[test]
+    fn a_default_circuit_from_a_clock_ahead_skips_for_its_own_cap_and_lease() {
+        let defaults = Params {
+            after: 3,
+            cooldown: Duration::from_secs(30),
+            max: Duration::from_secs(240),
+        };
+        let own = horizon(defaults.cap(), LEASE);
+        let mut rng = crate::strategy::rng(Some(8));
+        // Opened by a run whose clock was a day ahead.
+        let ahead = 1_795_434_960 * S + 86_400 * S;
+        let mut c = Circuit::default();
+        for _ in 0..3 {
+            let before = c.state;
+            c.finish(&defaults, ahead, Ended::Failed, None, &mut rng);
+            c.mark(before, own);
+        }
+        assert!(open_until(&c) > ahead);
+        assert_eq!(c.limit, 840 * S);
+        // Read back on the right clock, by a run with the same options.
+        let now = ahead - 86_400 * S;
+        assert!(c.clamp(now, own, LEASE).is_some());
+        assert_eq!(open_until(&c), now + 840 * S);
+    }
+
+    #[test]
+    fn the_run_that_sets_an_end_keeps_its_limit_with_it_and_others_leave_it() {
+        let long = Params {
+            after: 1,
+            cooldown: Duration::from_secs(1800),
+            max: Duration::from_secs(3 * 3600),
+        };
+        let (mine, short) = (horizon(long.cap(), LEASE), horizon(P.cap(), LEASE));
+        let now = 1_795_434_960 * S;
+        let mut rng = crate::strategy::rng(Some(9));
+        let mut c = Circuit::default();
+        // Opened by the job with a 3 h cap: its limit goes with the end.
+        let before = c.state;
+        c.finish(&long, now, Ended::Failed, None, &mut rng);
+        c.mark(before, mine);
+        let until = open_until(&c);
+        assert_eq!(c.limit, mine);
+        // A run given the default cap counts a failure meanwhile: the end
+        // is not its, and neither is the limit; nor does it cut the end.
+        let before = c.state;
+        c.finish(&P, now + S, Ended::Failed, None, &mut rng);
+        c.mark(before, short);
+        assert_eq!((open_until(&c), c.limit, c.failures), (until, mine, 2));
+        assert_eq!(c.clamp(now + S, short, LEASE), None);
+        assert_eq!(open_until(&c), until);
+        // The short run probes when the cooldown ends: the lease's end is
+        // its own, and so is the limit.
+        let before = c.state;
+        let Admit::Probe(lease) = c.admit(until, LEASE) else {
+            panic!("no probe")
+        };
+        c.mark(before, short);
+        assert_eq!(c.limit, short);
+        // Its success closes the circuit: no end, no limit.
+        let before = c.state;
+        c.finish(&P, until + S, Ended::Succeeded, Some(lease), &mut rng);
+        c.mark(before, short);
+        assert_eq!(c, Circuit::default());
     }
 
     #[test]

@@ -155,9 +155,11 @@ impl Breaker {
         let asked = match &mut self.kind {
             Kind::Host(dir, probe) => {
                 let now = now_ns();
-                let far = horizon(self.settings.params.cap(), lease);
+                let own = horizon(self.settings.params.cap(), lease);
                 let asked = host_change(dir, &self.settings.name, |c, _| {
-                    let clamped = c.clamp(now, far).map(Some);
+                    let far = c.reach(own, lease);
+                    let clamped = c.clamp(now, own, lease).map(Some);
+                    let before = c.state;
                     // A probe whose lock is free is dead: the kernel let go.
                     if matches!(c.state, State::Probing { until, .. } if now < until)
                         && probe.hold(false)
@@ -182,12 +184,13 @@ impl Breaker {
                             probing: true,
                         };
                     }
-                    (admit, clamped)
+                    c.mark(before, own);
+                    (admit, clamped, far)
                 });
-                if !matches!(asked, Ok(((Admit::Probe(_), _), ..))) {
+                if !matches!(asked, Ok(((Admit::Probe(_), ..), ..))) {
                     probe.release();
                 }
-                asked.map(|((admit, clamped), circuit, reset)| {
+                asked.map(|((admit, clamped, far), circuit, reset)| {
                     let trouble = probe.trouble.take();
                     (admit, circuit, now, reset.or(trouble), clamped, far)
                 })
@@ -195,7 +198,7 @@ impl Breaker {
             #[cfg(feature = "redis")]
             Kind::Fleet(fleet) => fleet.ask().map(|r| {
                 let clamped = r.clamped.then_some(None);
-                (r.admit, r.circuit, r.now, None, clamped, fleet.horizon())
+                (r.admit, r.circuit, r.now, None, clamped, r.reach)
             }),
             Kind::Skipped => return Asked::default(),
         };
@@ -244,6 +247,7 @@ impl Breaker {
             return None;
         }
         let (params, lease) = (self.settings.params, self.lease.take());
+        let own = horizon(params.cap(), nanos(self.settings.lease));
         let mut rng = crate::strategy::rng(None);
         let told = match &mut self.kind {
             Kind::Host(dir, probe) => {
@@ -255,7 +259,9 @@ impl Breaker {
                     if writing {
                         probe.release();
                     }
-                    c.finish(&params, now, ended, lease, &mut rng)
+                    let before = c.state;
+                    c.finish(&params, now, ended, lease, &mut rng);
+                    c.mark(before, own);
                 })
                 .map(|(_, circuit, reset)| (reset, Some(circuit)));
                 probe.release();
@@ -331,12 +337,16 @@ pub fn when(at_ns: u64, now_ns: u64) -> String {
     format!("{} (in {secs} s)", rfc3339(at_ns))
 }
 
+/// A host record as `fuzzing::breaker_record` reads it: the record
+/// written back from its circuit, what `--breaker-status` prints (and the
+/// warning of a clamped end), what a run would be told, the circuit's end
+/// once clamped, and how far ahead of now that end could lie (ns).
+pub type ReadRecord = (Vec<u8>, String, Admit, Option<u64>, u64);
+
 /// For `fuzzing::breaker_record`: a host record's bytes read as a run
-/// with the default options reads them at `now` (ns). `None` if they are
-/// not a record; else the record written back from its circuit, what
-/// `--breaker-status` prints (and the warning of a clamped end), what a
-/// run would be told, and the circuit's end once clamped.
-pub fn read_record(bytes: &[u8], now: u64) -> Option<(Vec<u8>, String, Admit, Option<u64>)> {
+/// with the default options reads them at `now` (ns); `None` if they are
+/// not a record.
+pub fn read_record(bytes: &[u8], now: u64) -> Option<ReadRecord> {
     let mut circuit = host::decode(bytes)?;
     let written = host::encode(&circuit).into_bytes();
     let lease = nanos(DEFAULT_LEASE);
@@ -345,8 +355,9 @@ pub fn read_record(bytes: &[u8], now: u64) -> Option<(Vec<u8>, String, Admit, Op
         cooldown: DEFAULT_COOLDOWN,
         max: DEFAULT_COOLDOWN_MAX,
     };
-    let far = horizon(params.cap(), lease);
-    let was = circuit.clamp(now, far);
+    let own = horizon(params.cap(), lease);
+    let far = circuit.reach(own, lease);
+    let was = circuit.clamp(now, own, lease);
     let mut said = status::describe("ci", &params, &circuit, now, "-");
     if let Some(was) = was {
         said.push_str(&went_back(Some(was), &circuit, far, now));
@@ -357,7 +368,7 @@ pub fn read_record(bytes: &[u8], now: u64) -> Option<(Vec<u8>, String, Admit, Op
         State::Closed => None,
     };
     let admit = circuit.admit(now, lease);
-    Some((written, said, admit, end))
+    Some((written, said, admit, end, far))
 }
 
 /// `bytes`, a host breaker's record, with the end of its cooldown or lease
@@ -459,6 +470,7 @@ mod tests {
             failures,
             level: 0,
             after: 1,
+            limit: 0,
         };
         let one = refused(&settings(), &open(1), 90 * S, false, 0);
         assert!(one.contains("open after 1 failed run in a row;"), "{one}");
@@ -473,13 +485,14 @@ mod tests {
             failures: 3,
             level: 1,
             after: 3,
+            limit: 0,
         };
         let bytes = host::encode(&open).into_bytes();
         let far = record_ending_at(&bytes, u64::MAX).unwrap();
         let moved = host::decode(&far).unwrap();
         assert_eq!(moved.state, State::Open { until: u64::MAX });
         assert_eq!((moved.failures, moved.level, moved.after), (3, 1, 3));
-        let (_, status, _, end) = read_record(&far, 10 * S).unwrap();
+        let (_, status, _, end, _) = read_record(&far, 10 * S).unwrap();
         assert!(status.contains("lay further ahead"), "{status}");
         assert!(end.unwrap() < u64::MAX);
         // A closed circuit has no end to move.
@@ -599,20 +612,33 @@ mod tests {
     #[test]
     fn a_record_read_for_the_fuzzer_is_clamped_as_a_run_reads_it() {
         let now = 1_795_434_960 * S;
-        let far = horizon(DEFAULT_COOLDOWN_MAX, nanos(DEFAULT_LEASE));
-        let record = host::encode(&Circuit {
-            state: State::Open { until: u64::MAX },
-            failures: 3,
-            level: 0,
-            after: 3,
-        });
-        let (written, said, admit, end) = read_record(record.as_bytes(), now).unwrap();
-        assert_eq!(written, record.as_bytes(), "written back as read");
-        assert_eq!(end, Some(now + far));
-        assert!(matches!(admit, Admit::Skip { until, .. } if until == now + far));
-        assert_eq!(said.lines().count(), 3, "{said}");
-        assert!(said.contains("taken for a clock that went back"), "{said}");
-        assert_eq!(read_record(b"retry-breaker 2 garbage", now), None);
+        let lease = nanos(DEFAULT_LEASE);
+        let own = horizon(DEFAULT_COOLDOWN_MAX, lease);
+        // Written by a run with the defaults, by one with a cooldown of
+        // an hour, and by a retry that kept no limit.
+        let long = horizon(Duration::from_secs(3600), lease);
+        for (limit, far) in [(own, own), (long, long), (0, 4200 * S)] {
+            let record = host::encode(&Circuit {
+                state: State::Open { until: u64::MAX },
+                failures: 3,
+                level: 0,
+                after: 3,
+                limit,
+            });
+            let (written, said, admit, end, reach) = read_record(record.as_bytes(), now).unwrap();
+            assert_eq!(written, record.as_bytes(), "written back as read");
+            assert_eq!((end, reach), (Some(now + far), far));
+            assert!(matches!(admit, Admit::Skip { until, .. } if until == now + far));
+            assert_eq!(said.lines().count(), 3, "{said}");
+            assert!(said.contains("taken for a clock that went back"), "{said}");
+            let secs = far / S;
+            assert!(
+                said.contains(&format!("longest cooldown and lease ({secs} s)")),
+                "{said}"
+            );
+        }
+        assert_eq!(own, 840 * S);
+        assert_eq!(read_record(b"retry-breaker 3 garbage", now), None);
     }
 
     #[test]

@@ -74,11 +74,12 @@ fn host_status(settings: &Settings) -> Result<(String, Circuit), String> {
         )),
         Some(look) => {
             // As a run would take it, clamped (a look writes nothing).
-            let far = horizon(settings.params.cap(), nanos(settings.lease));
-            let found = look.update(false, |c| c.clamp(now, far))?;
+            let lease = nanos(settings.lease);
+            let own = horizon(settings.params.cap(), lease);
+            let found = look.update(false, |c| (c.clamp(now, own, lease), c.limit))?;
             let said = found.reset.or_else(|| {
-                let was = found.value.0?;
-                Some(went_back(Some(was), &found.value.1, far, now))
+                let (was, far) = found.value.0;
+                Some(went_back(Some(was?), &found.value.1, far, now))
             });
             if let Some(said) = said {
                 let _ = writeln!(io::stderr(), "retry: warning: --breaker {name}: {said}");
@@ -110,8 +111,7 @@ fn fleet_status(
     };
     let place = format!("{} in {remote}{absent}", fleet.key());
     if reply.clamped {
-        let far = fleet.horizon();
-        let said = went_back(None, &reply.circuit, far, reply.now);
+        let said = went_back(None, &reply.circuit, reply.reach, reply.now);
         let name = &settings.name;
         let _ = writeln!(io::stderr(), "retry: warning: --breaker {name}: {said}");
     }
@@ -157,6 +157,7 @@ mod tests {
             failures: 4,
             level: 1,
             after: 0,
+            limit: 0,
         };
         let text = describe("ci", &p, &open, now, "k");
         assert!(
