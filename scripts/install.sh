@@ -3,7 +3,8 @@
 # against its .sha256 before anything is unpacked, then the binary, the man
 # page and the bash, zsh and fish completions.
 #
-#   sh install.sh                   # into ~/.local/bin and ${XDG_DATA_HOME:-~/.local/share}
+#   sh install.sh                   # into ~/.local/bin and ${XDG_DATA_HOME:-~/.local/share},
+#                                   # as root into /usr/local/bin and /usr/local/share
 #   sh install.sh --prefix DIR      # into DIR/bin and DIR/share
 #
 # Where from: the release that published this script (the release workflow,
@@ -75,7 +76,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,15s/^# \{0,1\}//p' "$0" >&2
+        sed -n '2,16s/^# \{0,1\}//p' "$0" >&2
         exit 0
         ;;
     *)
@@ -120,7 +121,11 @@ if [ -z "$timeout" ]; then
     exit 2
 fi
 
-if [ -z "${HOME:-}" ] && [ -z "$prefix" ]; then
+# Root installs for every user, where every PATH and sudo's secure_path
+# look (`sudo -u nobody retry` finds no ~/.local/bin), and writes nothing
+# into a HOME that may be another user's (sudo -E, su without -).
+uid=$(id -u 2>/dev/null) || uid=
+if [ -z "${HOME:-}" ] && [ -z "$prefix" ] && [ "$uid" != 0 ]; then
     die "HOME is not set: give --prefix DIR"
 fi
 case $prefix in
@@ -131,6 +136,9 @@ esac
 if [ -n "$prefix" ]; then
     bindir=$prefix/bin
     data=$prefix/share
+elif [ "$uid" = 0 ]; then
+    bindir=/usr/local/bin
+    data=/usr/local/share
 else
     bindir=$HOME/.local/bin
     data=${XDG_DATA_HOME:-$HOME/.local/share}
@@ -279,10 +287,12 @@ version=$("$src/retry" --version 2>/dev/null) ||
 
 # Each file is copied beside its place and renamed over it, so a retry
 # running now keeps its old binary and no one sees half a file.
+elsewhere=
+[ -n "$prefix" ] || elsewhere=" (sh install.sh --prefix DIR installs elsewhere)"
 put() { # FILE DIR NAME MODE
-    mkdir -p "$2" || die "cannot create $2"
+    mkdir -p "$2" || die "cannot create $2$elsewhere"
     { cp "$1" "$2/.$3.new" && chmod "$4" "$2/.$3.new" && mv -f "$2/.$3.new" "$2/$3"; } ||
-        die "cannot write $2/$3"
+        die "cannot write $2/$3$elsewhere"
     echo "installed $2/$3"
 }
 put "$src/retry" "$bindir" retry 755
@@ -300,6 +310,51 @@ esac
 first=$(command -v retry 2>/dev/null || true)
 if [ -n "$first" ] && [ "$first" != "$bindir/retry" ]; then
     echo "another retry comes first on PATH: $first (Debian's retry package installs /usr/bin/retry); put $bindir before $(dirname "$first") in PATH"
+fi
+
+# sudo runs a command found on its secure_path, not on PATH: root asks
+# sudo for it (`sudo -l` lists it; bounded, as a download), another user
+# takes Debian's and Ubuntu's on Linux (sudoers is root's to read). Said
+# when another retry comes first there (Debian's /usr/bin/retry).
+if command -v sudo >/dev/null 2>&1; then
+    secure= whose="sudo's secure_path"
+    if [ "$uid" = 0 ]; then
+        secure=$(
+            timeout=10
+            bounded sudo -n -l </dev/null 2>/dev/null |
+                sed -n 's/.*[[:space:],]secure_path=\([^,]*\).*/\1/p' | head -n 1 | sed 's/\\:/:/g; s/[[:space:]]*$//'
+        ) || secure=
+    fi
+    if [ -z "$secure" ] && [ "$os" = Linux ]; then
+        secure=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+        whose="sudo's usual secure_path (Debian's, Ubuntu's)"
+    fi
+    # The first retry on it, and whether /usr/local/bin comes before.
+    found= local_first= rest=${secure:+$secure:}
+    while [ -n "$rest" ] && [ -z "$found" ]; do
+        dir=${rest%%:*}
+        rest=${rest#*:}
+        case $dir in
+        /*) ;;
+        *) continue ;; # empty or relative: not a place sudo's lookup trusts
+        esac
+        if [ -f "$dir/retry" ] && [ -x "$dir/retry" ]; then
+            found=$dir/retry
+        elif [ "$dir" = /usr/local/bin ]; then
+            local_first=1
+        fi
+    done
+    if [ -n "$found" ] && [ "$found" != "$bindir/retry" ] && ! [ "$found" -ef "$bindir/retry" ] 2>/dev/null; then
+        case ":$secure:" in
+        *":$bindir:"*) why="it has $(dirname "$found") before $bindir" ;;
+        *) why="it leaves out $bindir" ;;
+        esac
+        fix="under sudo, give this one's path: $bindir/retry"
+        if [ "$bindir" != /usr/local/bin ] && [ -n "$local_first" ]; then
+            fix="$fix, or install as root (into /usr/local/bin)"
+        fi
+        echo "under sudo another retry comes first: $found, from $whose, $secure ($why); $fix"
+    fi
 fi
 if command -v man >/dev/null 2>&1; then
     page=$(man -w retry 2>/dev/null | head -n 1 || true)

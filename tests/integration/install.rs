@@ -374,8 +374,35 @@ fn install(args: &[&str], env: &[(&str, &str)], tmp: &Path) -> Ran {
     install_with("sh", args, env, tmp)
 }
 
-/// The same under another shell (bash, as `bash install.sh` runs it).
+/// A directory holding an `id` that answers `uid` to `id -u`, to put
+/// first on PATH: the script installs as a user or as root, whoever runs
+/// the tests (run as root, no test installs into the real /usr/local).
+fn id_saying(uid: u32) -> tempfile::TempDir {
+    let dir = scratch();
+    let id = dir.path().join("id");
+    std::fs::write(&id, format!("#!/bin/sh\necho {uid}\n")).unwrap();
+    executable(&id);
+    dir
+}
+
+/// The same under another shell (bash, as `bash install.sh` runs it), as
+/// a user (`id_saying(1000)` first on PATH).
 fn install_with(shell: &str, args: &[&str], env: &[(&str, &str)], tmp: &Path) -> Ran {
+    install_as(1000, shell, args, env, tmp)
+}
+
+/// The same as the user `uid` tells the script it is (`id_saying`); as
+/// root (0) only with a `--prefix`, never to the real /usr/local.
+fn install_as(uid: u32, shell: &str, args: &[&str], env: &[(&str, &str)], tmp: &Path) -> Ran {
+    assert!(
+        uid != 0 || args.contains(&"--prefix"),
+        "as root without --prefix"
+    );
+    let user = id_saying(uid);
+    let path = env
+        .iter()
+        .find(|(key, _)| *key == "PATH")
+        .map_or_else(|| path_with(&[]), |(_, path)| (*path).to_owned());
     let mut command = Command::new(shell);
     command
         .arg(repo("scripts/install.sh"))
@@ -383,6 +410,7 @@ fn install_with(shell: &str, args: &[&str], env: &[(&str, &str)], tmp: &Path) ->
         .env_clear()
         .env("TMPDIR", tmp)
         .envs(env.iter().copied())
+        .env("PATH", format!("{}:{path}", user.path().display()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -802,6 +830,184 @@ fn an_install_timeout_of_zero_is_a_usage_error() {
     }
 }
 
+/// A `sudo` that answers `sudo -n -l` with `secure_path`, as sudo lists
+/// its defaults to root, and writes how it was called to `log`.
+fn fake_sudo(dir: &Path, secure_path: &str, log: &Path) {
+    let sudo = dir.join("sudo");
+    let escaped = secure_path.replace(':', "\\:");
+    std::fs::write(
+        &sudo,
+        format!(
+            "#!/bin/sh\necho \"$*\" >>'{}'\n\
+             echo 'Matching Defaults entries for root on ci:'\n\
+             echo '    env_reset, mail_badpass, secure_path={escaped}, use_pty'\n\
+             echo\necho 'User root may run the following commands on ci:'\n\
+             echo '    (ALL : ALL) ALL'\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    executable(&sudo);
+}
+
+/// A retry of another project at `dir/retry` (Debian's, say).
+fn another_retry(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let other = dir.join("retry");
+    std::fs::write(&other, "#!/bin/sh\nexit 0\n").unwrap();
+    executable(&other);
+    other
+}
+
+/// Under sudo a command is looked up on sudo's `secure_path`, not on
+/// PATH: `sudo -u nobody retry` ran Debian's /usr/bin/retry. The script
+/// says when another retry would come first there: as root from sudo's own
+/// list (`sudo -n -l`), as another user (who may not read sudoers, and is
+/// never made to run sudo) from Debian's and Ubuntu's, on Linux.
+#[test]
+fn another_retry_first_on_sudos_secure_path_is_named() {
+    let release = Release::serve(None);
+    let (home, prefix, other, fake, tmp) = (scratch(), scratch(), scratch(), scratch(), scratch());
+    let bin = prefix.path().join("bin");
+    let other = another_retry(&other.path().join("sbin"));
+    let log = fake.path().join("sudo.log");
+    let secure = format!(
+        "{}:{}:/usr/bin",
+        other.parent().unwrap().display(),
+        bin.display()
+    );
+    fake_sudo(fake.path(), &secure, &log);
+    let env = [
+        ("HOME", home.path().to_str().unwrap()),
+        ("PATH", &path_with(&[fake.path(), &bin])),
+        ("RETRY_INSTALL_FROM", &release.url()),
+    ];
+    let args = ["--prefix", prefix.path().to_str().unwrap()];
+    let ran = install_as(0, "sh", &args, &env, tmp.path());
+    assert_installed(&ran, &bin, &prefix.path().join("share"));
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "-n -l\n");
+    let said: Vec<&str> = ran.stdout.lines().filter(|l| l.contains("sudo")).collect();
+    assert_eq!(
+        said,
+        [format!(
+            "under sudo another retry comes first: {}, from sudo's secure_path, {secure} \
+             (it has {} before {}); under sudo, give this one's path: {}",
+            other.display(),
+            other.parent().unwrap().display(),
+            bin.display(),
+            bin.join("retry").display()
+        )],
+        "{}",
+        ran.stdout
+    );
+    // As a user: sudo is never run, and the usual secure_path is taken on
+    // Linux; what comes first there is whatever this machine has.
+    std::fs::remove_file(&log).unwrap();
+    let ran = install(&args, &env, tmp.path());
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(!log.exists(), "a user's install ran sudo");
+    let usual = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    let first = usual
+        .split(':')
+        .map(|dir| Path::new(dir).join("retry"))
+        .find(|retry| retry.is_file());
+    let said: Vec<&str> = ran.stdout.lines().filter(|l| l.contains("sudo")).collect();
+    match first {
+        Some(first) if cfg!(target_os = "linux") => assert_eq!(
+            said,
+            [format!(
+                "under sudo another retry comes first: {}, from sudo's usual secure_path \
+                 (Debian's, Ubuntu's), {usual} (it leaves out {}); under sudo, give this \
+                 one's path: {}{}",
+                first.display(),
+                bin.display(),
+                bin.join("retry").display(),
+                match first.starts_with("/usr/local/sbin") {
+                    true => "",
+                    false => ", or install as root (into /usr/local/bin)",
+                }
+            )],
+            "{}",
+            ran.stdout
+        ),
+        _ => assert_eq!(said, Vec::<&str>::new(), "{}", ran.stdout),
+    }
+}
+
+/// Run as root, the script installs for every user into /usr/local,
+/// where sudo's secure_path finds it too, and leaves the HOME it was given
+/// (another user's, under `sudo -E` or `su`) alone; it still says when
+/// another retry comes first under sudo. In a /usr/local of its own.
+#[test]
+fn as_root_it_installs_into_usr_local_and_leaves_home_alone() {
+    let (home, fake, tmp) = (scratch(), scratch(), scratch());
+    let log = fake.path().join("sudo.log");
+    fake_sudo(
+        fake.path(),
+        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin",
+        &log,
+    );
+    // What runs inside: a retry of another project in /usr/local/sbin,
+    // the script, then the files it left under /usr/local.
+    let script = format!(
+        "mkdir -p /usr/local/sbin && printf '#!/bin/sh\\n' >/usr/local/sbin/retry && \
+         chmod 755 /usr/local/sbin/retry && sh '{}' && cd /usr/local && find . -type f | sort",
+        repo("scripts/install.sh").display()
+    );
+    let Some(mut command) = with_own_usr_local(Path::new("/bin/sh"), &["-c", &script]) else {
+        eprintln!("note: not root, or no mount namespace: skipped (it installs into /usr/local)");
+        return;
+    };
+    let release = Release::serve(None);
+    command
+        .env_clear()
+        .env("HOME", home.path())
+        .env("TMPDIR", tmp.path())
+        .env("PATH", path_with(&[fake.path()]))
+        .env("RETRY_INSTALL_FROM", release.url())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    let (stdout, stderr) = outputs(&mut child);
+    assert!(status.success(), "{stdout}{stderr}");
+    for file in [
+        "installed /usr/local/bin/retry",
+        "installed /usr/local/share/man/man1/retry.1",
+        "installed /usr/local/share/bash-completion/completions/retry",
+        "installed /usr/local/share/zsh/site-functions/_retry",
+        "installed /usr/local/share/fish/vendor_completions.d/retry.fish",
+        "/usr/local/bin is on PATH",
+        "under sudo another retry comes first: /usr/local/sbin/retry, from sudo's secure_path, \
+         /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin (it has /usr/local/sbin before \
+         /usr/local/bin); under sudo, give this one's path: /usr/local/bin/retry",
+    ] {
+        assert!(
+            stdout.lines().any(|line| line == file),
+            "no {file:?} in\n{stdout}"
+        );
+    }
+    let found: Vec<&str> = stdout.lines().filter(|l| l.starts_with("./")).collect();
+    assert_eq!(
+        found,
+        [
+            "./bin/retry",
+            "./sbin/retry",
+            "./share/bash-completion/completions/retry",
+            "./share/fish/vendor_completions.d/retry.fish",
+            "./share/man/man1/retry.1",
+            "./share/zsh/site-functions/_retry",
+        ]
+    );
+    assert_eq!(
+        files_under(home.path()),
+        Vec::<String>::new(),
+        "HOME touched"
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "-n -l\n");
+}
+
 /// A directory of links to the system's tools the script needs, without
 /// curl (as on Alpine, with busybox's wget), and without `timeout` unless
 /// asked for.
@@ -919,8 +1125,11 @@ fn without_curl_a_download_that_trickles_is_bounded_as_a_whole() {
                     "busybox" => busybox_tools(tools.path(), busybox().unwrap()),
                     _ => tools_without_curl(tools.path(), way == "timeout(1)"),
                 }
+                // A prefix: busybox's sh runs its own `id`, whatever is
+                // on PATH, and as root would aim at /usr/local.
+                let prefix = home.path().join(".local");
                 let ran = install(
-                    &[],
+                    &["--prefix", prefix.to_str().unwrap()],
                     &[
                         ("HOME", home.path().to_str().unwrap()),
                         ("PATH", tools.path().to_str().unwrap()),
@@ -977,55 +1186,115 @@ fn gitlab_snippet() -> String {
     lines.join("\n")
 }
 
-#[test]
-fn the_readme_s_gitlab_snippet_runs_install_sh_only_as_published() {
+/// As root, `sh ARGS` (`sh` a path) in a mount namespace of its own
+/// whose /usr/local is an empty tmpfs: what the script installs there
+/// goes with it, and the real /usr/local is never touched. `None` when not
+/// root, or where no such namespace can be made (a container without
+/// CAP_SYS_ADMIN), and the test skips that case, saying so.
+fn with_own_usr_local(sh: &Path, args: &[&str]) -> Option<Command> {
+    if !nix::unistd::geteuid().is_root() {
+        return None;
+    }
+    const MOUNT: &str = "/usr/bin/mount -t tmpfs retry-test /usr/local";
+    let made = Command::new("/usr/bin/unshare")
+        .args(["-m", "/bin/sh", "-c", MOUNT])
+        .stderr(Stdio::null())
+        .status();
+    if !made.is_ok_and(|status| status.success()) {
+        eprintln!("note: no mount namespace with a /usr/local of its own (unshare -m): skipped");
+        return None;
+    }
+    let mut command = Command::new("/usr/bin/unshare");
+    command
+        .args([
+            "-m",
+            "/bin/sh",
+            "-c",
+            &format!("{MOUNT} && exec \"$@\""),
+            "sh",
+        ])
+        .arg(sh)
+        .args(args);
+    Some(command)
+}
+
+/// Runs `snippet` under `sh` (the first on PATH) against a release that
+/// publishes install.sh, changed if `tampered`: whether it succeeded, its
+/// output, and whether retry was installed in HOME. A user, as
+/// `id_saying` tells the script; with `as_root` (busybox's sh runs its
+/// own `id`), root in a /usr/local of its own, where it must be installed
+/// instead (`None` where that cannot be made).
+fn run_gitlab_snippet(
+    snippet: &str,
+    tools: &str,
+    tampered: bool,
+    as_root: bool,
+) -> Option<(bool, String, bool)> {
     // install.sh and its .sha256 as the release publishes them
     // (release.yml calls scripts/dist.sh --install-script).
-    for tampered in [false, true] {
-        let published = scratch();
-        let made = Command::new("bash")
-            .arg(repo("scripts/dist.sh"))
-            .args(["--install-script", "http://127.0.0.1:9/unused"])
-            .arg(published.path())
-            .status()
-            .unwrap();
-        assert!(made.success());
-        let sum = std::fs::read_to_string(published.path().join("install.sh.sha256")).unwrap();
-        let (sum, file) = sum.trim_end().split_once("  ").unwrap();
-        assert_eq!(file, "install.sh");
-        if tampered {
-            let mut script = std::fs::read_to_string(published.path().join("install.sh")).unwrap();
-            script.push_str("touch \"$HOME/tampered\"\n");
-            std::fs::write(published.path().join("install.sh"), script).unwrap();
-        }
-        let release = Release::serve_with(None, Some(published.path().to_owned()));
-        let (home, cwd) = (scratch(), scratch());
-        let mut command = Command::new("sh");
-        command
-            .args(["-ec", &gitlab_snippet()])
-            .current_dir(cwd.path())
-            .env_clear()
-            .env("HOME", home.path())
-            .env("TMPDIR", cwd.path())
-            .env("PATH", path_with(&[]))
-            .env("RELEASE_URL", release.url().trim_end_matches('/'))
-            .env("INSTALL_SHA256", sum)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().unwrap();
-        let status = wait_bounded(&mut child, Duration::from_secs(30));
-        let (stdout, stderr) = outputs(&mut child);
-        let installed = home.path().join(".local/bin/retry");
-        if tampered {
-            assert!(!status.success(), "{stdout}{stderr}");
-            assert!(stdout.contains("install.sh: FAILED"), "{stdout}{stderr}");
-            assert!(!installed.exists() && !home.path().join("tampered").exists());
-        } else {
-            assert!(status.success(), "{stdout}{stderr}");
-            assert!(installed.is_file(), "{stdout}{stderr}");
-        }
+    let published = scratch();
+    let made = Command::new("bash")
+        .arg(repo("scripts/dist.sh"))
+        .args(["--install-script", "http://127.0.0.1:9/unused"])
+        .arg(published.path())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let sum = std::fs::read_to_string(published.path().join("install.sh.sha256")).unwrap();
+    let (sum, file) = sum.trim_end().split_once("  ").unwrap();
+    assert_eq!(file, "install.sh");
+    if tampered {
+        let mut script = std::fs::read_to_string(published.path().join("install.sh")).unwrap();
+        script.push_str("touch \"$HOME/tampered\"\n");
+        std::fs::write(published.path().join("install.sh"), script).unwrap();
     }
+    let release = Release::serve_with(None, Some(published.path().to_owned()));
+    let (home, cwd, user) = (scratch(), scratch(), id_saying(1000));
+    // Where it went, said last (a snippet that fails says nothing more).
+    let snippet = format!("{snippet}\nls /usr/local/bin/retry 2>/dev/null || :");
+    let sh = Path::new(tools.rsplit(':').next().unwrap()).join("sh");
+    let mut command = match as_root {
+        true => with_own_usr_local(&sh, &["-ec", &snippet])?,
+        false => {
+            let mut user = Command::new("sh");
+            user.args(["-ec", &snippet]);
+            user
+        }
+    };
+    command
+        .current_dir(cwd.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .env("TMPDIR", cwd.path())
+        .env("PATH", format!("{}:{tools}", user.path().display()))
+        .env("RELEASE_URL", release.url().trim_end_matches('/'))
+        .env("INSTALL_SHA256", sum)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    let (stdout, stderr) = outputs(&mut child);
+    let installed = match as_root {
+        true => stdout.ends_with("\n/usr/local/bin/retry\n"),
+        false => home.path().join(".local/bin/retry").is_file(),
+    };
+    assert!(
+        !home.path().join("tampered").exists(),
+        "a changed install.sh ran"
+    );
+    Some((status.success(), format!("{stdout}{stderr}"), installed))
+}
+
+#[test]
+fn the_readme_s_gitlab_snippet_runs_install_sh_only_as_published() {
+    let snippet = gitlab_snippet();
+    let run = |tampered| run_gitlab_snippet(&snippet, &path_with(&[]), tampered, false).unwrap();
+    let (ok, said, installed) = run(false);
+    assert!(ok && installed, "{said}");
+    let (ok, said, installed) = run(true);
+    assert!(!ok && !installed, "{said}");
+    assert!(said.contains("install.sh: FAILED"), "{said}");
 }
 
 /// A key's value in a section of Cargo.toml (`key = "value"` lines).
