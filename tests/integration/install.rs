@@ -1186,6 +1186,22 @@ fn gitlab_snippet() -> String {
     lines.join("\n")
 }
 
+/// The same with its download in the form its comment gives for a
+/// system without curl (Alpine, a BusyBox image).
+fn gitlab_snippet_with_wget() -> String {
+    let snippet = gitlab_snippet();
+    let curl = snippet
+        .lines()
+        .find(|l| l.starts_with("curl "))
+        .expect("the snippet's curl line");
+    let wget = curl
+        .split_once("(no curl): ")
+        .expect("the wget form beside curl")
+        .1;
+    assert!(wget.starts_with("wget "), "{wget}");
+    snippet.replace(curl, wget)
+}
+
 /// As root, `sh ARGS` (`sh` a path) in a mount namespace of its own
 /// whose /usr/local is an empty tmpfs: what the script installs there
 /// goes with it, and the real /usr/local is never touched. `None` when not
@@ -1293,6 +1309,31 @@ fn the_readme_s_gitlab_snippet_runs_install_sh_only_as_published() {
     let (ok, said, installed) = run(false);
     assert!(ok && installed, "{said}");
     let (ok, said, installed) = run(true);
+    assert!(!ok && !installed, "{said}");
+    assert!(said.contains("install.sh: FAILED"), "{said}");
+}
+
+/// Its wget form, where BusyBox is all there is (sh, wget, sha256sum,
+/// tar: an Alpine or BusyBox image): installs as published, and refuses a
+/// changed script as the curl form does.
+#[test]
+fn the_readme_s_gitlab_snippet_runs_with_busybox_alone_in_its_wget_form() {
+    let Some(busybox) = busybox() else {
+        eprintln!("note: no busybox here (apt-get install busybox): skipped");
+        return;
+    };
+    let tools = scratch();
+    busybox_tools(tools.path(), busybox);
+    let tools = tools.path().to_str().unwrap();
+    let snippet = gitlab_snippet_with_wget();
+    // busybox's sh runs its own `id`: run as root, the script installs
+    // into /usr/local, here a tmpfs of the run's own.
+    let root = nix::unistd::geteuid().is_root();
+    let Some((ok, said, installed)) = run_gitlab_snippet(&snippet, tools, false, root) else {
+        return;
+    };
+    assert!(ok && installed, "{said}");
+    let (ok, said, installed) = run_gitlab_snippet(&snippet, tools, true, root).unwrap();
     assert!(!ok && !installed, "{said}");
     assert!(said.contains("install.sh: FAILED"), "{said}");
 }
