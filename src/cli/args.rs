@@ -2,18 +2,27 @@
 //! `RETRY_*` variable and its parser. `simulation` holds the options only
 //! --plan and --simulate read.
 
+pub mod breaker;
+pub mod budget;
+pub mod metrics;
+pub mod store;
+
 use std::ffi::OsString;
 use std::time::Duration;
 
 use clap::{Args, ValueHint};
 use regex::bytes::Regex;
 
+use crate::cli::args::breaker::BreakerArgs;
+use crate::cli::args::budget::BudgetArgs;
+use crate::cli::args::metrics::MetricsArgs;
+use crate::cli::args::store::StoreArgs;
 use crate::cli::choices::{ForegroundChoice, JitterChoice, LogFormatChoice, StdinChoice};
 use crate::cli::generate::Shell;
 use crate::cli::provenance::Provenance;
 use crate::cli::values::{
-    PresetName, parse_attempts, parse_factor, parse_hint_regex, parse_refill, parse_regex,
-    parse_retry_on, parse_switch,
+    PresetName, parse_attempts, parse_factor, parse_hint_regex, parse_regex, parse_retry_on,
+    parse_switch,
 };
 use crate::codes::CodeSet;
 use crate::duration::parse as parse_duration;
@@ -211,175 +220,17 @@ pub struct RunArgs {
           help_heading = PROGRAMS)]
     pub delay_from_output: Option<Regex>,
 
-    /// Draw retries from a budget shared by every retry on this host that names it
-    ///
-    /// Share one retry budget with every retry on this host that names it:
-    /// a retry costs tokens, and when the budget cannot pay retry gives up
-    /// at once with the command's last status (first attempts always run).
-    /// A budget that cannot be used safely (a directory another user owns
-    /// or may write, a symlink) is skipped with a warning
-    #[arg(long, env = "RETRY_BUDGET", value_name = "NAME", value_parser = crate::state::budget::parse_name,
-          value_hint = ValueHint::Other, help_heading = BUDGET)]
-    pub budget: Option<String>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 
-    /// The budget's size, and what a full one holds (AWS SDK retry quota: 500);
-    /// a bucket in use keeps the size it was given until it is full again
-    #[arg(long, env = "RETRY_BUDGET_TOKENS", value_name = "N",
-          default_value_t = crate::state::budget::bucket::DEFAULT_TOKENS,
-          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
-          help_heading = BUDGET, hide_short_help = true)]
-    pub budget_tokens: u32,
+    #[command(flatten)]
+    pub breaker: BreakerArgs,
 
-    /// Tokens one retry costs, twice that after a timeout; a success after
-    /// retries gives the last one's cost back (a first-try success never
-    /// touches the budget)
-    #[arg(long, env = "RETRY_BUDGET_COST", value_name = "N",
-          default_value_t = crate::state::budget::bucket::DEFAULT_COST,
-          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
-          help_heading = BUDGET, hide_short_help = true)]
-    pub budget_cost: u32,
+    #[command(flatten)]
+    pub store: StoreArgs,
 
-    /// Tokens the budget regains per second (0: only successes refill it)
-    #[arg(long, env = "RETRY_BUDGET_REFILL", value_name = "PER_SECOND",
-          default_value_t = crate::state::budget::bucket::DEFAULT_REFILL,
-          value_parser = parse_refill, value_hint = ValueHint::Other,
-          help_heading = BUDGET, hide_short_help = true)]
-    pub budget_refill: f64,
-
-    /// Stop calling a failing service: a circuit shared by every retry naming it
-    ///
-    /// A circuit breaker shared by every retry on this host (or, with
-    /// --store, in the fleet) that names it. After --breaker-after runs in a
-    /// row gave up on transient failures, the circuit opens: a run does not
-    /// start COMMAND and exits 75 (--breaker-exit-code) at once, saying when
-    /// a probe may run. After
-    /// the cooldown one run, circuit-wide, probes: its success closes the
-    /// circuit, its failure opens it again for a longer cooldown. A probe
-    /// that dies holds the circuit no longer (on a host the kernel frees its
-    /// lock; in Redis its 30s lease, renewed while it lives, runs out); one
-    /// that hangs, for its --max-time at most, else 10m. A success anywhere
-    /// closes it. State that cannot be used safely (another user's)
-    /// or a store that fails is skipped with one warning, and the run goes
-    /// ahead
-    #[arg(long, env = "RETRY_BREAKER", value_name = "NAME",
-          value_parser = crate::state::breaker::parse_name,
-          value_hint = ValueHint::Other, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker: Option<String>,
-
-    /// Runs in a row that gave up on transient failures (attempts or time ran
-    /// out, the budget refused a retry) before the circuit opens [default: 3]
-    // No clap default (its default is said above, and held to
-    // `breaker::DEFAULT_AFTER` by a test): a run without --breaker parses
-    // nothing for it, so start-up does not pay for the breaker.
-    #[arg(long, env = "RETRY_BREAKER_AFTER", value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
-          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker_after: Option<u32>,
-
-    /// How long an open circuit stays open before one run may probe; after
-    /// each failed probe longer (doubled, equal jitter, up to
-    /// --breaker-cooldown-max) [default: 30s]
-    // No clap default, as --breaker-after.
-    #[arg(long, env = "RETRY_BREAKER_COOLDOWN", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other,
-          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker_cooldown: Option<Duration>,
-
-    /// The longest cooldown failed probes grow it to (given, at least
-    /// --breaker-cooldown; a longer cooldown is not grown): the last host
-    /// resumes within about this and one period of its job after the
-    /// service is back [default: 4m]
-    // No clap default, as --breaker-after.
-    #[arg(long, env = "RETRY_BREAKER_COOLDOWN_MAX", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other,
-          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker_cooldown_max: Option<Duration>,
-
-    /// The exit status of a run the open circuit did not let start (1 to
-    /// 255): one no command of yours exits with, to tell a skipped run from
-    /// a command's own 75 without reading the log [default: 75]
-    // No clap default, as --breaker-after.
-    #[arg(long, env = "RETRY_BREAKER_EXIT_CODE", value_name = "CODE",
-          value_parser = clap::value_parser!(u8).range(1..), value_hint = ValueHint::Other,
-          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker_exit_code: Option<u8>,
-
-    /// Where --budget and --breaker keep their state: `host` (this host's
-    /// file), or a Redis server that a whole fleet shares:
-    /// redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock
-    /// (set the password through the variable, not the flag: a command line
-    /// is visible to every user). A store that fails lets the run go on
-    /// without them, with one warning
-    #[arg(long, env = crate::state::store::VARIABLES[0], value_name = "URL",
-          value_parser = crate::state::store::parse, hide_env_values = true,
-          value_hint = ValueHint::Url, help_heading = STORE, hide_short_help = true)]
-    pub store: Option<crate::state::store::Store>,
-
-    /// The old spelling of --store, still read (below --store and RETRY_STORE)
-    #[arg(long, env = crate::state::store::VARIABLES[1], value_name = "URL",
-          value_parser = crate::state::store::parse, hide_env_values = true,
-          value_hint = ValueHint::Url, help_heading = STORE, hide_short_help = true)]
-    pub budget_store: Option<crate::state::store::Store>,
-
-    /// The most one exchange with a Redis store (connecting, the script, its
-    /// whole answer) may take before the run goes on without it (250ms if not
-    /// given)
-    // No clap default: a run without a Redis store parses nothing for it.
-    #[arg(long, env = "RETRY_STORE_TIMEOUT", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other,
-          help_heading = STORE, hide_short_help = true)]
-    pub store_timeout: Option<Duration>,
-
-    /// The old spelling of --store-timeout, still read (below --store-timeout
-    /// and RETRY_STORE_TIMEOUT)
-    #[arg(long, env = "RETRY_BUDGET_TIMEOUT", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other,
-          help_heading = STORE, hide_short_help = true)]
-    pub budget_timeout: Option<Duration>,
-
-    /// Write the job's series for node_exporter's textfile collector in this directory
-    ///
-    /// Write the job's series for node_exporter's textfile collector
-    /// (`--collector.textfile.directory`) in this directory, as
-    /// retry_<job>.prom, replaced whole at the end of each run: when its
-    /// last run started, its last success, duration, attempts, sleep, exit
-    /// status and outcome, and counters of runs, attempts, retries and
-    /// sleep that each run adds to (under a lock beside the file); with
-    /// --breaker, the circuit's series in retry-breaker-<name>.prom. The
-    /// directory must exist and be writable; a write that fails at the end
-    /// is one warning
-    #[arg(long, env = "RETRY_METRICS_DIR", value_name = "DIR", value_hint = ValueHint::DirPath,
-          help_heading = METRICS, hide_short_help = true)]
-    pub metrics_dir: Option<std::path::PathBuf>,
-
-    /// Send counters and timings to this StatsD server over UDP
-    ///
-    /// Send counters and timings to this StatsD server over UDP, fire and
-    /// forget: per attempt retry.<job>.attempts and .attempt_duration, per
-    /// run retry.<job>.runs.<outcome>, .retries, .run_duration and
-    /// .sleep_duration. HOST is a name (looked up off the run's path; at
-    /// most 100ms is waited for it at the end), an IPv4 address or an IPv6
-    /// one in brackets; a server that is absent costs nothing
-    #[arg(long, env = "RETRY_STATSD", value_name = "HOST:PORT",
-          value_parser = crate::metrics::statsd::parse, value_hint = ValueHint::Hostname,
-          help_heading = METRICS, hide_short_help = true)]
-    pub statsd: Option<crate::metrics::statsd::Target>,
-
-    /// Give the job and outcome as DogStatsD tags (|#retry_job:…,outcome:…), not in the names
-    #[arg(long, env = "RETRY_STATSD_TAGS", value_parser = parse_switch,
-          help_heading = METRICS, hide_short_help = true)]
-    pub statsd_tags: bool,
-
-    /// The job's name in the metrics [default: the program's name and a hash
-    /// of the command line, e.g. curl-3f9a2c1b]
-    ///
-    /// The job's name in the metrics: the textfile's name and its retry_job
-    /// label, StatsD's names or tags. 1 to 100 ASCII letters, digits, `_`,
-    /// `-` and `.` [default: the program's base name and a hash of the whole
-    /// command line, e.g. curl-3f9a2c1b, the same on every run of that line]
-    #[arg(long, env = "RETRY_JOB", value_name = "NAME", value_parser = crate::metrics::job::parse,
-          value_hint = ValueHint::Other, help_heading = METRICS, hide_short_help = true)]
-    pub job: Option<crate::metrics::job::Job>,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 
     /// Judge failures as one program reports them (retry --presets shows the rules)
     ///

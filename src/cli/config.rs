@@ -83,32 +83,22 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             listing,
             warning: catalog.warning(),
         });
-    } else if let Some(name) = &cli.budget_status {
-        let store = store(&cli)?;
-        return Ok(Mode::BudgetStatus(budget_settings(
-            &cli,
-            budget_params(&cli)?,
-            store,
-            name.clone(),
-        )));
-    } else if let Some(name) = &cli.breaker_status {
-        if cli.breaker_cooldown == Some(Duration::ZERO) {
-            return Err(usage(breaker_cooldown_zero(&cli)));
-        }
-        if let Some(message) = breaker_max_short(&cli) {
-            return Err(usage(message));
-        }
-        let store = store(&cli)?;
+    } else if let Some(name) = cli.budget_status.take() {
+        let store = cli.store.resolve(&cli.provenance)?;
+        let budget = cli.budget.resolve(&cli.provenance)?;
+        return Ok(Mode::BudgetStatus(budget.named(name, store)));
+    } else if let Some(name) = cli.breaker_status.take() {
+        let circuit = cli.breaker.resolve(&cli.provenance)?;
+        let store = cli.store.resolve(&cli.provenance)?;
+        // The circuit's series are the breaker's, of no job.
         let metrics = crate::metrics::Settings {
             job: None,
-            dir: cli.metrics_dir.clone(),
-            statsd: cli.statsd.clone(),
-            statsd_tags: cli.statsd_tags,
+            ..cli.metrics.resolve()
         };
         return Ok(Mode::BreakerStatus(
-            breaker_settings(&cli, store, name.clone()),
+            circuit.named(name, cli.max_time, store),
             metrics,
-            cli.provenance.clone(),
+            cli.provenance,
         ));
     }
     // A preset named, or looked up by the program it wraps: only a run or
@@ -199,13 +189,8 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             named(id::MAX_TIME, &"0s")
         )));
     }
-    if cli.breaker_cooldown == Some(Duration::ZERO) {
-        return Err(usage(breaker_cooldown_zero(&cli)));
-    }
-    if let Some(message) = breaker_max_short(&cli) {
-        return Err(usage(message));
-    }
-    let store = store(&cli)?;
+    let circuit = cli.breaker.resolve(&cli.provenance)?;
+    let store = cli.store.resolve(&cli.provenance)?;
 
     let jitter = match (cli.jitter.single(), cli.simulate) {
         (Some(jitter), _) => jitter,
@@ -224,7 +209,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         cap: cli.cap,
         factor: cli.factor,
     };
-    let budget_params = budget_params(&cli)?;
+    let budget = cli.budget.resolve(&cli.provenance)?;
     // What -v, --plan and the JSON log say of the preset that judges the run.
     let preset_line = preset.as_ref().map(|preset| crate::events::PresetLine {
         name: preset.name.to_owned(),
@@ -253,7 +238,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             }));
         }
         Some(simulation) if cli.simulate && simulation.model == ModelChoice::Outage => {
-            return outage_options(&cli, simulation, backoff, budget_params);
+            return outage_options(&cli, simulation, backoff, budget.params);
         }
         Some(simulation) if cli.simulate => {
             return Ok(Mode::Simulate(simulate_options(&cli, simulation, backoff)));
@@ -263,9 +248,8 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
 
     // clap guarantees at least one word when a command is run.
     let (program, args) = command.unwrap_or_default();
-    let budget =
-        (cli.budget.clone()).map(|name| budget_settings(&cli, budget_params, store.clone(), name));
-    let breaker = (cli.breaker.clone()).map(|name| breaker_settings(&cli, store.clone(), name));
+    let budget = (cli.budget.budget.take()).map(|name| budget.named(name, store.clone()));
+    let breaker = (cli.breaker.breaker.take()).map(|name| circuit.named(name, cli.max_time, store));
     let mut preset_warnings: Vec<String> = catalog.warning().into_iter().collect();
     if let (Some(preset), None) = (&preset, &chosen_for) {
         preset_warnings.extend(crate::preset::check_fits(preset, &program, &args));
@@ -281,12 +265,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
             (_, true) => Verbosity::Verbose,
             _ => Verbosity::Normal,
         },
-        metrics: crate::metrics::Settings {
-            job: cli.job,
-            dir: cli.metrics_dir,
-            statsd: cli.statsd,
-            statsd_tags: cli.statsd_tags,
-        },
+        metrics: cli.metrics.resolve(),
         preset: preset_line,
         preset_warnings,
         no_preset,
@@ -328,108 +307,6 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         Box::new(report),
         cli.provenance,
     ))
-}
-
-/// `--store` (or `--budget-store`) and `--store-timeout` (or
-/// `--budget-timeout`), for the budget, the breaker and their status.
-fn store(cli: &RunArgs) -> Result<(crate::state::store::Store, Duration), clap::Error> {
-    let (store_timeout, timeout_id) = spelled(
-        &cli.provenance,
-        (cli.store_timeout, id::STORE_TIMEOUT),
-        (cli.budget_timeout, id::BUDGET_TIMEOUT),
-    );
-    if store_timeout == Some(Duration::ZERO) {
-        return Err(usage(format!(
-            "{} would give up on the store before it could answer; leave it out for {} ms",
-            cli.provenance.name(timeout_id, &"0s"),
-            crate::duration::millis(crate::state::store::DEFAULT_TIMEOUT)
-        )));
-    }
-    let (store, _) = spelled(
-        &cli.provenance,
-        (cli.store.clone(), id::STORE),
-        (cli.budget_store.clone(), id::BUDGET_STORE),
-    );
-    let timeout = store_timeout.unwrap_or(crate::state::store::DEFAULT_TIMEOUT);
-    Ok((store.unwrap_or_default(), timeout))
-}
-
-/// The budget called `name`.
-fn budget_settings(
-    cli: &RunArgs,
-    params: crate::state::budget::Params,
-    (store, timeout): (crate::state::store::Store, Duration),
-    name: String,
-) -> crate::state::budget::Settings {
-    crate::state::budget::Settings {
-        name,
-        params,
-        size_given: cli.provenance.given(id::BUDGET_TOKENS)
-            || cli.provenance.given(id::BUDGET_REFILL),
-        store,
-        timeout,
-    }
-}
-
-/// A `--breaker-cooldown` of zero, refused for a run and the breaker's status.
-/// `--breaker-cooldown-max` below the first cooldown (given, or the
-/// default): the cooldown could not grow to it.
-fn breaker_max_short(cli: &RunArgs) -> Option<String> {
-    let max = cli.breaker_cooldown_max?;
-    let cooldown = cli
-        .breaker_cooldown
-        .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN);
-    (max < cooldown).then(|| {
-        let (first, fix) = match cli.breaker_cooldown {
-            Some(_) => (
-                cli.provenance.name(id::BREAKER_COOLDOWN, &fmt(cooldown)),
-                String::new(),
-            ),
-            None => (
-                format!("the default --breaker-cooldown, {}", fmt(cooldown)),
-                format!("; set --breaker-cooldown-max to {} or more", fmt(cooldown)),
-            ),
-        };
-        format!(
-            "{} is below {first}: the longest cooldown must be at least the first{fix}",
-            cli.provenance.name(id::BREAKER_COOLDOWN_MAX, &fmt(max)),
-        )
-    })
-}
-
-fn breaker_cooldown_zero(cli: &RunArgs) -> String {
-    format!(
-        "{} would close the circuit as soon as it opens; give a cooldown such as 1m",
-        cli.provenance.name(id::BREAKER_COOLDOWN, &"0s")
-    )
-}
-
-/// The circuit breaker called `name`.
-fn breaker_settings(
-    cli: &RunArgs,
-    (store, timeout): (crate::state::store::Store, Duration),
-    name: String,
-) -> crate::state::breaker::Settings {
-    crate::state::breaker::Settings {
-        name,
-        params: crate::state::breaker::Params {
-            after: cli
-                .breaker_after
-                .unwrap_or(crate::state::breaker::DEFAULT_AFTER),
-            cooldown: cli
-                .breaker_cooldown
-                .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN),
-            max: cli
-                .breaker_cooldown_max
-                .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN_MAX),
-        },
-        lease: crate::state::breaker::lease(cli.max_time),
-        exit_code: cli
-            .breaker_exit_code
-            .map_or(crate::state::breaker::EXIT_OPEN, i32::from),
-        store,
-        timeout,
-    }
 }
 
 /// COMMAND's words as a program and its arguments: with `-s`, one script
@@ -497,22 +374,6 @@ fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> sim
         svg: sim.svg,
         seed: cli.seed,
         format: sim.format.into(),
-    }
-}
-
-/// An option given under its name or its old spelling (`--store`,
-/// `--budget-store`): typed wins over a variable, and the name over the old
-/// spelling. The value, and the id it came from (for messages).
-fn spelled<T>(
-    provenance: &Provenance,
-    name: (Option<T>, &'static str),
-    old: (Option<T>, &'static str),
-) -> (Option<T>, &'static str) {
-    let typed_old = provenance.typed(old.1) && !provenance.typed(name.1);
-    match (name, old) {
-        ((Some(value), id), _) if !typed_old => (Some(value), id),
-        (_, (Some(value), id)) => (Some(value), id),
-        ((value, id), _) => (value, id),
     }
 }
 
@@ -585,23 +446,6 @@ fn outage_options(
     }))
 }
 
-/// `--budget-tokens`, `--budget-cost`, `--budget-refill`: a budget that
-/// could never pay for one retry is a mistake, not a way to turn retries off.
-fn budget_params(cli: &RunArgs) -> Result<crate::state::budget::Params, clap::Error> {
-    if cli.budget_tokens < cli.budget_cost {
-        return Err(usage(format!(
-            "{} is below {}: the budget could never pay for a retry",
-            cli.provenance.name(id::BUDGET_TOKENS, &cli.budget_tokens),
-            cli.provenance.name(id::BUDGET_COST, &cli.budget_cost),
-        )));
-    }
-    Ok(crate::state::budget::Params {
-        tokens: cli.budget_tokens,
-        cost: cli.budget_cost,
-        refill: cli.budget_refill,
-    })
-}
-
 /// A code cannot both end the run as a success and be retried or fatal.
 fn disjoint_from_success(
     provenance: &Provenance,
@@ -628,7 +472,7 @@ fn disjoint_from_success(
     )))
 }
 
-fn fmt(duration: Duration) -> String {
+pub(crate) fn fmt(duration: Duration) -> String {
     humantime::format_duration(duration).to_string()
 }
 
