@@ -6,9 +6,9 @@ use clap::{Args, ValueHint};
 
 use crate::cli::args::BREAKER;
 use crate::cli::args::store::Kept;
-use crate::cli::config::{fmt, usage};
 use crate::cli::id;
 use crate::cli::provenance::Provenance;
+use crate::cli::refuse::{fmt, usage};
 use crate::duration::parse as parse_duration;
 use crate::state::breaker::{
     DEFAULT_AFTER, DEFAULT_COOLDOWN, DEFAULT_COOLDOWN_MAX, EXIT_OPEN, Params, Settings,

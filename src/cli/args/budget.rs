@@ -4,9 +4,9 @@ use clap::{Args, ValueHint};
 
 use crate::cli::args::BUDGET;
 use crate::cli::args::store::Kept;
-use crate::cli::config::usage;
 use crate::cli::id;
 use crate::cli::provenance::Provenance;
+use crate::cli::refuse::usage;
 use crate::cli::values::parse_refill;
 use crate::state::budget::{Params, Settings, bucket};
 

@@ -6,9 +6,9 @@ use std::time::Duration;
 use clap::{Args, ValueHint};
 
 use crate::cli::args::STORE;
-use crate::cli::config::usage;
 use crate::cli::id;
 use crate::cli::provenance::Provenance;
+use crate::cli::refuse::usage;
 use crate::duration::parse as parse_duration;
 use crate::state::store::{DEFAULT_TIMEOUT, Store};
 

@@ -1,7 +1,13 @@
 //! The validation's tests: cross-field rules, presets, verbosity.
 
+use std::time::Duration;
+
+use clap::CommandFactory;
+
 use super::*;
-use crate::cli::Judging;
+use crate::cli::presets::Judging;
+use crate::cli::refuse::fmt;
+use crate::sinks::log::Verbosity;
 
 /// The options of a run and of its outputs (every case here runs a
 /// command or fails).
@@ -324,7 +330,7 @@ fn plain_run_args() -> RunArgs {
 fn every_builtin_preset_passes_the_flags_own_parsers() {
     for preset in crate::preset::builtin() {
         let mut run = plain_run_args();
-        crate::cli::apply_preset(&mut run, &preset, Judging::Named).unwrap();
+        crate::cli::presets::apply_preset(&mut run, &preset, Judging::Named).unwrap();
         // And the result passes the cross-field rules.
         let args = [
             "--preset",
@@ -336,7 +342,7 @@ fn every_builtin_preset_passes_the_flags_own_parsers() {
     // Out of range on every platform (Windows: past 32 bits).
     let bad = crate::preset::parse("[x]\nretry-on = 1-0x100000000\nsource = s\n").unwrap();
     let mut run = plain_run_args();
-    let error = crate::cli::apply_preset(&mut run, &bad[0], Judging::Named).unwrap_err();
+    let error = crate::cli::presets::apply_preset(&mut run, &bad[0], Judging::Named).unwrap_err();
     assert!(
         error.starts_with("--preset x: --retry-on 1-0x100000000: exit code"),
         "{error}"
