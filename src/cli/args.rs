@@ -90,7 +90,7 @@ pub(crate) const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";
 
 /// What the groups resolved, each checked by its own `resolve`.
 #[derive(Debug)]
-pub struct Resolved {
+pub struct Settings {
     pub backoff: crate::strategy::Backoff,
     pub policy: crate::policy::Policy,
     pub limits: process::Limits,
@@ -103,9 +103,9 @@ impl RunArgs {
     /// The settings of the groups a run, a plan or a simulation
     /// (`simulate`) reads, checked one group after another: the first
     /// refusal is the one said.
-    pub fn resolve(&self, simulate: bool) -> Result<Resolved, clap::Error> {
+    pub fn resolve(&self, simulate: bool) -> Result<Settings, clap::Error> {
         let provenance = &self.provenance;
-        Ok(Resolved {
+        Ok(Settings {
             backoff: self.backoff.resolve(provenance, simulate)?,
             policy: self.codes.resolve(provenance)?,
             limits: self.process.resolve(provenance)?,

@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 
-use crate::cli::args::Resolved;
+use crate::cli::args;
 use crate::cli::args::modes::{Asked, Print};
 use crate::cli::presets::{Judging, Words, apply_preset};
 use crate::cli::provenance::Provenance;
@@ -164,7 +164,7 @@ fn preset_line(
 #[cfg(feature = "preview")]
 fn plan(
     cli: &RunArgs,
-    resolved: Resolved,
+    resolved: args::Settings,
     chosen: &crate::preset::Resolved<'_>,
     simulation: crate::cli::SimulationArgs,
     command: Option<(OsString, Vec<OsString>)>,
@@ -186,12 +186,12 @@ fn plan(
 /// A run: its options, its outputs', and where their values came from.
 fn run(
     cli: RunArgs,
-    resolved: Resolved,
+    resolved: args::Settings,
     words: Words,
     chosen: crate::preset::Resolved<'_>,
     command: Option<(OsString, Vec<OsString>)>,
 ) -> Mode {
-    let Resolved {
+    let args::Settings {
         backoff,
         policy,
         limits,
