@@ -1,7 +1,8 @@
 //! Every option of a run (and the modes' switches), in groups of one
 //! concern each (`args/`): its help, its `RETRY_*` variable, its parser,
 //! and the group's `resolve`, where its checks live. `simulation` holds the
-//! options only --plan and --simulate read.
+//! options only --plan and --simulate read, parsed with the others only
+//! for those two modes (`cli::parse_from`).
 //!
 //! clap lists options in the order they are added, and the help, the man
 //! page and the completions keep it: the groups follow one another in that
@@ -17,6 +18,7 @@ pub mod modes;
 pub mod pipes;
 pub mod process;
 pub mod programs;
+pub mod simulation;
 pub mod store;
 
 use clap::Args;

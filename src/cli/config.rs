@@ -83,7 +83,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         (Asked::Plan, Some(simulation)) => Ok(plan(&cli, resolved, &chosen, simulation, command)),
         #[cfg(feature = "preview")]
         (Asked::Simulate, Some(simulation)) => {
-            use crate::cli::simulation::Simulation;
+            use crate::cli::args::simulation::Simulation;
             let budget = resolved.budget.params;
             Ok(match simulation.resolve(&cli, resolved.backoff, budget)? {
                 Simulation::Sweep(options) => Mode::Simulate(options),

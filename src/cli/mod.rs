@@ -1,7 +1,7 @@
 //! The command line as clap sees it. Each file keeps one concern:
-//! `args` (every flag of a run, in groups of one concern under `args/`:
-//! help, `RETRY_*` variable, parser, and the group's checks in its
-//! `resolve`), `simulation` (the options only --plan and --simulate read),
+//! `args` (every flag, in groups of one concern under `args/`: help,
+//! `RETRY_*` variable, parser, and the group's checks in its `resolve`;
+//! `args/simulation.rs` the options only --plan and --simulate read),
 //! `values` (the parsers of values that are more than a number), `choices`
 //! (the plain choices), `presets` (a preset's rules set as flags), `refuse`
 //! (a rule's refusal as a usage error), `config` (the parsed line to a mode,
@@ -17,7 +17,6 @@ pub mod id;
 mod presets;
 pub mod provenance;
 mod refuse;
-pub mod simulation;
 pub mod usage;
 mod values;
 
@@ -26,9 +25,9 @@ use std::ffi::OsString;
 use clap::{Args, Parser};
 
 pub use crate::cli::args::RunArgs;
+pub use crate::cli::args::simulation::SimulationArgs;
 use crate::cli::choices::ModelChoice;
 use crate::cli::provenance::Provenance;
-pub use crate::cli::simulation::SimulationArgs;
 
 #[derive(Debug, Parser)]
 #[command(

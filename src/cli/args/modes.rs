@@ -113,11 +113,11 @@ impl ModesArgs {
             Asked::Simulate => "--simulate",
             _ => return Ok(asked),
         };
-        if cfg!(feature = "preview") {
-            return Ok(asked);
+        match cfg!(feature = "preview") {
+            true => Ok(asked),
+            false => Err(usage(format!(
+                "{mode}: this retry was built without --plan and --simulate (the cargo feature `preview`)"
+            ))),
         }
-        Err(usage(format!(
-            "{mode}: this retry was built without --plan and --simulate (the cargo feature `preview`)"
-        )))
     }
 }
