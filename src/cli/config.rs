@@ -48,7 +48,8 @@ pub enum Mode {
     ),
 }
 
-/// Applies the cross-field rules and picks the mode.
+/// The mode asked for, with its options checked: the modes that only
+/// print, the preset, the groups' settings, then the mode.
 pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     let (mut cli, simulation) = match parsed {
         Parsed::Lean(run) => (run, None),
@@ -76,6 +77,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         Some(preset) => apply_preset(&mut cli, preset, judging(&chosen)).map_err(usage)?,
         None => Words::default(),
     };
+    // Each group checks its own options; the first refusal is said.
     let resolved = cli.resolve(simulate)?;
     // `Parsed::Lean` is never a plan or a simulation.
     match (asked, simulation) {
