@@ -104,16 +104,22 @@ pub struct Settings {
 impl RunArgs {
     /// The settings of the groups a run, a plan or a simulation
     /// (`simulate`) reads, checked one group after another: the first
-    /// refusal is the one said.
+    /// refusal is the one said. `--jitter all` is judged with the mode,
+    /// after the store, where it always was.
     pub fn resolve(&self, simulate: bool) -> Result<Settings, clap::Error> {
         let provenance = &self.provenance;
+        let schedule = self.backoff.resolve(provenance)?;
+        let policy = self.codes.resolve(provenance)?;
+        let limits = self.process.resolve(provenance)?;
+        let circuit = self.breaker.resolve(provenance)?;
+        let store = self.store.resolve(provenance)?;
         Ok(Settings {
-            backoff: self.backoff.resolve(provenance, simulate)?,
-            policy: self.codes.resolve(provenance)?,
-            limits: self.process.resolve(provenance)?,
-            circuit: self.breaker.resolve(provenance)?,
-            store: self.store.resolve(provenance)?,
+            backoff: schedule.for_mode(provenance, simulate)?,
             budget: self.budget.resolve(provenance)?,
+            policy,
+            limits,
+            circuit,
+            store,
         })
     }
 }

@@ -45,12 +45,21 @@ pub struct BackoffArgs {
     pub max_attempts: Attempts,
 }
 
+/// The schedule, checked, before the mode says whether `--jitter all`
+/// may stand.
+#[derive(Clone, Copy, Debug)]
+pub struct Schedule {
+    /// `None`: `all`.
+    jitter: Option<Jitter>,
+    base: Duration,
+    cap: Duration,
+    factor: f64,
+}
+
 impl BackoffArgs {
-    /// The schedule of a run, a plan or a simulation (`simulate`): a cap
-    /// below the base is refused, and `--jitter all` outside `--simulate`,
-    /// the one mode that compares every strategy.
-    pub fn resolve(&self, provenance: &Provenance, simulate: bool) -> Result<Backoff, clap::Error> {
-        let named = |id, value: &dyn std::fmt::Display| provenance.name(id, value);
+    /// The schedule of a run, a plan or a simulation: a cap below the base
+    /// is refused.
+    pub fn resolve(&self, provenance: &Provenance) -> Result<Schedule, clap::Error> {
         if self.cap < self.base {
             let (cap, base) = (fmt(self.cap), fmt(self.base));
             let fix = if provenance.is_default(id::CAP) {
@@ -62,18 +71,31 @@ impl BackoffArgs {
             };
             return Err(usage(format!(
                 "{} is below {}: the cap must be at least the base{fix}",
-                named(id::CAP, &cap),
-                named(id::BASE, &base),
+                provenance.name(id::CAP, &cap),
+                provenance.name(id::BASE, &base),
             )));
         }
-        let jitter = match (self.jitter.single(), simulate) {
+        Ok(Schedule {
+            jitter: self.jitter.single(),
+            base: self.base,
+            cap: self.cap,
+            factor: self.factor,
+        })
+    }
+}
+
+impl Schedule {
+    /// The backoff of the mode: `--jitter all` is refused outside
+    /// `--simulate` (`simulate`), the one mode that compares every strategy.
+    pub fn for_mode(self, provenance: &Provenance, simulate: bool) -> Result<Backoff, clap::Error> {
+        let jitter = match (self.jitter, simulate) {
             (Some(jitter), _) => jitter,
             // The run's own backoff is unused when every strategy is simulated.
             (None, true) => Jitter::Full,
             (None, false) => {
                 return Err(usage(format!(
                     "{} compares strategies in --simulate; a run or a plan needs one of none, full, equal, decorrelated",
-                    named(id::JITTER, &"all")
+                    provenance.name(id::JITTER, &"all")
                 )));
             }
         };

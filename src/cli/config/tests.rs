@@ -379,3 +379,20 @@ fn a_program_no_preset_names_reads_no_data() {
     assert!(chosen.preset.is_some());
     assert!(reads() > before);
 }
+
+/// Of two mistakes the one said is the first rule's, in the order the
+/// rules have always run: `--jitter all` outside --simulate after a zero
+/// --timeout, before a budget that could never pay.
+#[test]
+fn of_two_mistakes_the_first_rule_speaks() {
+    let error = config(&["--jitter", "all", "--timeout", "0s", "true"]).unwrap_err();
+    assert!(error.contains("`--timeout 0s` would stop"), "{error}");
+    let budget = ["--budget", "b", "--budget-tokens", "1", "true"];
+    let error = config(&[&["--jitter", "all"][..], &budget].concat()).unwrap_err();
+    assert!(error.contains("compares strategies"), "{error}");
+    let error = config(&["--cap", "1s", "--base", "2s", "--timeout", "0s", "true"]).unwrap_err();
+    assert!(
+        error.contains("the cap must be at least the base"),
+        "{error}"
+    );
+}
