@@ -22,7 +22,7 @@ pub fn codes(text: &str) -> Result<String, String> {
 
 /// A `--clients` list.
 pub fn clients(text: &str) -> Result<Vec<u32>, String> {
-    crate::cli::simulation::parse_clients(text).map(|counts| counts.0)
+    crate::cli::args::simulation::parse_clients(text).map(|counts| counts.0)
 }
 
 /// A `--store` value, however retry was built: the store as

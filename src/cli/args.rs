@@ -1,24 +1,40 @@
-//! Every option of a run (and the modes' switches): its help, its
-//! `RETRY_*` variable and its parser. `simulation` holds the options only
-//! --plan and --simulate read.
+//! Every option of a run (and the modes' switches), in groups of one
+//! concern each (`args/`): its help, its `RETRY_*` variable, its parser,
+//! and the group's `resolve`, where its checks live. `simulation` holds the
+//! options only --plan and --simulate read, parsed with the others only
+//! for those two modes (`cli::parse_from`).
+//!
+//! clap lists options in the order they are added, and the help, the man
+//! page and the completions keep it: the groups follow one another in that
+//! order, so an option goes into its group where its neighbours are.
 
-use std::ffi::OsString;
-use std::time::Duration;
+pub mod backoff;
+pub mod breaker;
+pub mod budget;
+pub mod codes;
+pub mod logging;
+pub mod metrics;
+pub mod modes;
+pub mod pipes;
+pub mod process;
+pub mod programs;
+pub mod simulation;
+pub mod store;
 
-use clap::{Args, ValueHint};
-use regex::bytes::Regex;
+use clap::Args;
 
-use crate::cli::choices::{ForegroundChoice, JitterChoice, LogFormatChoice, StdinChoice};
-use crate::cli::generate::Shell;
+use crate::cli::args::backoff::BackoffArgs;
+use crate::cli::args::breaker::BreakerArgs;
+use crate::cli::args::budget::BudgetArgs;
+use crate::cli::args::codes::CodesArgs;
+use crate::cli::args::logging::LoggingArgs;
+use crate::cli::args::metrics::MetricsArgs;
+use crate::cli::args::modes::ModesArgs;
+use crate::cli::args::pipes::PipesArgs;
+use crate::cli::args::process::ProcessArgs;
+use crate::cli::args::programs::ProgramsArgs;
+use crate::cli::args::store::StoreArgs;
 use crate::cli::provenance::Provenance;
-use crate::cli::values::{
-    PresetName, parse_attempts, parse_breaker_exit_code, parse_factor, parse_hint_regex,
-    parse_refill, parse_regex, parse_retry_on, parse_switch,
-};
-use crate::codes::CodeSet;
-use crate::duration::parse as parse_duration;
-use crate::policy::Attempts;
-use crate::size::Size;
 
 /// Every option but those of `SimulationArgs`: what a run reads, the budget's
 /// and the modes' switches. Parsed alone when neither --plan nor --simulate
@@ -26,455 +42,38 @@ use crate::size::Size;
 #[derive(Debug, Args)]
 #[group(skip)]
 pub struct RunArgs {
-    /// Backoff strategy of the sleeps between attempts
-    ///
-    /// `all` only with --simulate.
-    #[arg(short, long, env = "RETRY_JITTER", value_enum, default_value_t = JitterChoice::Full)]
-    pub jitter: JitterChoice,
+    #[command(flatten)]
+    pub backoff: BackoffArgs,
 
-    /// Base delay: the first sleep's ceiling
-    #[arg(short, long, env = "RETRY_BASE", value_name = "DURATION", default_value = "1s",
-          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
-    pub base: Duration,
+    #[command(flatten)]
+    pub codes: CodesArgs,
 
-    /// The largest sleep
-    #[arg(short, long, env = "RETRY_CAP", value_name = "DURATION", default_value = "20s",
-          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
-    pub cap: Duration,
+    #[command(flatten)]
+    pub process: ProcessArgs,
 
-    /// Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)
-    #[arg(short, long, env = "RETRY_FACTOR", value_name = "F", default_value = "2",
-          value_parser = parse_factor, value_hint = ValueHint::Other, allow_hyphen_values = true,
-          hide_short_help = true)]
-    pub factor: f64,
+    #[command(flatten)]
+    pub logging: LoggingArgs,
 
-    /// Total runs of COMMAND, the first included, or `unlimited`
-    #[arg(short = 'n', long, env = "RETRY_MAX_ATTEMPTS", value_name = "N|unlimited",
-          default_value = "5", value_parser = parse_attempts, value_hint = ValueHint::Other, allow_hyphen_values = true)]
-    pub max_attempts: Attempts,
+    #[command(flatten)]
+    pub pipes: PipesArgs,
 
-    /// Exit codes that are retried (`none`: only on --retry-if-output);
-    /// other failing codes stop at once
-    ///
-    /// [default: every code that is not a success, except 126 and 127 (the
-    /// command cannot run) and 141 (killed by SIGPIPE: its reader went away)]
-    #[arg(long, env = "RETRY_RETRY_ON", value_name = "CODES|none",
-          value_parser = parse_retry_on, value_hint = ValueHint::Other)]
-    pub retry_on: Option<CodeSet>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 
-    /// Exit codes that stop at once, even if --retry-on covers them
-    #[arg(long, env = "RETRY_FATAL_ON", value_name = "CODES", value_hint = ValueHint::Other)]
-    pub fatal_on: Option<CodeSet>,
+    #[command(flatten)]
+    pub breaker: BreakerArgs,
 
-    /// Exit codes that count as success
-    #[arg(
-        long,
-        env = "RETRY_SUCCESS_ON",
-        value_name = "CODES",
-        default_value = "0",
-        value_hint = ValueHint::Other,
-        hide_short_help = true
-    )]
-    pub success_on: CodeSet,
+    #[command(flatten)]
+    pub store: StoreArgs,
 
-    /// Limit for one attempt, which then counts as exit code 124
-    ///
-    /// On expiry the command and its descendants get SIGTERM, then SIGKILL
-    /// after --kill-after (Windows: Ctrl-Break to its console process group,
-    /// then its Job Object ended; without a console, the job at once).
-    #[arg(short, long, env = "RETRY_TIMEOUT", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
-    pub timeout: Option<Duration>,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 
-    /// Grace between SIGTERM and SIGKILL when an attempt is stopped
-    #[arg(long, env = "RETRY_KILL_AFTER", value_name = "DURATION", default_value = "5s",
-          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
-          hide_short_help = true)]
-    pub kill_after: Duration,
+    #[command(flatten)]
+    pub programs: ProgramsArgs,
 
-    /// Limit for the whole run, its sleeps included
-    ///
-    /// A sleep that would end past it is not taken, and at the limit the
-    /// running attempt is stopped as by --timeout.
-    #[arg(short, long, env = "RETRY_MAX_TIME", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
-    pub max_time: Option<Duration>,
-
-    /// Fixed random seed, for reproducible schedules and tests only: clients
-    /// sharing a seed sleep in lockstep, which defeats jitter
-    #[arg(
-        long,
-        env = "RETRY_SEED",
-        value_name = "U64",
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-        hide_short_help = true
-    )]
-    pub seed: Option<u64>,
-
-    /// How retry's own log lines are written
-    #[arg(long, env = "RETRY_LOG_FORMAT", value_enum, default_value_t = LogFormatChoice::Auto,
-          help_heading = "Logging")]
-    pub log_format: LogFormatChoice,
-
-    /// Append retry's own log lines to this file instead of stderr
-    ///
-    /// Append retry's own log lines to this file instead of stderr, which
-    /// then carries only the command's (`--log-file /dev/fd/3` for a
-    /// descriptor the shell opened); created readable by its owner only.
-    /// A file, a character device or a pipe; a FIFO must have its reader
-    /// already, as retry never waits to open its log. A symlink is followed
-    /// only if you or root own it
-    #[arg(long, env = "RETRY_LOG_FILE", value_name = "PATH", value_hint = ValueHint::FilePath,
-          help_heading = "Logging")]
-    pub log_file: Option<std::path::PathBuf>,
-
-    /// Log only when giving up
-    #[arg(short, long, env = "RETRY_QUIET", conflicts_with = "verbose",
-          value_parser = parse_switch, help_heading = "Logging")]
-    pub quiet: bool,
-
-    /// Also log each attempt's start and a first-try success
-    #[arg(short, long, env = "RETRY_VERBOSE", value_parser = parse_switch,
-          help_heading = "Logging")]
-    pub verbose: bool,
-
-    /// Shell command run with `sh -c` (Windows: `cmd /d /s /c`) after a failed attempt, before the
-    /// sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output
-    /// goes to stderr, and its failure is logged, not fatal
-    #[arg(long, env = "RETRY_ON_RETRY", value_name = "SHELL COMMAND",
-          value_parser = clap::builder::NonEmptyStringValueParser::new(), value_hint = ValueHint::CommandString, hide_short_help = true)]
-    pub on_retry: Option<String>,
-
-    /// What each attempt reads: `replay` the same stdin every time, `null` nothing
-    ///
-    /// What each attempt reads as stdin: `inherit` retry's own (a later
-    /// attempt may find it already consumed), `replay` the same bytes every
-    /// time, or `null` an empty one
-    #[arg(long, env = "RETRY_STDIN", value_enum, default_value_t = StdinChoice::Inherit,
-          value_name = "MODE", help_heading = "Pipelines")]
-    pub stdin: StdinChoice,
-
-    /// With --stdin replay: the most bytes of stdin kept to replay (past
-    /// 64 MiB in a temporary file under TMPDIR). The attempt reading a longer
-    /// stdin as it comes still gets all of it; a retry that would need more
-    /// than was kept (or than a full disk kept) is not run: exit status 125
-    /// rather than feed any attempt a truncated input
-    #[arg(long, env = "RETRY_STDIN_LIMIT", value_name = "SIZE",
-          default_value = crate::run::pipes::DEFAULT_STDIN_LIMIT, value_parser = crate::size::parse, value_hint = ValueHint::Other,
-          help_heading = "Pipelines", hide_short_help = true)]
-    pub stdin_limit: Size,
-
-    /// Only an attempt that succeeds writes to stdout (failed ones: to stderr)
-    ///
-    /// Hold back each attempt's stdout (in memory, then in a temporary file)
-    /// and write only an attempt that succeeds to stdout; the stdout of every
-    /// failed attempt goes to stderr, the last one's too when retry gives up,
-    /// so a pipe downstream sees nothing of a failed run; a signal during an
-    /// attempt drops its
-    /// held-back stdout, saying how much. Output that cannot be held back or
-    /// written stops the run with exit status 125
-    #[arg(long, env = "RETRY_STDOUT_ONCE", value_parser = parse_switch,
-          help_heading = "Pipelines")]
-    pub stdout_once: bool,
-
-    /// Retry when a line of output matches REGEX, even after exit code 0
-    ///
-    /// Retry an attempt whose stdout or stderr has a line matching REGEX,
-    /// even if its exit code counts as success (it then counts as 1; not if
-    /// the code is fatal); \d \w \s and (?i) are ASCII-only. Lines are
-    /// matched whole up to 1 MiB; a longer one only by a match that ends in
-    /// its first 1 MiB, where `$` does not match
-    #[arg(long, env = "RETRY_RETRY_IF_OUTPUT", value_name = "REGEX",
-          value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines")]
-    pub retry_if_output: Option<Regex>,
-
-    /// Stop at once, with the attempt's own status, on a line matching REGEX
-    ///
-    /// A line of the attempt's stdout or stderr, as for --retry-if-output.
-    #[arg(long, env = "RETRY_STOP_IF_OUTPUT", value_name = "REGEX",
-          value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines")]
-    pub stop_if_output: Option<Regex>,
-
-    /// Sleep at least the wait a server asks for (Retry-After), read from the output
-    ///
-    /// Read the server's wait from the output: a line matching REGEX (lines
-    /// as for --retry-if-output) with one capture group holding seconds
-    /// (`120`, `1.5`), a duration (`250ms`) or an HTTP-date. The sleep after
-    /// that failed attempt is then at least the hint, past --cap too. What
-    /// bounds it is --max-time (a sleep that would end past it gives up), or
-    /// without --max-time 5 min (or --cap if longer): a longer hint gives up
-    /// rather than come back sooner than asked. Example:
-    /// '(?i)^retry-after:\s*(.+)$'
-    #[arg(long, env = "RETRY_DELAY_FROM_OUTPUT", value_name = "REGEX",
-          value_parser = parse_hint_regex, value_hint = ValueHint::Other,
-          help_heading = PROGRAMS)]
-    pub delay_from_output: Option<Regex>,
-
-    /// Draw retries from a budget shared by every retry on this host that names it
-    ///
-    /// Share one retry budget with every retry on this host that names it:
-    /// a retry costs tokens, and when the budget cannot pay retry gives up
-    /// at once with the command's last status (first attempts always run).
-    /// A budget that cannot be used safely (a directory another user owns
-    /// or may write, a symlink) is skipped with a warning
-    #[arg(long, env = "RETRY_BUDGET", value_name = "NAME", value_parser = crate::state::budget::parse_name,
-          value_hint = ValueHint::Other, help_heading = BUDGET)]
-    pub budget: Option<String>,
-
-    /// The budget's size, and what a full one holds (AWS SDK retry quota: 500);
-    /// a bucket in use keeps the size it was given until it is full again
-    #[arg(long, env = "RETRY_BUDGET_TOKENS", value_name = "N",
-          default_value_t = crate::state::budget::bucket::DEFAULT_TOKENS,
-          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
-          help_heading = BUDGET, hide_short_help = true)]
-    pub budget_tokens: u32,
-
-    /// Tokens one retry costs, twice that after a timeout; a success after
-    /// retries gives the last one's cost back (a first-try success never
-    /// touches the budget)
-    #[arg(long, env = "RETRY_BUDGET_COST", value_name = "N",
-          default_value_t = crate::state::budget::bucket::DEFAULT_COST,
-          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
-          help_heading = BUDGET, hide_short_help = true)]
-    pub budget_cost: u32,
-
-    /// Tokens the budget regains per second (0: only successes refill it)
-    #[arg(long, env = "RETRY_BUDGET_REFILL", value_name = "PER_SECOND",
-          default_value_t = crate::state::budget::bucket::DEFAULT_REFILL,
-          value_parser = parse_refill, value_hint = ValueHint::Other,
-          help_heading = BUDGET, hide_short_help = true)]
-    pub budget_refill: f64,
-
-    /// Stop calling a failing service: a circuit shared by every retry naming it
-    ///
-    /// A circuit breaker shared by every retry on this host (or, with
-    /// --store, in the fleet) that names it. After --breaker-after runs in a
-    /// row gave up on transient failures, the circuit opens: a run does not
-    /// start COMMAND and exits 75 (--breaker-exit-code) at once, saying when
-    /// a probe may run. After
-    /// the cooldown one run, circuit-wide, probes: its success closes the
-    /// circuit, its failure opens it again for a longer cooldown. A probe
-    /// that dies holds the circuit no longer (on a host the kernel frees its
-    /// lock; in Redis its 30s lease, renewed while it lives, runs out); one
-    /// that hangs, for its --max-time at most, else 10m. A success anywhere
-    /// closes it. State that cannot be used safely (another user's)
-    /// or a store that fails is skipped with one warning, and the run goes
-    /// ahead
-    #[arg(long, env = "RETRY_BREAKER", value_name = "NAME",
-          value_parser = crate::state::breaker::parse_name,
-          value_hint = ValueHint::Other, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker: Option<String>,
-
-    /// Runs in a row that gave up on transient failures (attempts or time ran
-    /// out, the budget refused a retry) before the circuit opens [default: 3]
-    // No clap default (its default is said above, and held to
-    // `breaker::DEFAULT_AFTER` by a test): a run without --breaker parses
-    // nothing for it, so start-up does not pay for the breaker.
-    #[arg(long, env = "RETRY_BREAKER_AFTER", value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
-          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker_after: Option<u32>,
-
-    /// How long an open circuit stays open before one run may probe; after
-    /// each failed probe longer (doubled, equal jitter, up to
-    /// --breaker-cooldown-max) [default: 30s]
-    // No clap default, as --breaker-after.
-    #[arg(long, env = "RETRY_BREAKER_COOLDOWN", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other,
-          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker_cooldown: Option<Duration>,
-
-    /// The longest cooldown failed probes grow it to (given, at least
-    /// --breaker-cooldown; a longer cooldown is not grown): the last host
-    /// resumes within about this and one period of its job after the
-    /// service is back [default: 4m]
-    // No clap default, as --breaker-after.
-    #[arg(long, env = "RETRY_BREAKER_COOLDOWN_MAX", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other,
-          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker_cooldown_max: Option<Duration>,
-
-    /// The exit status of a run the open circuit did not let start (1 to
-    /// 255, but not retry's own 2 and 124 to 127): one no command of yours
-    /// exits with, to tell a skipped run from a command's own 75 without
-    /// reading the log [default: 75]
-    // No clap default, as --breaker-after.
-    #[arg(long, env = "RETRY_BREAKER_EXIT_CODE", value_name = "CODE",
-          value_parser = parse_breaker_exit_code, value_hint = ValueHint::Other,
-          allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
-    pub breaker_exit_code: Option<u8>,
-
-    /// Where --budget and --breaker keep their state: `host` (this host's
-    /// file), or a Redis server that a whole fleet shares:
-    /// redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock
-    /// (set the password through the variable, not the flag: a command line
-    /// is visible to every user). A store that fails lets the run go on
-    /// without them, with one warning
-    #[arg(long, env = crate::state::store::VARIABLES[0], value_name = "URL",
-          value_parser = crate::state::store::parse, hide_env_values = true,
-          value_hint = ValueHint::Url, help_heading = STORE, hide_short_help = true)]
-    pub store: Option<crate::state::store::Store>,
-
-    /// The old spelling of --store, still read (below --store and RETRY_STORE)
-    #[arg(long, env = crate::state::store::VARIABLES[1], value_name = "URL",
-          value_parser = crate::state::store::parse, hide_env_values = true,
-          value_hint = ValueHint::Url, help_heading = STORE, hide_short_help = true)]
-    pub budget_store: Option<crate::state::store::Store>,
-
-    /// The most one exchange with a Redis store (connecting, the script, its
-    /// whole answer) may take before the run goes on without it (250ms if not
-    /// given)
-    // No clap default: a run without a Redis store parses nothing for it.
-    #[arg(long, env = "RETRY_STORE_TIMEOUT", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other,
-          help_heading = STORE, hide_short_help = true)]
-    pub store_timeout: Option<Duration>,
-
-    /// The old spelling of --store-timeout, still read (below --store-timeout
-    /// and RETRY_STORE_TIMEOUT)
-    #[arg(long, env = "RETRY_BUDGET_TIMEOUT", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other,
-          help_heading = STORE, hide_short_help = true)]
-    pub budget_timeout: Option<Duration>,
-
-    /// Write the job's series for node_exporter's textfile collector in this directory
-    ///
-    /// Write the job's series for node_exporter's textfile collector
-    /// (`--collector.textfile.directory`) in this directory, as
-    /// retry_<job>.prom, replaced whole at the end of each run: when its
-    /// last run started, its last success, duration, attempts, sleep, exit
-    /// status and outcome, and counters of runs, attempts, retries and
-    /// sleep that each run adds to (under a lock beside the file); with
-    /// --breaker, the circuit's series in retry-breaker-<name>.prom. The
-    /// directory must exist and be writable; a write that fails at the end
-    /// is one warning
-    #[arg(long, env = "RETRY_METRICS_DIR", value_name = "DIR", value_hint = ValueHint::DirPath,
-          help_heading = METRICS, hide_short_help = true)]
-    pub metrics_dir: Option<std::path::PathBuf>,
-
-    /// Send counters and timings to this StatsD server over UDP
-    ///
-    /// Send counters and timings to this StatsD server over UDP, fire and
-    /// forget: per attempt retry.<job>.attempts and .attempt_duration, per
-    /// run retry.<job>.runs.<outcome>, .retries, .run_duration and
-    /// .sleep_duration. HOST is a name (looked up off the run's path; at
-    /// most 100ms is waited for it at the end), an IPv4 address or an IPv6
-    /// one in brackets; a server that is absent costs nothing
-    #[arg(long, env = "RETRY_STATSD", value_name = "HOST:PORT",
-          value_parser = crate::metrics::statsd::parse, value_hint = ValueHint::Hostname,
-          help_heading = METRICS, hide_short_help = true)]
-    pub statsd: Option<crate::metrics::statsd::Target>,
-
-    /// Give the job and outcome as DogStatsD tags (|#retry_job:…,outcome:…), not in the names
-    #[arg(long, env = "RETRY_STATSD_TAGS", value_parser = parse_switch,
-          help_heading = METRICS, hide_short_help = true)]
-    pub statsd_tags: bool,
-
-    /// The job's name in the metrics [default: the program's name and a hash
-    /// of the command line, e.g. curl-3f9a2c1b]
-    ///
-    /// The job's name in the metrics: the textfile's name and its retry_job
-    /// label, StatsD's names or tags. 1 to 100 ASCII letters, digits, `_`,
-    /// `-` and `.` [default: the program's base name and a hash of the whole
-    /// command line, e.g. curl-3f9a2c1b, the same on every run of that line]
-    #[arg(long, env = "RETRY_JOB", value_name = "NAME", value_parser = crate::metrics::job::parse,
-          value_hint = ValueHint::Other, help_heading = METRICS, hide_short_help = true)]
-    pub job: Option<crate::metrics::job::Job>,
-
-    /// Judge failures as one program reports them (retry --presets shows the rules)
-    ///
-    /// Its transient exit codes are retried, its permanent ones fatal, its
-    /// messages and server hints read, as plain flags would (--presets
-    /// NAME prints them). A rule given as a flag or by its variable wins
-    /// over the preset's. Without --preset, the preset that claims the
-    /// command's call is chosen by its program (curl, git fetch, apt-get
-    /// install..., looked up through env, sudo, nice, nohup, timeout,
-    /// stdbuf, ionice and time; never inside sh -c, never BusyBox's);
-    /// chosen, it ends a run only on a line it recognises, never on an exit
-    /// code alone; -v says which; --preset none turns the lookup off.
-    /// Presets of your own, in the same
-    /// format as `retry --presets NAME` shows, go in
-    /// $XDG_CONFIG_HOME/retry/presets.ini (~/.config/retry/presets.ini)
-    #[arg(long, env = "RETRY_PRESET", value_name = "NAME", value_parser = PresetName,
-          value_hint = ValueHint::Other, help_heading = PROGRAMS)]
-    pub preset: Option<String>,
-
-    /// Run COMMAND and ARGS joined with spaces through `/bin/sh -c` (for pipelines;
-    /// Windows: `cmd /d /s /c`)
-    #[arg(short, long, env = "RETRY_SHELL", value_parser = parse_switch)]
-    pub shell: bool,
-
-    /// Whether the command stays in retry's process group (so it can read the
-    /// terminal, and job control stops and continues both) or gets a process
-    /// group of its own (so timeouts and signals reach all its descendants);
-    /// `auto` keeps it in retry's group when stdin is a terminal (Windows: a
-    /// console process group; there is no job control)
-    #[arg(long, env = "RETRY_FOREGROUND", value_enum, default_value_t = ForegroundChoice::Auto,
-          value_name = "WHEN", hide_short_help = true)]
-    pub foreground: ForegroundChoice,
-
-    /// The command to run and its arguments (`--` before it if it starts with `-`)
-    #[arg(value_name = "COMMAND", trailing_var_arg = true,
-          required_unless_present_any = ["plan", "simulate", "completions", "man", "presets", "budget_status", "breaker_status"],
-          conflicts_with_all = ["simulate", "completions", "man", "presets", "budget_status", "breaker_status"],
-          value_hint = ValueHint::CommandWithArguments,
-          value_parser = clap::value_parser!(OsString))]
-    pub command: Vec<OsString>,
-
-    /// Print the sleeps a run with these options would take, and run nothing
-    ///
-    /// Print the sleeps a run with these options would take, and run nothing.
-    /// A COMMAND after the options is named (on stderr), never run:
-    /// `retry --plan -n 6 --base 1s -- make deploy`. With --max-time the
-    /// rows stop at the first sleep that would end past it, where a run
-    /// gives up at the latest.
-    #[arg(long, group = "mode", help_heading = MODES)]
-    pub plan: bool,
-
-    /// Simulate competing clients as in the AWS post, and run nothing
-    ///
-    /// The experiment of the AWS "Exponential Backoff And Jitter" post: work
-    /// and completion time per strategy. Without --base/--cap it uses the
-    /// post's: 10ms (5ms for decorrelated), 2s.
-    #[arg(long, group = "mode", help_heading = MODES)]
-    pub simulate: bool,
-
-    /// Print a completion script for SHELL to stdout, and run nothing
-    #[arg(long, value_name = "SHELL", value_enum, group = "mode", help_heading = MODES,
-          hide_short_help = true)]
-    pub completions: Option<Shell>,
-
-    /// Print the man page (roff) to stdout, and run nothing
-    #[arg(long, group = "mode", help_heading = MODES, hide_short_help = true)]
-    pub man: bool,
-
-    /// Print the presets as a table, or preset NAME as flags, and run nothing
-    ///
-    /// Print the presets as a table: each preset's name, the programs it
-    /// is for, what it retries and what stops at once, in words. With
-    /// NAME, that preset as the plain flags it stands for, with the
-    /// documentation it rests on; with --verbose, every preset so.
-    // The names are the table's first column: one line in -h.
-    #[arg(long, value_name = "NAME", num_args = 0..=1, value_parser = PresetName,
-          hide_possible_values = true, value_hint = ValueHint::Other, group = "mode",
-          help_heading = MODES)]
-    pub presets: Option<Option<String>>,
-
-    /// Print the state of the shared retry budget NAME, and run nothing
-    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::budget::parse_name,
-          value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
-    pub budget_status: Option<String>,
-
-    /// Print the state of the circuit breaker NAME, and run nothing
-    ///
-    /// Closed, open or probing, the failed runs counted, the cooldown's level
-    /// and when the next probe may run; with --store, the fleet's circuit.
-    /// With --metrics-dir or --statsd, the circuit's series too (as every
-    /// run with --breaker writes them), for a check run every minute.
-    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::breaker::parse_name,
-          value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
-    pub breaker_status: Option<String>,
+    #[command(flatten)]
+    pub modes: ModesArgs,
 
     /// Where each value came from, so errors name what the user set and a
     /// preset leaves what was given be.
@@ -490,3 +89,37 @@ pub(crate) const STORE: &str = "Where --budget and --breaker keep their state";
 pub(crate) const METRICS: &str = "Metrics (Prometheus textfile, StatsD)";
 /// Failures as a program reports them: a preset, a server's requested wait.
 pub(crate) const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";
+
+/// What the groups resolved, each checked by its own `resolve`.
+#[derive(Debug)]
+pub struct Settings {
+    pub backoff: crate::strategy::Backoff,
+    pub policy: crate::policy::Policy,
+    pub limits: process::Limits,
+    pub circuit: breaker::Circuit,
+    pub store: store::Kept,
+    pub budget: budget::Budget,
+}
+
+impl RunArgs {
+    /// The settings of the groups a run, a plan or a simulation
+    /// (`simulate`) reads, checked one group after another: the first
+    /// refusal is the one said. `--jitter all` is judged with the mode,
+    /// after the store, where it always was.
+    pub fn resolve(&self, simulate: bool) -> Result<Settings, clap::Error> {
+        let provenance = &self.provenance;
+        let schedule = self.backoff.resolve(provenance)?;
+        let policy = self.codes.resolve(provenance)?;
+        let limits = self.process.resolve(provenance)?;
+        let circuit = self.breaker.resolve(provenance)?;
+        let store = self.store.resolve(provenance)?;
+        Ok(Settings {
+            backoff: schedule.for_mode(provenance, simulate)?,
+            budget: self.budget.resolve(provenance)?,
+            policy,
+            limits,
+            circuit,
+            store,
+        })
+    }
+}

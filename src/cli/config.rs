@@ -1,27 +1,20 @@
-//! From what clap parsed to what a mode needs: the cross-field rules that no
-//! single value parser can check, applied once, so the rest of the program
-//! only ever sees valid options of the mode it runs.
+//! From what clap parsed to what a mode needs, read as a table of
+//! contents: the modes that only print, the preset, the groups' settings
+//! (each group of `args/` checks its own options in its `resolve`), then
+//! the mode. The rest of the program only ever sees valid options of the
+//! mode it runs.
 
-use std::time::Duration;
+use std::ffi::OsString;
 
-use clap::CommandFactory;
-use clap::error::ErrorKind;
-
+use crate::cli::args;
+use crate::cli::args::modes::{Asked, Print};
+use crate::cli::presets::{Judging, Words, apply_preset};
 use crate::cli::provenance::Provenance;
+use crate::cli::refuse::usage;
 use crate::cli::{Cli, Parsed, RunArgs, id};
-use crate::codes::CodeSet;
-use crate::policy::Policy;
+use crate::events::PresetLine;
 use crate::run;
 use crate::sinks;
-use crate::sinks::log::Verbosity;
-use crate::strategy::{Backoff, Jitter};
-#[cfg(feature = "preview")]
-use crate::{
-    cli::SimulationArgs,
-    cli::choices::ModelChoice,
-    plan,
-    simulate::{self, Experiment, Model, Net},
-};
 
 /// What retry was asked to do, each mode with its own options.
 #[derive(Debug)]
@@ -31,7 +24,7 @@ pub enum Mode {
     /// `--log-file`).
     Run(Box<run::Options>, Box<sinks::Settings>, Provenance),
     #[cfg(feature = "preview")]
-    Plan(plan::Options),
+    Plan(crate::plan::Options),
     #[cfg(feature = "preview")]
     Simulate(crate::simulate::Options),
     /// `--simulate --model outage`.
@@ -55,107 +48,159 @@ pub enum Mode {
     ),
 }
 
-/// Applies the cross-field rules and picks the mode.
+/// The mode asked for, with its options checked: the modes that only
+/// print, the preset, the groups' settings, then the mode.
 pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     let (mut cli, simulation) = match parsed {
         Parsed::Lean(run) => (run, None),
         Parsed::Full(Cli { run, simulation }) => (run, Some(simulation)),
     };
-    preview_built(&cli)?;
     // The modes that only print come first, before the run's rules (as
     // ripgrep decides its special modes): an environment set up for jobs
     // (`RETRY_BASE=10s RETRY_CAP=1s`) must not break a shell profile's
     // `retry --completions bash`. Each checks its own options only.
-    if let Some(shell) = cli.completions {
-        return Ok(Mode::Completions(shell));
-    } else if cli.man {
-        return Ok(Mode::Man);
-    } else if let Some(name) = &cli.presets {
-        let catalog = crate::preset::Catalog::load();
-        let presets = catalog.presets();
-        // A table to read; the flags of one preset, or of all with -v.
-        let listing = match (name, cli.verbose) {
-            (Some(name), _) => catalog.find(&presets, name).map_err(usage)?.as_flags(),
-            (None, true) => crate::preset::listing(&presets),
-            (None, false) => crate::preset::table(&presets),
-        };
-        return Ok(Mode::Presets {
-            listing,
-            warning: catalog.warning(),
-        });
-    } else if let Some(name) = &cli.budget_status {
-        let store = store(&cli)?;
-        return Ok(Mode::BudgetStatus(budget_settings(
-            &cli,
-            budget_params(&cli)?,
-            store,
-            name.clone(),
-        )));
-    } else if let Some(name) = &cli.breaker_status {
-        if cli.breaker_cooldown == Some(Duration::ZERO) {
-            return Err(usage(breaker_cooldown_zero(&cli)));
-        }
-        if let Some(message) = breaker_max_short(&cli) {
-            return Err(usage(message));
-        }
-        let store = store(&cli)?;
-        let metrics = crate::metrics::Settings {
-            job: None,
-            dir: cli.metrics_dir.clone(),
-            statsd: cli.statsd.clone(),
-            statsd_tags: cli.statsd_tags,
-        };
-        return Ok(Mode::BreakerStatus(
-            breaker_settings(&cli, store, name.clone()),
-            metrics,
-            cli.provenance.clone(),
-        ));
-    }
+    let asked = match cli.modes.resolve()? {
+        Asked::Print(print) => return printing(cli, print),
+        asked => asked,
+    };
+    let simulate = asked == Asked::Simulate;
     // A preset named, or looked up by the program it wraps: only a run or
     // a plan of a command reads the data and the user's file.
-    let command = (!cli.command.is_empty() && !cli.simulate)
-        .then(|| program_and_args(cli.command.clone(), cli.shell));
-    let catalog = match (cli.preset.as_deref(), &command) {
-        (Some(crate::preset::NONE), _) | (None, None) => crate::preset::Catalog::default(),
-        _ => crate::preset::Catalog::load(),
+    let command = cli.programs.resolve(simulate);
+    let name = cli.programs.preset.take();
+    let catalog = crate::preset::catalog(name.as_deref(), command.is_some());
+    let words_of = command.as_ref().map(|(p, a)| (p.as_os_str(), a.as_slice()));
+    let chosen = crate::preset::resolve(&catalog, name.as_deref(), words_of, &PLATFORM_FILES)
+        .map_err(usage)?;
+    let words = match &chosen.preset {
+        Some(preset) => apply_preset(&mut cli, preset, judging(&chosen)).map_err(usage)?,
+        None => Words::default(),
     };
-    let presets = match (cli.preset.as_deref(), &command) {
-        (Some(crate::preset::NONE), _) | (None, None) => Vec::new(),
-        // A program no preset names: nothing to parse, none is chosen.
-        (None, Some((program, args))) if !catalog.may_claim(program, args) => Vec::new(),
-        _ => catalog.presets(),
-    };
-    let (preset, chosen_for, no_preset) = match (cli.preset.as_deref(), &command) {
-        (Some(crate::preset::NONE), _) | (None, None) => (None, None, None),
-        (Some(name), _) => (
-            Some(catalog.find(&presets, name).map_err(usage)?),
-            None,
-            None,
-        ),
-        (None, Some((program, args))) => {
-            use crate::preset::claims;
-            match crate::preset::choose(&presets, program, args).map_err(usage)? {
-                // The file that will run, as the spawn finds it: BusyBox's
-                // `wget` is not the wget the preset describes.
-                Some(chosen) => match claims::another_program(&chosen, &PLATFORM_FILES) {
-                    Some(why) => (None, None, Some(why)),
-                    None => (Some(chosen.preset.clone()), Some(chosen.why), None),
-                },
-                None => (None, None, claims::shell(program, args)),
-            }
+    // Each group checks its own options; the first refusal is said.
+    let resolved = cli.resolve(simulate)?;
+    // `Parsed::Lean` is never a plan or a simulation.
+    match (asked, simulation) {
+        #[cfg(feature = "preview")]
+        (Asked::Plan, Some(simulation)) => Ok(plan(&cli, resolved, &chosen, simulation, command)),
+        #[cfg(feature = "preview")]
+        (Asked::Simulate, Some(simulation)) => {
+            use crate::cli::args::simulation::Simulation;
+            let budget = resolved.budget.params;
+            Ok(match simulation.resolve(&cli, resolved.backoff, budget)? {
+                Simulation::Sweep(options) => Mode::Simulate(options),
+                Simulation::Outage(options) => Mode::Outage(options),
+            })
         }
-    };
-    let words = match &preset {
-        Some(preset) => {
-            let judging = match chosen_for {
-                Some(_) => crate::cli::Judging::Chosen,
-                None => crate::cli::Judging::Named,
+        _ => Ok(run(cli, resolved, words, chosen, command)),
+    }
+}
+
+/// The modes that only print, each from its own options.
+fn printing(cli: RunArgs, print: Print) -> Result<Mode, clap::Error> {
+    let provenance = &cli.provenance;
+    Ok(match print {
+        Print::Completions(shell) => Mode::Completions(shell),
+        Print::Man => Mode::Man,
+        Print::Presets(name) => presets(name.as_deref(), cli.logging.verbose).map_err(usage)?,
+        Print::BudgetStatus(name) => {
+            let store = cli.store.resolve(provenance)?;
+            let budget = cli.budget.resolve(provenance)?;
+            Mode::BudgetStatus(budget.named(name, store))
+        }
+        Print::BreakerStatus(name) => {
+            let circuit = cli.breaker.resolve(provenance)?;
+            let store = cli.store.resolve(provenance)?;
+            // The circuit's series are the breaker's, of no job.
+            let metrics = crate::metrics::Settings {
+                job: None,
+                ..cli.metrics.resolve()
             };
-            crate::cli::apply_preset(&mut cli, preset, judging).map_err(usage)?
+            let circuit = circuit.named(name, cli.process.max_time, store);
+            Mode::BreakerStatus(circuit, metrics, cli.provenance)
         }
-        None => Default::default(),
+    })
+}
+
+/// `--presets [NAME]`: a table to read; the flags of one preset, or of
+/// all with -v.
+fn presets(name: Option<&str>, verbose: bool) -> Result<Mode, String> {
+    let catalog = crate::preset::Catalog::load();
+    let presets = catalog.presets();
+    let listing = match (name, verbose) {
+        (Some(name), _) => catalog.find(&presets, name)?.as_flags(),
+        (None, true) => crate::preset::listing(&presets),
+        (None, false) => crate::preset::table(&presets),
     };
-    let crate::cli::presets::Words {
+    Ok(Mode::Presets {
+        listing,
+        warning: catalog.warning(),
+    })
+}
+
+/// A preset chosen by the program's call judges it on evidence only.
+fn judging(chosen: &crate::preset::Resolved<'_>) -> Judging {
+    match chosen.chosen_for {
+        Some(_) => Judging::Chosen,
+        None => Judging::Named,
+    }
+}
+
+/// What -v, --plan and the JSON log say of the preset that judges the run.
+fn preset_line(
+    chosen: &crate::preset::Resolved<'_>,
+    provenance: &Provenance,
+) -> Option<PresetLine> {
+    let preset = chosen.preset.as_ref()?;
+    Some(PresetLine {
+        name: preset.name.to_owned(),
+        chosen: chosen.chosen_for.is_some(),
+        why: chosen
+            .chosen_for
+            .clone()
+            .unwrap_or_else(|| format!("named by {}", provenance.name(id::PRESET, &preset.name))),
+    })
+}
+
+/// `--plan`: the sleeps a run would take, for the command it names.
+#[cfg(feature = "preview")]
+fn plan(
+    cli: &RunArgs,
+    resolved: args::Settings,
+    chosen: &crate::preset::Resolved<'_>,
+    simulation: crate::cli::SimulationArgs,
+    command: Option<(OsString, Vec<OsString>)>,
+) -> Mode {
+    let command = command
+        .as_ref()
+        .map(|(program, args)| crate::sinks::name::CommandName::new(program, args).full);
+    Mode::Plan(crate::plan::Options {
+        preset: preset_line(chosen, &cli.provenance),
+        backoff: resolved.backoff,
+        attempts: cli.backoff.max_attempts,
+        seed: cli.process.seed,
+        format: simulation.format.into(),
+        max_time: resolved.limits.max_time,
+        command,
+    })
+}
+
+/// A run: its options, its outputs', and where their values came from.
+fn run(
+    cli: RunArgs,
+    resolved: args::Settings,
+    words: Words,
+    chosen: crate::preset::Resolved<'_>,
+    command: Option<(OsString, Vec<OsString>)>,
+) -> Mode {
+    let args::Settings {
+        backoff,
+        policy,
+        limits,
+        circuit,
+        store,
+        budget,
+    } = resolved;
+    let Words {
         labels,
         slow_down,
         transient,
@@ -163,270 +208,44 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         named_codes,
     } = words;
     let (slow_down, slow_down_advice) = slow_down.unzip();
-    let named = |id, value: &dyn std::fmt::Display| cli.provenance.name(id, value);
-    if cli.cap < cli.base {
-        let (cap, base) = (fmt(cli.cap), fmt(cli.base));
-        let fix = if cli.provenance.is_default(id::CAP) {
-            format!("; set --cap to {base} or more")
-        } else if cli.provenance.is_default(id::BASE) {
-            format!("; set --base to {cap} or less")
-        } else {
-            String::new()
-        };
-        return Err(usage(format!(
-            "{} is below {}: the cap must be at least the base{fix}",
-            named(id::CAP, &cap),
-            named(id::BASE, &base),
-        )));
-    }
-    for (id, list) in [(id::RETRY_ON, &cli.retry_on), (id::FATAL_ON, &cli.fatal_on)] {
-        if let Some(list) = list {
-            disjoint_from_success(&cli.provenance, id, list, &cli.success_on)?;
-        }
-    }
-    if cli.timeout == Some(Duration::ZERO) {
-        return Err(usage(format!(
-            "{} would stop every attempt before it starts; leave it out for no limit",
-            named(id::TIMEOUT, &"0s")
-        )));
-    }
-    if cli.max_time == Some(Duration::ZERO) {
-        return Err(usage(format!(
-            "{} would stop the run before it starts; leave it out for no limit",
-            named(id::MAX_TIME, &"0s")
-        )));
-    }
-    if cli.breaker_cooldown == Some(Duration::ZERO) {
-        return Err(usage(breaker_cooldown_zero(&cli)));
-    }
-    if let Some(message) = breaker_max_short(&cli) {
-        return Err(usage(message));
-    }
-    let store = store(&cli)?;
-
-    let jitter = match (cli.jitter.single(), cli.simulate) {
-        (Some(jitter), _) => jitter,
-        // The run's own backoff is unused when every strategy is simulated.
-        (None, true) => Jitter::Full,
-        (None, false) => {
-            return Err(usage(format!(
-                "{} compares strategies in --simulate; a run or a plan needs one of none, full, equal, decorrelated",
-                named(id::JITTER, &"all")
-            )));
-        }
+    let (pipes, on_retry) = cli.pipes.resolve(slow_down, transient);
+    let budget = (cli.budget.budget).map(|name| budget.named(name, store.clone()));
+    let breaker = (cli.breaker.breaker).map(|name| circuit.named(name, limits.max_time, store));
+    let logging = cli.logging.resolve();
+    let report = sinks::Settings {
+        log_format: logging.format,
+        log_file: logging.file,
+        verbosity: logging.verbosity,
+        metrics: cli.metrics.resolve(),
+        preset: preset_line(&chosen, &cli.provenance),
+        preset_warnings: chosen.warnings,
+        no_preset: chosen.no_preset,
     };
-    let backoff = Backoff {
-        jitter,
-        base: cli.base,
-        cap: cli.cap,
-        factor: cli.factor,
-    };
-    let budget_params = budget_params(&cli)?;
-    // What -v, --plan and the JSON log say of the preset that judges the run.
-    let preset_line = preset.as_ref().map(|preset| crate::events::PresetLine {
-        name: preset.name.to_owned(),
-        chosen: chosen_for.is_some(),
-        why: chosen_for.clone().unwrap_or_else(|| {
-            format!("named by {}", cli.provenance.name(id::PRESET, &preset.name))
-        }),
-    });
-    // `Parsed::Lean` is never a plan or a simulation.
-    #[cfg(not(feature = "preview"))]
-    let _ = simulation;
-    #[cfg(feature = "preview")]
-    match simulation {
-        Some(simulation) if cli.plan => {
-            let command = command
-                .as_ref()
-                .map(|(program, args)| crate::sinks::name::CommandName::new(program, args).full);
-            return Ok(Mode::Plan(plan::Options {
-                preset: preset_line,
-                backoff,
-                attempts: cli.max_attempts,
-                seed: cli.seed,
-                format: simulation.format.into(),
-                max_time: cli.max_time,
-                command,
-            }));
-        }
-        Some(simulation) if cli.simulate && simulation.model == ModelChoice::Outage => {
-            return outage_options(&cli, simulation, backoff, budget_params);
-        }
-        Some(simulation) if cli.simulate => {
-            return Ok(Mode::Simulate(simulate_options(&cli, simulation, backoff)));
-        }
-        _ => {}
-    }
-
     // clap guarantees at least one word when a command is run.
     let (program, args) = command.unwrap_or_default();
-    let budget =
-        (cli.budget.clone()).map(|name| budget_settings(&cli, budget_params, store.clone(), name));
-    let breaker = (cli.breaker.clone()).map(|name| breaker_settings(&cli, store.clone(), name));
-    let mut preset_warnings: Vec<String> = catalog.warning().into_iter().collect();
-    if let (Some(preset), None) = (&preset, &chosen_for) {
-        preset_warnings.extend(crate::preset::check_fits(preset, &program, &args));
-    }
-
-    let report = sinks::Settings {
-        log_format: cli
-            .log_format
-            .resolve(std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")),
-        log_file: cli.log_file,
-        verbosity: match (cli.quiet, cli.verbose) {
-            (true, _) => Verbosity::Quiet,
-            (_, true) => Verbosity::Verbose,
-            _ => Verbosity::Normal,
-        },
-        metrics: crate::metrics::Settings {
-            job: cli.job,
-            dir: cli.metrics_dir,
-            statsd: cli.statsd,
-            statsd_tags: cli.statsd_tags,
-        },
-        preset: preset_line,
-        preset_warnings,
-        no_preset,
+    let options = run::Options {
+        backoff,
+        attempts: cli.backoff.max_attempts,
+        policy,
+        timeout: limits.timeout,
+        kill_after: limits.kill_after,
+        max_time: limits.max_time,
+        seed: cli.process.seed,
+        countdown: report.countdown(),
+        withheld: &sinks::WITHHELD,
+        foreground: cli.programs.foreground.into(),
+        on_retry,
+        pipes,
+        budget,
+        breaker,
+        labels,
+        slow_down_advice,
+        hidden_advice: hidden,
+        named_codes,
+        program,
+        args,
     };
-    Ok(Mode::Run(
-        Box::new(run::Options {
-            backoff,
-            attempts: cli.max_attempts,
-            policy: Policy::new(cli.success_on, cli.retry_on, cli.fatal_on),
-            timeout: cli.timeout,
-            kill_after: cli.kill_after,
-            max_time: cli.max_time,
-            seed: cli.seed,
-            countdown: report.countdown(),
-            withheld: &sinks::WITHHELD,
-            foreground: cli.foreground.into(),
-            on_retry: cli.on_retry,
-            pipes: crate::run::pipes::Settings {
-                stdin: cli.stdin.into(),
-                stdin_limit: cli.stdin_limit,
-                stdout_once: cli.stdout_once,
-                matchers: crate::run::pipes::Matchers {
-                    retry_if: cli.retry_if_output,
-                    stop_if: cli.stop_if_output,
-                    delay_from: cli.delay_from_output,
-                    slow_down,
-                    transient,
-                },
-            },
-            budget,
-            breaker,
-            labels,
-            slow_down_advice,
-            hidden_advice: hidden,
-            named_codes,
-            program,
-            args,
-        }),
-        Box::new(report),
-        cli.provenance,
-    ))
-}
-
-/// `--store` (or `--budget-store`) and `--store-timeout` (or
-/// `--budget-timeout`), for the budget, the breaker and their status.
-fn store(cli: &RunArgs) -> Result<(crate::state::store::Store, Duration), clap::Error> {
-    let (store_timeout, timeout_id) = spelled(
-        &cli.provenance,
-        (cli.store_timeout, id::STORE_TIMEOUT),
-        (cli.budget_timeout, id::BUDGET_TIMEOUT),
-    );
-    if store_timeout == Some(Duration::ZERO) {
-        return Err(usage(format!(
-            "{} would give up on the store before it could answer; leave it out for {} ms",
-            cli.provenance.name(timeout_id, &"0s"),
-            crate::duration::millis(crate::state::store::DEFAULT_TIMEOUT)
-        )));
-    }
-    let (store, _) = spelled(
-        &cli.provenance,
-        (cli.store.clone(), id::STORE),
-        (cli.budget_store.clone(), id::BUDGET_STORE),
-    );
-    let timeout = store_timeout.unwrap_or(crate::state::store::DEFAULT_TIMEOUT);
-    Ok((store.unwrap_or_default(), timeout))
-}
-
-/// The budget called `name`.
-fn budget_settings(
-    cli: &RunArgs,
-    params: crate::state::budget::Params,
-    (store, timeout): (crate::state::store::Store, Duration),
-    name: String,
-) -> crate::state::budget::Settings {
-    crate::state::budget::Settings {
-        name,
-        params,
-        size_given: cli.provenance.given(id::BUDGET_TOKENS)
-            || cli.provenance.given(id::BUDGET_REFILL),
-        store,
-        timeout,
-    }
-}
-
-/// A `--breaker-cooldown` of zero, refused for a run and the breaker's status.
-/// `--breaker-cooldown-max` below the first cooldown (given, or the
-/// default): the cooldown could not grow to it.
-fn breaker_max_short(cli: &RunArgs) -> Option<String> {
-    let max = cli.breaker_cooldown_max?;
-    let cooldown = cli
-        .breaker_cooldown
-        .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN);
-    (max < cooldown).then(|| {
-        let (first, fix) = match cli.breaker_cooldown {
-            Some(_) => (
-                cli.provenance.name(id::BREAKER_COOLDOWN, &fmt(cooldown)),
-                String::new(),
-            ),
-            None => (
-                format!("the default --breaker-cooldown, {}", fmt(cooldown)),
-                format!("; set --breaker-cooldown-max to {} or more", fmt(cooldown)),
-            ),
-        };
-        format!(
-            "{} is below {first}: the longest cooldown must be at least the first{fix}",
-            cli.provenance.name(id::BREAKER_COOLDOWN_MAX, &fmt(max)),
-        )
-    })
-}
-
-fn breaker_cooldown_zero(cli: &RunArgs) -> String {
-    format!(
-        "{} would close the circuit as soon as it opens; give a cooldown such as 1m",
-        cli.provenance.name(id::BREAKER_COOLDOWN, &"0s")
-    )
-}
-
-/// The circuit breaker called `name`.
-fn breaker_settings(
-    cli: &RunArgs,
-    (store, timeout): (crate::state::store::Store, Duration),
-    name: String,
-) -> crate::state::breaker::Settings {
-    crate::state::breaker::Settings {
-        name,
-        params: crate::state::breaker::Params {
-            after: cli
-                .breaker_after
-                .unwrap_or(crate::state::breaker::DEFAULT_AFTER),
-            cooldown: cli
-                .breaker_cooldown
-                .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN),
-            max: cli
-                .breaker_cooldown_max
-                .unwrap_or(crate::state::breaker::DEFAULT_COOLDOWN_MAX),
-        },
-        lease: crate::state::breaker::lease(cli.max_time),
-        exit_code: cli
-            .breaker_exit_code
-            .map_or(crate::state::breaker::EXIT_OPEN, i32::from),
-        store,
-        timeout,
-    }
+    Mode::Run(Box::new(options), Box::new(report), cli.provenance)
 }
 
 /// How the preset lookup finds the file that will run, as the spawn does.
@@ -434,211 +253,6 @@ const PLATFORM_FILES: crate::preset::claims::Files<'static> = crate::preset::cla
     find: &crate::platform::spawn::program_file,
     same: &crate::platform::owner::same_path,
 };
-
-/// COMMAND's words as a program and its arguments: with `-s`, one script
-/// for the shell.
-fn program_and_args(
-    words: Vec<std::ffi::OsString>,
-    shell: bool,
-) -> (std::ffi::OsString, Vec<std::ffi::OsString>) {
-    let mut words = words.into_iter();
-    if shell {
-        let script = words.collect::<Vec<_>>().join(std::ffi::OsStr::new(" "));
-        crate::platform::shell(script)
-    } else {
-        (words.next().unwrap_or_default(), words.collect())
-    }
-}
-
-/// `--plan` and `--simulate` in a retry built without them (the cargo
-/// feature `preview`): one line, before any other rule, as the options
-/// stay defined (help, the man page and completions are the same in every
-/// build).
-fn preview_built(cli: &RunArgs) -> Result<(), clap::Error> {
-    let mode = match (cli.plan, cli.simulate) {
-        (true, _) => "--plan",
-        (_, true) => "--simulate",
-        _ => return Ok(()),
-    };
-    if cfg!(feature = "preview") {
-        return Ok(());
-    }
-    Err(usage(format!(
-        "{mode}: this retry was built without --plan and --simulate (the cargo feature `preview`)"
-    )))
-}
-
-/// `--simulate`'s experiment from its flags. Left at their defaults,
-/// --base and --cap become the post's (see `simulate::contenders`).
-#[cfg(feature = "preview")]
-fn simulate_options(cli: &RunArgs, sim: SimulationArgs, backoff: Backoff) -> simulate::Options {
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let model = match sim.model {
-        ModelChoice::Occ => Model::Occ,
-        ModelChoice::Busy => Model::Busy {
-            mean_ms: ms(sim.service_time),
-            sd_ms: ms(sim.service_sd),
-        },
-        ModelChoice::Outage => unreachable!("the outage model has options of its own"),
-    };
-    simulate::Options {
-        experiment: Experiment {
-            model,
-            net: Net {
-                mean_ms: ms(sim.net_delay),
-                sd_ms: ms(sim.net_sd),
-            },
-            max_work: sim.max_work,
-        },
-        contenders: simulate::contenders(
-            cli.jitter.single(),
-            backoff,
-            cli.provenance.is_default(id::BASE) && cli.provenance.is_default(id::CAP),
-        ),
-        clients: sim.clients.0,
-        reps: sim.reps,
-        svg: sim.svg,
-        seed: cli.seed,
-        format: sim.format.into(),
-    }
-}
-
-/// An option given under its name or its old spelling (`--store`,
-/// `--budget-store`): typed wins over a variable, and the name over the old
-/// spelling. The value, and the id it came from (for messages).
-fn spelled<T>(
-    provenance: &Provenance,
-    name: (Option<T>, &'static str),
-    old: (Option<T>, &'static str),
-) -> (Option<T>, &'static str) {
-    let typed_old = provenance.typed(old.1) && !provenance.typed(name.1);
-    match (name, old) {
-        ((Some(value), id), _) if !typed_old => (Some(value), id),
-        (_, (Some(value), id)) => (Some(value), id),
-        ((value, id), _) => (value, id),
-    }
-}
-
-/// The most runs (hosts × span / every) `--model outage` simulates per
-/// row and repetition: some 20 bytes each in the queue at worst, and
-/// seconds of work per ten million.
-#[cfg(feature = "preview")]
-const MAX_OUTAGE_RUNS: f64 = 1e9;
-
-/// Repetitions of `--model outage` when `--reps` is left at its default
-/// (100, for the sweeps' small runs): each of its rows is a whole fleet.
-#[cfg(feature = "preview")]
-const OUTAGE_REPS: u32 = 3;
-
-/// `--simulate --model outage`'s scenario and rows from its flags and the
-/// run's own (-n, --base, --cap, --jitter, --factor, the --budget-* values).
-#[cfg(feature = "preview")]
-fn outage_options(
-    cli: &RunArgs,
-    sim: SimulationArgs,
-    backoff: Backoff,
-    budget: crate::state::budget::Params,
-) -> Result<Mode, clap::Error> {
-    use crate::simulate::outage::{Options, Scenario, policies};
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    if cli.jitter.single().is_none() {
-        return Err(usage(format!(
-            "{} compares strategies in --simulate's occ and busy models; --model outage runs one of none, full, equal, decorrelated",
-            cli.provenance.name(id::JITTER, &"all")
-        )));
-    }
-    let runs = f64::from(sim.hosts) * sim.span.as_secs_f64() / sim.every.as_secs_f64();
-    if runs > MAX_OUTAGE_RUNS {
-        return Err(usage(format!(
-            "{}, {} and {} make {runs:.0} runs, more than {MAX_OUTAGE_RUNS:.0}: fewer hosts, a longer --every or a shorter --span",
-            cli.provenance.name(id::HOSTS, &sim.hosts),
-            cli.provenance.name(id::SPAN, &fmt(sim.span)),
-            cli.provenance.name(id::EVERY, &fmt(sim.every)),
-        )));
-    }
-    let scenario = Scenario {
-        hosts: sim.hosts,
-        every: sim.every,
-        outage: sim.outage,
-        capacity: sim.capacity,
-        span: sim.span,
-        net: Net {
-            mean_ms: ms(sim.net_delay),
-            sd_ms: ms(sim.net_sd),
-        },
-        backoff,
-        attempts: cli.max_attempts,
-    };
-    let reps = match cli.provenance.is_default(id::REPS) {
-        true => OUTAGE_REPS,
-        false => sim.reps,
-    };
-    Ok(Mode::Outage(Options {
-        policies: policies(
-            &scenario,
-            budget,
-            &sim.breaker_afters.0,
-            &sim.breaker_cooldowns.0,
-            &sim.breaker_cooldown_maxes.0,
-        ),
-        scenario,
-        reps,
-        seed: cli.seed,
-        format: sim.format.into(),
-    }))
-}
-
-/// `--budget-tokens`, `--budget-cost`, `--budget-refill`: a budget that
-/// could never pay for one retry is a mistake, not a way to turn retries off.
-fn budget_params(cli: &RunArgs) -> Result<crate::state::budget::Params, clap::Error> {
-    if cli.budget_tokens < cli.budget_cost {
-        return Err(usage(format!(
-            "{} is below {}: the budget could never pay for a retry",
-            cli.provenance.name(id::BUDGET_TOKENS, &cli.budget_tokens),
-            cli.provenance.name(id::BUDGET_COST, &cli.budget_cost),
-        )));
-    }
-    Ok(crate::state::budget::Params {
-        tokens: cli.budget_tokens,
-        cost: cli.budget_cost,
-        refill: cli.budget_refill,
-    })
-}
-
-/// A code cannot both end the run as a success and be retried or fatal.
-fn disjoint_from_success(
-    provenance: &Provenance,
-    id: &str,
-    list: &CodeSet,
-    success: &CodeSet,
-) -> Result<(), clap::Error> {
-    let overlap = list.intersection(success);
-    if overlap.is_empty() {
-        return Ok(());
-    }
-    let fix = if provenance.is_default(id::SUCCESS_ON) {
-        format!(
-            "; leave {overlap} out of {}",
-            crate::cli::provenance::long(id)
-        )
-    } else {
-        String::new()
-    };
-    Err(usage(format!(
-        "{} and {} both list {overlap}: a code cannot be both{fix}",
-        provenance.name(id, list),
-        provenance.name(id::SUCCESS_ON, success),
-    )))
-}
-
-fn fmt(duration: Duration) -> String {
-    humantime::format_duration(duration).to_string()
-}
-
-/// A usage error in clap's own shape, so it is printed and exits like one.
-pub(crate) fn usage(message: String) -> clap::Error {
-    Cli::command().error(ErrorKind::ArgumentConflict, message)
-}
 
 #[cfg(test)]
 mod tests;

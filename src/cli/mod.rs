@@ -1,11 +1,12 @@
 //! The command line as clap sees it. Each file keeps one concern:
-//! `args` (every flag of a run: help, `RETRY_*` variable, parser),
-//! `simulation` (the options only --plan and --simulate read), `values`
-//! (the parsers of values that are more than a number), `choices` (the
-//! plain choices), `presets` (a preset's rules set as flags), and here, how
-//! a line is parsed: lean for a run, in full for everything else.
-//! Cross-field rules (`--cap` below `--base`, overlapping code lists) live
-//! in `config`.
+//! `args` (every flag, in groups of one concern under `args/`: help,
+//! `RETRY_*` variable, parser, and the group's checks in its `resolve`;
+//! `args/simulation.rs` the options only --plan and --simulate read),
+//! `values` (the parsers of values that are more than a number), `choices`
+//! (the plain choices), `presets` (a preset's rules set as flags), `refuse`
+//! (a rule's refusal as a usage error), `config` (the parsed line to a mode,
+//! as a table of contents), and here, how a line is parsed: lean for a run,
+//! in full for everything else.
 
 pub mod args;
 pub mod choices;
@@ -15,7 +16,7 @@ pub mod help;
 pub mod id;
 mod presets;
 pub mod provenance;
-pub mod simulation;
+mod refuse;
 pub mod usage;
 mod values;
 
@@ -24,10 +25,9 @@ use std::ffi::OsString;
 use clap::{Args, Parser};
 
 pub use crate::cli::args::RunArgs;
+pub use crate::cli::args::simulation::SimulationArgs;
 use crate::cli::choices::ModelChoice;
-pub(crate) use crate::cli::presets::{Judging, apply_preset};
 use crate::cli::provenance::Provenance;
-pub use crate::cli::simulation::SimulationArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -239,7 +239,7 @@ fn refuse_stray(
         None => Ok(()),
         Some((id, mode)) => {
             let flag = provenance::long(id);
-            Err(config::usage(format!("`{flag}` is only for {mode}")))
+            Err(refuse::usage(format!("`{flag}` is only for {mode}")))
         }
     }
 }
@@ -264,7 +264,13 @@ mod tests {
 
     #[test]
     fn modes_need_no_command_and_refuse_one() {
-        assert!(Cli::try_parse_from(["retry", "--plan"]).unwrap().run.plan);
+        assert!(
+            Cli::try_parse_from(["retry", "--plan"])
+                .unwrap()
+                .run
+                .modes
+                .plan
+        );
         // A plan may name the command it is for; it is not run.
         assert!(Cli::try_parse_from(["retry", "--plan", "--", "make", "deploy"]).is_ok());
         assert!(Cli::try_parse_from(["retry", "--simulate", "--", "true"]).is_err());
@@ -441,9 +447,9 @@ mod tests {
     #[test]
     fn command_after_options_keeps_its_own_flags() {
         let cli = lean(&["-n", "3", "curl", "-fsS", "--retry", "x"]).unwrap();
-        assert_eq!(cli.max_attempts, Attempts::Limit(3));
-        assert_eq!(cli.command, ["curl", "-fsS", "--retry", "x"]);
+        assert_eq!(cli.backoff.max_attempts, Attempts::Limit(3));
+        assert_eq!(cli.programs.command, ["curl", "-fsS", "--retry", "x"]);
         let dashed = lean(&["--", "-weird", "-n"]).unwrap();
-        assert_eq!(dashed.command, ["-weird", "-n"]);
+        assert_eq!(dashed.programs.command, ["-weird", "-n"]);
     }
 }

@@ -82,10 +82,10 @@ pub(crate) fn apply_preset(
             // What the default retries, and the preset's own codes besides
             // (git's 141): a code the default would retry is retried.
             Rule::RetryOn if chosen => {
-                let success = &run.success_on;
-                let listed = run.retry_on.take().unwrap_or_default();
+                let success = &run.codes.success_on;
+                let listed = run.codes.retry_on.take().unwrap_or_default();
                 let retry = crate::policy::default_retry(success).union(&listed);
-                run.retry_on = Some(retry.intersection(&success.complement()));
+                run.codes.retry_on = Some(retry.intersection(&success.complement()));
             }
             // Its label says what it retries: a code given up on is not that.
             Rule::RetryOn => {
@@ -99,7 +99,7 @@ pub(crate) fn apply_preset(
             _ => {}
         }
     }
-    let seen = match (run.shell, run.command.split_first()) {
+    let seen = match (run.programs.shell, run.programs.command.split_first()) {
         (false, Some((program, args))) => crate::preset::quiet::seen(program, args),
         _ => Default::default(),
     };
@@ -145,9 +145,9 @@ fn named_codes<'a>(
             _ => Ok(None),
         }
     };
-    let success = rule(Rule::SuccessOn)?.unwrap_or_else(|| run.success_on.clone());
-    let retry = rule(Rule::RetryOn)?.or_else(|| run.retry_on.clone());
-    let fatal = rule(Rule::FatalOn)?.or_else(|| run.fatal_on.clone());
+    let success = rule(Rule::SuccessOn)?.unwrap_or_else(|| run.codes.success_on.clone());
+    let retry = rule(Rule::RetryOn)?.or_else(|| run.codes.retry_on.clone());
+    let fatal = rule(Rule::FatalOn)?.or_else(|| run.codes.fatal_on.clone());
     Ok(Policy::new(success, retry, fatal))
 }
 
@@ -165,12 +165,12 @@ fn rule_id(rule: Rule) -> &'static str {
 
 fn set_rule(run: &mut RunArgs, rule: Rule, text: &str) -> Result<(), String> {
     match rule {
-        Rule::RetryOn => run.retry_on = Some(text.parse()?),
-        Rule::FatalOn => run.fatal_on = Some(text.parse()?),
-        Rule::SuccessOn => run.success_on = text.parse()?,
-        Rule::RetryIfOutput => run.retry_if_output = Some(parse_regex(text)?),
-        Rule::StopIfOutput => run.stop_if_output = Some(parse_regex(text)?),
-        Rule::DelayFromOutput => run.delay_from_output = Some(parse_hint_regex(text)?),
+        Rule::RetryOn => run.codes.retry_on = Some(text.parse()?),
+        Rule::FatalOn => run.codes.fatal_on = Some(text.parse()?),
+        Rule::SuccessOn => run.codes.success_on = text.parse()?,
+        Rule::RetryIfOutput => run.pipes.retry_if_output = Some(parse_regex(text)?),
+        Rule::StopIfOutput => run.pipes.stop_if_output = Some(parse_regex(text)?),
+        Rule::DelayFromOutput => run.pipes.delay_from_output = Some(parse_hint_regex(text)?),
     }
     Ok(())
 }

@@ -24,6 +24,7 @@ pub mod claims;
 mod listing;
 mod programs_line;
 pub mod quiet;
+mod resolve;
 pub mod wrappers;
 
 pub use listing::{listing, table};
@@ -32,6 +33,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 pub use claims::{Calls, choose};
+pub use resolve::{Resolved, catalog, resolve};
 
 /// `--preset none`: no preset, named or looked up.
 pub const NONE: &str = "none";

@@ -410,6 +410,57 @@ fn a_preset_named_for_another_program_is_said_once_through_a_shell_or_wrapper_no
     assert!(fits("curl", "sudo wget x").is_some());
 }
 
+/// `resolve`: the preset named, or the one the program's call chose, or
+/// none and why; the file the spawn would run is the caller's answer.
+#[test]
+fn resolve_names_chooses_or_says_why_none() {
+    let catalog = Catalog::default();
+    let resolve = |name: Option<&str>, line: &[&str], file: Option<std::path::PathBuf>| {
+        let words: Vec<OsString> = line.iter().map(OsString::from).collect();
+        let command = words.split_first().map(|(p, a)| (p.as_os_str(), a));
+        let find = |_: &OsStr, _: Option<&OsStr>| file.clone();
+        let files = crate::preset::claims::Files {
+            find: &find,
+            same: &|_, _| false,
+        };
+        let resolved = resolve(&catalog, name, command, &files);
+        resolved.map(|r| {
+            let name = r.preset.map(|preset| preset.name);
+            (name, r.chosen_for.is_some(), r.no_preset, r.warnings.len())
+        })
+    };
+    // Named: it judges every rule, and one for another program is warned of.
+    assert_eq!(
+        resolve(Some("curl"), &["make"], None),
+        Ok((Some("curl"), false, None, 1))
+    );
+    assert_eq!(
+        resolve(Some("curl"), &[], None),
+        Ok((Some("curl"), false, None, 0))
+    );
+    assert_eq!(
+        resolve(Some(NONE), &["curl"], None),
+        Ok((None, false, None, 0))
+    );
+    assert!(resolve(Some("nope"), &["curl"], None).is_err());
+    // Chosen by the call, unless the file that runs is another program.
+    assert_eq!(
+        resolve(None, &["curl", "-fsS", "x"], None),
+        Ok((Some("curl"), true, None, 0))
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let busybox = dir.path().join("busybox");
+    std::fs::write(&busybox, "").unwrap();
+    let (preset, _, why, _) = resolve(None, &["wget", "x"], Some(busybox)).unwrap();
+    assert_eq!(preset, None);
+    assert!(why.unwrap().contains("BusyBox"));
+    // A shell's script is no call a preset claims: -v says so.
+    let (preset, _, why, _) = resolve(None, &["sh", "-c", "curl x"], None).unwrap();
+    assert_eq!(preset, None);
+    assert!(why.is_some());
+    assert_eq!(resolve(None, &["true"], None), Ok((None, false, None, 0)));
+}
+
 #[test]
 fn presets_print_as_flags_to_copy() {
     let preset = Preset {

@@ -6,7 +6,7 @@
 //! (budgets, the circuit breaker) for a cron fleet in an outage,
 //! with a table of its own. `sweep` runs every repetition on all
 //! cores, `chart` draws the two charts. The values of its options are read
-//! by `cli/simulation.rs`.
+//! by `cli/args/simulation.rs`.
 
 mod busy;
 mod chart;

@@ -1,7 +1,13 @@
 //! The validation's tests: cross-field rules, presets, verbosity.
 
+use std::time::Duration;
+
+use clap::CommandFactory;
+
 use super::*;
-use crate::cli::Judging;
+use crate::cli::presets::Judging;
+use crate::cli::refuse::fmt;
+use crate::sinks::log::Verbosity;
 
 /// The options of a run and of its outputs (every case here runs a
 /// command or fails).
@@ -324,7 +330,7 @@ fn plain_run_args() -> RunArgs {
 fn every_builtin_preset_passes_the_flags_own_parsers() {
     for preset in crate::preset::builtin() {
         let mut run = plain_run_args();
-        crate::cli::apply_preset(&mut run, &preset, Judging::Named).unwrap();
+        crate::cli::presets::apply_preset(&mut run, &preset, Judging::Named).unwrap();
         // And the result passes the cross-field rules.
         let args = [
             "--preset",
@@ -336,7 +342,7 @@ fn every_builtin_preset_passes_the_flags_own_parsers() {
     // Out of range on every platform (Windows: past 32 bits).
     let bad = crate::preset::parse("[x]\nretry-on = 1-0x100000000\nsource = s\n").unwrap();
     let mut run = plain_run_args();
-    let error = crate::cli::apply_preset(&mut run, &bad[0], Judging::Named).unwrap_err();
+    let error = crate::cli::presets::apply_preset(&mut run, &bad[0], Judging::Named).unwrap_err();
     assert!(
         error.starts_with("--preset x: --retry-on 1-0x100000000: exit code"),
         "{error}"
@@ -372,4 +378,21 @@ fn a_program_no_preset_names_reads_no_data() {
     let chosen = report(&["env", "A=1", "curl", "-fsS", "x"]).unwrap();
     assert!(chosen.preset.is_some());
     assert!(reads() > before);
+}
+
+/// Of two mistakes the one said is the first rule's, in the order the
+/// rules have always run: `--jitter all` outside --simulate after a zero
+/// --timeout, before a budget that could never pay.
+#[test]
+fn of_two_mistakes_the_first_rule_speaks() {
+    let error = config(&["--jitter", "all", "--timeout", "0s", "true"]).unwrap_err();
+    assert!(error.contains("`--timeout 0s` would stop"), "{error}");
+    let budget = ["--budget", "b", "--budget-tokens", "1", "true"];
+    let error = config(&[&["--jitter", "all"][..], &budget].concat()).unwrap_err();
+    assert!(error.contains("compares strategies"), "{error}");
+    let error = config(&["--cap", "1s", "--base", "2s", "--timeout", "0s", "true"]).unwrap_err();
+    assert!(
+        error.contains("the cap must be at least the base"),
+        "{error}"
+    );
 }

@@ -11,6 +11,10 @@ use clap::{Args, ValueHint};
 
 use crate::cli::args::{MODES, SIMULATION};
 use crate::cli::choices::{FormatChoice, ModelChoice};
+#[cfg(feature = "preview")]
+use crate::cli::id;
+#[cfg(feature = "preview")]
+use crate::cli::refuse::{fmt, usage};
 use crate::duration::parse as parse_duration;
 
 /// The options only --plan and --simulate read.
@@ -247,6 +251,143 @@ pub fn parse_max_work(text: &str) -> Result<u64, String> {
         Err(_) => Err("expected a positive whole number (`100_000_000`) or `unlimited`".into()),
     }
 }
+
+/// What `--simulate` runs: the post's sweep (`--model occ` or `busy`), or
+/// a fleet through an outage (`--model outage`).
+#[cfg(feature = "preview")]
+#[derive(Debug)]
+pub enum Simulation {
+    Sweep(crate::simulate::Options),
+    Outage(crate::simulate::outage::Options),
+}
+
+#[cfg(feature = "preview")]
+impl SimulationArgs {
+    /// `--simulate`'s experiment from its flags and the run's own (-n,
+    /// --base, --cap, --jitter, --factor, --seed, the --budget-* values).
+    pub fn resolve(
+        self,
+        run: &crate::cli::RunArgs,
+        backoff: crate::strategy::Backoff,
+        budget: crate::state::budget::Params,
+    ) -> Result<Simulation, clap::Error> {
+        match self.model {
+            ModelChoice::Outage => self.outage(run, backoff, budget).map(Simulation::Outage),
+            _ => Ok(Simulation::Sweep(self.sweep(run, backoff))),
+        }
+    }
+
+    /// The occ or busy model's sweep. Left at their defaults, --base and
+    /// --cap become the post's (see `simulate::contenders`).
+    fn sweep(
+        self,
+        run: &crate::cli::RunArgs,
+        backoff: crate::strategy::Backoff,
+    ) -> crate::simulate::Options {
+        use crate::simulate::{Experiment, Model, Net};
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let model = match self.model {
+            ModelChoice::Occ => Model::Occ,
+            ModelChoice::Busy => Model::Busy {
+                mean_ms: ms(self.service_time),
+                sd_ms: ms(self.service_sd),
+            },
+            ModelChoice::Outage => unreachable!("the outage model has options of its own"),
+        };
+        let provenance = &run.provenance;
+        crate::simulate::Options {
+            experiment: Experiment {
+                model,
+                net: Net {
+                    mean_ms: ms(self.net_delay),
+                    sd_ms: ms(self.net_sd),
+                },
+                max_work: self.max_work,
+            },
+            contenders: crate::simulate::contenders(
+                run.backoff.jitter.single(),
+                backoff,
+                provenance.is_default(id::BASE) && provenance.is_default(id::CAP),
+            ),
+            clients: self.clients.0,
+            reps: self.reps,
+            svg: self.svg,
+            seed: run.process.seed,
+            format: self.format.into(),
+        }
+    }
+
+    /// `--model outage`'s scenario and rows.
+    fn outage(
+        self,
+        run: &crate::cli::RunArgs,
+        backoff: crate::strategy::Backoff,
+        budget: crate::state::budget::Params,
+    ) -> Result<crate::simulate::outage::Options, clap::Error> {
+        use crate::simulate::{
+            Net,
+            outage::{Options, Scenario, policies},
+        };
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let provenance = &run.provenance;
+        if run.backoff.jitter.single().is_none() {
+            return Err(usage(format!(
+                "{} compares strategies in --simulate's occ and busy models; --model outage runs one of none, full, equal, decorrelated",
+                provenance.name(id::JITTER, &"all")
+            )));
+        }
+        let runs = f64::from(self.hosts) * self.span.as_secs_f64() / self.every.as_secs_f64();
+        if runs > MAX_OUTAGE_RUNS {
+            return Err(usage(format!(
+                "{}, {} and {} make {runs:.0} runs, more than {MAX_OUTAGE_RUNS:.0}: fewer hosts, a longer --every or a shorter --span",
+                provenance.name(id::HOSTS, &self.hosts),
+                provenance.name(id::SPAN, &fmt(self.span)),
+                provenance.name(id::EVERY, &fmt(self.every)),
+            )));
+        }
+        let scenario = Scenario {
+            hosts: self.hosts,
+            every: self.every,
+            outage: self.outage,
+            capacity: self.capacity,
+            span: self.span,
+            net: Net {
+                mean_ms: ms(self.net_delay),
+                sd_ms: ms(self.net_sd),
+            },
+            backoff,
+            attempts: run.backoff.max_attempts,
+        };
+        let reps = match provenance.is_default(id::REPS) {
+            true => OUTAGE_REPS,
+            false => self.reps,
+        };
+        Ok(Options {
+            policies: policies(
+                &scenario,
+                budget,
+                &self.breaker_afters.0,
+                &self.breaker_cooldowns.0,
+                &self.breaker_cooldown_maxes.0,
+            ),
+            scenario,
+            reps,
+            seed: run.process.seed,
+            format: self.format.into(),
+        })
+    }
+}
+
+/// The most runs (hosts × span / every) `--model outage` simulates per
+/// row and repetition: some 20 bytes each in the queue at worst, and
+/// seconds of work per ten million.
+#[cfg(feature = "preview")]
+const MAX_OUTAGE_RUNS: f64 = 1e9;
+
+/// Repetitions of `--model outage` when `--reps` is left at its default
+/// (100, for the sweeps' small runs): each of its rows is a whole fleet.
+#[cfg(feature = "preview")]
+const OUTAGE_REPS: u32 = 3;
 
 #[cfg(test)]
 mod tests {
