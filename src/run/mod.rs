@@ -53,7 +53,8 @@ pub use outcome::{Attempt, AttemptInfo, Ended, Exit, SpawnError, Unsettled};
 
 /// Runs the loop to its end and returns how retry ends. Its events are
 /// stamped as they are made, by `host`'s clock from `origin` (when the run
-/// began), and handed to `emit`.
+/// began), and handed to `emit`; the last, with `--breaker`, is the
+/// circuit as the run left it.
 pub fn run<R: Rng>(
     config: &Options,
     host: &mut impl Host,
@@ -62,6 +63,29 @@ pub fn run<R: Rng>(
     new_rng: impl FnOnce() -> R,
 ) -> Exit {
     let tell = &mut Tell { origin, emit };
+    let exit = run_to_end(config, host, tell, new_rng);
+    if let Some((name, circuit, seen)) = host.circuit() {
+        let name = name.to_owned();
+        tell.event(
+            host.now(),
+            Event::CircuitSeen {
+                name,
+                circuit,
+                seen,
+            },
+        );
+    }
+    exit
+}
+
+/// The breaker asked, then the attempts until the run ends, the breaker
+/// told how.
+fn run_to_end<R: Rng>(
+    config: &Options,
+    host: &mut impl Host,
+    tell: &mut Tell<impl FnMut(&Stamped)>,
+    new_rng: impl FnOnce() -> R,
+) -> Exit {
     let mut run = Loop::new(config, host.now(), new_rng);
     if config.breaker.is_some() {
         let asked = host.admit();

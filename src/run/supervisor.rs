@@ -130,14 +130,6 @@ impl<'a> Supervisor<'a> {
         &self.signals
     }
 
-    /// `--breaker NAME`'s circuit as the run last saw it, and when, for
-    /// the outputs.
-    pub fn circuit(&self) -> Option<(&str, breaker::Circuit, std::time::SystemTime)> {
-        let breaker = self.breaker.as_ref()?;
-        let (circuit, seen) = breaker.seen()?;
-        Some((breaker.name(), circuit, seen))
-    }
-
     /// A trace state belongs to the parent it came with: none here (absent
     /// or malformed) means none for what retry starts under its own trace.
     fn drop_foreign_trace_state(&self, command: &mut Spawn) {
@@ -384,6 +376,12 @@ impl Host for Supervisor<'_> {
 
     fn finish(&mut self, ended: breaker::Ended) -> Option<String> {
         self.breaker.as_mut().and_then(|b| b.tell(ended))
+    }
+
+    fn circuit(&self) -> Option<(&str, breaker::Circuit, std::time::SystemTime)> {
+        let breaker = self.breaker.as_ref()?;
+        let (circuit, seen) = breaker.seen()?;
+        Some((breaker.name(), circuit, seen))
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Attempt, SpawnError> {

@@ -30,6 +30,8 @@ pub fn write_line(event: &Event, context: &Context, out: &mut String) {
         Event::Succeeded { .. } => "notice",
         Event::GaveUp { .. } => "error",
         Event::Preset(_) | Event::NoPreset(_) => "notice",
+        // The metrics' alone: never shown (`Log::shows`).
+        Event::CircuitSeen { .. } => return,
     };
     // Writing to a String cannot fail.
     let _ = write!(out, "::{level} title=");

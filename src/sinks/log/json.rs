@@ -24,6 +24,8 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
         write_head(out, context, std::mem::take(&mut first), kind);
     };
     match event {
+        // The metrics' alone: never shown (`Log::shows`).
+        Event::CircuitSeen { .. } => return,
         Event::NoPreset(why) => {
             head(out, "no_preset");
             let _ = write!(out, r#","why":"{}""#, escape::json(why));

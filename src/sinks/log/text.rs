@@ -185,6 +185,8 @@ pub(crate) fn write_message(
             MsText(*slept_ms)
         ),
         Event::NoPreset(why) => write!(out, "no preset judges failures: {why}"),
+        // The metrics' alone: never shown (`Log::shows`).
+        Event::CircuitSeen { .. } => Ok(()),
         Event::Preset(line) => {
             write!(
                 out,
