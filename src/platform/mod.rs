@@ -18,7 +18,8 @@
 //! `append.rs` opens
 //! `--log-file` without ever waiting, only what can take appended lines,
 //! and through no symlink another user owns.
-//! `seam.rs` holds the types every twin shares (`Child`, `Io`, `Wake`).
+//! `seam.rs` holds the types every twin shares (`Child`, `Io`, `Wake`),
+//! and `Command`, the builder methods both `Spawn`s share.
 //!
 //! `unix/` holds what is Unix-only: `unix/mod.rs` is the implementation
 //! for every Unix (groups, reaping, dispositions); `spawn.rs` starts a

@@ -20,7 +20,7 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::platform::signals::Signals;
-use crate::platform::spawn::{Io, Spawn};
+use crate::platform::spawn::{Command as _, Io, Spawn};
 use crate::platform::tree::ProcessTree;
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
 use crate::run::countdown;
