@@ -10,6 +10,7 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::policy::Attempts;
+use crate::state::breaker::machine::Circuit;
 use crate::status::Status;
 use crate::strategy::{Jitter, Sleep};
 
@@ -112,6 +113,13 @@ pub enum Event {
     /// Why no preset judges a run whose program a preset is written for,
     /// or that runs a shell: before the first attempt, with `-v` only.
     NoPreset(String),
+    /// After the run's end, the `--breaker` circuit `name` as the run last
+    /// saw it, and when: for the metrics (its gauges and file), no line.
+    CircuitSeen {
+        name: String,
+        circuit: Circuit,
+        seen: SystemTime,
+    },
 }
 
 /// A sleep the server's hint had a say in (`run::hint::choose`).

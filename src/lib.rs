@@ -188,7 +188,7 @@ fn run_command(
         &mut |event| reporter.emit(event),
         || strategy::rng(seed),
     );
-    reporter.finish(host.circuit(), host.signals(), || host.now());
+    reporter.finish(host.signals(), || host.now());
     exit
 }
 

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # verify.sh: runs the real programs against servers on 127.0.0.1 through
-# retry, with each preset's flags read from src/preset/builtin.ini (the
-# built-in presets; PRESETS_INI names another file), and prints a table:
+# retry, with each preset's flags as that retry prints them (`retry
+# --presets NAME`: its built-in presets, so a change to
+# src/preset/builtin.ini is tested once built), and prints a table:
 # preset, case, expected, attempts seen, exit code, PASS/FAIL.
 #
 #   bash verify.sh [-v] [PRESET...]     (default: every preset it can run here)
 #
 #   -v        after the table, each case's command and the command's stderr
 #   RETRY        the retry binary (default: target/debug/retry of this checkout)
-#   PRESETS_INI  the presets file (default: the built-in data, src/preset/builtin.ini)
 #
 # Every case runs `retry -v -n 3 --base 1ms` (plus the preset's flags), so
 #   retried   = 3 attempts (the preset kept retrying)
@@ -27,7 +27,6 @@
 
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-INI=${PRESETS_INI:-$HERE/../../src/preset/builtin.ini}
 RETRY=${RETRY:-$(cd "$(dirname "$0")/../.." && pwd)/target/debug/retry}
 VERBOSE=0
 if [ "${1:-}" = -v ]; then VERBOSE=1; shift; fi
@@ -36,6 +35,8 @@ LIFE=900      # seconds any server may live, whatever happens to this script
 CASE_LIMIT=90 # seconds one case may take
 
 [ -x "$RETRY" ] || { echo "verify.sh: no retry binary at $RETRY (cargo build)" >&2; exit 2; }
+# shellcheck source=bench/presets/tests/preset_flags.sh
+. "$HERE/tests/preset_flags.sh"
 command -v python3 >/dev/null || { echo "verify.sh: needs python3" >&2; exit 2; }
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/presets-verify.XXXXXX")
@@ -114,7 +115,7 @@ case_() {
   local preset=$1 name=$2 expect=$3 want=$4; shift 5
   N=$((N + 1))
   local log=$W/case$N.json out=$W/case$N.out err=$W/case$N.err flags code attempts verdict hint=""
-  mapfile -d '' flags < <(python3 "$HERE/tests/preset_flags.py" "$INI" "$preset")
+  preset_flags "$RETRY" "$preset" || flags=()
   local run=("$RETRY" -v -n 3 --base 1ms --log-format json --log-file "$log" "${XARGS[@]}" "${flags[@]}" -- "$@")
   printf '%s\n' "$*" >"$W/case$N.cmd"
   if [ -n "$NS" ]; then

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use super::textfile::LOCK_WAIT;
-use crate::state::store::lock::Lock;
+use crate::platform::lock::Lock;
 
 use crate::state::breaker::{Circuit, State};
 

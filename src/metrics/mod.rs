@@ -146,6 +146,13 @@ pub enum Fact {
     Attempt(Duration),
     /// The run ended (after its last attempt's `Attempt`, if it ran).
     End(Ending),
+    /// After the end, the `--breaker` circuit `name` as the run last saw
+    /// it, at `seen`: its gauges and its file.
+    Circuit {
+        name: String,
+        circuit: Circuit,
+        seen: SystemTime,
+    },
 }
 
 /// The run's facts, gathered from its events.
@@ -206,6 +213,18 @@ impl Facts {
                     Outcome::of(reason),
                     self.slept,
                 ),
+            ],
+            Event::CircuitSeen {
+                name,
+                circuit,
+                seen,
+            } => [
+                Some(Fact::Circuit {
+                    name: name.clone(),
+                    circuit: *circuit,
+                    seen: *seen,
+                }),
+                None,
             ],
             _ => [None, None],
         }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::{Ending, Outcome, job::Job};
-use crate::state::store::lock::Lock;
+use crate::platform::lock::Lock;
 
 /// The series, in the order written, with their HELP.
 const START: (&str, &str) = (

@@ -13,10 +13,13 @@
 //! `trusted.rs` reads a file retry takes rules from (the user's presets):
 //! bounded, and only this user's or root's; `publish.rs` replaces a file
 //! others read (the Prometheus textfile) whole, by a rename, and reads the
-//! old one back only if it is this user's or root's. `append.rs` opens
+//! old one back only if it is this user's or root's. `lock.rs` is the
+//! kernel's lock those files are updated under, waited for a bounded time.
+//! `append.rs` opens
 //! `--log-file` without ever waiting, only what can take appended lines,
 //! and through no symlink another user owns.
-//! `seam.rs` holds the types every twin shares (`Child`, `Io`, `Wake`).
+//! `seam.rs` holds the types every twin shares (`Child`, `Io`, `Wake`),
+//! and `Command`, the builder methods both `Spawn`s share.
 //!
 //! `unix/` holds what is Unix-only: `unix/mod.rs` is the implementation
 //! for every Unix (groups, reaping, dispositions); `spawn.rs` starts a
@@ -39,6 +42,7 @@
 // The shared files beside this one; the OS-specific ones in `unix/` and
 // `windows/`, with the same names and functions, so `run/` is the same on
 // both.
+pub mod lock;
 pub mod private;
 pub mod publish;
 pub mod regular;

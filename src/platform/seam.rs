@@ -1,8 +1,10 @@
 //! The seam's own types, the same on every platform: what a started
-//! command hands back (`Child`), where its stdio goes (`Io`), and what
-//! woke a wait (`Wake`). The twins (`spawn.rs`, `signals.rs` and their
-//! Windows files) re-export them, so `run/` names one type on every OS.
+//! command hands back (`Child`), where its stdio goes (`Io`), what woke a
+//! wait (`Wake`), and the builder methods of a command to start
+//! (`Command`). The twins (`spawn.rs`, `signals.rs` and their Windows
+//! files) re-export them, so `run/` names one type on every OS.
 
+use std::ffi::{OsStr, OsString};
 use std::io::{PipeReader, PipeWriter};
 
 /// An open file descriptor (Unix) or handle (Windows), owned.
@@ -46,4 +48,35 @@ pub struct Wake {
     /// the last wait, and the latest one.
     pub signals: usize,
     pub last_signal: i32,
+}
+
+/// The builder methods of each platform's `Spawn`, written once, as
+/// `std::process::Command` has them. Each twin keeps its arguments and its
+/// environment its own way: Unix's as the C entries `posix_spawn` takes,
+/// rewritten in place from one attempt to the next.
+pub trait Command: Sized {
+    /// The arguments after the program.
+    fn arg_list(&mut self) -> &mut Vec<OsString>;
+
+    /// Sets `key` to `value` in the command's environment (`None`:
+    /// removes it); set again, the new value replaces the old.
+    fn change(&mut self, key: &str, value: Option<&OsStr>) -> &mut Self;
+
+    fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
+        self.arg_list().push(arg.as_ref().to_owned());
+        self
+    }
+
+    fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&mut self, args: I) -> &mut Self {
+        (self.arg_list()).extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    fn env(&mut self, key: &str, value: impl AsRef<OsStr>) -> &mut Self {
+        self.change(key, Some(value.as_ref()))
+    }
+
+    fn env_remove(&mut self, key: &str) -> &mut Self {
+        self.change(key, None)
+    }
 }

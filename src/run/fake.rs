@@ -53,6 +53,8 @@ pub struct FakeHost {
     pub asked: u32,
     pub circuit_open: Option<String>,
     pub told: Vec<breaker::Ended>,
+    /// The circuit it last saw, for the event after the run.
+    pub circuit: Option<(String, breaker::Circuit, SystemTime)>,
 }
 
 impl FakeHost {
@@ -80,6 +82,7 @@ impl FakeHost {
             asked: 0,
             circuit_open: None,
             told: vec![],
+            circuit: None,
         }
     }
 }
@@ -141,6 +144,10 @@ impl Host for FakeHost {
     fn finish(&mut self, ended: breaker::Ended) -> Option<String> {
         self.told.push(ended);
         None
+    }
+    fn circuit(&self) -> Option<(&str, breaker::Circuit, SystemTime)> {
+        let (name, circuit, seen) = self.circuit.as_ref()?;
+        Some((name, *circuit, *seen))
     }
     fn deposit(&mut self, tokens: u32) -> Option<String> {
         self.tokens += tokens;

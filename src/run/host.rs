@@ -1,7 +1,7 @@
 //! The outside world as the attempt loop sees it: a trait, so the loop's
 //! tests run on a fake clock (`fake.rs`) and the supervisor is the real one.
 
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use crate::run::outcome::{Attempt, AttemptInfo, Ended, SpawnError, Unsettled};
 use crate::state::{breaker, budget};
@@ -49,6 +49,12 @@ pub trait Host {
     }
     /// `--breaker`: told once, at the run's end, how it ended; a warning to log.
     fn finish(&mut self, _ended: breaker::Ended) -> Option<String> {
+        None
+    }
+    /// `--breaker`: its name, and its circuit as the run last saw it and
+    /// when (after `finish`, else as `admit` found it), asked once the run
+    /// is over. Without one, none.
+    fn circuit(&self) -> Option<(&str, breaker::Circuit, SystemTime)> {
         None
     }
 }

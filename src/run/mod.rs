@@ -53,7 +53,8 @@ pub use outcome::{Attempt, AttemptInfo, Ended, Exit, SpawnError, Unsettled};
 
 /// Runs the loop to its end and returns how retry ends. Its events are
 /// stamped as they are made, by `host`'s clock from `origin` (when the run
-/// began), and handed to `emit`.
+/// began), and handed to `emit`; the last, with `--breaker`, is the
+/// circuit as the run left it.
 pub fn run<R: Rng>(
     config: &Options,
     host: &mut impl Host,
@@ -62,6 +63,29 @@ pub fn run<R: Rng>(
     new_rng: impl FnOnce() -> R,
 ) -> Exit {
     let tell = &mut Tell { origin, emit };
+    let exit = run_to_end(config, host, tell, new_rng);
+    if let Some((name, circuit, seen)) = host.circuit() {
+        let name = name.to_owned();
+        tell.event(
+            host.now(),
+            Event::CircuitSeen {
+                name,
+                circuit,
+                seen,
+            },
+        );
+    }
+    exit
+}
+
+/// The breaker asked, then the attempts until the run ends, the breaker
+/// told how.
+fn run_to_end<R: Rng>(
+    config: &Options,
+    host: &mut impl Host,
+    tell: &mut Tell<impl FnMut(&Stamped)>,
+    new_rng: impl FnOnce() -> R,
+) -> Exit {
     let mut run = Loop::new(config, host.now(), new_rng);
     if config.breaker.is_some() {
         let asked = host.admit();
@@ -184,25 +208,57 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         host: &mut impl Host,
         tell: &mut Tell<impl FnMut(&Stamped)>,
     ) -> Result<Option<Exit>, GiveUp> {
-        let limit = self.config.attempts;
         tell.event(
             host.now(),
             Event::Starting {
                 attempt: self.number,
-                limit,
+                limit: self.config.attempts,
             },
         );
         let facts = self.attempt(host, tell)?;
+        self.warn_unreadable_hint(host.now(), tell, &facts);
+        let (decision, paid) = self.judge(host, &facts);
+        self.say_once_what_judged(host.now(), tell, &facts, &decision);
+        match decision {
+            Decision::Succeed(status) => self.succeed(host, tell, status).map(Some),
+            Decision::GiveUp(reason) => {
+                settle(host, false, tell, self.number)?;
+                Err(reason)
+            }
+            Decision::Retry {
+                status,
+                sleep,
+                hint,
+            } => {
+                self.retry(host, tell, paid, status, sleep, hint)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// A server hint that is not a delay is said once a run.
+    fn warn_unreadable_hint(
+        &mut self,
+        now: Instant,
+        tell: &mut Tell<impl FnMut(&Stamped)>,
+        facts: &Facts,
+    ) {
         if let Some(Hint::Unparseable(text)) = &facts.seen.hint
             && !std::mem::replace(&mut self.hint_warned, true)
         {
-            tell.event(host.now(), Event::Warning {
+            tell.event(now, Event::Warning {
                 attempt: self.number,
                 message: format!(
                     "--delay-from-output captured `{text}`, which is not a number of seconds, a duration or an HTTP-date; ignored (said once)"
                 ),
             });
         }
+    }
+
+    /// The rules' decision on the attempt, drawing the next sleep and
+    /// asking the `--budget` to pay for a retry only if the rules get that
+    /// far; with what the budget was paid, if it was.
+    fn judge(&mut self, host: &mut impl Host, facts: &Facts) -> (Decision, Option<u32>) {
         let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
         let draw = || {
             let rng =
@@ -221,57 +277,65 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             paid = withdrawal.granted.then_some(tokens);
             withdrawal.granted
         };
-        let decision = decide(&self.rules, &facts, draw, pay);
-        self.say_once_what_judged(host.now(), tell, &facts, &decision);
+        let decision = decide(&self.rules, facts, draw, pay);
         // Said after the attempt's line (retrying or giving up), which the
         // budget's answer follows.
         self.budget_said = warning;
-        match decision {
-            Decision::Succeed(status) => {
-                // A success refunds what its last retry cost. A first-try
-                // success adds nothing (the AWS SDKs add 1): the refill
-                // with time already covers it, and so the run never
-                // touches the budget's store.
-                let said = self.last_paid.and_then(|tokens| host.deposit(tokens));
-                settle(host, true, tell, self.number)?;
-                tell.event(
-                    host.now(),
-                    Event::Succeeded {
-                        attempt: self.number,
-                        limit,
-                        status,
-                        slept_ms: self.slept_ms,
-                        took: self.took.unwrap_or_default(),
-                    },
-                );
-                tell.warn(host.now(), self.number, said);
-                Ok(Some(Exit::Code(status.code)))
-            }
-            Decision::GiveUp(reason) => {
-                settle(host, false, tell, self.number)?;
-                Err(reason)
-            }
-            Decision::Retry {
+        (decision, paid)
+    }
+
+    /// The attempt succeeded: its output settled, the line, and what the
+    /// budget said of the refund.
+    fn succeed(
+        &mut self,
+        host: &mut impl Host,
+        tell: &mut Tell<impl FnMut(&Stamped)>,
+        status: Status,
+    ) -> Result<Exit, GiveUp> {
+        // A success refunds what its last retry cost. A first-try success
+        // adds nothing (the AWS SDKs add 1): the refill with time already
+        // covers it, and so the run never touches the budget's store.
+        let said = self.last_paid.and_then(|tokens| host.deposit(tokens));
+        settle(host, true, tell, self.number)?;
+        tell.event(
+            host.now(),
+            Event::Succeeded {
+                attempt: self.number,
+                limit: self.config.attempts,
                 status,
-                sleep,
-                hint,
-            } => {
-                self.last_paid = paid;
-                if let Err(reason) = self.pause(host, tell, status, sleep, hint) {
-                    // No retry follows (a signal, --max-time after the
-                    // hook): its tokens go back.
-                    let said = paid.and_then(|tokens| host.deposit(tokens));
-                    tell.warn(host.now(), self.number, said);
-                    return Err(reason);
-                }
-                self.previous_code = Some(match status.cause {
-                    crate::status::Cause::ZeroNotSuccess => 0,
-                    _ => status.code,
-                });
-                self.number = self.number.saturating_add(1);
-                Ok(None)
-            }
+                slept_ms: self.slept_ms,
+                took: self.took.unwrap_or_default(),
+            },
+        );
+        tell.warn(host.now(), self.number, said);
+        Ok(Exit::Code(status.code))
+    }
+
+    /// Another attempt follows, after the pause; unless the pause ends the
+    /// run, when what the budget was paid for it goes back.
+    fn retry(
+        &mut self,
+        host: &mut impl Host,
+        tell: &mut Tell<impl FnMut(&Stamped)>,
+        paid: Option<u32>,
+        status: Status,
+        sleep: Sleep,
+        hint: Option<Hinted>,
+    ) -> Result<(), GiveUp> {
+        self.last_paid = paid;
+        if let Err(reason) = self.pause(host, tell, status, sleep, hint) {
+            // No retry follows (a signal, --max-time after the hook): its
+            // tokens go back.
+            let said = paid.and_then(|tokens| host.deposit(tokens));
+            tell.warn(host.now(), self.number, said);
+            return Err(reason);
         }
+        self.previous_code = Some(match status.cause {
+            crate::status::Cause::ZeroNotSuccess => 0,
+            _ => status.code,
+        });
+        self.number = self.number.saturating_add(1);
+        Ok(())
     }
 
     /// What the preset could not see, each said once a run, before the

@@ -20,7 +20,7 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::platform::signals::Signals;
-use crate::platform::spawn::{Io, Spawn};
+use crate::platform::spawn::{Command as _, Io, Spawn};
 use crate::platform::tree::ProcessTree;
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
 use crate::run::countdown;
@@ -128,14 +128,6 @@ impl<'a> Supervisor<'a> {
     /// collector): a signal from the caller cuts that wait short.
     pub fn signals(&self) -> &Signals {
         &self.signals
-    }
-
-    /// `--breaker NAME`'s circuit as the run last saw it, and when, for
-    /// the outputs.
-    pub fn circuit(&self) -> Option<(&str, breaker::Circuit, std::time::SystemTime)> {
-        let breaker = self.breaker.as_ref()?;
-        let (circuit, seen) = breaker.seen()?;
-        Some((breaker.name(), circuit, seen))
     }
 
     /// A trace state belongs to the parent it came with: none here (absent
@@ -384,6 +376,12 @@ impl Host for Supervisor<'_> {
 
     fn finish(&mut self, ended: breaker::Ended) -> Option<String> {
         self.breaker.as_mut().and_then(|b| b.tell(ended))
+    }
+
+    fn circuit(&self) -> Option<(&str, breaker::Circuit, std::time::SystemTime)> {
+        let breaker = self.breaker.as_ref()?;
+        let (circuit, seen) = breaker.seen()?;
+        Some((breaker.name(), circuit, seen))
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Attempt, SpawnError> {

@@ -1,6 +1,6 @@
 //! The attempt loop's tests, against the scripted host of `fake.rs`.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use super::*;
 use crate::run::fake::*;
@@ -592,6 +592,36 @@ fn the_breaker_is_asked_once_at_the_start_and_told_once_how_the_run_ended() {
     let mut host = FakeHost::new(vec![exit(1), exit(0)]);
     run_with(&config(&["--base", "1ms"]), &mut host);
     assert_eq!((host.asked, host.told.len()), (0, 0));
+}
+
+#[test]
+fn the_circuit_as_the_run_left_it_is_its_last_event() {
+    let seen = SystemTime::UNIX_EPOCH + EPOCH;
+    let circuit = breaker::Circuit {
+        failures: 2,
+        ..breaker::Circuit::default()
+    };
+    let args = ["--breaker", "ci", "--base", "1ms", "-n", "2"];
+    // After the attempts, and when the open circuit skipped them.
+    for (script, open) in [
+        (vec![exit(1), exit(1)], None),
+        (vec![exit(0)], Some("--breaker ci: the circuit is open")),
+    ] {
+        let mut host = FakeHost::new(script);
+        host.circuit_open = open.map(Into::into);
+        host.circuit = Some(("ci".into(), circuit, seen));
+        let (_, mut events) = run_with(&config(&args), &mut host);
+        let last = events.pop();
+        assert!(matches!(events.last(), Some(Event::GaveUp { .. })));
+        assert_eq!(
+            last,
+            Some(Event::CircuitSeen {
+                name: "ci".into(),
+                circuit,
+                seen
+            })
+        );
+    }
 }
 
 #[test]

@@ -18,7 +18,7 @@
 
 use rand::Rng;
 
-use super::model::{Delays, Experiment, Fleet, Net, Outcome, folded_normal, queue, tick};
+use super::model::{Experiment, Fleet, Net, Outcome, folded_normal, start, tick};
 use super::queue::timed_event;
 use crate::strategy::Backoff;
 
@@ -41,17 +41,9 @@ pub fn simulate(
     events: &dyn Fn(u64),
 ) -> Outcome {
     let mut fleet = Fleet::new(clients, backoff);
-    let mut queue = queue(experiment, backoff, clients);
-    let mut delays = Delays {
-        net: experiment.net,
-        rng,
-    };
-    for client in 0..clients {
-        queue.push(Arrival {
-            at_ms: delays.next(),
-            client,
-        });
-    }
+    let (mut queue, mut delays) = start(experiment, backoff, clients, rng, |at_ms, client| {
+        Arrival { at_ms, client }
+    });
     let mut outcome = Outcome::default();
     // When the request being served is done; the server is idle from then on.
     let mut free_at_ms = 0.0f64;

@@ -185,9 +185,30 @@ pub fn folded_normal(n: Net, rng: &mut impl Rng) -> f64 {
     (n.mean_ms + n.sd_ms * z).abs()
 }
 
+/// How both models start: each client's first request, made by `first`
+/// from when it arrives (one network delay) and the client, in the event
+/// queue; and the network's delays, on `rng`, for the rest of the run.
+pub fn start<'r, E: super::queue::Timed, R: Rng>(
+    experiment: &Experiment,
+    backoff: Option<Backoff>,
+    clients: u32,
+    rng: &'r mut R,
+    first: impl Fn(f64, u32) -> E,
+) -> (Calendar<E>, Delays<'r, R>) {
+    let mut queue = queue(experiment, backoff, clients);
+    let mut delays = Delays {
+        net: experiment.net,
+        rng,
+    };
+    for client in 0..clients {
+        queue.push(first(delays.next(), client));
+    }
+    (queue, delays)
+}
+
 /// An event queue sized for this experiment: its calendar spans the
 /// longest sleep plus a few of every delay around it.
-pub fn queue<E: super::queue::Timed>(
+fn queue<E: super::queue::Timed>(
     experiment: &Experiment,
     backoff: Option<Backoff>,
     clients: u32,

@@ -15,7 +15,7 @@
 
 use rand::Rng;
 
-use super::model::{Delays, Experiment, Fleet, Outcome, queue, tick};
+use super::model::{Experiment, Fleet, Outcome, start, tick};
 use super::queue::timed_event;
 use crate::strategy::Backoff;
 
@@ -47,18 +47,13 @@ pub fn simulate(
     let mut fleet = Fleet::new(clients, backoff);
     let mut version = 0u32;
     let mut outcome = Outcome::default();
-    let mut queue = queue(experiment, backoff, clients);
-    let mut delays = Delays {
-        net: experiment.net,
-        rng,
+    // Each client's first request reads.
+    let first = |at_ms, client| Event {
+        at_ms,
+        client,
+        seen: READ,
     };
-    for client in 0..clients {
-        queue.push(Event {
-            at_ms: delays.next(),
-            client,
-            seen: READ,
-        });
-    }
+    let (mut queue, mut delays) = start(experiment, backoff, clients, rng, first);
     let mut handled = 0u64;
     // Each event either schedules the client's next one or, on a success,
     // ends the client.

@@ -29,7 +29,6 @@ use std::time::Instant;
 
 use crate::events::{Event, Origin, PresetLine, Stamped};
 use crate::metrics::{self, Fact};
-use crate::state::breaker::Circuit;
 use crate::trace;
 use log::{Destination, Log, LogFormat, Verbosity};
 use name::CommandName;
@@ -187,8 +186,8 @@ impl Reporter {
         }
     }
 
-    /// One fact to the textfile and StatsD; a warning if the textfile
-    /// could not be written.
+    /// One fact to StatsD and the files; a warning if a file could not
+    /// be written.
     fn metrics(&mut self, fact: &Fact) -> Option<Event> {
         match fact {
             Fact::Attempt(took) => {
@@ -207,40 +206,33 @@ impl Reporter {
                     message,
                 })
             }
+            // Its datagrams now, after the run's; the file after the
+            // run's textfile.
+            Fact::Circuit {
+                name,
+                circuit,
+                seen,
+            } => {
+                if let Some(statsd) = &mut self.statsd {
+                    statsd.breaker(name, circuit);
+                }
+                let dir = self.metrics_dir.as_ref()?;
+                let message = metrics::breaker::write(dir, name, circuit, *seen)?;
+                Some(Event::Warning {
+                    attempt: 1,
+                    message,
+                })
+            }
         }
     }
 
-    /// The run is over: the circuit it consulted (`--breaker NAME`), as it
-    /// last saw it (and when), to the metrics, then the wait for StatsD; last, the
-    /// wait for the collector (bounded, and cut short by the caller's
-    /// signals, `interrupts`). Their warnings are stamped at `now()`.
-    pub fn finish(
-        &mut self,
-        circuit: Option<(&str, Circuit, std::time::SystemTime)>,
-        interrupts: &impl trace::Interrupts,
-        now: impl Fn() -> Instant,
-    ) {
-        let mut warning = None;
-        if let Some((name, circuit, seen)) = circuit {
-            if let Some(statsd) = &mut self.statsd {
-                statsd.breaker(name, &circuit);
-            }
-            if let Some(dir) = &self.metrics_dir {
-                warning = metrics::breaker::write(dir, name, &circuit, seen);
-            }
-        }
+    /// The run is over, its last event emitted: the wait for StatsD, then
+    /// the wait for the collector (bounded, and cut short by the caller's
+    /// signals, `interrupts`), whose warning is stamped at `now()`.
+    pub fn finish(&mut self, interrupts: &impl trace::Interrupts, now: impl Fn() -> Instant) {
         // Last: the datagrams had the files' time to go.
         if let Some(statsd) = &mut self.statsd {
             statsd.finish();
-        }
-        if let Some(message) = warning {
-            self.say(
-                now(),
-                Event::Warning {
-                    attempt: 1,
-                    message,
-                },
-            );
         }
         if let Some(warning) = self.spans.as_mut().and_then(|s| s.send(interrupts)) {
             self.say(now(), warning);

@@ -6,13 +6,15 @@
 # usage: check_samples.sh [RETRY_BINARY]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-ini=$here/../../../src/preset/builtin.ini
 retry=${1:-$(cd "$(dirname "$0")/../../.." && pwd)/target/debug/retry}
+# shellcheck source=bench/presets/tests/preset_flags.sh
+. "$here/preset_flags.sh"
 pass=0 fail=0
 while IFS=$'\t' read -r preset expect line; do
   case $preset in ''|'#'*) continue ;; esac
-  ri=$(python3 "$here/preset_flags.py" "$ini" "$preset" retry-if-output)
-  si=$(python3 "$here/preset_flags.py" "$ini" "$preset" stop-if-output)
+  preset_flags "$retry" "$preset" || { echo "check_samples.sh: no preset $preset" >&2; exit 2; }
+  ri=$(preset_rule retry-if-output)
+  si=$(preset_rule stop-if-output)
   r=no s=no
   if [ -n "$ri" ]; then
     "$retry" -q -n 2 --base 1ms --retry-if-output "$ri" -- sh -c 'printf "%s\n" "$1"' _ "$line" >/dev/null 2>&1

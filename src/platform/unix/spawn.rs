@@ -27,7 +27,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 
-pub use crate::platform::seam::{Child, Io};
+pub use crate::platform::seam::{Child, Command, Io};
 
 /// A command to start, described as `std::process::Command` would.
 #[derive(Debug)]
@@ -117,41 +117,6 @@ impl Spawn {
         }
     }
 
-    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
-        self.args.push(arg.as_ref().to_owned());
-        self
-    }
-
-    pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&mut self, args: I) -> &mut Self {
-        self.args
-            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
-        self
-    }
-
-    /// Sets a variable; set again, the new value replaces the old in place.
-    pub fn env(&mut self, key: &str, value: impl AsRef<OsStr>) -> &mut Self {
-        self.change(key, Some(value.as_ref()))
-    }
-
-    pub fn env_remove(&mut self, key: &str) -> &mut Self {
-        self.change(key, None)
-    }
-
-    fn change(&mut self, key: &str, value: Option<&OsStr>) -> &mut Self {
-        let index = match self.env.iter().position(|c| c.key() == key) {
-            Some(index) => index,
-            None => {
-                // A new name leaves retry's environment without it.
-                #[cfg(posix_spawn)]
-                self.prepared.get_mut().forget_environment();
-                self.env.push(Change::new(key));
-                self.env.len() - 1
-            }
-        };
-        self.env[index].set(value);
-        self
-    }
-
     pub fn program(&self) -> &OsStr {
         &self.program
     }
@@ -225,6 +190,28 @@ impl Spawn {
             stdout: child.stdout.take().map(|p| OwnedFd::from(p).into()),
             stderr: child.stderr.take().map(|p| OwnedFd::from(p).into()),
         })
+    }
+}
+
+impl Command for Spawn {
+    fn arg_list(&mut self) -> &mut Vec<OsString> {
+        &mut self.args
+    }
+
+    /// In place: a value rewritten in its entry's buffer.
+    fn change(&mut self, key: &str, value: Option<&OsStr>) -> &mut Self {
+        let index = match self.env.iter().position(|c| c.key() == key) {
+            Some(index) => index,
+            None => {
+                // A new name leaves retry's environment without it.
+                #[cfg(posix_spawn)]
+                self.prepared.get_mut().forget_environment();
+                self.env.push(Change::new(key));
+                self.env.len() - 1
+            }
+        };
+        self.env[index].set(value);
+        self
     }
 }
 
@@ -669,14 +656,20 @@ mod tests {
         assert_eq!((error.raw_os_error(), tries), (Some(libc::EACCES), 1));
     }
 
-    #[test]
-    fn find_program_takes_a_path_as_it_is_and_searches_path_for_a_name() {
+    /// A directory with two empty files: `data`, and `tool`, executable.
+    fn data_and_tool() -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let (plain, exec) = (dir.path().join("data"), dir.path().join("tool"));
-        std::fs::write(&plain, "").unwrap();
+        let exec = dir.path().join("tool");
+        std::fs::write(dir.path().join("data"), "").unwrap();
         std::fs::write(&exec, "").unwrap();
         std::fs::set_permissions(&exec, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
+        (dir, exec)
+    }
+
+    #[test]
+    fn find_program_takes_a_path_as_it_is_and_searches_path_for_a_name() {
+        let (dir, exec) = data_and_tool();
         let path = dir.path().as_os_str();
         assert_eq!(find_program("tool".as_ref(), Some(path)), Some(exec));
         assert_eq!(find_program("data".as_ref(), Some(path)), None);
@@ -686,19 +679,17 @@ mod tests {
 
     #[test]
     fn why_a_program_cannot_start_as_the_exec_would_say() {
-        let dir = tempfile::tempdir().unwrap();
-        let (plain, exec) = (dir.path().join("data"), dir.path().join("tool"));
-        std::fs::write(&plain, "").unwrap();
-        std::fs::write(&exec, "").unwrap();
-        std::fs::set_permissions(&exec, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
+        let (dir, exec) = data_and_tool();
         let path = Some(dir.path().as_os_str());
         let kind = |program: &std::path::Path, path| {
             why_not_startable(program.as_os_str(), path).map(|e| e.kind())
         };
         assert_eq!(kind(&exec, None), None);
         assert_eq!(kind("tool".as_ref(), path), None);
-        assert_eq!(kind(&plain, None), Some(io::ErrorKind::PermissionDenied));
+        assert_eq!(
+            kind(&dir.path().join("data"), None),
+            Some(io::ErrorKind::PermissionDenied)
+        );
         assert_eq!(
             kind("data".as_ref(), path),
             Some(io::ErrorKind::PermissionDenied)

@@ -230,6 +230,7 @@ const COPY_STDIN: &str = "__RETRY_COPY_STDIN";
 /// byte: retry itself, told so by a variable (`start`). Windows has no
 /// `cat`, and `findstr`, `more` and `type` change what they copy.
 pub fn copier() -> io::Result<spawn::Spawn> {
+    use spawn::Command as _;
     let mut copy = spawn::Spawn::new(std::env::current_exe()?);
     copy.env(COPY_STDIN, "1");
     copy.detached = true;

@@ -24,14 +24,15 @@ use windows_sys::Win32::System::Threading::{
     CREATE_NEW_PROCESS_GROUP, CREATE_SUSPENDED, OpenThread, ResumeThread, THREAD_SUSPEND_RESUME,
 };
 
-pub use crate::platform::seam::{Child, Io};
+pub use crate::platform::seam::{Child, Command, Io};
 
 /// A command to start, described as `std::process::Command` would.
 #[derive(Debug)]
 pub struct Spawn {
     program: OsString,
     args: Vec<OsString>,
-    /// Variables to set (`Some`) or remove (`None`) in retry's environment.
+    /// Variables to set (`Some`) or remove (`None`) in retry's environment,
+    /// one entry per name.
     env: Vec<(OsString, Option<OsString>)>,
     pub stdin: Io,
     pub stdout: Io,
@@ -55,27 +56,6 @@ impl Spawn {
             own_group: false,
             detached: false,
         }
-    }
-
-    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
-        self.args.push(arg.as_ref().to_owned());
-        self
-    }
-
-    pub fn args<I: IntoIterator<Item = S>, S: AsRef<OsStr>>(&mut self, args: I) -> &mut Self {
-        self.args
-            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
-        self
-    }
-
-    pub fn env(&mut self, key: &str, value: impl AsRef<OsStr>) -> &mut Self {
-        self.env.push((key.into(), Some(value.as_ref().to_owned())));
-        self
-    }
-
-    pub fn env_remove(&mut self, key: &str) -> &mut Self {
-        self.env.push((key.into(), None));
-        self
     }
 
     pub fn program(&self) -> &OsStr {
@@ -167,6 +147,27 @@ impl Spawn {
             super::keep(pid as i32, child, job, self.own_group);
         }
         Ok(started)
+    }
+}
+
+impl Command for Spawn {
+    fn arg_list(&mut self) -> &mut Vec<OsString> {
+        &mut self.args
+    }
+
+    /// One entry a name, as Windows names variables: without regard to
+    /// case.
+    fn change(&mut self, key: &str, value: Option<&OsStr>) -> &mut Self {
+        let value = value.map(OsStr::to_owned);
+        match self
+            .env
+            .iter_mut()
+            .find(|(name, _)| name.eq_ignore_ascii_case(key))
+        {
+            Some((_, old)) => *old = value,
+            None => self.env.push((key.into(), value)),
+        }
+        self
     }
 }
 

@@ -61,6 +61,8 @@ pub struct Patterns {
     slow_down: Option<Regex>,
     /// Whole lines only too: a warning line of the program's own.
     transient: Option<Regex>,
+    /// Whether any is set (`Matchers::any`, the one rule).
+    any: bool,
 }
 
 #[derive(Debug)]
@@ -112,15 +114,12 @@ impl Patterns {
             delay_from: matchers.delay_from.clone(),
             slow_down: matchers.slow_down.clone(),
             transient: matchers.transient.clone(),
+            any: matchers.any(),
         }
     }
 
     pub fn any(&self) -> bool {
-        self.retry_if.is_some()
-            || self.stop_if.is_some()
-            || self.delay_from.is_some()
-            || self.slow_down.is_some()
-            || self.transient.is_some()
+        self.any
     }
 
     pub fn check(&self, line: Line<'_>, seen: &mut OutputSeen) {

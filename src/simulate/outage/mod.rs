@@ -105,135 +105,179 @@ timed_event!(Event);
 
 /// Runs one repetition of `policy`.
 pub fn simulate(scenario: &Scenario, policy: &Policy, rng: &mut impl Rng) -> Outcome {
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let (every_ms, outage_ms, span_ms) =
-        (ms(scenario.every), ms(scenario.outage), ms(scenario.span));
-    let backoff = scenario.backoff;
-    let spread = scenario.net.mean_ms + 4.0 * scenario.net.sd_ms;
-    let mut queue = Calendar::new(every_ms.max(ms(backoff.cap)) + 2.0 * spread, scenario.hosts);
-    // The phases first, so every policy of a repetition has the same fleet.
-    for client in 0..scenario.hosts {
-        let at_ms = rng.random::<f64>() * every_ms;
-        if at_ms < span_ms {
-            queue.push(Event {
-                at_ms,
-                client,
-                kind: Kind::Start,
-                attempt: 0,
-                slept_ms: 0.0,
-                lease: 0,
+    let mut repetition = Repetition::new(scenario, policy, rng);
+    while let Some(event) = repetition.queue.pop() {
+        match event.kind {
+            Kind::Start => repetition.start(event),
+            Kind::Request => repetition.request(event),
+            Kind::Served => repetition.served(event),
+            Kind::Refused => repetition.refused(event),
+        }
+    }
+    repetition.outcome()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// One repetition's world: the events to come, the hosts' protections,
+/// the service, and what is measured.
+struct Repetition<'a, 'r, R> {
+    scenario: &'a Scenario,
+    every_ms: f64,
+    span_ms: f64,
+    queue: Calendar<Event>,
+    guards: Guards,
+    service: Service,
+    /// When each host first succeeded (NaN: not yet).
+    first_success: Vec<f64>,
+    delays: Delays<'r, R>,
+    out: Outcome,
+}
+
+impl<'a, 'r, R: Rng> Repetition<'a, 'r, R> {
+    fn new(scenario: &'a Scenario, policy: &Policy, rng: &'r mut R) -> Self {
+        let (every_ms, span_ms) = (ms(scenario.every), ms(scenario.span));
+        let spread = scenario.net.mean_ms + 4.0 * scenario.net.sd_ms;
+        let horizon_ms = every_ms.max(ms(scenario.backoff.cap)) + 2.0 * spread;
+        let mut queue = Calendar::new(horizon_ms, scenario.hosts);
+        // The phases first, so every policy of a repetition has the same fleet.
+        for client in 0..scenario.hosts {
+            let at_ms = rng.random::<f64>() * every_ms;
+            if at_ms < span_ms {
+                queue.push(Event {
+                    at_ms,
+                    client,
+                    kind: Kind::Start,
+                    attempt: 0,
+                    slept_ms: 0.0,
+                    lease: 0,
+                });
+            }
+        }
+        Repetition {
+            scenario,
+            every_ms,
+            span_ms,
+            queue,
+            guards: Guards::new(policy.protection, scenario.hosts),
+            service: Service::new(ms(scenario.outage), scenario.capacity),
+            first_success: vec![f64::NAN; scenario.hosts as usize],
+            delays: Delays {
+                net: scenario.net,
+                rng,
+            },
+            out: Outcome::default(),
+        }
+    }
+
+    /// A scheduled run: the host's next one scheduled, then its first
+    /// request sent, unless its protection skips the run.
+    fn start(&mut self, event: Event) {
+        let next = event.at_ms + self.every_ms;
+        if next < self.span_ms {
+            self.queue.push(Event {
+                at_ms: next,
+                ..event
             });
         }
+        self.out.runs += 1;
+        let lease = match self.guards.admit(event.client, event.at_ms) {
+            Admit::Skip { .. } => {
+                self.out.skipped += 1;
+                return;
+            }
+            Admit::Run => 0,
+            Admit::Probe(lease) => lease,
+        };
+        self.queue.push(Event {
+            at_ms: event.at_ms + self.delays.next(),
+            kind: Kind::Request,
+            attempt: 1,
+            slept_ms: 0.0,
+            lease,
+            ..event
+        });
     }
-    let mut guards = Guards::new(policy.protection, scenario.hosts);
-    let mut service = Service::new(outage_ms, scenario.capacity);
-    let mut first_success = vec![f64::NAN; scenario.hosts as usize];
-    let mut delays = Delays {
-        net: scenario.net,
-        rng,
-    };
-    let mut out = Outcome::default();
-    while let Some(event) = queue.pop() {
-        let Event { at_ms, client, .. } = event;
-        match event.kind {
-            Kind::Start => {
-                let next = at_ms + every_ms;
-                if next < span_ms {
-                    queue.push(Event {
-                        at_ms: next,
-                        ..event
-                    });
-                }
-                out.runs += 1;
-                let lease = match guards.admit(client, at_ms) {
-                    Admit::Skip { .. } => {
-                        out.skipped += 1;
-                        continue;
-                    }
-                    Admit::Run => 0,
-                    Admit::Probe(lease) => lease,
-                };
-                queue.push(Event {
-                    at_ms: at_ms + delays.next(),
-                    kind: Kind::Request,
-                    attempt: 1,
-                    slept_ms: 0.0,
-                    lease,
-                    ..event
-                });
-            }
-            Kind::Request => {
-                out.requests += 1;
-                let kind = match service.serves(at_ms) {
-                    true => Kind::Served,
-                    false => Kind::Refused,
-                };
-                queue.push(Event {
-                    at_ms: at_ms + delays.next(),
-                    kind,
-                    ..event
-                });
-            }
-            Kind::Served => {
-                out.succeeded += 1;
-                let first = &mut first_success[client as usize];
-                if first.is_nan() {
-                    *first = at_ms;
-                }
-                let retried = event.attempt > 1;
-                guards.finish(
-                    client,
-                    at_ms,
-                    Ended::Succeeded,
-                    retried,
-                    Some(event.lease).filter(|&l| l != 0),
-                    delays.rng,
-                );
-            }
-            Kind::Refused => {
-                if scenario.attempts.allows_after(event.attempt) && guards.pay(client, at_ms) {
-                    let previous = match event.attempt {
-                        1 => backoff.base,
-                        _ => Duration::from_secs_f64(f64::from(event.slept_ms) / 1e3),
-                    };
-                    let sleep = backoff
-                        .sleep(event.attempt - 1, previous, delays.rng)
-                        .duration;
-                    let sleep_ms = ms(sleep);
-                    queue.push(Event {
-                        at_ms: at_ms + sleep_ms + delays.next(),
-                        kind: Kind::Request,
-                        attempt: event.attempt.saturating_add(1),
-                        slept_ms: sleep_ms as f32,
-                        ..event
-                    });
-                } else {
-                    out.failed += 1;
-                    let retried = event.attempt > 1;
-                    guards.finish(
-                        client,
-                        at_ms,
-                        Ended::Failed,
-                        retried,
-                        Some(event.lease).filter(|&l| l != 0),
-                        delays.rng,
-                    );
-                }
-            }
+
+    /// A request reaches the service, whose answer goes back.
+    fn request(&mut self, event: Event) {
+        self.out.requests += 1;
+        let kind = match self.service.serves(event.at_ms) {
+            true => Kind::Served,
+            false => Kind::Refused,
+        };
+        self.queue.push(Event {
+            at_ms: event.at_ms + self.delays.next(),
+            kind,
+            ..event
+        });
+    }
+
+    fn served(&mut self, event: Event) {
+        self.out.succeeded += 1;
+        let first = &mut self.first_success[event.client as usize];
+        if first.is_nan() {
+            *first = event.at_ms;
         }
+        self.end(event, Ended::Succeeded);
     }
-    out.outage_requests = service.during_outage;
-    out.peak_rps = service.peak_first_minute();
-    let mut lags: Vec<f64> = first_success
-        .iter()
-        .filter(|t| !t.is_nan())
-        .map(|t| (t - outage_ms) / 1e3)
-        .collect();
-    out.unrecovered = scenario.hosts - lags.len() as u32;
-    lags.sort_by(f64::total_cmp);
-    out.lag_max_s = lags.last().copied().unwrap_or(f64::NAN);
-    out.lag_median_s = lags.get(lags.len() / 2).copied().unwrap_or(f64::NAN);
-    out
+
+    /// A refusal: the next request after the backoff's sleep, if the
+    /// attempts and the protection allow one; else the run fails.
+    fn refused(&mut self, event: Event) {
+        let Event { at_ms, client, .. } = event;
+        if !(self.scenario.attempts.allows_after(event.attempt) && self.guards.pay(client, at_ms)) {
+            self.out.failed += 1;
+            self.end(event, Ended::Failed);
+            return;
+        }
+        let backoff = self.scenario.backoff;
+        let previous = match event.attempt {
+            1 => backoff.base,
+            _ => Duration::from_secs_f64(f64::from(event.slept_ms) / 1e3),
+        };
+        let sleep = backoff.sleep(event.attempt - 1, previous, self.delays.rng);
+        let sleep_ms = ms(sleep.duration);
+        self.queue.push(Event {
+            at_ms: at_ms + sleep_ms + self.delays.next(),
+            kind: Kind::Request,
+            attempt: event.attempt.saturating_add(1),
+            slept_ms: sleep_ms as f32,
+            ..event
+        });
+    }
+
+    /// A run's end, told to the host's protection.
+    fn end(&mut self, event: Event, ended: Ended) {
+        self.guards.finish(
+            event.client,
+            event.at_ms,
+            ended,
+            event.attempt > 1,
+            Some(event.lease).filter(|&l| l != 0),
+            self.delays.rng,
+        );
+    }
+
+    /// The measures, once the queue is empty: the service's counts and
+    /// each host's lag from the recovery to its first success.
+    fn outcome(self) -> Outcome {
+        let mut out = self.out;
+        out.outage_requests = self.service.during_outage;
+        out.peak_rps = self.service.peak_first_minute();
+        let outage_ms = ms(self.scenario.outage);
+        let mut lags: Vec<f64> = (self.first_success.iter())
+            .filter(|t| !t.is_nan())
+            .map(|t| (t - outage_ms) / 1e3)
+            .collect();
+        out.unrecovered = self.scenario.hosts - lags.len() as u32;
+        lags.sort_by(f64::total_cmp);
+        out.lag_max_s = lags.last().copied().unwrap_or(f64::NAN);
+        out.lag_median_s = lags.get(lags.len() / 2).copied().unwrap_or(f64::NAN);
+        out
+    }
 }
 
 #[cfg(test)]

@@ -13,16 +13,9 @@ use std::fmt::{self, Write};
 /// GitHub Actions annotations: a retried failure or a failed hook is a
 /// warning, giving up is an error, a success after retries a notice. The
 /// title names the command, so a job's annotations say which step failed.
+/// Appended to `out` and escaped on the way: no String of its own (issue
+/// 26).
 /// https://docs.github.com/actions/reference/workflow-commands-for-github-actions
-#[cfg(test)]
-pub fn line(event: &Event, context: &Context) -> String {
-    let mut out = String::new();
-    write_line(event, context, &mut out);
-    out
-}
-
-/// `line`, appended to `out` and escaped on the way: no String of its own
-/// (issue 26).
 pub fn write_line(event: &Event, context: &Context, out: &mut String) {
     let level = match event {
         Event::Starting { .. } => return text::write_line(event, context, out),
@@ -30,6 +23,8 @@ pub fn write_line(event: &Event, context: &Context, out: &mut String) {
         Event::Succeeded { .. } => "notice",
         Event::GaveUp { .. } => "error",
         Event::Preset(_) | Event::NoPreset(_) => "notice",
+        // The metrics' alone: never shown (`Log::shows`).
+        Event::CircuitSeen { .. } => return,
     };
     // Writing to a String cannot fail.
     let _ = write!(out, "::{level} title=");
@@ -187,6 +182,7 @@ fn escape_property(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::sinks::log::fixtures::*;
+    use crate::sinks::log::{LogFormat, written};
 
     #[test]
     fn titles_keep_the_program_and_its_last_argument_cut_at_a_boundary() {
@@ -235,12 +231,12 @@ mod tests {
         let args = [OsString::from("-c"), OsString::from("make test")];
         let name = CommandName::new(OsStr::new("/bin/sh"), &args);
         assert!(
-            text::line(&retrying(), &at(&name, false))
+            written(LogFormat::Text, &retrying(), &at(&name, false))
                 .starts_with("retry: `make test`: attempt 2/5 failed")
         );
         // A title is no sentence: no quotes, but `:` and `,` escaped.
         assert!(
-            line(&retrying(), &at(&name, false))
+            written(LogFormat::Github, &retrying(), &at(&name, false))
                 .starts_with("::warning title=retry%3A make test::attempt 2/5 failed")
         );
     }

@@ -24,6 +24,8 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
         write_head(out, context, std::mem::take(&mut first), kind);
     };
     match event {
+        // The metrics' alone: never shown (`Log::shows`).
+        Event::CircuitSeen { .. } => return,
         Event::NoPreset(why) => {
             head(out, "no_preset");
             let _ = write!(out, r#","why":"{}""#, escape::json(why));
@@ -262,18 +264,11 @@ fn cause_json<'a>(status: &'a Status, prefix: &'a str) -> impl Display + 'a {
     })
 }
 
-/// `write_lines` into a String of their own (tests).
-#[cfg(test)]
-fn lines(event: &Event, context: &Context) -> String {
-    let mut out = String::new();
-    write_lines(event, context, &mut out);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sinks::log::fixtures::*;
+    use crate::sinks::log::{LogFormat, written};
 
     #[test]
     fn a_retry_for_its_output_says_so() {
@@ -317,7 +312,7 @@ mod tests {
 
     #[test]
     fn the_first_json_line_carries_the_whole_command() {
-        let first = lines(&retrying(), &at(&curl(), true));
+        let first = written(LogFormat::Json, &retrying(), &at(&curl(), true));
         let lines: Vec<&str> = first.lines().collect();
         assert_eq!(
             lines[0],

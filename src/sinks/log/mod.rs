@@ -299,6 +299,8 @@ impl Log {
                 self.format == LogFormat::Json || self.verbosity == Verbosity::Verbose
             }
             Event::NoPreset(_) => self.verbosity == Verbosity::Verbose,
+            // The metrics' alone.
+            Event::CircuitSeen { .. } => false,
         }
     }
 }
@@ -359,6 +361,25 @@ mod tests {
         assert!(!normal.shows(&ok(1)) && normal.shows(&ok(2)));
         assert!(log(Verbosity::Verbose).shows(&ok(1)));
         assert!(!log(Verbosity::Quiet).shows(&retrying()));
+    }
+
+    #[test]
+    fn the_circuit_after_the_run_is_no_line_in_any_format() {
+        let seen = Event::CircuitSeen {
+            name: "ci".into(),
+            circuit: crate::state::breaker::Circuit::default(),
+            seen: std::time::SystemTime::UNIX_EPOCH,
+        };
+        for format in [LogFormat::Text, LogFormat::Json, LogFormat::Github] {
+            let log = Log::new(
+                format,
+                Verbosity::Verbose,
+                curl(),
+                Destination::Stderr,
+                RUN.into(),
+            );
+            assert!(!log.shows(&seen));
+        }
     }
 
     #[test]

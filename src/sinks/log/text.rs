@@ -23,15 +23,7 @@ const HUMAN_FROM_MS: u128 = 10_000;
 /// One line, in the spirit of the AWS article's sample output, with the
 /// command as its subject (`program: subject: message`, as `cp` and `grep`
 /// write theirs): `retry: curl: attempt 2/5 failed with exit code 22;
-/// sleep: 692 ms (full jitter, up to 2000 ms)`. (A String of its own: tests.)
-#[cfg(test)]
-pub fn line(event: &Event, context: &Context) -> String {
-    let mut out = String::new();
-    write_line(event, context, &mut out);
-    out
-}
-
-/// `line`, appended to `out`.
+/// sleep: 692 ms (full jitter, up to 2000 ms)`, appended to `out`.
 pub fn write_line(event: &Event, context: &Context, out: &mut String) {
     // Writing to a String cannot fail.
     let _ = (|| -> fmt::Result {
@@ -185,6 +177,8 @@ pub(crate) fn write_message(
             MsText(*slept_ms)
         ),
         Event::NoPreset(why) => write!(out, "no preset judges failures: {why}"),
+        // The metrics' alone: never shown (`Log::shows`).
+        Event::CircuitSeen { .. } => Ok(()),
         Event::Preset(line) => {
             write!(
                 out,

@@ -23,7 +23,7 @@ use std::time::Duration;
 use rand::Rng;
 
 use crate::state::store::Remote;
-use crate::state::store::server::{self, Script};
+use crate::state::store::server::{self, Kind, Script};
 
 use super::machine::{Admit, Circuit, Ended, State, UNKNOWN_CAP, horizon, nanos};
 use super::{Params, Settings};
@@ -49,8 +49,11 @@ fn fleet_lease(run: Duration) -> Duration {
     lease.min(run)
 }
 
-/// The prefix of every circuit's key.
-pub const PREFIX: &str = "retry:breaker:";
+/// The circuit's script, and the prefix of every circuit's key.
+const CIRCUITS: Kind = Kind {
+    script: include_str!("breaker.lua"),
+    prefix: "retry:breaker:",
+};
 
 /// The key's time to live, in longest cooldowns plus leases.
 pub const TTL_FACTOR: u32 = 4;
@@ -97,12 +100,7 @@ impl Fleet {
     pub fn new(settings: &Settings, remote: &Remote) -> Self {
         Fleet {
             name: settings.name.clone(),
-            script: Script::new(
-                remote,
-                include_str!("breaker.lua"),
-                format!("{PREFIX}{}", settings.name),
-                settings.timeout,
-            ),
+            script: CIRCUITS.script(remote, &settings.name, settings.timeout),
             params: settings.params,
             lease: nanos(fleet_lease(settings.lease)),
             settings: settings.clone(),

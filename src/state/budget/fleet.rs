@@ -11,12 +11,15 @@
 //! the store's timeout, as `state::store::server` keeps every script.
 
 use crate::state::store::Remote;
-use crate::state::store::server::{self, Script};
+use crate::state::store::server::{self, Kind, Script};
 
 use super::{Params, Settings, Size, Withdrawal};
 
-/// The prefix of every budget's key.
-pub const PREFIX: &str = "retry:budget:";
+/// The bucket's script, and the prefix of every budget's key.
+const BUDGETS: Kind = Kind {
+    script: include_str!("bucket.lua"),
+    prefix: "retry:budget:",
+};
 
 /// What the script answers: a retry's tokens granted or not, and the
 /// bucket as of the server's now.
@@ -46,12 +49,7 @@ impl Fleet {
     pub fn new(settings: &Settings, remote: &Remote) -> Self {
         Fleet {
             name: settings.name.clone(),
-            script: Script::new(
-                remote,
-                include_str!("bucket.lua"),
-                format!("{PREFIX}{}", settings.name),
-                settings.timeout,
-            ),
+            script: BUDGETS.script(remote, &settings.name, settings.timeout),
             params: settings.params,
             size_given: settings.size_given,
             size_warned: false,

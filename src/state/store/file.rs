@@ -1,6 +1,6 @@
 //! The host's store: one owner-only file per piece of state in a per-user
 //! directory (`$XDG_RUNTIME_DIR/retry/`, else `$TMPDIR/retry-UID/`), read
-//! and written under the kernel's lock (`lock.rs`) as one record of fixed
+//! and written under the kernel's lock (`platform/lock.rs`) as one record of fixed
 //! length with a checksum, so a process killed at any instant leaves the
 //! old record or the new one, and a torn or edited one is refused.
 //!
@@ -12,11 +12,16 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use crate::platform::private;
 
-pub use super::lock::{LOCK_WAIT, Lock};
+pub use crate::platform::lock::Lock;
+
+/// How long an update waits for the lock before it goes ahead without the
+/// state (budget or breaker): a holder that is stopped (^Z, a debugger) must not stall
+/// everyone. Updates take microseconds; a crash releases the lock.
+pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// Where the state lives: `$XDG_RUNTIME_DIR/retry` (the user's own, emptied
 /// at logout), else a directory with the user id in its name in `temp`.

@@ -15,7 +15,6 @@
 //! through a local TLS tunnel (stunnel, spiped) on a unix socket instead.
 
 pub mod file;
-pub(crate) mod lock;
 #[cfg(feature = "redis")]
 pub mod server;
 

@@ -43,6 +43,28 @@ impl std::fmt::Debug for Script {
     }
 }
 
+/// A kind of state a fleet keeps in Redis (a budget, a circuit): the one
+/// script that changes it, and the prefix of its keys, each the prefix
+/// and a name.
+#[derive(Debug)]
+pub struct Kind {
+    pub script: &'static str,
+    pub prefix: &'static str,
+}
+
+impl Kind {
+    /// The script on the key of `name` in the store `remote` names, each
+    /// exchange bounded by `timeout`.
+    pub fn script(&self, remote: &Remote, name: &str, timeout: Duration) -> Script {
+        Script::new(
+            remote,
+            self.script,
+            format!("{}{name}", self.prefix),
+            timeout,
+        )
+    }
+}
+
 impl Script {
     /// `source` on `key` in the store `remote` names. Nothing is sent yet:
     /// the connection is opened by the first exchange, within `timeout`.

@@ -1,14 +1,11 @@
-//! The kernel's lock on a state file, taken for each update and given
-//! up after a bounded wait, so a stopped holder cannot stall every run.
+//! The kernel's lock on a file retry keeps state in (the budget's and the
+//! breaker's records, the textfile's lock file), given up after a bounded
+//! wait, so a stopped holder cannot stall every run. How long to wait is
+//! the caller's: each file's rules say.
 
 use std::fs::{File, TryLockError};
 use std::io;
 use std::time::{Duration, Instant};
-
-/// How long an update waits for the lock before it goes ahead without the
-/// state (budget or breaker): a holder that is stopped (^Z, a debugger) must not stall
-/// everyone. Updates take microseconds; a crash releases the lock.
-pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// An exclusive lock on the open file, released when dropped (or when the
 /// process dies: it is the kernel's, `flock` on Unix).
