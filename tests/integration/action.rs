@@ -283,12 +283,14 @@ fn success_on_the_first_try_sets_the_outputs_and_no_summary() {
     let dir = Path::new(dir.trim_end());
     assert!(dir.starts_with(runner.file("runner-temp")), "{dir:?}");
     assert!(dir.join("retry").is_file());
-    assert!(
-        stderr(&ran).contains(&format!(
-            "installed retry {VERSION} ({TARGET}) from the release"
-        )),
-        "{}",
-        stderr(&ran)
+    // The source it used, named (issue 50: not "the release" for a mirror).
+    assert_eq!(
+        stderr(&ran),
+        format!(
+            "retry action: installed retry {VERSION} ({TARGET}) from the mirror {} \
+             (RETRY_INSTALL_FROM)\n",
+            release.url()
+        )
     );
 }
 
@@ -505,9 +507,18 @@ fn retry_on_exit_code_retries_that_code_only() {
     );
 }
 
-/// Nothing ran, nothing was installed and nothing put on PATH.
-fn nothing_ran(runner: &Runner) {
-    assert_eq!(runner.outputs(), "");
+/// An install that failed: nothing ran, nothing was installed or put on
+/// PATH, and the outputs say why, as on every way out (issue 50): no
+/// attempt, exit code 1, the last line shown.
+#[track_caller]
+fn nothing_ran(runner: &Runner, ran: &Output) {
+    let said = stderr(ran);
+    let line = said.lines().last().unwrap_or_default();
+    let line = line.strip_prefix("retry action: ").unwrap_or(line);
+    assert_eq!(
+        runner.outputs(),
+        format!("total_attempts=0\nexit_code=1\nexit_error={line}\nreason={line}\n")
+    );
     nothing_ran_but_outputs(runner);
 }
 
@@ -550,7 +561,7 @@ fn a_checksum_mismatch_is_refused_and_nothing_installed() {
     let said = stderr(&ran);
     assert_eq!(said.lines().count(), 1, "{said}");
     assert!(said.contains("checksum mismatch for"), "{said}");
-    nothing_ran(&runner);
+    nothing_ran(&runner, &ran);
 }
 
 /// cargo's stand-in: a build that takes minutes proves nothing more here
@@ -643,7 +654,7 @@ fn a_server_that_never_answers_is_bounded() {
         said.contains("://***@") && !said.contains("s3cret"),
         "{said}"
     );
-    nothing_ran(&runner);
+    nothing_ran(&runner, &ran);
 }
 
 #[test]
@@ -810,7 +821,7 @@ fn a_mirror_s_password_is_never_shown_whatever_it_holds() {
             "{password}: {said}"
         );
         assert!(!said.contains("Pw"), "{password}: {said}");
-        nothing_ran(&runner);
+        nothing_ran(&runner, &ran);
     }
 }
 
@@ -846,7 +857,7 @@ fn a_download_cut_short_or_too_slow_says_so_and_installs_nothing() {
             )),
             "{said}"
         );
-        nothing_ran(&runner);
+        nothing_ran(&runner, &ran);
     }
 }
 
@@ -910,7 +921,13 @@ fn without_runner_temp_a_binary_planted_in_the_temporary_directory_never_runs() 
         }
     }
     let ran = runner
-        .step(&release.url(), &[("command", "touch ran")])
+        .step(
+            &release.url(),
+            &[(
+                "command",
+                "ls -ld \"$TMPDIR\"/retry-action.* > private; touch ran",
+            )],
+        )
         .env_remove("RUNNER_TEMP")
         .env("TMPDIR", &shared)
         .output()
@@ -918,18 +935,20 @@ fn without_runner_temp_a_binary_planted_in_the_temporary_directory_never_runs() 
     assert_eq!(code(&ran), 0, "{}", stderr(&ran));
     assert!(!runner.file("planted").exists(), "the planted binary ran");
     assert!(runner.file("ran").exists());
-    // Installed from the release, into a directory of its own.
+    // Installed from the release, into a directory of its own, only this
+    // user's, removed when the step ended (issue 50: it was left behind),
+    // so nothing is put on PATH.
     assert_eq!(release.server.served(), 2);
-    let dir = runner.read("path");
-    let dir = Path::new(dir.trim_end());
-    assert!(
-        dir.starts_with(&shared) && dir != planted.parent().unwrap(),
-        "{dir:?}"
-    );
-    use std::os::unix::fs::PermissionsExt;
-    let private = dir.ancestors().nth(1).unwrap();
-    let mode = std::fs::metadata(private).unwrap().permissions().mode();
-    assert_eq!(mode & 0o077, 0, "{private:?} is {mode:o}");
+    let private = runner.read("private");
+    assert!(private.starts_with("drwx------"), "{private}");
+    assert_eq!(private.lines().count(), 1, "{private}");
+    let left: Vec<_> = std::fs::read_dir(&shared)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, ["retry-action"], "left behind in {shared:?}");
+    assert_eq!(runner.read("path"), "");
 }
 
 /// What a case does to a cached binary.
@@ -968,9 +987,9 @@ fn a_cached_binary_runs_only_as_it_was_installed() {
             "no recorded checksum",
             |path: &Path| {
                 std::fs::write(path, PLANTED).unwrap();
-                std::fs::remove_file(path.with_extension("sha256")).unwrap();
+                std::fs::remove_file(path.with_extension("cksum")).unwrap();
             },
-            "another user owns it or can change it",
+            "no checksum was recorded beside it (retry.cksum)",
         ),
     ];
     if is_root() {
@@ -1412,11 +1431,24 @@ fn a_sha_pin_installs_the_release_its_tag_names() {
         );
         assert!(
             said.contains(&format!(
-                "installed retry {VERSION} ({TARGET}) from the release"
+                "installed retry {VERSION} ({TARGET}) from the release at {}/releases/download/v{VERSION}\n",
+                release.repository()
             )),
             "{said}"
         );
         assert!(!said.contains("cargo"), "{said}");
+        // The job's next use asks the server nothing: the tag is recorded.
+        let served = release.server.served();
+        let again = runner
+            .step("", &[("command", "true")])
+            .env_remove("RETRY_INSTALL_FROM")
+            .env("RETRY_ACTION_REPOSITORY", release.repository())
+            .env("RETRY_ACTION_REF", &commit)
+            .output()
+            .unwrap();
+        assert_eq!(code(&again), 0, "{}", stderr(&again));
+        assert_eq!(stderr(&again), "");
+        assert_eq!(release.server.served(), served, "asked again");
     }
 }
 
@@ -1464,7 +1496,7 @@ fn a_sha_no_release_tag_points_at_is_built_and_says_why() {
         ),
         "{said}"
     );
-    nothing_ran(&runner);
+    nothing_ran(&runner, &ran);
 }
 
 #[test]
@@ -1500,7 +1532,7 @@ fn a_job_s_mirror_wins_and_one_without_the_release_is_an_error() {
             empty.server.addr
         )
     );
-    nothing_ran(&runner);
+    nothing_ran(&runner, &ran);
 }
 
 #[test]
@@ -1675,7 +1707,7 @@ fn without_curl_the_install_says_so() {
             release.url()
         )
     );
-    nothing_ran(&runner);
+    nothing_ran(&runner, &ran);
     assert_eq!(release.server.served(), 0);
 }
 
@@ -1787,7 +1819,7 @@ fn an_archive_whose_retry_is_a_symbolic_link_is_refused() {
         )
     );
     assert!(!runner.file("planted").exists());
-    nothing_ran(&runner);
+    nothing_ran(&runner, &ran);
 }
 
 #[test]
@@ -1821,7 +1853,7 @@ fn a_git_server_that_never_answers_a_sha_pin_s_lookup_is_bounded() {
         )),
         "{said}"
     );
-    nothing_ran(&runner);
+    nothing_ran(&runner, &ran);
 }
 
 #[test]
@@ -1875,5 +1907,239 @@ fn an_https_download_is_not_followed_to_http() {
         )
     );
     assert_eq!(release.server.served(), 0);
-    nothing_ran(&runner);
+    nothing_ran(&runner, &ran);
+}
+
+/// Issue 50's cases, each wrong against nick-fields/retry before: the
+/// inputs as `name=value` lines (with `retry_wait_seconds: 0`, under
+/// GITHUB_ACTIONS), the exit status, how the outputs start, and what the
+/// log holds once (or, after a `!`, not at all). A run with attempts put
+/// retry on PATH; one without did not.
+type Case<'a> = (&'a str, i32, &'a str, &'a [&'a str]);
+
+#[test]
+fn inputs_read_as_nick_fields_reads_them() {
+    let release = Release::new();
+    let cases: &[Case] = &[
+        // 0 is ignored there (falsy): no --retry-on 0 is asked of retry.
+        (
+            "command=exit $((RETRY_ATTEMPT < 3 ? 3 : 0))\nretry_on_exit_code=0",
+            0,
+            "total_attempts=3\nexit_code=0\n",
+            &["::notice title=retry action::retry_on_exit_code: '0' is ignored"],
+        ),
+        // Any word but true (in any case) is false there.
+        (
+            "command=exit 3\nmax_attempts=2\nwarning_on_retry=no",
+            3,
+            "total_attempts=2\nexit_code=3\n",
+            &[
+                "::notice title=retry action::warning_on_retry: 'no' is neither true nor false",
+                "retry: `exit 3`: attempt 1/2 failed",
+                "!::warning title",
+            ],
+        ),
+        (
+            "command=exit 3\nmax_attempts=2\nwarning_on_retry=TrUe",
+            3,
+            "total_attempts=2\nexit_code=3\n",
+            &["::warning title=retry%3A exit 3::attempt 1/2", "!::notice"],
+        ),
+        (
+            "command=exit 3\nmax_attempts=1\ncontinue_on_error=tRUE",
+            0,
+            "total_attempts=1\nexit_code=3\n",
+            &["!::error"],
+        ),
+        // Retried only when the output says so: the first attempt's, not
+        // the second's.
+        (
+            "command=[ $RETRY_ATTEMPT = 1 ] && echo busy; exit 1\nretry_on=output\nretry_if_output=busy",
+            1,
+            "total_attempts=2\nexit_code=1\n",
+            &[],
+        ),
+        (
+            "command=touch ran\nretry_on=output",
+            2,
+            "total_attempts=0\nexit_code=2\nexit_error=retry_on: output retries only",
+            &[],
+        ),
+        // Every way out sets the outputs: here retry's own before the
+        // command (a --metrics-dir it cannot write).
+        (
+            "command=touch ran\nmetrics_dir=/nonexistent/retry-action",
+            2,
+            "total_attempts=0\nexit_code=2\nexit_error=retry ended with exit status 2 before",
+            &["retry: cannot write to --metrics-dir"],
+        ),
+        // The command's own 2 and 127 are no refusal of an input.
+        (
+            "command=exit 2\nmax_attempts=1",
+            2,
+            "total_attempts=1\nexit_code=2\n",
+            &[],
+        ),
+        (
+            "command=no-such-program\nmax_attempts=1",
+            127,
+            "total_attempts=1\n",
+            &[],
+        ),
+    ];
+    for &(inputs, status, outputs, lines) in cases {
+        let runner = Runner::new();
+        let mut all = vec![("retry_wait_seconds", "0")];
+        all.extend(inputs.lines().filter_map(|line| line.split_once('=')));
+        let ran = runner
+            .step(&release.url(), &all)
+            .env("GITHUB_ACTIONS", "true")
+            .output()
+            .unwrap();
+        let (said, got) = (stderr(&ran), runner.outputs());
+        assert_eq!(code(&ran), status, "{inputs}: {said}");
+        assert!(got.starts_with(outputs), "{inputs}: {got}");
+        let attempts = !outputs.starts_with("total_attempts=0");
+        assert_eq!(runner.read("path").is_empty(), !attempts, "{inputs}");
+        for line in lines {
+            match line.strip_prefix('!') {
+                Some(line) => assert!(!said.contains(line), "{inputs}: {said}"),
+                None => assert_eq!(said.matches(line).count(), 1, "{inputs}: {said}"),
+            }
+        }
+    }
+}
+
+/// Every variable retry reads (its --help's `[env: ...]`), as a job sets
+/// them for the retry of its `run:` steps, each to a value retry would
+/// refuse: the Action's run takes none (issue 50: RETRY_MAX_ATTEMPTS=1,
+/// RETRY_QUIET=true changed its attempts and annotations). The command
+/// and the hook get each back byte for byte (but a store's, which retry
+/// keeps from both), as under `run: retry`.
+#[test]
+fn a_job_s_retry_variables_change_nothing_and_reach_the_command_as_they_were() {
+    use std::os::unix::ffi::OsStrExt;
+    let help = Command::new(env!("CARGO_BIN_EXE_retry"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let names: Vec<&str> = help
+        .split("[env: ")
+        .skip(1)
+        .filter_map(|rest| rest.split('=').next())
+        .collect();
+    assert!(
+        names.contains(&"RETRY_PRESET") && names.len() > 40,
+        "{names:?}"
+    );
+    // Quotes, a line end, $(...), `...`, a byte that is no UTF-8.
+    let value = std::ffi::OsStr::from_bytes(b"1s' \"$(touch pwned)\"\n`touch pwned` \xff");
+    let release = Release::new();
+    let runner = Runner::new();
+    let mut step = runner.step(
+        &release.url(),
+        &[
+            (
+                "command",
+                "printf %s \"$RETRY_MAX_ATTEMPTS\" > seen; env > env; exit $((RETRY_ATTEMPT < 3))",
+            ),
+            ("on_retry_command", "printf %s \"$RETRY_QUIET\" > hook-seen"),
+            ("retry_wait_seconds", "0"),
+        ],
+    );
+    for name in &names {
+        step.env(name, value);
+    }
+    let ran = step.env("GITHUB_ACTIONS", "true").output().unwrap();
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 0, "{said}");
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=3\nexit_code=0\n"),
+        "{}",
+        runner.outputs()
+    );
+    assert_eq!(
+        said.matches("::warning title=retry%3A ").count(),
+        2,
+        "{said}"
+    );
+    assert!(!runner.file("pwned").exists());
+    for file in ["seen", "hook-seen"] {
+        assert_eq!(std::fs::read(runner.file(file)).unwrap(), value.as_bytes());
+    }
+    let env = runner.read("env");
+    for kept in ["RETRY_STORE=", "RETRY_BUDGET_STORE=", "RETRY_ACTION_"] {
+        assert!(!env.contains(kept), "{kept}: {env}");
+    }
+}
+
+/// A cached start runs find, cksum, retry and the command's shell, and
+/// nothing else (issue 50: 16 programs, id, cat and cut among them): here
+/// on a PATH that holds only those.
+#[test]
+fn a_cached_start_runs_only_find_the_checksum_and_retry() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let first = runner.run(&release.url(), &[("command", "true")]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    let tools = runner.file("tools");
+    std::fs::create_dir(&tools).unwrap();
+    for tool in ["bash", "find", "cksum"] {
+        let path = ["/usr/local/bin", "/usr/bin", "/bin"]
+            .iter()
+            .map(|dir| Path::new(dir).join(tool))
+            .find(|path| path.exists());
+        if let Some(path) = path {
+            std::os::unix::fs::symlink(path, tools.join(tool)).unwrap();
+        }
+    }
+    let ran = runner
+        .step(&release.url(), &[("command", "true")])
+        .env("PATH", &tools)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    assert_eq!(stderr(&ran), "");
+    assert_eq!(release.server.served(), 2);
+}
+
+/// RUNNER_TEMP that another user could write in (without the sticky bit
+/// of /tmp) lets them replace what is cached there: not used.
+#[test]
+fn a_runner_temp_others_can_write_in_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let release = Release::new();
+    for (mode, used) in [(0o777, false), (0o1777, true), (0o755, true)] {
+        let runner = Runner::new();
+        let temp = runner.file("runner-temp");
+        std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(mode)).unwrap();
+        let ran = runner.run(&release.url(), &[("command", "true")]);
+        let said = stderr(&ran);
+        assert_eq!(code(&ran), 0, "{mode:o}: {said}");
+        assert_eq!(
+            said.contains("another user can replace it"),
+            !used,
+            "{mode:o}: {said}"
+        );
+        assert_eq!(
+            runner.read("path").starts_with(temp.to_str().unwrap()),
+            used
+        );
+    }
+}
+
+/// docs/action.md lists the differences issue 50 found it omitted.
+#[test]
+fn docs_action_md_names_each_difference_seen() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/action.md"))
+        .unwrap();
+    let seen = "`max_attempts: 0`|`retry_wait_seconds: 0`|SIGTERM|`$GITHUB_OUTPUT`|job summary|\
+                `on_retry_command` that fails|error annotation|stderr|`GITHUB_PATH`|255|\
+                `retry_on: output`|`RETRY_*`";
+    for seen in seen.split('|') {
+        assert!(doc.contains(seen), "docs/action.md does not name {seen}");
+    }
 }

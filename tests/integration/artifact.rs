@@ -222,3 +222,59 @@ fn the_startup_benchmark_writes_every_figure_of_the_issue() {
         );
     }
 }
+
+/// bench/action.sh with tiny counts: the Action's cached start, three
+/// versions of scripts/action.sh side by side (issue 50), each taking
+/// the cached copy. The two old versions come from git: a clone without
+/// them (a shallow one) skips.
+#[test]
+fn the_action_benchmark_runs_each_version_of_the_cached_start() {
+    let old = ["5d6fc30", "3db010f"].iter().all(|commit| {
+        Command::new("git")
+            .args(["cat-file", "-e", &format!("{commit}^{{commit}}")])
+            .current_dir(repo(""))
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    let hyperfine = Command::new("sh")
+        .args(["-c", "command -v hyperfine"])
+        .output();
+    if !hyperfine.is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var_os("RETRY_TESTS_NEED_BENCH").is_none(),
+            "no hyperfine"
+        );
+        eprintln!("bench/action.sh needs hyperfine: skipped");
+        return;
+    }
+    if !old {
+        eprintln!(
+            "bench/action.sh needs the commits 5d6fc30 and 3db010f (a shallow clone?): skipped"
+        );
+        return;
+    }
+    let out = Command::new("bash")
+        .arg(repo("bench/action.sh"))
+        .arg(BIN)
+        .env_remove("RUNNER_TEMP")
+        .env_remove("GITHUB_ACTIONS")
+        .envs([
+            ("ACTION_ROUNDS", "1"),
+            ("ACTION_RUNS", "2"),
+            ("ACTION_RESULTS", "-"),
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    for row in ["| `5d6fc30`, before", "| `3db010f`, as issue 50", "| now ("] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(row)),
+            "no row {row:?} in\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("Issue 50's bound"), "{stdout}");
+}
