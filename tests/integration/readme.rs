@@ -42,7 +42,7 @@ const NOT_RUN: &[(&str, &str)] = &[
     ),
     (
         "retry --log-format json --log-file /dev/fd/3 --base 100ms --seed 2 -- curl",
-        "network; a shell for fd 3 (tests/integration/logging.rs runs this pipeline with a local command)",
+        "network; a shell for fd 3 (tests/integration/logging/destinations.rs runs this pipeline with a local command)",
     ),
 ];
 
