@@ -582,6 +582,15 @@ fn bad_input_is_one_line_and_exit_2() {
         &["--breaker", "x", "--breaker-cooldown", "-1s"],
         "--breaker-cooldown",
     );
+    // Longer than a day: every host would trust the record that long.
+    refused(
+        &["--breaker", "x", "--breaker-cooldown-max", "100y"],
+        "`--breaker-cooldown-max 100years` is over 24h, the longest a circuit may stay open",
+    );
+    refused(
+        &["--breaker", "x", "--breaker-cooldown", "25h"],
+        "`--breaker-cooldown 1day 1h` is over 24h",
+    );
     refused(
         &["--breaker-after", "2"],
         "`--breaker-after` is only for --breaker",

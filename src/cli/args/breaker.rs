@@ -12,7 +12,8 @@ use crate::cli::refuse::{fmt, usage};
 use crate::cli::values::parse_breaker_exit_code;
 use crate::duration::parse as parse_duration;
 use crate::state::breaker::{
-    DEFAULT_AFTER, DEFAULT_COOLDOWN, DEFAULT_COOLDOWN_MAX, EXIT_OPEN, Params, Settings,
+    DEFAULT_AFTER, DEFAULT_COOLDOWN, DEFAULT_COOLDOWN_MAX, EXIT_OPEN, MAX_COOLDOWN, Params,
+    Settings,
 };
 
 #[derive(Debug, Args)]
@@ -58,9 +59,9 @@ pub struct BreakerArgs {
     pub breaker_cooldown: Option<Duration>,
 
     /// The longest cooldown failed probes grow it to (given, at least
-    /// --breaker-cooldown; a longer cooldown is not grown): the last host
-    /// resumes within about this and one period of its job after the
-    /// service is back [default: 4m]
+    /// --breaker-cooldown, and at most 24h, as the cooldown; a longer
+    /// cooldown is not grown): the last host resumes within about this and
+    /// one period of its job after the service is back [default: 4m]
     // No clap default, as --breaker-after.
     #[arg(long, env = "RETRY_BREAKER_COOLDOWN_MAX", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other,
@@ -94,6 +95,19 @@ impl BreakerArgs {
                 "{} would close the circuit as soon as it opens; give a cooldown such as 1m",
                 provenance.name(id::BREAKER_COOLDOWN, &"0s")
             )));
+        }
+        let given = [
+            (id::BREAKER_COOLDOWN, self.breaker_cooldown),
+            (id::BREAKER_COOLDOWN_MAX, self.breaker_cooldown_max),
+        ];
+        for (id, cooldown) in given {
+            if let Some(cooldown) = cooldown.filter(|c| *c > MAX_COOLDOWN) {
+                return Err(usage(format!(
+                    "{} is over 24h, the longest a circuit may stay open (every run would be \
+                     skipped for longer; other hosts trust a record no further)",
+                    provenance.name(id, &fmt(cooldown)),
+                )));
+            }
         }
         if let Some(message) = self.max_short(provenance) {
             return Err(usage(message));

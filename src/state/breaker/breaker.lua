@@ -11,8 +11,9 @@
 -- ended (s, f, n), its lease (0: not a probe), --breaker-after, the
 -- cooldown and its cap (us), a uniform draw in [0, 1) for the jitter, the
 -- key's TTL (ms), this run's limit (us: the cap and the lease), the limit
--- taken for an end kept without one (us: an hour and the lease), and the
--- TTL in limits (the key outlives a longer writer's end too).
+-- taken for an end kept without one (us: an hour and the lease), the
+-- TTL in limits (the key outlives a longer writer's end too), and the
+-- longest limit kept with an end that is trusted (us: a day and the lease).
 -- Returns {admit (0 run, 1 probe, 2 skip), state, failures, level, until,
 -- lease, now, clamped (1: the end lay further ahead and was brought in),
 -- after, limit, how far ahead the end could lie (us)}.
@@ -34,6 +35,7 @@ if state ~= 1 and state ~= 2 then state = 0 end
 if not (lease >= 0 and lease < 2 ^ 53) then lease = 0 end
 local limit = tonumber(s[7]) or 0
 if not (limit > 0 and limit < 2 ^ 53 and tonumber(s[8]) == till) then limit = 0 end
+limit = math.min(limit, tonumber(ARGV[13]))
 -- Closed, the times mean nothing (and a NaN would differ from itself).
 if state == 0 then till, lease, limit = 0, 0, 0 end
 local before = {failures, level, state, till, lease, after, limit}

@@ -25,7 +25,7 @@ use rand::Rng;
 use crate::state::store::Remote;
 use crate::state::store::server::{self, Kind, Script};
 
-use super::machine::{Admit, Circuit, Ended, State, UNKNOWN_CAP, horizon, nanos};
+use super::machine::{Admit, Circuit, Ended, MAX_COOLDOWN, State, UNKNOWN_CAP, horizon, nanos};
 use super::{Params, Settings};
 
 /// A probe's lease in Redis, renewed every third of it while the probe
@@ -238,6 +238,7 @@ impl Fleet {
             us(self.horizon()).max(1).to_string(),
             us(nanos(UNKNOWN_CAP).saturating_add(self.lease)).to_string(),
             TTL_FACTOR.to_string(),
+            us(nanos(MAX_COOLDOWN).saturating_add(self.lease)).to_string(),
         ])?;
         let [
             admit,

@@ -47,6 +47,12 @@ pub fn horizon(cap: Duration, lease: u64) -> u64 {
 /// retry): what every record was held to before, an hour.
 pub const UNKNOWN_CAP: Duration = Duration::from_secs(3600);
 
+/// The longest cooldown a run may be given (`--breaker-cooldown`,
+/// `--breaker-cooldown-max`), and so the longest a limit kept in a record
+/// is trusted for: a day. A record that keeps a longer one (made by hand,
+/// or by a clock that jumped) must not keep every run skipped for years.
+pub const MAX_COOLDOWN: Duration = Duration::from_secs(86_400);
+
 impl Params {
     /// The longest cooldown: `max`, but never shorter than the first. The
     /// last host's wait after a recovery is about this plus one period of
@@ -150,11 +156,12 @@ impl Circuit {
     /// How far ahead of now this circuit's end may lie, for a run whose own
     /// limit is `own` and lease `lease` (ns): its own, or the limit kept
     /// with the end if longer; for a record that keeps none, the longest
-    /// cooldown any run was taken to set (`UNKNOWN_CAP`) and the lease.
+    /// cooldown any run was taken to set (`UNKNOWN_CAP`) and the lease; a
+    /// kept limit is trusted up to `MAX_COOLDOWN` and the lease.
     pub fn reach(&self, own: u64, lease: u64) -> u64 {
         let writer = match self.limit {
             0 => nanos(UNKNOWN_CAP).saturating_add(lease),
-            limit => limit,
+            limit => limit.min(nanos(MAX_COOLDOWN).saturating_add(lease)),
         };
         own.max(writer)
     }
@@ -422,6 +429,7 @@ mod tests {
         // clamped): a limit the record keeps counts when longer than this
         // run's own, and one it does not keep (0) is an hour and the lease.
         let day = 86_400 * S;
+        let trust = day + LEASE;
         let table = [
             (State::Closed, own, State::Closed, None),
             (open(0), own, open(0), None),
@@ -449,8 +457,15 @@ mod tests {
             // The largest values a record can hold.
             (open(u64::MAX), own, open(now + own), Some(u64::MAX)),
             (probing(u64::MAX), own, probing(now + own), Some(u64::MAX)),
-            (open(u64::MAX), u64::MAX, open(u64::MAX), None),
-            (open(u64::MAX - 1), u64::MAX - 1, open(u64::MAX - 1), None),
+            // A kept limit is trusted for a day and the lease at most.
+            (open(now + trust), u64::MAX, open(now + trust), None),
+            (open(u64::MAX), u64::MAX, open(now + trust), Some(u64::MAX)),
+            (
+                open(u64::MAX - 1),
+                u64::MAX - 1,
+                open(now + trust),
+                Some(u64::MAX - 1),
+            ),
         ];
         for (found, limit, after, was) in table {
             let mut c = Circuit {
@@ -465,7 +480,12 @@ mod tests {
             assert_eq!((c.failures, c.level), (3, 2), "only the time changes");
             if was.is_some() {
                 // The end kept with the reach it was brought in to.
-                assert_eq!(c.limit, own.max(if limit == 0 { 4200 * S } else { limit }));
+                let kept = if limit == 0 {
+                    4200 * S
+                } else {
+                    limit.min(trust)
+                };
+                assert_eq!(c.limit, own.max(kept));
             }
             // Clamped once, it is trusted: a later run is not told again.
             assert_eq!(c.clamp(now + S, own, LEASE), None, "{found:?} {limit}");

@@ -23,7 +23,7 @@ mod status;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-pub use machine::{Admit, Circuit, Ended, Params, State};
+pub use machine::{Admit, Circuit, Ended, MAX_COOLDOWN, Params, State};
 pub use status::print_status;
 
 use crate::state::store::Store;

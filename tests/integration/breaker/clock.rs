@@ -143,6 +143,16 @@ fn in_redis_an_end_moved_without_its_limit_is_held_to_an_hour() {
         said.contains("further ahead than its longest cooldown and lease (3630 s)"),
         "{said}"
     );
+    // An end kept with a limit of centuries (a hash written by hand): the
+    // limit is trusted for a day and the lease, no further.
+    let until = "9000000000000000";
+    server.cli(&["HSET", "retry:breaker:ci", "until", until, "limit", until]);
+    server.cli(&["HSET", "retry:breaker:ci", "limit_until", until]);
+    let said = text(&c.run(&[], "log", "exit 0").stderr);
+    assert!(
+        said.contains("further ahead than its longest cooldown and lease (86430 s)"),
+        "{said}"
+    );
 }
 
 /// A circuit opened by a job with a long cooldown is not cut short, nor
