@@ -1,130 +1,128 @@
 //! The install: the release's archive and its checksum from a mirror or
 //! the release, and each way that fails (nothing installed, nothing run).
 
+use super::table::{After, CASE, Case, Expect::*, run};
 use super::*;
 
 #[test]
 fn a_checksum_mismatch_is_refused_and_nothing_installed() {
-    let release = Release::new();
-    std::fs::write(
-        release.files.path().join(format!("{}.sha256", archive())),
-        format!("{}  {}\n", "0".repeat(64), archive()),
-    )
-    .unwrap();
-    let runner = Runner::new();
-    let ran = runner.run(&release.url(), &[("command", "touch ran")]);
-    assert_eq!(code(&ran), 1);
-    let said = stderr(&ran);
-    assert_eq!(said.lines().count(), 1, "{said}");
-    assert!(said.contains("checksum mismatch for"), "{said}");
-    nothing_ran("a checksum mismatch", &runner, &ran);
+    run(&[Case {
+        name: "a .sha256 of zeros",
+        files: &[(
+            "{archive}.sha256",
+            "0000000000000000000000000000000000000000000000000000000000000000  {archive}\n",
+        )],
+        inputs: &[("command", "touch ran")],
+        code: 1,
+        stderr: &[Lines(1), Has("checksum mismatch for")],
+        after: After::NothingRan,
+        ..CASE
+    }]);
 }
 
 #[test]
 fn a_server_that_never_answers_is_bounded() {
-    let release = Release::start(Serving::Hang);
-    let runner = Runner::new();
-    let started = Instant::now();
-    // A private mirror's password is never shown.
-    let from = release.url().replacen("://", "://me:s3cret@", 1);
-    let ran = runner
-        .step(&from, &[("command", "touch ran")])
-        .env("RETRY_INSTALL_TIMEOUT", "1")
-        .output()
-        .unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(code(&ran), 1);
-    let said = stderr(&ran);
-    assert_eq!(said.lines().count(), 1, "{said}");
-    assert!(said.contains("within 1 s"), "{said}");
-    assert!(
-        said.contains("://***@") && !said.contains("s3cret"),
-        "{said}"
-    );
-    nothing_ran("a server that never answers", &runner, &ran);
+    run(&[Case {
+        name: "a server that never answers",
+        serving: Serving::Hang,
+        // A private mirror's password is never shown.
+        from: "http://me:s3cret@{addr}",
+        inputs: &[("command", "touch ran")],
+        env: &[("RETRY_INSTALL_TIMEOUT", "1")],
+        within: Some(10),
+        code: 1,
+        stderr: &[Lines(1), Has("within 1 s"), Has("://***@"), Lacks("s3cret")],
+        after: After::NothingRan,
+        ..CASE
+    }]);
 }
 
 #[test]
 fn a_download_cut_short_or_too_slow_says_so_and_installs_nothing() {
-    for (serving, why) in [
-        (
-            Serving::CutShort,
-            "cut short: the connection closed before the end of the file (curl exit 18)",
-        ),
-        (
-            Serving::Trickle,
-            "timed out: not complete within 2 s (RETRY_INSTALL_TIMEOUT) (curl exit 28)",
-        ),
-    ] {
-        let release = Release::start(serving);
-        let runner = Runner::new();
-        let started = Instant::now();
-        let ran = runner
-            .step(&release.url(), &[("command", "touch ran")])
-            .env("RETRY_INSTALL_TIMEOUT", "2")
-            .output()
-            .unwrap();
-        assert!(started.elapsed() < Duration::from_secs(20));
-        let said = stderr(&ran);
-        assert_eq!(code(&ran), 1, "{said}");
-        assert_eq!(said.lines().count(), 1, "{said}");
-        assert!(
-            said.contains(&format!(
-                "cannot download {}/{}: {why}",
-                release.url(),
-                archive()
-            )),
-            "{said}"
-        );
-        nothing_ran(why, &runner, &ran);
-    }
+    run(&[
+        Case {
+            name: "cut short",
+            serving: Serving::CutShort,
+            inputs: &[("command", "touch ran")],
+            env: &[("RETRY_INSTALL_TIMEOUT", "2")],
+            within: Some(20),
+            code: 1,
+            stderr: &[
+                Lines(1),
+                Has(
+                    "cannot download {url}/{archive}: cut short: the connection closed \
+                     before the end of the file (curl exit 18)",
+                ),
+            ],
+            after: After::NothingRan,
+            ..CASE
+        },
+        Case {
+            name: "too slow",
+            serving: Serving::Trickle,
+            inputs: &[("command", "touch ran")],
+            env: &[("RETRY_INSTALL_TIMEOUT", "2")],
+            within: Some(20),
+            code: 1,
+            stderr: &[
+                Lines(1),
+                Has(
+                    "cannot download {url}/{archive}: timed out: not complete within 2 s \
+                     (RETRY_INSTALL_TIMEOUT) (curl exit 28)",
+                ),
+            ],
+            after: After::NothingRan,
+            ..CASE
+        },
+    ]);
+}
+
+/// RETRY_INSTALL_TIMEOUT refused: the line, nothing downloaded or run.
+macro_rules! install_timeout {
+    ($value:literal) => {
+        Case {
+            name: concat!("RETRY_INSTALL_TIMEOUT=", $value),
+            inputs: &[("command", "touch ran")],
+            env: &[("RETRY_INSTALL_TIMEOUT", $value)],
+            code: 2,
+            stderr: &[Is(concat!(
+                "retry action: RETRY_INSTALL_TIMEOUT=",
+                $value,
+                ": not a number of seconds (1 to 999999999) for each download\n"
+            ))],
+            served: Some(0),
+            after: After::Refused,
+            ..CASE
+        }
+    };
 }
 
 #[test]
 fn an_install_timeout_of_zero_is_a_usage_error() {
-    let release = Release::new();
-    for value in [
-        "0",
-        "00",
-        "1.5",
-        "ten",
-        "1000000000",
-        "99999999999999999999",
-    ] {
-        let runner = Runner::new();
-        let ran = runner
-            .step(&release.url(), &[("command", "touch ran")])
-            .env("RETRY_INSTALL_TIMEOUT", value)
-            .output()
-            .unwrap();
-        assert_eq!(code(&ran), 2, "{value}: {}", stderr(&ran));
-        assert_eq!(
-            stderr(&ran),
-            format!(
-                "retry action: RETRY_INSTALL_TIMEOUT={value}: not a number of seconds (1 to 999999999) for each download\n"
-            )
-        );
-        refused(value, &runner, &ran);
-    }
-    assert_eq!(release.server.served(), 0);
+    run(&[
+        install_timeout!("0"),
+        install_timeout!("00"),
+        install_timeout!("1.5"),
+        install_timeout!("ten"),
+        install_timeout!("1000000000"),
+        install_timeout!("99999999999999999999"),
+    ]);
 }
 
 #[test]
 fn a_mirror_s_password_with_brackets_or_braces_is_sent_as_it_is() {
     // curl would read them as URL patterns: two requests, each with a
     // password that is not the one given.
-    let release = Release::new();
-    let runner = Runner::new();
-    let from = release.url().replacen("://", "://me:Pw{1,2}[3-4]@", 1);
-    let ran = runner.run(&from, &[("command", "touch ran")]);
-    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
-    assert!(runner.file("ran").exists());
-    // The .sha256 and the archive, once each.
-    assert_eq!(release.server.served(), 2);
+    run(&[Case {
+        name: "Pw{1,2}[3-4]",
+        from: "http://me:Pw{1,2}[3-4]@{addr}",
+        inputs: &[("command", "touch ran")],
+        code: 0,
+        ran: Some(true),
+        // The .sha256 and the archive, once each.
+        served: Some(2),
+        ..CASE
+    }]);
 }
 
 /// Passwords holding each character that ends a URL's host part early,

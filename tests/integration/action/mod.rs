@@ -17,12 +17,14 @@ use std::time::{Duration, Instant};
 
 use crate::harness::loopback::Server;
 
-// One file a concern.
+// A run that is inputs, an environment and what it gives is a row of a
+// table (`table::Case`); what needs more than that stays a function.
 mod cache;
 mod cases;
 mod inputs;
 mod install;
 mod pin;
+mod table;
 
 const VERSION: &str = "9.8.7";
 /// What RUNNER_OS=Linux RUNNER_ARCH=X64 takes (scripts/action.sh's rule).
