@@ -1,204 +1,315 @@
 //! The inputs: refused before anything runs, read as nick-fields/retry
 //! reads them, and kept from the command.
 
+use super::table::{After, CASE, Case, Expect::*, run};
 use super::*;
+
+/// A bad input: one line naming it, exit status 2 and the outputs saying
+/// why, nothing downloaded or run.
+const BAD: Case = Case {
+    serving: Serving::Files,
+    code: 2,
+    stderr: &[Lines(1)],
+    served: Some(0),
+    after: After::Refused,
+    ..CASE
+};
+
+/// `BAD` with (the input, what the line names).
+macro_rules! bad {
+    ($inputs:expr, $named:expr) => {
+        Case {
+            name: $named,
+            inputs: $inputs,
+            stderr: &[Lines(1), Has($named)],
+            ..BAD
+        }
+    };
+}
 
 #[test]
 fn a_bad_input_is_one_line_naming_it_and_nothing_runs() {
-    let release = Release::start(Serving::Files);
-    let cases: [(&[(&str, &str)], &str); 17] = [
-        (&[("retry_on", "sometimes")], "retry_on: 'sometimes'"),
-        (
-            &[("timeout_minutes", "1"), ("timeout_seconds", "30")],
-            "timeout_minutes and timeout_seconds",
+    run(&[
+        bad!(
+            &[("command", "touch ran"), ("retry_on", "sometimes")],
+            "retry_on: 'sometimes'"
         ),
-        (&[("max_attempts", "three")], "max_attempts: 'three'"),
-        (&[("shell", "cmd")], "shell: 'cmd'"),
-        (
-            &[("shell", "fish-that-is-not-there")],
-            "shell: 'fish-that-is-not-there'",
+        bad!(
+            &[
+                ("command", "touch ran"),
+                ("timeout_minutes", "1"),
+                ("timeout_seconds", "30"),
+            ],
+            "timeout_minutes and timeout_seconds"
         ),
-        (
-            &[("continue_on_error", "maybe")],
-            "continue_on_error: 'maybe'",
+        bad!(
+            &[("command", "touch ran"), ("max_attempts", "three")],
+            "max_attempts: 'three'"
         ),
-        (
-            &[("retry_wait_seconds", "ten")],
-            "retry_wait_seconds: 'ten'",
+        bad!(
+            &[("command", "touch ran"), ("shell", "cmd")],
+            "shell: 'cmd'"
+        ),
+        bad!(
+            &[
+                ("command", "touch ran"),
+                ("shell", "fish-that-is-not-there")
+            ],
+            "shell: 'fish-that-is-not-there'"
+        ),
+        bad!(
+            &[("command", "touch ran"), ("continue_on_error", "maybe")],
+            "continue_on_error: 'maybe'"
+        ),
+        bad!(
+            &[("command", "touch ran"), ("retry_wait_seconds", "ten")],
+            "retry_wait_seconds: 'ten'"
         ),
         // nick-fields' constant wait and retry's backoff contradict.
-        (
-            &[("retry_wait_seconds", "5"), ("jitter", "equal")],
-            "retry_wait_seconds: a constant wait",
+        bad!(
+            &[
+                ("command", "touch ran"),
+                ("retry_wait_seconds", "5"),
+                ("jitter", "equal"),
+            ],
+            "retry_wait_seconds: a constant wait"
         ),
-        (
-            &[("retry_on_exit_code", "300")],
-            "retry_on_exit_code: '300'",
+        bad!(
+            &[("command", "touch ran"), ("retry_on_exit_code", "300")],
+            "retry_on_exit_code: '300'"
         ),
-        (&[("timeout_seconds", "1.5.2")], "timeout_seconds: '1.5.2'"),
+        bad!(
+            &[("command", "touch ran"), ("timeout_seconds", "1.5.2")],
+            "timeout_seconds: '1.5.2'"
+        ),
         // What nick-fields' parseInt reads in part (docs/action.md).
-        (&[("timeout_minutes", "1e3")], "timeout_minutes: '1e3'"),
-        (&[("timeout_seconds", "-1")], "timeout_seconds: '-1'"),
+        bad!(
+            &[("command", "touch ran"), ("timeout_minutes", "1e3")],
+            "timeout_minutes: '1e3'"
+        ),
+        bad!(
+            &[("command", "touch ran"), ("timeout_seconds", "-1")],
+            "timeout_seconds: '-1'"
+        ),
         // Past 64 bits, bash's own test would add a line of its own.
-        (
-            &[("retry_on_exit_code", "99999999999999999999")],
-            "retry_on_exit_code: '99999999999999999999' is not an exit code (0 to 255)",
+        bad!(
+            &[
+                ("command", "touch ran"),
+                ("retry_on_exit_code", "99999999999999999999"),
+            ],
+            "retry_on_exit_code: '99999999999999999999' is not an exit code (0 to 255)"
         ),
-        (
-            &[("max_attempts", "99999999999999999999")],
-            "max_attempts: '99999999999999999999' is not a number of attempts",
+        bad!(
+            &[
+                ("command", "touch ran"),
+                ("max_attempts", "99999999999999999999"),
+            ],
+            "max_attempts: '99999999999999999999' is not a number of attempts"
         ),
-        (&[("max_attempts", "000")], "max_attempts: '000'"),
-        (
-            &[("store", "redis://a"), ("budget_store", "redis://b")],
-            "store and budget_store",
+        bad!(
+            &[("command", "touch ran"), ("max_attempts", "000")],
+            "max_attempts: '000'"
+        ),
+        bad!(
+            &[
+                ("command", "touch ran"),
+                ("store", "redis://a"),
+                ("budget_store", "redis://b"),
+            ],
+            "store and budget_store"
         ),
         // A line end in a value starts no output of its own.
-        (
-            &[("max_attempts", "3\nexit_code=0")],
-            "max_attempts: '3 exit_code=0'",
+        bad!(
+            &[("command", "touch ran"), ("max_attempts", "3\nexit_code=0")],
+            "max_attempts: '3 exit_code=0'"
         ),
-    ];
-    for (inputs, named) in cases {
-        let runner = Runner::new();
-        let mut all = vec![("command", "touch ran")];
-        all.extend_from_slice(inputs);
-        let ran = runner.run(&release.url(), &all);
-        let said = stderr(&ran);
-        assert_eq!(code(&ran), 2, "{inputs:?}: {said}");
-        assert_eq!(said.lines().count(), 1, "{inputs:?}: {said}");
-        assert!(said.contains(named), "{inputs:?}: {said}");
-        refused(&format!("{inputs:?}"), &runner, &ran);
-    }
-    for command in ["", " \n "] {
-        let runner = Runner::new();
-        let ran = runner.run(&release.url(), &[("command", command)]);
-        assert_eq!(code(&ran), 2);
-        assert_eq!(
-            stderr(&ran),
-            "retry action: command: empty; give the command to run\n"
-        );
-        refused(&format!("{command:?}"), &runner, &ran);
-    }
+        Case {
+            name: "an empty command",
+            inputs: &[("command", "")],
+            stderr: &[Is(
+                "retry action: command: empty; give the command to run\n",
+            )],
+            ..BAD
+        },
+        Case {
+            name: "a command of blanks",
+            inputs: &[("command", " \n ")],
+            stderr: &[Is(
+                "retry action: command: empty; give the command to run\n",
+            )],
+            ..BAD
+        },
+    ]);
     // A shell the runner lacks, when this machine lacks it.
     let pwsh = Command::new("sh")
         .args(["-c", "command -v pwsh"])
         .output()
         .unwrap();
     if !pwsh.status.success() {
-        let runner = Runner::new();
-        let ran = runner.run(
-            &release.url(),
-            &[("command", "touch ran"), ("shell", "pwsh")],
-        );
-        assert_eq!(code(&ran), 2);
-        assert_eq!(
-            stderr(&ran),
-            "retry action: shell: 'pwsh' is not on this runner's PATH\n"
-        );
+        run(&[Case {
+            name: "shell: pwsh",
+            inputs: &[("command", "touch ran"), ("shell", "pwsh")],
+            stderr: &[Is(
+                "retry action: shell: 'pwsh' is not on this runner's PATH\n",
+            )],
+            after: After::Ran,
+            ..BAD
+        }]);
     }
-    // Nothing was downloaded for any of them.
-    assert_eq!(release.server.served(), 0);
 }
 
 /// Issue 50's cases, each wrong against nick-fields/retry before: the
-/// inputs as `name=value` lines (with `retry_wait_seconds: 0`, under
-/// GITHUB_ACTIONS), the exit status, how the outputs start, and what the
-/// log holds once (or, after a `!`, not at all). A run with attempts put
-/// retry on PATH; one without did not.
-type Case<'a> = (&'a str, i32, &'a str, &'a [&'a str]);
+/// inputs (with `retry_wait_seconds: 0`, under GITHUB_ACTIONS), the exit
+/// status, how the outputs start, and what the log holds once (or not at
+/// all). A run with attempts put retry on PATH; one without did not.
+const NICK: Case = Case {
+    env: &[("GITHUB_ACTIONS", "true")],
+    ..CASE
+};
 
 #[test]
 fn inputs_read_as_nick_fields_reads_them() {
-    let release = Release::new();
-    let cases: &[Case] = &[
+    run(&[
         // 0 is ignored there (falsy): no --retry-on 0 is asked of retry.
-        (
-            "command=exit $((RETRY_ATTEMPT < 3 ? 3 : 0))\nretry_on_exit_code=0",
-            0,
-            "total_attempts=3\nexit_code=0\n",
-            &["::notice title=retry action::retry_on_exit_code: '0' is ignored"],
-        ),
-        // Any word but true (in any case) is false there.
-        (
-            "command=exit 3\nmax_attempts=2\nwarning_on_retry=no",
-            3,
-            "total_attempts=2\nexit_code=3\n",
-            &[
-                "::notice title=retry action::warning_on_retry: 'no' is neither true nor false",
-                "retry: `exit 3`: attempt 1/2 failed",
-                "!::warning title",
+        Case {
+            name: "retry_on_exit_code: 0",
+            inputs: &[
+                ("retry_wait_seconds", "0"),
+                ("command", "exit $((RETRY_ATTEMPT < 3 ? 3 : 0))"),
+                ("retry_on_exit_code", "0"),
             ],
-        ),
-        (
-            "command=exit 3\nmax_attempts=2\nwarning_on_retry=TrUe",
-            3,
-            "total_attempts=2\nexit_code=3\n",
-            &["::warning title=retry%3A exit 3::attempt 1/2", "!::notice"],
-        ),
-        (
-            "command=exit 3\nmax_attempts=1\ncontinue_on_error=tRUE",
-            0,
-            "total_attempts=1\nexit_code=3\n",
-            &["!::error"],
-        ),
+            code: 0,
+            outputs: &[Starts("total_attempts=3\nexit_code=0\n")],
+            on_path: Some(true),
+            stderr: &[Once(
+                "::notice title=retry action::retry_on_exit_code: '0' is ignored",
+            )],
+            ..NICK
+        },
+        // Any word but true (in any case) is false there.
+        Case {
+            name: "warning_on_retry: no",
+            inputs: &[
+                ("retry_wait_seconds", "0"),
+                ("command", "exit 3"),
+                ("max_attempts", "2"),
+                ("warning_on_retry", "no"),
+            ],
+            code: 3,
+            outputs: &[Starts("total_attempts=2\nexit_code=3\n")],
+            on_path: Some(true),
+            stderr: &[
+                Once(
+                    "::notice title=retry action::warning_on_retry: 'no' is neither true nor false",
+                ),
+                Once("retry: `exit 3`: attempt 1/2 failed"),
+                Lacks("::warning title"),
+            ],
+            ..NICK
+        },
+        Case {
+            name: "warning_on_retry: TrUe",
+            inputs: &[
+                ("retry_wait_seconds", "0"),
+                ("command", "exit 3"),
+                ("max_attempts", "2"),
+                ("warning_on_retry", "TrUe"),
+            ],
+            code: 3,
+            outputs: &[Starts("total_attempts=2\nexit_code=3\n")],
+            on_path: Some(true),
+            stderr: &[
+                Once("::warning title=retry%3A exit 3::attempt 1/2"),
+                Lacks("::notice"),
+            ],
+            ..NICK
+        },
+        Case {
+            name: "continue_on_error: tRUE",
+            inputs: &[
+                ("retry_wait_seconds", "0"),
+                ("command", "exit 3"),
+                ("max_attempts", "1"),
+                ("continue_on_error", "tRUE"),
+            ],
+            code: 0,
+            outputs: &[Starts("total_attempts=1\nexit_code=3\n")],
+            on_path: Some(true),
+            stderr: &[Lacks("::error")],
+            ..NICK
+        },
         // Retried only when the output says so: the first attempt's, not
         // the second's.
-        (
-            "command=[ $RETRY_ATTEMPT = 1 ] && echo busy; exit 1\nretry_on=output\nretry_if_output=busy",
-            1,
-            "total_attempts=2\nexit_code=1\n",
-            &[],
-        ),
-        (
-            "command=touch ran\nretry_on=output",
-            2,
-            "total_attempts=0\nexit_code=2\nexit_error=retry_on: output retries only",
-            &[],
-        ),
+        Case {
+            name: "retry_on: output, retry_if_output: busy",
+            inputs: &[
+                ("retry_wait_seconds", "0"),
+                ("command", "[ $RETRY_ATTEMPT = 1 ] && echo busy; exit 1"),
+                ("retry_on", "output"),
+                ("retry_if_output", "busy"),
+            ],
+            code: 1,
+            outputs: &[Starts("total_attempts=2\nexit_code=1\n")],
+            on_path: Some(true),
+            ..NICK
+        },
+        Case {
+            name: "retry_on: output alone",
+            inputs: &[
+                ("retry_wait_seconds", "0"),
+                ("command", "touch ran"),
+                ("retry_on", "output"),
+            ],
+            code: 2,
+            outputs: &[Starts(
+                "total_attempts=0\nexit_code=2\nexit_error=retry_on: output retries only",
+            )],
+            on_path: Some(false),
+            ..NICK
+        },
         // Every way out sets the outputs: here retry's own before the
         // command (a --metrics-dir it cannot write).
-        (
-            "command=touch ran\nmetrics_dir=/nonexistent/retry-action",
-            2,
-            "total_attempts=0\nexit_code=2\nexit_error=retry ended with exit status 2 before",
-            &["retry: cannot write to --metrics-dir"],
-        ),
+        Case {
+            name: "metrics_dir: /nonexistent",
+            inputs: &[
+                ("retry_wait_seconds", "0"),
+                ("command", "touch ran"),
+                ("metrics_dir", "/nonexistent/retry-action"),
+            ],
+            code: 2,
+            outputs: &[Starts(
+                "total_attempts=0\nexit_code=2\nexit_error=retry ended with exit status 2 before",
+            )],
+            on_path: Some(false),
+            stderr: &[Once("retry: cannot write to --metrics-dir")],
+            ..NICK
+        },
         // The command's own 2 and 127 are no refusal of an input.
-        (
-            "command=exit 2\nmax_attempts=1",
-            2,
-            "total_attempts=1\nexit_code=2\n",
-            &[],
-        ),
-        (
-            "command=no-such-program\nmax_attempts=1",
-            127,
-            "total_attempts=1\n",
-            &[],
-        ),
-    ];
-    for &(inputs, status, outputs, lines) in cases {
-        let runner = Runner::new();
-        let mut all = vec![("retry_wait_seconds", "0")];
-        all.extend(inputs.lines().filter_map(|line| line.split_once('=')));
-        let ran = runner
-            .step(&release.url(), &all)
-            .env("GITHUB_ACTIONS", "true")
-            .output()
-            .unwrap();
-        let (said, got) = (stderr(&ran), runner.outputs());
-        assert_eq!(code(&ran), status, "{inputs}: {said}");
-        assert!(got.starts_with(outputs), "{inputs}: {got}");
-        let attempts = !outputs.starts_with("total_attempts=0");
-        assert_eq!(runner.read("path").is_empty(), !attempts, "{inputs}");
-        for line in lines {
-            match line.strip_prefix('!') {
-                Some(line) => assert!(!said.contains(line), "{inputs}: {said}"),
-                None => assert_eq!(said.matches(line).count(), 1, "{inputs}: {said}"),
-            }
-        }
-    }
+        Case {
+            name: "exit 2",
+            inputs: &[
+                ("retry_wait_seconds", "0"),
+                ("command", "exit 2"),
+                ("max_attempts", "1"),
+            ],
+            code: 2,
+            outputs: &[Starts("total_attempts=1\nexit_code=2\n")],
+            on_path: Some(true),
+            ..NICK
+        },
+        Case {
+            name: "no-such-program",
+            inputs: &[
+                ("retry_wait_seconds", "0"),
+                ("command", "no-such-program"),
+                ("max_attempts", "1"),
+            ],
+            code: 127,
+            outputs: &[Starts("total_attempts=1\n")],
+            on_path: Some(true),
+            ..NICK
+        },
+    ]);
 }
 
 #[test]

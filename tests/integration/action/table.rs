@@ -16,6 +16,8 @@ pub(super) enum Expect {
     Starts(&'static str),
     Ends(&'static str),
     Has(&'static str),
+    /// Exactly once.
+    Once(&'static str),
     Lacks(&'static str),
     /// Its number of lines.
     Lines(usize),
@@ -174,6 +176,9 @@ fn check(name: &str, what: &str, text: &str, expects: &[Expect], fill: &dyn Fn(&
             Starts(part) => ("starts with", part, |text, part| text.starts_with(part)),
             Ends(part) => ("ends with", part, |text, part| text.ends_with(part)),
             Has(part) => ("holds", part, |text, part| text.contains(part)),
+            Once(part) => ("holds once", part, |text, part| {
+                text.matches(part).count() == 1
+            }),
             Lacks(part) => ("lacks", part, |text, part| !text.contains(part)),
         };
         let part = fill(part);
