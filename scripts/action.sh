@@ -99,9 +99,19 @@ quote() { # VALUE
 # only): not the ones retry sets for each attempt itself, nor those it
 # keeps from every attempt and hook (a store's, which may hold a
 # password; the Action's own RETRY_GITHUB_*).
+# Windows reads a variable's name whatever its case (retry.exe takes a
+# job's Retry_Quiet for RETRY_QUIET): there every name that starts with
+# R or r is looked at in capitals (bash 4's ${name^^}: Git Bash is bash 5;
+# no subshell, so no fork).
 job_env=
-for name in ${!RETRY_@}; do
-    case $name in
+for name in ${!R@} ${!r@}; do
+    key=$name
+    [ "${RUNNER_OS:-}" = Windows ] && key=${name^^}
+    case $key in
+    RETRY_*) ;;
+    *) continue ;;
+    esac
+    case $key in
     RETRY_INSTALL_FROM | RETRY_INSTALL_TIMEOUT | RETRY_STEP_SUMMARY | RETRY_RUN_IDS | \
         RETRY_ACTION_REF | RETRY_ACTION_REPOSITORY | RETRY_ACTION_PATH)
         continue
@@ -208,6 +218,16 @@ case ${RUNNER_TEMP:-} in
 '' | /*) ;;
 *) [ "$windows" = true ] || RUNNER_TEMP=$PWD/$RUNNER_TEMP ;;
 esac
+# And by its real path, through its symbolic links (cd -P, a builtin): a
+# link another user can point elsewhere is neither what the checks below
+# look at nor what goes on GITHUB_PATH.
+if [ "$windows" = false ] && [ -d "${RUNNER_TEMP:-}" ]; then
+    here=$PWD
+    if builtin cd -P -- "$RUNNER_TEMP" 2>/dev/null; then
+        RUNNER_TEMP=$PWD
+        builtin cd -- "$here" || exit 1
+    fi
+fi
 
 # ---- names: the rule scripts/install.sh and release.yml share ----
 # The release's name for a runner: target_for RUNNER_OS RUNNER_ARCH, then
@@ -923,7 +943,16 @@ elif [ "$shell" = cmd ]; then
 else
     argv=("$exe" "$flag" "$command")
 fi
-if [ -n "$job_env" ]; then
+# One variable may hold 128 KiB on Linux (MAX_ARG_STRLEN): the job's
+# RETRY_* beyond that are not given back, rather than retry not starting.
+env_bytes() {
+    local LC_ALL=C
+    job_env_bytes=${#job_env}
+}
+env_bytes
+if [ "$job_env_bytes" -gt 131000 ]; then
+    notice "the job's RETRY_* variables hold $job_env_bytes bytes, more than one variable can carry: the command does not get them back"
+elif [ -n "$job_env" ]; then
     export RETRY_ACTION_JOB_ENV="$job_env"
 fi
 if [ -n "$store" ]; then

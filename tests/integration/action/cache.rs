@@ -261,3 +261,25 @@ fn a_runner_temp_others_can_write_in_is_not_used() {
         );
     }
 }
+
+/// RUNNER_TEMP through a symbolic link (that another user could point
+/// elsewhere): the directory it names is checked, and that real path, not
+/// the link's, is what goes on GITHUB_PATH.
+#[test]
+fn a_runner_temp_through_a_link_is_used_by_its_real_path() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let real = runner.file("runner-temp");
+    let link = runner.file("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let ran = runner
+        .step(&release.url(), &[("command", "true")])
+        .env("RUNNER_TEMP", &link)
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let path = runner.read("path");
+    let real = real.canonicalize().unwrap();
+    assert!(path.starts_with(real.to_str().unwrap()), "{path}");
+    assert!(!path.contains("/link/"), "{path}");
+}

@@ -494,3 +494,38 @@ fn docs_action_md_names_each_difference_seen() {
         assert!(doc.contains(seen), "docs/action.md does not name {seen}");
     }
 }
+
+/// A job whose RETRY_* hold more than one variable can carry (128 KiB on
+/// Linux): the Action still runs, by its inputs alone, and says that the
+/// command does not get them back, rather than failing to start retry.
+#[test]
+fn a_job_s_retry_variables_too_large_to_give_back_are_said_and_dropped() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let note = "x".repeat(70_000);
+    let ran = runner
+        .step(
+            &release.url(),
+            &[
+                ("command", "printf %s \"${RETRY_NOTE_A-unset}\" > seen"),
+                ("max_attempts", "2"),
+            ],
+        )
+        .env("RETRY_NOTE_A", &note)
+        .env("RETRY_NOTE_B", &note)
+        .env("RETRY_MAX_ATTEMPTS", "1")
+        .output()
+        .unwrap();
+    let said = stderr(&ran);
+    assert_eq!(code(&ran), 0, "{said}");
+    assert!(
+        said.contains("the command does not get them back"),
+        "{said}"
+    );
+    assert_eq!(runner.read("seen"), "unset");
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=1\nexit_code=0\n")
+    );
+}
