@@ -3,7 +3,6 @@
 //! stays under 800 lines; its gates are usage.rs's, and test by test.
 
 use super::retry;
-use crate::harness::scratch;
 
 const USAGE: &str = "retry [OPTIONS] [--] COMMAND [ARGS]...";
 
@@ -249,7 +248,7 @@ fn bash_completes_on(
 #[test]
 #[cfg(unix)] // bash, and an executable made by its mode bits
 fn bash_completes_retrys_options_then_the_commands_own() {
-    let dir = scratch();
+    let dir = crate::harness::scratch();
     let program = dir.path().join("zz-retry-test-program");
     std::fs::write(&program, "#!/bin/sh\n").unwrap();
     std::os::unix::fs::PermissionsExt::set_mode(
