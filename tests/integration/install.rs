@@ -19,7 +19,7 @@ mod without_curl;
 // The README's GitLab snippet and cargo-binstall.
 mod recipes;
 // What the script will not trust or show.
-mod trust;
+mod guards;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
