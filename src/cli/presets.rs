@@ -65,7 +65,8 @@ pub(crate) fn apply_preset(
     let mut words = Words::default();
     let chosen = judging == Judging::Chosen;
     if chosen {
-        let policy = named_codes(run, preset).map_err(|(key, text, e)| error(key, text, e))?;
+        let policy = named_codes(run, preset)
+            .map_err(|(rule, text, e)| error(&format!("--{}", rule.flag()), text, e))?;
         words.named_codes = Some((policy, preset.name.to_owned()));
     }
     for &(rule, text) in &preset.rules {
@@ -128,19 +129,11 @@ pub(crate) fn apply_preset(
 
 /// The codes' verdicts `preset` gives when named: its code rules where the
 /// user gave no flag in their place, else the user's.
-fn named_codes<'a>(
-    run: &RunArgs,
-    preset: &Preset<'a>,
-) -> Result<Policy, (&'static str, &'a str, String)> {
+fn named_codes<'a>(run: &RunArgs, preset: &Preset<'a>) -> Result<Policy, (Rule, &'a str, String)> {
     let rule = |rule: Rule| -> Result<Option<CodeSet>, _> {
         match preset.rule(rule) {
             Some(text) if !run.provenance.given(rule_id(rule)) => {
-                let flag = match rule {
-                    Rule::RetryOn => "--retry-on",
-                    Rule::FatalOn => "--fatal-on",
-                    _ => "--success-on",
-                };
-                text.parse().map(Some).map_err(|e| (flag, text, e))
+                text.parse().map(Some).map_err(|e| (rule, text, e))
             }
             _ => Ok(None),
         }
