@@ -257,6 +257,16 @@ impl Runner {
         step
     }
 
+    /// The step of a job that pins the Action to `reference` (a commit, a
+    /// branch) of `release`'s repository, with no mirror, running `command`.
+    fn pinned(&self, release: &Release, reference: &str, command: &str) -> Command {
+        let mut step = self.step("", &[("command", command)]);
+        step.env_remove("RETRY_INSTALL_FROM")
+            .env("RETRY_ACTION_REPOSITORY", release.repository())
+            .env("RETRY_ACTION_REF", reference);
+        step
+    }
+
     fn run(&self, from: &str, inputs: &[(&str, &str)]) -> Output {
         self.step(from, inputs).output().unwrap()
     }

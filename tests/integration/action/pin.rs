@@ -54,10 +54,7 @@ fn a_sha_pin_installs_the_release_its_tag_names() {
         let release = Release::with_git(&repo.path().join(".git"));
         let runner = Runner::new();
         let ran = runner
-            .step("", &[("command", "touch ran")])
-            .env_remove("RETRY_INSTALL_FROM")
-            .env("RETRY_ACTION_REPOSITORY", release.repository())
-            .env("RETRY_ACTION_REF", &commit)
+            .pinned(&release, &commit, "touch ran")
             .env("CARGO", "/nonexistent/cargo")
             .output()
             .unwrap();
@@ -80,13 +77,7 @@ fn a_sha_pin_installs_the_release_its_tag_names() {
         assert!(!said.contains("cargo"), "{said}");
         // The job's next use asks the server nothing: the tag is recorded.
         let served = release.server.served();
-        let again = runner
-            .step("", &[("command", "true")])
-            .env_remove("RETRY_INSTALL_FROM")
-            .env("RETRY_ACTION_REPOSITORY", release.repository())
-            .env("RETRY_ACTION_REF", &commit)
-            .output()
-            .unwrap();
+        let again = runner.pinned(&release, &commit, "true").output().unwrap();
         assert_eq!(code(&again), 0, "{}", stderr(&again));
         assert_eq!(stderr(&again), "");
         assert_eq!(release.server.served(), served, "asked again");
@@ -100,10 +91,7 @@ fn a_sha_no_release_tag_points_at_is_built_and_says_why() {
     let runner = Runner::new();
     let cargo = fake_cargo(&runner);
     let ran = runner
-        .step("", &[("command", "touch ran")])
-        .env_remove("RETRY_INSTALL_FROM")
-        .env("RETRY_ACTION_REPOSITORY", release.repository())
-        .env("RETRY_ACTION_REF", &commit)
+        .pinned(&release, &commit, "touch ran")
         .env("CARGO", &cargo)
         .output()
         .unwrap();
@@ -121,10 +109,7 @@ fn a_sha_no_release_tag_points_at_is_built_and_says_why() {
     // No cargo on the runner: what to do instead.
     let runner = Runner::new();
     let ran = runner
-        .step("", &[("command", "touch ran")])
-        .env_remove("RETRY_INSTALL_FROM")
-        .env("RETRY_ACTION_REPOSITORY", release.repository())
-        .env("RETRY_ACTION_REF", &commit)
+        .pinned(&release, &commit, "touch ran")
         .env("CARGO", "/nonexistent/cargo")
         .output()
         .unwrap();
@@ -146,10 +131,7 @@ fn a_branch_is_built_without_asking_the_server() {
     for branch in ["main", "feature/v1", "v1/../../x"] {
         let runner = Runner::new();
         let ran = runner
-            .step("", &[("command", "touch ran")])
-            .env_remove("RETRY_INSTALL_FROM")
-            .env("RETRY_ACTION_REPOSITORY", release.repository())
-            .env("RETRY_ACTION_REF", branch)
+            .pinned(&release, branch, "touch ran")
             .env("CARGO", fake_cargo(&runner))
             .output()
             .unwrap();
@@ -194,10 +176,7 @@ fn a_sha_pin_s_tags_are_listed_outside_the_job_s_checkout() {
         &release.repository(),
     ]);
     let ran = runner
-        .step("", &[("command", "touch ran")])
-        .env_remove("RETRY_INSTALL_FROM")
-        .env("RETRY_ACTION_REPOSITORY", release.repository())
-        .env("RETRY_ACTION_REF", &commit)
+        .pinned(&release, &commit, "touch ran")
         .env("CARGO", "/nonexistent/cargo")
         .output()
         .unwrap();
@@ -218,12 +197,10 @@ fn a_git_server_that_never_answers_a_sha_pin_s_lookup_is_bounded() {
     let runner = Runner::new();
     let started = Instant::now();
     let ran = runner
-        .step("", &[("command", "touch ran")])
-        .env_remove("RETRY_INSTALL_FROM")
-        .env("RETRY_ACTION_REPOSITORY", release.repository())
-        .env(
-            "RETRY_ACTION_REF",
+        .pinned(
+            &release,
             "0123456789abcdef0123456789abcdef01234567",
+            "touch ran",
         )
         .env("RETRY_INSTALL_TIMEOUT", "1")
         .env("CARGO", "/nonexistent/cargo")
