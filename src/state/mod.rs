@@ -8,6 +8,7 @@
 pub mod breaker;
 pub mod budget;
 pub mod store;
+pub mod throttle;
 
 /// The longest name of a budget or a circuit.
 const MAX_NAME: usize = 64;
