@@ -20,6 +20,7 @@ pub const PRESET: &str = "preset";
 pub const BUDGET: &str = "budget";
 pub const BUDGET_TOKENS: &str = "budget_tokens";
 pub const BUDGET_COST: &str = "budget_cost";
+pub const BUDGET_THROTTLE_COST: &str = "budget_throttle_cost";
 pub const BUDGET_REFILL: &str = "budget_refill";
 pub const BUDGET_STORE: &str = "budget_store";
 pub const BUDGET_TIMEOUT: &str = "budget_timeout";
@@ -94,7 +95,12 @@ pub const OUTAGE_ONLY: [&str; 8] = [
 /// has no use for.
 pub const SWEEP_ONLY: [&str; 3] = [CLIENTS, SVG, MAX_WORK];
 /// The budget's parameters: meaningless without one.
-pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
+pub const BUDGET_ONLY: [&str; 4] = [
+    BUDGET_TOKENS,
+    BUDGET_COST,
+    BUDGET_THROTTLE_COST,
+    BUDGET_REFILL,
+];
 /// The breaker's parameters: meaningless without one.
 pub const BREAKER_ONLY: [&str; 4] = [
     BREAKER_AFTER,
@@ -109,7 +115,7 @@ pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STAT
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 35] = [
+const OTHERS: [&str; 36] = [
     BASE,
     CAP,
     JITTER,
@@ -126,6 +132,7 @@ const OTHERS: [&str; 35] = [
     BUDGET,
     BUDGET_TOKENS,
     BUDGET_COST,
+    BUDGET_THROTTLE_COST,
     BUDGET_REFILL,
     BUDGET_STORE,
     BUDGET_TIMEOUT,

@@ -84,7 +84,7 @@ pub enum Decision {
 /// Decides what follows an attempt. `draw` computes the next sleep; it is
 /// called only when a retry is possible, so a run that succeeds at once
 /// never seeds a random generator. `pay` asks the `--budget` for a retry
-/// (true: a retry after a timeout) and is called only when nothing else
+/// (true: a throttled failure's) and is called only when nothing else
 /// stops it, so no token pays for a retry that does not happen.
 pub fn decide(
     rules: &Rules,
@@ -162,7 +162,7 @@ pub fn decide(
         let sleep_ms = crate::duration::millis(sleep.duration);
         return give_up(GiveUp::MaxTimeAhead { status, sleep_ms });
     }
-    if !pay(stopped == Stopped::ByTimeout) {
+    if !pay(false) {
         return give_up(GiveUp::Budget(status));
     }
     Decision::Retry {
@@ -515,7 +515,7 @@ mod tests {
     /// A failed attempt (exit 1, attempt 1 of 3) whose output carried
     /// `hint`, with `left_ms` of --max-time, a draw of 100 ms, a cap of
     /// 1000 ms and a budget that pays if `budget` says so; the decision,
-    /// and what the budget was asked for (Some(after a timeout)).
+    /// and what the budget was asked for (Some(throttled)).
     fn hinted_row(
         hint: Option<Hint>,
         stopped: Stopped,
@@ -624,10 +624,10 @@ mod tests {
                 hinted_row(None, No, None, false),
                 (gives_up(GiveUp::Budget(status)), Some(false)),
             ),
-            // A retry after a timeout is asked for as such.
+            // A retry after a timeout is a transient failure's, as any.
             (
                 hinted_row(None, ByTimeout, None, false),
-                (gives_up(GiveUp::Budget(Status::exited(1))), Some(true)),
+                (gives_up(GiveUp::Budget(Status::exited(1))), Some(false)),
             ),
         ];
         for (i, (got, want)) in rows.into_iter().enumerate() {

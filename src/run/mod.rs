@@ -267,11 +267,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         };
         let budget = self.config.budget.as_ref().map(|b| b.params);
         let (mut paid, mut warning) = (None, None);
-        let pay = |after_timeout| {
+        let pay = |throttled| {
             let Some(params) = budget else {
                 return true;
             };
-            let tokens = params.retry_cost(after_timeout);
+            let tokens = params.retry_cost(throttled);
             let withdrawal = host.withdraw(tokens);
             warning = withdrawal.warning;
             paid = withdrawal.granted.then_some(tokens);

@@ -645,7 +645,7 @@ fn a_budget_that_cannot_pay_ends_the_run_at_once() {
 }
 
 #[test]
-fn successes_refund_and_timeouts_cost_double() {
+fn successes_refund_and_timeouts_cost_as_any_transient_failure() {
     let args: Vec<&str> = BUDGET.iter().copied().chain(["--base", "1ms"]).collect();
     // First try: the budget is never asked (no +1: time refills it).
     // After retries: the last retry's cost comes back.
@@ -657,14 +657,15 @@ fn successes_refund_and_timeouts_cost_double() {
     host.tokens = 12;
     run_with(&config(&args), &mut host);
     assert_eq!(host.budget, [-5, -5, 5]);
-    // A retry after a timeout costs 10: 12 tokens pay for one.
+    // A retry after a timeout costs 5, as any transient one (no longer
+    // twice that): 12 tokens pay for two, and the third is refused.
     let mut host = FakeHost::new(vec![]);
     host.attempt_ms = 50;
     host.tokens = 12;
     let timed: Vec<&str> = args.iter().copied().chain(["--timeout", "10ms"]).collect();
     let (code, events) = run_with(&config(&timed), &mut host);
-    assert_eq!((code, host.seen.len()), (124, 2));
-    assert_eq!(host.budget, [-10]);
+    assert_eq!((code, host.seen.len()), (124, 3));
+    assert_eq!(host.budget, [-5, -5]);
     assert_eq!(gave_up(&events).reason().name(), "budget");
 }
 

@@ -153,6 +153,7 @@ mod tests {
         let budget = BudgetParams {
             tokens: 10,
             cost: 5,
+            throttle_cost: 5,
             refill: 0.0,
         };
         let mut fleet = Guards::new(Protection::Budget(Scope::Fleet, budget), 3);

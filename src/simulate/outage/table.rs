@@ -97,6 +97,8 @@ pub fn fleet_budget(scenario: &Scenario, cost: u32) -> BudgetParams {
     BudgetParams {
         tokens: (spare * f64::from(cost)).min(f64::from(u32::MAX)) as u32,
         cost,
+        // The outage's failures are refusals and 503s: none is throttled.
+        throttle_cost: cost,
         refill: spare * f64::from(cost),
     }
 }
@@ -260,6 +262,7 @@ mod tests {
                 BudgetParams {
                     tokens: 500,
                     cost: 5,
+                    throttle_cost: 5,
                     refill: 5.0,
                 },
                 &[1, 3],
