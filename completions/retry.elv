@@ -42,6 +42,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --stdin-limit 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). The attempt reading a longer stdin as it comes still gets all of it; a retry that would need more than was kept (or than a full disk kept) is not run: exit status 125 rather than feed any attempt a truncated input'
             cand --retry-if-output 'Retry when a line of output matches REGEX, even after exit code 0'
             cand --stop-if-output 'Stop at once, with the attempt''s own status, on a line matching REGEX'
+            cand --throttle-if-output 'A line matching REGEX: the server asked to slow down (throttled)'
             cand --delay-from-output 'Sleep at least the wait a server asks for (Retry-After), read from the output'
             cand --budget 'Draw retries from a budget shared by every retry on this host that names it'
             cand --budget-tokens 'The budget''s size, and what a full one holds (AWS SDK retry quota: 500); a bucket in use keeps the size it was given until it is full again'

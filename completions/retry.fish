@@ -21,6 +21,7 @@ null\t'Give every attempt an empty stdin, so a command waiting for input fails f
 complete -c retry -l stdin-limit -d 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). The attempt reading a longer stdin as it comes still gets all of it; a retry that would need more than was kept (or than a full disk kept) is not run: exit status 125 rather than feed any attempt a truncated input' -r -f
 complete -c retry -l retry-if-output -d 'Retry when a line of output matches REGEX, even after exit code 0' -r -f
 complete -c retry -l stop-if-output -d 'Stop at once, with the attempt\'s own status, on a line matching REGEX' -r -f
+complete -c retry -l throttle-if-output -d 'A line matching REGEX: the server asked to slow down (throttled)' -r -f
 complete -c retry -l delay-from-output -d 'Sleep at least the wait a server asks for (Retry-After), read from the output' -r -f
 complete -c retry -l budget -d 'Draw retries from a budget shared by every retry on this host that names it' -r -f
 complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500); a bucket in use keeps the size it was given until it is full again' -r -f

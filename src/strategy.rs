@@ -142,9 +142,23 @@ pub fn unit(rng: &mut impl Rng) -> f64 {
 
 /// The running state of one client's schedule: which retry comes next and
 /// the previous sleep. A real run and `--plan` both step through this.
+///
+/// A run has two bases, `--base` for a transient failure's sleep and
+/// `--throttle-base` for a throttled one's (the server asked to slow
+/// down), and one schedule: the same cap, factor and jitter, the same
+/// count of retries (`n`, whatever their classes: the third retry's
+/// ceiling is `base × factor²` on either base) and the same previous sleep
+/// (decorrelated jitter draws from [base, previous × 3] on the failure's
+/// own base: a throttle after transient failures starts at least at the
+/// throttle base, and a transient failure after throttles carries their
+/// longer sleeps forward in its upper bound, as one client backing off
+/// from one server should).
 #[derive(Clone, Debug)]
 pub struct Schedule {
     backoff: Backoff,
+    /// `--throttle-base`; `None` draws a throttled failure's sleep on the
+    /// base too.
+    throttle_base: Option<Duration>,
     retries: u32,
     previous: Duration,
 }
@@ -153,13 +167,27 @@ impl Schedule {
     pub fn new(backoff: Backoff) -> Self {
         Self {
             backoff,
+            throttle_base: None,
             retries: 0,
             previous: backoff.base,
         }
     }
 
+    /// The next sleep after a transient failure.
     pub fn next_sleep(&mut self, rng: &mut impl Rng) -> Sleep {
-        let sleep = self.backoff.sleep(self.retries, self.previous, rng);
+        self.next_sleep_for(rng, false)
+    }
+
+    /// The next sleep after a failure, throttled or not: on its own base.
+    pub fn next_sleep_for(&mut self, rng: &mut impl Rng, throttled: bool) -> Sleep {
+        let backoff = match self.throttle_base {
+            Some(base) if throttled => Backoff {
+                base,
+                ..self.backoff
+            },
+            _ => self.backoff,
+        };
+        let sleep = backoff.sleep(self.retries, self.previous, rng);
         self.retries = self.retries.saturating_add(1);
         self.previous = sleep.duration;
         sleep

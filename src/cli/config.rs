@@ -202,13 +202,16 @@ fn run(
     } = resolved;
     let Words {
         labels,
-        slow_down,
+        throttle,
+        advice: throttle_advice,
         transient,
         hidden,
         named_codes,
     } = words;
-    let (slow_down, slow_down_advice) = slow_down.unzip();
-    let (pipes, on_retry) = cli.pipes.resolve(slow_down, transient);
+    let (pipes, on_retry) = cli.pipes.resolve(transient);
+    let throttled_by = pipes.matchers.throttle_if.as_ref().map(|regex| {
+        crate::events::Evidence::Line(throttle.unwrap_or_else(|| users_throttle(regex)))
+    });
     let budget = (cli.budget.budget).map(|name| budget.named(name, store.clone()));
     let breaker = (cli.breaker.breaker).map(|name| circuit.named(name, limits.max_time, store));
     let logging = cli.logging.resolve();
@@ -239,13 +242,21 @@ fn run(
         budget,
         breaker,
         labels,
-        slow_down_advice,
+        throttled_by,
+        throttle_advice,
         hidden_advice: hidden,
         named_codes,
         program,
         args,
     };
     Mode::Run(Box::new(options), Box::new(report), cli.provenance)
+}
+
+/// The user's `--throttle-if-output` as a throttled retry's line names
+/// it: the flag and its regex, escaped and cut as a quoted line is.
+fn users_throttle(regex: &regex::bytes::Regex) -> std::sync::Arc<str> {
+    let shown = crate::escape::control(regex.as_str());
+    format!("--throttle-if-output {}", crate::escape::cut(&shown, 60)).into()
 }
 
 /// How the preset lookup finds the file that will run, as the spawn does.

@@ -14,6 +14,7 @@ pub const FATAL_ON: &str = "fatal_on";
 pub const SUCCESS_ON: &str = "success_on";
 pub const RETRY_IF_OUTPUT: &str = "retry_if_output";
 pub const STOP_IF_OUTPUT: &str = "stop_if_output";
+pub const THROTTLE_IF_OUTPUT: &str = "throttle_if_output";
 pub const DELAY_FROM_OUTPUT: &str = "delay_from_output";
 pub const LOG_FILE: &str = "log_file";
 pub const PRESET: &str = "preset";
@@ -115,7 +116,7 @@ pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STAT
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 36] = [
+const OTHERS: [&str; 37] = [
     BASE,
     CAP,
     JITTER,
@@ -126,6 +127,7 @@ const OTHERS: [&str; 36] = [
     SUCCESS_ON,
     RETRY_IF_OUTPUT,
     STOP_IF_OUTPUT,
+    THROTTLE_IF_OUTPUT,
     DELAY_FROM_OUTPUT,
     LOG_FILE,
     PRESET,

@@ -132,6 +132,9 @@ pub struct Ending {
     pub duration: Duration,
     /// Attempts started.
     pub attempts: u32,
+    /// Of the retries (`attempts - 1`), those after a throttled failure;
+    /// the rest followed a transient one.
+    pub throttled: u32,
     /// The sleeps chosen between attempts, added up.
     pub slept: Duration,
     /// retry's exit status (128+N for a signal).
@@ -160,6 +163,10 @@ pub enum Fact {
 pub struct Facts {
     start: SystemTime,
     slept: Duration,
+    /// Retrying events of throttled failures, and the attempt of the last
+    /// such (its retry never started if the run ended with it).
+    throttled: u32,
+    last_throttled: Option<u32>,
 }
 
 impl Facts {
@@ -168,7 +175,17 @@ impl Facts {
         Self {
             start,
             slept: Duration::ZERO,
+            throttled: 0,
+            last_throttled: None,
         }
+    }
+
+    /// The throttled retries of a run that ended after `attempts`: a
+    /// retry announced after the last attempt (its sleep or hook
+    /// interrupted) never started, and counts for nothing.
+    fn throttled_retries(&self, attempts: u32) -> u32 {
+        let unstarted = self.last_throttled == Some(attempts);
+        self.throttled.saturating_sub(u32::from(unstarted))
     }
 
     /// Takes in one event: what it means for the sinks, an attempt's end
@@ -181,14 +198,25 @@ impl Facts {
                 end: stamp.time,
                 duration: stamp.elapsed,
                 attempts,
+                throttled: self.throttled_retries(attempts),
                 slept,
                 exit_code,
                 outcome,
             }))
         };
         match event {
-            Event::Retrying { took, sleep, .. } => {
+            Event::Retrying {
+                attempt,
+                class,
+                took,
+                sleep,
+                ..
+            } => {
                 self.slept += sleep.duration;
+                if class.is_throttled() {
+                    self.throttled += 1;
+                    self.last_throttled = Some(*attempt);
+                }
                 [Some(Fact::Attempt(*took)), None]
             }
             Event::Succeeded {
@@ -249,16 +277,22 @@ pub fn breaker_status(settings: &Settings, name: &str, circuit: &Circuit) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{Phase, Stamp};
+    use crate::events::{Class, Phase, Stamp};
     use crate::policy::Attempts;
     use crate::status::Status;
     use crate::strategy::{Jitter, Sleep};
 
     fn retrying(attempt: u32, sleep_ms: u64) -> Event {
+        // The first failure was throttled, the rest transient.
+        let class = match attempt {
+            1 => Class::Throttled(crate::events::Evidence::Hint),
+            _ => Class::Transient,
+        };
         Event::Retrying {
             attempt,
             limit: Attempts::Limit(5),
             status: Status::exited(7),
+            class,
             sleep: Sleep {
                 duration: Duration::from_millis(sleep_ms),
                 ceiling: Duration::from_secs(60),
@@ -304,6 +338,7 @@ mod tests {
                 end: wall + Duration::from_secs(9),
                 duration: Duration::from_secs(9),
                 attempts: 3,
+                throttled: 1,
                 slept: Duration::from_secs(4),
                 exit_code: 2,
                 outcome: Outcome::Fatal,
@@ -328,6 +363,62 @@ mod tests {
         // 128 + 15 on Unix; Windows' STATUS_CONTROL_C_EXIT, as retry exits.
         let killed = crate::platform::signal_exit_code(15);
         assert_eq!((end.outcome, end.exit_code), (Outcome::Interrupted, killed));
+    }
+
+    #[test]
+    fn a_throttled_retry_that_never_started_is_not_counted() {
+        let wall = SystemTime::UNIX_EPOCH;
+        let mut facts = Facts::new(wall);
+        let at = |event| Stamped {
+            stamp: Stamp {
+                time: wall,
+                elapsed: Duration::ZERO,
+            },
+            event,
+        };
+        facts.observe(&at(retrying(1, 10)));
+        // Attempt 2 throttled too, its sleep interrupted: no attempt 3.
+        let Event::Retrying { class, .. } = retrying(1, 10) else {
+            unreachable!()
+        };
+        let second = match retrying(2, 10) {
+            Event::Retrying {
+                attempt,
+                limit,
+                status,
+                sleep,
+                jitter,
+                hint,
+                took,
+                ..
+            } => Event::Retrying {
+                attempt,
+                limit,
+                status,
+                class,
+                sleep,
+                jitter,
+                hint,
+                took,
+            },
+            _ => unreachable!(),
+        };
+        facts.observe(&at(second));
+        let signal = Event::GaveUp {
+            attempt: 2,
+            limit: Attempts::Limit(5),
+            reason: GiveUp::Signal {
+                signal: 15,
+                status: None,
+                during: Phase::Sleep,
+            },
+            took: None,
+        };
+        let [_, end] = facts.observe(&at(signal));
+        let Some(Fact::End(end)) = end else {
+            panic!("{end:?}")
+        };
+        assert_eq!((end.attempts, end.throttled), (2, 1));
     }
 
     #[test]

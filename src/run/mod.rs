@@ -24,6 +24,7 @@
 //!   └── sleep <── a signal here gives up at once
 //! ```
 
+pub mod class;
 pub mod countdown;
 pub mod decide;
 pub mod escalation;
@@ -39,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use crate::events::{Event, GiveUp, Origin, Phase, Stamped};
+use crate::events::{Class, Event, GiveUp, Origin, Phase, Stamped};
 use crate::policy::Verdict;
 use crate::run::decide::{Decision, Facts, Rules, Stopped, decide};
 use crate::run::hint::{Hint, Hinted};
@@ -183,6 +184,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 limit: config.attempts,
                 cap: config.backoff.cap,
                 labels: config.labels.clone(),
+                throttle: config.throttled_by.clone(),
             },
             run_deadline: after(now, config.max_time),
             schedule: Schedule::new(config.backoff),
@@ -227,10 +229,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             }
             Decision::Retry {
                 status,
+                class,
                 sleep,
                 hint,
             } => {
-                self.retry(host, tell, paid, status, sleep, hint)?;
+                self.retry(host, tell, paid, status, (class, sleep, hint))?;
                 Ok(None)
             }
         }
@@ -260,10 +263,10 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     /// far; with what the budget was paid, if it was.
     fn judge(&mut self, host: &mut impl Host, facts: &Facts) -> (Decision, Option<u32>) {
         let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
-        let draw = || {
+        let draw = |throttled| {
             let rng =
                 rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
-            schedule.next_sleep(rng)
+            schedule.next_sleep_for(rng, throttled)
         };
         let budget = self.config.budget.as_ref().map(|b| b.params);
         let (mut paid, mut warning) = (None, None);
@@ -319,11 +322,10 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         tell: &mut Tell<impl FnMut(&Stamped)>,
         paid: Option<u32>,
         status: Status,
-        sleep: Sleep,
-        hint: Option<Hinted>,
+        next: (Class, Sleep, Option<Hinted>),
     ) -> Result<(), GiveUp> {
         self.last_paid = paid;
-        if let Err(reason) = self.pause(host, tell, status, sleep, hint) {
+        if let Err(reason) = self.pause(host, tell, status, next) {
             // No retry follows (a signal, --max-time after the hook): its
             // tokens go back.
             let said = paid.and_then(|tokens| host.deposit(tokens));
@@ -359,9 +361,9 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 tell.event(now, Event::Warning { attempt, message });
             }
         };
-        if facts.seen.slow_down
+        if facts.seen.throttle
             && facts.seen.hint.is_none()
-            && let Some(advice) = &config.slow_down_advice
+            && let Some(advice) = &config.throttle_advice
         {
             say(&mut self.advised, advice.clone());
         }
@@ -376,6 +378,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         if let (Decision::Retry { .. }, Some((named, preset))) = (decision, &config.named_codes)
             && !facts.seen.retry_if
             && !facts.seen.transient
+            && !facts.seen.throttle
             && named.classify(code) != Verdict::Retry
         {
             say(
@@ -459,8 +462,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         host: &mut impl Host,
         tell: &mut Tell<impl FnMut(&Stamped)>,
         status: Status,
-        sleep: Sleep,
-        hint: Option<Hinted>,
+        (class, sleep, hint): (Class, Sleep, Option<Hinted>),
     ) -> Result<(), GiveUp> {
         let config = self.config;
         settle(host, false, tell, self.number)?;
@@ -470,6 +472,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 attempt: self.number,
                 limit: config.attempts,
                 status,
+                class,
                 sleep,
                 jitter: config.backoff.jitter,
                 hint,

@@ -36,10 +36,14 @@ pub struct Options {
     pub breaker: Option<breaker::Settings>,
     /// The preset's words for the rules that stop a run (give-up lines).
     pub labels: decide::Labels,
+    /// What a line `--throttle-if-output` (or the preset's) matched stands
+    /// for in a throttled retry's line: the preset's label, or the user's
+    /// regex; `None` without a throttle rule.
+    pub throttled_by: Option<crate::events::Evidence>,
     /// What to do when the server asked to slow down and no wait of its
-    /// could be seen (the preset's `slow-down-if-output.advice`, as a
+    /// could be seen (the preset's `throttle-if-output.advice`, as a
     /// warning's words): said once a run.
-    pub slow_down_advice: Option<String>,
+    pub throttle_advice: Option<String>,
     /// What the command's own flags hide from the preset, and how to show
     /// it (`preset::quiet`), as a warning's words: said at the first failure.
     pub hidden_advice: Option<String>,

@@ -370,7 +370,7 @@ fn retry_if_output_does_not_override_fatal_codes() {
 fn a_server_that_asks_to_slow_down_unseen_is_advised_on_once() {
     let slow = |hint| {
         let seen = OutputSeen {
-            slow_down: true,
+            throttle: true,
             hint,
             ..OutputSeen::default()
         };
@@ -406,16 +406,30 @@ fn a_server_that_asks_to_slow_down_unseen_is_advised_on_once() {
     assert_eq!(advice(&events), []);
     // Nor in a success.
     let seen = OutputSeen {
-        slow_down: true,
+        throttle: true,
         ..OutputSeen::default()
     };
     let mut host = FakeHost::new(vec![ended(Ended::Exited(Status::exited(0)), seen)]);
     let (code, events) = run_with(&curl, &mut host);
     assert_eq!((code, advice(&events)), (0, vec![]));
-    // Without a preset that has the advice, the same output says nothing.
-    let plain = config(&["--base", "1ms", "-n", "2"]);
+    // Without a preset that has the advice, the same output says nothing;
+    // nor when the user's own --throttle-if-output stands for the preset's.
+    let plain = config(&["--base", "1ms", "-n", "2", "--throttle-if-output", "x"]);
     let mut host = FakeHost::new(vec![slow(None), slow(None)]);
     let (_, events) = run_with(&plain, &mut host);
+    assert_eq!(advice(&events), []);
+    let own = [
+        "--preset",
+        "curl",
+        "--base",
+        "1ms",
+        "-n",
+        "2",
+        "--throttle-if-output",
+        "x",
+    ];
+    let mut host = FakeHost::new(vec![slow(None), slow(None)]);
+    let (_, events) = run_with(&config(&own), &mut host);
     assert_eq!(advice(&events), []);
 }
 

@@ -98,7 +98,10 @@ fn a_429_whose_retry_after_curl_hides_says_once_how_to_show_it() {
     assert_eq!(run.stderr.matches(SHOW_THE_WAIT).count(), 1, "{run:#?}");
     // Said with the first attempt, before its retry line.
     let advised = run.stderr.find(SHOW_THE_WAIT).unwrap();
-    let first = run.stderr.find("retry: curl: attempt 1/5 failed").unwrap();
+    let first = run
+        .stderr
+        .find("retry: curl: attempt 1/5 throttled (HTTP 429), exit code 22; sleep: ")
+        .unwrap();
     assert!(advised < first, "{run:#?}");
     assert_eq!(http.served(), 4);
     // With the headers shown, the wait is honoured and nothing is advised.

@@ -303,7 +303,9 @@ fn a_servers_retry_after_sets_the_sleep() {
         .helper(&overloaded_once(dir.path(), "Retry-After: 0.2"))
         .run()
         .code(0)
-        .stderr_has("failed with exit code 22; sleep: 200 ms (server asked for 200 ms)\n");
+        .stderr_has(
+            "throttled (server asked to wait), exit code 22; sleep: 200 ms (server asked for 200 ms)\n",
+        );
 }
 
 #[test]

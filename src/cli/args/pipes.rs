@@ -73,6 +73,19 @@ pub struct PipesArgs {
           value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines")]
     pub stop_if_output: Option<Regex>,
 
+    /// A line matching REGEX: the server asked to slow down (throttled)
+    ///
+    /// A line of the attempt's stdout or stderr, as for --retry-if-output,
+    /// that shows the server asked to slow down (HTTP 429, "rate limit"):
+    /// the failure is throttled, not transient. Its sleep is drawn on
+    /// --throttle-base and its retry costs --budget-throttle-cost. It never
+    /// stops a run: it makes a failure retryable whose exit code is not
+    /// (but a --fatal-on code), and it leaves a success a success
+    #[arg(long, env = "RETRY_THROTTLE_IF_OUTPUT", value_name = "REGEX",
+          value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines",
+          hide_short_help = true)]
+    pub throttle_if_output: Option<Regex>,
+
     /// Sleep at least the wait a server asks for (Retry-After), read from the output
     ///
     /// Read the server's wait from the output: a line matching REGEX (lines
@@ -90,14 +103,9 @@ pub struct PipesArgs {
 }
 
 impl PipesArgs {
-    /// The pipes of each attempt, with the preset's output rules that are
-    /// no flag (`slow_down`, `transient`); and `--on-retry`. The parsers
-    /// checked every value.
-    pub fn resolve(
-        self,
-        slow_down: Option<Regex>,
-        transient: Option<Regex>,
-    ) -> (Settings, Option<String>) {
+    /// The pipes of each attempt, with the preset's output rule that is no
+    /// flag (`transient`); and `--on-retry`. The parsers checked every value.
+    pub fn resolve(self, transient: Option<Regex>) -> (Settings, Option<String>) {
         let settings = Settings {
             stdin: self.stdin.into(),
             stdin_limit: self.stdin_limit,
@@ -105,8 +113,8 @@ impl PipesArgs {
             matchers: Matchers {
                 retry_if: self.retry_if_output,
                 stop_if: self.stop_if_output,
+                throttle_if: self.throttle_if_output,
                 delay_from: self.delay_from_output,
-                slow_down,
                 transient,
             },
         };

@@ -1,6 +1,7 @@
 //! Everything that may stand between the command and retry's own stdio:
 //! `--stdin null|replay`, `--stdout-once` and the output conditions
-//! (`--retry-if-output`, `--stop-if-output`). Without those flags nothing
+//! (`--retry-if-output`, `--stop-if-output`, `--throttle-if-output`,
+//! `--delay-from-output`). Without those flags nothing
 //! here exists and the command inherits retry's stdio: no pipe, no thread.
 //!
 //! What cannot be carried faithfully (stdin that cannot be kept whole,
@@ -49,16 +50,17 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// background process to be handed to a `cat`.
 const HAND_OFF_WAIT: Duration = Duration::from_secs(1);
 
-/// What `--retry-if-output`, `--stop-if-output` and `--delay-from-output`
-/// found in an attempt's output.
+/// What `--retry-if-output`, `--stop-if-output`, `--throttle-if-output`
+/// and `--delay-from-output` found in an attempt's output.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OutputSeen {
     pub retry_if: bool,
     pub stop_if: bool,
     /// The first line `--stop-if-output` matched, quoted (`lines::quoted`).
     pub stop_line: Option<Box<str>>,
-    /// A preset's `slow-down-if-output` matched: the server asked to slow down.
-    pub slow_down: bool,
+    /// `--throttle-if-output` (or a preset's) matched: the server asked to
+    /// slow down.
+    pub throttle: bool,
     /// The attempt printed a line (or part of one), on either stream.
     pub printed: bool,
     /// A preset's `transient-if-output` matched: the program met a
@@ -282,7 +284,7 @@ impl Pipes {
             let mut state = stream.collected.lock().unwrap_or_else(|e| e.into_inner());
             seen.retry_if |= state.seen.retry_if;
             seen.stop_if |= state.seen.stop_if;
-            seen.slow_down |= state.seen.slow_down;
+            seen.throttle |= state.seen.throttle;
             seen.transient |= state.seen.transient;
             seen.printed |= state.seen.printed;
             if seen.stop_line.is_none() {
