@@ -23,6 +23,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
         'retry' {
             [CompletionResult]::new('-b', '-b', [CompletionResultType]::ParameterName, 'Base delay: the first sleep''s ceiling')
             [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Base delay: the first sleep''s ceiling')
+            [CompletionResult]::new('--throttle-base', '--throttle-base', [CompletionResultType]::ParameterName, 'Base delay after a throttled failure (the server asked to slow down)')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'The largest sleep')
             [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'The largest sleep')
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)')

@@ -20,6 +20,7 @@ set edit:completion:arg-completer[retry] = {|@words|
         &'retry'= {
             cand -b 'Base delay: the first sleep''s ceiling'
             cand --base 'Base delay: the first sleep''s ceiling'
+            cand --throttle-base 'Base delay after a throttled failure (the server asked to slow down)'
             cand -c 'The largest sleep'
             cand --cap 'The largest sleep'
             cand -f 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)'

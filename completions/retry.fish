@@ -1,4 +1,5 @@
 complete -c retry -s b -l base -d 'Base delay: the first sleep\'s ceiling' -r -f
+complete -c retry -l throttle-base -d 'Base delay after a throttled failure (the server asked to slow down)' -r -f
 complete -c retry -s c -l cap -d 'The largest sleep' -r -f
 complete -c retry -s f -l factor -d 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)' -r -f
 complete -c retry -s n -l max-attempts -d 'Total runs of COMMAND, the first included, or `unlimited`' -r -f

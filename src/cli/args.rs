@@ -94,6 +94,8 @@ pub(crate) const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";
 #[derive(Debug)]
 pub struct Settings {
     pub backoff: crate::strategy::Backoff,
+    /// `--throttle-base`, checked against the cap.
+    pub throttle_base: std::time::Duration,
     pub policy: crate::policy::Policy,
     pub limits: process::Limits,
     pub circuit: breaker::Circuit,
@@ -114,6 +116,7 @@ impl RunArgs {
         let circuit = self.breaker.resolve(provenance)?;
         let store = self.store.resolve(provenance)?;
         Ok(Settings {
+            throttle_base: schedule.throttle_base(),
             backoff: schedule.for_mode(provenance, simulate)?,
             budget: self.budget.resolve(provenance)?,
             policy,

@@ -194,6 +194,7 @@ fn run(
 ) -> Mode {
     let args::Settings {
         backoff,
+        throttle_base,
         policy,
         limits,
         circuit,
@@ -228,6 +229,7 @@ fn run(
     let (program, args) = command.unwrap_or_default();
     let options = run::Options {
         backoff,
+        throttle_base,
         attempts: cli.backoff.max_attempts,
         policy,
         timeout: limits.timeout,

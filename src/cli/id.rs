@@ -5,6 +5,7 @@
 //! clap's own `debug_assert` (`definition_is_consistent`).
 
 pub const BASE: &str = "base";
+pub const THROTTLE_BASE: &str = "throttle_base";
 pub const CAP: &str = "cap";
 pub const JITTER: &str = "jitter";
 pub const TIMEOUT: &str = "timeout";
@@ -116,8 +117,9 @@ pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STAT
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 37] = [
+const OTHERS: [&str; 38] = [
     BASE,
+    THROTTLE_BASE,
     CAP,
     JITTER,
     TIMEOUT,

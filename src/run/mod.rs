@@ -187,7 +187,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 throttle: config.throttled_by.clone(),
             },
             run_deadline: after(now, config.max_time),
-            schedule: Schedule::new(config.backoff),
+            schedule: Schedule::with_throttle_base(config.backoff, config.throttle_base),
             new_rng: Some(new_rng),
             rng: None,
             number: 1,

@@ -13,6 +13,9 @@ use crate::strategy::Backoff;
 #[derive(Debug)]
 pub struct Options {
     pub backoff: Backoff,
+    /// `--throttle-base`: a throttled failure's sleep is drawn on it, with
+    /// the backoff's cap, factor and jitter.
+    pub throttle_base: Duration,
     pub attempts: Attempts,
     pub policy: Policy,
     pub timeout: Option<Duration>,

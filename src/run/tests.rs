@@ -730,7 +730,15 @@ fn what_the_budget_says_is_logged_and_the_run_goes_on() {
 fn a_servers_hint_sets_the_sleep() {
     let s = Duration::from_secs(1);
     let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 3)), exit(1), exit(0)]);
-    let c = config(&["--jitter", "none", "--base", "10ms"]);
+    // A hint makes the retry throttled: its draw is on --throttle-base.
+    let c = config(&[
+        "--jitter",
+        "none",
+        "--base",
+        "10ms",
+        "--throttle-base",
+        "10ms",
+    ]);
     let (code, events) = run_with(&c, &mut host);
     assert_eq!(code, 0);
     // The hint for the attempt that had one; the draw after one that had none.
@@ -825,4 +833,116 @@ fn events_are_stamped_by_the_hosts_clock() {
         .collect();
     // The first attempt's end at 40 ms; the second's after a 5 ms sleep.
     assert_eq!(stamps, [(40, 40), (85, 85)], "{events:?}");
+}
+
+/// An attempt whose output showed a throttle (`throttle`) or a server's
+/// wait (`hint`), exiting with `code`.
+fn throttled_exit(code: i32, throttle: bool, hint: Option<Hint>) -> Result<Attempt, SpawnError> {
+    let seen = OutputSeen {
+        throttle,
+        hint,
+        ..OutputSeen::default()
+    };
+    ended(Ended::Exited(Status::exited(code)), seen)
+}
+
+#[test]
+fn a_throttled_failure_sleeps_on_the_throttle_base_and_pays_its_cost() {
+    let args = [
+        "--jitter",
+        "none",
+        "--base",
+        "10ms",
+        "--throttle-base",
+        "300ms",
+        "--throttle-if-output",
+        "429",
+        "--budget",
+        "ci",
+        "--budget-tokens",
+        "100",
+    ];
+    let mut host = FakeHost::new(vec![
+        throttled_exit(1, true, None),
+        throttled_exit(1, false, None),
+        throttled_exit(1, true, None),
+        exit(0),
+    ]);
+    host.tokens = 100;
+    let (code, events) = run_with(&config(&args), &mut host);
+    assert_eq!(code, 0);
+    // One count of retries: 300 ms, then 10 × 2, then 300 × 4.
+    assert_eq!(host.sleeps, [MS * 300, MS * 20, MS * 1200]);
+    // A throttled retry costs 5, a transient one 14; the success gives
+    // back what the last retry cost.
+    assert_eq!(host.budget, [-5, -14, -5, 5]);
+    let classes: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying { class, .. } => Some(match class {
+                Class::Throttled(evidence) => format!("throttled: {}", evidence.words()),
+                Class::Transient => "transient".to_owned(),
+            }),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            "throttled: --throttle-if-output 429",
+            "transient",
+            "throttled: --throttle-if-output 429",
+        ]
+    );
+}
+
+#[test]
+fn a_hint_alone_throttles_and_a_line_without_a_rule_does_not() {
+    let args = [
+        "--jitter",
+        "none",
+        "--base",
+        "10ms",
+        "--throttle-base",
+        "50ms",
+        "-n",
+        "3",
+    ];
+    // A wait of 1 ms (under the draw): throttled by the hint, on its base.
+    let mut host = FakeHost::new(vec![
+        throttled_exit(1, false, Some(Hint::Delay(MS))),
+        throttled_exit(1, true, None),
+        exit(0),
+    ]);
+    let (code, events) = run_with(&config(&args), &mut host);
+    assert_eq!(code, 0);
+    // The second printed a throttle line, but no rule was set: transient.
+    assert_eq!(host.sleeps, [MS * 50, MS * 20]);
+    let throttled: Vec<bool> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying { class, .. } => Some(class.is_throttled()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(throttled, [true, false]);
+}
+
+#[test]
+fn a_timeouts_retry_costs_what_any_transient_one_does() {
+    let args = [
+        "--base",
+        "1ms",
+        "--budget",
+        "ci",
+        "--timeout",
+        "10ms",
+        "-n",
+        "2",
+    ];
+    let mut host = FakeHost::new(vec![]);
+    host.attempt_ms = 50;
+    host.tokens = 500;
+    let (code, _) = run_with(&config(&args), &mut host);
+    assert_eq!((code, host.budget.as_slice()), (124, &[-14][..]));
 }
