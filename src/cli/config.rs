@@ -173,9 +173,15 @@ fn plan(
     let command = command
         .as_ref()
         .map(|(program, args)| crate::sinks::name::CommandName::new(program, args).full);
+    // A run that can class a failure throttled sleeps on --throttle-base
+    // after it: the plan shows that schedule too.
+    let throttles = cli.pipes.throttle_if_output.is_some()
+        || cli.pipes.delay_from_output.is_some()
+        || cli.provenance.given(id::THROTTLE_BASE);
     Mode::Plan(crate::plan::Options {
         preset: preset_line(chosen, &cli.provenance),
         backoff: resolved.backoff,
+        throttle_base: throttles.then_some(resolved.throttle_base),
         attempts: cli.backoff.max_attempts,
         seed: cli.process.seed,
         format: simulation.format.into(),
