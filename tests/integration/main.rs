@@ -59,6 +59,9 @@ mod readme;
 #[cfg(unix)]
 mod state_files;
 mod storm;
+// Throttled failures end to end; the commands are `sh`.
+#[cfg(unix)]
+mod throttle;
 // OpenTelemetry traces, against a receiver in Python; the commands are `sh`.
 #[cfg(unix)]
 mod trace;
