@@ -755,3 +755,36 @@ fn a_trickling_store_is_waited_for_only_the_timeout() {
         );
     }
 }
+
+/// The same prices in Redis: one script takes what each process asks for
+/// its retry's class (5 throttled, 14 transient, 14 after a timeout).
+#[test]
+fn a_retry_pays_its_class_price_from_the_fleets_bucket() {
+    let dir = scratch();
+    let Some(server) = Server::start(dir.path(), None, &[]) else {
+        return;
+    };
+    let url = server.url();
+    let cases = [
+        ("echo 'HTTP 429' >&2; exit 1", &[][..], "495.0"),
+        ("echo 'HTTP 503' >&2; exit 1", &[], "486.0"),
+        ("sleep 5", &["--timeout", "100ms"][..], "486.0"),
+    ];
+    for (script, flags, left) in cases {
+        server.cli(&["DEL", "retry:budget:ci"]);
+        let output = retry(&["--budget", "ci", "--store", &url, "--budget-refill", "0"])
+            .args(&["-n", "2", "--base", "0ms", "--throttle-base", "1ms"])
+            .args(&["--throttle-if-output", "429"])
+            .args(flags)
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .args(&["--", "sh", "-c", script])
+            .output();
+        assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
+        let status = retry(&["--budget-status", "ci", "--store", &url]).output();
+        let text = String::from_utf8_lossy(&status.stdout);
+        assert!(
+            text.starts_with(&format!("budget ci: {left} of 500 tokens")),
+            "{script}: {text}"
+        );
+    }
+}

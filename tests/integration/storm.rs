@@ -637,3 +637,40 @@ fn a_first_try_success_never_opens_the_budget() {
     .code(1);
     assert!(runtime.path().join("retry").join("ci").exists());
 }
+
+/// What one retry takes from a new budget in this host's file, by the
+/// class of the failure before it: a throttled one's 5, a transient one's
+/// 14, and a timeout's 14 too (AWS's 2026 costs; no longer twice).
+#[test]
+fn a_retry_pays_its_class_price_from_the_hosts_file() {
+    let cases: [(&[&str], &[&str], &str); 3] = [
+        (
+            &["--throttle-if-output", "429"],
+            &["err", "HTTP 429\n", "exit", "1"],
+            "495.0",
+        ),
+        (
+            &["--throttle-if-output", "429"],
+            &["err", "HTTP 503\n", "exit", "1"],
+            "486.0",
+        ),
+        (&["--timeout", "100ms"], &["sleep", "5000"], "486.0"),
+    ];
+    for (flags, steps, left) in cases {
+        let runtime = scratch();
+        let mut args = vec!["--budget", "ci", "--budget-refill", "0", "-n", "2"];
+        args.extend_from_slice(&["--base", "0ms", "--throttle-base", "1ms"]);
+        args.extend_from_slice(flags);
+        args.push("--");
+        let run = retry_in(runtime.path(), &args).helper(steps).run();
+        assert!(run.stderr.contains("attempt 1/2 "), "{run:#?}");
+        let status = retry_in(runtime.path(), &["--budget-status", "ci"]).run();
+        status.code(0);
+        assert!(
+            status
+                .stdout
+                .starts_with(&format!("budget ci: {left} of 500 tokens")),
+            "{flags:?}: {status:#?}"
+        );
+    }
+}
