@@ -282,6 +282,8 @@ fn a_servers_retry_after_sets_the_sleep() {
         RETRY_AFTER,
         "--base",
         "1ms",
+        "--throttle-base",
+        "1ms",
         "--log-format",
         "json",
         "--",
@@ -299,7 +301,8 @@ fn a_servers_retry_after_sets_the_sleep() {
 
     // Text: the server's reason, not the draw.
     let dir = scratch();
-    retry(&["--delay-from-output", RETRY_AFTER, "--base", "1ms", "--"])
+    retry(&["--delay-from-output", RETRY_AFTER, "--base", "1ms"])
+        .args(&["--throttle-base", "1ms", "--"])
         .helper(&overloaded_once(dir.path(), "Retry-After: 0.2"))
         .run()
         .code(0)
@@ -317,6 +320,8 @@ fn an_http_date_is_a_delay_from_now() {
         "--delay-from-output",
         RETRY_AFTER,
         "--base",
+        "1ms",
+        "--throttle-base",
         "1ms",
         "--log-format",
         "json",
