@@ -12,7 +12,7 @@ use crate::cli::refuse::{fmt, usage};
 use crate::cli::values::{parse_attempts, parse_factor};
 use crate::duration::parse as parse_duration;
 use crate::policy::Attempts;
-use crate::strategy::{Backoff, DEFAULT_THROTTLE_BASE, Jitter};
+use crate::strategy::{Backoff, DEFAULT_THROTTLE_BASE, Jitter, Retries};
 
 /// The shortest `--throttle-base`: a throttled failure's sleep is never
 /// drawn on nothing.
@@ -64,12 +64,13 @@ pub struct BackoffArgs {
 /// The schedule, checked, before the mode says whether `--jitter all`
 /// may stand.
 #[derive(Clone, Copy, Debug)]
-pub struct Schedule {
+pub struct Pending {
     /// `None`: `all`.
     jitter: Option<Jitter>,
     base: Duration,
     cap: Duration,
     factor: f64,
+    attempts: Attempts,
     throttle_base: Duration,
 }
 
@@ -78,7 +79,7 @@ impl BackoffArgs {
     /// or a throttle base given is refused, and so is a throttle base
     /// under 1 ms; the default throttle base is at most the cap (so that
     /// `--cap 2s` alone stands).
-    pub fn resolve(&self, provenance: &Provenance) -> Result<Schedule, clap::Error> {
+    pub fn resolve(&self, provenance: &Provenance) -> Result<Pending, clap::Error> {
         let throttle_base = self.throttle_base(provenance)?;
         if self.cap < self.base {
             let (cap, base) = (fmt(self.cap), fmt(self.base));
@@ -95,11 +96,12 @@ impl BackoffArgs {
                 provenance.name(id::BASE, &base),
             )));
         }
-        Ok(Schedule {
+        Ok(Pending {
             jitter: self.jitter.single(),
             base: self.base,
             cap: self.cap,
             factor: self.factor,
+            attempts: self.max_attempts,
             throttle_base,
         })
     }
@@ -131,15 +133,10 @@ impl BackoffArgs {
     }
 }
 
-impl Schedule {
-    /// `--throttle-base`, checked (the default at most the cap).
-    pub fn throttle_base(&self) -> Duration {
-        self.throttle_base
-    }
-
+impl Pending {
     /// The backoff of the mode: `--jitter all` is refused outside
     /// `--simulate` (`simulate`), the one mode that compares every strategy.
-    pub fn for_mode(self, provenance: &Provenance, simulate: bool) -> Result<Backoff, clap::Error> {
+    pub fn for_mode(self, provenance: &Provenance, simulate: bool) -> Result<Retries, clap::Error> {
         let jitter = match (self.jitter, simulate) {
             (Some(jitter), _) => jitter,
             // The run's own backoff is unused when every strategy is simulated.
@@ -151,11 +148,15 @@ impl Schedule {
                 )));
             }
         };
-        Ok(Backoff {
-            jitter,
-            base: self.base,
-            cap: self.cap,
-            factor: self.factor,
+        Ok(Retries {
+            backoff: Backoff {
+                jitter,
+                base: self.base,
+                cap: self.cap,
+                factor: self.factor,
+            },
+            attempts: self.attempts,
+            throttle_base: self.throttle_base,
         })
     }
 }
