@@ -48,7 +48,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --budget 'Draw retries from a budget shared by every retry on this host that names it'
             cand --budget-tokens 'The budget''s size, and what a full one holds (AWS SDK retry quota: 500); a bucket in use keeps the size it was given until it is full again'
             cand --budget-cost 'Tokens the retry of a transient failure costs (a timeout''s too; AWS SDKs since 2026: 14); a success after retries gives the last one''s cost back (a first-try success never touches the budget)'
-            cand --budget-throttle-cost 'Tokens the retry of a throttled failure costs (the server asked to slow down; AWS SDKs: 5)'
+            cand --budget-throttle-cost 'Tokens the retry of a throttled failure costs (the server asked to slow down; AWS SDKs: 5) [default: 5]'
             cand --budget-refill 'Tokens the budget regains per second (0: only successes refill it)'
             cand --breaker 'Stop calling a failing service: a circuit shared by every retry naming it'
             cand --breaker-after 'Runs in a row that gave up on transient failures (attempts or time ran out, the budget refused a retry) before the circuit opens [default: 3]'

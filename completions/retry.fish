@@ -27,7 +27,7 @@ complete -c retry -l delay-from-output -d 'Sleep at least the wait a server asks
 complete -c retry -l budget -d 'Draw retries from a budget shared by every retry on this host that names it' -r -f
 complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500); a bucket in use keeps the size it was given until it is full again' -r -f
 complete -c retry -l budget-cost -d 'Tokens the retry of a transient failure costs (a timeout\'s too; AWS SDKs since 2026: 14); a success after retries gives the last one\'s cost back (a first-try success never touches the budget)' -r -f
-complete -c retry -l budget-throttle-cost -d 'Tokens the retry of a throttled failure costs (the server asked to slow down; AWS SDKs: 5)' -r -f
+complete -c retry -l budget-throttle-cost -d 'Tokens the retry of a throttled failure costs (the server asked to slow down; AWS SDKs: 5) [default: 5]' -r -f
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l breaker -d 'Stop calling a failing service: a circuit shared by every retry naming it' -r -f
 complete -c retry -l breaker-after -d 'Runs in a row that gave up on transient failures (attempts or time ran out, the budget refused a retry) before the circuit opens [default: 3]' -r -f

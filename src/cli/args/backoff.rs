@@ -38,11 +38,14 @@ pub struct BackoffArgs {
     /// --throttle-if-output or of the preset's throttle rule, or a server's
     /// wait read by --delay-from-output), drawn with the same --cap, --factor
     /// and --jitter as --base's. 1ms at least; left at its default, it is at
-    /// most --cap
+    /// most --cap [default: 5s]
+    // No clap default (said above, and held to `DEFAULT_THROTTLE_BASE` by a
+    // test): a run that names no throttle base parses nothing for it, so
+    // start-up does not pay for it.
     #[arg(long, env = "RETRY_THROTTLE_BASE", value_name = "DURATION",
-          default_value = DEFAULT_THROTTLE_BASE, value_parser = parse_duration,
+          value_parser = parse_duration,
           value_hint = ValueHint::Other, allow_hyphen_values = true, hide_short_help = true)]
-    pub throttle_base: Duration,
+    pub throttle_base: Option<Duration>,
 
     /// The largest sleep
     #[arg(short, long, env = "RETRY_CAP", value_name = "DURATION", default_value = "20s",
@@ -109,27 +112,27 @@ impl BackoffArgs {
     /// `--throttle-base`, checked as `--base` is against the cap.
     fn throttle_base(&self, provenance: &Provenance) -> Result<Duration, clap::Error> {
         let named = |value| provenance.name(id::THROTTLE_BASE, &fmt(value));
-        if !provenance.given(id::THROTTLE_BASE) {
-            return Ok(self.throttle_base.min(self.cap));
-        }
-        if self.throttle_base < MIN_THROTTLE_BASE {
+        let Some(throttle_base) = self.throttle_base else {
+            return Ok(DEFAULT_THROTTLE_BASE.min(self.cap));
+        };
+        if throttle_base < MIN_THROTTLE_BASE {
             return Err(usage(format!(
                 "{} is below 1ms: a throttled failure's sleep needs a base",
-                named(self.throttle_base)
+                named(throttle_base)
             )));
         }
-        if self.cap < self.throttle_base {
+        if self.cap < throttle_base {
             let fix = match provenance.is_default(id::CAP) {
-                true => format!("; set --cap to {} or more", fmt(self.throttle_base)),
+                true => format!("; set --cap to {} or more", fmt(throttle_base)),
                 false => String::new(),
             };
             return Err(usage(format!(
                 "{} is below {}: the cap must be at least the throttle base{fix}",
                 provenance.name(id::CAP, &fmt(self.cap)),
-                named(self.throttle_base),
+                named(throttle_base),
             )));
         }
-        Ok(self.throttle_base)
+        Ok(throttle_base)
     }
 }
 

@@ -5,7 +5,7 @@ use clap::{Args, ValueHint};
 use crate::cli::args::BUDGET;
 use crate::cli::args::store::Kept;
 use crate::cli::id;
-use crate::cli::provenance::Provenance;
+use crate::cli::provenance::{Provenance, long};
 use crate::cli::refuse::usage;
 use crate::cli::values::parse_refill;
 use crate::state::budget::{Params, Settings, bucket};
@@ -42,12 +42,12 @@ pub struct BudgetArgs {
     pub budget_cost: u32,
 
     /// Tokens the retry of a throttled failure costs (the server asked to
-    /// slow down; AWS SDKs: 5)
+    /// slow down; AWS SDKs: 5) [default: 5]
+    // No clap default, as --throttle-base: start-up parses nothing for it.
     #[arg(long, env = "RETRY_BUDGET_THROTTLE_COST", value_name = "N",
-          default_value_t = bucket::DEFAULT_THROTTLE_COST,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
           help_heading = BUDGET, hide_short_help = true)]
-    pub budget_throttle_cost: u32,
+    pub budget_throttle_cost: Option<u32>,
 
     /// Tokens the budget regains per second (0: only successes refill it)
     #[arg(long, env = "RETRY_BUDGET_REFILL", value_name = "PER_SECOND",
@@ -67,23 +67,33 @@ pub struct Budget {
 }
 
 impl BudgetArgs {
+    /// `--budget-throttle-cost`, or its default.
+    fn throttle_cost(&self) -> u32 {
+        self.budget_throttle_cost
+            .unwrap_or(bucket::DEFAULT_THROTTLE_COST)
+    }
+
     /// `--budget-tokens`, the two costs, `--budget-refill`: a budget that
     /// could never pay for one retry of either kind is a mistake, not a
     /// way to turn retries off.
     pub fn resolve(&self, provenance: &Provenance) -> Result<Budget, clap::Error> {
         for (id, cost) in [
             (id::BUDGET_COST, self.budget_cost),
-            (id::BUDGET_THROTTLE_COST, self.budget_throttle_cost),
+            (id::BUDGET_THROTTLE_COST, self.throttle_cost()),
         ] {
             if self.budget_tokens < cost {
                 let kind = match id == id::BUDGET_COST {
                     true => "a transient failure's",
                     false => "a throttled failure's",
                 };
+                // The throttle cost has no clap default: unset is its default.
+                let cost = match provenance.present(id) {
+                    true => provenance.name(id, &cost),
+                    false => format!("`{} {cost}` (the default)", long(id)),
+                };
                 return Err(usage(format!(
-                    "{} is below {}: the budget could never pay for {kind} retry",
+                    "{} is below {cost}: the budget could never pay for {kind} retry",
                     provenance.name(id::BUDGET_TOKENS, &self.budget_tokens),
-                    provenance.name(id, &cost),
                 )));
             }
         }
@@ -91,7 +101,7 @@ impl BudgetArgs {
             params: Params {
                 tokens: self.budget_tokens,
                 cost: self.budget_cost,
-                throttle_cost: self.budget_throttle_cost,
+                throttle_cost: self.throttle_cost(),
                 refill: self.budget_refill,
             },
             size_given: provenance.given(id::BUDGET_TOKENS) || provenance.given(id::BUDGET_REFILL),

@@ -403,13 +403,30 @@ fn of_two_mistakes_the_first_rule_speaks() {
     );
 }
 
+/// The throttle base's and the throttle cost's defaults are no clap
+/// defaults either: the help says them, and they are what a run gets.
+#[test]
+fn the_throttle_defaults_are_the_ones_the_help_says() {
+    let command = Cli::command();
+    let help = |id: &str| {
+        let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
+        arg.get_long_help().or(arg.get_help()).unwrap().to_string()
+    };
+    let base = fmt(crate::strategy::DEFAULT_THROTTLE_BASE);
+    assert!(help(id::THROTTLE_BASE).ends_with(&format!("[default: {base}]")));
+    let cost = crate::state::budget::bucket::DEFAULT_THROTTLE_COST;
+    assert!(help(id::BUDGET_THROTTLE_COST).ends_with(&format!("[default: {cost}]")));
+    let options = config(&["--budget", "ci", "true"]).unwrap();
+    assert_eq!(options.budget.unwrap().params.throttle_cost, cost);
+}
+
 /// `--throttle-base`: at least 1 ms, and at most the cap as `--base` is
 /// (the same message); left at its default, it is the cap when that is
 /// shorter, so that a `--cap` under the default still stands.
 #[test]
 fn the_throttle_base_is_checked_against_the_cap_as_the_base_is() {
     let base = |args: &[&str]| config(args).map(|o| o.retries.throttle_base);
-    let default = crate::duration::parse(crate::strategy::DEFAULT_THROTTLE_BASE).unwrap();
+    let default = crate::strategy::DEFAULT_THROTTLE_BASE;
     assert_eq!(base(&["true"]), Ok(default));
     assert_eq!(
         base(&["--throttle-base", "2s", "true"]),
