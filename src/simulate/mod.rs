@@ -21,6 +21,7 @@ mod queue;
 mod repetition;
 mod rows;
 mod sweep;
+pub mod throttle;
 mod verdict;
 
 use std::io::{IsTerminal, Write};
@@ -28,6 +29,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use model::{Experiment, Model, Net};
+pub use rows::Run;
 pub use sweep::{Contender, Progress, Summary};
 
 use crate::strategy::{Backoff, Jitter};

@@ -11,6 +11,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::table::Format;
+
+/// How a fleet model's table is run: `--reps`, `--seed`, `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Repetitions of each row.
+    pub reps: u32,
+    /// `--seed` (a random one if absent).
+    pub seed: Option<u64>,
+    pub format: Format,
+}
+
 /// `--seed`, or a random one.
 pub fn seed(seed: Option<u64>) -> u64 {
     seed.unwrap_or_else(|| rand::RngExt::random(&mut crate::strategy::rng(None)))
@@ -65,8 +77,14 @@ fn rep_seed(seed: u64, rep: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// Writes a rendered table to stdout: the exit status, 1 if it could not.
-pub fn print(text: &str) -> u8 {
+/// Runs a table (`table`, from the seed and the threads) and prints its
+/// rows (`render`): the exit status, 1 if stdout would not take them.
+pub fn run<L>(
+    run: &Run,
+    table: impl FnOnce(u64, usize) -> Vec<L>,
+    render: fn(&[L], Format) -> String,
+) -> u8 {
+    let text = render(&table(seed(run.seed), threads()), run.format);
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Ok(()) => 0,
         Err(_) => 1,

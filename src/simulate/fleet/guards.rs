@@ -31,7 +31,7 @@ pub struct Costs {
 
 impl Costs {
     /// One cost for every retry.
-    pub fn flat(cost: u32) -> Self {
+    pub const fn flat(cost: u32) -> Self {
         Costs {
             transient: cost,
             throttled: cost,

@@ -13,10 +13,7 @@ use crate::table::{Cell, Format, Report};
 pub struct Options {
     pub scenario: Scenario,
     pub policies: Vec<Policy>,
-    pub reps: u32,
-    /// `--seed` (a random one if absent).
-    pub seed: Option<u64>,
-    pub format: Format,
+    pub run: rows::Run,
 }
 
 /// The rows: no protection; a budget on each host (`budget`: the run's
@@ -104,7 +101,7 @@ pub struct Row {
 pub fn table(options: &Options, seed: u64, threads: usize) -> Vec<Row> {
     let outcomes = rows::repetitions(
         &options.policies,
-        options.reps,
+        options.run.reps,
         seed,
         threads,
         |policy, rng| simulate(&options.scenario, policy, rng),
@@ -136,6 +133,15 @@ fn summarise(policy: &Policy, outs: &[Outcome], capacity: u32) -> Row {
         failed: mean(&|o| o.failed as f64),
         skipped: mean(&|o| o.skipped as f64),
     }
+}
+
+/// Runs the outage table and prints it; returns the exit status.
+pub fn run(options: &Options) -> u8 {
+    rows::run(
+        &options.run,
+        |seed, threads| table(options, seed, threads),
+        render,
+    )
 }
 
 /// The table, one row per policy.
@@ -184,12 +190,6 @@ pub fn render(rows: &[Row], format: Format) -> String {
     report.render(format)
 }
 
-/// Runs the table and prints it; returns the exit status.
-pub fn run(options: &Options) -> u8 {
-    let rows = table(options, rows::seed(options.seed), rows::threads());
-    rows::print(&render(&rows, options.format))
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::scenario;
@@ -210,9 +210,11 @@ mod tests {
                 &[Duration::from_secs(30)],
                 &[Duration::from_secs(240)],
             ),
-            reps,
-            seed: Some(1),
-            format: Format::Csv,
+            run: rows::Run {
+                reps,
+                seed: Some(1),
+                format: Format::Csv,
+            },
         }
     }
 
