@@ -93,9 +93,9 @@ pub(crate) const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";
 /// What the groups resolved, each checked by its own `resolve`.
 #[derive(Debug)]
 pub struct Settings {
-    pub backoff: crate::strategy::Backoff,
+    pub retries: crate::strategy::Retries,
     pub policy: crate::policy::Policy,
-    pub limits: process::Limits,
+    pub limits: crate::run::Limits,
     pub circuit: breaker::Circuit,
     pub store: store::Kept,
     pub budget: budget::Budget,
@@ -114,7 +114,7 @@ impl RunArgs {
         let circuit = self.breaker.resolve(provenance)?;
         let store = self.store.resolve(provenance)?;
         Ok(Settings {
-            backoff: schedule.for_mode(provenance, simulate)?,
+            retries: schedule.for_mode(provenance, simulate)?,
             budget: self.budget.resolve(provenance)?,
             policy,
             limits,
