@@ -7,6 +7,8 @@
 pub const BASE: &str = "base";
 pub const CAP: &str = "cap";
 pub const JITTER: &str = "jitter";
+// Named only by `--simulate --model throttle`'s checks.
+#[cfg_attr(not(feature = "preview"), allow(dead_code))]
 pub const MAX_ATTEMPTS: &str = "max_attempts";
 pub const TIMEOUT: &str = "timeout";
 pub const MAX_TIME: &str = "max_time";
