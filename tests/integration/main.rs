@@ -59,9 +59,11 @@ mod readme;
 #[cfg(unix)]
 mod state_files;
 mod storm;
+#[cfg(feature = "preview")]
+mod throttle;
 // Throttled failures end to end; the commands are `sh`.
 #[cfg(unix)]
-mod throttle;
+mod throttled;
 // OpenTelemetry traces, against a receiver in Python; the commands are `sh`.
 #[cfg(unix)]
 mod trace;

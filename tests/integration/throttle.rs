@@ -1,261 +1,227 @@
-//! Throttled failures end to end (issue 52): a command that prints a 429
-//! line, judged by a preset's throttle rule and by `--throttle-if-output`;
-//! the text line, the JSON `class`, the metrics' label, and the sleeps
-//! drawn on `--throttle-base` with `--seed`, as `--plan` shows them.
+//! `--simulate --model throttle`: small seeded tables end to end, checked
+//! by invariants that hold for any seed (the numbers themselves are the
+//! unit tests' and docs/simulation.md's), and the one-line usage errors of
+//! its options.
 
-use crate::harness::{retry, scratch};
+use crate::harness::retry;
+use crate::outage::{Row, csv_rows, num};
 
-/// curl's line for a 429 with `-f`, as the curl preset's throttle rule has it.
-const CURL_429: &str = "curl: (22) The requested URL returned error: 429";
+/// 4 requests a second, hosts every 10 s for a minute: at ten times the
+/// capacity a few thousand runs a row, quick in a debug build.
+const SMALL: [&str; 20] = [
+    "--simulate",
+    "--model",
+    "throttle",
+    "--capacity",
+    "4",
+    "--every",
+    "10s",
+    "--span",
+    "1m",
+    "--hints",
+    "none",
+    "--throttle-bases",
+    "5s",
+    "--throttle-ks",
+    "2",
+    "--throttle-windows",
+    "1m",
+    "--error-rate",
+    "1%",
+    "--format",
+];
 
-/// A script for `sh -c` that prints `line` to stderr, then exits with
-/// `code`: through a shell, so a named preset is taken as given.
-fn printing(line: &str, code: i32) -> String {
-    format!("echo '{line}' >&2; exit {code}")
-}
+/// The rows of every case, in order.
+const ROWS: [&str; 13] = [
+    "none",
+    "backoff",
+    "throttle-base",
+    "host-budget-old",
+    "host-budget-2026",
+    "fleet-budget-old",
+    "fleet-budget-2026",
+    "host-breaker",
+    "fleet-breaker",
+    "host-throttle",
+    "fleet-throttle",
+    "host-throttle-budget",
+    "fleet-throttle-budget",
+];
 
-/// The numbers of `"field":N` in JSON lines, in order.
-fn numbers(text: &str, field: &str) -> Vec<u64> {
-    let key = format!("\"{field}\":");
-    text.match_indices(&key)
-        .map(|(at, _)| {
-            let rest = &text[at + key.len()..];
-            let end = rest
-                .find(|c: char| !c.is_ascii_digit())
-                .unwrap_or(rest.len());
-            rest[..end].parse().unwrap()
-        })
-        .collect()
+/// The CSV's rows with `seed`, at half and ten times the capacity, from
+/// both kinds of arrivals.
+fn table(seed: &str, more: &[&str]) -> Vec<Row> {
+    let cases = ["--loads", "0.5,10", "--arrivals", "cron,clients"];
+    let out = retry(&[&SMALL[..], &["csv", "--seed", seed], &cases, more].concat()).run();
+    out.code(0);
+    csv_rows(&out.stdout)
 }
 
 #[test]
-fn a_presets_429_is_a_throttled_retry_in_the_text_line() {
-    let run = retry(&[
-        "--preset",
-        "curl",
-        "-n",
-        "2",
-        "--base",
-        "1ms",
-        "--throttle-base",
-        "2ms",
-    ])
-    .args(&["--jitter", "none", "--"])
-    .args(&["sh", "-c", &printing(CURL_429, 22)])
-    .run();
-    run.code(22).stderr_has(
-        ": attempt 1/2 throttled (HTTP 429), exit code 22; sleep: 2 ms (no jitter, up to 2 ms)\n",
-    );
-    // A 503 (no Retry-After seen) is a transient failure, as before.
-    let run = retry(&[
-        "--preset",
-        "curl",
-        "-n",
-        "2",
-        "--base",
-        "1ms",
-        "--throttle-base",
-        "2ms",
-    ])
-    .args(&["--jitter", "none", "--"])
-    .args(&[
-        "sh",
-        "-c",
-        &printing("curl: (22) The requested URL returned error: 503", 22),
-    ])
-    .run();
-    run.code(22).stderr_has(
-        ": attempt 1/2 failed with exit code 22; sleep: 1 ms (no jitter, up to 1 ms)\n",
-    );
+fn every_case_has_every_row_and_the_service_is_held_to_its_capacity() {
+    for seed in ["1", "2"] {
+        let rows = table(seed, &["--reps", "1"]);
+        assert_eq!(rows.len(), 4 * ROWS.len());
+        for (i, row) in rows.iter().enumerate() {
+            let (arrivals, load) = (&row["arrivals"], num(row, "load"));
+            let case = i / ROWS.len();
+            assert_eq!(row["policy"], ROWS[i % ROWS.len()], "{row:?}");
+            assert_eq!(*arrivals, ["cron", "clients"][case / 2], "{row:?}");
+            assert_eq!(load, [0.5, 10.0][case % 2], "{row:?}");
+            // load × capacity × every.
+            assert_eq!(num(row, "hosts"), load * 40.0, "{row:?}");
+            if arrivals == "cron" {
+                // Each host's 6 runs in the minute.
+                assert_eq!(num(row, "runs"), load * 240.0, "{row:?}");
+            }
+            assert!(num(row, "goodput_rps") <= 4.0, "{row:?}");
+            let gave_up = num(row, "gave_up");
+            assert!((0.0..=1.0).contains(&gave_up), "{row:?}");
+            if !row["policy"].contains("throttle") {
+                assert_eq!(num(row, "rejected_rps"), 0.0, "{row:?}");
+            }
+        }
+        let at = |arrivals: &str, load: f64, policy: &str| {
+            (rows.iter())
+                .find(|r| {
+                    r["arrivals"] == arrivals && num(r, "load") == load && r["policy"] == policy
+                })
+                .unwrap()
+        };
+        for arrivals in ["cron", "clients"] {
+            // Without retries, ten times the capacity is mostly refused; the
+            // fleet's throttle keeps most of the retries from the service.
+            let none = at(arrivals, 10.0, "none");
+            assert!(
+                num(none, "refused_rps") > 4.0 * num(none, "goodput_rps"),
+                "{none:?}"
+            );
+            let backoff = at(arrivals, 10.0, "backoff");
+            let throttle = at(arrivals, 10.0, "fleet-throttle");
+            assert!(
+                num(throttle, "refused_rps") * 2.0 < num(backoff, "refused_rps"),
+                "{throttle:?} {backoff:?}"
+            );
+            assert!(num(throttle, "rejected_rps") > 0.0, "{throttle:?}");
+        }
+    }
 }
 
-/// The sleeps of a run whose every failure is throttled are the plan's
-/// throttled rows with the same seed, each under its ceiling; the JSON
-/// log names the class and the evidence.
 #[test]
-#[cfg(feature = "preview")]
-fn throttled_sleeps_are_the_plans_throttled_rows_with_one_seed() {
-    let args = [
-        "--seed",
-        "52",
-        "-n",
-        "4",
-        "--base",
-        "1ms",
-        "--throttle-base",
-        "20ms",
-        "--cap",
-        "200ms",
-        "--throttle-if-output",
-        "error: 429$",
-    ];
-    let plan = retry(&[&args[..], &["--plan", "--format", "csv"]].concat()).run();
-    plan.code(0);
-    let throttled: Vec<u64> = plan
+fn the_table_is_reproducible_with_a_seed_and_takes_few_repetitions_by_default() {
+    let run = |seed: &str| {
+        retry(
+            &[
+                &SMALL[..],
+                &[
+                    "json",
+                    "--seed",
+                    seed,
+                    "--arrivals",
+                    "clients",
+                    "--loads",
+                    "2",
+                ],
+            ]
+            .concat(),
+        )
+        .run()
         .stdout
-        .lines()
-        .filter_map(|row| row.strip_prefix("throttled,"))
-        .map(|row| row.split(',').nth(2).unwrap().parse().unwrap())
-        .collect();
-    assert_eq!(throttled.len(), 3, "{plan:#?}");
-    let run = retry(&[&args[..], &["--log-format", "json", "--"]].concat())
-        .args(&["sh", "-c", &printing(CURL_429, 1)])
-        .run();
-    run.code(1);
-    let failed: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|line| line.starts_with("{\"event\":\"attempt_failed\""))
-        .collect();
-    assert_eq!(failed.len(), 3, "{run:#?}");
-    for line in failed {
-        assert!(
-            line.ends_with(
-                r#","exit_code":1,"class":"throttled","throttled_by":"--throttle-if-output error: 429$"}"#
-            ),
-            "{line}"
-        );
-    }
-    assert_eq!(numbers(&run.stderr, "sleep_ms"), throttled, "{run:#?}");
-    let ceilings = numbers(&run.stderr, "ceiling_ms");
-    assert_eq!(ceilings, [20, 40, 80]);
-    // Slept for real: at least the sleeps, the run's last line says when.
-    let slept: u64 = throttled.iter().sum();
-    let elapsed = *numbers(&run.stderr, "elapsed_ms").last().unwrap();
-    assert!(elapsed >= slept, "{elapsed} ms for {slept} ms of sleeps");
-    // Without a match: transient, on --base (1 ms at most).
-    let run = retry(&[&args[..], &["--log-format", "json", "--"]].concat())
-        .args(&["sh", "-c", &printing("curl: (7) Failed to connect", 1)])
-        .run();
-    run.code(1);
-    assert!(!run.stderr.contains("throttled"), "{run:#?}");
-    assert_eq!(numbers(&run.stderr, "ceiling_ms"), [1, 2, 4]);
-}
-
-#[test]
-fn the_metrics_count_retries_by_class() {
-    let dir = scratch();
-    let metrics = dir.path().to_str().unwrap();
-    let count = dir.path().join("count");
-    // Throttled twice, then transient once, then a success.
-    let script = format!(
-        "n=$(cat '{0}' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '{0}'; \
-         [ $n -le 2 ] && {{ echo 'rate limit exceeded' >&2; exit 1; }}; [ $n -eq 3 ] && exit 1; exit 0",
-        count.display()
+    };
+    let first = run("7");
+    assert!(
+        first.starts_with(
+            "[{\"arrivals\":\"clients\",\"load\":\"2\",\"hint\":\"none\",\"policy\":\"none\",\"params\":\"-n 1\",\"reps\":3,"
+        ),
+        "{first}"
     );
-    retry(&["-n", "5", "--base", "1ms", "--throttle-base", "1ms"])
-        .args(&[
-            "--throttle-if-output",
-            "rate limit",
-            "--metrics-dir",
-            metrics,
-        ])
-        .args(&["--job", "sync", "--", "sh", "-c", &script])
-        .run()
-        .code(0)
-        .stderr_has("attempt 2/5 throttled (--throttle-if-output rate limit), exit code 1; ")
-        .stderr_has("attempt 3/5 failed with exit code 1; ");
-    let text = std::fs::read_to_string(dir.path().join("retry_sync.prom")).unwrap();
-    for line in [
-        "retry_retries_total{retry_job=\"sync\",class=\"transient\"} 1\n",
-        "retry_retries_total{retry_job=\"sync\",class=\"throttled\"} 2\n",
-        "retry_attempts_total{retry_job=\"sync\"} 4\n",
-    ] {
-        assert!(text.contains(line), "{line}\n{text}");
-    }
+    assert_eq!(first, run("7"));
+    assert_ne!(first, run("8"));
 }
 
-/// A throttle line never stops a run: a code the preset does not retry
-/// is retried for it (the server that said slow down is up), a fatal one
-/// is still fatal.
 #[test]
-fn a_throttle_line_makes_a_retry_but_never_overrides_a_fatal_code() {
-    let named = [
-        "--preset",
-        "curl",
-        "-n",
-        "2",
-        "--base",
-        "1ms",
-        "--throttle-base",
-        "1ms",
-        "--",
-    ];
-    // curl's 75 is in neither of the named preset's lists: stopped alone,
-    // retried with the 429 line.
-    retry(&named)
-        .args(&["sh", "-c", &printing("no line", 75)])
-        .run()
-        .code(75)
-        .stderr_has("(reason: not_retryable)");
-    retry(&named)
-        .args(&["sh", "-c", &printing(CURL_429, 75)])
-        .run()
-        .code(75)
-        .stderr_has("attempt 1/2 throttled (HTTP 429), exit code 75; ")
-        .stderr_has("(reason: attempts)");
-    // 3 is fatal for the curl preset (a malformed URL), 429 line or not.
-    retry(&named)
-        .args(&["sh", "-c", &printing(CURL_429, 3)])
-        .run()
-        .code(3)
-        .stderr_has("(reason: fatal)");
-}
-
-/// The AWS CLI has no preset; docs/behaviour.md's `--throttle-if-output`
-/// for it classes the lines aws-cli 1.45.11 printed against a loopback
-/// stub answering botocore's throttling codes (bench/presets/README.md).
-#[test]
-fn the_documented_aws_cli_throttle_rule_matches_its_lines() {
-    let doc = include_str!("../../docs/behaviour.md");
-    let rule = doc
-        .split("retry --throttle-if-output '")
-        .nth(1)
-        .and_then(|rest| rest.split('\'').next())
-        .expect("docs/behaviour.md gives the AWS CLI's --throttle-if-output");
-    for (line, throttled) in [
+fn its_options_need_the_model_and_bad_values_are_one_line() {
+    let throttle =
+        |more: &[&'static str]| [&["--simulate", "--model", "throttle"][..], more].concat();
+    for (args, says) in [
         (
-            "An error occurred (ThrottlingException) when calling the ListTables operation (reached max retries: 9): Rate exceeded",
-            true,
+            vec!["--simulate", "--loads", "2"],
+            "`--loads` is only for --simulate --model throttle",
         ),
         (
-            "An error occurred (SlowDown) when calling the ListObjectsV2 operation (reached max retries: 4): Please reduce your request rate.",
-            true,
+            vec!["--simulate", "--model", "outage", "--throttle-ks", "2"],
+            "`--throttle-ks` is only for --simulate --model throttle",
         ),
         (
-            "An error occurred (RequestLimitExceeded) when calling the DescribeRegions operation (reached max retries: 4): Request limit exceeded.",
-            true,
+            vec!["--simulate", "--model", "busy", "--capacity", "5"],
+            "`--capacity` is only for --simulate --model outage or throttle",
         ),
         (
-            "An error occurred (Throttling) when calling the GetCallerIdentity operation (reached max retries: 4): Rate exceeded",
-            true,
+            throttle(&["--hosts", "5"]),
+            "`--hosts` is only for --simulate --model outage",
         ),
         (
-            "An error occurred (TooManyRequestsException) when calling the ListFunctions operation (reached max retries: 4): Rate Exceeded.",
-            true,
+            throttle(&["--clients", "5"]),
+            "`--clients` is only for --simulate --model occ or busy",
         ),
         (
-            "An error occurred (ProvisionedThroughputExceededException) when calling the ListTables operation (reached max retries: 9): Rate exceeded",
-            true,
+            throttle(&["--loads", "0"]),
+            "`0`: expected a multiple of the capacity",
         ),
         (
-            "An error occurred (InternalFailure) when calling the GetCallerIdentity operation (reached max retries: 4): Rate exceeded",
-            false,
+            throttle(&["--loads", "2,x"]),
+            "`x`: expected a multiple of the capacity",
+        ),
+        (throttle(&["--loads", "1001"]), "at most 1000"),
+        (
+            throttle(&["--arrivals", "cron,ftp"]),
+            "`ftp`: expected `cron` or `clients`",
         ),
         (
-            "An error occurred (AccessDenied) when calling the GetCallerIdentity operation: Rate exceeded",
-            false,
+            throttle(&["--hints", "maybe"]),
+            "`maybe`: expected `none` or `retry-after`",
+        ),
+        (throttle(&["--error-rate", "1"]), "expected a percentage"),
+        (throttle(&["--error-rate", "100%"]), "expected a percentage"),
+        (
+            throttle(&["--throttle-bases", "1s,0s"]),
+            "`0s`: a throttle base is at least 1ms",
+        ),
+        (
+            throttle(&["--throttle-bases", "5s,30s"]),
+            "`--throttle-bases 5s,30s` has 30s above `--cap 20s`",
+        ),
+        (
+            throttle(&["--throttle-ks", "2,0"]),
+            "`0`: expected a K above 0",
+        ),
+        (
+            throttle(&["--throttle-ks", "inf"]),
+            "`inf`: expected a K above 0",
+        ),
+        (
+            throttle(&["--throttle-windows", "500ms"]),
+            "`500ms`: a throttle window is at least 1s",
+        ),
+        (
+            throttle(&["-n", "unlimited"]),
+            "--model throttle needs a number of attempts",
+        ),
+        (
+            throttle(&["--jitter", "all"]),
+            "--model throttle runs one of",
+        ),
+        (
+            throttle(&["--loads", "1000", "--capacity", "1000"]),
+            "60000000 hosts and up to",
         ),
     ] {
-        let run = retry(&["-n", "2", "--base", "1ms", "--throttle-base", "1ms"])
-            .args(&["--throttle-if-output", rule, "--"])
-            .args(&["sh", "-c", &printing(line, 255)])
-            .run();
-        run.code(255);
-        assert_eq!(
-            run.stderr.contains(" throttled ("),
-            throttled,
-            "{line}\n{run:#?}"
-        );
+        retry(&args).run().code(2).stderr_lines(1).stderr_has(says);
     }
+    retry(&["--simulate", "--model", "throttle"])
+        .env("RETRY_THROTTLE_KS", "0")
+        .run()
+        .code(2)
+        .stderr_lines(1)
+        .stderr_has("RETRY_THROTTLE_KS");
 }
