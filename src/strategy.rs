@@ -204,7 +204,9 @@ impl Schedule {
         }
     }
 
-    /// The next sleep after a transient failure.
+    /// The next sleep after a transient failure (`--plan` and `--simulate`
+    /// draw whole schedules of one class).
+    #[cfg(any(feature = "preview", test))]
     pub fn next_sleep(&mut self, rng: &mut impl Rng) -> Sleep {
         self.next_sleep_for(rng, false)
     }

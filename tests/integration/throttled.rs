@@ -15,6 +15,7 @@ fn printing(line: &str, code: i32) -> String {
 }
 
 /// The numbers of `"field":N` in JSON lines, in order.
+#[cfg(feature = "preview")]
 fn numbers(text: &str, field: &str) -> Vec<u64> {
     let key = format!("\"{field}\":");
     text.match_indices(&key)
