@@ -91,7 +91,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 },
             )
         }
-        _ => Ok(run(cli, resolved, words, chosen, command)),
+        _ => run(cli, resolved, words, chosen, command),
     }
 }
 
@@ -183,14 +183,15 @@ fn plan(
     })
 }
 
-/// A run: its options, its outputs', and where their values came from.
+/// A run: its options, its outputs', and where their values came from;
+/// the hooks' group checked last, as it is told the command's name.
 fn run(
     cli: RunArgs,
     resolved: args::Settings,
     words: Words,
     chosen: crate::preset::Resolved<'_>,
     command: Option<run::Command>,
-) -> Mode {
+) -> Result<Mode, clap::Error> {
     let args::Settings {
         retries,
         policy,
@@ -207,7 +208,8 @@ fn run(
         named_codes,
     } = words;
     let (slow_down, slow_down_advice) = slow_down.unzip();
-    let (pipes, on_retry) = cli.pipes.resolve(slow_down, transient);
+    let hooks = cli.hooks.resolve(&cli.provenance, command.as_ref())?;
+    let pipes = cli.pipes.resolve(slow_down, transient, hooks.wants_tail());
     let budget = (cli.budget.budget).map(|name| budget.named(name, store.clone()));
     let breaker = (cli.breaker.breaker).map(|name| circuit.named(name, limits.max_time, store));
     let report = sinks::Settings {
@@ -225,7 +227,7 @@ fn run(
         limits,
         countdown: report.countdown(),
         withheld: &sinks::WITHHELD,
-        on_retry,
+        hooks,
         pipes,
         budget,
         breaker,
@@ -235,7 +237,11 @@ fn run(
         named_codes,
         command,
     };
-    Mode::Run(Box::new(options), Box::new(report), cli.provenance)
+    Ok(Mode::Run(
+        Box::new(options),
+        Box::new(report),
+        cli.provenance,
+    ))
 }
 
 /// How the preset lookup finds the file that will run, as the spawn does.
