@@ -85,7 +85,7 @@ impl HooksArgs {
     ) -> Result<Settings, clap::Error> {
         if self.hook_timeout == Duration::ZERO {
             return Err(usage(format!(
-                "{} would stop every hook before it starts; leave it out for {DEFAULT_TIMEOUT}",
+                "{} would stop every hook before it starts; leave it out for the default, {DEFAULT_TIMEOUT}",
                 provenance.name(id::HOOK_TIMEOUT, &"0s")
             )));
         }
