@@ -241,7 +241,8 @@ impl<'a> Supervisor<'a> {
             pipes.attach(&mut child);
         }
         let stop = Escalation::default();
-        Ok(self.supervise(child.pid, deadline, &tree, stop, self.own_group))
+        let judged = (self.own_group, true);
+        Ok(self.supervise(child.pid, deadline, &tree, stop, judged))
     }
 
     /// Starts `command`, in a process group of its own if `own_group`,
@@ -276,16 +277,20 @@ impl<'a> Supervisor<'a> {
     }
 
     /// Waits for the child to end, stopping it at `deadline`, on a signal,
-    /// or when the pipes report a failure (then its result cannot be
-    /// trusted); `group`: it leads a process group of its own.
+    /// or (`by_pipes`) when the pipes report a failure (then its result
+    /// cannot be trusted); `group`: it leads a process group of its own.
     fn supervise(
         &self,
         pid: i32,
         deadline: Option<Instant>,
         tree: &ProcessTree,
         mut stop: Escalation,
-        group: bool,
+        (group, by_pipes): (bool, bool),
     ) -> Ended {
+        let failure = || match by_pipes {
+            true => self.failure(),
+            false => None,
+        };
         loop {
             match platform::reap(pid) {
                 Waited::Running => {}
@@ -309,7 +314,7 @@ impl<'a> Supervisor<'a> {
                 }
             }
             let now = Instant::now();
-            let actions = stop.check(now, deadline, || self.failure(), self.kill_after);
+            let actions = stop.check(now, deadline, failure, self.kill_after);
             self.act(pid, &actions, group);
             let wake = self.signals.wait(stop.wake_at(deadline), true);
             // The grace of a signal runs from when it is seen, however long
@@ -556,7 +561,9 @@ impl Host for Supervisor<'_> {
             true => Escalation::after_signal(),
             false => Escalation::default(),
         };
-        let ended = self.supervise(child.pid, deadline, &tree, stop, true);
+        // Its own group, and never stopped for the attempts' pipes (a
+        // failure of theirs may be what ended the run).
+        let ended = self.supervise(child.pid, deadline, &tree, stop, (true, false));
         let ours = |env: &[u8]| self.lineage.marks(env);
         tree.stop_leftovers(child.pid, self.kill_after, &self.signals, &ours);
         if let Ended::Exited(status) = ended

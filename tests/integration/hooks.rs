@@ -470,3 +470,28 @@ fn bad_hook_options_are_one_line_and_nothing_runs() {
         .stderr_has("`RETRY_HOOK_TIMEOUT=0s`");
     assert!(!ran.exists());
 }
+
+#[test]
+fn a_run_ended_by_its_pipes_failure_still_runs_its_exit_hook_whole() {
+    // A replayed stdin longer than --stdin-limit ends the run at the first
+    // retry (125): the hook is not stopped for the attempts' failure.
+    let dir = scratch();
+    let file = dir.path().join("told");
+    let hook = format!("sleep 0.2; {}", env_to(&file));
+    let out = retry(&["--stdin", "replay", "--stdin-limit", "10B", "--base", "1ms"])
+        .args(&[
+            "--on-exit",
+            &hook,
+            "--",
+            "sh",
+            "-c",
+            "cat >/dev/null; exit 1",
+        ])
+        .input(vec![b'x'; 100])
+        .run();
+    out.code(125);
+    assert!(!out.stderr.contains("--on-exit command"), "{out:#?}");
+    // The second attempt is the one refused its input, counted as the
+    // Action's total_attempts counts it.
+    assert_eq!(told(&env_file(&file)), ["stopped", "io", "125", "2"]);
+}
