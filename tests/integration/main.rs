@@ -63,6 +63,8 @@ mod readme;
 #[cfg(unix)]
 mod state_files;
 mod storm;
+#[cfg(feature = "preview")]
+mod throttle;
 // OpenTelemetry traces, against a receiver in Python; the commands are `sh`.
 #[cfg(unix)]
 mod trace;
