@@ -843,7 +843,14 @@ fn on_exit_runs_once_whatever_ended_the_run_and_is_told_how() {
     let on_exit = ["--base", "1ms", "-n", "3", "--on-exit", "ping"];
     let with = |rest: &[&str]| config(&[&on_exit[..], rest].concat());
     let breaker = ["--breaker", "ci"];
-    let cases: [EndCase; 6] = [
+    let cases: [EndCase; 7] = [
+        // The budget's refusal: an empty fake budget.
+        (
+            vec![exit(1)],
+            &["--budget", "b"],
+            None,
+            ["gave_up", "budget", "1", "1"],
+        ),
         (vec![exit(0)], &[], None, ["success", "success", "0", "1"]),
         (
             vec![exit(1), exit(1), exit(0)],
