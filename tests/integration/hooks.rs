@@ -239,9 +239,16 @@ fn a_hooks_trouble_never_changes_the_status_nor_holds_the_run() {
 fn a_hook_that_writes_without_end_is_stopped_at_its_bound() {
     // Its stdout is retry's stderr, passed on without a buffer of retry's:
     // to /dev/null here, so the test does not keep gigabytes either.
-    let mut command = retry(&["--hook-timeout", "300ms", "--kill-after", "200ms"])
-        .args(&["--on-exit", "yes", "--", "sh", "-c", "exit 4"])
-        .into_command();
+    let mut command = retry(&[
+        "-n",
+        "1",
+        "--hook-timeout",
+        "300ms",
+        "--kill-after",
+        "200ms",
+    ])
+    .args(&["--on-exit", "yes", "--", "sh", "-c", "exit 4"])
+    .into_command();
     command.stdout(Stdio::null()).stderr(Stdio::null());
     let start = Instant::now();
     let status = command.status().unwrap();
