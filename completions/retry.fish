@@ -16,6 +16,11 @@ json\t'One JSON object per line'
 github\t'GitHub Actions workflow commands: retries as warnings, giving up as an error'"
 complete -c retry -l log-file -d 'Append retry\'s own log lines to this file instead of stderr' -r -F
 complete -c retry -l on-retry -d 'Shell command run with `sh -c` (Windows: `cmd /d /s /c`) after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal' -r -f -a "(__fish_complete_command)"
+complete -c retry -l on-start -d 'Shell command run once, before the first attempt (a monitor\'s start ping)' -r -f -a "(__fish_complete_command)"
+complete -c retry -l on-exit -d 'Shell command run once the run is over, however it ended (a monitor\'s ping)' -r -f -a "(__fish_complete_command)"
+complete -c retry -l on-exit-stdin -d 'What --on-exit reads: `tail` the last attempt\'s output (its last 10 KiB)' -r -f -a "null\t'An empty stdin'
+tail\t'The last attempt\'s stdout and stderr, their last 10 KiB'"
+complete -c retry -l hook-timeout -d 'How long --on-start or --on-exit may run: then SIGTERM, and SIGKILL after --kill-after (what it left running is stopped when it ends)' -r -f
 complete -c retry -l stdin -d 'What each attempt reads: `replay` the same stdin every time, `null` nothing' -r -f -a "inherit\t'Pass retry\'s stdin on as is: a later attempt may find it already consumed'
 replay\t'Read stdin once (as it arrives) and feed the same bytes to every attempt'
 null\t'Give every attempt an empty stdin, so a command waiting for input fails fast'"

@@ -252,6 +252,8 @@ pub type Label = Option<std::sync::Arc<str>>;
 pub enum Phase {
     Attempt,
     Hook,
+    /// `--on-start`, before the first attempt.
+    StartHook,
     Sleep,
     /// Writing held-back output.
     Output,

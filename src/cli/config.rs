@@ -95,7 +95,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 },
             )
         }
-        _ => Ok(run(cli, resolved, words, chosen, command)),
+        _ => run(cli, resolved, words, chosen, command),
     }
 }
 
@@ -193,14 +193,15 @@ fn plan(
     })
 }
 
-/// A run: its options, its outputs', and where their values came from.
+/// A run: its options, its outputs', and where their values came from;
+/// the hooks' group checked last, as it is told the command's name.
 fn run(
     cli: RunArgs,
     resolved: args::Settings,
     words: Words,
     chosen: crate::preset::Resolved<'_>,
     command: Option<run::Command>,
-) -> Mode {
+) -> Result<Mode, clap::Error> {
     let args::Settings {
         retries,
         policy,
@@ -217,7 +218,8 @@ fn run(
         hidden,
         named_codes,
     } = words;
-    let (pipes, on_retry) = cli.pipes.resolve(transient);
+    let hooks = cli.hooks.resolve(&cli.provenance, command.as_ref())?;
+    let pipes = cli.pipes.resolve(transient, hooks.wants_tail());
     let throttled_by = pipes.matchers.throttle_if.as_ref().map(|regex| {
         crate::events::Evidence::Line(throttle.unwrap_or_else(|| users_throttle(regex)))
     });
@@ -238,7 +240,7 @@ fn run(
         limits,
         countdown: report.countdown(),
         withheld: &sinks::WITHHELD,
-        on_retry,
+        hooks,
         pipes,
         budget,
         breaker,
@@ -249,7 +251,11 @@ fn run(
         named_codes,
         command,
     };
-    Mode::Run(Box::new(options), Box::new(report), cli.provenance)
+    Ok(Mode::Run(
+        Box::new(options),
+        Box::new(report),
+        cli.provenance,
+    ))
 }
 
 /// The user's `--throttle-if-output` as a throttled retry's line names

@@ -21,6 +21,10 @@ pub const STOP_IF_OUTPUT: &str = "stop_if_output";
 pub const THROTTLE_IF_OUTPUT: &str = "throttle_if_output";
 pub const DELAY_FROM_OUTPUT: &str = "delay_from_output";
 pub const LOG_FILE: &str = "log_file";
+pub const ON_START: &str = "on_start";
+pub const ON_EXIT: &str = "on_exit";
+pub const ON_EXIT_STDIN: &str = "on_exit_stdin";
+pub const HOOK_TIMEOUT: &str = "hook_timeout";
 pub const PRESET: &str = "preset";
 pub const BUDGET: &str = "budget";
 pub const BUDGET_TOKENS: &str = "budget_tokens";
@@ -136,6 +140,10 @@ pub const BREAKER_ONLY: [&str; 4] = [
     BREAKER_COOLDOWN_MAX,
     BREAKER_EXIT_CODE,
 ];
+/// What `--on-exit` reads: meaningless without it.
+pub const ON_EXIT_ONLY: [&str; 1] = [ON_EXIT_STDIN];
+/// The once-hooks' bound: meaningless without one.
+pub const ONCE_HOOKS_ONLY: [&str; 1] = [HOOK_TIMEOUT];
 /// The store's, with their old spellings: for a budget or a breaker.
 pub const STORE_ONLY: [&str; 4] = [STORE, BUDGET_STORE, STORE_TIMEOUT, BUDGET_TIMEOUT];
 /// What the store's options are for.
@@ -143,7 +151,7 @@ pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STAT
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 39] = [
+const OTHERS: [&str; 43] = [
     BASE,
     THROTTLE_BASE,
     CAP,
@@ -159,6 +167,10 @@ const OTHERS: [&str; 39] = [
     THROTTLE_IF_OUTPUT,
     DELAY_FROM_OUTPUT,
     LOG_FILE,
+    ON_START,
+    ON_EXIT,
+    ON_EXIT_STDIN,
+    HOOK_TIMEOUT,
     PRESET,
     BUDGET,
     BUDGET_TOKENS,

@@ -231,6 +231,18 @@ fn refuse_stray(
         .find(typed)
     {
         Some((*id, "--breaker or --breaker-status"))
+    } else if let Some(id) = id::ON_EXIT_ONLY
+        .iter()
+        .filter(|_| !provenance.present(id::ON_EXIT))
+        .find(typed)
+    {
+        Some((*id, "--on-exit"))
+    } else if let Some(id) = id::ONCE_HOOKS_ONLY
+        .iter()
+        .filter(|_| !provenance.present(id::ON_START) && !provenance.present(id::ON_EXIT))
+        .find(typed)
+    {
+        Some((*id, "--on-start or --on-exit"))
     } else if provenance.typed(id::STATSD_TAGS) && !provenance.present(id::STATSD) {
         Some((id::STATSD_TAGS, "--statsd"))
     } else if provenance.typed(id::JOB)

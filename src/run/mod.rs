@@ -29,6 +29,7 @@ pub mod countdown;
 pub mod decide;
 pub mod escalation;
 pub mod hint;
+pub mod hooks;
 pub mod host;
 pub mod lineage;
 pub mod options;
@@ -54,8 +55,8 @@ pub use outcome::{Attempt, AttemptInfo, Ended, Exit, SpawnError, Unsettled};
 
 /// Runs the loop to its end and returns how retry ends. Its events are
 /// stamped as they are made, by `host`'s clock from `origin` (when the run
-/// began), and handed to `emit`; the last, with `--breaker`, is the
-/// circuit as the run left it.
+/// began), and handed to `emit`; with `--breaker`, the circuit as the run
+/// left it follows the end, and `--on-exit` runs last.
 pub fn run<R: Rng>(
     config: &Options,
     host: &mut impl Host,
@@ -64,7 +65,7 @@ pub fn run<R: Rng>(
     new_rng: impl FnOnce() -> R,
 ) -> Exit {
     let tell = &mut Tell { origin, emit };
-    let exit = run_to_end(config, host, tell, new_rng);
+    let (exit, ending) = run_to_end(config, host, tell, new_rng);
     if let Some((name, circuit, seen)) = host.circuit() {
         let name = name.to_owned();
         tell.event(
@@ -76,18 +77,43 @@ pub fn run<R: Rng>(
             },
         );
     }
+    if let Some(script) = &config.hooks.on_exit {
+        at_exit(config, host, tell, script, exit, ending);
+    }
     exit
 }
 
-/// The breaker asked, then the attempts until the run ends, the breaker
-/// told how.
+/// How the run ended, for `--on-exit`.
+#[derive(Clone, Copy)]
+struct Ending {
+    outcome: hooks::Outcome,
+    reason: &'static str,
+    /// The attempts started.
+    attempts: u32,
+    /// A signal ended it: the next is the second.
+    signalled: bool,
+}
+
+impl Ending {
+    fn of(gave_up: Option<&GiveUp>, attempts: u32) -> Self {
+        let (outcome, reason) = hooks::outcome(gave_up);
+        Self {
+            outcome,
+            reason,
+            attempts,
+            signalled: matches!(gave_up, Some(GiveUp::Signal { .. })),
+        }
+    }
+}
+
+/// The breaker asked, `--on-start`, then the attempts until the run
+/// ends, the breaker told how.
 fn run_to_end<R: Rng>(
     config: &Options,
     host: &mut impl Host,
     tell: &mut Tell<impl FnMut(&Stamped)>,
     new_rng: impl FnOnce() -> R,
-) -> Exit {
-    let mut run = Loop::new(config, host.now(), new_rng);
+) -> (Exit, Ending) {
     if config.breaker.is_some() {
         let asked = host.admit();
         tell.warn(host.now(), 1, asked.warning);
@@ -97,7 +123,7 @@ fn run_to_end<R: Rng>(
                 .as_ref()
                 .map_or(breaker::EXIT_OPEN, |b| b.exit_code);
             let reason = GiveUp::CircuitOpen(message, code);
-            let exit = Exit::of(&reason);
+            let ending = (Exit::of(&reason), Ending::of(Some(&reason), 0));
             tell.event(
                 host.now(),
                 Event::GaveUp {
@@ -107,9 +133,16 @@ fn run_to_end<R: Rng>(
                     took: None,
                 },
             );
-            return exit;
+            return ending;
         }
     }
+    if let Some(script) = &config.hooks.on_start
+        && let Err(reason) = at_start(config, host, tell, script)
+    {
+        return give_up(config, host, tell, reason, 0, None, None);
+    }
+    // `--max-time` counts from here: `--on-start` has a bound of its own.
+    let mut run = Loop::new(config, host.now(), new_rng);
     loop {
         match run.step(host, tell) {
             Ok(None) => {}
@@ -118,29 +151,102 @@ fn run_to_end<R: Rng>(
                     let said = host.finish(breaker::Ended::Succeeded);
                     tell.warn(host.now(), run.number, said);
                 }
-                return exit;
+                return (exit, Ending::of(None, run.number));
             }
             Err(reason) => {
-                let exit = Exit::of(&reason);
-                let ended = outcome::breaker_outcome(&reason);
-                tell.event(
-                    host.now(),
-                    Event::GaveUp {
-                        attempt: run.number,
-                        limit: config.retries.attempts,
-                        reason,
-                        took: run.took.take(),
-                    },
-                );
-                tell.warn(host.now(), run.number, run.budget_said.take());
-                if config.breaker.is_some() {
-                    let said = host.finish(ended);
-                    tell.warn(host.now(), run.number, said);
-                }
-                return exit;
+                let (took, said) = (run.took.take(), run.budget_said.take());
+                return give_up(config, host, tell, reason, run.number, took, said);
             }
         }
     }
+}
+
+/// The run gave up for `reason` after `attempt` attempts: the line, what
+/// the budget said of it, and the breaker told.
+fn give_up(
+    config: &Options,
+    host: &mut impl Host,
+    tell: &mut Tell<impl FnMut(&Stamped)>,
+    reason: GiveUp,
+    attempt: u32,
+    took: Option<Duration>,
+    budget_said: Option<String>,
+) -> (Exit, Ending) {
+    let exit = Exit::of(&reason);
+    let ending = Ending::of(Some(&reason), attempt);
+    let ended = outcome::breaker_outcome(&reason);
+    tell.event(
+        host.now(),
+        Event::GaveUp {
+            attempt,
+            limit: config.retries.attempts,
+            reason,
+            took,
+        },
+    );
+    tell.warn(host.now(), attempt, budget_said);
+    if config.breaker.is_some() {
+        let said = host.finish(ended);
+        tell.warn(host.now(), attempt, said);
+    }
+    (exit, ending)
+}
+
+/// `--on-start`: its trouble is a warning and the run goes on; a signal
+/// during it ends the run before any attempt.
+fn at_start(
+    config: &Options,
+    host: &mut impl Host,
+    tell: &mut Tell<impl FnMut(&Stamped)>,
+    script: &str,
+) -> Result<(), GiveUp> {
+    let hook = hooks::Once {
+        script,
+        variables: hooks::variables(&config.hooks, config.retries.attempts, None),
+        tail: false,
+        timeout: config.hooks.timeout,
+        after_signal: false,
+    };
+    let ended = host.run_once(&hook);
+    if let Ok(Ended::Interrupted { signal, .. }) = ended {
+        return Err(GiveUp::Signal {
+            signal,
+            status: None,
+            during: Phase::StartHook,
+        });
+    }
+    let said = hooks::trouble(hooks::Which::Start, &ended, config.hooks.timeout);
+    tell.warn(host.now(), 1, said);
+    Ok(())
+}
+
+/// `--on-exit`, told how the run ended: its trouble is a warning, and
+/// never retry's exit status.
+fn at_exit(
+    config: &Options,
+    host: &mut impl Host,
+    tell: &mut Tell<impl FnMut(&Stamped)>,
+    script: &str,
+    exit: Exit,
+    ending: Ending,
+) {
+    let end = hooks::End {
+        outcome: ending.outcome,
+        reason: ending.reason,
+        exit_code: exit.code(),
+        attempts: ending.attempts,
+        elapsed: tell.origin.stamp(host.now()).elapsed,
+    };
+    let hook = hooks::Once {
+        script,
+        variables: hooks::variables(&config.hooks, config.retries.attempts, Some(&end)),
+        tail: config.hooks.exit_stdin == hooks::ExitStdin::Tail,
+        timeout: config.hooks.timeout,
+        after_signal: ending.signalled,
+    };
+    let ended = host.run_once(&hook);
+    let said = hooks::trouble(hooks::Which::Exit, &ended, config.hooks.timeout);
+    tell.warn(host.now(), ending.attempts, said);
 }
 
 /// The loop's state between attempts.
@@ -483,7 +589,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             },
         );
         tell.warn(host.now(), self.number, self.budget_said.take());
-        if let Some(script) = &config.on_retry {
+        if let Some(script) = &config.hooks.on_retry {
             let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
             let mut error = None;
             let hook_status = match hook {

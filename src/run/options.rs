@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use crate::policy::Policy;
-use crate::run::{decide, pipes};
+use crate::run::{decide, hooks, pipes};
 use crate::state::{breaker, budget};
 use crate::strategy::Retries;
 
@@ -25,8 +25,8 @@ pub struct Options {
     /// Variables of retry's outputs that no attempt or hook inherits
     /// (the outputs name them): the loop does not know what they mean.
     pub withheld: &'static [&'static str],
-    /// `--on-retry`: a shell command run between a failed attempt and its sleep.
-    pub on_retry: Option<String>,
+    /// `--on-retry`, `--on-start`, `--on-exit` and their bounds.
+    pub hooks: hooks::Settings,
     /// `--stdin`, `--stdout-once` and the output conditions.
     pub pipes: pipes::Settings,
     /// `--budget`: the shared retry budget's name and parameters.

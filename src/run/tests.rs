@@ -946,3 +946,235 @@ fn a_timeouts_retry_costs_what_any_transient_one_does() {
     let (code, _) = run_with(&config(&args), &mut host);
     assert_eq!((code, host.budget.as_slice()), (124, &[-14][..]));
 }
+
+/// A once-hook's variable, as the fake saw it given.
+fn var<'a>(hook: &'a OnceRun, name: &str) -> Option<&'a str> {
+    let (_, value) = hook.variables.iter().find(|(n, _)| *n == name)?;
+    value.as_deref()
+}
+
+/// What `--on-exit` was told: outcome, reason, exit code, attempts.
+fn told(hook: &OnceRun) -> [Option<&str>; 4] {
+    [
+        "RETRY_OUTCOME",
+        "RETRY_REASON",
+        "RETRY_EXIT_CODE",
+        "RETRY_ATTEMPTS",
+    ]
+    .map(|n| var(hook, n))
+}
+
+/// A run's attempts, its options, the circuit's refusal if open, and what
+/// `--on-exit` is told.
+type EndCase<'a> = (
+    Vec<Result<Attempt, SpawnError>>,
+    &'a [&'a str],
+    Option<&'a str>,
+    [&'a str; 4],
+);
+
+#[test]
+fn on_exit_runs_once_whatever_ended_the_run_and_is_told_how() {
+    let on_exit = ["--base", "1ms", "-n", "3", "--on-exit", "ping"];
+    let with = |rest: &[&str]| config(&[&on_exit[..], rest].concat());
+    let breaker = ["--breaker", "ci"];
+    let cases: [EndCase; 7] = [
+        // The budget's refusal: an empty fake budget.
+        (
+            vec![exit(1)],
+            &["--budget", "b"],
+            None,
+            ["gave_up", "budget", "1", "1"],
+        ),
+        (vec![exit(0)], &[], None, ["success", "success", "0", "1"]),
+        (
+            vec![exit(1), exit(1), exit(0)],
+            &[],
+            None,
+            ["success", "success", "0", "3"],
+        ),
+        (
+            vec![exit(1), exit(2), exit(7)],
+            &[],
+            None,
+            ["gave_up", "attempts", "7", "3"],
+        ),
+        (
+            vec![exit(4)],
+            &["--fatal-on", "4"],
+            None,
+            ["stopped", "fatal", "4", "1"],
+        ),
+        (
+            vec![exit(1), exit(1)],
+            &["--max-time", "3ms", "--jitter", "none"],
+            None,
+            ["gave_up", "max_time", "1", "2"],
+        ),
+        (
+            vec![exit(0)],
+            &breaker,
+            Some("--breaker ci: the circuit is open"),
+            ["skipped", "breaker", "75", "0"],
+        ),
+    ];
+    for (script, rest, open, expected) in cases {
+        let mut host = FakeHost::new(script);
+        host.circuit_open = open.map(Into::into);
+        let (code, _) = run_with(&with(rest), &mut host);
+        assert_eq!(host.once.len(), 1, "{rest:?}");
+        let hook = &host.once[0];
+        assert_eq!(hook.script, "ping");
+        assert_eq!(told(hook), expected.map(Some), "{rest:?}");
+        assert_eq!(
+            code.to_string(),
+            expected[2],
+            "retry's status is the one told"
+        );
+        assert_eq!(var(hook, "RETRY_COMMAND"), Some("cmd"));
+        assert_eq!(var(hook, "RETRY_ATTEMPT"), None);
+        assert!(!hook.tail && !hook.after_signal);
+    }
+    // Without --on-exit, nothing runs once.
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    run_with(&config(&["--base", "1ms"]), &mut host);
+    assert!(host.once.is_empty());
+}
+
+#[test]
+fn on_exit_after_a_signal_runs_once_the_command_is_stopped() {
+    let mut host = FakeHost::new(vec![exit(1)]);
+    host.signal_in_sleep = Some(15);
+    let c = config(&["--on-exit", "ping", "--on-exit-stdin", "tail"]);
+    let (exit, events) = run_exit(&c, &mut host);
+    // retry still dies of the signal, after the hook.
+    assert_eq!(exit, Exit::Signal(15));
+    let hook = &host.once[0];
+    assert_eq!(
+        told(hook),
+        [Some("interrupted"), Some("signal"), Some("143"), Some("1")]
+    );
+    // The next signal is the second one: it stops the hook at once.
+    assert!(hook.after_signal && hook.tail);
+    assert!(matches!(events.last(), Some(Event::GaveUp { .. })));
+}
+
+#[test]
+fn on_exit_trouble_is_one_warning_and_never_the_exit_status() {
+    for ended in [
+        Ok(Ended::Exited(Status::exited(9))),
+        Ok(Ended::TimedOut),
+        Err(SpawnError {
+            code: 127,
+            message: "cannot run `ping`: command not found".into(),
+        }),
+    ] {
+        let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+        host.once_ends = vec![ended];
+        let (code, events) = run_with(&config(&["--base", "1ms", "--on-exit", "ping"]), &mut host);
+        assert_eq!(code, 0);
+        let warnings: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Warning { message, .. } => Some(message.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warnings.len(), 1, "{events:?}");
+        assert!(
+            warnings[0].starts_with("--on-exit command "),
+            "{warnings:?}"
+        );
+        // Said after the run's own last line.
+        assert!(matches!(
+            events.last(),
+            Some(Event::Warning { attempt: 2, .. })
+        ));
+    }
+}
+
+#[test]
+fn on_exit_is_told_the_time_since_retry_started() {
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.attempt_ms = 40;
+    let c = config(&["--jitter", "none", "--base", "25ms", "--on-exit", "ping"]);
+    run_with(&c, &mut host);
+    // Two attempts of 40 ms and a sleep of 25 ms.
+    assert_eq!(var(&host.once[0], "RETRY_ELAPSED_MS"), Some("105"));
+    assert_eq!(host.once[0].timeout, Duration::from_secs(10));
+}
+
+#[test]
+fn on_start_runs_once_before_the_first_attempt_and_its_trouble_is_a_warning() {
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.once_ends = vec![Ok(Ended::Exited(Status::exited(3)))];
+    let c = config(&[
+        "--base",
+        "1ms",
+        "--on-start",
+        "start",
+        "--on-exit",
+        "end",
+        "--hook-timeout",
+        "2s",
+    ]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (0, 2));
+    let scripts: Vec<&str> = host.once.iter().map(|h| h.script.as_str()).collect();
+    assert_eq!(scripts, ["start", "end"]);
+    let start = &host.once[0];
+    assert_eq!(start.at, Duration::ZERO);
+    assert_eq!(start.timeout, Duration::from_secs(2));
+    assert_eq!(var(start, "RETRY_COMMAND"), Some("cmd"));
+    assert_eq!(var(start, "RETRY_ATTEMPT_LIMIT"), Some("5"));
+    assert_eq!(var(start, "RETRY_OUTCOME"), None);
+    assert!(matches!(
+        &events[0],
+        Event::Warning { message, .. }
+            if message == "--on-start command failed with exit code 3; the run goes on"
+    ));
+}
+
+#[test]
+fn on_start_is_outside_max_time_and_not_run_for_a_skipped_run() {
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.hook_ms = 500;
+    let c = config(&["--max-time", "100ms", "--on-start", "start"]);
+    let (code, _) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (0, 1));
+    // The open circuit: no start, only the end.
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.circuit_open = Some("--breaker ci: the circuit is open".into());
+    let c = config(&["--breaker", "ci", "--on-start", "start", "--on-exit", "end"]);
+    run_with(&c, &mut host);
+    let scripts: Vec<&str> = host.once.iter().map(|h| h.script.as_str()).collect();
+    assert_eq!(scripts, ["end"]);
+}
+
+#[test]
+fn a_signal_during_on_start_ends_the_run_before_any_attempt() {
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.once_ends = vec![Ok(Ended::Interrupted {
+        signal: 2,
+        status: Some(Status::signaled(2)),
+    })];
+    let c = config(&["--breaker", "ci", "--on-start", "start", "--on-exit", "end"]);
+    let (exit, events) = run_exit(&c, &mut host);
+    assert_eq!((exit, host.seen.len()), (Exit::Signal(2), 0));
+    assert_eq!(
+        gave_up(&events),
+        &GiveUp::Signal {
+            signal: 2,
+            status: None,
+            during: Phase::StartHook,
+        }
+    );
+    // The breaker, which let the run start, is told it ended (as neither).
+    assert_eq!(host.told, [breaker::Ended::Neither]);
+    let end = &host.once[1];
+    assert_eq!(
+        told(end),
+        [Some("interrupted"), Some("signal"), Some("130"), Some("0")]
+    );
+    assert!(end.after_signal);
+}

@@ -28,6 +28,10 @@ mod claimed_programs;
 mod breaker;
 #[cfg(all(unix, feature = "redis"))]
 mod fleet;
+// --on-start and --on-exit: `sh` hooks, signals, and the monitors' recipes
+// against a loopback stub.
+#[cfg(unix)]
+mod hooks;
 // scripts/install.sh, a POSIX sh script (Windows has the release's .zip).
 #[cfg(unix)]
 mod install;

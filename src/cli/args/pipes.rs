@@ -1,8 +1,7 @@
-//! What passes through an attempt and around it: the hook run after a
-//! failed one, its stdin, its stdout held back, its output's lines read.
-//! (`--on-retry` opens the group and `--delay-from-output` closes it, under
-//! their own help headings: clap lists options in the order they are
-//! defined, and the completions and the man page keep that order.)
+//! What passes through an attempt: its stdin, its stdout held back, its
+//! output's lines read. (`--delay-from-output` closes the group, under its
+//! own help heading: clap lists options in the order they are defined,
+//! and the completions and the man page keep that order.)
 
 use clap::{Args, ValueHint};
 use regex::bytes::Regex;
@@ -16,13 +15,6 @@ use crate::size::Size;
 #[derive(Debug, Args)]
 #[group(skip)]
 pub struct PipesArgs {
-    /// Shell command run with `sh -c` (Windows: `cmd /d /s /c`) after a failed attempt, before the
-    /// sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output
-    /// goes to stderr, and its failure is logged, not fatal
-    #[arg(long, env = "RETRY_ON_RETRY", value_name = "SHELL COMMAND",
-          value_parser = clap::builder::NonEmptyStringValueParser::new(), value_hint = ValueHint::CommandString, hide_short_help = true)]
-    pub on_retry: Option<String>,
-
     /// What each attempt reads: `replay` the same stdin every time, `null` nothing
     ///
     /// What each attempt reads as stdin: `inherit` retry's own (a later
@@ -104,9 +96,10 @@ pub struct PipesArgs {
 
 impl PipesArgs {
     /// The pipes of each attempt, with the preset's output rule that is no
-    /// flag (`transient`); and `--on-retry`. The parsers checked every value.
-    pub fn resolve(self, transient: Option<Regex>) -> (Settings, Option<String>) {
-        let settings = Settings {
+    /// flag (`transient`), and whether `--on-exit` wants the output's tail.
+    /// The parsers checked every value.
+    pub fn resolve(self, transient: Option<Regex>, tail: bool) -> Settings {
+        Settings {
             stdin: self.stdin.into(),
             stdin_limit: self.stdin_limit,
             stdout_once: self.stdout_once,
@@ -117,7 +110,7 @@ impl PipesArgs {
                 delay_from: self.delay_from_output,
                 transient,
             },
-        };
-        (settings, self.on_retry)
+            tail,
+        }
     }
 }

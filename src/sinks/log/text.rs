@@ -344,6 +344,7 @@ fn during_text(during: Phase, attempt: u32, limit: &Attempts, out: &mut impl Wri
             out,
             "during the --on-retry command after attempt {attempt}/{limit}"
         ),
+        Phase::StartHook => out.write_str("during the --on-start command, before attempt 1"),
         Phase::Sleep => write!(out, "during the sleep after attempt {attempt}/{limit}"),
         Phase::Output => write!(out, "while writing the output of attempt {attempt}/{limit}"),
     }
