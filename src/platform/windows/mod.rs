@@ -201,6 +201,14 @@ pub fn die_by(signal: i32) -> ! {
     std::process::exit(signal_exit_code(signal))
 }
 
+/// Calls `each` with the name and value of every variable of retry's
+/// environment (the Unix twin copies none; here std's copies serve).
+pub fn each_variable(mut each: impl FnMut(&std::ffi::OsStr, &std::ffi::OsStr)) {
+    for (name, value) in std::env::vars_os() {
+        each(&name, &value);
+    }
+}
+
 pub fn stdin_is_terminal() -> bool {
     io::stdin().is_terminal()
 }
