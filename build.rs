@@ -13,7 +13,7 @@ fn main() {
     // `--cfg retry_without="TRICK"` turns one start-up trick off, so that
     // `bash bench/tricks.sh` can measure what each still saves.
     println!(
-        "cargo::rustc-check-cfg=cfg(retry_without, values(\"arena\", \"c_main\", \"leak\", \"lean_parse\", \"posix_spawn\"))"
+        "cargo::rustc-check-cfg=cfg(retry_without, values(\"arena\", \"c_main\", \"common_parse\", \"environ\", \"leak\", \"lean_parse\", \"posix_spawn\"))"
     );
     cfg_aliases::cfg_aliases! {
         // nix's `posix_spawn` (its `spawn` module's platforms); the
@@ -25,6 +25,10 @@ fn main() {
         precise_wait: { all(not(feature = "portable"), any(
             target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "dragonfly"
         )) },
+        // The C library's `environ`, read in place at start-up (macOS
+        // links no such symbol: `_NSGetEnviron`).
+        environ: { any(target_os = "linux", target_os = "freebsd", target_os = "netbsd",
+            target_os = "openbsd", target_os = "dragonfly") },
         // Linux's child subreaper; elsewhere (and `portable`) its twin.
         subreaper: { all(target_os = "linux", not(feature = "portable")) },
         // Signals read from a signalfd in the wait (no handler per

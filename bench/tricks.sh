@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 
 tricks=("$@")
 BASE=${BASE:-}
-[ ${#tricks[@]} -gt 0 ] || [ -n "$BASE" ] || tricks=(c_main arena leak lean_parse posix_spawn)
+[ ${#tricks[@]} -gt 0 ] || [ -n "$BASE" ] || tricks=(c_main arena leak lean_parse common_parse environ posix_spawn)
 ROUNDS=${ROUNDS:-5}
 RUNS=${RUNS:-60}
 

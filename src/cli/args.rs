@@ -86,6 +86,107 @@ pub struct RunArgs {
     pub provenance: Provenance,
 }
 
+/// The groups nearly every run sets, if any: `RunArgs` but for the
+/// rarer groups (`RARE_VARIABLES`), the first tier of the lean parse
+/// (`cli::parse_from`). Each option the rarer groups leave out costs clap
+/// some 3,000 instructions at every start; a line or a variable of theirs
+/// falls back to `RunArgs`.
+#[derive(Debug, Args)]
+#[group(skip)]
+pub struct CommonArgs {
+    #[command(flatten)]
+    pub backoff: BackoffArgs,
+
+    #[command(flatten)]
+    pub codes: CodesArgs,
+
+    #[command(flatten)]
+    pub process: ProcessArgs,
+
+    #[command(flatten)]
+    pub logging: LoggingArgs,
+
+    #[command(flatten)]
+    pub pipes: PipesArgs,
+
+    #[command(flatten)]
+    pub programs: ProgramsArgs,
+
+    #[command(flatten)]
+    pub modes: ModesArgs,
+}
+
+/// The variables of the groups `CommonArgs` leaves out (the hooks, the
+/// budget, the breaker, their store, the metrics): one of them set sends
+/// the parse to `RunArgs`. A test holds the list to the groups.
+pub const RARE_VARIABLES: [&str; 23] = [
+    "RETRY_ON_RETRY",
+    "RETRY_ON_START",
+    "RETRY_ON_EXIT",
+    "RETRY_ON_EXIT_STDIN",
+    "RETRY_HOOK_TIMEOUT",
+    "RETRY_BUDGET",
+    "RETRY_BUDGET_TOKENS",
+    "RETRY_BUDGET_COST",
+    "RETRY_BUDGET_THROTTLE_COST",
+    "RETRY_BUDGET_REFILL",
+    "RETRY_BREAKER",
+    "RETRY_BREAKER_AFTER",
+    "RETRY_BREAKER_COOLDOWN",
+    "RETRY_BREAKER_COOLDOWN_MAX",
+    "RETRY_BREAKER_EXIT_CODE",
+    "RETRY_STORE",
+    "RETRY_BUDGET_STORE",
+    "RETRY_STORE_TIMEOUT",
+    "RETRY_BUDGET_TIMEOUT",
+    "RETRY_METRICS_DIR",
+    "RETRY_STATSD",
+    "RETRY_STATSD_TAGS",
+    "RETRY_JOB",
+];
+
+/// The rarer groups' options with a clap default (a switch's is `false`): a parse of `CommonArgs`
+/// records them as defaulted, as `RunArgs`' parse does (a test holds the
+/// list to the groups).
+pub const RARE_DEFAULTS: [&str; 6] = [
+    crate::cli::id::ON_EXIT_STDIN,
+    crate::cli::id::HOOK_TIMEOUT,
+    crate::cli::id::BUDGET_TOKENS,
+    crate::cli::id::BUDGET_COST,
+    crate::cli::id::BUDGET_REFILL,
+    crate::cli::id::STATSD_TAGS,
+];
+
+impl From<CommonArgs> for RunArgs {
+    /// A run that sets none of the rarer groups: each at its defaults.
+    fn from(common: CommonArgs) -> Self {
+        let CommonArgs {
+            backoff,
+            codes,
+            process,
+            logging,
+            pipes,
+            programs,
+            modes,
+        } = common;
+        RunArgs {
+            backoff,
+            codes,
+            process,
+            logging,
+            hooks: HooksArgs::unset(),
+            pipes,
+            budget: BudgetArgs::unset(),
+            breaker: BreakerArgs::unset(),
+            store: StoreArgs::unset(),
+            metrics: MetricsArgs::unset(),
+            programs,
+            modes,
+            provenance: Provenance::default(),
+        }
+    }
+}
+
 pub(crate) const HOOKS: &str = "Hooks (run once a run: a monitor's pings)";
 pub(crate) const MODES: &str = "Modes (run no command)";
 pub(crate) const SIMULATION: &str = "Simulation (--simulate only)";

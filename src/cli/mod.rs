@@ -102,17 +102,16 @@ impl AfterParsing {
 /// and the modes read exactly as the whole `Cli` defines them.
 pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
-    let mut lean = empty_variables_unset(RunArgs::augment_args(clap::Command::new("retry")));
-    let matches = lean.try_get_matches_from_mut(args);
-    after.finish(lean);
-    if let Ok(mut matches) = matches
-        && !cfg!(retry_without = "lean_parse")
-        && !matches.get_flag(id::PLAN)
-        && !matches.get_flag(id::SIMULATE)
-    {
-        return Ok(Parsed::Lean(run_args(&mut matches, false)?));
+    let environment = Environment::read();
+    if !cfg!(retry_without = "lean_parse") {
+        if let Some(run) = parse_common(args, &environment, after) {
+            return run.map(Parsed::Lean);
+        }
+        if let Some(run) = parse_lean(args, &environment, after) {
+            return run.map(Parsed::Lean);
+        }
     }
-    let mut command = empty_variables_unset(Cli::command());
+    let mut command = environment.unset_empty(Cli::command());
     let matches = command.try_get_matches_from_mut(args);
     after.finish(command);
     let mut matches = match matches {
@@ -130,6 +129,57 @@ pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap
     Ok(Parsed::Full(Cli { run, simulation }))
 }
 
+/// The first tier of the lean parse: a run of the common groups alone
+/// (`CommonArgs`), the rarer ones left at their defaults. `None` when a
+/// rarer group's variable is set, or the command refuses the line (a
+/// rarer group's option, help, a mistake), or it is a plan or a
+/// simulation: then `parse_lean` or the full parse reads it. It saves
+/// what clap spends on the rarer groups' 23 options at every start.
+fn parse_common(
+    args: &[OsString],
+    environment: &Environment,
+    after: AfterParsing,
+) -> Option<Result<RunArgs, clap::Error>> {
+    use clap::FromArgMatches;
+    if environment.rare || cfg!(retry_without = "common_parse") {
+        return None;
+    }
+    let mut common =
+        environment.unset_empty(args::CommonArgs::augment_args(clap::Command::new("retry")));
+    let matches = common.try_get_matches_from_mut(args);
+    after.finish(common);
+    let mut matches = matches
+        .ok()
+        .filter(|matches| !matches.get_flag(id::PLAN) && !matches.get_flag(id::SIMULATE))?;
+    let mut provenance = Provenance::of(&matches);
+    provenance.defaulted(&args::RARE_DEFAULTS);
+    Some(
+        refuse_stray(&matches, &provenance, false)
+            .and_then(|()| args::CommonArgs::from_arg_matches_mut(&mut matches))
+            .map(|common| RunArgs {
+                provenance,
+                ..RunArgs::from(common)
+            }),
+    )
+}
+
+/// The second tier: every option of a run (`RunArgs`), none of the
+/// simulation's. `None` when the command refuses the line or it is a plan
+/// or a simulation: then the full parse reads it.
+fn parse_lean(
+    args: &[OsString],
+    environment: &Environment,
+    after: AfterParsing,
+) -> Option<Result<RunArgs, clap::Error>> {
+    let mut lean = environment.unset_empty(RunArgs::augment_args(clap::Command::new("retry")));
+    let matches = lean.try_get_matches_from_mut(args);
+    after.finish(lean);
+    let mut matches = matches
+        .ok()
+        .filter(|matches| !matches.get_flag(id::PLAN) && !matches.get_flag(id::SIMULATE))?;
+    Some(run_args(&mut matches, false))
+}
+
 /// An empty `RETRY_*` variable counts as unset, as POSIX tools take an
 /// empty `TMPDIR`: CI templates write `RETRY_X: ${{ vars.X }}`, and a
 /// repository variable nobody set must not stop every job (nor an empty
@@ -141,31 +191,63 @@ pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap
 /// looked up once per argument: a lookup compares the name with every
 /// variable's, and the 43 of them were 12 % of the instructions of `retry
 /// -- true` in an environment of 40 variables (issue 45), more in a CI job's.
-pub(crate) fn empty_variables_unset(mut command: clap::Command) -> clap::Command {
-    let unset: Vec<OsString> = std::env::vars_os()
-        .filter(|(_, value)| value.is_empty())
-        .map(|(name, _)| name)
-        .collect();
-    if unset.is_empty() {
-        return command;
+pub(crate) fn empty_variables_unset(command: clap::Command) -> clap::Command {
+    Environment::read().unset_empty(command)
+}
+
+/// What a parse needs to know of the environment, read in one pass (see
+/// `empty_variables_unset`).
+struct Environment {
+    /// The names of the empty variables (rarely any).
+    empty: Vec<OsString>,
+    /// A variable of the groups `CommonArgs` leaves out is set.
+    rare: bool,
+}
+
+impl Environment {
+    fn read() -> Self {
+        let mut environment = Environment {
+            empty: Vec::new(),
+            rare: false,
+        };
+        crate::platform::each_variable(|name, value| {
+            if value.is_empty() {
+                environment.empty.push(name.to_owned());
+            } else if !environment.rare {
+                environment.rare = args::RARE_VARIABLES
+                    .iter()
+                    .any(|rare| same_variable(name, rare.as_ref()));
+            }
+        });
+        environment
     }
-    // Windows' variable names are case-insensitive, as its lookups are.
-    let same = |a: &std::ffi::OsStr, b: &std::ffi::OsStr| match cfg!(windows) {
+
+    /// `command`, each argument whose variable is empty made to forget it.
+    fn unset_empty(&self, mut command: clap::Command) -> clap::Command {
+        if self.empty.is_empty() {
+            return command;
+        }
+        let empty: Vec<clap::Id> = command
+            .get_arguments()
+            .filter(|arg| {
+                arg.get_env()
+                    .is_some_and(|env| self.empty.iter().any(|name| same_variable(name, env)))
+            })
+            .map(|arg| arg.get_id().clone())
+            .collect();
+        for id in empty {
+            command = command.mut_arg(id, |arg| arg.env(None));
+        }
+        command
+    }
+}
+
+/// Windows' variable names are case-insensitive, as its lookups are.
+fn same_variable(a: &std::ffi::OsStr, b: &std::ffi::OsStr) -> bool {
+    match cfg!(windows) {
         true => a.eq_ignore_ascii_case(b),
         false => a == b,
-    };
-    let empty: Vec<clap::Id> = command
-        .get_arguments()
-        .filter(|arg| {
-            arg.get_env()
-                .is_some_and(|env| unset.iter().any(|name| same(name, env)))
-        })
-        .map(|arg| arg.get_id().clone())
-        .collect();
-    for id in empty {
-        command = command.mut_arg(id, |arg| arg.env(None));
     }
-    command
 }
 
 /// `RunArgs` out of the matches, with where their values came from, once
@@ -413,6 +495,24 @@ mod tests {
                 "-q",
                 "x",
             ],
+            &["--on-start", "a", "--hook-timeout", "2s", "x"],
+            &[
+                "--breaker",
+                "c",
+                "--store",
+                "host",
+                "--metrics-dir",
+                ".",
+                "x",
+            ],
+            &[
+                "--statsd",
+                "127.0.0.1:8125",
+                "--statsd-tags",
+                "--job",
+                "j",
+                "x",
+            ],
             &[
                 "--stdin",
                 "replay",
@@ -423,28 +523,82 @@ mod tests {
                 "x",
             ],
         ] {
-            let Some(lean) = lean(args) else {
-                panic!("{args:?}")
-            };
-            let all = ["retry"].iter().chain(args);
-            let mut matches = Cli::command().try_get_matches_from(all).unwrap();
+            assert!(lean(args).is_some(), "{args:?}");
+            let all: Vec<OsString> = ["retry"].iter().chain(args).map(Into::into).collect();
+            let mut matches = Cli::command().try_get_matches_from(&all).unwrap();
             let mut full = run_args(&mut matches, true).unwrap();
-            let mut lean = lean;
-            // The full record also holds the simulation's defaults.
-            let (lean_record, full_record) = (
-                std::mem::take(&mut lean.provenance),
-                std::mem::take(&mut full.provenance),
-            );
-            assert_eq!(format!("{lean:?}"), format!("{full:?}"));
-            for id in Cli::command().get_arguments().map(|a| a.get_id().as_str()) {
-                let same = lean_record.typed(id) == full_record.typed(id)
-                    && lean_record.given(id) == full_record.given(id)
-                    && (lean_record.is_default(id) == full_record.is_default(id)
-                        || id::SIMULATE_ONLY.contains(&id)
-                        || id == id::FORMAT);
-                assert!(same, "{args:?}: {id}");
+            let full_record = std::mem::take(&mut full.provenance);
+            // Both tiers, as an environment without the rarer groups'
+            // variables has them: the first takes a line of the common
+            // groups alone, the second every run.
+            let plain = Environment {
+                empty: Vec::new(),
+                rare: false,
+            };
+            let rare = rare_arguments();
+            let names_rare = args.iter().any(|typed| {
+                rare.iter().any(|arg| {
+                    arg.get_long()
+                        .is_some_and(|long| *typed == format!("--{long}"))
+                })
+            });
+            let common = parse_common(&all, &plain, AfterParsing::Free);
+            assert_eq!(common.is_some(), !names_rare, "{args:?}");
+            let lean = parse_lean(&all, &plain, AfterParsing::Free);
+            for (tier, run) in [("common", common), ("lean", lean)] {
+                let Some(mut run) = run.map(Result::unwrap) else {
+                    continue;
+                };
+                // The full record also holds the simulation's defaults.
+                let record = std::mem::take(&mut run.provenance);
+                assert_eq!(format!("{run:?}"), format!("{full:?}"), "{tier}");
+                for id in Cli::command().get_arguments().map(|a| a.get_id().as_str()) {
+                    let same = record.typed(id) == full_record.typed(id)
+                        && record.given(id) == full_record.given(id)
+                        && ((record.present(id) == full_record.present(id)
+                            && record.is_default(id) == full_record.is_default(id))
+                            || id::SIMULATE_ONLY.contains(&id)
+                            || id == id::FORMAT);
+                    assert!(same, "{tier} {args:?}: {id}");
+                }
             }
         }
+    }
+
+    /// The arguments of the groups `CommonArgs` leaves out.
+    fn rare_arguments() -> Vec<clap::Arg> {
+        let mut all = RunArgs::augment_args(clap::Command::new("retry"));
+        let mut common = args::CommonArgs::augment_args(clap::Command::new("retry"));
+        all.build();
+        common.build();
+        let common: Vec<&clap::Id> = common.get_arguments().map(|a| a.get_id()).collect();
+        all.get_arguments()
+            .filter(|arg| !common.contains(&arg.get_id()))
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn the_rare_lists_name_what_the_common_parse_leaves_out() {
+        let rare = rare_arguments();
+        assert!(rare.len() >= 20, "{}", rare.len());
+        let mut variables: Vec<String> = rare
+            .iter()
+            .map(|arg| arg.get_env().unwrap().to_string_lossy().into_owned())
+            .collect();
+        let mut listed: Vec<String> = args::RARE_VARIABLES.map(String::from).to_vec();
+        variables.sort();
+        listed.sort();
+        assert_eq!(variables, listed);
+        let mut defaulted: Vec<&str> = rare
+            .iter()
+            .filter(|arg| !arg.get_default_values().is_empty())
+            .map(|arg| arg.get_id().as_str())
+            .collect();
+        let mut listed = args::RARE_DEFAULTS.to_vec();
+        defaulted.sort();
+        listed.sort();
+        assert_eq!(defaulted, listed);
     }
 
     #[test]

@@ -51,6 +51,15 @@ impl Provenance {
         }
     }
 
+    /// Records `ids` as left at their defaults: the defaulted options of
+    /// the groups a parse of `CommonArgs` leaves out.
+    pub fn defaulted(&mut self, ids: &[&'static str]) {
+        let defaulted = ids
+            .iter()
+            .map(|id| (Id::from(*id), ValueSource::DefaultValue));
+        self.sources.extend(defaulted);
+    }
+
     /// The record of a command line clap refused (program name first):
     /// as far as clap got, what it typed and what the environment set.
     pub fn lenient(args: &[OsString]) -> Self {

@@ -87,6 +87,19 @@ pub struct Circuit {
 }
 
 impl BreakerArgs {
+    /// No breaker, as a run that sets none parses (`RunArgs::from`).
+    pub fn unset() -> Self {
+        BreakerArgs {
+            breaker: None,
+            breaker_after: None,
+            breaker_cooldown: None,
+            breaker_cooldown_max: None,
+            breaker_exit_code: None,
+        }
+    }
+}
+
+impl BreakerArgs {
     /// The circuit's rules, for a run and for `--breaker-status` alike: a
     /// cooldown of zero, or a longest cooldown below the first, is refused.
     pub fn resolve(&self, provenance: &Provenance) -> Result<Circuit, clap::Error> {

@@ -67,6 +67,20 @@ pub struct Budget {
 }
 
 impl BudgetArgs {
+    /// No budget, at the defaults a run that sets none parses
+    /// (`RunArgs::from`).
+    pub fn unset() -> Self {
+        BudgetArgs {
+            budget: None,
+            budget_tokens: bucket::DEFAULT_TOKENS,
+            budget_cost: bucket::DEFAULT_COST,
+            budget_throttle_cost: None,
+            budget_refill: bucket::DEFAULT_REFILL,
+        }
+    }
+}
+
+impl BudgetArgs {
     /// `--budget-throttle-cost`, or its default.
     fn throttle_cost(&self) -> u32 {
         self.budget_throttle_cost

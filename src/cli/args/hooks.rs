@@ -75,6 +75,19 @@ pub struct HooksArgs {
 }
 
 impl HooksArgs {
+    /// No hook, as a run that sets none parses (`RunArgs::from`).
+    pub fn unset() -> Self {
+        HooksArgs {
+            on_retry: None,
+            on_start: None,
+            on_exit: None,
+            on_exit_stdin: ExitStdinChoice::Null,
+            hook_timeout: parse_duration(DEFAULT_TIMEOUT).expect("the default parses"),
+        }
+    }
+}
+
+impl HooksArgs {
     /// The hooks of a run of `command`; a zero `--hook-timeout` is refused
     /// (it would stop every hook before it starts). The parsers checked
     /// every other value.

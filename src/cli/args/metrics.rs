@@ -55,6 +55,18 @@ pub struct MetricsArgs {
 }
 
 impl MetricsArgs {
+    /// No metrics, as a run that asks for none parses (`RunArgs::from`).
+    pub fn unset() -> Self {
+        MetricsArgs {
+            metrics_dir: None,
+            statsd: None,
+            statsd_tags: false,
+            job: None,
+        }
+    }
+}
+
+impl MetricsArgs {
     /// A run's metrics. Nothing to check here: each value's parser did
     /// (`--metrics-dir` is opened before the run, `Settings::check_dir`).
     pub fn resolve(self) -> Settings {

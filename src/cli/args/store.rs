@@ -57,6 +57,18 @@ pub struct Kept {
 }
 
 impl StoreArgs {
+    /// No store named, as a run that names none parses (`RunArgs::from`).
+    pub fn unset() -> Self {
+        StoreArgs {
+            store: None,
+            budget_store: None,
+            store_timeout: None,
+            budget_timeout: None,
+        }
+    }
+}
+
+impl StoreArgs {
     /// The store the budget, the breaker and their status use; a timeout of
     /// zero is refused.
     pub fn resolve(&self, provenance: &Provenance) -> Result<Kept, clap::Error> {
