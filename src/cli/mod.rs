@@ -96,10 +96,12 @@ impl AfterParsing {
 /// A run reads none of `SimulationArgs`, so it is parsed without them: a
 /// command of `RunArgs` alone saves 47 % of retry's start-up instructions
 /// and 13 % of its time (no simulation defaults to parse, no help text to
-/// format; bench/tricks.sh). Any
-/// other line, and any line the lean command refuses (help, --version, a
-/// simulation option, a mistake), is parsed again in full, so help, errors
-/// and the modes read exactly as the whole `Cli` defines them.
+/// format; bench/tricks.sh). It is parsed in two tiers: first without the
+/// rarer groups too (`parse_common`), then, for a line or a variable of
+/// theirs, with every option of a run (`parse_lean`). Any other line, and
+/// any line the lean commands refuse (help, --version, a simulation
+/// option, a mistake), is parsed again in full, so help, errors and the
+/// modes read exactly as the whole `Cli` defines them.
 pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     let environment = Environment::read();
