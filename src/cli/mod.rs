@@ -432,6 +432,7 @@ mod tests {
     fn definition_is_consistent() {
         Cli::command().debug_assert();
         RunArgs::augment_args(clap::Command::new("retry")).debug_assert();
+        args::CommonArgs::augment_args(clap::Command::new("retry")).debug_assert();
     }
 
     #[test]
