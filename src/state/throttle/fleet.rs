@@ -1,0 +1,181 @@
+//! `--throttle NAME --store redis://`: one throttle for a whole fleet, a
+//! hash under `retry:throttle:NAME` changed only by one Lua script
+//! (`throttle.lua`) that applies `window.rs`'s rule atomically on the
+//! server's clock. One exchange per attempt: the run sends the outcome of
+//! its previous attempt with the draw that decides the next (`ask`), and
+//! the outcome of its last attempt at its end (`tell`); `--throttle-status`
+//! looks. The key expires two windows after its last change, when it
+//! would be forgotten anyway.
+//!
+//! Each exchange (connecting, the script, its whole answer) is bounded by
+//! the store's timeout, as `state::store::server` keeps every script.
+
+use crate::state::store::Remote;
+use crate::state::store::server::{self, Kind, Script};
+
+use super::{MAX_COUNT, Params, Settings};
+
+/// The throttle's script, and the prefix of every throttle's key.
+const THROTTLES: Kind = Kind {
+    script: include_str!("throttle.lua"),
+    prefix: "retry:throttle:",
+};
+
+/// What the script answers.
+#[derive(Debug, PartialEq)]
+pub struct Reply {
+    /// The request may go to the service (always, unless asked).
+    pub allowed: bool,
+    /// The probability the request was decided on (0 unless asked).
+    pub decided: f64,
+    /// The probability a request would be rejected now.
+    pub probability: f64,
+    /// The sliding window's requests and accepts.
+    pub requests: f64,
+    pub accepts: f64,
+    /// The hash held what no retry writes (a count that is negative, not
+    /// a number or huge, a window ahead of the server's clock): deleted,
+    /// unless only looked at.
+    pub untrusted: bool,
+    /// The key existed.
+    pub found: bool,
+}
+
+/// The fleet's throttle.
+#[derive(Debug)]
+pub struct Fleet {
+    name: String,
+    script: Script,
+    params: Params,
+}
+
+impl Fleet {
+    /// The throttle in the store `remote` names. Nothing is sent yet: the
+    /// connection is opened by the first exchange, within its timeout.
+    pub fn new(settings: &Settings, remote: &Remote) -> Self {
+        Fleet {
+            name: settings.name.clone(),
+            script: THROTTLES.script(remote, &settings.name, settings.timeout),
+            params: settings.params,
+        }
+    }
+
+    /// The key of this throttle.
+    pub fn key(&self) -> &str {
+        self.script.key()
+    }
+
+    /// The store, as messages show it.
+    pub fn remote(&self) -> &Remote {
+        self.script.remote()
+    }
+
+    /// Counts a request and decides it with `draw`, the previous
+    /// attempt's outcome (`told`: accepted) counted first. The error is the
+    /// reason alone.
+    pub fn ask(&mut self, told: bool, draw: f64) -> Result<Reply, String> {
+        self.run("ask", told, draw)
+    }
+
+    /// Tells the outcome of the run's last attempt.
+    pub fn tell(&mut self, told: bool) -> Result<Reply, String> {
+        self.run("tell", told, 0.0)
+    }
+
+    /// The throttle as it is, writing nothing (`--throttle-status`).
+    pub fn look(&mut self) -> Result<Reply, String> {
+        self.run("look", false, 0.0)
+    }
+
+    fn run(&mut self, op: &str, told: bool, draw: f64) -> Result<Reply, String> {
+        let reply = self.script.call(vec![
+            op.to_owned(),
+            u8::from(told).to_string(),
+            draw.to_string(),
+            self.params.k.to_string(),
+            self.params.window_ms.max(1).to_string(),
+            MAX_COUNT.to_string(),
+        ])?;
+        let [
+            allowed,
+            decided,
+            probability,
+            requests,
+            accepts,
+            trusted,
+            found,
+        ] = reply[..]
+        else {
+            return Err(format!("the script answered {reply:?}"));
+        };
+        // What the script answers is held to what it can mean: a server
+        // that lies cannot make a probability over 1 or a count below 0.
+        let fraction = |n: i64| n.clamp(0, 1_000_000) as f64 / 1e6;
+        let count = |n: i64| n.max(0) as f64 / 1e3;
+        Ok(Reply {
+            allowed: allowed != 0,
+            decided: fraction(decided),
+            probability: fraction(probability),
+            requests: count(requests),
+            accepts: count(accepts),
+            untrusted: trusted == 0,
+            found: found == 1,
+        })
+    }
+}
+
+impl Fleet {
+    /// The one warning of a store that failed: why, `e`.
+    pub fn failed(&self, e: &str) -> String {
+        let what = format!("--throttle {}", self.name);
+        server::failed(&what, self.script.remote(), e, "the throttle")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::store::{self, Store};
+    use std::time::{Duration, Instant};
+
+    /// `bash bench/throttle.sh` runs this in release against the
+    /// redis-server it started (`RETRY_BENCH_STORE`): what one decision
+    /// costs over loopback (the outcome before it, the script, its round
+    /// trip), each timed alone; median and p99 of 1,000.
+    #[test]
+    #[ignore = "a measurement, for bench/throttle.sh"]
+    fn cost_of_one_decision_over_loopback() {
+        let url = std::env::var("RETRY_BENCH_STORE").expect("RETRY_BENCH_STORE names a store");
+        let Ok(Store::Redis(remote)) = store::parse(&url) else {
+            panic!("{url} is not a Redis store");
+        };
+        let settings = Settings {
+            name: "bench".into(),
+            params: Params {
+                k: 2.0,
+                window_ms: 120_000,
+            },
+            store: Store::Redis(remote.clone()),
+            timeout: Duration::from_secs(1),
+            exit_code: 75,
+        };
+        let mut fleet = Fleet::new(&settings, &remote);
+        // Connected, and the script cached, before the count.
+        fleet.ask(false, 0.5).unwrap();
+        let n = 1000;
+        let mut took: Vec<Duration> = (0..n)
+            .map(|i| {
+                let started = Instant::now();
+                fleet.ask(i % 2 == 0, 0.5).unwrap();
+                started.elapsed()
+            })
+            .collect();
+        took.sort();
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        println!(
+            "fleet throttle: {:.0} us median, {:.0} us p99 per decision over loopback ({n} in a row)",
+            us(took[n / 2]),
+            us(took[n * 99 / 100])
+        );
+    }
+}
