@@ -46,6 +46,12 @@ pub enum Mode {
         crate::metrics::Settings,
         Provenance,
     ),
+    /// `--throttle-status NAME`, and where its series go, as the breaker's.
+    ThrottleStatus(
+        crate::state::throttle::Settings,
+        crate::metrics::Settings,
+        Provenance,
+    ),
 }
 
 /// The mode asked for, with its options checked: the modes that only
@@ -117,6 +123,17 @@ fn printing(cli: RunArgs, print: Print) -> Result<Mode, clap::Error> {
             };
             let circuit = circuit.named(name, cli.process.max_time, store);
             Mode::BreakerStatus(circuit, metrics, cli.provenance)
+        }
+        Print::ThrottleStatus(name) => {
+            let throttle = cli.throttle.resolve(provenance)?;
+            let store = cli.store.resolve(provenance)?;
+            // The throttle's series are its own, of no job.
+            let metrics = crate::metrics::Settings {
+                job: None,
+                ..cli.metrics.resolve()
+            };
+            let throttle = throttle.named(name, store, crate::state::breaker::EXIT_OPEN);
+            Mode::ThrottleStatus(throttle, metrics, cli.provenance)
         }
     })
 }
@@ -197,6 +214,7 @@ fn run(
         policy,
         limits,
         circuit,
+        throttle,
         store,
         budget,
     } = resolved;
@@ -210,6 +228,8 @@ fn run(
     let (slow_down, slow_down_advice) = slow_down.unzip();
     let (pipes, on_retry) = cli.pipes.resolve(slow_down, transient);
     let budget = (cli.budget.budget).map(|name| budget.named(name, store.clone()));
+    let skipped = circuit.exit_code();
+    let throttle = (cli.throttle.throttle).map(|name| throttle.named(name, store.clone(), skipped));
     let breaker = (cli.breaker.breaker).map(|name| circuit.named(name, limits.max_time, store));
     let logging = cli.logging.resolve();
     let report = sinks::Settings {
@@ -238,6 +258,7 @@ fn run(
         pipes,
         budget,
         breaker,
+        throttle,
         labels,
         slow_down_advice,
         hidden_advice: hidden,

@@ -30,6 +30,10 @@ pub const BREAKER_COOLDOWN: &str = "breaker_cooldown";
 pub const BREAKER_COOLDOWN_MAX: &str = "breaker_cooldown_max";
 pub const BREAKER_EXIT_CODE: &str = "breaker_exit_code";
 pub const BREAKER_STATUS: &str = "breaker_status";
+pub const THROTTLE: &str = "throttle";
+pub const THROTTLE_K: &str = "throttle_k";
+pub const THROTTLE_WINDOW: &str = "throttle_window";
+pub const THROTTLE_STATUS: &str = "throttle_status";
 pub const STORE: &str = "store";
 pub const STORE_TIMEOUT: &str = "store_timeout";
 pub const METRICS_DIR: &str = "metrics_dir";
@@ -96,20 +100,27 @@ pub const SWEEP_ONLY: [&str; 3] = [CLIENTS, SVG, MAX_WORK];
 /// The budget's parameters: meaningless without one.
 pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
 /// The breaker's parameters: meaningless without one.
-pub const BREAKER_ONLY: [&str; 4] = [
-    BREAKER_AFTER,
-    BREAKER_COOLDOWN,
-    BREAKER_COOLDOWN_MAX,
-    BREAKER_EXIT_CODE,
-];
+pub const BREAKER_ONLY: [&str; 3] = [BREAKER_AFTER, BREAKER_COOLDOWN, BREAKER_COOLDOWN_MAX];
+/// The throttle's parameters: meaningless without one.
+pub const THROTTLE_ONLY: [&str; 2] = [THROTTLE_K, THROTTLE_WINDOW];
+/// The exit status of a skipped run (`--breaker-exit-code`): for a breaker
+/// or a throttle.
+pub const SKIPPED_USERS: [&str; 3] = [BREAKER, BREAKER_STATUS, THROTTLE];
 /// The store's, with their old spellings: for a budget or a breaker.
 pub const STORE_ONLY: [&str; 4] = [STORE, BUDGET_STORE, STORE_TIMEOUT, BUDGET_TIMEOUT];
 /// What the store's options are for.
-pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STATUS];
+pub const STORE_USERS: [&str; 6] = [
+    BUDGET,
+    BUDGET_STATUS,
+    BREAKER,
+    BREAKER_STATUS,
+    THROTTLE,
+    THROTTLE_STATUS,
+];
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 35] = [
+const OTHERS: [&str; 39] = [
     BASE,
     CAP,
     JITTER,
@@ -136,6 +147,10 @@ const OTHERS: [&str; 35] = [
     BREAKER_COOLDOWN_MAX,
     BREAKER_EXIT_CODE,
     BREAKER_STATUS,
+    THROTTLE,
+    THROTTLE_K,
+    THROTTLE_WINDOW,
+    THROTTLE_STATUS,
     STORE,
     STORE_TIMEOUT,
     METRICS_DIR,

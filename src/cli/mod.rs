@@ -221,6 +221,16 @@ fn refuse_stray(
         .find(typed)
     {
         Some((*id, "--breaker or --breaker-status"))
+    } else if let Some(id) = id::THROTTLE_ONLY
+        .iter()
+        .filter(|_| !provenance.present(id::THROTTLE) && !provenance.present(id::THROTTLE_STATUS))
+        .find(typed)
+    {
+        Some((*id, "--throttle or --throttle-status"))
+    } else if provenance.typed(id::BREAKER_EXIT_CODE)
+        && !id::SKIPPED_USERS.iter().any(|id| provenance.present(id))
+    {
+        Some((id::BREAKER_EXIT_CODE, "--breaker or --throttle"))
     } else if provenance.typed(id::STATSD_TAGS) && !provenance.present(id::STATSD) {
         Some((id::STATSD_TAGS, "--statsd"))
     } else if provenance.typed(id::JOB)
@@ -233,7 +243,7 @@ fn refuse_stray(
             .iter()
             .filter(|_| !id::STORE_USERS.iter().any(|id| provenance.present(id)))
             .find(typed)
-            .map(|id| (*id, "--budget, --breaker and their --*-status"))
+            .map(|id| (*id, "--budget, --breaker, --throttle and their --*-status"))
     };
     match stray {
         None => Ok(()),

@@ -11,13 +11,15 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use crate::events::{Event, GiveUp, Stamped};
+use crate::events::{Event, GiveUp, RanOut, Stamped};
 use crate::state::breaker::Circuit;
+use crate::state::throttle::Seen;
 
 pub mod breaker;
 pub mod job;
 pub mod statsd;
 pub mod textfile;
+pub mod throttle;
 
 /// What the command line asked for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -117,7 +119,12 @@ impl Outcome {
             GiveUp::MaxTimeAhead { .. } | GiveUp::HintTooLong { .. } => Outcome::Deadline,
             GiveUp::Budget(_) => Outcome::Budget,
             GiveUp::Signal { .. } | GiveUp::StdoutClosed => Outcome::Interrupted,
-            GiveUp::CircuitOpen(..) => Outcome::Skipped,
+            GiveUp::CircuitOpen(..) | GiveUp::Rejected { status: None, .. } => Outcome::Skipped,
+            GiveUp::Rejected { ran_out, .. } => match ran_out {
+                RanOut::Attempts => Outcome::Exhausted,
+                RanOut::MaxTime { .. } => Outcome::Deadline,
+                RanOut::Budget => Outcome::Budget,
+            },
         }
     }
 }
@@ -130,7 +137,7 @@ pub struct Ending {
     /// When it ended: a success's time.
     pub end: SystemTime,
     pub duration: Duration,
-    /// Attempts started.
+    /// Attempts started (not those `--throttle` rejected).
     pub attempts: u32,
     /// The sleeps chosen between attempts, added up.
     pub slept: Duration,
@@ -153,6 +160,13 @@ pub enum Fact {
         circuit: Circuit,
         seen: SystemTime,
     },
+    /// After the end, the `--throttle` `name` as the run last saw it, and
+    /// the attempts it rejected in the run: its series and its file.
+    Throttle {
+        name: String,
+        seen: Seen,
+        rejected: u64,
+    },
 }
 
 /// The run's facts, gathered from its events.
@@ -160,6 +174,8 @@ pub enum Fact {
 pub struct Facts {
     start: SystemTime,
     slept: Duration,
+    /// Attempts `--throttle` rejected: none of them started.
+    rejected: u32,
 }
 
 impl Facts {
@@ -168,6 +184,7 @@ impl Facts {
         Self {
             start,
             slept: Duration::ZERO,
+            rejected: 0,
         }
     }
 
@@ -175,12 +192,20 @@ impl Facts {
     /// and then maybe the run's, which ends at the event's stamp.
     pub fn observe(&mut self, stamped: &Stamped) -> [Option<Fact>; 2] {
         let (event, stamp) = (&stamped.event, stamped.stamp);
-        let end = |attempts, exit_code, outcome, slept| {
+        if let Event::GaveUp {
+            reason: GiveUp::Rejected { .. },
+            ..
+        } = event
+        {
+            self.rejected += 1;
+        }
+        let rejected = self.rejected;
+        let end = |attempts: u32, exit_code, outcome, slept| {
             Some(Fact::End(Ending {
                 start: self.start,
                 end: stamp.time,
                 duration: stamp.elapsed,
-                attempts,
+                attempts: attempts.saturating_sub(rejected),
                 slept,
                 exit_code,
                 outcome,
@@ -190,6 +215,11 @@ impl Facts {
             Event::Retrying { took, sleep, .. } => {
                 self.slept += sleep.duration;
                 [Some(Fact::Attempt(*took)), None]
+            }
+            Event::Rejected { sleep, .. } => {
+                self.slept += sleep.duration;
+                self.rejected += 1;
+                [None, None]
             }
             Event::Succeeded {
                 attempt,
@@ -226,9 +256,32 @@ impl Facts {
                 }),
                 None,
             ],
+            Event::ThrottleSeen { name, seen } => [
+                Some(Fact::Throttle {
+                    name: name.clone(),
+                    seen: *seen,
+                    rejected: u64::from(self.rejected),
+                }),
+                None,
+            ],
             _ => [None, None],
         }
     }
+}
+
+/// `--throttle-status NAME` with `--metrics-dir` or `--statsd`: the
+/// throttle as read, to each (no attempt rejected); a warning if its file
+/// could not be written.
+pub fn throttle_status(settings: &Settings, name: &str, seen: &Seen) -> Option<String> {
+    if let Some(target) = &settings.statsd
+        && let Ok(job) = job::parse(name)
+    {
+        let mut statsd = statsd::Statsd::new(target, &job, settings.statsd_tags);
+        statsd.throttle(name, 0, seen);
+        statsd.finish();
+    }
+    let dir = settings.dir.as_ref()?;
+    throttle::write(dir, name, 0, seen)
 }
 
 /// `--breaker-status NAME` with `--metrics-dir` or `--statsd`: the circuit
@@ -330,6 +383,72 @@ mod tests {
         assert_eq!((end.outcome, end.exit_code), (Outcome::Interrupted, killed));
     }
 
+    /// Rejected attempts did not start: not counted as attempts, but their
+    /// sleeps are the run's; the throttle's fact counts them.
+    #[test]
+    fn rejected_attempts_are_no_attempts_and_the_throttle_counts_them() {
+        use crate::events::RanOut;
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let mut facts = Facts::new(wall);
+        let at = |event| Stamped {
+            stamp: Stamp {
+                time: wall,
+                elapsed: Duration::ZERO,
+            },
+            event,
+        };
+        let rejected = Event::Rejected {
+            attempt: 2,
+            limit: Attempts::Limit(3),
+            throttle: "api".into(),
+            probability: 0.5,
+            sleep: Sleep {
+                duration: Duration::from_millis(700),
+                ceiling: Duration::from_secs(1),
+            },
+            jitter: Jitter::Full,
+        };
+        facts.observe(&at(retrying(1, 300)));
+        assert_eq!(facts.observe(&at(rejected)), [None, None]);
+        let gave_up = Event::GaveUp {
+            attempt: 3,
+            limit: Attempts::Limit(3),
+            reason: GiveUp::Rejected {
+                throttle: "api".into(),
+                probability: 0.5,
+                status: Some(Status::exited(7)),
+                ran_out: RanOut::Attempts,
+                code: 75,
+            },
+            took: None,
+        };
+        let [none, end] = facts.observe(&at(gave_up));
+        assert_eq!(none, None);
+        let Some(Fact::End(end)) = end else {
+            panic!("{end:?}")
+        };
+        assert_eq!(
+            (end.attempts, end.slept, end.exit_code, end.outcome),
+            (1, Duration::from_secs(1), 7, Outcome::Exhausted)
+        );
+        let seen = Seen {
+            probability: 0.5,
+            requests: 3.0,
+            accepts: 0.0,
+            at: wall,
+        };
+        let name = "api".to_owned();
+        let [fact, _] = facts.observe(&at(Event::ThrottleSeen { name, seen }));
+        assert_eq!(
+            fact,
+            Some(Fact::Throttle {
+                name: "api".into(),
+                seen,
+                rejected: 2
+            })
+        );
+    }
+
     #[test]
     fn every_ending_has_an_outcome_and_the_names_are_documented() {
         let s = Status::exited(1);
@@ -380,6 +499,26 @@ mod tests {
                 "interrupted",
             ),
             (GiveUp::StdoutClosed, "interrupted"),
+            (
+                GiveUp::Rejected {
+                    throttle: "api".into(),
+                    probability: 0.5,
+                    status: None,
+                    ran_out: crate::events::RanOut::Attempts,
+                    code: 75,
+                },
+                "skipped",
+            ),
+            (
+                GiveUp::Rejected {
+                    throttle: "api".into(),
+                    probability: 0.5,
+                    status: Some(s),
+                    ran_out: crate::events::RanOut::Budget,
+                    code: 75,
+                },
+                "budget",
+            ),
         ];
         for (reason, name) in &map {
             assert_eq!(Outcome::of(reason).name(), *name, "{reason:?}");

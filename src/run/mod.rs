@@ -43,7 +43,7 @@ use crate::events::{Event, GiveUp, Origin, Phase, Stamped};
 use crate::policy::Verdict;
 use crate::run::decide::{Decision, Facts, Rules, Stopped, decide};
 use crate::run::hint::{Hint, Hinted};
-use crate::state::breaker;
+use crate::state::{breaker, throttle};
 use crate::status::Status;
 use crate::strategy::{Schedule, Sleep};
 
@@ -74,6 +74,10 @@ pub fn run<R: Rng>(
                 seen,
             },
         );
+    }
+    if let Some((name, seen)) = host.throttle_seen() {
+        let name = name.to_owned();
+        tell.event(host.now(), Event::ThrottleSeen { name, seen });
     }
     exit
 }
@@ -117,6 +121,7 @@ fn run_to_end<R: Rng>(
                     let said = host.finish(breaker::Ended::Succeeded);
                     tell.warn(host.now(), run.number, said);
                 }
+                run.tell_throttle(host, tell);
                 return exit;
             }
             Err(reason) => {
@@ -136,6 +141,7 @@ fn run_to_end<R: Rng>(
                     let said = host.finish(ended);
                     tell.warn(host.now(), run.number, said);
                 }
+                run.tell_throttle(host, tell);
                 return exit;
             }
         }
@@ -154,6 +160,12 @@ struct Loop<'a, R, F> {
     rng: Option<R>,
     number: u32,
     previous_code: Option<i32>,
+    /// The status of the last attempt that ran and was retried, for a run
+    /// that `--throttle` ends.
+    previous_status: Option<Status>,
+    /// Whether the service accepted the last attempt that ran, until
+    /// `--throttle` is told (with the next ask, or at the end).
+    accepted: Option<bool>,
     /// The sleeps as the retry lines showed them, added up.
     slept_ms: u128,
     /// What the `--budget` was paid for the last retry (refunded on success).
@@ -190,6 +202,8 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             rng: None,
             number: 1,
             previous_code: None,
+            previous_status: None,
+            accepted: None,
             slept_ms: 0,
             last_paid: None,
             budget_said: None,
@@ -208,6 +222,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         host: &mut impl Host,
         tell: &mut Tell<impl FnMut(&Stamped)>,
     ) -> Result<Option<Exit>, GiveUp> {
+        if let Some(throttle) = &self.config.throttle
+            && self.rejected(host, tell, throttle)?
+        {
+            return Ok(None);
+        }
         tell.event(
             host.now(),
             Event::Starting {
@@ -218,6 +237,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         let facts = self.attempt(host, tell)?;
         self.warn_unreadable_hint(host.now(), tell, &facts);
         let (decision, paid) = self.judge(host, &facts);
+        self.accepted = decide::accepted(&decision);
         self.say_once_what_judged(host.now(), tell, &facts, &decision);
         match decision {
             Decision::Succeed(status) => self.succeed(host, tell, status).map(Some),
@@ -260,28 +280,86 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     /// far; with what the budget was paid, if it was.
     fn judge(&mut self, host: &mut impl Host, facts: &Facts) -> (Decision, Option<u32>) {
         let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
-        let draw = || {
-            let rng =
-                rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
-            schedule.next_sleep(rng)
-        };
+        let draw = || schedule.next_sleep(seeded(rng, new_rng));
         let budget = self.config.budget.as_ref().map(|b| b.params);
         let (mut paid, mut warning) = (None, None);
-        let pay = |after_timeout| {
-            let Some(params) = budget else {
-                return true;
-            };
-            let tokens = params.retry_cost(after_timeout);
-            let withdrawal = host.withdraw(tokens);
-            warning = withdrawal.warning;
-            paid = withdrawal.granted.then_some(tokens);
-            withdrawal.granted
-        };
+        let pay = |after_timeout| pay(host, budget, after_timeout, &mut paid, &mut warning);
         let decision = decide(&self.rules, facts, draw, pay);
         // Said after the attempt's line (retrying or giving up), which the
         // budget's answer follows.
         self.budget_said = warning;
         (decision, paid)
+    }
+
+    /// `--throttle`, before an attempt: asks whether it may run (the draw
+    /// from the run's RNG, so `--seed` repeats the decisions), telling it
+    /// whether the service accepted the attempt before. A rejected attempt
+    /// does not run: it counts as a throttled failure, and another follows
+    /// after the schedule's sleep (`true`), unless the run's attempts,
+    /// `--max-time` or the budget let none follow, which ends the run.
+    fn rejected(
+        &mut self,
+        host: &mut impl Host,
+        tell: &mut Tell<impl FnMut(&Stamped)>,
+        throttle: &throttle::Settings,
+    ) -> Result<bool, GiveUp> {
+        let draw = crate::strategy::unit(seeded(&mut self.rng, &mut self.new_rng));
+        let asked = host.throttle(self.accepted.take(), draw);
+        tell.warn(host.now(), self.number, asked.warning);
+        if !asked.rejected {
+            return Ok(false);
+        }
+        let time_left = self.time_left(host.now());
+        let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
+        let draw = || schedule.next_sleep(seeded(rng, new_rng));
+        let budget = self.config.budget.as_ref().map(|b| b.params);
+        let (mut paid, mut warning) = (None, None);
+        let pay = |after_timeout| pay(host, budget, after_timeout, &mut paid, &mut warning);
+        let after = decide::after_rejection(&self.rules, self.number, time_left, draw, pay);
+        let name: std::sync::Arc<str> = throttle.name.as_str().into();
+        let sleep = match after {
+            Ok(sleep) => sleep,
+            Err(ran_out) => {
+                self.budget_said = warning;
+                return Err(GiveUp::Rejected {
+                    throttle: name,
+                    probability: asked.probability,
+                    status: self.previous_status,
+                    ran_out,
+                    code: throttle.exit_code,
+                });
+            }
+        };
+        tell.event(
+            host.now(),
+            Event::Rejected {
+                attempt: self.number,
+                limit: self.config.attempts,
+                throttle: name,
+                probability: asked.probability,
+                sleep,
+                jitter: self.config.backoff.jitter,
+            },
+        );
+        tell.warn(host.now(), self.number, warning);
+        // A success refunds the last retry's cost, this one's too.
+        self.last_paid = paid;
+        if let Err(reason) = self.sleep(host, sleep) {
+            let said = paid.and_then(|tokens| host.deposit(tokens));
+            tell.warn(host.now(), self.number, said);
+            return Err(reason);
+        }
+        self.number = self.number.saturating_add(1);
+        Ok(true)
+    }
+
+    /// `--throttle`, at the run's end: whether the service accepted the
+    /// last attempt that ran, if it was not told yet.
+    fn tell_throttle(&mut self, host: &mut impl Host, tell: &mut Tell<impl FnMut(&Stamped)>) {
+        if self.config.throttle.is_some() {
+            let said = host.throttle_end(self.accepted.take());
+            tell.warn(host.now(), self.number, said);
+        }
     }
 
     /// The attempt succeeded: its output settled, the line, and what the
@@ -334,6 +412,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             crate::status::Cause::ZeroNotSuccess => 0,
             _ => status.code,
         });
+        self.previous_status = Some(status);
         self.number = self.number.saturating_add(1);
         Ok(())
     }
@@ -514,6 +593,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 return Err(GiveUp::MaxTimeAhead { status, sleep_ms });
             }
         }
+        self.sleep(host, sleep)
+    }
+
+    /// The sleep before the next attempt; a signal in it ends the run.
+    fn sleep(&mut self, host: &mut impl Host, sleep: Sleep) -> Result<(), GiveUp> {
         let asleep = host.now();
         // A sleep too long to represent ends never: only a signal ends it.
         let interrupted = match asleep.checked_add(sleep.duration) {
@@ -558,6 +642,32 @@ impl<E: FnMut(&Stamped)> Tell<'_, E> {
             self.event(now, Event::Warning { attempt, message });
         }
     }
+}
+
+/// The run's RNG, seeded when it is first needed: a run that succeeds at
+/// once, without `--throttle`, never pays for entropy.
+fn seeded<'r, R, F: FnOnce() -> R>(rng: &'r mut Option<R>, new_rng: &mut Option<F>) -> &'r mut R {
+    rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()))
+}
+
+/// Asks the `--budget` (if there is one: `budget`) to pay for a retry
+/// (`after_timeout`: one after a timeout): whether it may go ahead; what
+/// was paid and what the budget said, in `paid` and `warning`.
+fn pay(
+    host: &mut impl Host,
+    budget: Option<crate::state::budget::Params>,
+    after_timeout: bool,
+    paid: &mut Option<u32>,
+    warning: &mut Option<String>,
+) -> bool {
+    let Some(params) = budget else {
+        return true;
+    };
+    let tokens = params.retry_cost(after_timeout);
+    let withdrawal = host.withdraw(tokens);
+    *warning = withdrawal.warning;
+    *paid = withdrawal.granted.then_some(tokens);
+    withdrawal.granted
 }
 
 /// Settles held-back output; a failure to do so ends the run.

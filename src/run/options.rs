@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::policy::{Attempts, Policy};
 use crate::run::{decide, pipes};
-use crate::state::{breaker, budget};
+use crate::state::{breaker, budget, throttle};
 use crate::strategy::Backoff;
 
 /// Everything a run of COMMAND needs, validated (`cli::config`).
@@ -34,6 +34,8 @@ pub struct Options {
     pub budget: Option<budget::Settings>,
     /// `--breaker`: the shared circuit's name and parameters.
     pub breaker: Option<breaker::Settings>,
+    /// `--throttle`: the shared adaptive throttle's name and parameters.
+    pub throttle: Option<throttle::Settings>,
     /// The preset's words for the rules that stop a run (give-up lines).
     pub labels: decide::Labels,
     /// What to do when the server asked to slow down and no wait of its

@@ -64,6 +64,16 @@ pub struct ModesArgs {
     #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::breaker::parse_name,
           value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
     pub breaker_status: Option<String>,
+
+    /// Print the state of the adaptive throttle NAME, and run nothing
+    ///
+    /// The probability that it rejects an attempt now, and the attempts and
+    /// accepts it counted over its window; with --store, the fleet's. With
+    /// --metrics-dir or --statsd, the throttle's series too (as every run
+    /// with --throttle writes them).
+    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::throttle::parse_name,
+          value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
+    pub throttle_status: Option<String>,
 }
 
 /// The mode asked for (clap lets one at most be).
@@ -83,6 +93,7 @@ pub enum Print {
     Presets(Option<String>),
     BudgetStatus(String),
     BreakerStatus(String),
+    ThrottleStatus(String),
 }
 
 impl ModesArgs {
@@ -105,6 +116,8 @@ impl ModesArgs {
             Asked::Print(Print::BudgetStatus(name))
         } else if let Some(name) = self.breaker_status.take() {
             Asked::Print(Print::BreakerStatus(name))
+        } else if let Some(name) = self.throttle_status.take() {
+            Asked::Print(Print::ThrottleStatus(name))
         } else {
             Asked::Run
         };

@@ -218,6 +218,7 @@ impl Throttle {
                 format!("--throttle {name}: {why}; reset, and this run goes without the throttle")
             }
             Fallback::Failed(e) => format!("--throttle {name}: {e}; running without the throttle"),
+            #[cfg(feature = "redis")]
             Fallback::Store(warning) => warning,
         };
         self.kind = Kind::Skipped;
@@ -242,6 +243,7 @@ enum Fallback {
     /// The host file could not be used, and why.
     Failed(String),
     /// The fleet's store failed: its whole warning.
+    #[cfg(feature = "redis")]
     Store(String),
 }
 
