@@ -59,6 +59,9 @@ mod readme;
 #[cfg(unix)]
 mod state_files;
 mod storm;
+// The adaptive throttle on the host and (with the feature) in Redis.
+#[cfg(unix)]
+mod throttle;
 // OpenTelemetry traces, against a receiver in Python; the commands are `sh`.
 #[cfg(unix)]
 mod trace;
