@@ -571,3 +571,69 @@ fn the_throttle_s_series_are_a_file_of_its_own() {
         "{series}"
     );
 }
+
+/// `bench/throttle.sh` at the size of a smoke test, on the build under
+/// test and without the release unit tests (`THROTTLE_QUICK`): it starts
+/// its redis-server on loopback, writes its section (keeping the rest of
+/// the file), and leaves neither the server nor its directory behind.
+#[test]
+fn the_cost_bench_runs_and_leaves_nothing_behind() {
+    let missing: Vec<&str> = ["hyperfine", "redis-server", "redis-cli", "python3"]
+        .into_iter()
+        .filter(|tool| {
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("command -v {tool}"))
+                .output()
+                .map_or(true, |out| !out.status.success())
+        })
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            std::env::var_os("RETRY_TESTS_NEED_BENCH").is_none(),
+            "missing for bench/throttle.sh: {missing:?}"
+        );
+        eprintln!("missing for bench/throttle.sh: {missing:?}: skipped");
+        return;
+    }
+    let dir = scratch();
+    let results = dir.path().join("RESULTS.md");
+    std::fs::write(&results, "# Results\n\n## Another section\n\nkept\n").unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/throttle.sh");
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .env("THROTTLE_BIN", crate::harness::bin())
+        .env("THROTTLE_QUICK", "1")
+        .env("THROTTLE_ATTEMPTS", "3")
+        .env("THROTTLE_RUNS", "2")
+        .env("THROTTLE_ROUNDS", "1")
+        .env("THROTTLE_RESULTS", &results)
+        .output()
+        .unwrap();
+    let said = text(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let written = std::fs::read_to_string(&results).unwrap();
+    assert!(written.contains("## Another section\n\nkept"), "{written}");
+    assert_eq!(
+        written.matches("## The adaptive throttle's cost").count(),
+        1,
+        "{written}"
+    );
+    for row in [
+        "| none (the baseline) | ",
+        "| host file | ",
+        "| Redis, loopback | ",
+    ] {
+        assert!(written.contains(row), "no row {row:?} in\n{written}");
+    }
+    // What it started and made: gone.
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("throttle: work dir "))
+        .unwrap();
+    let words: Vec<&str> = line.split(' ').collect();
+    let (work, pid) = (words[3].trim_end_matches(','), words[6]);
+    assert!(!std::path::Path::new(work).exists(), "{work} is left");
+    let pid: i32 = pid.parse().unwrap();
+    assert!(!crate::harness::alive(pid), "redis-server {pid} is left");
+}

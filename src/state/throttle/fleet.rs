@@ -141,7 +141,8 @@ mod tests {
     /// `bash bench/throttle.sh` runs this in release against the
     /// redis-server it started (`RETRY_BENCH_STORE`): what one decision
     /// costs over loopback (the outcome before it, the script, its round
-    /// trip), each timed alone; median and p99 of 1,000.
+    /// trip), each of `RETRY_BENCH_DECISIONS` (1,000) timed alone; median
+    /// and p99.
     #[test]
     #[ignore = "a measurement, for bench/throttle.sh"]
     fn cost_of_one_decision_over_loopback() {
@@ -162,7 +163,10 @@ mod tests {
         let mut fleet = Fleet::new(&settings, &remote);
         // Connected, and the script cached, before the count.
         fleet.ask(false, 0.5).unwrap();
-        let n = 1000;
+        let n: usize = std::env::var("RETRY_BENCH_DECISIONS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1000);
         let mut took: Vec<Duration> = (0..n)
             .map(|i| {
                 let started = Instant::now();
@@ -173,7 +177,7 @@ mod tests {
         took.sort();
         let us = |d: Duration| d.as_secs_f64() * 1e6;
         println!(
-            "fleet throttle: {:.0} us median, {:.0} us p99 per decision over loopback ({n} in a row)",
+            "fleet throttle: {:.1} us median, {:.1} us p99 per decision over loopback ({n} in a row)",
             us(took[n / 2]),
             us(took[n * 99 / 100])
         );

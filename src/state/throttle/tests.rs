@@ -209,3 +209,35 @@ fn a_window_ahead_by_more_than_a_window_is_not_trusted() {
             .contains("over 4294967296")
     );
 }
+
+/// `bash bench/throttle.sh` runs this in release: what one decision costs
+/// on the host's file (the lock, a read, the rule, a write, the unlock,
+/// the outcome before it told with it), each of `RETRY_BENCH_DECISIONS`
+/// (1,000) timed alone; median and p99.
+#[test]
+#[ignore = "a measurement, for bench/throttle.sh"]
+fn cost_of_one_host_decision() {
+    let n: usize = std::env::var("RETRY_BENCH_DECISIONS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1000);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = throttle(&tmp.path().join("retry"));
+    assert_eq!(t.ask(None, 0.5), Asked::default());
+    let mut took: Vec<Duration> = (0..n)
+        .map(|i| {
+            let started = std::time::Instant::now();
+            let asked = t.ask(Some(i % 2 == 0), 0.5);
+            let took = started.elapsed();
+            assert_eq!(asked.warning, None);
+            took
+        })
+        .collect();
+    took.sort();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!(
+        "host throttle: {:.1} us median, {:.1} us p99 per decision ({n} in a row)",
+        us(took[n / 2]),
+        us(took[n * 99 / 100])
+    );
+}
