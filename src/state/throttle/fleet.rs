@@ -141,8 +141,10 @@ mod tests {
     /// `bash bench/throttle.sh` runs this in release against the
     /// redis-server it started (`RETRY_BENCH_STORE`): what one decision
     /// costs over loopback (the outcome before it, the script, its round
-    /// trip), each of `RETRY_BENCH_DECISIONS` (1,000) timed alone; median
-    /// and p99.
+    /// trip), each of `RETRY_BENCH_DECISIONS` (1,000) timed alone, and
+    /// beside each, as the baseline, a script that does nothing through the
+    /// same seam (its thread, EVALSHA, the round trip): median and p99 of
+    /// each, alternating, so the machine's load falls on both alike.
     #[test]
     #[ignore = "a measurement, for bench/throttle.sh"]
     fn cost_of_one_decision_over_loopback() {
@@ -150,6 +152,7 @@ mod tests {
         let Ok(Store::Redis(remote)) = store::parse(&url) else {
             panic!("{url} is not a Redis store");
         };
+        let timeout = Duration::from_secs(1);
         let settings = Settings {
             name: "bench".into(),
             params: Params {
@@ -157,29 +160,44 @@ mod tests {
                 window_ms: 120_000,
             },
             store: Store::Redis(remote.clone()),
-            timeout: Duration::from_secs(1),
+            timeout,
             exit_code: 75,
         };
         let mut fleet = Fleet::new(&settings, &remote);
-        // Connected, and the script cached, before the count.
+        let mut empty = Script::new(&remote, "return {1}", "retry:bench:empty".into(), timeout);
+        // Connected, and the scripts cached, before the count.
         fleet.ask(false, 0.5).unwrap();
+        empty.call(vec![]).unwrap();
         let n: usize = std::env::var("RETRY_BENCH_DECISIONS")
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(1000);
-        let mut took: Vec<Duration> = (0..n)
+        let timed = |call: &mut dyn FnMut()| {
+            let started = Instant::now();
+            call();
+            started.elapsed()
+        };
+        let (mut took, mut baseline): (Vec<Duration>, Vec<Duration>) = (0..n)
             .map(|i| {
-                let started = Instant::now();
-                fleet.ask(i % 2 == 0, 0.5).unwrap();
-                started.elapsed()
+                let decision = timed(&mut || {
+                    fleet.ask(i % 2 == 0, 0.5).unwrap();
+                });
+                let nothing = timed(&mut || {
+                    empty.call(vec![]).unwrap();
+                });
+                (decision, nothing)
             })
-            .collect();
+            .unzip();
         took.sort();
+        baseline.sort();
         let us = |d: Duration| d.as_secs_f64() * 1e6;
         println!(
-            "fleet throttle: {:.1} us median, {:.1} us p99 per decision over loopback ({n} in a row)",
+            "fleet throttle: {:.1} us median, {:.1} us p99 per decision over loopback; \
+             an empty script: {:.1} us median, {:.1} us p99 ({n} of each, alternating)",
             us(took[n / 2]),
-            us(took[n * 99 / 100])
+            us(took[n * 99 / 100]),
+            us(baseline[n / 2]),
+            us(baseline[n * 99 / 100]),
         );
     }
 }
