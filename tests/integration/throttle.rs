@@ -572,6 +572,73 @@ fn the_throttle_s_series_are_a_file_of_its_own() {
     );
 }
 
+/// Bad input: one line naming the option (or its variable) and the value,
+/// exit 2, and nothing runs.
+#[test]
+fn bad_values_are_one_line_exit_2_and_nothing_runs() {
+    let t = Throttle::host();
+    let log = t.path("log");
+    let script = format!("echo >> '{}'", log.display());
+    let cases: [(&[&str], Option<(&str, &str)>, &str); 8] = [
+        (
+            &["--throttle", "api", "--throttle-k", "0"],
+            None,
+            "invalid value '0' for '--throttle-k <K>'",
+        ),
+        (
+            &["--throttle", "api", "--throttle-k", "-1"],
+            None,
+            "invalid value '-1' for '--throttle-k <K>'",
+        ),
+        (
+            &["--throttle", "api", "--throttle-k", "nan"],
+            None,
+            "invalid value 'nan' for '--throttle-k <K>'",
+        ),
+        (
+            &["--throttle", "api", "--throttle-k", "inf"],
+            None,
+            "invalid value 'inf' for '--throttle-k <K>'",
+        ),
+        (
+            &["--throttle", "api"],
+            Some(("RETRY_THROTTLE_K", "-2")),
+            "RETRY_THROTTLE_K",
+        ),
+        (
+            &["--throttle", "api", "--throttle-window", "999ms"],
+            None,
+            "`--throttle-window 999ms` is under 1s",
+        ),
+        (
+            &["--throttle", "api"],
+            Some(("RETRY_THROTTLE_WINDOW", "0s")),
+            "RETRY_THROTTLE_WINDOW",
+        ),
+        (
+            &["--throttle", "../x"],
+            None,
+            "invalid value '../x' for '--throttle <NAME>'",
+        ),
+    ];
+    for (args, variable, said) in cases {
+        let mut run = retry(&[]).env("XDG_RUNTIME_DIR", t.dir.path()).args(args);
+        if let Some((name, value)) = variable {
+            run = run.env(name, value);
+        }
+        let output = run.args(&["--", "sh", "-c", &script]).output();
+        let err = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+        assert!(!log.exists(), "{args:?}: the command ran");
+    }
+    assert!(
+        !t.path("retry").exists(),
+        "a refused line touched the state"
+    );
+}
+
 /// `bench/throttle.sh` at the size of a smoke test, on the build under
 /// test and without the release unit tests (`THROTTLE_QUICK`): it starts
 /// its redis-server on loopback, writes its section (keeping the rest of
