@@ -141,12 +141,8 @@ if [ "$out" = - ]; then
     section
     exit 0
 fi
-{
-    [ -f "$out" ] && awk '/^## The Action.s cached start/ { skip = 1; next } /^## / { skip = 0 } !skip' "$out" |
-        sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
-    echo
-    section
-} >"$out.new"
-mv "$out.new" "$out"
+# shellcheck source=bench/results.sh
+. bench/results.sh
+section | replace_section "$out" "## The Action's cached start"
 section
 echo "action: results in $out" >&2

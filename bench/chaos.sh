@@ -87,11 +87,9 @@ echo "chaos: $seconds s"
 
 machine="$(nproc) cores, $(uname -srm), $(date -u +%Y-%m-%d)"
 results=bench/RESULTS.md
+# shellcheck source=bench/results.sh
+. bench/results.sh
 {
-    # The file without an earlier version of this section.
-    [ -f "$results" ] && awk '/^## Reliability \(chaos test\)$/ { skip = 1; next } /^## / { skip = 0 } !skip' "$results" |
-        sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
-    echo
     echo "## Reliability (chaos test)"
     echo
     echo "Produced by \`bash bench/chaos.sh\` on: $machine; binary ${bin#"$PWD"/}, seeds $seed to $(( seed + runs - 1 )), $seconds s."
@@ -112,7 +110,6 @@ results=bench/RESULTS.md
         awk '/chaos: violation, / { keep = 1; sub(/^.*chaos: violation, /, ""); print; next } keep && /^    / { print; next } { keep = 0 }' "$log"
         echo '```'
     fi
-} >"$results.new"
-mv "$results.new" "$results"
+} | replace_section "$results" "## Reliability (chaos test)"
 echo "chaos: results in $results" >&2
 [ "$violations" = 0 ]

@@ -51,10 +51,9 @@ done
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), Linux $(uname -r), $(date -u +%Y-%m-%d)"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 results=bench/RESULTS.md
+# shellcheck source=bench/results.sh
+. bench/results.sh
 {
-    [ -f "$results" ] && awk '/^## Fleets/ { skip = 1; next } /^## / { skip = 0 } !skip' "$results" |
-        sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
-    echo
     echo "## Fleets (--simulate at 10^3 to 10^5 clients)"
     echo
     echo "Produced by \`bash bench/fleet.sh\` on: $machine; load average at the end $load (a shared machine: the CPU seconds of a busy neighbour's turn are not counted, but its cache is shared)."
@@ -63,6 +62,5 @@ results=bench/RESULTS.md
     echo "| model | strategy | clients | reps | CPU seconds | requests | ns per request | peak MiB |"
     echo "|---|---|---|---|---|---|---|---|"
     cat "$rows"
-} >"$results.new"
-mv "$results.new" "$results"
+} | replace_section "$results" "## Fleets"
 echo "fleet: results in $results" >&2

@@ -50,10 +50,9 @@ PY
 machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), Linux $(uname -r), $(date -u +%Y-%m-%d)"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 results=bench/RESULTS.md
+# shellcheck source=bench/results.sh
+. bench/results.sh
 {
-    [ -f "$results" ] && awk '/^## An outage, simulated/ { skip = 1; next } /^## / { skip = 0 } !skip' "$results" |
-        sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
-    echo
     echo "## An outage, simulated: \`bash bench/outage.sh\`"
     echo
     echo "Produced by \`bash bench/outage.sh\` on: $machine; load average at the end $load (a shared machine)."
@@ -70,6 +69,5 @@ results=bench/RESULTS.md
     echo "\`retry ${BIG[*]}\`:"
     echo
     markdown "$big"
-} >"$results.new"
-mv "$results.new" "$results"
+} | replace_section "$results" "## An outage, simulated"
 echo "outage: results in $results" >&2

@@ -152,12 +152,8 @@ if [ "$out" = - ]; then
     section
     exit 0
 fi
-{
-    [ -f "$out" ] && awk '/^## Start-up and per-attempt cost/ { skip = 1; next } /^## / { skip = 0 } !skip' "$out" |
-        sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
-    echo
-    section
-} >"$out.new"
-mv "$out.new" "$out"
+# shellcheck source=bench/results.sh
+. bench/results.sh
+section | replace_section "$out" "## Start-up and per-attempt cost"
 section
 echo "startup: results in $out" >&2

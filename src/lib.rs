@@ -191,10 +191,13 @@ fn run_command(
     // The run begins: the one reading of the wall clock, from which every
     // event's stamp follows the host's clock.
     let origin = events::Origin::new(std::time::SystemTime::now(), host.now());
-    let command = (options.program.as_os_str(), options.args.as_slice());
+    let command = (
+        options.command.program.as_os_str(),
+        options.command.args.as_slice(),
+    );
     let mut reporter = sinks::Reporter::new(report, to, id, origin, tracing, command);
     reporter.begin(report, said, host.now());
-    let seed = options.seed;
+    let seed = options.limits.seed;
     let exit = run::run(
         options,
         &mut host,

@@ -63,6 +63,15 @@ pub struct Backoff {
     pub factor: f64,
 }
 
+/// What `--jitter`, `--base`, `--cap`, `--factor` and `--max-attempts`
+/// make of a run or a plan: how it retries, its sleeps and how many
+/// attempts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Retries {
+    pub backoff: Backoff,
+    pub attempts: crate::policy::Attempts,
+}
+
 /// One computed sleep and the upper bound it was drawn under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sleep {

@@ -101,15 +101,13 @@ esac
 # rest kept), as bench/outage.sh writes its own.
 results=bench/RESULTS.md
 dir=${OUT#bench/}
+# shellcheck source=bench/results.sh
+. bench/results.sh
 {
-    [ -f "$results" ] && awk -v head="## $section: " 'index($0, head) == 1 { skip = 1; next } /^## / { skip = 0 } !skip' "$results" |
-        sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
-    echo
     echo "## $section: \`$command\`"
     echo
     echo "Real \`retry\` processes against the loopback server with an outage window, beside \`--simulate --model outage\` with the same parameters; the chart is [$dir/outage.svg]($dir/outage.svg), the rows [$dir/live.csv]($dir/live.csv) and [$dir/sim.csv]($dir/sim.csv)."
     echo
     cat "$OUT/agreement.md"
-} >"$results.new"
-mv "$results.new" "$results"
+} | replace_section "$results" "## $section: "
 echo "outage-live: results in $results" >&2

@@ -99,9 +99,9 @@ pub(crate) const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";
 /// What the groups resolved, each checked by its own `resolve`.
 #[derive(Debug)]
 pub struct Settings {
-    pub backoff: crate::strategy::Backoff,
+    pub retries: crate::strategy::Retries,
     pub policy: crate::policy::Policy,
-    pub limits: process::Limits,
+    pub limits: crate::run::Limits,
     pub circuit: breaker::Circuit,
     pub throttle: throttle::Throttle,
     pub store: store::Kept,
@@ -123,7 +123,7 @@ impl RunArgs {
         let store = self.store.resolve(provenance)?;
         Ok(Settings {
             throttle,
-            backoff: schedule.for_mode(provenance, simulate)?,
+            retries: schedule.for_mode(provenance, simulate)?,
             budget: self.budget.resolve(provenance)?,
             policy,
             limits,

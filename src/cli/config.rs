@@ -4,8 +4,6 @@
 //! the mode. The rest of the program only ever sees valid options of the
 //! mode it runs.
 
-use std::ffi::OsString;
-
 use crate::cli::args;
 use crate::cli::args::modes::{Asked, Print};
 use crate::cli::presets::{Judging, Words, apply_preset};
@@ -75,7 +73,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     let command = cli.programs.resolve(simulate);
     let name = cli.programs.preset.take();
     let catalog = crate::preset::catalog(name.as_deref(), command.is_some());
-    let words_of = command.as_ref().map(|(p, a)| (p.as_os_str(), a.as_slice()));
+    let words_of = (command.as_ref()).map(|c| (c.program.as_os_str(), c.args.as_slice()));
     let chosen = crate::preset::resolve(&catalog, name.as_deref(), words_of, &PLATFORM_FILES)
         .map_err(usage)?;
     let words = match &chosen.preset {
@@ -92,10 +90,12 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         (Asked::Simulate, Some(simulation)) => {
             use crate::cli::args::simulation::Simulation;
             let budget = resolved.budget.params;
-            Ok(match simulation.resolve(&cli, resolved.backoff, budget)? {
-                Simulation::Sweep(options) => Mode::Simulate(options),
-                Simulation::Outage(options) => Mode::Outage(options),
-            })
+            Ok(
+                match simulation.resolve(&cli, resolved.retries.backoff, budget)? {
+                    Simulation::Sweep(options) => Mode::Simulate(options),
+                    Simulation::Outage(options) => Mode::Outage(options),
+                },
+            )
         }
         _ => Ok(run(cli, resolved, words, chosen, command)),
     }
@@ -185,16 +185,15 @@ fn plan(
     resolved: args::Settings,
     chosen: &crate::preset::Resolved<'_>,
     simulation: crate::cli::SimulationArgs,
-    command: Option<(OsString, Vec<OsString>)>,
+    command: Option<run::Command>,
 ) -> Mode {
-    let command = command
-        .as_ref()
-        .map(|(program, args)| crate::sinks::name::CommandName::new(program, args).full);
+    let command =
+        (command.as_ref()).map(|c| crate::sinks::name::CommandName::new(&c.program, &c.args).full);
     Mode::Plan(crate::plan::Options {
         preset: preset_line(chosen, &cli.provenance),
-        backoff: resolved.backoff,
-        attempts: cli.backoff.max_attempts,
-        seed: cli.process.seed,
+        backoff: resolved.retries.backoff,
+        attempts: resolved.retries.attempts,
+        seed: resolved.limits.seed,
         format: simulation.format.into(),
         max_time: resolved.limits.max_time,
         command,
@@ -207,10 +206,10 @@ fn run(
     resolved: args::Settings,
     words: Words,
     chosen: crate::preset::Resolved<'_>,
-    command: Option<(OsString, Vec<OsString>)>,
+    command: Option<run::Command>,
 ) -> Mode {
     let args::Settings {
-        backoff,
+        retries,
         policy,
         limits,
         circuit,
@@ -231,29 +230,21 @@ fn run(
     let skipped = circuit.exit_code();
     let throttle = (cli.throttle.throttle).map(|name| throttle.named(name, store.clone(), skipped));
     let breaker = (cli.breaker.breaker).map(|name| circuit.named(name, limits.max_time, store));
-    let logging = cli.logging.resolve();
     let report = sinks::Settings {
-        log_format: logging.format,
-        log_file: logging.file,
-        verbosity: logging.verbosity,
+        log: cli.logging.resolve(),
         metrics: cli.metrics.resolve(),
         preset: preset_line(&chosen, &cli.provenance),
         preset_warnings: chosen.warnings,
         no_preset: chosen.no_preset,
     };
     // clap guarantees at least one word when a command is run.
-    let (program, args) = command.unwrap_or_default();
+    let command = command.unwrap_or_default();
     let options = run::Options {
-        backoff,
-        attempts: cli.backoff.max_attempts,
+        retries,
         policy,
-        timeout: limits.timeout,
-        kill_after: limits.kill_after,
-        max_time: limits.max_time,
-        seed: cli.process.seed,
+        limits,
         countdown: report.countdown(),
         withheld: &sinks::WITHHELD,
-        foreground: cli.programs.foreground.into(),
         on_retry,
         pipes,
         budget,
@@ -263,8 +254,7 @@ fn run(
         slow_down_advice,
         hidden_advice: hidden,
         named_codes,
-        program,
-        args,
+        command,
     };
     Mode::Run(Box::new(options), Box::new(report), cli.provenance)
 }

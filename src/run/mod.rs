@@ -48,7 +48,7 @@ use crate::status::Status;
 use crate::strategy::{Schedule, Sleep};
 
 pub use host::Host;
-pub use options::Options;
+pub use options::{Command, Limits, Options};
 pub use outcome::{Attempt, AttemptInfo, Ended, Exit, SpawnError, Unsettled};
 
 /// Runs the loop to its end and returns how retry ends. Its events are
@@ -105,7 +105,7 @@ fn run_to_end<R: Rng>(
                 host.now(),
                 Event::GaveUp {
                     attempt: 0,
-                    limit: config.attempts,
+                    limit: config.retries.attempts,
                     reason,
                     took: None,
                 },
@@ -131,7 +131,7 @@ fn run_to_end<R: Rng>(
                     host.now(),
                     Event::GaveUp {
                         attempt: run.number,
-                        limit: config.attempts,
+                        limit: config.retries.attempts,
                         reason,
                         took: run.took.take(),
                     },
@@ -192,12 +192,12 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             config,
             rules: Rules {
                 policy: config.policy.clone(),
-                limit: config.attempts,
-                cap: config.backoff.cap,
+                limit: config.retries.attempts,
+                cap: config.retries.backoff.cap,
                 labels: config.labels.clone(),
             },
-            run_deadline: after(now, config.max_time),
-            schedule: Schedule::new(config.backoff),
+            run_deadline: after(now, config.limits.max_time),
+            schedule: Schedule::new(config.retries.backoff),
             new_rng: Some(new_rng),
             rng: None,
             number: 1,
@@ -231,7 +231,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             host.now(),
             Event::Starting {
                 attempt: self.number,
-                limit: self.config.attempts,
+                limit: self.config.retries.attempts,
             },
         );
         let facts = self.attempt(host, tell)?;
@@ -334,11 +334,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             host.now(),
             Event::Rejected {
                 attempt: self.number,
-                limit: self.config.attempts,
+                limit: self.config.retries.attempts,
                 throttle: name,
                 probability: asked.probability,
                 sleep,
-                jitter: self.config.backoff.jitter,
+                jitter: self.config.retries.backoff.jitter,
             },
         );
         tell.warn(host.now(), self.number, warning);
@@ -379,7 +379,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             host.now(),
             Event::Succeeded {
                 attempt: self.number,
-                limit: self.config.attempts,
+                limit: self.config.retries.attempts,
                 status,
                 slept_ms: self.slept_ms,
                 took: self.took.unwrap_or_default(),
@@ -478,11 +478,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         let config = self.config;
         let info = AttemptInfo {
             number: self.number,
-            limit: config.attempts,
+            limit: config.retries.attempts,
             previous_code: self.previous_code,
         };
         let started = host.now();
-        let deadline = earliest(after(started, config.timeout), self.run_deadline);
+        let deadline = earliest(after(started, config.limits.timeout), self.run_deadline);
         self.took = None;
         let Attempt { ended, seen } = host
             .run(info, deadline)
@@ -493,9 +493,9 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             Ended::NotStarted(errno) => (Status::not_started(errno), Stopped::No),
             Ended::TimedOut => {
                 let (limit, stopped) = if deadline.is_some() && deadline == self.run_deadline {
-                    (config.max_time, Stopped::ByMaxTime)
+                    (config.limits.max_time, Stopped::ByMaxTime)
                 } else {
-                    (config.timeout, Stopped::ByTimeout)
+                    (config.limits.timeout, Stopped::ByTimeout)
                 };
                 (Status::timed_out(limit.unwrap_or_default()), stopped)
             }
@@ -547,10 +547,10 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             host.now(),
             Event::Retrying {
                 attempt: self.number,
-                limit: config.attempts,
+                limit: config.retries.attempts,
                 status,
                 sleep,
-                jitter: config.backoff.jitter,
+                jitter: config.retries.backoff.jitter,
                 hint,
                 took: self.took.take().unwrap_or_default(),
             },
@@ -581,7 +581,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                     host.now(),
                     Event::HookFailed {
                         attempt: self.number,
-                        limit: config.attempts,
+                        limit: config.retries.attempts,
                         status: hook_status,
                         error,
                     },

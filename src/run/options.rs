@@ -4,28 +4,26 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::policy::{Attempts, Policy};
+use crate::policy::Policy;
 use crate::run::{decide, pipes};
 use crate::state::{breaker, budget, throttle};
-use crate::strategy::Backoff;
+use crate::strategy::Retries;
 
-/// Everything a run of COMMAND needs, validated (`cli::config`).
+/// Everything a run of COMMAND needs, validated (`cli::config`): each
+/// group of options whole, as its group's `resolve` made it.
 #[derive(Debug)]
 pub struct Options {
-    pub backoff: Backoff,
-    pub attempts: Attempts,
+    /// `--jitter`, `--base`, `--cap`, `--factor`, `--max-attempts`.
+    pub retries: Retries,
     pub policy: Policy,
-    pub timeout: Option<Duration>,
-    pub kill_after: Duration,
-    pub max_time: Option<Duration>,
-    pub seed: Option<u64>,
+    /// `--timeout`, `--kill-after`, `--max-time`, `--seed`.
+    pub limits: Limits,
     /// Whether a live countdown may be drawn on stderr during long sleeps
     /// (the log's lines, if any there, are text): a terminal's is.
     pub countdown: bool,
     /// Variables of retry's outputs that no attempt or hook inherits
     /// (the outputs name them): the loop does not know what they mean.
     pub withheld: &'static [&'static str],
-    pub foreground: Foreground,
     /// `--on-retry`: a shell command run between a failed attempt and its sleep.
     pub on_retry: Option<String>,
     /// `--stdin`, `--stdout-once` and the output conditions.
@@ -49,15 +47,33 @@ pub struct Options {
     /// would give were it named: a code it would stop on is retried (a
     /// code is no evidence), and said once.
     pub named_codes: Option<(crate::policy::Policy, String)>,
-    /// What to execute: the program and its arguments (`/bin/sh -c …` with `--shell`).
+    /// COMMAND, `--shell`, `--foreground`.
+    pub command: Command,
+}
+
+/// An attempt's and the run's limits, and the random seed.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub timeout: Option<Duration>,
+    pub kill_after: Duration,
+    pub max_time: Option<Duration>,
+    pub seed: Option<u64>,
+}
+
+/// What to execute and how.
+#[derive(Debug, Default)]
+pub struct Command {
+    /// The program and its arguments (`/bin/sh -c …` with `--shell`).
     pub program: OsString,
     pub args: Vec<OsString>,
+    pub foreground: Foreground,
 }
 
 /// `--foreground`: whether the command shares retry's process group.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Foreground {
     /// Shared when stdin is a terminal.
+    #[default]
     Auto,
     Always,
     Never,

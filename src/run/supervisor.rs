@@ -87,7 +87,7 @@ impl<'a> Supervisor<'a> {
     /// The host for one run of `options`, with retry's signal handlers
     /// installed; `id` is the run's (`Lineage::unique_id`), as its log has it.
     pub fn new(options: &'a Options, signals: Signals, id: String) -> Self {
-        let own_group = match options.foreground {
+        let own_group = match options.command.foreground {
             Foreground::Always => false,
             Foreground::Never => true,
             Foreground::Auto => !platform::stdin_is_terminal(),
@@ -101,13 +101,13 @@ impl<'a> Supervisor<'a> {
         // JSON or --quiet asked for no such line (`options.countdown`).
         let countdown = options.countdown && countdown::enabled();
         Self {
-            program: &options.program,
-            args: &options.args,
+            program: &options.command.program,
+            args: &options.command.args,
             own_group,
             subreaper: platform::reaper::become_subreaper(),
             lineage: Lineage::new(std::env::var_os(lineage::VARIABLE).as_deref(), id),
-            kill_after: options.kill_after,
-            limit: options.attempts,
+            kill_after: options.limits.kill_after,
+            limit: options.retries.attempts,
             signals,
             countdown,
             withheld: options.withheld,

@@ -456,7 +456,7 @@ fn a_code_a_chosen_preset_would_stop_on_named_is_retried_and_said_once() {
     assert_eq!((code, host.seen.len()), (0, 4));
     assert_eq!(warnings_with(&events, "is retried: the npm preset"), [3]);
     // Not on the last attempt: nothing is retried there.
-    npm.attempts = Attempts::Limit(1);
+    npm.retries.attempts = Attempts::Limit(1);
     let mut host = FakeHost::new(vec![exit(1)]);
     let (_, events) = run_with(&npm, &mut host);
     assert_eq!(warnings_with(&events, said), Vec::<u32>::new());

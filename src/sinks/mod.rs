@@ -36,10 +36,8 @@ use name::CommandName;
 /// What the command line asked of the outputs, validated (`cli::config`).
 #[derive(Debug)]
 pub struct Settings {
-    pub log_format: LogFormat,
-    /// `--log-file`: where retry's lines go instead of stderr.
-    pub log_file: Option<PathBuf>,
-    pub verbosity: Verbosity,
+    /// `--log-format`, `--log-file`, `--quiet`, `--verbose`.
+    pub log: log::Settings,
     /// `--metrics-dir`, `--statsd` and their job: the run's metrics.
     pub metrics: metrics::Settings,
     /// The preset that judges the run, named or chosen by the program it
@@ -56,9 +54,9 @@ impl Settings {
     /// Whether a live countdown may share stderr with the lines: only
     /// with text lines there, and not with `--quiet`.
     pub fn countdown(&self) -> bool {
-        self.log_format == LogFormat::Text
-            && self.log_file.is_none()
-            && self.verbosity != Verbosity::Quiet
+        self.log.format == LogFormat::Text
+            && self.log.file.is_none()
+            && self.log.verbosity != Verbosity::Quiet
     }
 }
 
@@ -118,7 +116,7 @@ impl Reporter {
         let job = job.as_ref();
         Self {
             origin,
-            log: Log::new(settings.log_format, settings.verbosity, name, to, run)
+            log: Log::new(settings.log.format, settings.log.verbosity, name, to, run)
                 .with_action_wishes(),
             summary: summary::StepSummary::from_env(),
             outputs: summary::StepOutputs::from_env(),
@@ -271,7 +269,7 @@ impl Settings {
     /// go. A `--log-file` that cannot be opened is a bad value.
     pub fn open(&self, log_file: &str, metrics_dir: &str) -> Result<Destination, String> {
         self.metrics.check_dir(metrics_dir)?;
-        match &self.log_file {
+        match &self.log.file {
             None => Ok(Destination::Stderr),
             Some(path) => log::open(path).map(Destination::File).map_err(|error| {
                 format!(
@@ -294,9 +292,11 @@ mod tests {
 
     fn reporter(metrics: metrics::Settings) -> Reporter {
         let settings = Settings {
-            log_format: LogFormat::Text,
-            log_file: None,
-            verbosity: Verbosity::Normal,
+            log: log::Settings {
+                format: LogFormat::Text,
+                file: None,
+                verbosity: Verbosity::Normal,
+            },
             metrics,
             preset: None,
             preset_warnings: vec![],
@@ -337,9 +337,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log_path = dir.path().join("retry.log");
         let settings = Settings {
-            log_format: LogFormat::Json,
-            log_file: Some(log_path.clone()),
-            verbosity: Verbosity::Normal,
+            log: log::Settings {
+                format: LogFormat::Json,
+                file: Some(log_path.clone()),
+                verbosity: Verbosity::Normal,
+            },
             metrics: metrics::Settings {
                 job: Some(metrics::job::parse("nightly").unwrap()),
                 dir: Some(dir.path().to_owned()),

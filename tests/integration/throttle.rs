@@ -579,7 +579,9 @@ fn bad_values_are_one_line_exit_2_and_nothing_runs() {
     let t = Throttle::host();
     let log = t.path("log");
     let script = format!("echo >> '{}'", log.display());
-    let cases: [(&[&str], Option<(&str, &str)>, &str); 8] = [
+    /// The line, a variable set, and what the error says.
+    type Case<'a> = (&'a [&'a str], Option<(&'a str, &'a str)>, &'a str);
+    let cases: [Case; 8] = [
         (
             &["--throttle", "api", "--throttle-k", "0"],
             None,

@@ -12,7 +12,7 @@ use crate::cli::refuse::{fmt, usage};
 use crate::cli::values::{parse_attempts, parse_factor};
 use crate::duration::parse as parse_duration;
 use crate::policy::Attempts;
-use crate::strategy::{Backoff, Jitter};
+use crate::strategy::{Backoff, Jitter, Retries};
 
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -48,18 +48,19 @@ pub struct BackoffArgs {
 /// The schedule, checked, before the mode says whether `--jitter all`
 /// may stand.
 #[derive(Clone, Copy, Debug)]
-pub struct Schedule {
+pub struct Pending {
     /// `None`: `all`.
     jitter: Option<Jitter>,
     base: Duration,
     cap: Duration,
     factor: f64,
+    attempts: Attempts,
 }
 
 impl BackoffArgs {
     /// The schedule of a run, a plan or a simulation: a cap below the base
     /// is refused.
-    pub fn resolve(&self, provenance: &Provenance) -> Result<Schedule, clap::Error> {
+    pub fn resolve(&self, provenance: &Provenance) -> Result<Pending, clap::Error> {
         if self.cap < self.base {
             let (cap, base) = (fmt(self.cap), fmt(self.base));
             let fix = if provenance.is_default(id::CAP) {
@@ -75,19 +76,20 @@ impl BackoffArgs {
                 provenance.name(id::BASE, &base),
             )));
         }
-        Ok(Schedule {
+        Ok(Pending {
             jitter: self.jitter.single(),
             base: self.base,
             cap: self.cap,
             factor: self.factor,
+            attempts: self.max_attempts,
         })
     }
 }
 
-impl Schedule {
+impl Pending {
     /// The backoff of the mode: `--jitter all` is refused outside
     /// `--simulate` (`simulate`), the one mode that compares every strategy.
-    pub fn for_mode(self, provenance: &Provenance, simulate: bool) -> Result<Backoff, clap::Error> {
+    pub fn for_mode(self, provenance: &Provenance, simulate: bool) -> Result<Retries, clap::Error> {
         let jitter = match (self.jitter, simulate) {
             (Some(jitter), _) => jitter,
             // The run's own backoff is unused when every strategy is simulated.
@@ -99,11 +101,14 @@ impl Schedule {
                 )));
             }
         };
-        Ok(Backoff {
-            jitter,
-            base: self.base,
-            cap: self.cap,
-            factor: self.factor,
+        Ok(Retries {
+            backoff: Backoff {
+                jitter,
+                base: self.base,
+                cap: self.cap,
+                factor: self.factor,
+            },
+            attempts: self.attempts,
         })
     }
 }

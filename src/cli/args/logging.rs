@@ -4,7 +4,7 @@ use clap::{Args, ValueHint};
 
 use crate::cli::choices::LogFormatChoice;
 use crate::cli::values::parse_switch;
-use crate::sinks::log::{LogFormat, Verbosity};
+use crate::sinks::log::{Settings, Verbosity};
 
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -37,19 +37,11 @@ pub struct LoggingArgs {
     pub verbose: bool,
 }
 
-/// Where and how retry's lines are written.
-#[derive(Debug)]
-pub struct Logging {
-    pub format: LogFormat,
-    pub file: Option<std::path::PathBuf>,
-    pub verbosity: Verbosity,
-}
-
 impl LoggingArgs {
     /// A run's log; `auto` asks whether it runs in GitHub Actions. clap
     /// refuses -q with -v, so nothing is left to check.
-    pub fn resolve(self) -> Logging {
-        Logging {
+    pub fn resolve(self) -> Settings {
+        Settings {
             format: (self.log_format)
                 .resolve(std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")),
             file: self.log_file,

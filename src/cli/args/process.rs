@@ -8,6 +8,7 @@ use crate::cli::id;
 use crate::cli::provenance::Provenance;
 use crate::cli::refuse::usage;
 use crate::duration::parse as parse_duration;
+use crate::run::Limits;
 
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -48,17 +49,9 @@ pub struct ProcessArgs {
     pub seed: Option<u64>,
 }
 
-/// An attempt's and the run's limits.
-#[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    pub timeout: Option<Duration>,
-    pub kill_after: Duration,
-    pub max_time: Option<Duration>,
-}
-
 impl ProcessArgs {
-    /// The limits: zero is no limit but a run that could not start, so it
-    /// is refused (no limit is the option left out).
+    /// The limits and the seed: zero is no limit but a run that could not
+    /// start, so it is refused (no limit is the option left out).
     pub fn resolve(&self, provenance: &Provenance) -> Result<Limits, clap::Error> {
         if self.timeout == Some(Duration::ZERO) {
             return Err(usage(format!(
@@ -76,6 +69,7 @@ impl ProcessArgs {
             timeout: self.timeout,
             kill_after: self.kill_after,
             max_time: self.max_time,
+            seed: self.seed,
         })
     }
 }

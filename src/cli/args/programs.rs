@@ -8,6 +8,7 @@ use clap::{Args, ValueHint};
 use crate::cli::args::PROGRAMS;
 use crate::cli::choices::ForegroundChoice;
 use crate::cli::values::{PresetName, parse_switch};
+use crate::run::Command;
 
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -55,18 +56,23 @@ pub struct ProgramsArgs {
 
 impl ProgramsArgs {
     /// COMMAND's words as a program and its arguments (with `-s`, one
-    /// script for the shell), or none: no COMMAND, or one `--simulate`
-    /// refuses.
-    pub fn resolve(&self, simulate: bool) -> Option<(OsString, Vec<OsString>)> {
+    /// script for the shell) and its process group, or none: no COMMAND,
+    /// or one `--simulate` refuses.
+    pub fn resolve(&self, simulate: bool) -> Option<Command> {
         if self.command.is_empty() || simulate {
             return None;
         }
         let mut words = self.command.iter().cloned();
-        Some(if self.shell {
+        let (program, args) = if self.shell {
             let script = words.collect::<Vec<_>>().join(OsStr::new(" "));
             crate::platform::shell(script)
         } else {
             (words.next().unwrap_or_default(), words.collect())
+        };
+        Some(Command {
+            program,
+            args,
+            foreground: self.foreground.into(),
         })
     }
 }

@@ -219,10 +219,13 @@ fn zero_limits_are_refused() {
 #[cfg(unix)] // Unix paths, programs or errno wording
 fn shell_mode_joins_words_into_one_script() {
     let c = config(&["-s", "echo", "a|", "wc"]).unwrap();
-    assert_eq!(c.program, "/bin/sh");
-    assert_eq!(c.args, ["-c", "echo a| wc"]);
+    assert_eq!(c.command.program, "/bin/sh");
+    assert_eq!(c.command.args, ["-c", "echo a| wc"]);
     let c = config(&["echo", "a|", "wc"]).unwrap();
-    assert_eq!((c.program.as_os_str(), c.args.len()), ("echo".as_ref(), 2));
+    assert_eq!(
+        (c.command.program.as_os_str(), c.command.args.len()),
+        ("echo".as_ref(), 2)
+    );
 }
 
 #[test]
@@ -431,9 +434,12 @@ fn every_builtin_preset_passes_the_flags_own_parsers() {
 
 #[test]
 fn quiet_and_verbose_choose_verbosity() {
-    assert_eq!(report(&["-q", "true"]).unwrap().verbosity, Verbosity::Quiet);
     assert_eq!(
-        report(&["-v", "true"]).unwrap().verbosity,
+        report(&["-q", "true"]).unwrap().log.verbosity,
+        Verbosity::Quiet
+    );
+    assert_eq!(
+        report(&["-v", "true"]).unwrap().log.verbosity,
         Verbosity::Verbose
     );
     assert!(config(&["-q", "-v", "true"]).is_err());

@@ -38,6 +38,16 @@ pub enum LogFormat {
     Github,
 }
 
+/// Where and how retry's lines are written (`--log-format`, `--log-file`,
+/// `--quiet`, `--verbose`), as `cli` resolved them.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub format: LogFormat,
+    /// `--log-file`: where retry's lines go instead of stderr.
+    pub file: Option<PathBuf>,
+    pub verbosity: Verbosity,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verbosity {
     Quiet,
