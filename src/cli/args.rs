@@ -65,7 +65,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub breaker: BreakerArgs,
 
-    #[command(flatten)]
+    /// `--throttle` and `--throttle-status`: parsed in full only (see
+    /// `args/throttle.rs`), so not flattened here; `parse_from` fills it.
+    #[arg(skip)]
     pub throttle: ThrottleArgs,
 
     #[command(flatten)]

@@ -57,13 +57,22 @@ pub enum Mode {
 pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     let (mut cli, simulation) = match parsed {
         Parsed::Lean(run) => (run, None),
-        Parsed::Full(Cli { run, simulation }) => (run, Some(simulation)),
+        Parsed::Full(Cli {
+            run, simulation, ..
+        }) => (run, Some(simulation)),
     };
     // The modes that only print come first, before the run's rules (as
     // ripgrep decides its special modes): an environment set up for jobs
     // (`RETRY_BASE=10s RETRY_CAP=1s`) must not break a shell profile's
     // `retry --completions bash`. Each checks its own options only.
-    let asked = match cli.modes.resolve()? {
+    // `--throttle-status` is the throttle's (parsed in full only); clap
+    // lets one mode at most be given.
+    let throttle_status = cli.throttle.throttle_status.take();
+    let asked = match throttle_status.map(|name| Asked::Print(Print::ThrottleStatus(name))) {
+        Some(asked) => asked,
+        None => cli.modes.resolve()?,
+    };
+    let asked = match asked {
         Asked::Print(print) => return printing(cli, print),
         asked => asked,
     };

@@ -103,6 +103,10 @@ pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
 pub const BREAKER_ONLY: [&str; 3] = [BREAKER_AFTER, BREAKER_COOLDOWN, BREAKER_COOLDOWN_MAX];
 /// The throttle's parameters: meaningless without one.
 pub const THROTTLE_ONLY: [&str; 2] = [THROTTLE_K, THROTTLE_WINDOW];
+/// The options a line is parsed in full for (`args/throttle.rs`): not in
+/// a run's lean command.
+#[cfg(test)]
+pub const FULL_ONLY: [&str; 4] = [THROTTLE, THROTTLE_K, THROTTLE_WINDOW, THROTTLE_STATUS];
 /// The exit status of a skipped run (`--breaker-exit-code`): for a breaker
 /// or a throttle.
 pub const SKIPPED_USERS: [&str; 3] = [BREAKER, BREAKER_STATUS, THROTTLE];
@@ -178,13 +182,15 @@ mod tests {
                 "`{id}` is no option of retry: was its field renamed?"
             );
         }
-        // The lean command (a run's) has every id but the simulation's.
+        // The lean command (a run's) has every id but the simulation's
+        // and the throttle's.
         let lean = crate::cli::RunArgs::augment_args(clap::Command::new("retry"));
         for id in all() {
             let simulation = super::SIMULATE_ONLY.contains(&id) || id == super::FORMAT;
+            let full_only = simulation || super::FULL_ONLY.contains(&id);
             assert_eq!(
                 lean.get_arguments().any(|arg| arg.get_id() == id),
-                !simulation,
+                !full_only,
                 "{id}"
             );
         }

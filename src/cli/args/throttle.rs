@@ -1,12 +1,17 @@
 //! `--throttle` and its rule's parameters: reject attempts locally while
-//! the service accepts too few of them.
+//! the service accepts too few of them; and `--throttle-status`.
+//!
+//! Not a part of a run's lean command (`cli::parse_from`): a run that
+//! uses no throttle pays nothing for its options (each option clap builds
+//! is some 3,000 instructions of `retry -- true`). A line that names one,
+//! or a `RETRY_THROTTLE*` variable, is parsed in full.
 
 use std::time::Duration;
 
 use clap::{Args, ValueHint};
 
-use crate::cli::args::THROTTLE;
 use crate::cli::args::store::Kept;
+use crate::cli::args::{MODES, THROTTLE};
 use crate::cli::id;
 use crate::cli::provenance::Provenance;
 use crate::cli::refuse::{fmt, usage};
@@ -14,7 +19,7 @@ use crate::cli::values::parse_throttle_k;
 use crate::duration::parse as parse_duration;
 use crate::state::throttle::{DEFAULT_K, DEFAULT_WINDOW, MAX_WINDOW, MIN_WINDOW, Params, Settings};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[group(skip)]
 pub struct ThrottleArgs {
     /// Reject attempts locally while the service accepts too few: a throttle shared by every retry naming it
@@ -52,7 +57,22 @@ pub struct ThrottleArgs {
           value_parser = parse_duration, value_hint = ValueHint::Other,
           allow_hyphen_values = true, help_heading = THROTTLE, hide_short_help = true)]
     pub throttle_window: Option<Duration>,
+
+    /// Print the state of the adaptive throttle NAME, and run nothing
+    ///
+    /// The probability that it rejects an attempt now, and the attempts and
+    /// accepts it counted over its window; with --store, the fleet's. With
+    /// --metrics-dir or --statsd, the throttle's series too (as every run
+    /// with --throttle writes them).
+    #[arg(long, value_name = "NAME", group = "mode", conflicts_with = "command",
+          value_parser = crate::state::throttle::parse_name,
+          value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
+    pub throttle_status: Option<String>,
 }
+
+/// The variables of the throttle's options: a run whose environment sets
+/// one is parsed in full, as one that names an option does.
+pub const VARIABLE_PREFIX: &str = "RETRY_THROTTLE";
 
 /// A throttle's rule, checked, before it has a name and a store.
 #[derive(Clone, Debug)]
