@@ -181,13 +181,17 @@ impl Environment {
         for (name, value) in variables {
             if value.is_empty() {
                 environment.empty.push(name);
-            } else if let Some(start) = name.as_encoded_bytes().get(..prefix.len()) {
-                // Windows' variable names are case-insensitive.
-                environment.throttle |= match cfg!(windows) {
-                    true => start.eq_ignore_ascii_case(prefix),
-                    false => start == prefix,
-                };
+                continue;
             }
+            // Windows' variable names are case-insensitive. The first
+            // byte first: most variables are not retry's at all.
+            let name = name.as_encoded_bytes();
+            environment.throttle |= match cfg!(windows) {
+                true => name
+                    .get(..prefix.len())
+                    .is_some_and(|start| start.eq_ignore_ascii_case(prefix)),
+                false => name.first() == Some(&b'R') && name.starts_with(prefix),
+            };
         }
         environment
     }
@@ -239,61 +243,62 @@ fn refuse_stray(
     simulation: bool,
 ) -> Result<(), clap::Error> {
     let typed = |id: &&&str| provenance.typed(id);
-    let stray = if simulation && matches.get_flag(id::SIMULATE) {
-        let model = matches.get_one::<ModelChoice>(id::MODEL);
-        let (busy, outage) = (
-            model == Some(&ModelChoice::Busy),
-            model == Some(&ModelChoice::Outage),
-        );
-        let only = |ids: &'static [&'static str], wanted: bool, mode| {
-            ids.iter()
-                .find(typed)
-                .filter(|_| !wanted)
-                .map(|id| (*id, mode))
-        };
-        only(&id::BUSY_ONLY, busy, "--simulate --model busy")
-            .or_else(|| only(&id::OUTAGE_ONLY, outage, "--simulate --model outage"))
-            .or_else(|| only(&id::SWEEP_ONLY, !outage, "--simulate --model occ or busy"))
-    } else if let Some(id) = id::SIMULATE_ONLY.iter().filter(|_| simulation).find(typed) {
-        Some((*id, "--simulate"))
-    } else if simulation && !matches.get_flag(id::PLAN) && provenance.typed(id::FORMAT) {
-        Some((id::FORMAT, "--plan or --simulate"))
-    } else if let Some(id) = id::BUDGET_ONLY
-        .iter()
-        .filter(|_| !provenance.present(id::BUDGET) && !provenance.present(id::BUDGET_STATUS))
-        .find(typed)
-    {
-        Some((*id, "--budget or --budget-status"))
-    } else if let Some(id) = id::BREAKER_ONLY
-        .iter()
-        .filter(|_| !provenance.present(id::BREAKER) && !provenance.present(id::BREAKER_STATUS))
-        .find(typed)
-    {
-        Some((*id, "--breaker or --breaker-status"))
-    } else if let Some(id) = id::THROTTLE_ONLY
-        .iter()
-        .filter(|_| !provenance.present(id::THROTTLE) && !provenance.present(id::THROTTLE_STATUS))
-        .find(typed)
-    {
-        Some((*id, "--throttle or --throttle-status"))
-    } else if provenance.typed(id::BREAKER_EXIT_CODE)
-        && !id::SKIPPED_USERS.iter().any(|id| provenance.present(id))
-    {
-        Some((id::BREAKER_EXIT_CODE, "--breaker or --throttle"))
-    } else if provenance.typed(id::STATSD_TAGS) && !provenance.present(id::STATSD) {
-        Some((id::STATSD_TAGS, "--statsd"))
-    } else if provenance.typed(id::JOB)
-        && !provenance.present(id::METRICS_DIR)
-        && !provenance.present(id::STATSD)
-    {
-        Some((id::JOB, "--metrics-dir or --statsd"))
-    } else {
-        id::STORE_ONLY
+    let stray =
+        if simulation && matches.get_flag(id::SIMULATE) {
+            let model = matches.get_one::<ModelChoice>(id::MODEL);
+            let (busy, outage) = (
+                model == Some(&ModelChoice::Busy),
+                model == Some(&ModelChoice::Outage),
+            );
+            let only = |ids: &'static [&'static str], wanted: bool, mode| {
+                ids.iter()
+                    .find(typed)
+                    .filter(|_| !wanted)
+                    .map(|id| (*id, mode))
+            };
+            only(&id::BUSY_ONLY, busy, "--simulate --model busy")
+                .or_else(|| only(&id::OUTAGE_ONLY, outage, "--simulate --model outage"))
+                .or_else(|| only(&id::SWEEP_ONLY, !outage, "--simulate --model occ or busy"))
+        } else if let Some(id) = id::SIMULATE_ONLY.iter().filter(|_| simulation).find(typed) {
+            Some((*id, "--simulate"))
+        } else if simulation && !matches.get_flag(id::PLAN) && provenance.typed(id::FORMAT) {
+            Some((id::FORMAT, "--plan or --simulate"))
+        } else if let Some(id) = id::BUDGET_ONLY
             .iter()
-            .filter(|_| !id::STORE_USERS.iter().any(|id| provenance.present(id)))
             .find(typed)
-            .map(|id| (*id, "--budget, --breaker, --throttle and their --*-status"))
-    };
+            .filter(|_| !provenance.present(id::BUDGET) && !provenance.present(id::BUDGET_STATUS))
+        {
+            Some((*id, "--budget or --budget-status"))
+        } else if let Some(id) = id::BREAKER_ONLY
+            .iter()
+            .find(typed)
+            .filter(|_| !provenance.present(id::BREAKER) && !provenance.present(id::BREAKER_STATUS))
+        {
+            Some((*id, "--breaker or --breaker-status"))
+        } else if let Some(id) = id::THROTTLE_ONLY.iter().find(typed).filter(|_| {
+            !provenance.present(id::THROTTLE) && !provenance.present(id::THROTTLE_STATUS)
+        }) {
+            Some((*id, "--throttle or --throttle-status"))
+        } else if provenance.typed(id::BREAKER_EXIT_CODE)
+            && !id::SKIPPED_USERS.iter().any(|id| provenance.present(id))
+        {
+            Some((id::BREAKER_EXIT_CODE, "--breaker or --throttle"))
+        } else if provenance.typed(id::STATSD_TAGS) && !provenance.present(id::STATSD) {
+            Some((id::STATSD_TAGS, "--statsd"))
+        } else if provenance.typed(id::JOB)
+            && !provenance.present(id::METRICS_DIR)
+            && !provenance.present(id::STATSD)
+        {
+            Some((id::JOB, "--metrics-dir or --statsd"))
+        } else {
+            // What is typed first, the few lookups a plain run makes: each one
+            // a scan of the record.
+            id::STORE_ONLY
+                .iter()
+                .find(typed)
+                .filter(|_| !id::STORE_USERS.iter().any(|id| provenance.present(id)))
+                .map(|id| (*id, "--budget, --breaker, --throttle and their --*-status"))
+        };
     match stray {
         None => Ok(()),
         Some((id, mode)) => {
