@@ -158,13 +158,9 @@ section() {
 if [[ $out == - ]]; then
     section
 else
-    {
-        [[ -f $out ]] && awk '/^## The adaptive throttle.s cost/ { skip = 1; next } /^## / { skip = 0 } !skip' "$out" |
-            sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
-        echo
-        section
-    } >"$out.new"
-    mv "$out.new" "$out"
+    # shellcheck source=bench/results.sh
+    . bench/results.sh
+    section | replace_section "$out" "## The adaptive throttle's cost"
     section
     echo "throttle: results in $out" >&2
 fi
