@@ -284,6 +284,40 @@ pub fn throttle_status(settings: &Settings, name: &str, seen: &Seen) -> Option<S
     throttle::write(dir, name, 0, seen)
 }
 
+/// A file of series of its own in `dir` (a circuit's, a throttle's:
+/// `file`), written by `write` under the kernel's lock on `.FILE.lock`
+/// beside it (waited for at most the textfile's `LOCK_WAIT`), which it is
+/// given with that lock file's name; a warning naming the file and
+/// `whose` series keep the run before if it cannot be, or if `write`
+/// says why not.
+fn write_locked(
+    dir: &std::path::Path,
+    file: &str,
+    whose: &str,
+    write: impl FnOnce(&std::path::Path, &std::fs::File, &str) -> Result<(), String>,
+) -> Option<String> {
+    use crate::platform::publish;
+    let path = dir.join(file);
+    let not_written = |why: String| {
+        Some(format!(
+            "cannot write --metrics-dir '{}': {why}; {whose} series keep the run before",
+            path.display()
+        ))
+    };
+    let lock_name = format!(".{file}.lock");
+    let lock_file = match publish::lock_file(dir, &lock_name) {
+        Ok(file) => file,
+        Err(why) => return not_written(format!("its lock '{lock_name}': {why}")),
+    };
+    let _lock = match crate::platform::lock::Lock::take(&lock_file, textfile::LOCK_WAIT) {
+        Ok(lock) => lock,
+        Err(error) => return not_written(crate::os_error::describe(&error)),
+    };
+    write(&path, &lock_file, &lock_name)
+        .err()
+        .and_then(not_written)
+}
+
 /// `--breaker-status NAME` with `--metrics-dir` or `--statsd`: the circuit
 /// as read, to each; a warning if its file could not be written.
 pub fn breaker_status(settings: &Settings, name: &str, circuit: &Circuit) -> Option<String> {

@@ -11,8 +11,6 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::textfile::LOCK_WAIT;
-use crate::platform::lock::Lock;
 use crate::platform::publish;
 use crate::state::throttle::Seen;
 
@@ -76,35 +74,26 @@ fn rejected_in(text: &str, name: &str) -> Option<u64> {
 /// starts the counter again, which Prometheus takes as a reset.
 pub fn write(dir: &Path, name: &str, rejected: u64, seen: &Seen) -> Option<String> {
     let file = file_name(name);
-    let path = dir.join(&file);
-    let not_written = |why: String| {
-        Some(format!(
-            "cannot write --metrics-dir '{}': {why}; the throttle's series keep the run before",
-            path.display()
-        ))
-    };
-    let lock_name = format!(".{file}.lock");
-    let lock_file = match publish::lock_file(dir, &lock_name) {
-        Ok(file) => file,
-        Err(why) => return not_written(format!("its lock '{lock_name}': {why}")),
-    };
-    let _lock = match Lock::take(&lock_file, LOCK_WAIT) {
-        Ok(lock) => lock,
-        Err(error) => return not_written(crate::os_error::describe(&error)),
-    };
-    let old = match publish::read(&path, READ_LIMIT) {
-        Ok(Some(text)) => rejected_in(&text, name).unwrap_or(0),
-        Ok(None) | Err(_) => 0,
-    };
-    let text = render(name, old.saturating_add(rejected), seen);
-    let still = || publish::still_locked(dir, &lock_name, &lock_file);
-    match publish::replace_if(dir, &file, text.as_bytes(), still) {
-        Ok(true) => None,
-        Ok(false) => not_written(format!(
-            "its lock '{lock_name}' was removed or replaced while this run held it"
-        )),
-        Err(error) => not_written(crate::os_error::describe(&error)),
-    }
+    super::write_locked(
+        dir,
+        &file,
+        "the throttle's",
+        |path, lock_file, lock_name| {
+            let old = match publish::read(path, READ_LIMIT) {
+                Ok(Some(text)) => rejected_in(&text, name).unwrap_or(0),
+                Ok(None) | Err(_) => 0,
+            };
+            let text = render(name, old.saturating_add(rejected), seen);
+            let still = || publish::still_locked(dir, lock_name, lock_file);
+            match publish::replace_if(dir, &file, text.as_bytes(), still) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(format!(
+                    "its lock '{lock_name}' was removed or replaced while this run held it"
+                )),
+                Err(error) => Err(crate::os_error::describe(&error)),
+            }
+        },
+    )
 }
 
 #[cfg(test)]

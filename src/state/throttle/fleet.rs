@@ -135,7 +135,8 @@ impl Fleet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::store::{self, Store};
+    use crate::state::store::Store;
+    use crate::state::store::server::bench;
     use std::time::{Duration, Instant};
 
     /// `bash bench/throttle.sh` runs this in release against the
@@ -148,10 +149,7 @@ mod tests {
     #[test]
     #[ignore = "a measurement, for bench/throttle.sh"]
     fn cost_of_one_decision_over_loopback() {
-        let url = std::env::var("RETRY_BENCH_STORE").expect("RETRY_BENCH_STORE names a store");
-        let Ok(Store::Redis(remote)) = store::parse(&url) else {
-            panic!("{url} is not a Redis store");
-        };
+        let remote = bench::remote();
         let timeout = Duration::from_secs(1);
         let settings = Settings {
             name: "bench".into(),
@@ -159,7 +157,7 @@ mod tests {
                 k: 2.0,
                 window_ms: 120_000,
             },
-            store: Store::Redis(remote.clone()),
+            store: Store::Redis(Box::new(remote.clone())),
             timeout,
             exit_code: 75,
         };
@@ -177,7 +175,7 @@ mod tests {
             call();
             started.elapsed()
         };
-        let (mut took, mut baseline): (Vec<Duration>, Vec<Duration>) = (0..n)
+        let (took, baseline): (Vec<Duration>, Vec<Duration>) = (0..n)
             .map(|i| {
                 let decision = timed(&mut || {
                     fleet.ask(i % 2 == 0, 0.5).unwrap();
@@ -188,16 +186,11 @@ mod tests {
                 (decision, nothing)
             })
             .unzip();
-        took.sort();
-        baseline.sort();
-        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let (median, p99) = bench::median_and_p99(took);
+        let (empty_median, empty_p99) = bench::median_and_p99(baseline);
         println!(
-            "fleet throttle: {:.1} us median, {:.1} us p99 per decision over loopback; \
-             an empty script: {:.1} us median, {:.1} us p99 ({n} of each, alternating)",
-            us(took[n / 2]),
-            us(took[n * 99 / 100]),
-            us(baseline[n / 2]),
-            us(baseline[n * 99 / 100]),
+            "fleet throttle: {median:.1} us median, {p99:.1} us p99 per decision over loopback; \
+             an empty script: {empty_median:.1} us median, {empty_p99:.1} us p99 ({n} of each, alternating)",
         );
     }
 }

@@ -73,14 +73,11 @@ mod tests {
             decode(encode(&Window::default()).as_bytes()),
             Some(Window::default())
         );
-        for cut in 0..RECORD_LEN {
-            assert_eq!(decode(&record.as_bytes()[..cut]), None, "cut at {cut}");
-        }
-        for at in 0..RECORD_LEN {
-            let mut damaged = record.clone().into_bytes();
-            damaged[at] = if damaged[at] == b'1' { b'2' } else { b'1' };
-            assert_eq!(decode(&damaged), None, "byte {at}");
-        }
+        // Any cut or changed byte breaks the seal (`file.rs` tests each);
+        // one of each here, that decode asks the seal.
+        assert_eq!(decode(&record.as_bytes()[..RECORD_LEN - 1]), None);
+        let edited = record.replacen("101", "901", 1);
+        assert_eq!(decode(edited.as_bytes()), None);
     }
 
     /// Sealed with a good sum, as a user who knows the format could write

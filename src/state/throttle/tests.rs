@@ -224,7 +224,7 @@ fn cost_of_one_host_decision() {
     let tmp = tempfile::tempdir().unwrap();
     let mut t = throttle(&tmp.path().join("retry"));
     assert_eq!(t.ask(None, 0.5), Asked::default());
-    let mut took: Vec<Duration> = (0..n)
+    let took: Vec<Duration> = (0..n)
         .map(|i| {
             let started = std::time::Instant::now();
             let asked = t.ask(Some(i % 2 == 0), 0.5);
@@ -233,11 +233,6 @@ fn cost_of_one_host_decision() {
             took
         })
         .collect();
-    took.sort();
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
-    println!(
-        "host throttle: {:.1} us median, {:.1} us p99 per decision ({n} in a row)",
-        us(took[n / 2]),
-        us(took[n * 99 / 100])
-    );
+    let (median, p99) = crate::state::store::server::bench::median_and_p99(took);
+    println!("host throttle: {median:.1} us median, {p99:.1} us p99 per decision ({n} in a row)");
 }
