@@ -76,23 +76,31 @@ complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table
 csv\t'Comma-separated values with a header row'
 json\t'One JSON array of objects'"
 complete -c retry -l clients -d 'Client counts, as counts and ranges with a step (`1,2,5,10-190:10`)' -r -f
-complete -c retry -l reps -d 'Repetitions per strategy and client count, or per row of --model outage (3 there unless given)' -r -f
+complete -c retry -l reps -d 'Repetitions per strategy and client count, or per row of --model outage or throttle (3 there unless given)' -r -f
 complete -c retry -l net-delay -d 'Mean one-way network delay' -r -f
 complete -c retry -l net-sd -d 'Standard deviation of the network delay' -r -f
-complete -c retry -l model -d 'The experiment: `occ` is the AWS post\'s (optimistic concurrency on one row); `busy` a server that serves one request at a time and rejects the others at once; `outage` a cron fleet against a service that is down, then back with a limited capacity, under each protection (none, budgets, the circuit breaker)' -r -f -a "occ\t'The AWS post\'s: optimistic concurrency on one row (version conflicts)'
+complete -c retry -l model -d 'The experiment: `occ` is the AWS post\'s (optimistic concurrency on one row); `busy` a server that serves one request at a time and rejects the others at once; `outage` a cron fleet against a service that is down, then back with a limited capacity, under each protection (none, budgets, the circuit breaker); `throttle` a cron fleet or looping clients against a service that throttles (429) past its capacity, under each protection (backoff, throttle-aware backoff, budgets, breakers, the adaptive throttle)' -r -f -a "occ\t'The AWS post\'s: optimistic concurrency on one row (version conflicts)'
 busy\t'A server that serves one request at a time and rejects the rest at once'
-outage\t'A cron fleet against a service that is down, then back with a limited capacity'"
+outage\t'A cron fleet against a service that is down, then back with a limited capacity'
+throttle\t'A cron fleet or looping clients against a service that throttles past its capacity'"
 complete -c retry -l service-time -d '--model busy: mean time the server takes to serve one request' -r -f
 complete -c retry -l service-sd -d '--model busy: standard deviation of the service time' -r -f
 complete -c retry -l max-work -d 'Stop a repetition once the server has handled this many requests (its row then counts it under `capped`), or `unlimited`; without backoff, 100,000 clients would take hours' -r -f
 complete -c retry -l hosts -d '--model outage: hosts, each running the job on its own schedule' -r -f
-complete -c retry -l every -d '--model outage: how often each host runs the job (as cron does, at a fixed phase of its own)' -r -f
+complete -c retry -l every -d '--model outage and throttle: how often each host runs the job (as cron does: at a fixed phase of its own, or with --model throttle all at the same mark); with --model throttle also a client\'s pause between its jobs' -r -f
 complete -c retry -l outage -d '--model outage: how long the service is down, from the start (every request fails at once)' -r -f
-complete -c retry -l capacity -d '--model outage: requests a second the service serves after the outage (the rest of each second\'s fail at once, as a 503)' -r -f
-complete -c retry -l span -d '--model outage: how long the hosts start runs (those running then finish)' -r -f
+complete -c retry -l capacity -d '--model outage and throttle: requests a second the service serves (after the outage; the rest of each second\'s fail at once, as a 503, or with --model throttle a 429; 20 there unless given)' -r -f
+complete -c retry -l span -d '--model outage and throttle: how long the hosts start runs (those running then finish; 20m with --model throttle unless given)' -r -f
 complete -c retry -l breaker-afters -d '--model outage: the breaker\'s `--breaker-after` values to compare (counted failures in a row that open a circuit)' -r -f
 complete -c retry -l breaker-cooldowns -d '--model outage: the breaker\'s `--breaker-cooldown` values to compare (the first cooldown of an open circuit)' -r -f
 complete -c retry -l breaker-cooldown-maxes -d '--model outage: the breaker\'s `--breaker-cooldown-max` values to compare (the longest cooldown failed probes grow it to)' -r -f
+complete -c retry -l loads -d '--model throttle: the offered loads to compare, as multiples of --capacity (the first attempts a second the hosts would send if every request succeeded)' -r -f
+complete -c retry -l arrivals -d '--model throttle: where the load comes from: `cron`, hosts that all run the job at the same mark of each --every; `clients`, each running its next job --every after its last one ended' -r -f
+complete -c retry -l hints -d '--model throttle: whether a 429 carries a Retry-After: `none`, `retry-after` (the time until the capacity frees, in whole seconds)' -r -f
+complete -c retry -l error-rate -d '--model throttle: the share of the requests the service admits that fail anyway (a 500: a transient failure), as a percentage' -r -f
+complete -c retry -l throttle-bases -d '--model throttle: the throttle bases to compare (a throttled attempt\'s sleep drawn on it instead of --base; none above --cap)' -r -f
+complete -c retry -l throttle-ks -d '--model throttle: the adaptive throttle\'s K values to compare (the requests let through per accepted one before any is rejected)' -r -f
+complete -c retry -l throttle-windows -d '--model throttle: the adaptive throttle\'s windows to compare (what its counts cover)' -r -f
 complete -c retry -l svg -d 'Also draw the post\'s two charts (work and completion time against clients) into this SVG file' -r -F
 complete -c retry -s j -l jitter -d 'Backoff strategy of the sleeps between attempts' -r -f -a "none\t'sleep = min(cap, base * factor^n)'
 full\t'sleep = random_between(0, min(cap, base * factor^n))'

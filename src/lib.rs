@@ -114,6 +114,8 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Mode::Simulate(options) => simulate::run(options),
         #[cfg(feature = "preview")]
         Mode::Outage(options) => simulate::outage::run(options),
+        #[cfg(feature = "preview")]
+        Mode::Throttle(options) => simulate::throttle::run(options),
         Mode::Completions(shell) => print(generate::completions(*shell)),
         Mode::Man => print(generate::man()),
         Mode::Presets { listing, warning } => {

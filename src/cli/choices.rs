@@ -107,6 +107,8 @@ pub enum ModelChoice {
     Busy,
     /// A cron fleet against a service that is down, then back with a limited capacity
     Outage,
+    /// A cron fleet or looping clients against a service that throttles past its capacity
+    Throttle,
 }
 
 /// `--jitter`.

@@ -28,6 +28,9 @@ pub enum Mode {
     /// `--simulate --model outage`.
     #[cfg(feature = "preview")]
     Outage(crate::simulate::outage::Options),
+    /// `--simulate --model throttle`.
+    #[cfg(feature = "preview")]
+    Throttle(crate::simulate::throttle::Options),
     Completions(crate::cli::generate::Shell),
     Man,
     /// `--presets`: what it prints, and why the user's file was ignored.
@@ -98,11 +101,12 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
         #[cfg(feature = "preview")]
         (Asked::Simulate, Some(simulation)) => {
             use crate::cli::args::simulation::Simulation;
-            let budget = resolved.budget.params;
+            let (budget, breaker) = (resolved.budget.params, resolved.circuit.params);
             Ok(
-                match simulation.resolve(&cli, resolved.retries.backoff, budget)? {
+                match simulation.resolve(&cli, resolved.retries.backoff, budget, breaker)? {
                     Simulation::Sweep(options) => Mode::Simulate(options),
                     Simulation::Outage(options) => Mode::Outage(options),
+                    Simulation::Throttle(options) => Mode::Throttle(options),
                 },
             )
         }

@@ -7,6 +7,9 @@
 pub const BASE: &str = "base";
 pub const CAP: &str = "cap";
 pub const JITTER: &str = "jitter";
+// Named only by `--simulate --model throttle`'s checks.
+#[cfg_attr(not(feature = "preview"), allow(dead_code))]
+pub const MAX_ATTEMPTS: &str = "max_attempts";
 pub const TIMEOUT: &str = "timeout";
 pub const MAX_TIME: &str = "max_time";
 pub const RETRY_ON: &str = "retry_on";
@@ -60,9 +63,16 @@ pub const SPAN: &str = "span";
 pub const BREAKER_AFTERS: &str = "breaker_afters";
 pub const BREAKER_COOLDOWNS: &str = "breaker_cooldowns";
 pub const BREAKER_COOLDOWN_MAXES: &str = "breaker_cooldown_maxes";
+pub const LOADS: &str = "loads";
+pub const ARRIVALS: &str = "arrivals";
+pub const HINTS: &str = "hints";
+pub const ERROR_RATE: &str = "error_rate";
+pub const THROTTLE_BASES: &str = "throttle_bases";
+pub const THROTTLE_KS: &str = "throttle_ks";
+pub const THROTTLE_WINDOWS: &str = "throttle_windows";
 
 /// Options that only `--simulate` reads.
-pub const SIMULATE_ONLY: [&str; 17] = [
+pub const SIMULATE_ONLY: [&str; 24] = [
     CLIENTS,
     REPS,
     NET_DELAY,
@@ -80,29 +90,46 @@ pub const SIMULATE_ONLY: [&str; 17] = [
     BREAKER_AFTERS,
     BREAKER_COOLDOWNS,
     BREAKER_COOLDOWN_MAXES,
+    LOADS,
+    ARRIVALS,
+    HINTS,
+    ERROR_RATE,
+    THROTTLE_BASES,
+    THROTTLE_KS,
+    THROTTLE_WINDOWS,
 ];
 /// Options that only `--simulate --model busy` reads.
 pub const BUSY_ONLY: [&str; 2] = [SERVICE_TIME, SERVICE_SD];
 /// Options that only `--simulate --model outage` reads.
-pub const OUTAGE_ONLY: [&str; 8] = [
+pub const OUTAGE_ONLY: [&str; 5] = [
     HOSTS,
-    EVERY,
     OUTAGE,
-    CAPACITY,
-    SPAN,
     BREAKER_AFTERS,
     BREAKER_COOLDOWNS,
     BREAKER_COOLDOWN_MAXES,
 ];
-/// Options of the client sweeps (`occ`, `busy`) that the outage model
-/// has no use for.
+/// Options that only `--simulate --model throttle` reads.
+pub const THROTTLE_ONLY: [&str; 7] = [
+    LOADS,
+    ARRIVALS,
+    HINTS,
+    ERROR_RATE,
+    THROTTLE_BASES,
+    THROTTLE_KS,
+    THROTTLE_WINDOWS,
+];
+/// Options of both fleet models (`outage`, `throttle`).
+pub const FLEET_ONLY: [&str; 3] = [EVERY, CAPACITY, SPAN];
+/// Options of the client sweeps (`occ`, `busy`) that the fleet models
+/// have no use for.
 pub const SWEEP_ONLY: [&str; 3] = [CLIENTS, SVG, MAX_WORK];
 /// The budget's parameters: meaningless without one.
 pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
 /// The breaker's parameters: meaningless without one.
 pub const BREAKER_ONLY: [&str; 3] = [BREAKER_AFTER, BREAKER_COOLDOWN, BREAKER_COOLDOWN_MAX];
-/// The throttle's parameters: meaningless without one.
-pub const THROTTLE_ONLY: [&str; 2] = [THROTTLE_K, THROTTLE_WINDOW];
+/// The throttle's rule (`--throttle-k`, `--throttle-window`): meaningless
+/// without one.
+pub const THROTTLE_RULE: [&str; 2] = [THROTTLE_K, THROTTLE_WINDOW];
 /// The options a line is parsed in full for (`args/throttle.rs`): not in
 /// a run's lean command.
 #[cfg(test)]
@@ -124,10 +151,11 @@ pub const STORE_USERS: [&str; 6] = [
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 39] = [
+const OTHERS: [&str; 40] = [
     BASE,
     CAP,
     JITTER,
+    MAX_ATTEMPTS,
     TIMEOUT,
     MAX_TIME,
     RETRY_ON,

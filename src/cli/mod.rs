@@ -246,9 +246,10 @@ fn refuse_stray(
     let stray =
         if simulation && matches.get_flag(id::SIMULATE) {
             let model = matches.get_one::<ModelChoice>(id::MODEL);
-            let (busy, outage) = (
+            let (busy, outage, throttle) = (
                 model == Some(&ModelChoice::Busy),
                 model == Some(&ModelChoice::Outage),
+                model == Some(&ModelChoice::Throttle),
             );
             let only = |ids: &'static [&'static str], wanted: bool, mode| {
                 ids.iter()
@@ -256,9 +257,18 @@ fn refuse_stray(
                     .filter(|_| !wanted)
                     .map(|id| (*id, mode))
             };
+            let fleet = outage || throttle;
             only(&id::BUSY_ONLY, busy, "--simulate --model busy")
                 .or_else(|| only(&id::OUTAGE_ONLY, outage, "--simulate --model outage"))
-                .or_else(|| only(&id::SWEEP_ONLY, !outage, "--simulate --model occ or busy"))
+                .or_else(|| only(&id::THROTTLE_ONLY, throttle, "--simulate --model throttle"))
+                .or_else(|| {
+                    only(
+                        &id::FLEET_ONLY,
+                        fleet,
+                        "--simulate --model outage or throttle",
+                    )
+                })
+                .or_else(|| only(&id::SWEEP_ONLY, !fleet, "--simulate --model occ or busy"))
         } else if let Some(id) = id::SIMULATE_ONLY.iter().filter(|_| simulation).find(typed) {
             Some((*id, "--simulate"))
         } else if simulation && !matches.get_flag(id::PLAN) && provenance.typed(id::FORMAT) {
@@ -275,7 +285,7 @@ fn refuse_stray(
             .filter(|_| !provenance.present(id::BREAKER) && !provenance.present(id::BREAKER_STATUS))
         {
             Some((*id, "--breaker or --breaker-status"))
-        } else if let Some(id) = id::THROTTLE_ONLY.iter().find(typed).filter(|_| {
+        } else if let Some(id) = id::THROTTLE_RULE.iter().find(typed).filter(|_| {
             !provenance.present(id::THROTTLE) && !provenance.present(id::THROTTLE_STATUS)
         }) {
             Some((*id, "--throttle or --throttle-status"))

@@ -2,20 +2,26 @@
 //! evidence. Two experiments: the AWS "Exponential Backoff And Jitter"
 //! post's (`occ.rs`, version conflicts) and a server that serves one
 //! request at a time (`busy.rs`, capacity); `model` holds what they share
-//! and `queue` their event queue. A third, `outage/`, compares protections
-//! (budgets, the circuit breaker) for a cron fleet in an outage,
-//! with a table of its own. `sweep` runs every repetition on all
-//! cores, `chart` draws the two charts. The values of its options are read
-//! by `cli/args/simulation.rs`.
+//! and `queue` their event queue. Two more compare protections for a
+//! fleet, each with a table of its own: `outage/` (budgets, the circuit
+//! breaker) for a cron fleet in an outage, `throttle/` (throttle-aware
+//! backoff, budgets, breakers, the adaptive throttle) for a service that
+//! throttles past its capacity; `fleet/` runs a repetition of either, and
+//! `rows` their repetitions on all cores. `sweep` runs every repetition of
+//! the two experiments on all cores, `chart` draws their two charts. The
+//! values of its options are read by `cli/args/simulation.rs`.
 
 mod busy;
 mod chart;
+mod fleet;
 mod model;
 mod occ;
 pub mod outage;
 mod queue;
 mod repetition;
+mod rows;
 mod sweep;
+pub mod throttle;
 mod verdict;
 
 use std::io::{IsTerminal, Write};
@@ -23,6 +29,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use model::{Experiment, Model, Net};
+pub use rows::Run;
 pub use sweep::{Contender, Progress, Summary};
 
 use crate::strategy::{Backoff, Jitter};
@@ -90,10 +97,8 @@ pub fn run(options: &Options) -> u8 {
             return 2;
         }
     };
-    let seed = options
-        .seed
-        .unwrap_or_else(|| rand::RngExt::random(&mut crate::strategy::rng(None)));
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let seed = rows::seed(options.seed);
+    let threads = rows::threads();
     let bar = progress_bar(options);
     let events = std::sync::atomic::AtomicU64::new(0);
     let rows = sweep::sweep(

@@ -28,27 +28,33 @@ const SMALL: [&str; 18] = [
     "--format",
 ];
 
-/// The CSV's rows as (policy, column → value) with `seed`.
-fn table(seed: &str, more: &[&str]) -> Vec<(String, std::collections::HashMap<String, String>)> {
-    let out = retry(&[&SMALL[..], &["csv", "--seed", seed], more].concat()).run();
-    out.code(0);
-    let mut lines = out.stdout.lines();
+/// A row of a CSV table: column → value.
+pub type Row = std::collections::HashMap<String, String>;
+
+/// The rows of a CSV table.
+pub fn csv_rows(csv: &str) -> Vec<Row> {
+    let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     lines
         .map(|line| {
             let cells: Vec<&str> = line.split(',').collect();
             assert_eq!(cells.len(), header.len(), "{line}");
-            let row = header
-                .iter()
-                .zip(&cells)
-                .map(|(h, c)| (h.to_string(), c.to_string()))
-                .collect();
-            (cells[0].to_owned(), row)
+            let cells = header.iter().zip(&cells);
+            cells.map(|(h, c)| (h.to_string(), c.to_string())).collect()
         })
         .collect()
 }
 
-fn num(row: &std::collections::HashMap<String, String>, column: &str) -> f64 {
+/// The CSV's rows as (policy, column → value) with `seed`.
+fn table(seed: &str, more: &[&str]) -> Vec<(String, Row)> {
+    let out = retry(&[&SMALL[..], &["csv", "--seed", seed], more].concat()).run();
+    out.code(0);
+    let rows = csv_rows(&out.stdout).into_iter();
+    rows.map(|row| (row["policy"].clone(), row)).collect()
+}
+
+/// A cell of `row` as a number.
+pub fn num(row: &Row, column: &str) -> f64 {
     row[column]
         .parse()
         .unwrap_or_else(|_| panic!("{column}: {:?}", row[column]))

@@ -1,18 +1,11 @@
-//! The outage scenario's table: every policy's repetitions on all cores,
-//! their means, one row per policy (`src/table.rs` writes it). Repetition r
-//! of every policy starts from the same seed, so the policies of a
-//! repetition meet the same fleet (the same phases), and a difference
-//! between rows is the policy's.
+//! The outage scenario's table: every policy's repetitions on all cores
+//! (`simulate/rows.rs`), their means, one row per policy (`src/table.rs`
+//! writes it).
 
-use std::io::Write;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-
-use super::{BreakerParams, Outcome, Policy, Protection, Scenario, Scope, simulate};
+use super::{BreakerParams, Costs, Guarding, Outcome, Policy, Scenario, Scope, simulate};
+use crate::simulate::{fleet::fleet_budget, rows};
 use crate::state::budget::Params as BudgetParams;
 use crate::table::{Cell, Format, Report};
 
@@ -20,10 +13,7 @@ use crate::table::{Cell, Format, Report};
 pub struct Options {
     pub scenario: Scenario,
     pub policies: Vec<Policy>,
-    pub reps: u32,
-    /// `--seed` (a random one if absent).
-    pub seed: Option<u64>,
-    pub format: Format,
+    pub run: rows::Run,
 }
 
 /// The rows: no protection; a budget on each host (`budget`: the run's
@@ -37,29 +27,31 @@ pub fn policies(
     cooldowns: &[Duration],
     maxes: &[Duration],
 ) -> Vec<Policy> {
-    let fleet = fleet_budget(scenario, budget.cost);
+    let first_per_s = f64::from(scenario.hosts) / scenario.every.as_secs_f64();
+    let fleet = fleet_budget(first_per_s, scenario.capacity, budget.cost, budget);
     let hosts = f64::from(scenario.hosts);
     let share = BudgetParams {
         tokens: ((f64::from(fleet.tokens) / hosts) as u32).max(budget.cost),
         refill: fleet.refill / hosts,
         ..fleet
     };
+    let costs = Costs::flat(budget.cost);
     let mut rows = vec![
         Policy {
             name: "none",
-            protection: Protection::None,
+            guarding: Guarding::default(),
         },
         Policy {
             name: "host-budget",
-            protection: Protection::Budget(Scope::Host, budget),
+            guarding: Guarding::budget(Scope::Host, budget, costs),
         },
         Policy {
             name: "host-budget-share",
-            protection: Protection::Budget(Scope::Host, share),
+            guarding: Guarding::budget(Scope::Host, share, costs),
         },
         Policy {
             name: "fleet-budget",
-            protection: Protection::Budget(Scope::Fleet, fleet),
+            guarding: Guarding::budget(Scope::Fleet, fleet, costs),
         },
     ];
     for (scope, name) in [
@@ -76,29 +68,13 @@ pub fn policies(
                     };
                     rows.push(Policy {
                         name,
-                        protection: Protection::Breaker(scope, params),
+                        guarding: Guarding::breaker(scope, params),
                     });
                 }
             }
         }
     }
     rows
-}
-
-/// A fleet budget sized as docs/behaviour.md's "Sizing a fleet budget"
-/// says, for the dependency: it pays, in a burst and then each second,
-/// for the retries the service can take beside the fleet's first
-/// attempts (its capacity less their mean rate, at least one a second).
-pub fn fleet_budget(scenario: &Scenario, cost: u32) -> BudgetParams {
-    let first_attempts = f64::from(scenario.hosts) / scenario.every.as_secs_f64();
-    let spare = (f64::from(scenario.capacity) - first_attempts)
-        .floor()
-        .max(1.0);
-    BudgetParams {
-        tokens: (spare * f64::from(cost)).min(f64::from(u32::MAX)) as u32,
-        cost,
-        refill: spare * f64::from(cost),
-    }
 }
 
 /// One row's means over its repetitions.
@@ -123,44 +99,17 @@ pub struct Row {
 
 /// Every policy's repetitions, on `threads` threads.
 pub fn table(options: &Options, seed: u64, threads: usize) -> Vec<Row> {
-    let reps = options.reps as usize;
-    let jobs = options.policies.len() * reps;
-    let next = AtomicUsize::new(0);
-    let outcomes = Mutex::new(vec![Outcome::default(); jobs]);
-    std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, jobs.max(1)) {
-            scope.spawn(|| {
-                loop {
-                    let job = next.fetch_add(1, Ordering::Relaxed);
-                    if job >= jobs {
-                        break;
-                    }
-                    let (policy, rep) = (&options.policies[job / reps], job % reps);
-                    let mut rng = ChaCha8Rng::seed_from_u64(rep_seed(seed, rep as u64));
-                    let outcome = simulate(&options.scenario, policy, &mut rng);
-                    if let Ok(mut all) = outcomes.lock() {
-                        all[job] = outcome;
-                    }
-                }
-            });
-        }
-    });
-    let outcomes = outcomes.into_inner().unwrap_or_else(|e| e.into_inner());
-    options
-        .policies
-        .iter()
-        .zip(outcomes.chunks(reps.max(1)))
+    let outcomes = rows::repetitions(
+        &options.policies,
+        options.run.reps,
+        seed,
+        threads,
+        |policy, rng| simulate(&options.scenario, policy, rng),
+    );
+    (options.policies.iter())
+        .zip(&outcomes)
         .map(|(policy, outs)| summarise(policy, outs, options.scenario.capacity))
         .collect()
-}
-
-/// Repetition `rep`'s seed: splitmix64 of the two, so neighbouring seeds
-/// give unrelated fleets.
-fn rep_seed(seed: u64, rep: u64) -> u64 {
-    let mut x = seed.wrapping_add(rep.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
 }
 
 fn summarise(policy: &Policy, outs: &[Outcome], capacity: u32) -> Row {
@@ -184,6 +133,15 @@ fn summarise(policy: &Policy, outs: &[Outcome], capacity: u32) -> Row {
         failed: mean(&|o| o.failed as f64),
         skipped: mean(&|o| o.skipped as f64),
     }
+}
+
+/// Runs the outage table and prints it; returns the exit status.
+pub fn run(options: &Options) -> u8 {
+    rows::run(
+        &options.run,
+        |seed, threads| table(options, seed, threads),
+        render,
+    )
 }
 
 /// The table, one row per policy.
@@ -212,7 +170,7 @@ pub fn render(rows: &[Row], format: Format) -> String {
             .map(|r| {
                 vec![
                     Cell::Text(r.policy.name.into()),
-                    Cell::Text(r.policy.params()),
+                    Cell::Text(r.policy.guarding.params()),
                     Cell::Int(r.reps.into()),
                     Cell::Num(r.outage_requests, 0),
                     Cell::Num(r.outage_requests_sd, 0),
@@ -230,20 +188,6 @@ pub fn render(rows: &[Row], format: Format) -> String {
             .collect(),
     };
     report.render(format)
-}
-
-/// Runs the table and prints it; returns the exit status.
-pub fn run(options: &Options) -> u8 {
-    let seed = options
-        .seed
-        .unwrap_or_else(|| rand::RngExt::random(&mut crate::strategy::rng(None)));
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let rows = table(options, seed, threads);
-    let text = render(&rows, options.format);
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Ok(()) => 0,
-        Err(_) => 1,
-    }
 }
 
 #[cfg(test)]
@@ -266,23 +210,12 @@ mod tests {
                 &[Duration::from_secs(30)],
                 &[Duration::from_secs(240)],
             ),
-            reps,
-            seed: Some(1),
-            format: Format::Csv,
+            run: rows::Run {
+                reps,
+                seed: Some(1),
+                format: Format::Csv,
+            },
         }
-    }
-
-    #[test]
-    fn the_fleet_budget_pays_for_what_the_service_spares() {
-        // 50 hosts every 10 s: 5 first attempts a second of 20.
-        let p = fleet_budget(&scenario(), 5);
-        assert_eq!((p.tokens, p.cost, p.refill), (75, 5, 75.0));
-        // A service the first attempts alone fill still gets one a second.
-        let busy = Scenario {
-            capacity: 2,
-            ..scenario()
-        };
-        assert_eq!(fleet_budget(&busy, 5).refill, 5.0);
     }
 
     #[test]
