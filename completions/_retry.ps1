@@ -69,7 +69,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry' -ScriptBlock {
             [CompletionResult]::new('--budget-status', '--budget-status', [CompletionResultType]::ParameterName, 'Print the state of the shared retry budget NAME, and run nothing')
             [CompletionResult]::new('--breaker-status', '--breaker-status', [CompletionResultType]::ParameterName, 'Print the state of the circuit breaker NAME, and run nothing')
             [CompletionResult]::new('--throttle', '--throttle', [CompletionResultType]::ParameterName, 'Reject attempts locally while the service accepts too few: a throttle shared by every retry naming it')
-            [CompletionResult]::new('--throttle-k', '--throttle-k', [CompletionResultType]::ParameterName, 'K: how many attempts per accepted one the throttle lets through before it rejects any (a number above 0; larger rejects less) [default: 2]')
+            [CompletionResult]::new('--throttle-k', '--throttle-k', [CompletionResultType]::ParameterName, 'K: how many attempts per accepted one the throttle lets through before it rejects any (a number above 0; larger rejects less; the SRE book''s is 2) [default: 4]')
             [CompletionResult]::new('--throttle-window', '--throttle-window', [CompletionResultType]::ParameterName, 'The sliding window over which the throttle counts attempts and accepts (1s to 24h) [default: 2m]')
             [CompletionResult]::new('--throttle-status', '--throttle-status', [CompletionResultType]::ParameterName, 'Print the state of the adaptive throttle NAME, and run nothing')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output of --plan and --simulate')

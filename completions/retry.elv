@@ -66,7 +66,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --budget-status 'Print the state of the shared retry budget NAME, and run nothing'
             cand --breaker-status 'Print the state of the circuit breaker NAME, and run nothing'
             cand --throttle 'Reject attempts locally while the service accepts too few: a throttle shared by every retry naming it'
-            cand --throttle-k 'K: how many attempts per accepted one the throttle lets through before it rejects any (a number above 0; larger rejects less) [default: 2]'
+            cand --throttle-k 'K: how many attempts per accepted one the throttle lets through before it rejects any (a number above 0; larger rejects less; the SRE book''s is 2) [default: 4]'
             cand --throttle-window 'The sliding window over which the throttle counts attempts and accepts (1s to 24h) [default: 2m]'
             cand --throttle-status 'Print the state of the adaptive throttle NAME, and run nothing'
             cand --format 'Output of --plan and --simulate'

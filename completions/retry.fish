@@ -69,7 +69,7 @@ none\t''"
 complete -c retry -l budget-status -d 'Print the state of the shared retry budget NAME, and run nothing' -r -f
 complete -c retry -l breaker-status -d 'Print the state of the circuit breaker NAME, and run nothing' -r -f
 complete -c retry -l throttle -d 'Reject attempts locally while the service accepts too few: a throttle shared by every retry naming it' -r -f
-complete -c retry -l throttle-k -d 'K: how many attempts per accepted one the throttle lets through before it rejects any (a number above 0; larger rejects less) [default: 2]' -r -f
+complete -c retry -l throttle-k -d 'K: how many attempts per accepted one the throttle lets through before it rejects any (a number above 0; larger rejects less; the SRE book\'s is 2) [default: 4]' -r -f
 complete -c retry -l throttle-window -d 'The sliding window over which the throttle counts attempts and accepts (1s to 24h) [default: 2m]' -r -f
 complete -c retry -l throttle-status -d 'Print the state of the adaptive throttle NAME, and run nothing' -r -f
 complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table\t'Aligned columns for people'

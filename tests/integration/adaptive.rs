@@ -232,7 +232,7 @@ fn a_throttle_that_saw_no_accepts_rejects_most_attempts() {
         assert!(
             status.starts_with("throttle api: rejects 9")
                 && status.contains(
-                    "% of requests now (K 2); over the last 1day: 120.0 requests, 0.0 accepted\n"
+                    "% of requests now (K 4); over the last 1day: 120.0 requests, 0.0 accepted\n"
                 ),
             "{name}: {status}"
         );
@@ -244,7 +244,9 @@ fn a_throttle_that_saw_no_accepts_rejects_most_attempts() {
 fn the_same_seed_rejects_the_same_attempts() {
     let decided = || {
         let t = Throttle::host();
-        t.forge_now(30, 10);
+        // 60 attempts and 10 accepts: with K 4, a third rejected, more
+        // as the failures count.
+        t.forge_now(60, 10);
         let output = t.run(&["-n", "12"], "exit 1");
         text(&output.stderr)
             .lines()

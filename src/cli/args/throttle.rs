@@ -40,8 +40,8 @@ pub struct ThrottleArgs {
     pub throttle: Option<String>,
 
     /// K: how many attempts per accepted one the throttle lets through
-    /// before it rejects any (a number above 0; larger rejects less)
-    /// [default: 2]
+    /// before it rejects any (a number above 0; larger rejects less; the
+    /// SRE book's is 2) [default: 4]
     // No clap default (its default is said above, and held to
     // `throttle::DEFAULT_K` by a test): a run without --throttle parses
     // nothing for it, so start-up does not pay for the throttle.
