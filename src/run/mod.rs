@@ -11,6 +11,11 @@
 //! run is given); its tests in `tests.rs`, on the scripted host of
 //! `fake.rs`.
 //!
+//! With `--throttle`, each attempt first asks the throttle (telling it
+//! how the attempt before fared); one it rejects does not run, and goes
+//! straight to the run's limits and the sleep, as a failure does
+//! (`decide::after_rejection`).
+//!
 //! ```text
 //!   ┌─> run attempt ──> decide: success? ──yes──> exit with its status
 //!   │        │ no
