@@ -37,7 +37,7 @@ import json, statistics, subprocess, sys, time
 retry, false = sys.argv[1:3]
 variants = [
     ("no budget", []),
-    ("--budget (500 tokens, 5 a retry, 5/s)", ["--budget", "outage-default"]),
+    ("--budget (500 tokens, 14 a retry, 5/s)", ["--budget", "outage-default"]),
     ("--budget --budget-tokens 100", ["--budget", "outage-small", "--budget-tokens", "100"]),
 ]
 print("| variant | attempts | retries | gave up: budget | time to give up: median | slowest |")
@@ -76,7 +76,7 @@ PY
 echo
 echo "## The cost of --budget per retry decision"
 echo
-cargo test --release --quiet --lib cost_of_one_decision -- --ignored --nocapture 2>/dev/null | grep '^budget:'
+cargo test --release --quiet --lib state::budget::tests::cost_of_one_decision -- --exact --ignored --nocapture 2>/dev/null | grep '^budget:'
 # Once a run: the directory and file checks, and a first-try success's deposit.
 hyperfine -N --warmup 20 --runs 300 --export-json "$work/open.json" \
     "$RETRY -- $TRUE" "$RETRY --budget open -- $TRUE" >/dev/null 2>&1

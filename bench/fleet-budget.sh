@@ -4,7 +4,7 @@
 # `retry -n 5 --base 200ms --cap 2s` on a probe of a dead loopback service
 # (a port of 127.0.0.1 nobody listens on), then 2 s of sleep, again and
 # again, for DURATION seconds (default 30). Three variants: no budget, host
-# budgets (`--budget fleet`, the defaults: 500 tokens, 5 a retry, 5/s), and
+# budgets (`--budget fleet`, the defaults: 500 tokens, 14 a retry, 5/s), and
 # one fleet budget of the same size in a redis-server started here
 # (`--budget-store redis://127.0.0.1:PORT`). Prints the attempts each made,
 # and how many of them were retries (the jobs' first attempts are never
@@ -63,8 +63,8 @@ duration = float(duration)
 HOSTS, JOBS = 10, 20
 variants = [
     ("no budget", []),
-    ("host budgets (`--budget fleet`, 500 tokens, 5/s each)", ["--budget", "fleet"]),
-    ("one fleet budget (`--budget-store redis://…`, 500 tokens, 5/s)",
+    ("host budgets (`--budget fleet`, 500 tokens, 14 a retry, 5/s each)", ["--budget", "fleet"]),
+    ("one fleet budget (`--budget-store redis://…`, 500 tokens, 14 a retry, 5/s)",
      ["--budget", "fleet", "--budget-store", store]),
 ]
 print("| variant | attempts | of which retries | retries per host a minute | retries refused | runs that went without the budget |")

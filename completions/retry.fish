@@ -1,4 +1,5 @@
 complete -c retry -s b -l base -d 'Base delay: the first sleep\'s ceiling' -r -f
+complete -c retry -l throttle-base -d 'Base delay after a throttled failure (the server asked to slow down)' -r -f
 complete -c retry -s c -l cap -d 'The largest sleep' -r -f
 complete -c retry -s f -l factor -d 'Growth of the ceiling per attempt for none/full/equal (1 keeps it constant)' -r -f
 complete -c retry -s n -l max-attempts -d 'Total runs of COMMAND, the first included, or `unlimited`' -r -f
@@ -15,16 +16,23 @@ json\t'One JSON object per line'
 github\t'GitHub Actions workflow commands: retries as warnings, giving up as an error'"
 complete -c retry -l log-file -d 'Append retry\'s own log lines to this file instead of stderr' -r -F
 complete -c retry -l on-retry -d 'Shell command run with `sh -c` (Windows: `cmd /d /s /c`) after a failed attempt, before the sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output goes to stderr, and its failure is logged, not fatal' -r -f -a "(__fish_complete_command)"
+complete -c retry -l on-start -d 'Shell command run once, before the first attempt (a monitor\'s start ping)' -r -f -a "(__fish_complete_command)"
+complete -c retry -l on-exit -d 'Shell command run once the run is over, however it ended (a monitor\'s ping)' -r -f -a "(__fish_complete_command)"
+complete -c retry -l on-exit-stdin -d 'What --on-exit reads: `tail` the last attempt\'s output (its last 10 KiB)' -r -f -a "null\t'An empty stdin'
+tail\t'The last attempt\'s stdout and stderr, their last 10 KiB'"
+complete -c retry -l hook-timeout -d 'How long --on-start or --on-exit may run: then SIGTERM, and SIGKILL after --kill-after (what it left running is stopped when it ends)' -r -f
 complete -c retry -l stdin -d 'What each attempt reads: `replay` the same stdin every time, `null` nothing' -r -f -a "inherit\t'Pass retry\'s stdin on as is: a later attempt may find it already consumed'
 replay\t'Read stdin once (as it arrives) and feed the same bytes to every attempt'
 null\t'Give every attempt an empty stdin, so a command waiting for input fails fast'"
 complete -c retry -l stdin-limit -d 'With --stdin replay: the most bytes of stdin kept to replay (past 64 MiB in a temporary file under TMPDIR). The attempt reading a longer stdin as it comes still gets all of it; a retry that would need more than was kept (or than a full disk kept) is not run: exit status 125 rather than feed any attempt a truncated input' -r -f
 complete -c retry -l retry-if-output -d 'Retry when a line of output matches REGEX, even after exit code 0' -r -f
 complete -c retry -l stop-if-output -d 'Stop at once, with the attempt\'s own status, on a line matching REGEX' -r -f
+complete -c retry -l throttle-if-output -d 'A line matching REGEX: the server asked to slow down (throttled)' -r -f
 complete -c retry -l delay-from-output -d 'Sleep at least the wait a server asks for (Retry-After), read from the output' -r -f
 complete -c retry -l budget -d 'Draw retries from a budget shared by every retry on this host that names it' -r -f
 complete -c retry -l budget-tokens -d 'The budget\'s size, and what a full one holds (AWS SDK retry quota: 500); a bucket in use keeps the size it was given until it is full again' -r -f
-complete -c retry -l budget-cost -d 'Tokens one retry costs, twice that after a timeout; a success after retries gives the last one\'s cost back (a first-try success never touches the budget)' -r -f
+complete -c retry -l budget-cost -d 'Tokens the retry of a transient failure costs (a timeout\'s too; AWS SDKs since 2026: 14); a success after retries gives the last one\'s cost back (a first-try success never touches the budget)' -r -f
+complete -c retry -l budget-throttle-cost -d 'Tokens the retry of a throttled failure costs (the server asked to slow down; AWS SDKs: 5) [default: 5]' -r -f
 complete -c retry -l budget-refill -d 'Tokens the budget regains per second (0: only successes refill it)' -r -f
 complete -c retry -l breaker -d 'Stop calling a failing service: a circuit shared by every retry naming it' -r -f
 complete -c retry -l breaker-after -d 'Runs in a row that gave up on transient failures (attempts or time ran out, the budget refused a retry) before the circuit opens [default: 3]' -r -f

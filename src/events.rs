@@ -70,6 +70,8 @@ pub enum Event {
         attempt: u32,
         limit: Attempts,
         status: Status,
+        /// Transient, or throttled (the server asked to slow down) and why.
+        class: Class,
         sleep: Sleep,
         jitter: Jitter,
         /// The server's hint, when the attempt's output had one.
@@ -136,6 +138,54 @@ pub enum Event {
     /// After the run's end, the `--throttle` `name` as the run last saw
     /// it: for the metrics (its gauges and file), no line.
     ThrottleSeen { name: String, seen: throttle::Seen },
+}
+
+/// The class of a failed attempt that is retried (`run::class`): its
+/// sleep is drawn on `--base` or `--throttle-base`, and the `--budget`
+/// charges `--budget-cost` or `--budget-throttle-cost` for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Class {
+    /// Any retryable failure the server did not ask to slow down for.
+    #[default]
+    Transient,
+    /// The server asked to slow down, as this shows.
+    Throttled(Evidence),
+}
+
+impl Class {
+    /// Its name in the JSON log, the metrics' `class` label and the spans.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Class::Transient => "transient",
+            Class::Throttled(_) => "throttled",
+        }
+    }
+
+    pub fn is_throttled(&self) -> bool {
+        matches!(self, Class::Throttled(_))
+    }
+}
+
+/// What showed that the server asked to slow down.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Evidence {
+    /// A line the throttle rule matched: the preset's, by its label
+    /// (`HTTP 429`), or the user's `--throttle-if-output`, by its regex
+    /// (made once, before the run, escaped and cut for a log line).
+    Line(std::sync::Arc<str>),
+    /// A wait the server asked for, read by `--delay-from-output`.
+    Hint,
+}
+
+impl Evidence {
+    /// The evidence in a few words, as the text line gives it in
+    /// parentheses and the JSON log as `throttled_by`.
+    pub fn words(&self) -> &str {
+        match self {
+            Evidence::Line(words) => words,
+            Evidence::Hint => "server asked to wait",
+        }
+    }
 }
 
 /// A sleep the server's hint had a say in (`run::hint::choose`).
@@ -243,6 +293,8 @@ pub type Label = Option<std::sync::Arc<str>>;
 pub enum Phase {
     Attempt,
     Hook,
+    /// `--on-start`, before the first attempt.
+    StartHook,
     Sleep,
     /// Writing held-back output.
     Output,

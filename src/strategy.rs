@@ -53,6 +53,13 @@ impl Jitter {
     }
 }
 
+/// `--throttle-base` unless given: the base of a throttled failure's sleep
+/// (the server asked to slow down). Chosen in docs/simulation.md. The one
+/// value of the default: `--throttle-base`'s help says it, held to this by
+/// a test (no clap default, so start-up parses nothing for it), and the
+/// docs send the reader to `retry --help`.
+pub const DEFAULT_THROTTLE_BASE: Duration = Duration::from_secs(5);
+
 /// The parameters of a backoff schedule, validated by `config`
 /// (`cap >= base`, `factor >= 1` and finite).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,6 +77,9 @@ pub struct Backoff {
 pub struct Retries {
     pub backoff: Backoff,
     pub attempts: crate::policy::Attempts,
+    /// `--throttle-base`: a throttled failure's sleep is drawn on it, with
+    /// the backoff's cap, factor and jitter (`Schedule`).
+    pub throttle_base: Duration,
 }
 
 /// One computed sleep and the upper bound it was drawn under.
@@ -151,26 +161,69 @@ pub fn unit(rng: &mut impl Rng) -> f64 {
 
 /// The running state of one client's schedule: which retry comes next and
 /// the previous sleep. A real run and `--plan` both step through this.
+///
+/// A run has two bases, `--base` for a transient failure's sleep and
+/// `--throttle-base` for a throttled one's (the server asked to slow
+/// down), and one schedule: the same cap, factor and jitter, the same
+/// count of retries (`n`, whatever their classes: the third retry's
+/// ceiling is `base × factor²` on either base) and the same previous sleep
+/// (decorrelated jitter draws from [base, previous × 3] on the failure's
+/// own base, the first sleep's previous being that base: a throttle after
+/// transient failures starts at least at the throttle base, and a
+/// transient failure after throttles carries their longer sleeps forward
+/// in its upper bound, as one client backing off from one server should).
+/// A run whose every failure is of one class sleeps as the plain schedule
+/// of that class's base (`--plan` shows both).
 #[derive(Clone, Debug)]
 pub struct Schedule {
     backoff: Backoff,
+    /// `--throttle-base`; `None` draws a throttled failure's sleep on the
+    /// base too.
+    throttle_base: Option<Duration>,
     retries: u32,
-    previous: Duration,
+    /// The last sleep drawn; `None` before the first (then the base of
+    /// the failure's class stands for it).
+    previous: Option<Duration>,
 }
 
 impl Schedule {
     pub fn new(backoff: Backoff) -> Self {
         Self {
             backoff,
+            throttle_base: None,
             retries: 0,
-            previous: backoff.base,
+            previous: None,
         }
     }
 
+    /// A schedule whose throttled failures' sleeps are drawn on `base`.
+    pub fn with_throttle_base(backoff: Backoff, base: Duration) -> Self {
+        Self {
+            throttle_base: Some(base),
+            ..Self::new(backoff)
+        }
+    }
+
+    /// The next sleep after a transient failure (`--plan` and `--simulate`
+    /// draw whole schedules of one class).
+    #[cfg(any(feature = "preview", test))]
     pub fn next_sleep(&mut self, rng: &mut impl Rng) -> Sleep {
-        let sleep = self.backoff.sleep(self.retries, self.previous, rng);
+        self.next_sleep_for(rng, false)
+    }
+
+    /// The next sleep after a failure, throttled or not: on its own base.
+    pub fn next_sleep_for(&mut self, rng: &mut impl Rng, throttled: bool) -> Sleep {
+        let backoff = match self.throttle_base {
+            Some(base) if throttled => Backoff {
+                base,
+                ..self.backoff
+            },
+            _ => self.backoff,
+        };
+        let previous = self.previous.unwrap_or(backoff.base);
+        let sleep = backoff.sleep(self.retries, previous, rng);
         self.retries = self.retries.saturating_add(1);
-        self.previous = sleep.duration;
+        self.previous = Some(sleep.duration);
         sleep
     }
 }
@@ -267,6 +320,101 @@ mod tests {
             .map(|_| schedule.next_sleep(&mut rng()).duration.as_millis())
             .collect();
         assert_eq!(ms, [1, 3, 9, 27]);
+    }
+
+    #[test]
+    fn each_class_draws_on_its_own_base_with_one_count_of_retries() {
+        let b = backoff(Jitter::None, 100, 10_000, 2.0);
+        let mut schedule = Schedule::with_throttle_base(b, MS * 1000);
+        // (throttled, the sleep): n counts every retry, whatever its class.
+        let rows = [
+            (false, 100),
+            (true, 2000),
+            (false, 400),
+            (true, 8000),
+            (true, 10_000),
+            (false, 3200),
+        ];
+        for (i, (throttled, want)) in rows.into_iter().enumerate() {
+            let sleep = schedule.next_sleep_for(&mut rng(), throttled);
+            assert_eq!(sleep.duration.as_millis(), want, "retry {i}");
+        }
+        // Without a throttle base, a throttled failure draws on the base.
+        let mut plain = Schedule::new(b);
+        let sleep = plain.next_sleep_for(&mut rng(), true);
+        assert_eq!(sleep.duration, MS * 100);
+    }
+
+    #[test]
+    fn jittered_draws_stay_under_their_own_bases_ceiling() {
+        for jitter in [Jitter::Full, Jitter::Equal] {
+            let b = backoff(jitter, 100, 60_000, 2.0);
+            let mut r = ChaCha8Rng::seed_from_u64(52);
+            for n in 0..6u32 {
+                for throttled in [false, true] {
+                    let mut schedule = Schedule::with_throttle_base(b, MS * 5000);
+                    for _ in 0..n {
+                        schedule.next_sleep_for(&mut r, false);
+                    }
+                    let sleep = schedule.next_sleep_for(&mut r, throttled);
+                    let base = if throttled { 5000 } else { 100 };
+                    let ceiling = (base << n).min(60_000);
+                    assert_eq!(sleep.ceiling, MS * ceiling, "{jitter:?} n {n}");
+                    let floor = if jitter == Jitter::Equal {
+                        ceiling / 2
+                    } else {
+                        0
+                    };
+                    assert!(
+                        sleep.duration >= MS * floor && sleep.duration <= sleep.ceiling,
+                        "{jitter:?} n {n} {sleep:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn decorrelated_bases_share_the_previous_sleep() {
+        let b = backoff(Jitter::Decorrelated, 100, 60_000, 2.0);
+        let mut r = ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..200 {
+            let mut schedule = Schedule::with_throttle_base(b, MS * 5000);
+            // A throttle first: from [5 s, 15 s], as a plain schedule on 5 s.
+            let throttled = schedule.next_sleep_for(&mut r, true);
+            assert_eq!(throttled.ceiling, MS * 15_000);
+            assert!(throttled.duration >= MS * 5000, "{throttled:?}");
+            // Then a transient failure: from its own base up to 3 × that.
+            let transient = schedule.next_sleep_for(&mut r, false);
+            assert_eq!(transient.ceiling, (throttled.duration * 3).min(MS * 60_000));
+            assert!(transient.duration >= MS * 100 && transient.duration <= transient.ceiling);
+            // And a throttle again: at least its base, whatever came before.
+            let again = schedule.next_sleep_for(&mut r, true);
+            assert!(again.duration >= MS * 5000, "{again:?}");
+            let high = (transient.duration * 3).max(MS * 5000).min(MS * 60_000);
+            assert!(again.duration <= high, "{again:?} above {high:?}");
+        }
+    }
+
+    #[test]
+    fn one_class_throughout_is_the_plain_schedule_of_its_base() {
+        for jitter in Jitter::ALL {
+            let b = backoff(jitter, 100, 30_000, 2.0);
+            let throttled = Backoff {
+                base: MS * 2000,
+                ..b
+            };
+            let (mut r1, mut r2) = (ChaCha8Rng::seed_from_u64(3), ChaCha8Rng::seed_from_u64(3));
+            let mut both = Schedule::with_throttle_base(b, MS * 2000);
+            let mut plain = Schedule::new(throttled);
+            for _ in 0..8 {
+                assert_eq!(
+                    both.next_sleep_for(&mut r1, true),
+                    plain.next_sleep(&mut r2),
+                    "{jitter:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -14,7 +14,10 @@
 #   retried   = 3 attempts (the preset kept retrying)
 #   stopped   = 1 attempt  (the preset stopped at once)
 #   succeeded = 1 attempt, exit 0;  recovered = 2 attempts, exit 0
-#   +hint     = and the sleep came from the server's Retry-After (JSON log)
+#   +hint     = and the sleep came from the server's Retry-After (JSON log),
+#               so the retry was throttled
+#   +throttled = and the preset's throttle line classed the retry throttled
+#   (a retried case with neither must be transient: no `"class":"throttled"`)
 # and the exit code must be the one in the table's "want" column.
 #
 # Loopback only: every server binds 127.0.0.1; the DNS cases run in a
@@ -138,6 +141,12 @@ case_() {
   local ok=$?
   [ "$want" != "*" ] && [ "$code" != "$want" ] && ok=1
   case $expect in *+hint) grep -q '"source":"hint"' "$log" 2>/dev/null || ok=1 ;; esac
+  local throttled=1
+  grep -q '"class":"throttled"' "$log" 2>/dev/null && throttled=0
+  case $expect in
+    *+hint|*+throttled) [ $throttled = 0 ] || ok=1 ;;
+    retried) [ $throttled = 1 ] || ok=1 ;;
+  esac
   if [ $ok = 0 ]; then verdict=PASS; else verdict=FAIL; fi
   ROWS+=("$preset|$name|$expect|$attempts|$code (want $want)|$verdict|$N")
   NS=""; XARGS=()
@@ -147,7 +156,7 @@ skip() { ROWS+=("$1|${2:-(all)}|-|-|-|SKIP ($3)"); }
 # ---- curl
 if wanted curl; then if have curl; then
   case_ curl "HTTP 503 (-D /dev/stderr: Retry-After 1)" retried+hint 22 -- curl -fsS -D /dev/stderr -o /dev/null "$H/status/503"
-  case_ curl "HTTP 429" retried 22 -- curl -fsS "$H/status/429"
+  case_ curl "HTTP 429" retried+throttled 22 -- curl -fsS "$H/status/429"
   case_ curl "HTTP 500" retried 22 -- curl -fsS "$H/status/500"
   case_ curl "HTTP 408" retried 22 -- curl -fsS "$H/status/408"
   case_ curl "HTTP 503 then 200" recovered 0 -- curl -fsS "$H/flaky/curl503/1/503"
@@ -178,7 +187,7 @@ else skip curl "" "curl not installed"; fi; fi
 # ---- wget (-t 1: wget's own retries off, so each attempt is one try)
 if wanted wget; then if have wget; then
   case_ wget "HTTP 503 (-S: Retry-After 1)" retried+hint 8 -- wget -S -nv -t 1 -O /dev/null "$H/status/503"
-  case_ wget "HTTP 429" retried 8 -- wget -nv -t 1 -O /dev/null "$H/status/429"
+  case_ wget "HTTP 429" retried+throttled 8 -- wget -nv -t 1 -O /dev/null "$H/status/429"
   case_ wget "HTTP 500" retried 8 -- wget -nv -t 1 -O /dev/null "$H/status/500"
   case_ wget "HTTP 503 then 200" recovered 0 -- wget -nv -t 1 -O /dev/null "$H/flaky/wget503/1/503"
   case_ wget "connection refused (4)" retried 4 -- wget -nv -t 1 -O /dev/null "http://127.0.0.1:$CLOSED/"
@@ -255,7 +264,7 @@ if wanted git; then if have git; then
   start gitd git daemon --listen=127.0.0.1 --port="$GP" --base-path="$W/git" --reuseaddr "$W/git"
   GITD_OK=0; wait_port "$GP" && GITD_OK=1
   case_ git "http 503" retried 128 -- git ls-remote "$H/status/503/x.git"
-  case_ git "http 429" retried 128 -- git ls-remote "$H/status/429/x.git"
+  case_ git "http 429" retried+throttled 128 -- git ls-remote "$H/status/429/x.git"
   case_ git "http 502" retried 128 -- git ls-remote "$H/status/502/x.git"
   case_ git "http connection refused" retried 128 -- git ls-remote "http://127.0.0.1:$CLOSED/x.git"
   case_ git "http empty reply" retried 128 -- git ls-remote "$H/close/x.git"
@@ -346,7 +355,7 @@ s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.sendall(b"@RSYNCD: 31.0\n"); s.recv(200); s.sendall(b"busy\n"); time.sleep(6)
 EOF
     HOLD=$!; PIDS+=("$HOLD"); sleep 0.5
-    case_ rsync "daemon: max connections reached (5)" retried 5 -- rsync "$D/busy/"
+    case_ rsync "daemon: max connections reached (5)" retried+throttled 5 -- rsync "$D/busy/"
     kill "$HOLD" 2>/dev/null
     case_ rsync "daemon: unknown module (5)" stopped 5 -- rsync "$D/nomodule/"
     case_ rsync "daemon: module disabled (max connections -1) (5)" stopped 5 -- rsync "$D/closed/"
@@ -371,6 +380,8 @@ if wanted apt; then if have apt-get && [ "$(id -u)" = 0 ]; then
   src() { echo "deb [trusted=yes] $1" >"$A/sources.list"; }
   src "$H/status/503/debian bookworm main"
   case_ apt "update: InRelease 503 (W:, exit 0)" retried 1 -- apt-get update "${APT[@]}"
+  src "$H/status/429/debian bookworm main"
+  case_ apt "update: InRelease 429 (W:, exit 0)" retried+throttled 1 -- apt-get update "${APT[@]}"
   src "http://127.0.0.1:$CLOSED/debian bookworm main"
   case_ apt "update: connection refused (W:, exit 0)" retried 1 -- apt-get update "${APT[@]}"
   src "http://127.0.0.1:$FULL/debian bookworm main"
@@ -404,7 +415,7 @@ if wanted npm; then if have npm; then
   mkdir -p "$W/npm" && echo '{"name":"t","version":"1.0.0"}' >"$W/npm/package.json"
   NPM=(npm --prefix "$W/npm" --cache "$W/npm/cache" --fetch-retries=0 --fetch-timeout=2000 --no-audit --no-fund --no-update-notifier)
   case_ npm "registry 503" retried 1 -- "${NPM[@]}" install left-pad --registry "$H/status/503/"
-  case_ npm "registry 429" retried 1 -- "${NPM[@]}" install left-pad --registry "$H/status/429/"
+  case_ npm "registry 429" retried+throttled 1 -- "${NPM[@]}" install left-pad --registry "$H/status/429/"
   case_ npm "registry connection refused" retried 1 -- "${NPM[@]}" install left-pad --registry "http://127.0.0.1:$CLOSED/"
   case_ npm "registry reset (socket hang up)" retried 1 -- "${NPM[@]}" install left-pad --registry "$H/close/"
   case_ npm "registry timeout" retried 1 -- "${NPM[@]}" install left-pad --registry "$H/hang/"
@@ -426,7 +437,7 @@ if wanted pip; then if have pip; then
   echo "<a href=\"../../../hang/fakepkghang-1.0-py3-none-any.whl\">fakepkghang-1.0-py3-none-any.whl</a>" >"$S/fakepkghang/index.html"
   PIP=(env -u PIP_FIND_LINKS PIP_DISABLE_PIP_VERSION_CHECK=1 pip install --no-cache-dir --retries 0 --timeout 2 --target "$W/pip" --index-url "$H/files/simple")
   case_ pip "wheel 503" retried 1 -- "${PIP[@]}" fakepkg503
-  case_ pip "wheel 429" retried 1 -- "${PIP[@]}" fakepkg429
+  case_ pip "wheel 429" retried+throttled 1 -- "${PIP[@]}" fakepkg429
   case_ pip "wheel connection refused" retried 1 -- "${PIP[@]}" fakepkgrefused
   case_ pip "wheel read timeout" retried 1 -- "${PIP[@]}" fakepkghang
   case_ pip "wheel 404" stopped 1 -- "${PIP[@]}" fakepkg404
@@ -438,7 +449,7 @@ else skip pip "" "pip not installed"; fi; fi
 # ---- docker pull (only with a running daemon: DOCKER_HOST or /var/run/docker.sock)
 if wanted docker; then if have docker && timeout 10 docker info >/dev/null 2>&1; then
   case_ docker "registry 503" retried 1 -- docker pull "127.0.0.1:$HP/status503/img:latest"
-  case_ docker "registry 429 (toomanyrequests)" retried 1 -- docker pull "127.0.0.1:$HP/status429/img:latest"
+  case_ docker "registry 429 (toomanyrequests)" retried+throttled 1 -- docker pull "127.0.0.1:$HP/status429/img:latest"
   case_ docker "registry 502" retried 1 -- docker pull "127.0.0.1:$HP/status502/img:latest"
   case_ docker "registry connection refused" retried 1 -- docker pull "127.0.0.1:$CLOSED/img:latest"
   case_ docker "registry hangs up (EOF)" retried 1 -- docker pull "127.0.0.1:$EOFP/img:latest"

@@ -12,6 +12,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod codes;
+pub mod hooks;
 pub mod logging;
 pub mod metrics;
 pub mod modes;
@@ -28,6 +29,7 @@ use crate::cli::args::backoff::BackoffArgs;
 use crate::cli::args::breaker::BreakerArgs;
 use crate::cli::args::budget::BudgetArgs;
 use crate::cli::args::codes::CodesArgs;
+use crate::cli::args::hooks::HooksArgs;
 use crate::cli::args::logging::LoggingArgs;
 use crate::cli::args::metrics::MetricsArgs;
 use crate::cli::args::modes::ModesArgs;
@@ -55,6 +57,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub logging: LoggingArgs,
+
+    #[command(flatten)]
+    pub hooks: HooksArgs,
 
     #[command(flatten)]
     pub pipes: PipesArgs,
@@ -88,6 +93,7 @@ pub struct RunArgs {
     pub provenance: Provenance,
 }
 
+pub(crate) const HOOKS: &str = "Hooks (run once a run: a monitor's pings)";
 pub(crate) const MODES: &str = "Modes (run no command)";
 pub(crate) const SIMULATION: &str = "Simulation (--simulate only)";
 pub(crate) const BUDGET: &str = "Shared retry budget (--budget)";

@@ -1,8 +1,9 @@
 //! The command line's words for the plain choices (`--jitter`, `--stdin`,
-//! `--foreground`, `--log-format`, `--format`, `--model`): clap's
+//! `--on-exit-stdin`, `--foreground`, `--log-format`, `--format`, `--model`): clap's
 //! `ValueEnum`, each value's help, and the map to the type the program
 //! uses, so clap stays in `cli/`.
 
+use crate::run::hooks::ExitStdin;
 use crate::run::options::Foreground;
 use crate::run::pipes::StdinMode;
 use crate::sinks::log::LogFormat;
@@ -25,6 +26,24 @@ impl From<StdinChoice> for StdinMode {
             StdinChoice::Inherit => StdinMode::Inherit,
             StdinChoice::Replay => StdinMode::Replay,
             StdinChoice::Null => StdinMode::Null,
+        }
+    }
+}
+
+/// `--on-exit-stdin WHAT`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExitStdinChoice {
+    /// An empty stdin
+    Null,
+    /// The last attempt's stdout and stderr, their last 10 KiB
+    Tail,
+}
+
+impl From<ExitStdinChoice> for ExitStdin {
+    fn from(choice: ExitStdinChoice) -> Self {
+        match choice {
+            ExitStdinChoice::Null => ExitStdin::Null,
+            ExitStdinChoice::Tail => ExitStdin::Tail,
         }
     }
 }

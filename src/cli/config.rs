@@ -110,7 +110,7 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 },
             )
         }
-        _ => Ok(run(cli, resolved, words, chosen, command)),
+        _ => run(cli, resolved, words, chosen, command),
     }
 }
 
@@ -202,9 +202,16 @@ fn plan(
 ) -> Mode {
     let command =
         (command.as_ref()).map(|c| crate::sinks::name::CommandName::new(&c.program, &c.args).full);
+    // A run that can class a failure throttled sleeps on --throttle-base
+    // after it: the plan shows that schedule too.
+    let throttles = cli.pipes.throttle_if_output.is_some()
+        || cli.pipes.delay_from_output.is_some()
+        || cli.provenance.given(id::THROTTLE_BASE)
+        || cli.throttle.throttle.is_some();
     Mode::Plan(crate::plan::Options {
         preset: preset_line(chosen, &cli.provenance),
         backoff: resolved.retries.backoff,
+        throttle_base: throttles.then_some(resolved.retries.throttle_base),
         attempts: resolved.retries.attempts,
         seed: resolved.limits.seed,
         format: simulation.format.into(),
@@ -213,35 +220,40 @@ fn plan(
     })
 }
 
-/// A run: its options, its outputs', and where their values came from.
+/// A run: its options, its outputs', and where their values came from;
+/// the hooks' group checked last, as it is told the command's name.
 fn run(
     cli: RunArgs,
     resolved: args::Settings,
     words: Words,
     chosen: crate::preset::Resolved<'_>,
     command: Option<run::Command>,
-) -> Mode {
+) -> Result<Mode, clap::Error> {
     let args::Settings {
         retries,
         policy,
         limits,
         circuit,
-        throttle,
+        throttle: adaptive,
         store,
         budget,
     } = resolved;
     let Words {
         labels,
-        slow_down,
+        throttle,
+        advice: throttle_advice,
         transient,
         hidden,
         named_codes,
     } = words;
-    let (slow_down, slow_down_advice) = slow_down.unzip();
-    let (pipes, on_retry) = cli.pipes.resolve(slow_down, transient);
+    let hooks = cli.hooks.resolve(&cli.provenance, command.as_ref())?;
+    let pipes = cli.pipes.resolve(transient, hooks.wants_tail());
+    let throttled_by = pipes.matchers.throttle_if.as_ref().map(|regex| {
+        crate::events::Evidence::Line(throttle.unwrap_or_else(|| users_throttle(regex)))
+    });
     let budget = (cli.budget.budget).map(|name| budget.named(name, store.clone()));
     let skipped = circuit.exit_code();
-    let throttle = (cli.throttle.throttle).map(|name| throttle.named(name, store.clone(), skipped));
+    let adaptive = (cli.throttle.throttle).map(|name| adaptive.named(name, store.clone(), skipped));
     let breaker = (cli.breaker.breaker).map(|name| circuit.named(name, limits.max_time, store));
     let report = sinks::Settings {
         log: cli.logging.resolve(),
@@ -258,18 +270,30 @@ fn run(
         limits,
         countdown: report.countdown(),
         withheld: &sinks::WITHHELD,
-        on_retry,
+        hooks,
         pipes,
         budget,
         breaker,
-        throttle,
+        throttle: adaptive,
         labels,
-        slow_down_advice,
+        throttled_by,
+        throttle_advice,
         hidden_advice: hidden,
         named_codes,
         command,
     };
-    Mode::Run(Box::new(options), Box::new(report), cli.provenance)
+    Ok(Mode::Run(
+        Box::new(options),
+        Box::new(report),
+        cli.provenance,
+    ))
+}
+
+/// The user's `--throttle-if-output` as a throttled retry's line names
+/// it: the flag and its regex, escaped and cut as a quoted line is.
+fn users_throttle(regex: &regex::bytes::Regex) -> std::sync::Arc<str> {
+    let shown = crate::escape::control(regex.as_str());
+    format!("--throttle-if-output {}", crate::escape::cut(&shown, 60)).into()
 }
 
 /// How the preset lookup finds the file that will run, as the spawn does.

@@ -109,12 +109,16 @@ pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTE
     (the maximum, or `unlimited`), RETRY_PREVIOUS_EXIT_CODE (unset on the first attempt) and \
     RETRY_RUN_IDS (the runs of retry it descends from: only their descendants are ever \
     stopped); --on-retry's command sees RETRY_ATTEMPT, RETRY_ATTEMPT_LIMIT, RETRY_EXIT_CODE \
-    (and RETRY_PREVIOUS_EXIT_CODE, the same: the attempt that just failed) and RETRY_RUN_IDS. \
-    None of these configure a retry nested inside. Neither sees RETRY_STORE or its old \
-    spelling RETRY_BUDGET_STORE (they may hold the fleet's password): a retry nested inside \
+    (and RETRY_PREVIOUS_EXIT_CODE, the same: the attempt that just failed) and RETRY_RUN_IDS; \
+    --on-start's and --on-exit's see RETRY_COMMAND (the command's name in the log lines), \
+    RETRY_ATTEMPT_LIMIT and RETRY_RUN_IDS, and --on-exit's also RETRY_OUTCOME, RETRY_REASON, \
+    RETRY_EXIT_CODE (retry's own exit status), RETRY_ATTEMPTS and RETRY_ELAPSED_MS. \
+    None of these configure a retry nested inside. None of them sees RETRY_STORE or its old \
+    spelling RETRY_BUDGET_STORE (they may hold the fleet's password), RETRY_ON_START or \
+    RETRY_ON_EXIT (a retry nested inside would ping the same monitor): a retry nested inside \
     that is to share the fleet's budget, breaker or throttle is given the store again. When traces \
     are sent, COMMAND also sees TRACEPARENT naming its attempt's span (TRACESTATE passed \
-    on), and the hook the run's span; otherwise TRACEPARENT passes through untouched.";
+    on), and the hooks the run's span; otherwise TRACEPARENT passes through untouched.";
 
 pub const DURATION: &str = "DURATION: a number with a unit, as in 250ms, 1s, 1.5s, 2m 30s, \
     1h. A bare number is refused with a hint: a wrong guess between seconds and milliseconds \

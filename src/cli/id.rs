@@ -5,6 +5,7 @@
 //! clap's own `debug_assert` (`definition_is_consistent`).
 
 pub const BASE: &str = "base";
+pub const THROTTLE_BASE: &str = "throttle_base";
 pub const CAP: &str = "cap";
 pub const JITTER: &str = "jitter";
 // Named only by `--simulate --model throttle`'s checks.
@@ -17,12 +18,18 @@ pub const FATAL_ON: &str = "fatal_on";
 pub const SUCCESS_ON: &str = "success_on";
 pub const RETRY_IF_OUTPUT: &str = "retry_if_output";
 pub const STOP_IF_OUTPUT: &str = "stop_if_output";
+pub const THROTTLE_IF_OUTPUT: &str = "throttle_if_output";
 pub const DELAY_FROM_OUTPUT: &str = "delay_from_output";
 pub const LOG_FILE: &str = "log_file";
+pub const ON_START: &str = "on_start";
+pub const ON_EXIT: &str = "on_exit";
+pub const ON_EXIT_STDIN: &str = "on_exit_stdin";
+pub const HOOK_TIMEOUT: &str = "hook_timeout";
 pub const PRESET: &str = "preset";
 pub const BUDGET: &str = "budget";
 pub const BUDGET_TOKENS: &str = "budget_tokens";
 pub const BUDGET_COST: &str = "budget_cost";
+pub const BUDGET_THROTTLE_COST: &str = "budget_throttle_cost";
 pub const BUDGET_REFILL: &str = "budget_refill";
 pub const BUDGET_STORE: &str = "budget_store";
 pub const BUDGET_TIMEOUT: &str = "budget_timeout";
@@ -124,7 +131,12 @@ pub const FLEET_ONLY: [&str; 3] = [EVERY, CAPACITY, SPAN];
 /// have no use for.
 pub const SWEEP_ONLY: [&str; 3] = [CLIENTS, SVG, MAX_WORK];
 /// The budget's parameters: meaningless without one.
-pub const BUDGET_ONLY: [&str; 3] = [BUDGET_TOKENS, BUDGET_COST, BUDGET_REFILL];
+pub const BUDGET_ONLY: [&str; 4] = [
+    BUDGET_TOKENS,
+    BUDGET_COST,
+    BUDGET_THROTTLE_COST,
+    BUDGET_REFILL,
+];
 /// The breaker's parameters: meaningless without one.
 pub const BREAKER_ONLY: [&str; 3] = [BREAKER_AFTER, BREAKER_COOLDOWN, BREAKER_COOLDOWN_MAX];
 /// The throttle's rule (`--throttle-k`, `--throttle-window`): meaningless
@@ -137,6 +149,10 @@ pub const FULL_ONLY: [&str; 4] = [THROTTLE, THROTTLE_K, THROTTLE_WINDOW, THROTTL
 /// The exit status of a skipped run (`--breaker-exit-code`): for a breaker
 /// or a throttle.
 pub const SKIPPED_USERS: [&str; 3] = [BREAKER, BREAKER_STATUS, THROTTLE];
+/// What `--on-exit` reads: meaningless without it.
+pub const ON_EXIT_ONLY: [&str; 1] = [ON_EXIT_STDIN];
+/// The once-hooks' bound: meaningless without one.
+pub const ONCE_HOOKS_ONLY: [&str; 1] = [HOOK_TIMEOUT];
 /// The store's, with their old spellings: for a budget or a breaker.
 pub const STORE_ONLY: [&str; 4] = [STORE, BUDGET_STORE, STORE_TIMEOUT, BUDGET_TIMEOUT];
 /// What the store's options are for.
@@ -151,8 +167,9 @@ pub const STORE_USERS: [&str; 6] = [
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 40] = [
+const OTHERS: [&str; 47] = [
     BASE,
+    THROTTLE_BASE,
     CAP,
     JITTER,
     MAX_ATTEMPTS,
@@ -163,12 +180,18 @@ const OTHERS: [&str; 40] = [
     SUCCESS_ON,
     RETRY_IF_OUTPUT,
     STOP_IF_OUTPUT,
+    THROTTLE_IF_OUTPUT,
     DELAY_FROM_OUTPUT,
     LOG_FILE,
+    ON_START,
+    ON_EXIT,
+    ON_EXIT_STDIN,
+    HOOK_TIMEOUT,
     PRESET,
     BUDGET,
     BUDGET_TOKENS,
     BUDGET_COST,
+    BUDGET_THROTTLE_COST,
     BUDGET_REFILL,
     BUDGET_STORE,
     BUDGET_TIMEOUT,

@@ -293,6 +293,18 @@ fn refuse_stray(
             && !id::SKIPPED_USERS.iter().any(|id| provenance.present(id))
         {
             Some((id::BREAKER_EXIT_CODE, "--breaker or --throttle"))
+        } else if let Some(id) = id::ON_EXIT_ONLY
+            .iter()
+            .find(typed)
+            .filter(|_| !provenance.present(id::ON_EXIT))
+        {
+            Some((*id, "--on-exit"))
+        } else if let Some(id) = id::ONCE_HOOKS_ONLY
+            .iter()
+            .find(typed)
+            .filter(|_| !provenance.present(id::ON_START) && !provenance.present(id::ON_EXIT))
+        {
+            Some((*id, "--on-start or --on-exit"))
         } else if provenance.typed(id::STATSD_TAGS) && !provenance.present(id::STATSD) {
             Some((id::STATSD_TAGS, "--statsd"))
         } else if provenance.typed(id::JOB)

@@ -1,7 +1,7 @@
 //! A preset's rules set as flags: each through the flag's own parser, and
 //! only where the user gave the flag neither on the command line nor by
 //! its variable; with them, the preset's words that are no flag: the
-//! labels of the rules it set and its slow-down advice.
+//! labels of the rules it set and its throttle line's advice.
 //!
 //! A preset chosen by the program's name, not named by the user, sets only
 //! what ends a run on evidence (docs/behaviour.md, "Presets"): its output
@@ -25,8 +25,12 @@ use crate::run::decide::Labels;
 pub(crate) struct Words {
     /// The labels of the rules that stop a run, where the preset set them.
     pub labels: Labels,
-    /// `slow-down-if-output`, and the warning that gives its advice.
-    pub slow_down: Option<(regex::bytes::Regex, String)>,
+    /// What its `throttle-if-output` stands for in a throttled retry's
+    /// line, where the preset set it: its label (`HTTP 429`).
+    pub throttle: Option<std::sync::Arc<str>>,
+    /// The warning that gives the throttle line's advice (how to show the
+    /// server's wait), where the preset set that line.
+    pub advice: Option<String>,
     /// `transient-if-output`.
     pub transient: Option<regex::bytes::Regex>,
     /// What the command's own flags hide from the preset, and how to show
@@ -97,6 +101,13 @@ pub(crate) fn apply_preset(
             }
             Rule::FatalOn => words.labels.fatal_on = label,
             Rule::StopIfOutput => words.labels.stop_if = label,
+            // Bare, as the line gives it: `throttled (HTTP 429)`.
+            Rule::ThrottleIfOutput => {
+                words.throttle = Some(match own {
+                    Some(label) => label.into(),
+                    None => format!("the {name} preset's throttle line").into(),
+                });
+            }
             _ => {}
         }
     }
@@ -108,15 +119,16 @@ pub(crate) fn apply_preset(
         .hidden
         .map(|advice| format!("{advice} (--preset {}; said once)", preset.name));
     // Headers already shown on a pipe: an answer simply had no Retry-After.
-    if let Some(slow) = preset.slow_down.filter(|_| !seen.headers) {
-        let regex =
-            parse_regex(slow.pattern).map_err(|e| error("slow-down-if-output", slow.pattern, e))?;
-        let advice = format!(
+    // Only for the preset's own throttle line: a user's may mean anything.
+    if let Some(advice) = preset
+        .advice
+        .filter(|_| !seen.headers && words.throttle.is_some())
+    {
+        words.advice = Some(format!(
             "the server asked to slow down, but retry cannot see how long it asked \
-             to wait (its Retry-After): {} (--preset {}; said once)",
-            slow.advice, preset.name
-        );
-        words.slow_down = Some((regex, advice));
+             to wait (its Retry-After): {advice} (--preset {}; said once)",
+            preset.name
+        ));
     }
     // A `--stop-if-output` of the user's wins over the preset's evidence.
     let users_stop = run.provenance.given(rule_id(Rule::StopIfOutput));
@@ -152,6 +164,7 @@ fn rule_id(rule: Rule) -> &'static str {
         Rule::SuccessOn => id::SUCCESS_ON,
         Rule::RetryIfOutput => id::RETRY_IF_OUTPUT,
         Rule::StopIfOutput => id::STOP_IF_OUTPUT,
+        Rule::ThrottleIfOutput => id::THROTTLE_IF_OUTPUT,
         Rule::DelayFromOutput => id::DELAY_FROM_OUTPUT,
     }
 }
@@ -163,6 +176,7 @@ fn set_rule(run: &mut RunArgs, rule: Rule, text: &str) -> Result<(), String> {
         Rule::SuccessOn => run.codes.success_on = text.parse()?,
         Rule::RetryIfOutput => run.pipes.retry_if_output = Some(parse_regex(text)?),
         Rule::StopIfOutput => run.pipes.stop_if_output = Some(parse_regex(text)?),
+        Rule::ThrottleIfOutput => run.pipes.throttle_if_output = Some(parse_regex(text)?),
         Rule::DelayFromOutput => run.pipes.delay_from_output = Some(parse_hint_regex(text)?),
     }
     Ok(())

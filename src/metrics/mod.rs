@@ -139,6 +139,9 @@ pub struct Ending {
     pub duration: Duration,
     /// Attempts started (not those `--throttle` rejected).
     pub attempts: u32,
+    /// Of the retries (`attempts - 1`), those after a throttled failure;
+    /// the rest followed a transient one.
+    pub throttled: u32,
     /// The sleeps chosen between attempts, added up.
     pub slept: Duration,
     /// retry's exit status (128+N for a signal).
@@ -174,8 +177,16 @@ pub enum Fact {
 pub struct Facts {
     start: SystemTime,
     slept: Duration,
+    /// Retrying events of throttled failures, and the attempt of the last
+    /// such (its retry never started if the run ended with it). An attempt
+    /// `--throttle` rejected is a throttled failure too, once an attempt
+    /// ran before it (the one after it is no retry otherwise).
+    throttled: u32,
+    last_throttled: Option<u32>,
     /// Attempts `--throttle` rejected: none of them started.
     rejected: u32,
+    /// Whether an attempt ran (a failure was retried) yet.
+    ran: bool,
 }
 
 impl Facts {
@@ -184,7 +195,33 @@ impl Facts {
         Self {
             start,
             slept: Duration::ZERO,
+            throttled: 0,
+            last_throttled: None,
             rejected: 0,
+            ran: false,
+        }
+    }
+
+    /// The throttled retries of a run that ended after `attempts`: a
+    /// retry announced after the last attempt (its sleep or hook
+    /// interrupted) never started, and counts for nothing.
+    fn throttled_retries(&self, attempts: u32) -> u32 {
+        let unstarted = self.last_throttled == Some(attempts);
+        self.throttled.saturating_sub(u32::from(unstarted))
+    }
+
+    /// `--throttle` rejected attempt `attempt`: the retry a throttled
+    /// failure before it announced did not start; after an attempt that
+    /// ran, it is a throttled failure itself.
+    fn rejected(&mut self, attempt: u32, last: bool) {
+        self.rejected += 1;
+        if self.last_throttled == Some(attempt.saturating_sub(1)) {
+            self.throttled = self.throttled.saturating_sub(1);
+            self.last_throttled = None;
+        }
+        if self.ran && !last {
+            self.throttled += 1;
+            self.last_throttled = Some(attempt);
         }
     }
 
@@ -193,32 +230,44 @@ impl Facts {
     pub fn observe(&mut self, stamped: &Stamped) -> [Option<Fact>; 2] {
         let (event, stamp) = (&stamped.event, stamped.stamp);
         if let Event::GaveUp {
+            attempt,
             reason: GiveUp::Rejected { .. },
             ..
         } = event
         {
-            self.rejected += 1;
+            self.rejected(*attempt, true);
         }
-        let rejected = self.rejected;
-        let end = |attempts: u32, exit_code, outcome, slept| {
+        let end = |attempt: u32, exit_code, outcome, slept| {
             Some(Fact::End(Ending {
                 start: self.start,
                 end: stamp.time,
                 duration: stamp.elapsed,
-                attempts: attempts.saturating_sub(rejected),
+                attempts: attempt.saturating_sub(self.rejected),
+                throttled: self.throttled_retries(attempt),
                 slept,
                 exit_code,
                 outcome,
             }))
         };
         match event {
-            Event::Retrying { took, sleep, .. } => {
+            Event::Retrying {
+                attempt,
+                class,
+                took,
+                sleep,
+                ..
+            } => {
                 self.slept += sleep.duration;
+                self.ran = true;
+                if class.is_throttled() {
+                    self.throttled += 1;
+                    self.last_throttled = Some(*attempt);
+                }
                 [Some(Fact::Attempt(*took)), None]
             }
-            Event::Rejected { sleep, .. } => {
+            Event::Rejected { attempt, sleep, .. } => {
                 self.slept += sleep.duration;
-                self.rejected += 1;
+                self.rejected(*attempt, false);
                 [None, None]
             }
             Event::Succeeded {
@@ -336,16 +385,22 @@ pub fn breaker_status(settings: &Settings, name: &str, circuit: &Circuit) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{Phase, Stamp};
+    use crate::events::{Class, Phase, Stamp};
     use crate::policy::Attempts;
     use crate::status::Status;
     use crate::strategy::{Jitter, Sleep};
 
     fn retrying(attempt: u32, sleep_ms: u64) -> Event {
+        // The first failure was throttled, the rest transient.
+        let class = match attempt {
+            1 => Class::Throttled(crate::events::Evidence::Hint),
+            _ => Class::Transient,
+        };
         Event::Retrying {
             attempt,
             limit: Attempts::Limit(5),
             status: Status::exited(7),
+            class,
             sleep: Sleep {
                 duration: Duration::from_millis(sleep_ms),
                 ceiling: Duration::from_secs(60),
@@ -391,6 +446,7 @@ mod tests {
                 end: wall + Duration::from_secs(9),
                 duration: Duration::from_secs(9),
                 attempts: 3,
+                throttled: 1,
                 slept: Duration::from_secs(4),
                 exit_code: 2,
                 outcome: Outcome::Fatal,
@@ -465,6 +521,9 @@ mod tests {
             (end.attempts, end.slept, end.exit_code, end.outcome),
             (1, Duration::from_secs(1), 7, Outcome::Exhausted)
         );
+        // Attempt 1's throttled retry and the rejected attempt's never
+        // started: no retry at all.
+        assert_eq!(end.throttled, 0);
         let seen = Seen {
             probability: 0.5,
             requests: 3.0,
@@ -481,6 +540,111 @@ mod tests {
                 rejected: 2
             })
         );
+        // Rejected, then run: the attempt after the rejection is a retry
+        // after a throttled failure; one rejected before any ran is none.
+        let mut facts = Facts::new(wall);
+        facts.observe(&at(retrying(1, 300)));
+        facts.observe(&at(Event::Rejected {
+            attempt: 2,
+            limit: Attempts::Limit(3),
+            throttle: "api".into(),
+            probability: 0.5,
+            sleep: Sleep {
+                duration: Duration::from_millis(700),
+                ceiling: Duration::from_secs(1),
+            },
+            jitter: Jitter::Full,
+        }));
+        let succeeded = Event::Succeeded {
+            attempt: 3,
+            limit: Attempts::Limit(3),
+            status: Status::exited(0),
+            slept_ms: 1000,
+            took: Duration::from_millis(5),
+        };
+        let [_, Some(Fact::End(end))] = facts.observe(&at(succeeded)) else {
+            panic!()
+        };
+        assert_eq!((end.attempts, end.throttled), (2, 1));
+        let mut facts = Facts::new(wall);
+        facts.observe(&at(Event::Rejected {
+            attempt: 1,
+            limit: Attempts::Limit(3),
+            throttle: "api".into(),
+            probability: 0.5,
+            sleep: Sleep {
+                duration: Duration::from_millis(700),
+                ceiling: Duration::from_secs(1),
+            },
+            jitter: Jitter::Full,
+        }));
+        let first_ran = Event::Succeeded {
+            attempt: 2,
+            limit: Attempts::Limit(3),
+            status: Status::exited(0),
+            slept_ms: 700,
+            took: Duration::from_millis(5),
+        };
+        let [_, Some(Fact::End(end))] = facts.observe(&at(first_ran)) else {
+            panic!()
+        };
+        assert_eq!((end.attempts, end.throttled), (1, 0));
+    }
+
+    #[test]
+    fn a_throttled_retry_that_never_started_is_not_counted() {
+        let wall = SystemTime::UNIX_EPOCH;
+        let mut facts = Facts::new(wall);
+        let at = |event| Stamped {
+            stamp: Stamp {
+                time: wall,
+                elapsed: Duration::ZERO,
+            },
+            event,
+        };
+        facts.observe(&at(retrying(1, 10)));
+        // Attempt 2 throttled too, its sleep interrupted: no attempt 3.
+        let Event::Retrying { class, .. } = retrying(1, 10) else {
+            unreachable!()
+        };
+        let second = match retrying(2, 10) {
+            Event::Retrying {
+                attempt,
+                limit,
+                status,
+                sleep,
+                jitter,
+                hint,
+                took,
+                ..
+            } => Event::Retrying {
+                attempt,
+                limit,
+                status,
+                class,
+                sleep,
+                jitter,
+                hint,
+                took,
+            },
+            _ => unreachable!(),
+        };
+        facts.observe(&at(second));
+        let signal = Event::GaveUp {
+            attempt: 2,
+            limit: Attempts::Limit(5),
+            reason: GiveUp::Signal {
+                signal: 15,
+                status: None,
+                during: Phase::Sleep,
+            },
+            took: None,
+        };
+        let [_, end] = facts.observe(&at(signal));
+        let Some(Fact::End(end)) = end else {
+            panic!("{end:?}")
+        };
+        assert_eq!((end.attempts, end.throttled), (2, 1));
     }
 
     #[test]

@@ -2,10 +2,13 @@
 //! in the plain StatsD line format (`name:value|type`), several lines to a
 //! datagram. Per attempt, when it ends: `retry.<job>.attempts:1|c` and
 //! `retry.<job>.attempt_duration:<ms>|ms`. Per run, when it ends:
-//! `retry.<job>.runs.<outcome>:1|c`, `retry.<job>.retries:<attempts-1>|c`,
+//! `retry.<job>.runs.<outcome>:1|c`, `retry.<job>.retries.<class>:<n>|c`
+//! (the retries after a `transient` failure and after a `throttled` one,
+//! both sent, adding up to the attempts less one),
 //! `retry.<job>.run_duration:<ms>|ms`, `retry.<job>.sleep_duration:<ms>|ms`.
-//! With `--statsd-tags` the job and outcome are DogStatsD tags instead
-//! (`retry.runs:1|c|#retry_job:<job>,outcome:<outcome>`).
+//! With `--statsd-tags` the job, outcome and class are DogStatsD tags
+//! instead (`retry.runs:1|c|#retry_job:<job>,outcome:<outcome>`,
+//! `retry.retries:<n>|c|#retry_job:<job>,outcome:<outcome>,class:<class>`).
 //!
 //! Never in the command's way: an IP address needs no lookup, and its
 //! socket sends without blocking; a host name is looked up on a thread,
@@ -168,10 +171,17 @@ impl Statsd {
             true => write!(text, "{name}runs:1|c{tags}"),
             false => write!(text, "{name}runs.{outcome}:1|c"),
         };
+        let retries = ending.attempts.saturating_sub(1);
+        let throttled = ending.throttled.min(retries);
+        for (class, n) in [("transient", retries - throttled), ("throttled", throttled)] {
+            let _ = match self.tags {
+                true => write!(text, "\n{name}retries:{n}|c{tags},class:{class}"),
+                false => write!(text, "\n{name}retries.{class}:{n}|c"),
+            };
+        }
         let _ = write!(
             text,
-            "\n{name}retries:{}|c{tags}\n{name}run_duration:{}|ms{tags}\n{name}sleep_duration:{}|ms{tags}",
-            ending.attempts.saturating_sub(1),
+            "\n{name}run_duration:{}|ms{tags}\n{name}sleep_duration:{}|ms{tags}",
             ending.duration.as_millis(),
             ending.slept.as_millis()
         );
@@ -365,6 +375,7 @@ mod tests {
             end: SystemTime::UNIX_EPOCH,
             duration: Duration::from_millis(1_250),
             attempts: 3,
+            throttled: 1,
             slept: Duration::from_millis(900),
             exit_code: 0,
             outcome: Outcome::Succeeded,
@@ -386,7 +397,8 @@ mod tests {
                 "retry.nightly.attempts:1|c",
                 "retry.nightly.attempt_duration:42|ms",
                 "retry.nightly.runs.succeeded:1|c",
-                "retry.nightly.retries:2|c",
+                "retry.nightly.retries.transient:1|c",
+                "retry.nightly.retries.throttled:1|c",
                 "retry.nightly.run_duration:1250|ms",
                 "retry.nightly.sleep_duration:900|ms",
             ]
@@ -400,7 +412,8 @@ mod tests {
                 "retry.attempts:1|c|#retry_job:nightly",
                 "retry.attempt_duration:42|ms|#retry_job:nightly",
                 "retry.runs:1|c|#retry_job:nightly,outcome:succeeded",
-                "retry.retries:2|c|#retry_job:nightly,outcome:succeeded",
+                "retry.retries:1|c|#retry_job:nightly,outcome:succeeded,class:transient",
+                "retry.retries:1|c|#retry_job:nightly,outcome:succeeded,class:throttled",
                 "retry.run_duration:1250|ms|#retry_job:nightly,outcome:succeeded",
                 "retry.sleep_duration:900|ms|#retry_job:nightly,outcome:succeeded",
             ]

@@ -63,8 +63,12 @@ const RUNS: (&str, &str) = (
 const ATTEMPTS_TOTAL: (&str, &str) = ("retry_attempts_total", "Attempts the job's runs started.");
 const RETRIES_TOTAL: (&str, &str) = (
     "retry_retries_total",
-    "Attempts the job's runs started after their first.",
+    "Attempts the job's runs started after their first, by the class of the failure before.",
 );
+
+/// The classes of `retry_retries_total`, in the order written (the
+/// `class` label: `events::Class::name`).
+const CLASSES: [&str; 2] = ["transient", "throttled"];
 const SLEEP_TOTAL: (&str, &str) = (
     "retry_sleep_seconds_total",
     "Time the job's runs slept between attempts.",
@@ -84,7 +88,9 @@ pub struct Counters {
     /// Runs by outcome, in `Outcome::ALL`'s order.
     pub runs: [u64; Outcome::ALL.len()],
     pub attempts: u64,
-    pub retries: u64,
+    /// Retries after a transient failure, then after a throttled one
+    /// (`CLASSES`).
+    pub retries: [u64; 2],
     /// The sleeps, in milliseconds (written as seconds to the millisecond,
     /// so the sum is kept exact, never a float's drift).
     pub sleep_ms: u64,
@@ -100,7 +106,15 @@ impl Counters {
         }
         let attempts = u64::from(ending.attempts);
         next.attempts = next.attempts.saturating_add(attempts);
-        next.retries = next.retries.saturating_add(attempts.saturating_sub(1));
+        let retries = attempts.saturating_sub(1);
+        let throttled = u64::from(ending.throttled).min(retries);
+        for (sum, add) in next
+            .retries
+            .iter_mut()
+            .zip([retries - throttled, throttled])
+        {
+            *sum = sum.saturating_add(add);
+        }
         let slept = u64::try_from(ending.slept.as_millis()).unwrap_or(u64::MAX);
         next.sleep_ms = next.sleep_ms.saturating_add(slept);
         next
@@ -239,18 +253,17 @@ pub fn render(
     counters: &Counters,
 ) -> String {
     let mut out = String::with_capacity(4096);
+    // Each value with its one label beside the job's, if any: `outcome="…"`.
     let mut series = |kind: &str, (name, help): (&str, &str), values: &[(Option<&str>, &str)]| {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        for (outcome, value) in values {
-            let _ = match outcome {
-                Some(outcome) => writeln!(
-                    out,
-                    "{name}{{retry_job=\"{job}\",outcome=\"{outcome}\"}} {value}"
-                ),
+        for (label, value) in values {
+            let _ = match label {
+                Some(label) => writeln!(out, "{name}{{retry_job=\"{job}\",{label}}} {value}"),
                 None => writeln!(out, "{name}{{retry_job=\"{job}\"}} {value}"),
             };
         }
     };
+    let outcome = |o: Outcome| format!("outcome=\"{}\"", o.name());
     let mut gauge = |what, values: &[(Option<&str>, &str)]| series("gauge", what, values);
     gauge(START, &[(None, &seconds(ending.start))]);
     gauge(SUCCESS, last_success.map(|s| (None, s)).as_slice());
@@ -258,21 +271,35 @@ pub fn render(
     gauge(ATTEMPTS, &[(None, &ending.attempts.to_string())]);
     gauge(SLEEP, &[(None, &duration(ending.slept))]);
     gauge(EXIT_CODE, &[(None, &ending.exit_code.to_string())]);
+    let labels: Vec<String> = Outcome::ALL.iter().map(|&o| outcome(o)).collect();
     let outcomes: Vec<(Option<&str>, &str)> = Outcome::ALL
         .iter()
-        .map(|&o| (Some(o.name()), if o == ending.outcome { "1" } else { "0" }))
+        .zip(&labels)
+        .map(|(&o, label)| {
+            (
+                Some(label.as_str()),
+                if o == ending.outcome { "1" } else { "0" },
+            )
+        })
         .collect();
     gauge(OUTCOME, &outcomes);
     let runs: Vec<String> = counters.runs.iter().map(u64::to_string).collect();
-    let runs: Vec<(Option<&str>, &str)> = Outcome::ALL
+    let runs: Vec<(Option<&str>, &str)> = labels
         .iter()
         .zip(&runs)
-        .map(|(o, n)| (Some(o.name()), n.as_str()))
+        .map(|(label, n)| (Some(label.as_str()), n.as_str()))
+        .collect();
+    let classes: Vec<String> = CLASSES.iter().map(|c| format!("class=\"{c}\"")).collect();
+    let retries: Vec<String> = counters.retries.iter().map(u64::to_string).collect();
+    let retries: Vec<(Option<&str>, &str)> = classes
+        .iter()
+        .zip(&retries)
+        .map(|(label, n)| (Some(label.as_str()), n.as_str()))
         .collect();
     let mut counter = |what, values: &[(Option<&str>, &str)]| series("counter", what, values);
     counter(RUNS, &runs);
     counter(ATTEMPTS_TOTAL, &[(None, &counters.attempts.to_string())]);
-    counter(RETRIES_TOTAL, &[(None, &counters.retries.to_string())]);
+    counter(RETRIES_TOTAL, &retries);
     let sleep = Duration::from_millis(counters.sleep_ms);
     counter(SLEEP_TOTAL, &[(None, &duration(sleep))]);
     out
@@ -303,7 +330,18 @@ pub fn history(text: &str, job: &Job) -> Result<History, String> {
                 .position(|o| labels.ends_with(&format!(",outcome=\"{}\"", o.name())))
                 .and_then(|i| counters.runs.get_mut(i)),
             n if n == ATTEMPTS_TOTAL.0 => Some(&mut counters.attempts),
-            n if n == RETRIES_TOTAL.0 => Some(&mut counters.retries),
+            // A file written before the classes has one series: every
+            // retry then was a transient failure's.
+            n if n == RETRIES_TOTAL.0 => {
+                let class = CLASSES
+                    .iter()
+                    .position(|c| labels.ends_with(&format!(",class=\"{c}\"")));
+                match (class, labels.contains(',')) {
+                    (Some(i), _) => counters.retries.get_mut(i),
+                    (None, false) => counters.retries.first_mut(),
+                    (None, true) => None,
+                }
+            }
             n if n == SLEEP_TOTAL.0 => {
                 counters.sleep_ms = millis(value).ok_or_else(not_numbers)?;
                 continue;

@@ -11,6 +11,14 @@
 //! first sleep that would end past it, counting the sleeps alone (the
 //! attempts' own time comes on top, so a real run gives up there or
 //! sooner).
+//!
+//! A run that can class a failure throttled (a throttle rule of its own or
+//! its preset's, `--delay-from-output`, or `--throttle-base` given) sleeps
+//! on `--throttle-base` after those: its plan shows both schedules, the
+//! rows of a run whose every failure is transient, then of one whose every
+//! failure is throttled, each drawn from the seed, with a `class` column
+//! first (and a total for each). Any other plan is as it always was: no
+//! column a reader of its CSV or JSON has not seen before.
 
 mod decorrelated;
 mod totals;
@@ -35,6 +43,9 @@ const UNLIMITED_ROWS_WITH_MAX_TIME: u32 = 10_000;
 #[derive(Debug)]
 pub struct Options {
     pub backoff: Backoff,
+    /// `--throttle-base`, when the run could class a failure throttled:
+    /// the plan then shows that schedule too.
+    pub throttle_base: Option<Duration>,
     pub attempts: Attempts,
     pub seed: Option<u64>,
     pub format: Format,
@@ -52,6 +63,7 @@ pub struct Options {
 pub fn print(options: &Options) -> u8 {
     let Options {
         backoff,
+        throttle_base,
         attempts,
         seed,
         format,
@@ -74,14 +86,44 @@ pub fn print(options: &Options) -> u8 {
         );
     }
     let mut out = BufWriter::new(io::stdout().lock());
-    let written = write(&mut out, backoff, attempts, seed, format, max_time);
-    let cut = written.as_ref().ok().copied().flatten();
+    let plan = Plan {
+        backoff,
+        throttle_base,
+        attempts,
+        seed,
+        format,
+        max_time,
+    };
+    let written = plan.write(&mut out);
+    let cuts = written.as_ref().map(Vec::clone).unwrap_or_default();
     let written = written.and_then(|_| out.flush());
     // A table says it below the rows; CSV and JSON rows just stop.
-    if let (Some(cut), false) = (cut, format == Format::Table) {
-        let _ = writeln!(io::stderr(), "retry: {cut}");
+    if format != Format::Table {
+        for (class, cut) in cuts {
+            let _ = writeln!(io::stderr(), "retry: {}{cut}", for_class(class));
+        }
     }
     u8::from(written.is_err())
+}
+
+/// What one plan writes: the run's schedule, and the throttled one's.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    pub backoff: Backoff,
+    pub throttle_base: Option<Duration>,
+    pub attempts: Attempts,
+    pub seed: Option<u64>,
+    pub format: Format,
+    pub max_time: Option<Duration>,
+}
+
+/// A class's rows as the plan names them.
+const TRANSIENT: &str = "transient";
+const THROTTLED: &str = "throttled";
+
+/// `throttled failures: ` before a line about that class's rows alone.
+fn for_class(class: Option<&str>) -> String {
+    class.map_or_else(String::new, |class| format!("{class} failures: "))
 }
 
 /// Where `--max-time` (`limit`) ends the plan: the sleep after `attempt`
@@ -110,7 +152,7 @@ impl std::fmt::Display for Cut {
 }
 
 /// Writes the rows as they are drawn, then (in a table) the totals, or
-/// where `max_time` ends the rows (also returned).
+/// where `max_time` ends the rows (also returned): one schedule.
 pub fn write(
     out: &mut impl Write,
     backoff: Backoff,
@@ -119,77 +161,169 @@ pub fn write(
     format: Format,
     max_time: Option<Duration>,
 ) -> io::Result<Option<Cut>> {
-    let retries = match (attempts, max_time) {
-        (Attempts::Limit(n), _) => n - 1,
-        (Attempts::Unlimited, None) => UNLIMITED_ROWS,
-        (Attempts::Unlimited, Some(_)) => UNLIMITED_ROWS_WITH_MAX_TIME,
+    let plan = Plan {
+        backoff,
+        throttle_base: None,
+        attempts,
+        seed,
+        format,
+        max_time,
     };
-    // No value can exceed these: a ceiling or sleep is at most the cap, the
-    // running total at most one cap per retry (u128: no overflow even then).
-    let cap_ms = millis(backoff.cap);
-    let most_ns = backoff.cap.as_nanos() * u128::from(retries);
-    let columns = vec![
-        Column::number("attempt", retries.into()),
-        Column::number("ceiling_ms", cap_ms),
-        Column::number("sleep_ms", cap_ms),
-        Column::number("cumulative_ms", millis_of_nanos(most_ns)),
-    ];
-    let mut rows = Writer::start(&mut *out, format, columns)?;
+    Ok(plan.write(out)?.into_iter().next().map(|(_, cut)| cut))
+}
+
+impl Plan {
+    /// The retries a plan shows rows for.
+    fn retries(&self) -> u32 {
+        match (self.attempts, self.max_time) {
+            (Attempts::Limit(n), _) => n - 1,
+            (Attempts::Unlimited, None) => UNLIMITED_ROWS,
+            (Attempts::Unlimited, Some(_)) => UNLIMITED_ROWS_WITH_MAX_TIME,
+        }
+    }
+
+    /// The schedules shown: the run's, and with a throttle base the one of
+    /// a run whose every failure is throttled (`Schedule`: the plain
+    /// schedule of that base), each with its class when there are two.
+    fn schedules(&self) -> Vec<(Option<&'static str>, Backoff)> {
+        match self.throttle_base {
+            None => vec![(None, self.backoff)],
+            Some(base) => vec![
+                (Some(TRANSIENT), self.backoff),
+                (
+                    Some(THROTTLED),
+                    Backoff {
+                        base,
+                        ..self.backoff
+                    },
+                ),
+            ],
+        }
+    }
+
+    /// Writes every schedule's rows, then (in a table) each one's totals
+    /// or where `--max-time` ends its rows; the cuts, by class.
+    pub fn write(&self, out: &mut impl Write) -> io::Result<Vec<(Option<&'static str>, Cut)>> {
+        let Plan {
+            backoff,
+            attempts,
+            format,
+            max_time,
+            ..
+        } = *self;
+        let retries = self.retries();
+        let schedules = self.schedules();
+        // No value can exceed these: a ceiling or sleep is at most the cap,
+        // the running total at most one cap per retry (u128: no overflow).
+        let cap_ms = millis(backoff.cap);
+        let most_ns = backoff.cap.as_nanos() * u128::from(retries);
+        let mut columns = vec![
+            Column::number("attempt", retries.into()),
+            Column::number("ceiling_ms", cap_ms),
+            Column::number("sleep_ms", cap_ms),
+            Column::number("cumulative_ms", millis_of_nanos(most_ns)),
+        ];
+        let classes = schedules.len() > 1;
+        if classes {
+            let class = Column {
+                name: "class",
+                text: true,
+                width: THROTTLED.len(),
+            };
+            columns.insert(0, class);
+        }
+        let mut rows = Writer::start(&mut *out, format, columns)?;
+        let mut cuts = Vec::new();
+        for &(class, backoff) in &schedules {
+            let cut = rows_of(&mut rows, class, backoff, retries, self.seed, max_time)?;
+            cuts.push((class, cut));
+        }
+        rows.finish()?;
+        let cut: Vec<_> = cuts
+            .iter()
+            .filter_map(|&(class, cut)| Some((class, cut?)))
+            .collect();
+        if format != Format::Table {
+            return Ok(cut);
+        }
+        writeln!(out)?;
+        for (&(class, backoff), &(_, cut)) in schedules.iter().zip(&cuts) {
+            if let Some(cut) = cut {
+                writeln!(out, "{}{cut}", for_class(class))?;
+                continue;
+            }
+            let t = totals(backoff, retries);
+            let ms = |secs: f64| (secs * 1000.0).round();
+            let over = if attempts == Attempts::Unlimited {
+                format!(
+                    "the first {retries} retries (attempts are unlimited: the total has no bound)"
+                )
+            } else {
+                format!("{retries} retries")
+            };
+            let every =
+                class.map_or_else(String::new, |class| format!(" if every failure is {class}"));
+            writeln!(
+                out,
+                "total wait over {over}{every}: smallest {} ms, expected {} ms, largest {} ms ({}, from the formulas)",
+                ms(t.smallest),
+                ms(t.expected),
+                ms(t.largest),
+                backoff.jitter.label()
+            )?;
+        }
+        if let Some(limit) = max_time.filter(|_| cut.len() < schedules.len()) {
+            writeln!(
+                out,
+                "--max-time {}: not reached by these sleeps (the attempts' own time counts too)",
+                humantime::format_duration(limit)
+            )?;
+        }
+        Ok(cut)
+    }
+}
+
+/// One schedule's rows, drawn from `seed` as a run of that class draws
+/// them, up to where `max_time` cuts them (returned).
+fn rows_of<W: Write>(
+    rows: &mut Writer<W>,
+    class: Option<&str>,
+    backoff: Backoff,
+    retries: u32,
+    seed: Option<u64>,
+    max_time: Option<Duration>,
+) -> io::Result<Option<Cut>> {
     let mut rng = crate::strategy::rng(seed);
     let mut schedule = Schedule::new(backoff);
     let mut cumulative_ns: u128 = 0;
-    let mut cut = None;
     for attempt in 1..=retries {
         let sleep = schedule.next_sleep(&mut rng);
         let ends_ns = cumulative_ns + sleep.duration.as_nanos();
         if let Some(limit) = max_time.filter(|limit| ends_ns > limit.as_nanos()) {
             // Past a Duration's range only if past the limit's too.
             let ends = Duration::from_nanos(u64::try_from(ends_ns).unwrap_or(u64::MAX)).max(limit);
-            cut = Some(Cut {
+            return Ok(Some(Cut {
                 attempt,
                 sleep: sleep.duration,
                 ends,
                 limit,
-            });
-            break;
+            }));
         }
         cumulative_ns = ends_ns;
-        rows.row(&[
+        let numbers = [
             Cell::Int(attempt.into()),
             Cell::Int(millis(sleep.ceiling)),
             Cell::Int(millis(sleep.duration)),
             Cell::Int(millis_of_nanos(cumulative_ns)),
-        ])?;
-    }
-    rows.finish()?;
-    if format != Format::Table {
-        return Ok(cut);
-    }
-    if let Some(cut) = cut {
-        writeln!(out, "\n{cut}")?;
-        return Ok(Some(cut));
-    }
-    let t = totals(backoff, retries);
-    let ms = |secs: f64| (secs * 1000.0).round();
-    let over = if attempts == Attempts::Unlimited {
-        format!("the first {retries} retries (attempts are unlimited: the total has no bound)")
-    } else {
-        format!("{retries} retries")
-    };
-    writeln!(
-        out,
-        "\ntotal wait over {over}: smallest {} ms, expected {} ms, largest {} ms ({}, from the formulas)",
-        ms(t.smallest),
-        ms(t.expected),
-        ms(t.largest),
-        backoff.jitter.label()
-    )?;
-    if let Some(limit) = max_time {
-        writeln!(
-            out,
-            "--max-time {}: not reached by these sleeps (the attempts' own time counts too)",
-            humantime::format_duration(limit)
-        )?;
+        ];
+        match class {
+            Some(class) => {
+                let mut cells = vec![Cell::Text(class.to_owned())];
+                cells.extend(numbers);
+                rows.row(&cells)?;
+            }
+            None => rows.row(&numbers)?,
+        }
     }
     Ok(None)
 }
@@ -379,5 +513,93 @@ mod tests {
             ),
             "{out}"
         );
+    }
+
+    /// `plan` with a throttle base of `throttle_ms`, as `format` writes it.
+    fn both(b: Backoff, throttle_ms: u32, max_time: Option<Duration>, format: Format) -> String {
+        let plan = Plan {
+            backoff: b,
+            throttle_base: Some(MS * throttle_ms),
+            attempts: Attempts::Limit(3),
+            seed: None,
+            format,
+            max_time,
+        };
+        let mut out = Vec::new();
+        plan.write(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_run_that_can_throttle_plans_both_schedules_with_a_class_column() {
+        let b = backoff(Jitter::None);
+        assert_eq!(
+            both(b, 300, None, Format::Csv),
+            "class,attempt,ceiling_ms,sleep_ms,cumulative_ms\n\
+             transient,1,100,100,100\n\
+             transient,2,200,200,300\n\
+             throttled,1,300,300,300\n\
+             throttled,2,600,600,900\n"
+        );
+        assert_eq!(
+            both(b, 300, None, Format::Table),
+            "class      attempt  ceiling_ms  sleep_ms  cumulative_ms\n\
+             transient        1         100       100            100\n\
+             transient        2         200       200            300\n\
+             throttled        1         300       300            300\n\
+             throttled        2         600       600            900\n\n\
+             total wait over 2 retries if every failure is transient: smallest 300 ms, expected 300 ms, largest 300 ms (no jitter, from the formulas)\n\
+             total wait over 2 retries if every failure is throttled: smallest 900 ms, expected 900 ms, largest 900 ms (no jitter, from the formulas)\n"
+        );
+        assert!(
+            both(b, 300, None, Format::Json)
+                .starts_with("[{\"class\":\"transient\",\"attempt\":1,\"ceiling_ms\":100,")
+        );
+        // Each class's rows are cut where a run of that class gives up.
+        let cut = both(b, 300, Some(MS * 500), Format::Table);
+        assert!(cut.contains("\ntransient        2"), "{cut}");
+        assert!(!cut.contains("throttled        2"), "{cut}");
+        assert!(
+            cut.contains("throttled failures: --max-time 500ms: the sleep after attempt 2 (600 ms) would end at 900 ms"),
+            "{cut}"
+        );
+        assert!(cut.contains("if every failure is transient"), "{cut}");
+        assert!(cut.ends_with("--max-time 500ms: not reached by these sleeps (the attempts' own time counts too)\n"), "{cut}");
+    }
+
+    #[test]
+    fn each_class_draws_from_the_seed_as_its_run_would() {
+        let b = backoff(Jitter::Full);
+        let csv = |throttle: Option<Duration>| {
+            let plan = Plan {
+                backoff: b,
+                throttle_base: throttle,
+                attempts: Attempts::Limit(4),
+                seed: Some(9),
+                format: Format::Csv,
+                max_time: None,
+            };
+            let mut out = Vec::new();
+            plan.write(&mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        // The transient rows are the plan's without a throttle base.
+        let alone: Vec<String> = csv(None)
+            .lines()
+            .skip(1)
+            .map(|l| format!("transient,{l}"))
+            .collect();
+        let with = csv(Some(MS * 100));
+        let rows: Vec<&str> = with.lines().skip(1).collect();
+        assert_eq!(
+            rows[..3],
+            alone.iter().map(String::as_str).collect::<Vec<_>>()[..]
+        );
+        // On the same base, the throttled rows are the same draws.
+        let throttled: Vec<String> = rows[3..]
+            .iter()
+            .map(|r| r.replace("throttled", "transient"))
+            .collect();
+        assert_eq!(throttled, alone);
     }
 }

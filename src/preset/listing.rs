@@ -149,7 +149,16 @@ pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
 impl Preset<'_> {
     /// What the preset retries, in words (the table, the man page).
     pub fn retries(&self) -> String {
-        self.in_words(&[Rule::RetryOn, Rule::RetryIfOutput])
+        let retries = self.in_words(&[Rule::RetryOn, Rule::RetryIfOutput]);
+        // A throttle line is retried too, as a throttled failure.
+        match self.rule(Rule::ThrottleIfOutput) {
+            Some(_) => format!(
+                "{retries}; throttled: {}",
+                self.label(Rule::ThrottleIfOutput)
+                    .unwrap_or("lines matching its --throttle-if-output")
+            ),
+            None => retries,
+        }
     }
 
     /// What stops at once, in words.

@@ -52,16 +52,18 @@ pub enum Rule {
     SuccessOn,
     RetryIfOutput,
     StopIfOutput,
+    ThrottleIfOutput,
     DelayFromOutput,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 6] = [
+    pub const ALL: [Rule; 7] = [
         Rule::RetryOn,
         Rule::FatalOn,
         Rule::SuccessOn,
         Rule::RetryIfOutput,
         Rule::StopIfOutput,
+        Rule::ThrottleIfOutput,
         Rule::DelayFromOutput,
     ];
 
@@ -73,6 +75,7 @@ impl Rule {
             Rule::SuccessOn => "success-on",
             Rule::RetryIfOutput => "retry-if-output",
             Rule::StopIfOutput => "stop-if-output",
+            Rule::ThrottleIfOutput => "throttle-if-output",
             Rule::DelayFromOutput => "delay-from-output",
         }
     }
@@ -104,21 +107,14 @@ pub struct Preset<'a> {
     /// give-up line names the rule that stopped the run by it, and the
     /// table of `--presets` says what the preset retries and stops.
     pub labels: Vec<(Rule, &'a str)>,
-    /// A line saying the server asked to slow down (`slow-down-if-output`)
-    /// and what to do when no wait of its was visible (`.advice`): the
+    /// What to do when a throttle line (`throttle-if-output`, a rule) was
+    /// seen but no wait of the server's (`throttle-if-output.advice`): the
     /// program hides the server's `Retry-After` unless told to show it.
-    pub slow_down: Option<SlowDown<'a>>,
+    pub advice: Option<&'a str>,
     /// A line showing the program met a transient failure and retried it
     /// itself (`transient-if-output`: pip's `Retrying (Retry(total=…))`
     /// warnings): such an attempt is retried whatever else it printed.
     pub transient: Option<&'a str>,
-}
-
-/// `slow-down-if-output` and its `.advice`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SlowDown<'a> {
-    pub pattern: &'a str,
-    pub advice: &'a str,
 }
 
 /// The key of a rule's label.
@@ -126,9 +122,15 @@ const LABEL: &str = ".label";
 /// The calls a preset claims, and the options before them that take a value.
 const CALLS: &str = "calls";
 const CALL_OPTIONS: &str = "calls.options";
-/// The keys of the slow-down line and its advice.
-const SLOW_DOWN: &str = "slow-down-if-output";
-const ADVICE: &str = "slow-down-if-output.advice";
+/// The key of the throttle line's advice.
+const ADVICE: &str = "throttle-if-output.advice";
+/// The throttle line's key and its advice's before they were the one
+/// throttle rule (`slow-down-if-output`): a user's file that uses them
+/// still works, read as the new ones.
+const OLD_KEYS: [(&str, &str); 2] = [
+    ("slow-down-if-output", "throttle-if-output"),
+    ("slow-down-if-output.advice", ADVICE),
+];
 /// The key of the line that shows the program retried a transient failure.
 const TRANSIENT: &str = "transient-if-output";
 
@@ -172,7 +174,7 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
                 source: "",
                 file: None,
                 labels: Vec::new(),
-                slow_down: None,
+                advice: None,
                 transient: None,
             });
             keys.clear();
@@ -186,6 +188,10 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
         let Some(preset) = presets.last_mut() else {
             return Err(at(format!("`{key}` before the first `[name]`")));
         };
+        let key = OLD_KEYS
+            .iter()
+            .find(|(old, _)| *old == key)
+            .map_or(key, |&(_, new)| new);
         if keys.contains(&key) {
             return Err(at(format!("`{key}` is given twice in [{}]", preset.name)));
         }
@@ -198,8 +204,7 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
             "source" => preset.source = value,
             CALLS => preset.calls = Some(Calls::parse(value).map_err(at)?),
             CALL_OPTIONS => preset.call_options = value.split_ascii_whitespace().collect(),
-            SLOW_DOWN => slow_down(preset).pattern = value,
-            ADVICE => slow_down(preset).advice = value,
+            ADVICE => preset.advice = Some(value),
             TRANSIENT => preset.transient = Some(value),
             _ => match key.strip_suffix(LABEL).unwrap_or(key) {
                 rule if let Some(rule) = Rule::from_key(rule) => match key.ends_with(LABEL) {
@@ -210,8 +215,8 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
                     let known: Vec<&str> = Rule::ALL.iter().map(|r| r.flag()).collect();
                     return Err(at(format!(
                         "unknown key `{key}`; a preset has programs, {CALLS} (with its \
-                         .options), source, the rules {} (each may have a RULE.label), \
-                         {SLOW_DOWN} with its .advice, and {TRANSIENT}",
+                         .options), source, the rules {} (each may have a RULE.label; \
+                         throttle-if-output an .advice too), and {TRANSIENT}",
                         known.join(", ")
                     )));
                 }
@@ -222,16 +227,8 @@ pub fn parse<'a>(text: &'a str) -> Result<Vec<Preset<'a>>, String> {
     Ok(presets)
 }
 
-/// Either half of the slow-down pair, the other checked by `finish`.
-fn slow_down<'p, 'a>(preset: &'p mut Preset<'a>) -> &'p mut SlowDown<'a> {
-    preset.slow_down.get_or_insert(SlowDown {
-        pattern: "",
-        advice: "",
-    })
-}
-
-/// A section is complete once it says what it rests on, each label has
-/// its rule, and the slow-down line its advice.
+/// A section is complete once it says what it rests on, and each label
+/// and the advice have their rule.
 fn finish(preset: Option<&Preset<'_>>) -> Result<(), String> {
     let Some(preset) = preset else {
         return Ok(());
@@ -262,15 +259,12 @@ fn finish(preset: Option<&Preset<'_>>) -> Result<(), String> {
             "[{name}] has `{flag}{LABEL}` but no `{flag}`: a label names a rule of its preset"
         ));
     }
-    match preset.slow_down {
-        Some(SlowDown { pattern: "", .. }) => Err(format!(
-            "[{name}] has `{ADVICE}` but no `{SLOW_DOWN}`: advice for which line?"
-        )),
-        Some(SlowDown { advice: "", .. }) => Err(format!(
-            "[{name}] has `{SLOW_DOWN}` but no `{ADVICE}`: say how to show the server's wait"
-        )),
-        _ => Ok(()),
+    if preset.advice.is_some() && preset.rule(Rule::ThrottleIfOutput).is_none() {
+        return Err(format!(
+            "[{name}] has `{ADVICE}` but no `throttle-if-output`: advice for which line?"
+        ));
     }
+    Ok(())
 }
 
 /// The built-in presets (the data is checked by a unit test).

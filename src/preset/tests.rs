@@ -79,8 +79,8 @@ fn a_users_file_that_is_wrong_is_ignored_and_the_builtin_ones_stay() {
     let (dir, broken) = user("[ours]\nretry_on = 22\n");
     let why = "line 2: unknown key `retry_on`; a preset has programs, calls (with its \
                .options), source, the rules retry-on, fatal-on, success-on, retry-if-output, stop-if-output, \
-               delay-from-output (each may have a RULE.label), slow-down-if-output \
-               with its .advice, and transient-if-output";
+               throttle-if-output, delay-from-output (each may have a RULE.label; \
+               throttle-if-output an .advice too), and transient-if-output";
     ignored(&dir, &broken, why);
     // Bytes that are not text, and more than presets could need (at
     // most the limit is read).
@@ -146,7 +146,7 @@ fn sections_keys_and_comments() {
             source: "b",
             file: None,
             labels: vec![],
-            slow_down: None,
+            advice: None,
             transient: None,
         }
     );
@@ -156,28 +156,41 @@ fn sections_keys_and_comments() {
 }
 
 #[test]
-fn labels_and_the_slow_down_advice_go_with_their_rules() {
+fn labels_and_the_throttle_advice_go_with_their_rules() {
     let text = "[x]\nretry-on = 7\nretry-on.label = refused\nstop-if-output = ^no$\n\
-                stop-if-output.label = a no\nslow-down-if-output = ^slow$\n\
-                slow-down-if-output.advice = add -v\nsource = s\n";
+                stop-if-output.label = a no\nthrottle-if-output = ^slow$\n\
+                throttle-if-output.label = slow\nthrottle-if-output.advice = add -v\nsource = s\n";
     let x = &parse(text).unwrap()[0];
     assert_eq!(
         x.labels,
-        [(Rule::RetryOn, "refused"), (Rule::StopIfOutput, "a no")]
+        [
+            (Rule::RetryOn, "refused"),
+            (Rule::StopIfOutput, "a no"),
+            (Rule::ThrottleIfOutput, "slow")
+        ]
     );
     assert_eq!(x.label(Rule::StopIfOutput), Some("a no"));
     assert_eq!(x.label(Rule::FatalOn), None);
     assert_eq!(
         x.rules,
-        [(Rule::RetryOn, "7"), (Rule::StopIfOutput, "^no$")]
+        [
+            (Rule::RetryOn, "7"),
+            (Rule::StopIfOutput, "^no$"),
+            (Rule::ThrottleIfOutput, "^slow$")
+        ]
     );
+    assert_eq!(x.advice, Some("add -v"));
+    // A file of the old keys reads the same: the slow-down line is the
+    // throttle rule, its advice the rule's; and an advice is optional.
+    let old = "[x]\nslow-down-if-output = ^slow$\nslow-down-if-output.advice = add -v\n\
+               source = s\n";
+    let old = &parse(old).unwrap()[0];
     assert_eq!(
-        x.slow_down,
-        Some(SlowDown {
-            pattern: "^slow$",
-            advice: "add -v"
-        })
+        (old.rules.as_slice(), old.advice),
+        (&[(Rule::ThrottleIfOutput, "^slow$")][..], Some("add -v"))
     );
+    let bare = &parse("[x]\nthrottle-if-output = a\nsource = s\n").unwrap()[0];
+    assert_eq!(bare.advice, None);
     // The label comes before or after its rule, never without it.
     let before = parse("[x]\nfatal-on.label = f\nfatal-on = 1\nsource = s\n").unwrap();
     assert_eq!(before[0].label(Rule::FatalOn), Some("f"));
@@ -187,12 +200,17 @@ fn labels_and_the_slow_down_advice_go_with_their_rules() {
             "[x] has `fatal-on.label` but no `fatal-on`: a label names a rule of its preset",
         ),
         (
-            "[x]\nslow-down-if-output = a\nsource = s\n",
-            "[x] has `slow-down-if-output` but no `slow-down-if-output.advice`",
+            "[x]\nslow-down-if-output.advice = a\nsource = s\n",
+            "[x] has `throttle-if-output.advice` but no `throttle-if-output`",
         ),
         (
-            "[x]\nslow-down-if-output.advice = a\nsource = s\n",
-            "[x] has `slow-down-if-output.advice` but no `slow-down-if-output`",
+            "[x]\nthrottle-if-output.advice = a\nsource = s\n",
+            "[x] has `throttle-if-output.advice` but no `throttle-if-output`",
+        ),
+        // The old key and the new are one key: given twice.
+        (
+            "[x]\nslow-down-if-output = a\nthrottle-if-output = b\nsource = s\n",
+            "line 3: `throttle-if-output` is given twice",
         ),
         (
             "[x]\nsource.label = a\nsource = s\n",
@@ -215,13 +233,14 @@ fn labels_and_the_slow_down_advice_go_with_their_rules() {
 #[test]
 fn every_builtin_rule_that_stops_has_a_label_and_curl_and_wget_advise() {
     for preset in builtin() {
-        for rule in [Rule::FatalOn, Rule::StopIfOutput] {
+        // A throttle line's label is the evidence a throttled retry's line gives.
+        for rule in [Rule::FatalOn, Rule::StopIfOutput, Rule::ThrottleIfOutput] {
             if preset.rule(rule).is_some() {
                 assert!(preset.label(rule).is_some(), "[{}] {rule:?}", preset.name);
             }
         }
     }
-    let advice = |name| find(&builtin(), name).unwrap().slow_down.map(|s| s.advice);
+    let advice = |name| find(&builtin(), name).unwrap().advice;
     assert_eq!(
         advice("curl"),
         Some("add -D /dev/stderr to curl's arguments")
@@ -472,7 +491,7 @@ fn presets_print_as_flags_to_copy() {
         source: "x(1)",
         file: None,
         labels: vec![],
-        slow_down: None,
+        advice: None,
         transient: None,
     };
     assert_eq!(

@@ -7,15 +7,17 @@
 //! The order is the rule: the output conditions first (a `--stop-if-output`
 //! match ends the run, a `--retry-if-output` match makes even a success
 //! retryable, but never a fatal code), then the exit code's verdict, then
-//! the run's limits (`--max-time` reached, attempts left), then the sleep
-//! (the server's hint within its ceiling, a sleep that would end past
-//! `--max-time`), and last the shared `--budget`, which pays only for a
-//! retry that nothing else stops.
+//! the run's limits (`--max-time` reached, attempts left), then the class
+//! of the retry (`class.rs`: throttled or transient), then the sleep drawn
+//! on that class's base (the server's hint within its ceiling, a sleep
+//! that would end past `--max-time`), and last the shared `--budget`,
+//! which pays that class's cost only for a retry that nothing else stops.
 
 use std::time::Duration;
 
-use crate::events::{GiveUp, Label, RanOut};
+use crate::events::{Class, Evidence, GiveUp, Label, RanOut};
 use crate::policy::{Attempts, Policy, Verdict};
+use crate::run::class;
 use crate::run::hint::{self, Hint, Hinted};
 use crate::run::pipes::OutputSeen;
 use crate::status::Status;
@@ -31,6 +33,9 @@ pub struct Rules {
     pub cap: Duration,
     /// The preset's words for the rules that stop a run.
     pub labels: Labels,
+    /// What a line the throttle rule matched stands for (the preset's
+    /// label, or the user's `--throttle-if-output`); `None` without one.
+    pub throttle: Option<Evidence>,
 }
 
 /// A preset's labels of `--retry-on`, `--fatal-on` and `--stop-if-output`,
@@ -73,23 +78,26 @@ pub enum Decision {
     /// The run ends without success. Held-back output (`--stdout-once`)
     /// goes to stderr: a pipe downstream sees nothing of a run that failed.
     GiveUp(GiveUp),
-    /// Another attempt follows after `sleep` (`hint`: the server had a say).
+    /// Another attempt follows after `sleep` (`hint`: the server had a say),
+    /// drawn for the failure's `class`.
     Retry {
         status: Status,
+        class: Class,
         sleep: Sleep,
         hint: Option<Hinted>,
     },
 }
 
-/// Decides what follows an attempt. `draw` computes the next sleep; it is
-/// called only when a retry is possible, so a run that succeeds at once
-/// never seeds a random generator. `pay` asks the `--budget` for a retry
-/// (true: a retry after a timeout) and is called only when nothing else
-/// stops it, so no token pays for a retry that does not happen.
+/// Decides what follows an attempt. `draw` computes the next sleep for a
+/// failure of a class (true: throttled, on `--throttle-base`); it is called
+/// only when a retry is possible, so a run that succeeds at once never
+/// seeds a random generator. `pay` asks the `--budget` for a retry (true: a
+/// throttled failure's) and is called only when nothing else stops it, so
+/// no token pays for a retry that does not happen.
 pub fn decide(
     rules: &Rules,
     facts: &Facts,
-    draw: impl FnOnce() -> Sleep,
+    draw: impl FnOnce(bool) -> Sleep,
     pay: impl FnOnce(bool) -> bool,
 ) -> Decision {
     let Facts {
@@ -105,6 +113,9 @@ pub fn decide(
     // line says. A success is still one (pip's own retry succeeded).
     let transient = seen.transient && verdict != Verdict::Success;
     let stop_if = seen.stop_if && !transient;
+    // A server that asked to slow down is up: its failure is retried
+    // whatever the code says, but a fatal one (`class.rs`).
+    let throttled = class::throttle_line(seen, rules.throttle.as_ref());
     let (status, verdict) = match verdict {
         _ if stop_if => (status, verdict),
         Verdict::Success if !seen.retry_if => (status, verdict),
@@ -112,7 +123,7 @@ pub fn decide(
             status.output_matched(verdict == Verdict::Success),
             Verdict::Retry,
         ),
-        Verdict::NotRetryable if transient => (status.as_failure(), Verdict::Retry),
+        Verdict::NotRetryable if transient || throttled => (status.as_failure(), Verdict::Retry),
         // A failure never reports 0: `retry ... && deploy` must not deploy.
         _ => (status.as_failure(), verdict),
     };
@@ -147,8 +158,9 @@ pub fn decide(
         Some(Hint::Delay(asked)) => Some(asked),
         _ => None,
     };
+    let class = class::class(seen, rules.throttle.as_ref());
     let ceiling = hint::ceiling(rules.cap, time_left.is_some());
-    let (sleep, hint) = match hint::choose(draw(), asked, ceiling) {
+    let (sleep, hint) = match hint::choose(draw(class.is_throttled()), asked, ceiling) {
         Ok(chosen) => chosen,
         Err(asked) => {
             return give_up(GiveUp::HintTooLong {
@@ -162,37 +174,39 @@ pub fn decide(
         let sleep_ms = crate::duration::millis(sleep.duration);
         return give_up(GiveUp::MaxTimeAhead { status, sleep_ms });
     }
-    if !pay(stopped == Stopped::ByTimeout) {
+    if !pay(class.is_throttled()) {
         return give_up(GiveUp::Budget(status));
     }
     Decision::Retry {
         status,
+        class,
         sleep,
         hint,
     }
 }
 
 /// What follows an attempt `--throttle` rejected, which counts as a
-/// throttled failure: another attempt after the schedule's next sleep
-/// (`draw`), unless the run's attempts, `--max-time` (the sleep would end
-/// past it) or the `--budget` (`pay`, asked last, as for a retry) let none
-/// follow. A run still gives up only by its own limits.
+/// throttled failure: another attempt after the schedule's next sleep for
+/// that class (`draw(true)`, on `--throttle-base`), unless the run's
+/// attempts, `--max-time` (the sleep would end past it) or the `--budget`
+/// (`pay(true)`, a throttled retry's cost, asked last, as for a retry) let
+/// none follow. A run still gives up only by its own limits.
 pub fn after_rejection(
     rules: &Rules,
     number: u32,
     time_left: Option<Duration>,
-    draw: impl FnOnce() -> Sleep,
+    draw: impl FnOnce(bool) -> Sleep,
     pay: impl FnOnce(bool) -> bool,
 ) -> Result<Sleep, RanOut> {
     if !rules.limit.allows_after(number) {
         return Err(RanOut::Attempts);
     }
-    let sleep = draw();
+    let sleep = draw(true);
     if !fits(sleep.duration, time_left) {
         let sleep_ms = crate::duration::millis(sleep.duration);
         return Err(RanOut::MaxTime { sleep_ms });
     }
-    if !pay(false) {
+    if !pay(true) {
         return Err(RanOut::Budget);
     }
     Ok(sleep)
@@ -205,8 +219,9 @@ pub fn after_rejection(
 ///
 /// The one place that says what is accepted: a success, and a failure
 /// retrying cannot mend (the service answered). Every failure that is
-/// retried, or would have been but for the run's limits, is taken as the
-/// service's refusal (transient or throttled) until failures have classes.
+/// retried, or would have been but for the run's limits, is the service's
+/// refusal: throttled or transient, as `class.rs` classes it, both are
+/// what the SRE book does not count as accepted.
 pub fn accepted(decision: &Decision) -> Option<bool> {
     match decision {
         Decision::Succeed(_) => Some(true),
@@ -248,6 +263,7 @@ mod tests {
             limit: Attempts::Limit(limit),
             cap: MS * 1000,
             labels: Labels::default(),
+            throttle: None,
         }
     }
 
@@ -281,7 +297,7 @@ mod tests {
             stopped,
             time_left: left_ms.map(|ms| MS * ms),
         };
-        decide(&rules(3), &facts, || sleep(100), |_| true)
+        decide(&rules(3), &facts, |_| sleep(100), |_| true)
     }
 
     fn gives_up(reason: GiveUp) -> Decision {
@@ -297,6 +313,7 @@ mod tests {
         let stop_match = (false, true);
         let retry = |status| Decision::Retry {
             status,
+            class: Class::Transient,
             sleep: sleep(100),
             hint: None,
         };
@@ -392,7 +409,7 @@ mod tests {
                 stopped: Stopped::No,
                 time_left: None,
             };
-            let decision = decide(&rules(3), &facts, || sleep(1), |_| true);
+            let decision = decide(&rules(3), &facts, |_| sleep(1), |_| true);
             assert_eq!(decision, gives_up(GiveUp::StdoutClosed), "exit code {code}");
         }
     }
@@ -416,9 +433,9 @@ mod tests {
             stopped: Stopped::No,
             time_left: None,
         };
-        let decision = decide(&pip, &facts(true), || sleep(1), |_| true);
+        let decision = decide(&pip, &facts(true), |_| sleep(1), |_| true);
         assert!(matches!(decision, Decision::Retry { .. }), "{decision:?}");
-        let decision = decide(&pip, &facts(false), || sleep(1), |_| true);
+        let decision = decide(&pip, &facts(false), |_| sleep(1), |_| true);
         assert!(
             matches!(decision, Decision::GiveUp(GiveUp::OutputStop { .. })),
             "{decision:?}"
@@ -427,7 +444,7 @@ mod tests {
         // failure (no output rule of the user's matched).
         let mut alone = facts(true);
         alone.seen.stop_if = false;
-        let decision = decide(&pip, &alone, || sleep(1), |_| true);
+        let decision = decide(&pip, &alone, |_| sleep(1), |_| true);
         assert!(
             matches!(decision, Decision::Retry { status, .. } if status == Status::exited(1)),
             "{decision:?}"
@@ -435,7 +452,7 @@ mod tests {
         // pip's own retry that then succeeded: a success.
         let mut succeeded = facts(true);
         (succeeded.status, succeeded.seen.stop_if) = (Status::exited(0), false);
-        let decision = decide(&pip, &succeeded, || sleep(1), |_| true);
+        let decision = decide(&pip, &succeeded, |_| sleep(1), |_| true);
         assert_eq!(decision, Decision::Succeed(Status::exited(0)));
     }
 
@@ -475,7 +492,7 @@ mod tests {
             stopped: Stopped::No,
             time_left: None,
         };
-        let decided = |facts| decide(&rules, &facts, || sleep(1), |_| true);
+        let decided = |facts| decide(&rules, &facts, |_| sleep(1), |_| true);
         assert_eq!(
             decided(facts(22, Some("error: 404"))),
             gives_up(GiveUp::OutputStop {
@@ -511,6 +528,7 @@ mod tests {
             limit: Attempts::Limit(1),
             cap: MS * 1000,
             labels: Labels::default(),
+            throttle: None,
         };
         let facts = Facts {
             number: 1,
@@ -519,7 +537,7 @@ mod tests {
             stopped: Stopped::No,
             time_left: None,
         };
-        let Decision::GiveUp(reason) = decide(&rules, &facts, || sleep(1), |_| true) else {
+        let Decision::GiveUp(reason) = decide(&rules, &facts, |_| sleep(1), |_| true) else {
             panic!("expected a give-up")
         };
         assert_eq!(reason, GiveUp::Attempts(Status::exited(0).as_failure()));
@@ -540,7 +558,7 @@ mod tests {
             decide(
                 &rules(3),
                 &facts,
-                || {
+                |_| {
                     drawn += 1;
                     sleep(1)
                 },
@@ -564,7 +582,7 @@ mod tests {
             time_left: None,
         };
         assert!(matches!(
-            decide(&rules, &facts, || sleep(1), |_| true),
+            decide(&rules, &facts, |_| sleep(1), |_| true),
             Decision::Retry { .. }
         ));
     }
@@ -572,7 +590,7 @@ mod tests {
     /// A failed attempt (exit 1, attempt 1 of 3) whose output carried
     /// `hint`, with `left_ms` of --max-time, a draw of 100 ms, a cap of
     /// 1000 ms and a budget that pays if `budget` says so; the decision,
-    /// and what the budget was asked for (Some(after a timeout)).
+    /// and what the budget was asked for (Some(throttled)).
     fn hinted_row(
         hint: Option<Hint>,
         stopped: Stopped,
@@ -593,7 +611,7 @@ mod tests {
         let decision = decide(
             &rules(3),
             &facts,
-            || sleep(100),
+            |_| sleep(100),
             |timeout| {
                 asked = Some(timeout);
                 budget
@@ -623,12 +641,15 @@ mod tests {
                 &rules(3),
                 number,
                 left.map(|ms| MS * ms),
-                || {
+                |throttled| {
+                    // A rejection is a throttled failure: its class's sleep
+                    // and cost.
+                    assert!(throttled);
                     did_draw = true;
                     sleep(100)
                 },
-                |after_timeout| {
-                    assert!(!after_timeout);
+                |throttled| {
+                    assert!(throttled);
                     did_ask = true;
                     pays
                 },
@@ -645,16 +666,17 @@ mod tests {
     #[test]
     fn a_success_and_a_permanent_failure_are_accepted_a_retried_one_not() {
         let s = Status::exited(1);
+        let retried = |class| Decision::Retry {
+            status: s,
+            class,
+            sleep: sleep(1),
+            hint: None,
+        };
+        let throttled = Class::Throttled(Evidence::Hint);
         let rows = [
             (Decision::Succeed(Status::exited(0)), Some(true)),
-            (
-                Decision::Retry {
-                    status: s,
-                    sleep: sleep(1),
-                    hint: None,
-                },
-                Some(false),
-            ),
+            (retried(Class::Transient), Some(false)),
+            (retried(throttled), Some(false)),
             (Decision::GiveUp(GiveUp::Fatal(s, None)), Some(true)),
             (Decision::GiveUp(GiveUp::NotRetryable(s, None)), Some(true)),
             (
@@ -688,8 +710,13 @@ mod tests {
         use Stopped::{ByTimeout, No};
         let status = Status::exited(1);
         let delay = |ms| Some(Hint::Delay(MS * ms));
+        // A readable hint makes the retry a throttled one (`class.rs`).
         let retry = |ms, hint: Option<(u32, u32)>| Decision::Retry {
             status,
+            class: match hint {
+                Some(_) => Class::Throttled(Evidence::Hint),
+                None => Class::Transient,
+            },
             sleep: Sleep {
                 duration: MS * ms,
                 ceiling: MS * 100,
@@ -708,22 +735,22 @@ mod tests {
             // A longer hint is the sleep; a shorter one leaves the draw.
             (
                 hinted_row(delay(400), No, None, true),
-                (retry(400, Some((400, 100))), Some(false)),
+                (retry(400, Some((400, 100))), Some(true)),
             ),
             (
                 hinted_row(delay(40), No, None, true),
-                (retry(100, Some((40, 100))), Some(false)),
+                (retry(100, Some((40, 100))), Some(true)),
             ),
             // Past the cap (1000 ms) too, as the server asked.
             (
                 hinted_row(delay(1001), No, None, true),
-                (retry(1001, Some((1001, 100))), Some(false)),
+                (retry(1001, Some((1001, 100))), Some(true)),
             ),
             // Up to the ceiling without --max-time, not one millisecond
             // more: then give up, unpaid, naming the limit.
             (
                 hinted_row(delay(300_000), No, None, true),
-                (retry(300_000, Some((300_000, 100))), Some(false)),
+                (retry(300_000, Some((300_000, 100))), Some(true)),
             ),
             (
                 hinted_row(delay(300_001), No, None, true),
@@ -739,7 +766,7 @@ mod tests {
             // With --max-time, it is the only bound.
             (
                 hinted_row(delay(400_000), No, Some(400_000), true),
-                (retry(400_000, Some((400_000, 100))), Some(false)),
+                (retry(400_000, Some((400_000, 100))), Some(true)),
             ),
             // A hint that would end past --max-time gives up, unpaid.
             (
@@ -762,10 +789,112 @@ mod tests {
                 hinted_row(None, No, None, false),
                 (gives_up(GiveUp::Budget(status)), Some(false)),
             ),
-            // A retry after a timeout is asked for as such.
+            // A retry after a timeout is a transient failure's, as any.
             (
                 hinted_row(None, ByTimeout, None, false),
-                (gives_up(GiveUp::Budget(Status::exited(1))), Some(true)),
+                (gives_up(GiveUp::Budget(Status::exited(1))), Some(false)),
+            ),
+        ];
+        for (i, (got, want)) in rows.into_iter().enumerate() {
+            assert_eq!(got, want, "row {i}");
+        }
+    }
+
+    /// An attempt that printed a throttle line (or not), with `code`, under
+    /// the rules of a preset that retries 22 and stops on 3: the decision,
+    /// the class the sleep was drawn for and the budget asked to pay
+    /// (each Some(throttled)). The draw is 100 ms transient, 500 throttled.
+    fn throttle_row(code: i32, line: bool, stop: bool) -> (Decision, Option<bool>, Option<bool>) {
+        let rules = Rules {
+            policy: Policy::new(
+                CodeSet::of(&[0]),
+                Some(CodeSet::of(&[22])),
+                Some(CodeSet::of(&[3])),
+            ),
+            throttle: Some(Evidence::Line("HTTP 429".into())),
+            ..rules(3)
+        };
+        let facts = Facts {
+            number: 1,
+            status: Status::exited(code),
+            seen: OutputSeen {
+                throttle: line,
+                stop_if: stop,
+                ..OutputSeen::default()
+            },
+            stopped: Stopped::No,
+            time_left: None,
+        };
+        let (mut drawn, mut paid) = (None, None);
+        let decision = decide(
+            &rules,
+            &facts,
+            |throttled| {
+                drawn = Some(throttled);
+                sleep(if throttled { 500 } else { 100 })
+            },
+            |throttled| {
+                paid = Some(throttled);
+                true
+            },
+        );
+        (decision, drawn, paid)
+    }
+
+    #[test]
+    fn a_throttle_line_classes_the_retry_and_never_stops_a_run() {
+        let throttled = |status, ms| Decision::Retry {
+            status,
+            class: Class::Throttled(Evidence::Line("HTTP 429".into())),
+            sleep: sleep(ms),
+            hint: None,
+        };
+        let yes = Some(true);
+        let rows = [
+            // A retried code with the line: throttled, drawn and paid so.
+            (
+                throttle_row(22, true, false),
+                (throttled(Status::exited(22), 500), yes, yes),
+            ),
+            // Without it: transient, as before.
+            (
+                throttle_row(22, false, false),
+                (
+                    Decision::Retry {
+                        status: Status::exited(22),
+                        class: Class::Transient,
+                        sleep: sleep(100),
+                        hint: None,
+                    },
+                    Some(false),
+                    Some(false),
+                ),
+            ),
+            // A code not retried: the line makes it a retry (the server is up).
+            (
+                throttle_row(7, true, false),
+                (throttled(Status::exited(7), 500), yes, yes),
+            ),
+            (
+                throttle_row(7, false, false),
+                (
+                    gives_up(GiveUp::NotRetryable(Status::exited(7), None)),
+                    None,
+                    None,
+                ),
+            ),
+            // A fatal code stays fatal, a success a success, a stop line a stop.
+            (
+                throttle_row(3, true, false),
+                (gives_up(GiveUp::Fatal(Status::exited(3), None)), None, None),
+            ),
+            (
+                throttle_row(0, true, false),
+                (Decision::Succeed(Status::exited(0)), None, None),
+            ),
+            (
+                throttle_row(22, true, true),
+                (gives_up(stop(Status::exited(22))), None, None),
             ),
         ];
         for (i, (got, want)) in rows.into_iter().enumerate() {

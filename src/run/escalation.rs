@@ -41,6 +41,15 @@ pub struct Escalation {
 }
 
 impl Escalation {
+    /// For what runs once a signal ended the run (`--on-exit`): the next
+    /// signal is the second, which kills at once.
+    pub fn after_signal() -> Self {
+        Self {
+            signals_seen: 1,
+            ..Self::default()
+        }
+    }
+
     /// The command still runs at `now`: starts stopping it once `deadline`
     /// has passed or `failure` reports one, and kills it once the grace is
     /// over.

@@ -9,6 +9,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::events::{Event, GiveUp, Origin, Stamped};
 use crate::run::hint::Hint;
+use crate::run::hooks::Once;
 use crate::run::host::Host;
 use crate::run::options::Options;
 use crate::run::outcome::{Attempt, AttemptInfo, Ended, Exit, SpawnError, Unsettled};
@@ -64,6 +65,22 @@ pub struct FakeHost {
     pub throttle_says: Option<String>,
     /// What it last saw, for the event after the run.
     pub throttle_seen: Option<(String, throttle::Seen)>,
+    /// The once-hooks run, as they were given.
+    pub once: Vec<OnceRun>,
+    /// How each once-hook ends, in turn (then exit code 0).
+    pub once_ends: Vec<Result<Ended, SpawnError>>,
+}
+
+/// A once-hook as the fake ran it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnceRun {
+    pub script: String,
+    pub variables: Vec<(&'static str, Option<String>)>,
+    pub tail: bool,
+    pub timeout: Duration,
+    pub after_signal: bool,
+    /// When it started, on the fake clock.
+    pub at: Duration,
 }
 
 impl FakeHost {
@@ -97,6 +114,8 @@ impl FakeHost {
             throttle_told: vec![],
             throttle_says: None,
             throttle_seen: None,
+            once: vec![],
+            once_ends: vec![],
         }
     }
 }
@@ -187,6 +206,21 @@ impl Host for FakeHost {
         self.tokens += tokens;
         self.budget.push(i64::from(tokens));
         self.budget_says.clone()
+    }
+    fn run_once(&mut self, hook: &Once<'_>) -> Result<Ended, SpawnError> {
+        self.once.push(OnceRun {
+            script: hook.script.to_owned(),
+            variables: hook.variables.clone(),
+            tail: hook.tail,
+            timeout: hook.timeout,
+            after_signal: hook.after_signal,
+            at: self.elapsed,
+        });
+        self.elapsed += MS * self.hook_ms as u32;
+        match self.once_ends.is_empty() {
+            true => Ok(Ended::Exited(Status::exited(0))),
+            false => self.once_ends.remove(0),
+        }
     }
     fn run_hook(
         &mut self,

@@ -3,6 +3,7 @@
 
 use std::time::{Instant, SystemTime};
 
+use crate::run::hooks::Once;
 use crate::run::outcome::{Attempt, AttemptInfo, Ended, SpawnError, Unsettled};
 use crate::state::{breaker, budget, throttle};
 
@@ -33,6 +34,9 @@ pub trait Host {
         exit_code: i32,
         deadline: Option<Instant>,
     ) -> Result<Ended, SpawnError>;
+    /// Runs `--on-start` or `--on-exit` to its end, stopped at its timeout
+    /// and at a second signal.
+    fn run_once(&mut self, hook: &Once<'_>) -> Result<Ended, SpawnError>;
     /// `--budget`: takes `tokens` for a retry from the shared budget.
     /// Without one, every retry is granted.
     fn withdraw(&mut self, _tokens: u32) -> budget::Withdrawal {

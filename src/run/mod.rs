@@ -29,10 +29,12 @@
 //!   └── sleep <── a signal here gives up at once
 //! ```
 
+pub mod class;
 pub mod countdown;
 pub mod decide;
 pub mod escalation;
 pub mod hint;
+pub mod hooks;
 pub mod host;
 pub mod lineage;
 pub mod options;
@@ -44,7 +46,7 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use crate::events::{Event, GiveUp, Origin, Phase, Stamped};
+use crate::events::{Class, Event, GiveUp, Origin, Phase, Stamped};
 use crate::policy::Verdict;
 use crate::run::decide::{Decision, Facts, Rules, Stopped, decide};
 use crate::run::hint::{Hint, Hinted};
@@ -58,8 +60,8 @@ pub use outcome::{Attempt, AttemptInfo, Ended, Exit, SpawnError, Unsettled};
 
 /// Runs the loop to its end and returns how retry ends. Its events are
 /// stamped as they are made, by `host`'s clock from `origin` (when the run
-/// began), and handed to `emit`; the last, with `--breaker`, is the
-/// circuit as the run left it.
+/// began), and handed to `emit`; with `--breaker`, the circuit as the run
+/// left it follows the end, and `--on-exit` runs last.
 pub fn run<R: Rng>(
     config: &Options,
     host: &mut impl Host,
@@ -68,7 +70,7 @@ pub fn run<R: Rng>(
     new_rng: impl FnOnce() -> R,
 ) -> Exit {
     let tell = &mut Tell { origin, emit };
-    let exit = run_to_end(config, host, tell, new_rng);
+    let (exit, ending) = run_to_end(config, host, tell, new_rng);
     if let Some((name, circuit, seen)) = host.circuit() {
         let name = name.to_owned();
         tell.event(
@@ -84,18 +86,43 @@ pub fn run<R: Rng>(
         let name = name.to_owned();
         tell.event(host.now(), Event::ThrottleSeen { name, seen });
     }
+    if let Some(script) = &config.hooks.on_exit {
+        at_exit(config, host, tell, script, exit, ending);
+    }
     exit
 }
 
-/// The breaker asked, then the attempts until the run ends, the breaker
-/// told how.
+/// How the run ended, for `--on-exit`.
+#[derive(Clone, Copy)]
+struct Ending {
+    outcome: hooks::Outcome,
+    reason: &'static str,
+    /// The attempts started.
+    attempts: u32,
+    /// A signal ended it: the next is the second.
+    signalled: bool,
+}
+
+impl Ending {
+    fn of(gave_up: Option<&GiveUp>, attempts: u32) -> Self {
+        let (outcome, reason) = hooks::outcome(gave_up);
+        Self {
+            outcome,
+            reason,
+            attempts,
+            signalled: matches!(gave_up, Some(GiveUp::Signal { .. })),
+        }
+    }
+}
+
+/// The breaker asked, `--on-start`, then the attempts until the run
+/// ends, the breaker told how.
 fn run_to_end<R: Rng>(
     config: &Options,
     host: &mut impl Host,
     tell: &mut Tell<impl FnMut(&Stamped)>,
     new_rng: impl FnOnce() -> R,
-) -> Exit {
-    let mut run = Loop::new(config, host.now(), new_rng);
+) -> (Exit, Ending) {
     if config.breaker.is_some() {
         let asked = host.admit();
         tell.warn(host.now(), 1, asked.warning);
@@ -105,7 +132,7 @@ fn run_to_end<R: Rng>(
                 .as_ref()
                 .map_or(breaker::EXIT_OPEN, |b| b.exit_code);
             let reason = GiveUp::CircuitOpen(message, code);
-            let exit = Exit::of(&reason);
+            let ending = (Exit::of(&reason), Ending::of(Some(&reason), 0));
             tell.event(
                 host.now(),
                 Event::GaveUp {
@@ -115,9 +142,16 @@ fn run_to_end<R: Rng>(
                     took: None,
                 },
             );
-            return exit;
+            return ending;
         }
     }
+    if let Some(script) = &config.hooks.on_start
+        && let Err(reason) = at_start(config, host, tell, script)
+    {
+        return give_up(config, host, tell, reason, 0, None, None);
+    }
+    // `--max-time` counts from here: `--on-start` has a bound of its own.
+    let mut run = Loop::new(config, host.now(), new_rng);
     loop {
         match run.step(host, tell) {
             Ok(None) => {}
@@ -127,30 +161,106 @@ fn run_to_end<R: Rng>(
                     tell.warn(host.now(), run.number, said);
                 }
                 run.tell_throttle(host, tell);
-                return exit;
+                return (exit, Ending::of(None, run.started()));
             }
             Err(reason) => {
-                let exit = Exit::of(&reason);
-                let ended = outcome::breaker_outcome(&reason);
-                tell.event(
-                    host.now(),
-                    Event::GaveUp {
-                        attempt: run.number,
-                        limit: config.retries.attempts,
-                        reason,
-                        took: run.took.take(),
-                    },
-                );
-                tell.warn(host.now(), run.number, run.budget_said.take());
-                if config.breaker.is_some() {
-                    let said = host.finish(ended);
-                    tell.warn(host.now(), run.number, said);
-                }
+                let (took, said) = (run.took.take(), run.budget_said.take());
+                let started = run.started();
+                let mut ended = give_up(config, host, tell, reason, run.number, took, said);
+                ended.1.attempts = started;
                 run.tell_throttle(host, tell);
-                return exit;
+                return ended;
             }
         }
     }
+}
+
+/// The run gave up for `reason` after `attempt` attempts: the line, what
+/// the budget said of it, and the breaker told.
+fn give_up(
+    config: &Options,
+    host: &mut impl Host,
+    tell: &mut Tell<impl FnMut(&Stamped)>,
+    reason: GiveUp,
+    attempt: u32,
+    took: Option<Duration>,
+    budget_said: Option<String>,
+) -> (Exit, Ending) {
+    let exit = Exit::of(&reason);
+    let ending = Ending::of(Some(&reason), attempt);
+    let ended = outcome::breaker_outcome(&reason);
+    tell.event(
+        host.now(),
+        Event::GaveUp {
+            attempt,
+            limit: config.retries.attempts,
+            reason,
+            took,
+        },
+    );
+    tell.warn(host.now(), attempt, budget_said);
+    if config.breaker.is_some() {
+        let said = host.finish(ended);
+        tell.warn(host.now(), attempt, said);
+    }
+    (exit, ending)
+}
+
+/// `--on-start`: its trouble is a warning and the run goes on; a signal
+/// during it ends the run before any attempt.
+fn at_start(
+    config: &Options,
+    host: &mut impl Host,
+    tell: &mut Tell<impl FnMut(&Stamped)>,
+    script: &str,
+) -> Result<(), GiveUp> {
+    let hook = hooks::Once {
+        script,
+        variables: hooks::variables(&config.hooks, config.retries.attempts, None),
+        tail: false,
+        timeout: config.hooks.timeout,
+        after_signal: false,
+    };
+    let ended = host.run_once(&hook);
+    if let Ok(Ended::Interrupted { signal, .. }) = ended {
+        return Err(GiveUp::Signal {
+            signal,
+            status: None,
+            during: Phase::StartHook,
+        });
+    }
+    let said = hooks::trouble(hooks::Which::Start, &ended, config.hooks.timeout);
+    tell.warn(host.now(), 1, said);
+    Ok(())
+}
+
+/// `--on-exit`, told how the run ended: its trouble is a warning, and
+/// never retry's exit status.
+fn at_exit(
+    config: &Options,
+    host: &mut impl Host,
+    tell: &mut Tell<impl FnMut(&Stamped)>,
+    script: &str,
+    exit: Exit,
+    ending: Ending,
+) {
+    let end = hooks::End {
+        outcome: ending.outcome,
+        reason: ending.reason,
+        exit_code: exit.code(),
+        attempts: ending.attempts,
+        elapsed: tell.origin.stamp(host.now()).elapsed,
+    };
+    let hook = hooks::Once {
+        script,
+        variables: hooks::variables(&config.hooks, config.retries.attempts, Some(&end)),
+        tail: config.hooks.exit_stdin == hooks::ExitStdin::Tail,
+        timeout: config.hooks.timeout,
+        after_signal: ending.signalled,
+    };
+    let ended = host.run_once(&hook);
+    let said = hooks::trouble(hooks::Which::Exit, &ended, config.hooks.timeout);
+    tell.warn(host.now(), ending.attempts, said);
 }
 
 /// The loop's state between attempts.
@@ -171,6 +281,8 @@ struct Loop<'a, R, F> {
     /// Whether the service accepted the last attempt that ran, until
     /// `--throttle` is told (with the next ask, or at the end).
     accepted: Option<bool>,
+    /// The attempts `--throttle` rejected: none of them started.
+    rejected: u32,
     /// The sleeps as the retry lines showed them, added up.
     slept_ms: u128,
     /// What the `--budget` was paid for the last retry (refunded on success).
@@ -200,15 +312,20 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 limit: config.retries.attempts,
                 cap: config.retries.backoff.cap,
                 labels: config.labels.clone(),
+                throttle: config.throttled_by.clone(),
             },
             run_deadline: after(now, config.limits.max_time),
-            schedule: Schedule::new(config.retries.backoff),
+            schedule: Schedule::with_throttle_base(
+                config.retries.backoff,
+                config.retries.throttle_base,
+            ),
             new_rng: Some(new_rng),
             rng: None,
             number: 1,
             previous_code: None,
             previous_status: None,
             accepted: None,
+            rejected: 0,
             slept_ms: 0,
             last_paid: None,
             budget_said: None,
@@ -252,10 +369,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             }
             Decision::Retry {
                 status,
+                class,
                 sleep,
                 hint,
             } => {
-                self.retry(host, tell, paid, status, sleep, hint)?;
+                self.retry(host, tell, paid, status, (class, sleep, hint))?;
                 Ok(None)
             }
         }
@@ -285,10 +403,10 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     /// far; with what the budget was paid, if it was.
     fn judge(&mut self, host: &mut impl Host, facts: &Facts) -> (Decision, Option<u32>) {
         let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
-        let draw = || schedule.next_sleep(seeded(rng, new_rng));
+        let draw = |throttled| schedule.next_sleep_for(seeded(rng, new_rng), throttled);
         let budget = self.config.budget.as_ref().map(|b| b.params);
         let (mut paid, mut warning) = (None, None);
-        let pay = |after_timeout| pay(host, budget, after_timeout, &mut paid, &mut warning);
+        let pay = |throttled| pay(host, budget, throttled, &mut paid, &mut warning);
         let decision = decide(&self.rules, facts, draw, pay);
         // Said after the attempt's line (retrying or giving up), which the
         // budget's answer follows.
@@ -314,12 +432,13 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         if !asked.rejected {
             return Ok(false);
         }
+        self.rejected += 1;
         let time_left = self.time_left(host.now());
         let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
-        let draw = || schedule.next_sleep(seeded(rng, new_rng));
+        let draw = |throttled| schedule.next_sleep_for(seeded(rng, new_rng), throttled);
         let budget = self.config.budget.as_ref().map(|b| b.params);
         let (mut paid, mut warning) = (None, None);
-        let pay = |after_timeout| pay(host, budget, after_timeout, &mut paid, &mut warning);
+        let pay = |throttled| pay(host, budget, throttled, &mut paid, &mut warning);
         let after = decide::after_rejection(&self.rules, self.number, time_left, draw, pay);
         let name: std::sync::Arc<str> = throttle.name.as_str().into();
         let sleep = match after {
@@ -356,6 +475,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         }
         self.number = self.number.saturating_add(1);
         Ok(true)
+    }
+
+    /// The attempts started so far: those `--throttle` rejected did not.
+    fn started(&self) -> u32 {
+        self.number.saturating_sub(self.rejected)
     }
 
     /// `--throttle`, at the run's end: whether the service accepted the
@@ -402,11 +526,10 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         tell: &mut Tell<impl FnMut(&Stamped)>,
         paid: Option<u32>,
         status: Status,
-        sleep: Sleep,
-        hint: Option<Hinted>,
+        next: (Class, Sleep, Option<Hinted>),
     ) -> Result<(), GiveUp> {
         self.last_paid = paid;
-        if let Err(reason) = self.pause(host, tell, status, sleep, hint) {
+        if let Err(reason) = self.pause(host, tell, status, next) {
             // No retry follows (a signal, --max-time after the hook): its
             // tokens go back.
             let said = paid.and_then(|tokens| host.deposit(tokens));
@@ -443,9 +566,9 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 tell.event(now, Event::Warning { attempt, message });
             }
         };
-        if facts.seen.slow_down
+        if facts.seen.throttle
             && facts.seen.hint.is_none()
-            && let Some(advice) = &config.slow_down_advice
+            && let Some(advice) = &config.throttle_advice
         {
             say(&mut self.advised, advice.clone());
         }
@@ -460,6 +583,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         if let (Decision::Retry { .. }, Some((named, preset))) = (decision, &config.named_codes)
             && !facts.seen.retry_if
             && !facts.seen.transient
+            && !facts.seen.throttle
             && named.classify(code) != Verdict::Retry
         {
             say(
@@ -543,8 +667,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         host: &mut impl Host,
         tell: &mut Tell<impl FnMut(&Stamped)>,
         status: Status,
-        sleep: Sleep,
-        hint: Option<Hinted>,
+        (class, sleep, hint): (Class, Sleep, Option<Hinted>),
     ) -> Result<(), GiveUp> {
         let config = self.config;
         settle(host, false, tell, self.number)?;
@@ -554,6 +677,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 attempt: self.number,
                 limit: config.retries.attempts,
                 status,
+                class,
                 sleep,
                 jitter: config.retries.backoff.jitter,
                 hint,
@@ -561,7 +685,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             },
         );
         tell.warn(host.now(), self.number, self.budget_said.take());
-        if let Some(script) = &config.on_retry {
+        if let Some(script) = &config.hooks.on_retry {
             let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
             let mut error = None;
             let hook_status = match hook {
@@ -656,19 +780,19 @@ fn seeded<'r, R, F: FnOnce() -> R>(rng: &'r mut Option<R>, new_rng: &mut Option<
 }
 
 /// Asks the `--budget` (if there is one: `budget`) to pay for a retry
-/// (`after_timeout`: one after a timeout): whether it may go ahead; what
-/// was paid and what the budget said, in `paid` and `warning`.
+/// (`throttled`: a throttled failure's, at its cost): whether it may go
+/// ahead; what was paid and what the budget said, in `paid` and `warning`.
 fn pay(
     host: &mut impl Host,
     budget: Option<crate::state::budget::Params>,
-    after_timeout: bool,
+    throttled: bool,
     paid: &mut Option<u32>,
     warning: &mut Option<String>,
 ) -> bool {
     let Some(params) = budget else {
         return true;
     };
-    let tokens = params.retry_cost(after_timeout);
+    let tokens = params.retry_cost(throttled);
     let withdrawal = host.withdraw(tokens);
     *warning = withdrawal.warning;
     *paid = withdrawal.granted.then_some(tokens);

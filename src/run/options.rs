@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use crate::policy::Policy;
-use crate::run::{decide, pipes};
+use crate::run::{decide, hooks, pipes};
 use crate::state::{breaker, budget, throttle};
 use crate::strategy::Retries;
 
@@ -13,7 +13,8 @@ use crate::strategy::Retries;
 /// group of options whole, as its group's `resolve` made it.
 #[derive(Debug)]
 pub struct Options {
-    /// `--jitter`, `--base`, `--cap`, `--factor`, `--max-attempts`.
+    /// `--jitter`, `--base`, `--throttle-base`, `--cap`, `--factor`,
+    /// `--max-attempts`.
     pub retries: Retries,
     pub policy: Policy,
     /// `--timeout`, `--kill-after`, `--max-time`, `--seed`.
@@ -24,8 +25,8 @@ pub struct Options {
     /// Variables of retry's outputs that no attempt or hook inherits
     /// (the outputs name them): the loop does not know what they mean.
     pub withheld: &'static [&'static str],
-    /// `--on-retry`: a shell command run between a failed attempt and its sleep.
-    pub on_retry: Option<String>,
+    /// `--on-retry`, `--on-start`, `--on-exit` and their bounds.
+    pub hooks: hooks::Settings,
     /// `--stdin`, `--stdout-once` and the output conditions.
     pub pipes: pipes::Settings,
     /// `--budget`: the shared retry budget's name and parameters.
@@ -36,10 +37,14 @@ pub struct Options {
     pub throttle: Option<throttle::Settings>,
     /// The preset's words for the rules that stop a run (give-up lines).
     pub labels: decide::Labels,
+    /// What a line `--throttle-if-output` (or the preset's) matched stands
+    /// for in a throttled retry's line: the preset's label, or the user's
+    /// regex; `None` without a throttle rule.
+    pub throttled_by: Option<crate::events::Evidence>,
     /// What to do when the server asked to slow down and no wait of its
-    /// could be seen (the preset's `slow-down-if-output.advice`, as a
+    /// could be seen (the preset's `throttle-if-output.advice`, as a
     /// warning's words): said once a run.
-    pub slow_down_advice: Option<String>,
+    pub throttle_advice: Option<String>,
     /// What the command's own flags hide from the preset, and how to show
     /// it (`preset::quiet`), as a warning's words: said at the first failure.
     pub hidden_advice: Option<String>,

@@ -73,6 +73,14 @@ pub struct SpawnError {
 }
 
 impl Exit {
+    /// The status a shell sees: 128+N for a death by signal N.
+    pub fn code(self) -> i32 {
+        match self {
+            Exit::Code(code) => code,
+            Exit::Signal(signal) => crate::platform::signal_exit_code(signal),
+        }
+    }
+
     /// How retry ends after giving up for `reason`: dying of the signal
     /// that stopped it, or an exit status.
     pub fn of(reason: &GiveUp) -> Exit {

@@ -25,6 +25,7 @@ use crate::platform::tree::ProcessTree;
 use crate::platform::{self, SIGCONT, SIGHUP, SIGINT, SIGKILL, SIGQUIT, SIGTERM, Waited};
 use crate::run::countdown;
 use crate::run::escalation::{Actions, Escalation};
+use crate::run::hooks::{self, Once};
 use crate::run::host::Host;
 use crate::run::lineage::{self, Lineage};
 use crate::run::options::{Foreground, Options};
@@ -74,11 +75,13 @@ pub struct Supervisor<'a> {
 }
 
 /// retry's variables that no attempt or hook inherits: the store's (it
-/// may hold the fleet's password, which a command has no use for), and
-/// `withheld`, its outputs' (`Options::withheld`), which are this run's
-/// alone (a retry inside the command would take them too).
+/// may hold the fleet's password, which a command has no use for), the
+/// once-hooks' (a retry inside the command would ping the same monitor),
+/// and `withheld`, its outputs' (`Options::withheld`), which are this
+/// run's alone (a retry inside the command would take them too).
 fn withhold(command: &mut Spawn, withheld: &[&str]) {
-    for variable in store::VARIABLES.iter().chain(withheld) {
+    let hooks = hooks::VARIABLES.iter();
+    for variable in store::VARIABLES.iter().chain(hooks).chain(withheld) {
         command.env_remove(variable);
     }
 }
@@ -167,23 +170,18 @@ impl<'a> Supervisor<'a> {
         command
     }
 
-    /// The `--on-retry` hook: `sh -c SCRIPT` (`cmd /d /s /c` on Windows), its stdout sent to stderr so
-    /// it cannot mix into the command's output (`retry ... | jq`).
-    fn hook(&self, script: &str, attempt: u32, exit_code: i32) -> Spawn {
+    /// A hook's command: `sh -c SCRIPT` (`cmd /d /s /c` on Windows), with
+    /// what an attempt may see of the environment and no more, its stdout
+    /// sent to stderr so it cannot mix into the command's output (`retry
+    /// ... | jq`).
+    fn shell(&self, script: &str) -> Spawn {
         let (shell, words) = platform::shell(script.into());
         let mut command = Spawn::new(shell);
         for word in &words {
             command.arg(word);
         }
-        // Every variable of this run's, so none is an outer retry's: the
-        // hook runs after the attempt whose code is the previous one.
         withhold(&mut command, self.withheld);
-        command
-            .env(lineage::VARIABLE, self.lineage.value())
-            .env("RETRY_ATTEMPT", Text::of(attempt))
-            .env("RETRY_ATTEMPT_LIMIT", Text::of(self.limit))
-            .env("RETRY_EXIT_CODE", Text::of(exit_code))
-            .env("RETRY_PREVIOUS_EXIT_CODE", Text::of(exit_code));
+        command.env(lineage::VARIABLE, self.lineage.value());
         if let Some(ids) = &self.trace {
             self.drop_foreign_trace_state(&mut command);
             set_traceparent(&mut command, &ids.run_traceparent());
@@ -191,9 +189,40 @@ impl<'a> Supervisor<'a> {
         if let Ok(stderr) = platform::dup_stderr() {
             command.stdout = Io::Fd(stderr.into());
         }
+        command
+    }
+
+    /// The `--on-retry` hook, after failed attempt `attempt`.
+    fn hook(&self, script: &str, attempt: u32, exit_code: i32) -> Spawn {
+        let mut command = self.shell(script);
+        // Every variable of this run's, so none is an outer retry's: the
+        // hook runs after the attempt whose code is the previous one.
+        command
+            .env("RETRY_ATTEMPT", Text::of(attempt))
+            .env("RETRY_ATTEMPT_LIMIT", Text::of(self.limit))
+            .env("RETRY_EXIT_CODE", Text::of(exit_code))
+            .env("RETRY_PREVIOUS_EXIT_CODE", Text::of(exit_code));
         if self.pipes.as_ref().is_some_and(Pipes::owns_stdin) {
             command.stdin = Io::Null;
         }
+        command
+    }
+
+    /// `--on-start` or `--on-exit`: its variables, and an empty stdin (the
+    /// terminal and a replayed stdin are the command's), or a pipe the
+    /// output's tail is fed through.
+    fn once_hook(&self, hook: &Once<'_>) -> Spawn {
+        let mut command = self.shell(hook.script);
+        for (name, value) in &hook.variables {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        command.stdin = match hook.tail {
+            true => Io::Pipe,
+            false => Io::Null,
+        };
         command
     }
 
@@ -206,38 +235,65 @@ impl<'a> Supervisor<'a> {
         deadline: Option<Instant>,
         with_pipes: bool,
     ) -> Result<Ended, SpawnError> {
+        let tree = ProcessTree::before_start(self.own_group, self.subreaper);
+        let mut child = match self.start(command, self.own_group)? {
+            Ok(child) => child,
+            Err(ended) => return Ok(ended),
+        };
+        if let Some(pipes) = self.pipes.as_mut().filter(|_| with_pipes) {
+            pipes.attach(&mut child);
+        }
+        let stop = Escalation::default();
+        let judged = (self.own_group, true);
+        Ok(self.supervise(child.pid, deadline, &tree, stop, judged))
+    }
+
+    /// Starts `command`, in a process group of its own if `own_group`,
+    /// unless a signal already arrived; how it ended if it could not start
+    /// for want of a resource, or retry was asked to stop.
+    fn start(
+        &self,
+        command: &mut Spawn,
+        own_group: bool,
+    ) -> Result<Result<platform::spawn::Child, Ended>, SpawnError> {
         let pending = self.signals.take();
         if pending.signals > 0 {
-            return Ok(Ended::Interrupted {
+            return Ok(Err(Ended::Interrupted {
                 signal: pending.last_signal,
                 status: None,
-            });
+            }));
         }
-        command.own_group = self.own_group;
-        let tree = ProcessTree::before_start(self.own_group, self.subreaper);
+        command.own_group = own_group;
         let spawned = command.spawn();
         // The command's copies of descriptors given to it close now, as
         // they would with a command made for one start.
         for io in [&mut command.stdin, &mut command.stdout, &mut command.stderr] {
             *io = Io::Inherit;
         }
-        let mut child = match spawned {
-            Ok(child) => child,
+        match spawned {
+            Ok(child) => Ok(Ok(child)),
             Err(error) => match platform::shortage(&error) {
-                Some(errno) => return Ok(Ended::NotStarted(errno)),
-                None => return Err(spawn_error(command.program(), &error)),
+                Some(errno) => Ok(Err(Ended::NotStarted(errno))),
+                None => Err(spawn_error(command.program(), &error)),
             },
-        };
-        if let Some(pipes) = self.pipes.as_mut().filter(|_| with_pipes) {
-            pipes.attach(&mut child);
         }
-        Ok(self.supervise(child.pid, deadline, &tree))
     }
 
     /// Waits for the child to end, stopping it at `deadline`, on a signal,
-    /// or when the pipes report a failure (then its result cannot be trusted).
-    fn supervise(&self, pid: i32, deadline: Option<Instant>, tree: &ProcessTree) -> Ended {
-        let mut stop = Escalation::default();
+    /// or (`by_pipes`) when the pipes report a failure (then its result
+    /// cannot be trusted); `group`: it leads a process group of its own.
+    fn supervise(
+        &self,
+        pid: i32,
+        deadline: Option<Instant>,
+        tree: &ProcessTree,
+        mut stop: Escalation,
+        (group, by_pipes): (bool, bool),
+    ) -> Ended {
+        let failure = || match by_pipes {
+            true => self.failure(),
+            false => None,
+        };
         loop {
             match platform::reap(pid) {
                 Waited::Running => {}
@@ -247,9 +303,9 @@ impl<'a> Supervisor<'a> {
                 // continues retry, which continues the command.
                 // (In retry's own group the terminal stops both already.)
                 Waited::Stopped => {
-                    if self.own_group {
+                    if group {
                         platform::stop_self();
-                        self.send(pid, SIGCONT);
+                        platform::send(pid, SIGCONT, group);
                     }
                     continue;
                 }
@@ -261,8 +317,8 @@ impl<'a> Supervisor<'a> {
                 }
             }
             let now = Instant::now();
-            let actions = stop.check(now, deadline, || self.failure(), self.kill_after);
-            self.act(pid, &actions);
+            let actions = stop.check(now, deadline, failure, self.kill_after);
+            self.act(pid, &actions, group);
             let wake = self.signals.wait(stop.wake_at(deadline), true);
             // The grace of a signal runs from when it is seen, however long
             // the wait before it was.
@@ -272,21 +328,21 @@ impl<'a> Supervisor<'a> {
                 wake.last_signal,
                 self.kill_after,
             );
-            self.act(pid, &actions);
+            self.act(pid, &actions, group);
         }
     }
 
     /// Carries out what the escalation rules ask for.
-    fn act(&self, pid: i32, actions: &Actions) {
+    fn act(&self, pid: i32, actions: &Actions, group: bool) {
         if actions.terminate {
-            self.send(pid, SIGTERM);
-            self.send(pid, SIGCONT);
+            platform::send(pid, SIGTERM, group);
+            platform::send(pid, SIGCONT, group);
         }
         if let Some(signal) = actions.forward {
-            self.forward(pid, signal);
+            self.forward(pid, signal, group);
         }
         if actions.kill {
-            self.send(pid, SIGKILL);
+            platform::send(pid, SIGKILL, group);
         }
     }
 
@@ -313,19 +369,14 @@ impl<'a> Supervisor<'a> {
 
     /// Passes a signal retry received on to the command, and continues it in
     /// case it is stopped (a stopped process would not act on it).
-    fn forward(&self, pid: i32, signal: i32) {
+    fn forward(&self, pid: i32, signal: i32, group: bool) {
         // In the foreground the terminal already sent SIGINT/SIGQUIT/SIGHUP to the
         // whole foreground group, the command included; a second copy would count twice.
         let from_terminal = [SIGINT, SIGQUIT, SIGHUP].contains(&signal);
-        if self.own_group || !from_terminal {
-            self.send(pid, signal);
+        if group || !from_terminal {
+            platform::send(pid, signal, group);
         }
-        self.send(pid, SIGCONT);
-    }
-
-    /// Signals the command's whole group, or just the command in the foreground.
-    fn send(&self, pid: i32, signal: i32) {
-        platform::send(pid, signal, self.own_group);
+        platform::send(pid, SIGCONT, group);
     }
 }
 
@@ -507,6 +558,40 @@ impl Host for Supervisor<'_> {
         Ok(ended)
     }
 
+    /// In a process group of its own, whatever `--foreground` says (it
+    /// reads no terminal), stopped at its timeout as an attempt is, or at
+    /// once by a second signal; what it left running is stopped when it
+    /// ends, so nothing of it outlives its bound (nor holds retry's stderr
+    /// open after retry).
+    fn run_once(&mut self, hook: &Once<'_>) -> Result<Ended, SpawnError> {
+        let mut command = self.once_hook(hook);
+        let tree = ProcessTree::before_start(true, self.subreaper);
+        let mut child = match self.start(&mut command, true)? {
+            Ok(child) => child,
+            Err(ended) => return Ok(ended),
+        };
+        if let Some(stdin) = child.stdin.take() {
+            let tail = self.pipes.as_ref().map(Pipes::tail).unwrap_or_default();
+            feed(stdin, tail);
+        }
+        let deadline = Instant::now().checked_add(hook.timeout);
+        let stop = match hook.after_signal {
+            true => Escalation::after_signal(),
+            false => Escalation::default(),
+        };
+        // Its own group, and never stopped for the attempts' pipes (a
+        // failure of theirs may be what ended the run).
+        let ended = self.supervise(child.pid, deadline, &tree, stop, (true, false));
+        let ours = |env: &[u8]| self.lineage.marks(env);
+        tree.stop_leftovers(child.pid, self.kill_after, &self.signals, &ours);
+        if let Ended::Exited(status) = ended
+            && let Some(error) = hook_start_error(hook.script, status)
+        {
+            return Err(error);
+        }
+        Ok(ended)
+    }
+
     fn sleep_until(&mut self, until: Instant) -> Option<i32> {
         let show = self.countdown
             && until.saturating_duration_since(Instant::now()) > countdown::MIN_SLEEP;
@@ -533,6 +618,17 @@ impl Host for Supervisor<'_> {
         }
         interrupted
     }
+}
+
+/// Writes `bytes` to a hook's stdin and closes it, from a thread: a hook
+/// that does not read must not hold retry. Without a thread it reads an
+/// empty stdin.
+fn feed(mut stdin: std::io::PipeWriter, bytes: Vec<u8>) {
+    use std::io::Write as _;
+    let _ = std::thread::Builder::new().spawn(move || {
+        // A hook that stopped reading (EPIPE) is no concern of the run's.
+        let _ = stdin.write_all(&bytes);
+    });
 }
 
 /// 127 when the command does not exist, 126 when it exists but cannot run,

@@ -370,7 +370,7 @@ fn retry_if_output_does_not_override_fatal_codes() {
 fn a_server_that_asks_to_slow_down_unseen_is_advised_on_once() {
     let slow = |hint| {
         let seen = OutputSeen {
-            slow_down: true,
+            throttle: true,
             hint,
             ..OutputSeen::default()
         };
@@ -406,16 +406,30 @@ fn a_server_that_asks_to_slow_down_unseen_is_advised_on_once() {
     assert_eq!(advice(&events), []);
     // Nor in a success.
     let seen = OutputSeen {
-        slow_down: true,
+        throttle: true,
         ..OutputSeen::default()
     };
     let mut host = FakeHost::new(vec![ended(Ended::Exited(Status::exited(0)), seen)]);
     let (code, events) = run_with(&curl, &mut host);
     assert_eq!((code, advice(&events)), (0, vec![]));
-    // Without a preset that has the advice, the same output says nothing.
-    let plain = config(&["--base", "1ms", "-n", "2"]);
+    // Without a preset that has the advice, the same output says nothing;
+    // nor when the user's own --throttle-if-output stands for the preset's.
+    let plain = config(&["--base", "1ms", "-n", "2", "--throttle-if-output", "x"]);
     let mut host = FakeHost::new(vec![slow(None), slow(None)]);
     let (_, events) = run_with(&plain, &mut host);
+    assert_eq!(advice(&events), []);
+    let own = [
+        "--preset",
+        "curl",
+        "--base",
+        "1ms",
+        "-n",
+        "2",
+        "--throttle-if-output",
+        "x",
+    ];
+    let mut host = FakeHost::new(vec![slow(None), slow(None)]);
+    let (_, events) = run_with(&config(&own), &mut host);
     assert_eq!(advice(&events), []);
 }
 
@@ -645,7 +659,7 @@ fn a_budget_that_cannot_pay_ends_the_run_at_once() {
 }
 
 #[test]
-fn successes_refund_and_timeouts_cost_double() {
+fn successes_refund_and_timeouts_cost_as_any_transient_failure() {
     let args: Vec<&str> = BUDGET.iter().copied().chain(["--base", "1ms"]).collect();
     // First try: the budget is never asked (no +1: time refills it).
     // After retries: the last retry's cost comes back.
@@ -657,14 +671,15 @@ fn successes_refund_and_timeouts_cost_double() {
     host.tokens = 12;
     run_with(&config(&args), &mut host);
     assert_eq!(host.budget, [-5, -5, 5]);
-    // A retry after a timeout costs 10: 12 tokens pay for one.
+    // A retry after a timeout costs 5, as any transient one (no longer
+    // twice that): 12 tokens pay for two, and the third is refused.
     let mut host = FakeHost::new(vec![]);
     host.attempt_ms = 50;
     host.tokens = 12;
     let timed: Vec<&str> = args.iter().copied().chain(["--timeout", "10ms"]).collect();
     let (code, events) = run_with(&config(&timed), &mut host);
-    assert_eq!((code, host.seen.len()), (124, 2));
-    assert_eq!(host.budget, [-10]);
+    assert_eq!((code, host.seen.len()), (124, 3));
+    assert_eq!(host.budget, [-5, -5]);
     assert_eq!(gave_up(&events).reason().name(), "budget");
 }
 
@@ -715,7 +730,15 @@ fn what_the_budget_says_is_logged_and_the_run_goes_on() {
 fn a_servers_hint_sets_the_sleep() {
     let s = Duration::from_secs(1);
     let mut host = FakeHost::new(vec![exit_hinting(1, Hint::Delay(s * 3)), exit(1), exit(0)]);
-    let c = config(&["--jitter", "none", "--base", "10ms"]);
+    // A hint makes the retry throttled: its draw is on --throttle-base.
+    let c = config(&[
+        "--jitter",
+        "none",
+        "--base",
+        "10ms",
+        "--throttle-base",
+        "10ms",
+    ]);
     let (code, events) = run_with(&c, &mut host);
     assert_eq!(code, 0);
     // The hint for the attempt that had one; the draw after one that had none.
@@ -812,6 +835,350 @@ fn events_are_stamped_by_the_hosts_clock() {
     assert_eq!(stamps, [(40, 40), (85, 85)], "{events:?}");
 }
 
+/// An attempt whose output showed a throttle (`throttle`) or a server's
+/// wait (`hint`), exiting with `code`.
+fn throttled_exit(code: i32, throttle: bool, hint: Option<Hint>) -> Result<Attempt, SpawnError> {
+    let seen = OutputSeen {
+        throttle,
+        hint,
+        ..OutputSeen::default()
+    };
+    ended(Ended::Exited(Status::exited(code)), seen)
+}
+
+#[test]
+fn a_throttled_failure_sleeps_on_the_throttle_base_and_pays_its_cost() {
+    let args = [
+        "--jitter",
+        "none",
+        "--base",
+        "10ms",
+        "--throttle-base",
+        "300ms",
+        "--throttle-if-output",
+        "429",
+        "--budget",
+        "ci",
+        "--budget-tokens",
+        "100",
+    ];
+    let mut host = FakeHost::new(vec![
+        throttled_exit(1, true, None),
+        throttled_exit(1, false, None),
+        throttled_exit(1, true, None),
+        exit(0),
+    ]);
+    host.tokens = 100;
+    let (code, events) = run_with(&config(&args), &mut host);
+    assert_eq!(code, 0);
+    // One count of retries: 300 ms, then 10 × 2, then 300 × 4.
+    assert_eq!(host.sleeps, [MS * 300, MS * 20, MS * 1200]);
+    // A throttled retry costs 5, a transient one 14; the success gives
+    // back what the last retry cost.
+    assert_eq!(host.budget, [-5, -14, -5, 5]);
+    let classes: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying { class, .. } => Some(match class {
+                Class::Throttled(evidence) => format!("throttled: {}", evidence.words()),
+                Class::Transient => "transient".to_owned(),
+            }),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            "throttled: --throttle-if-output 429",
+            "transient",
+            "throttled: --throttle-if-output 429",
+        ]
+    );
+}
+
+#[test]
+fn a_hint_alone_throttles_and_a_line_without_a_rule_does_not() {
+    let args = [
+        "--jitter",
+        "none",
+        "--base",
+        "10ms",
+        "--throttle-base",
+        "50ms",
+        "-n",
+        "3",
+    ];
+    // A wait of 1 ms (under the draw): throttled by the hint, on its base.
+    let mut host = FakeHost::new(vec![
+        throttled_exit(1, false, Some(Hint::Delay(MS))),
+        throttled_exit(1, true, None),
+        exit(0),
+    ]);
+    let (code, events) = run_with(&config(&args), &mut host);
+    assert_eq!(code, 0);
+    // The second printed a throttle line, but no rule was set: transient.
+    assert_eq!(host.sleeps, [MS * 50, MS * 20]);
+    let throttled: Vec<bool> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying { class, .. } => Some(class.is_throttled()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(throttled, [true, false]);
+}
+
+#[test]
+fn a_timeouts_retry_costs_what_any_transient_one_does() {
+    let args = [
+        "--base",
+        "1ms",
+        "--budget",
+        "ci",
+        "--timeout",
+        "10ms",
+        "-n",
+        "2",
+    ];
+    let mut host = FakeHost::new(vec![]);
+    host.attempt_ms = 50;
+    host.tokens = 500;
+    let (code, _) = run_with(&config(&args), &mut host);
+    assert_eq!((code, host.budget.as_slice()), (124, &[-14][..]));
+}
+
+/// A once-hook's variable, as the fake saw it given.
+fn var<'a>(hook: &'a OnceRun, name: &str) -> Option<&'a str> {
+    let (_, value) = hook.variables.iter().find(|(n, _)| *n == name)?;
+    value.as_deref()
+}
+
+/// What `--on-exit` was told: outcome, reason, exit code, attempts.
+fn told(hook: &OnceRun) -> [Option<&str>; 4] {
+    [
+        "RETRY_OUTCOME",
+        "RETRY_REASON",
+        "RETRY_EXIT_CODE",
+        "RETRY_ATTEMPTS",
+    ]
+    .map(|n| var(hook, n))
+}
+
+/// A run's attempts, its options, the circuit's refusal if open, and what
+/// `--on-exit` is told.
+type EndCase<'a> = (
+    Vec<Result<Attempt, SpawnError>>,
+    &'a [&'a str],
+    Option<&'a str>,
+    [&'a str; 4],
+);
+
+#[test]
+fn on_exit_runs_once_whatever_ended_the_run_and_is_told_how() {
+    let on_exit = ["--base", "1ms", "-n", "3", "--on-exit", "ping"];
+    let with = |rest: &[&str]| config(&[&on_exit[..], rest].concat());
+    let breaker = ["--breaker", "ci"];
+    let cases: [EndCase; 7] = [
+        // The budget's refusal: an empty fake budget.
+        (
+            vec![exit(1)],
+            &["--budget", "b"],
+            None,
+            ["gave_up", "budget", "1", "1"],
+        ),
+        (vec![exit(0)], &[], None, ["success", "success", "0", "1"]),
+        (
+            vec![exit(1), exit(1), exit(0)],
+            &[],
+            None,
+            ["success", "success", "0", "3"],
+        ),
+        (
+            vec![exit(1), exit(2), exit(7)],
+            &[],
+            None,
+            ["gave_up", "attempts", "7", "3"],
+        ),
+        (
+            vec![exit(4)],
+            &["--fatal-on", "4"],
+            None,
+            ["stopped", "fatal", "4", "1"],
+        ),
+        (
+            vec![exit(1), exit(1)],
+            &["--max-time", "3ms", "--jitter", "none"],
+            None,
+            ["gave_up", "max_time", "1", "2"],
+        ),
+        (
+            vec![exit(0)],
+            &breaker,
+            Some("--breaker ci: the circuit is open"),
+            ["skipped", "breaker", "75", "0"],
+        ),
+    ];
+    for (script, rest, open, expected) in cases {
+        let mut host = FakeHost::new(script);
+        host.circuit_open = open.map(Into::into);
+        let (code, _) = run_with(&with(rest), &mut host);
+        assert_eq!(host.once.len(), 1, "{rest:?}");
+        let hook = &host.once[0];
+        assert_eq!(hook.script, "ping");
+        assert_eq!(told(hook), expected.map(Some), "{rest:?}");
+        assert_eq!(
+            code.to_string(),
+            expected[2],
+            "retry's status is the one told"
+        );
+        assert_eq!(var(hook, "RETRY_COMMAND"), Some("cmd"));
+        assert_eq!(var(hook, "RETRY_ATTEMPT"), None);
+        assert!(!hook.tail && !hook.after_signal);
+    }
+    // Without --on-exit, nothing runs once.
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    run_with(&config(&["--base", "1ms"]), &mut host);
+    assert!(host.once.is_empty());
+}
+
+#[test]
+fn on_exit_after_a_signal_runs_once_the_command_is_stopped() {
+    let mut host = FakeHost::new(vec![exit(1)]);
+    host.signal_in_sleep = Some(15);
+    let c = config(&["--on-exit", "ping", "--on-exit-stdin", "tail"]);
+    let (exit, events) = run_exit(&c, &mut host);
+    // retry still dies of the signal, after the hook.
+    assert_eq!(exit, Exit::Signal(15));
+    let hook = &host.once[0];
+    assert_eq!(
+        told(hook),
+        [Some("interrupted"), Some("signal"), Some("143"), Some("1")]
+    );
+    // The next signal is the second one: it stops the hook at once.
+    assert!(hook.after_signal && hook.tail);
+    assert!(matches!(events.last(), Some(Event::GaveUp { .. })));
+}
+
+#[test]
+fn on_exit_trouble_is_one_warning_and_never_the_exit_status() {
+    for ended in [
+        Ok(Ended::Exited(Status::exited(9))),
+        Ok(Ended::TimedOut),
+        Err(SpawnError {
+            code: 127,
+            message: "cannot run `ping`: command not found".into(),
+        }),
+    ] {
+        let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+        host.once_ends = vec![ended];
+        let (code, events) = run_with(&config(&["--base", "1ms", "--on-exit", "ping"]), &mut host);
+        assert_eq!(code, 0);
+        let warnings: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Warning { message, .. } => Some(message.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warnings.len(), 1, "{events:?}");
+        assert!(
+            warnings[0].starts_with("--on-exit command "),
+            "{warnings:?}"
+        );
+        // Said after the run's own last line.
+        assert!(matches!(
+            events.last(),
+            Some(Event::Warning { attempt: 2, .. })
+        ));
+    }
+}
+
+#[test]
+fn on_exit_is_told_the_time_since_retry_started() {
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.attempt_ms = 40;
+    let c = config(&["--jitter", "none", "--base", "25ms", "--on-exit", "ping"]);
+    run_with(&c, &mut host);
+    // Two attempts of 40 ms and a sleep of 25 ms.
+    assert_eq!(var(&host.once[0], "RETRY_ELAPSED_MS"), Some("105"));
+    assert_eq!(host.once[0].timeout, Duration::from_secs(10));
+}
+
+#[test]
+fn on_start_runs_once_before_the_first_attempt_and_its_trouble_is_a_warning() {
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    host.once_ends = vec![Ok(Ended::Exited(Status::exited(3)))];
+    let c = config(&[
+        "--base",
+        "1ms",
+        "--on-start",
+        "start",
+        "--on-exit",
+        "end",
+        "--hook-timeout",
+        "2s",
+    ]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (0, 2));
+    let scripts: Vec<&str> = host.once.iter().map(|h| h.script.as_str()).collect();
+    assert_eq!(scripts, ["start", "end"]);
+    let start = &host.once[0];
+    assert_eq!(start.at, Duration::ZERO);
+    assert_eq!(start.timeout, Duration::from_secs(2));
+    assert_eq!(var(start, "RETRY_COMMAND"), Some("cmd"));
+    assert_eq!(var(start, "RETRY_ATTEMPT_LIMIT"), Some("5"));
+    assert_eq!(var(start, "RETRY_OUTCOME"), None);
+    assert!(matches!(
+        &events[0],
+        Event::Warning { message, .. }
+            if message == "--on-start command failed with exit code 3; the run goes on"
+    ));
+}
+
+#[test]
+fn on_start_is_outside_max_time_and_not_run_for_a_skipped_run() {
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.hook_ms = 500;
+    let c = config(&["--max-time", "100ms", "--on-start", "start"]);
+    let (code, _) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (0, 1));
+    // The open circuit: no start, only the end.
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.circuit_open = Some("--breaker ci: the circuit is open".into());
+    let c = config(&["--breaker", "ci", "--on-start", "start", "--on-exit", "end"]);
+    run_with(&c, &mut host);
+    let scripts: Vec<&str> = host.once.iter().map(|h| h.script.as_str()).collect();
+    assert_eq!(scripts, ["end"]);
+}
+
+#[test]
+fn a_signal_during_on_start_ends_the_run_before_any_attempt() {
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.once_ends = vec![Ok(Ended::Interrupted {
+        signal: 2,
+        status: Some(Status::signaled(2)),
+    })];
+    let c = config(&["--breaker", "ci", "--on-start", "start", "--on-exit", "end"]);
+    let (exit, events) = run_exit(&c, &mut host);
+    assert_eq!((exit, host.seen.len()), (Exit::Signal(2), 0));
+    assert_eq!(
+        gave_up(&events),
+        &GiveUp::Signal {
+            signal: 2,
+            status: None,
+            during: Phase::StartHook,
+        }
+    );
+    // The breaker, which let the run start, is told it ended (as neither).
+    assert_eq!(host.told, [breaker::Ended::Neither]);
+    let end = &host.once[1];
+    assert_eq!(
+        told(end),
+        [Some("interrupted"), Some("signal"), Some("130"), Some("0")]
+    );
+    assert!(end.after_signal);
+}
+
 /// `retry --throttle api -n 3 REST`, with `--base 1ms` unless REST sets it.
 fn throttled(rest: &[&str]) -> Options {
     let base: &[&str] = match rest.contains(&"--base") {
@@ -879,11 +1246,19 @@ fn the_throttle_s_draws_are_the_run_s_seeded_ones() {
 fn a_rejected_attempt_does_not_run_and_is_retried_after_the_backoff() {
     let mut host = FakeHost::new(vec![exit(0)]);
     host.rejects = vec![true];
-    let c = throttled(&["--jitter", "none", "--base", "10ms"]);
+    // A throttled failure's sleep: on --throttle-base, not --base.
+    let c = throttled(&[
+        "--jitter",
+        "none",
+        "--base",
+        "10ms",
+        "--throttle-base",
+        "30ms",
+    ]);
     let (code, events) = run_with(&c, &mut host);
     assert_eq!((code, host.seen.len()), (0, 1));
     assert_eq!(host.seen[0].number, 2, "the attempt after the rejected one");
-    assert_eq!(host.sleeps, [MS * 10]);
+    assert_eq!(host.sleeps, [MS * 30]);
     let Event::Rejected {
         attempt,
         throttle,
@@ -895,12 +1270,12 @@ fn a_rejected_attempt_does_not_run_and_is_retried_after_the_backoff() {
         panic!("{events:?}")
     };
     assert_eq!((*attempt, &**throttle, *probability), (1, "api", 0.75));
-    assert_eq!(sleep.duration, MS * 10);
+    assert_eq!(sleep.duration, MS * 30);
     assert!(matches!(
         events[1],
         Event::Succeeded {
             attempt: 2,
-            slept_ms: 10,
+            slept_ms: 30,
             ..
         }
     ));
@@ -962,7 +1337,14 @@ fn a_rejection_gives_up_on_max_time_and_the_budget_as_a_failure_does() {
     // The sleep after it would end past --max-time.
     let mut host = FakeHost::new(vec![]);
     host.rejects = vec![true];
-    let c = throttled(&["--jitter", "none", "--base", "2s", "--max-time", "1s"]);
+    let c = throttled(&[
+        "--jitter",
+        "none",
+        "--throttle-base",
+        "2s",
+        "--max-time",
+        "1s",
+    ]);
     let (code, events) = run_with(&c, &mut host);
     assert_eq!(code, 75);
     assert!(matches!(
@@ -972,7 +1354,8 @@ fn a_rejection_gives_up_on_max_time_and_the_budget_as_a_failure_does() {
             ..
         }
     ));
-    // The budget pays for the retry after a rejection, and refuses it.
+    // The budget pays a throttled retry's cost for the retry after a
+    // rejection, and refuses the next.
     let mut host = FakeHost::new(vec![exit(3)]);
     host.tokens = 5;
     host.rejects = vec![true, true];
@@ -983,11 +1366,13 @@ fn a_rejection_gives_up_on_max_time_and_the_budget_as_a_failure_does() {
         "5",
         "--budget-cost",
         "5",
+        "--budget-throttle-cost",
+        "4",
     ];
     let (code, events) = run_with(&throttled(&args), &mut host);
     assert_eq!(
         (code, host.seen.len(), host.budget.as_slice()),
-        (75, 0, &[-5][..])
+        (75, 0, &[-4][..])
     );
     assert!(matches!(
         gave_up(&events),

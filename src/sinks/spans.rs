@@ -109,6 +109,7 @@ impl Spans {
             Event::Retrying {
                 attempt,
                 status,
+                class,
                 sleep,
                 jitter,
                 hint,
@@ -120,6 +121,7 @@ impl Spans {
                 self.slept_ms += sleep_ms;
                 span.attributes.extend([
                     ("retry.outcome", Value::Str("retry".into())),
+                    ("retry.class", Value::Str(class.name().into())),
                     ("retry.sleep_ms", Value::Int(clamp(sleep_ms))),
                     ("retry.jitter", Value::Str(jitter.name().into())),
                     ("retry.sleep_from_hint", Value::Bool(hint.is_some())),
@@ -325,7 +327,7 @@ fn clamp(ms: u128) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::Phase;
+    use crate::events::{Class, Phase};
     use crate::policy::Attempts;
     use crate::strategy::{Jitter, Sleep};
     use crate::trace::{context, settings};
@@ -434,6 +436,7 @@ mod tests {
             attempt: 1,
             limit: LIMIT,
             status: Status::exited(3),
+            class: Class::Throttled(crate::events::Evidence::Hint),
             sleep: Sleep {
                 duration: Duration::from_millis(1500),
                 ceiling: Duration::from_secs(2),
@@ -479,6 +482,10 @@ mod tests {
         assert_eq!(
             attribute(attempt, "retry.sleep_ms"),
             Some(&Value::Int(1500))
+        );
+        assert_eq!(
+            attribute(attempt, "retry.class"),
+            Some(&Value::Str("throttled".into()))
         );
         assert_eq!(attempt.error.as_deref(), Some("exit code 3"));
         assert_eq!(run.parent, None);

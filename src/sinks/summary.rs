@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use crate::events::{Event, GiveUp};
+use crate::events::{Class, Event, GiveUp};
 use crate::policy::Attempts;
 use crate::sinks::exit_error;
 use crate::sinks::log::text;
@@ -36,11 +36,13 @@ pub const SUMMARY_SWITCH: &str = "RETRY_STEP_SUMMARY";
 pub const OUTPUT_SWITCH: &str = "RETRY_GITHUB_OUTPUT";
 
 /// A failed attempt, as its row shows it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 struct Row {
     attempt: u32,
     limit: Attempts,
     status: Status,
+    /// Its class, when it was retried: a throttled one says why.
+    class: Class,
     /// The sleep that followed it; `None` for the last.
     sleep_ms: Option<u128>,
 }
@@ -116,12 +118,14 @@ impl StepSummary {
                 attempt,
                 limit,
                 status,
+                class,
                 sleep,
                 ..
             } => self.push(Row {
                 attempt: *attempt,
                 limit: *limit,
                 status: *status,
+                class: class.clone(),
                 sleep_ms: Some(crate::duration::millis(sleep.duration)),
             }),
             Event::Succeeded { attempt, .. } if *attempt > 1 => {
@@ -143,6 +147,7 @@ impl StepSummary {
                         attempt: *attempt,
                         limit: *limit,
                         status,
+                        class: Class::Transient,
                         sleep_ms: None,
                     });
                 }
@@ -298,6 +303,9 @@ fn markdown(name: &CommandName, rows: &[Row], left_out: u64, end: &Event) -> Str
             let _ = writeln!(out, "| … | {left_out} more failed attempts |");
         }
         let mut status = row.status.describe().to_string();
+        if let Class::Throttled(evidence) = &row.class {
+            let _ = write!(status, ", throttled ({})", evidence.words());
+        }
         if let Some(ms) = row.sleep_ms {
             let _ = write!(status, "; slept {ms} ms");
         }
@@ -338,6 +346,7 @@ mod tests {
             attempt,
             limit: Attempts::Limit(5),
             status: Status::exited(code),
+            class: Class::Transient,
             sleep_ms,
         }
     }
@@ -360,6 +369,21 @@ mod tests {
              | attempt 1/5 | exit code 2; slept 692 ms |\n\
              | attempt 2/5 | exit code 2 |\n\
              | outcome | giving up after attempt 2/5\\: exit code 2 is fatal (--fatal-on) (reason\\: fatal) |\n\n"
+        );
+    }
+
+    #[test]
+    fn a_throttled_attempt_says_so_in_its_row() {
+        let mut summary = StepSummary {
+            path: PathBuf::new(),
+            rows: Vec::new(),
+            left_out: 0,
+        };
+        summary.observe(&throttled(), &curl());
+        let table = markdown(&curl(), &summary.rows, 0, &retrying_end());
+        assert!(
+            table.contains("| attempt 2/5 | exit code 22, throttled (HTTP 429); slept 692 ms |"),
+            "{table}"
         );
     }
 
@@ -507,6 +531,7 @@ mod tests {
                 attempt,
                 limit,
                 status,
+                class: Class::Transient,
                 sleep,
                 jitter,
                 hint,

@@ -180,12 +180,22 @@ fn an_attempt_allocates_nothing_and_pipes_a_constant() {
         "allocations per attempt with --statsd and --metrics-dir"
     );
 
+    // The once-hooks run once a run: nothing per attempt.
+    let hooks = ["--on-start", "true", "--on-exit", "true"];
+    let measured = per_attempt(&hooks, &["false"], b"");
+    assert_eq!(
+        measured, 0.0,
+        "allocations per attempt with --on-start and --on-exit"
+    );
+
     // Per attempt with pipes: the same for 1 KB and 200 KB of output.
-    let cases: [&[&str]; 4] = [
+    let cases: [&[&str]; 5] = [
         &["--retry-if-output", "nomatch"],
         &["--stop-if-output", "nomatch"],
         &["--stdout-once"],
         &["--stdin", "replay"],
+        // The output's tail: kept in the same room by every attempt.
+        &["--on-exit-stdin", "tail", "--on-exit", "true"],
     ];
     let (small, large) = (lines(1_000), lines(200_000));
     let input = vec![b'x'; 100_000];

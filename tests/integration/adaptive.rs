@@ -89,9 +89,12 @@ impl Throttle {
     }
 
     /// retry with the throttle: `--throttle api --seed 1`, a day's
-    /// window, no sleeps.
+    /// window, sleeps of a millisecond at most (a rejected attempt's is a
+    /// throttled failure's, on `--throttle-base`).
     fn retry(&self, args: &[&str]) -> Retry {
-        let run = retry(&["--throttle", "api", "--seed", "1", "--base", "0ms"]).args(&WINDOW);
+        let run = retry(&["--throttle", "api", "--seed", "1", "--base", "0ms"])
+            .args(&["--throttle-base", "1ms", "--cap", "2ms"])
+            .args(&WINDOW);
         self.with_store(run).args(args)
     }
 

@@ -139,9 +139,9 @@ fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// 50 processes on 50 "hosts", 100 tokens, no refill, 5 a retry: 50 first
-/// attempts and the 20 retries the budget pays for; host budgets let each
-/// host pay for all of its one process's 4 retries.
+/// 50 processes on 50 "hosts", 100 tokens, no refill, 14 a retry (the
+/// default): 50 first attempts and the 7 retries the budget pays for; host
+/// budgets let each host pay for all of its one process's 4 retries.
 #[test]
 fn fifty_hosts_share_one_budget() {
     let dir = scratch();
@@ -171,7 +171,7 @@ fn fifty_hosts_share_one_budget() {
         lines(log)
     };
     let url = server.url();
-    assert_eq!(storm(Some(&url), &dir.path().join("fleet.log")), 70);
+    assert_eq!(storm(Some(&url), &dir.path().join("fleet.log")), 57);
     assert_eq!(storm(None, &dir.path().join("hosts.log")), 250);
     // --budget-status reads the bucket's size from the store.
     let status = retry(&["--budget-status", "ci", "--budget-store", &url])
@@ -179,7 +179,7 @@ fn fifty_hosts_share_one_budget() {
         .stdout;
     let status = String::from_utf8_lossy(&status);
     assert!(
-        status.starts_with("budget ci: 0.0 of 100 tokens, 0 retries"),
+        status.starts_with("budget ci: 2.0 of 100 tokens, 0 retries"),
         "{status}"
     );
     assert!(status.contains("retry:budget:ci in unix://"), "{status}");
@@ -239,7 +239,7 @@ fn a_store_killed_and_restarted_is_skipped_then_used_again() {
         return;
     };
     let url = server.url();
-    let small = ["-n", "3", "--budget-tokens", "5", "--budget-refill", "0"];
+    let small = ["-n", "3", "--budget-tokens", "14", "--budget-refill", "0"];
     let with_store = |log: &Path| {
         let mut args = small.to_vec();
         args.extend(["--budget-store", &url]);
@@ -251,7 +251,7 @@ fn a_store_killed_and_restarted_is_skipped_then_used_again() {
     let _server = Server::start(dir.path(), None, &[]).unwrap();
     let up = dir.path().join("up.log");
     let output = with_store(&up);
-    // 5 tokens pay for one retry; then the budget gives up.
+    // 14 tokens pay for one retry; then the budget gives up.
     assert_eq!(lines(&up), 2, "{}", stderr(&output));
     assert!(stderr(&output).contains("(reason: budget)"));
 }
@@ -292,7 +292,7 @@ fn a_wrong_password_fails_open_and_is_never_shown() {
         text.contains(&format!("redis://:***@127.0.0.1:{port}/0")),
         "{text}"
     );
-    assert!(text.starts_with("budget ci: 490.0 of 500"), "{text}");
+    assert!(text.starts_with("budget ci: 472.0 of 500"), "{text}");
     // --budget-status with the wrong one: exit 1, no password.
     let status = retry(&["--budget-status", "ci", "--budget-store", &wrong]).output();
     assert_eq!(status.status.code(), Some(1));
@@ -447,14 +447,15 @@ fn keys_expire_when_the_bucket_would_be_full() {
         return;
     };
     let log = dir.path().join("log");
-    // 10 tokens, 1 a second: one retry of 5 leaves the bucket full in 5 s.
+    // 20 tokens, 3 a second: one retry of 14 leaves the bucket full in
+    // 14 / 3 = 4.67 s.
     let args = [
         "-n",
         "2",
         "--budget-tokens",
-        "10",
+        "20",
         "--budget-refill",
-        "1",
+        "3",
         "--budget-store",
         &server.url(),
     ];
@@ -464,12 +465,12 @@ fn keys_expire_when_the_bucket_would_be_full() {
         .trim()
         .parse()
         .unwrap();
-    assert!(ttl > 4000 && ttl <= 5001, "{ttl}");
+    assert!(ttl > 3600 && ttl <= 4668, "{ttl}");
     assert_eq!(
         server.cli(&["HGET", "retry:budget:ci", "tokens"]).trim(),
-        "10"
+        "20"
     );
-    // From a full bucket, a retry and then a success: its 5 come back, the
+    // From a full bucket, a retry and then a success: its 14 come back, the
     // bucket is full, so no key at all.
     server.cli(&["DEL", "retry:budget:ci"]);
     let attempt = dir.path().join("attempts");
@@ -499,20 +500,21 @@ fn the_bucket_keeps_the_size_it_was_given() {
         args.extend_from_slice(size);
         stderr(&fleet_retry(dir.path(), &log, &args, 1).output())
     };
-    // 10 tokens: one retry of 5 leaves 5.
-    assert!(!run(&["--budget-tokens", "10", "--budget-refill", "0"]).contains("warning"));
+    // 20 tokens: one retry of 14 leaves 6.
+    assert!(!run(&["--budget-tokens", "20", "--budget-refill", "0"]).contains("warning"));
     let other = run(&["--budget-tokens", "100", "--budget-refill", "0"]);
     assert!(
-        other.contains("warning: --budget ci: the bucket holds 10 tokens refilled at 0/s, not the 100 at 0/s given"),
+        other.contains("warning: --budget ci: the bucket holds 20 tokens refilled at 0/s, not the 100 at 0/s given"),
         "{other}"
     );
-    // Empty now: the next retry is refused, without a word about sizes.
+    // Too low now (6 of 20): the next retry is refused, without a word
+    // about sizes.
     let silent = run(&[]);
     assert!(silent.contains("(reason: budget)"), "{silent}");
     assert!(!silent.contains("warning"), "{silent}");
     let status = retry(&["--budget-status", "ci", "--budget-store", &url]).output();
     let text = String::from_utf8_lossy(&status.stdout);
-    assert!(text.starts_with("budget ci: 0.0 of 10 tokens"), "{text}");
+    assert!(text.starts_with("budget ci: 6.0 of 20 tokens"), "{text}");
 }
 
 /// The refill is the server's: 10 s of its clock at 0.3 a second are 3
@@ -547,7 +549,7 @@ fn the_refill_runs_on_the_servers_clock() {
         .unwrap_or_else(|| panic!("{text}"));
     assert!((3.0..=3.5).contains(&tokens), "{text}");
     assert!(
-        text.contains(" of 10 tokens, 0 retries at 5 each"),
+        text.contains(" of 10 tokens, 0 retries at 14 each (0 throttled ones at 5)"),
         "{text}"
     );
     assert!(text.contains("refill: 0.3 tokens/s"), "{text}");
@@ -616,10 +618,10 @@ fn a_connection_closed_between_retries_is_opened_again() {
         .output();
     assert_eq!(lines(&log), 3, "{}", stderr(&output));
     assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
-    // Both retries were paid for: 500 - 2 x 5.
+    // Both retries were paid for: 500 - 2 x 14.
     assert_eq!(
         server.cli(&["HGET", "retry:budget:ci", "milli"]).trim(),
-        "490000"
+        "472000"
     );
 }
 
@@ -750,6 +752,39 @@ fn a_trickling_store_is_waited_for_only_the_timeout() {
         assert!(
             took >= Duration::from_millis(200) && took < Duration::from_millis(2500),
             "{took:?}"
+        );
+    }
+}
+
+/// The same prices in Redis: one script takes what each process asks for
+/// its retry's class (5 throttled, 14 transient, 14 after a timeout).
+#[test]
+fn a_retry_pays_its_class_price_from_the_fleets_bucket() {
+    let dir = scratch();
+    let Some(server) = Server::start(dir.path(), None, &[]) else {
+        return;
+    };
+    let url = server.url();
+    let cases = [
+        ("echo 'HTTP 429' >&2; exit 1", &[][..], "495.0"),
+        ("echo 'HTTP 503' >&2; exit 1", &[], "486.0"),
+        ("sleep 5", &["--timeout", "100ms"][..], "486.0"),
+    ];
+    for (script, flags, left) in cases {
+        server.cli(&["DEL", "retry:budget:ci"]);
+        let output = retry(&["--budget", "ci", "--store", &url, "--budget-refill", "0"])
+            .args(&["-n", "2", "--base", "0ms", "--throttle-base", "1ms"])
+            .args(&["--throttle-if-output", "429"])
+            .args(flags)
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .args(&["--", "sh", "-c", script])
+            .output();
+        assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
+        let status = retry(&["--budget-status", "ci", "--store", &url]).output();
+        let text = String::from_utf8_lossy(&status.stdout);
+        assert!(
+            text.starts_with(&format!("budget ci: {left} of 500 tokens")),
+            "{script}: {text}"
         );
     }
 }

@@ -187,13 +187,15 @@ fn json_lines_have_the_documented_fields() {
     assert!(!lines[1].contains("duration_ms"), "{}", lines[1]);
     assert!(
         lines[0].contains(r#","attempt":1,"max_attempts":2,"duration_ms":"#)
-            && lines[0].ends_with(r#","exit_code":5}"#),
+            && lines[0].ends_with(r#","exit_code":5,"class":"transient"}"#),
         "{}",
         lines[0]
     );
     assert!(
         lines[1].contains(r#","attempt":1,"exit_code":5,"sleep_ms":"#)
-            && lines[1].ends_with(r#","ceiling_ms":4,"strategy":"equal","source":"strategy"}"#),
+            && lines[1].ends_with(
+                r#","ceiling_ms":4,"strategy":"equal","source":"strategy","class":"transient"}"#
+            ),
         "{}",
         lines[1]
     );

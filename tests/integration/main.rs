@@ -31,6 +31,10 @@ mod adaptive;
 mod breaker;
 #[cfg(all(unix, feature = "redis"))]
 mod fleet;
+// --on-start and --on-exit: `sh` hooks, signals, and the monitors' recipes
+// against a loopback stub.
+#[cfg(unix)]
+mod hooks;
 // scripts/install.sh, a POSIX sh script (Windows has the release's .zip).
 #[cfg(unix)]
 mod install;
@@ -64,6 +68,9 @@ mod state_files;
 mod storm;
 #[cfg(feature = "preview")]
 mod throttle;
+// Throttled failures end to end; the commands are `sh`.
+#[cfg(unix)]
+mod throttled;
 // OpenTelemetry traces, against a receiver in Python; the commands are `sh`.
 #[cfg(unix)]
 mod trace;

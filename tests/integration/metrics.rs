@@ -161,11 +161,11 @@ fn concurrent_runs_leave_whole_files() {
     assert_eq!(visible(dir.path()), ["retry_other.prom", "retry_same.prom"]);
     for (job, runs) in [("other", "4"), ("same", "8")] {
         let text = prom(dir.path(), job);
-        assert_eq!(text.lines().count(), 47, "{text}");
+        assert_eq!(text.lines().count(), 48, "{text}");
         assert!(text.ends_with(&format!(
             "retry_sleep_seconds_total{{retry_job=\"{job}\"}} 0.000\n"
         )));
-        assert_eq!(text.matches(&format!("retry_job=\"{job}\"")).count(), 25);
+        assert_eq!(text.matches(&format!("retry_job=\"{job}\"")).count(), 26);
         let succeeded =
             format!("retry_runs_total{{retry_job=\"{job}\",outcome=\"succeeded\"}} {runs}\n");
         assert!(text.contains(&succeeded), "{text}");
@@ -597,10 +597,11 @@ fn statsd_gets_each_attempt_and_the_run() {
     assert_eq!(count("retry.fleet.attempts:1|c"), 3, "{lines:#?}");
     assert_eq!(count("retry.fleet.attempt_duration:"), 3, "{lines:#?}");
     assert_eq!(count("retry.fleet.runs.succeeded:1|c"), 1, "{lines:#?}");
-    assert_eq!(count("retry.fleet.retries:2|c"), 1, "{lines:#?}");
+    assert_eq!(count("retry.fleet.retries.transient:2|c"), 1, "{lines:#?}");
+    assert_eq!(count("retry.fleet.retries.throttled:0|c"), 1, "{lines:#?}");
     assert_eq!(count("retry.fleet.run_duration:"), 1, "{lines:#?}");
     assert_eq!(count("retry.fleet.sleep_duration:"), 1, "{lines:#?}");
-    assert_eq!(lines.len(), 10, "{lines:#?}");
+    assert_eq!(lines.len(), 11, "{lines:#?}");
 
     // DogStatsD tags, from the variables.
     std::fs::remove_file(dir.path().join("count")).unwrap();
@@ -617,7 +618,9 @@ fn statsd_gets_each_attempt_and_the_run() {
         lines.contains(&"retry.runs:1|c|#retry_job:fleet,outcome:exhausted".to_owned()),
         "{lines:#?}"
     );
-    assert!(lines.contains(&"retry.retries:1|c|#retry_job:fleet,outcome:exhausted".to_owned()));
+    assert!(lines.contains(
+        &"retry.retries:1|c|#retry_job:fleet,outcome:exhausted,class:transient".to_owned()
+    ));
     assert_eq!(
         lines
             .iter()

@@ -285,15 +285,23 @@ fn what_an_attempt_printed_counts_when_a_timeout_stops_it() {
     assert!(out.elapsed < Duration::from_secs(3), "{:?}", out.elapsed);
     // A server's hint printed before the timeout sets the sleep.
     let script = "echo 'Retry-After: 0.05'; sleep 5";
-    let out = retry(&["-n2", "-t", "200ms", "--base", "1ms"])
-        .args(&[
-            "--delay-from-output",
-            "Retry-After: (.*)",
-            "sh",
-            "-c",
-            script,
-        ])
-        .run();
+    let out = retry(&[
+        "-n2",
+        "-t",
+        "200ms",
+        "--base",
+        "1ms",
+        "--throttle-base",
+        "1ms",
+    ])
+    .args(&[
+        "--delay-from-output",
+        "Retry-After: (.*)",
+        "sh",
+        "-c",
+        script,
+    ])
+    .run();
     out.code(124)
         .stderr_has("sleep: 50 ms (server asked for 50 ms)");
 }

@@ -344,6 +344,8 @@ fn output_conditions_and_the_servers_hint_read_the_pipes() {
             "2",
             "--base",
             "1ms",
+            "--throttle-base",
+            "1ms",
             "--delay-from-output",
             "Retry-After: (\\S+)",
         ],

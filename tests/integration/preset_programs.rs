@@ -498,9 +498,11 @@ fn docker_npm_pip_and_apts_lock_on_recorded_output() {
 /// bench/presets/tests/samples.tsv: lines the programs print (most seen
 /// with the real program, the rest from its documentation or source), each
 /// with what the built-in preset must make of it: `retry` (a transient
-/// line), `stop` (a permanent one) or `none`. Each line is printed by a
-/// command that exits 0, so retry's own judgement tells the three apart:
-/// retried to the end (exit 1), stopped by --stop-if-output, or a success.
+/// line), `stop` (a permanent one) or `none`, and `+throttled` for a line
+/// of its throttle rule. Each line is printed by a command that exits 0, so
+/// retry's own judgement tells the three apart: retried to the end (exit
+/// 1), stopped by --stop-if-output, or a success; then by one that exits
+/// 75, whose retry line says `throttled (` for a throttle line alone.
 #[test]
 fn the_recorded_lines_of_bench_presets_are_judged_as_it_says() {
     let path = concat!(
@@ -532,8 +534,22 @@ fn the_recorded_lines_of_bench_presets_are_judged_as_it_says() {
                 .unwrap()
         })
         .collect();
+    // The same lines ending a failure of exit 75 (no preset's fatal-on):
+    // a throttle line makes it a throttled retry, never a stop.
+    let failing: Vec<_> = cases
+        .iter()
+        .map(|(preset, _, line)| {
+            retry(&["--preset", preset, "-n", "2", "-b", "1ms", "--"])
+                .args(&["sh", "-c", "printf '%s\\n' \"$1\"; exit 75", "sh", line])
+                .into_command()
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
     let mut wrong = Vec::new();
-    for ((preset, expected, line), child) in cases.iter().zip(children) {
+    for (((preset, expected, line), child), failed) in cases.iter().zip(children).zip(failing) {
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         let got = match out.status.code() {
@@ -542,9 +558,16 @@ fn the_recorded_lines_of_bench_presets_are_judged_as_it_says() {
             Some(0) if stderr.is_empty() => "none",
             _ => "?",
         };
+        let failed = failed.wait_with_output().unwrap();
+        let failed = String::from_utf8_lossy(&failed.stderr);
+        let throttled = failed.contains("attempt 1/2 throttled (");
+        let got = match throttled {
+            true => format!("{got}+throttled"),
+            false => got.to_owned(),
+        };
         if got != *expected {
             wrong.push(format!(
-                "[{preset}] {expected}, got {got}: {line}\n{stderr}"
+                "[{preset}] {expected}, got {got}: {line}\n{stderr}{failed}"
             ));
         }
     }

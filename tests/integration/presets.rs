@@ -38,18 +38,29 @@ const OK: Answer = (200, "OK", "", "{\"ok\":true}\n");
 fn a_404_stops_after_one_attempt_with_curls_22() {
     let http = HttpServer::start(vec![(404, "Not Found", "", "no\n")]);
     let url = http.url.clone();
-    retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS", &url])
-        .run()
-        .code(22)
-        .stdout_is("")
-        .stderr_has("curl: (22) The requested URL returned error: 404")
-        // The rule that stopped it, by its label, and what it matched.
-        .stderr_has(
-            "retry: curl: giving up after attempt 1/5 (exit code 22): \
+    retry(&[
+        "--preset",
+        "curl",
+        "-b",
+        "1ms",
+        "--throttle-base",
+        "1ms",
+        "--",
+        curl(),
+        "-fsS",
+        &url,
+    ])
+    .run()
+    .code(22)
+    .stdout_is("")
+    .stderr_has("curl: (22) The requested URL returned error: 404")
+    // The rule that stopped it, by its label, and what it matched.
+    .stderr_has(
+        "retry: curl: giving up after attempt 1/5 (exit code 22): \
              `curl: (22) The requested URL returned error: 404` is permanent \
              (curl preset: an HTTP 4xx but 408, 425, 429; HTTP 501, 505; a TLS protocol \
              mismatch) (reason: stop_if_output)\n",
-        );
+    );
     assert_eq!(http.served(), 1);
     // JSON keeps its fields and adds the rule and the line.
     let run = retry(&[
@@ -93,20 +104,45 @@ fn a_429_whose_retry_after_curl_hides_says_once_how_to_show_it() {
     let slow_down = (429, "Too Many Requests", "Retry-After: 0.05\r\n", "");
     let http = HttpServer::start(vec![slow_down, slow_down, (503, "Busy", "", ""), OK]);
     let url = http.url.clone();
-    let run = retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS", &url]).run();
+    let run = retry(&[
+        "--preset",
+        "curl",
+        "-b",
+        "1ms",
+        "--throttle-base",
+        "1ms",
+        "--",
+        curl(),
+        "-fsS",
+        &url,
+    ])
+    .run();
     run.code(0).stdout_is("{\"ok\":true}\n");
     assert_eq!(run.stderr.matches(SHOW_THE_WAIT).count(), 1, "{run:#?}");
     // Said with the first attempt, before its retry line.
     let advised = run.stderr.find(SHOW_THE_WAIT).unwrap();
-    let first = run.stderr.find("retry: curl: attempt 1/5 failed").unwrap();
+    let first = run
+        .stderr
+        .find("retry: curl: attempt 1/5 throttled (HTTP 429), exit code 22; sleep: ")
+        .unwrap();
     assert!(advised < first, "{run:#?}");
     assert_eq!(http.served(), 4);
     // With the headers shown, the wait is honoured and nothing is advised.
     let http = HttpServer::start(vec![slow_down, OK]);
     let url = http.url.clone();
-    let run = retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS"])
-        .args(&["-D", "/dev/stderr", &url])
-        .run();
+    let run = retry(&[
+        "--preset",
+        "curl",
+        "-b",
+        "1ms",
+        "--throttle-base",
+        "1ms",
+        "--",
+        curl(),
+        "-fsS",
+    ])
+    .args(&["-D", "/dev/stderr", &url])
+    .run();
     run.code(0)
         .stderr_has("sleep: 50 ms (server asked for 50 ms)");
     assert!(!run.stderr.contains("slow down"), "{run:#?}");
@@ -141,7 +177,19 @@ fn other_4xx_and_501_505_stop_but_408_425_429_and_other_5xx_are_retried() {
     ] {
         let http = HttpServer::start(vec![(code, "Status", "", ""), OK]);
         let url = http.url.clone();
-        let run = retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS", &url]).run();
+        let run = retry(&[
+            "--preset",
+            "curl",
+            "-b",
+            "1ms",
+            "--throttle-base",
+            "1ms",
+            "--",
+            curl(),
+            "-fsS",
+            &url,
+        ])
+        .run();
         match retried {
             true => run.code(0).stdout_is("{\"ok\":true}\n"),
             false => run.code(22),
@@ -160,7 +208,17 @@ fn retry_after_is_honoured_with_headers_on_stderr_and_the_body_alone_on_stdout()
         OK,
     ]);
     let url = http.url.clone();
-    let args = ["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS"];
+    let args = [
+        "--preset",
+        "curl",
+        "-b",
+        "1ms",
+        "--throttle-base",
+        "1ms",
+        "--",
+        curl(),
+        "-fsS",
+    ];
     let run = retry(&args).args(&["-D", "/dev/stderr", &url]).run();
     run.code(0)
         .stdout_is("{\"ok\":true}\n")
@@ -214,19 +272,39 @@ fn a_flag_or_its_variable_wins_over_the_preset_rule_by_rule() {
     // once, while the preset's --retry-on still holds.
     let http = HttpServer::start(vec![(503, "Service Unavailable", "", ""), OK]);
     let url = http.url.clone();
-    retry(&["--preset", "curl", "-b", "1ms", "--", curl(), "-fsS", &url])
-        .env("RETRY_FATAL_ON", "22")
-        .run()
-        .code(22)
-        .stderr_has("exit code 22 is fatal");
+    retry(&[
+        "--preset",
+        "curl",
+        "-b",
+        "1ms",
+        "--throttle-base",
+        "1ms",
+        "--",
+        curl(),
+        "-fsS",
+        &url,
+    ])
+    .env("RETRY_FATAL_ON", "22")
+    .run()
+    .code(22)
+    .stderr_has("exit code 22 is fatal");
     assert_eq!(http.served(), 1);
     // --stop-if-output replaces the preset's 4xx pattern: a 404 is retried.
     let http = HttpServer::start(vec![(404, "Not Found", "", ""), OK]);
     let url = http.url.clone();
-    retry(&["--stop-if-output", "never", "--preset", "curl", "-b", "1ms"])
-        .args(&["--", curl(), "-fsS", &url])
-        .run()
-        .code(0);
+    retry(&[
+        "--stop-if-output",
+        "never",
+        "--preset",
+        "curl",
+        "-b",
+        "1ms",
+        "--throttle-base",
+        "1ms",
+    ])
+    .args(&["--", curl(), "-fsS", &url])
+    .run()
+    .code(0);
     assert_eq!(http.served(), 2);
     // RETRY_PRESET is the same as --preset.
     let http = HttpServer::start(vec![(404, "Not Found", "", "")]);
@@ -543,7 +621,7 @@ fn an_http_date_retry_after_from_write_out_keeps_a_pipefail_script_right() {
     let pipeline = |url: &str| {
         let script = format!(
             "set -euo pipefail\n\
-             {} --preset curl -b 1ms -- {} -fsS \
+             {} --preset curl -b 1ms --throttle-base 1ms -- {} -fsS \
              --write-out '%{{stderr}}retry-after: %header{{retry-after}}\\n' {url} | jq -r .ok",
             crate::harness::bin(),
             curl()
@@ -593,6 +671,7 @@ fn retry_after_by_write_out_keeps_stdout_the_body_alone() {
     let url = http.url.clone();
     let write_out = "%{stderr}retry-after: %header{retry-after}\\n";
     let args = ["--preset", "curl", "--stdout-once", "-b", "1ms", "-c", "2s"];
+    let args = [&args[..], &["--throttle-base", "1ms"]].concat();
     let run = retry(&args)
         .args(&["--", curl(), "-fsS", "--write-out", write_out, &url])
         .run();

@@ -239,8 +239,14 @@ fn variables_the_readme_names_exist() {
         .into_iter()
         .filter_map(|(_, env)| env)
         .collect();
-    const OTHERS: [&str; 16] = [
+    const OTHERS: [&str; 21] = [
         "RETRY_ATTEMPT",
+        // What --on-exit is told (src/run/hooks.rs).
+        "RETRY_OUTCOME",
+        "RETRY_REASON",
+        "RETRY_ATTEMPTS",
+        "RETRY_ELAPSED_MS",
+        "RETRY_COMMAND",
         // GitHub's step summary and step outputs (src/sinks/summary.rs),
         // and the Action's wishes for the lines (src/sinks/log/action.rs).
         "RETRY_STEP_SUMMARY",

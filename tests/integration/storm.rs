@@ -15,6 +15,10 @@ use crate::harness::{
 /// How many processes hit the failing dependency at once.
 const STORM: usize = 50;
 
+/// What a retry of `false` (a transient failure) costs by default: AWS's
+/// 2026 cost, `--budget-cost`'s default.
+const COST: u32 = 14;
+
 /// `retry` with its budgets in `runtime` (a private XDG_RUNTIME_DIR, or
 /// LOCALAPPDATA on Windows), and `true` and `false` the helper's.
 fn retry_in(runtime: &Path, args: &[&str]) -> crate::harness::Retry {
@@ -103,7 +107,8 @@ fn fifty_processes_without_a_budget_make_every_attempt() {
 
 #[test]
 fn fifty_processes_with_one_budget_make_their_first_attempts_and_what_it_pays_for() {
-    // 100 tokens at 5 a retry, no refill: exactly 20 retries between them.
+    // 100 tokens at 14 a retry (the default), no refill: exactly 7
+    // retries between them, and 2 tokens left.
     let budget = [
         "--budget",
         "storm",
@@ -118,7 +123,7 @@ fn fifty_processes_with_one_budget_make_their_first_attempts_and_what_it_pays_fo
         reasons,
         ..
     } = storm(&budget);
-    assert_eq!(total, 50 + 20, "{reasons:?}");
+    assert_eq!(total, 50 + 100 / COST, "{reasons:?}");
     let refused: u32 = reasons
         .iter()
         .filter(|(r, _)| r == "budget")
@@ -138,7 +143,7 @@ fn fifty_processes_with_one_budget_make_their_first_attempts_and_what_it_pays_fo
         .run()
         .code(0)
         .stdout_is(&format!(
-            "budget storm: 0.0 of 100 tokens, 0 retries at 5 each (10 after a timeout); refills only on success\n\
+            "budget storm: 2.0 of 100 tokens, 0 retries at 14 each (0 throttled ones at 5); refills only on success\n\
              refill: 0 tokens/s; state: {}\n",
             runtime.path().join("retry").join("storm").display()
         ));
@@ -146,19 +151,19 @@ fn fifty_processes_with_one_budget_make_their_first_attempts_and_what_it_pays_fo
 
 #[test]
 fn a_refilling_budget_stays_within_its_rate() {
-    // 50 tokens, and 50 more a second: 10 retries, then 10 a second.
+    // 140 tokens, and 140 more a second: 10 retries at 14, then 10 a second.
     let budget = [
         "--budget",
         "rate",
         "--budget-tokens",
-        "50",
+        "140",
         "--budget-refill",
-        "50",
+        "140",
     ];
     let Storm { total, took, .. } = storm(&budget);
     // The wall clock has millisecond steps: one more on each end.
     let elapsed = took.as_secs_f64() + 0.002;
-    let bound = 50 + ((50.0 + 50.0 * elapsed) / 5.0).floor() as u32;
+    let bound = 50 + ((140.0 + 140.0 * elapsed) / f64::from(COST)).floor() as u32;
     assert!(
         total >= 60 && total <= bound,
         "{total} attempts, bound {bound}"
@@ -179,8 +184,8 @@ fn participants_killed_at_random_leave_a_valid_budget_and_the_totals_hold() {
     let dir = scratch();
     let count = dir.path().join("count");
     let count_arg = count.to_str().unwrap();
-    // 20 processes, each retrying ~9 times a second; the budget pays 200
-    // retries and 50 more a second, so it runs dry within about 2 s.
+    // 20 processes, each retrying ~9 times a second; the budget pays 71
+    // retries at 14 and 17 more a second, so it runs dry within a second.
     let args = [
         "-n",
         "unlimited",
@@ -229,7 +234,7 @@ fn participants_killed_at_random_leave_a_valid_budget_and_the_totals_hold() {
     status.code(0).stderr_is("");
     assert!(status.stdout.starts_with("budget kill: "), "{status:?}");
     let attempts = std::fs::read(&count).unwrap().len() as u32;
-    let bound = 20 + ((1000.0 + 250.0 * elapsed) / 5.0).floor() as u32;
+    let bound = 20 + ((1000.0 + 250.0 * elapsed) / f64::from(COST)).floor() as u32;
     assert!(
         attempts > 20 && attempts <= bound,
         "{attempts} attempts, bound {bound}"
@@ -277,6 +282,8 @@ fn a_servers_retry_after_sets_the_sleep() {
         RETRY_AFTER,
         "--base",
         "1ms",
+        "--throttle-base",
+        "1ms",
         "--log-format",
         "json",
         "--",
@@ -294,11 +301,14 @@ fn a_servers_retry_after_sets_the_sleep() {
 
     // Text: the server's reason, not the draw.
     let dir = scratch();
-    retry(&["--delay-from-output", RETRY_AFTER, "--base", "1ms", "--"])
+    retry(&["--delay-from-output", RETRY_AFTER, "--base", "1ms"])
+        .args(&["--throttle-base", "1ms", "--"])
         .helper(&overloaded_once(dir.path(), "Retry-After: 0.2"))
         .run()
         .code(0)
-        .stderr_has("failed with exit code 22; sleep: 200 ms (server asked for 200 ms)\n");
+        .stderr_has(
+            "throttled (server asked to wait), exit code 22; sleep: 200 ms (server asked for 200 ms)\n",
+        );
 }
 
 #[test]
@@ -310,6 +320,8 @@ fn an_http_date_is_a_delay_from_now() {
         "--delay-from-output",
         RETRY_AFTER,
         "--base",
+        "1ms",
+        "--throttle-base",
         "1ms",
         "--log-format",
         "json",
@@ -415,7 +427,20 @@ fn bad_values_are_refused_before_anything_runs() {
     );
     refused(
         &["--budget", "x", "--budget-tokens", "4"],
-        "`--budget-tokens 4` is below `--budget-cost 5`",
+        "`--budget-tokens 4` is below `--budget-cost 14` (the default): \
+         the budget could never pay for a transient failure's retry",
+    );
+    refused(
+        &[
+            "--budget",
+            "x",
+            "--budget-cost",
+            "3",
+            "--budget-tokens",
+            "4",
+        ],
+        "`--budget-tokens 4` is below `--budget-throttle-cost 5` (the default): \
+         the budget could never pay for a throttled failure's retry",
     );
 }
 
@@ -572,7 +597,7 @@ fn the_status_of_a_damaged_budget_changes_nothing() {
             state.display()
         ))
         .stdout_is(&format!(
-            "budget ci: 500.0 of 500 tokens, 100 retries at 5 each (10 after a timeout); full\n\
+            "budget ci: 500.0 of 500 tokens, 35 retries at 14 each (100 throttled ones at 5); full\n\
              refill: 5 tokens/s; state: {}\n",
             state.display()
         ));
@@ -616,4 +641,41 @@ fn a_first_try_success_never_opens_the_budget() {
     .run()
     .code(1);
     assert!(runtime.path().join("retry").join("ci").exists());
+}
+
+/// What one retry takes from a new budget in this host's file, by the
+/// class of the failure before it: a throttled one's 5, a transient one's
+/// 14, and a timeout's 14 too (AWS's 2026 costs; no longer twice).
+#[test]
+fn a_retry_pays_its_class_price_from_the_hosts_file() {
+    let cases: [(&[&str], &[&str], &str); 3] = [
+        (
+            &["--throttle-if-output", "429"],
+            &["err", "HTTP 429\n", "exit", "1"],
+            "495.0",
+        ),
+        (
+            &["--throttle-if-output", "429"],
+            &["err", "HTTP 503\n", "exit", "1"],
+            "486.0",
+        ),
+        (&["--timeout", "100ms"], &["sleep", "5000"], "486.0"),
+    ];
+    for (flags, steps, left) in cases {
+        let runtime = scratch();
+        let mut args = vec!["--budget", "ci", "--budget-refill", "0", "-n", "2"];
+        args.extend_from_slice(&["--base", "0ms", "--throttle-base", "1ms"]);
+        args.extend_from_slice(flags);
+        args.push("--");
+        let run = retry_in(runtime.path(), &args).helper(steps).run();
+        assert!(run.stderr.contains("attempt 1/2 "), "{run:#?}");
+        let status = retry_in(runtime.path(), &["--budget-status", "ci"]).run();
+        status.code(0);
+        assert!(
+            status
+                .stdout
+                .starts_with(&format!("budget ci: {left} of 500 tokens")),
+            "{flags:?}: {status:#?}"
+        );
+    }
 }

@@ -282,6 +282,15 @@ fn cross_field_errors_say_where_each_value_came_from() {
     );
     refused_from_env(
         &[],
+        ("RETRY_THROTTLE_BASE", "30s"),
+        "retry: `--cap 20s` (the default) is below `RETRY_THROTTLE_BASE=30s`: the cap must be at least the throttle base; set --cap to 30s or more",
+    );
+    refused(
+        &["--throttle-base", "0ms"],
+        &["retry: `--throttle-base 0s` is below 1ms: a throttled failure's sleep needs a base\n"],
+    );
+    refused_from_env(
+        &[],
         ("RETRY_TIMEOUT", "0ms"),
         "retry: `RETRY_TIMEOUT=0ms` would stop every attempt before it starts; leave it out for no limit",
     );

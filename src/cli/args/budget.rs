@@ -5,7 +5,7 @@ use clap::{Args, ValueHint};
 use crate::cli::args::BUDGET;
 use crate::cli::args::store::Kept;
 use crate::cli::id;
-use crate::cli::provenance::Provenance;
+use crate::cli::provenance::{Provenance, long};
 use crate::cli::refuse::usage;
 use crate::cli::values::parse_refill;
 use crate::state::budget::{Params, Settings, bucket};
@@ -32,14 +32,22 @@ pub struct BudgetArgs {
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_tokens: u32,
 
-    /// Tokens one retry costs, twice that after a timeout; a success after
-    /// retries gives the last one's cost back (a first-try success never
-    /// touches the budget)
+    /// Tokens the retry of a transient failure costs (a timeout's too; AWS
+    /// SDKs since 2026: 14); a success after retries gives the last one's
+    /// cost back (a first-try success never touches the budget)
     #[arg(long, env = "RETRY_BUDGET_COST", value_name = "N",
           default_value_t = bucket::DEFAULT_COST,
           value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
           help_heading = BUDGET, hide_short_help = true)]
     pub budget_cost: u32,
+
+    /// Tokens the retry of a throttled failure costs (the server asked to
+    /// slow down; AWS SDKs: 5) [default: 5]
+    // No clap default, as --throttle-base: start-up parses nothing for it.
+    #[arg(long, env = "RETRY_BUDGET_THROTTLE_COST", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..), value_hint = ValueHint::Other,
+          help_heading = BUDGET, hide_short_help = true)]
+    pub budget_throttle_cost: Option<u32>,
 
     /// Tokens the budget regains per second (0: only successes refill it)
     #[arg(long, env = "RETRY_BUDGET_REFILL", value_name = "PER_SECOND",
@@ -59,21 +67,41 @@ pub struct Budget {
 }
 
 impl BudgetArgs {
-    /// `--budget-tokens`, `--budget-cost`, `--budget-refill`: a budget that
-    /// could never pay for one retry is a mistake, not a way to turn retries
-    /// off.
+    /// `--budget-throttle-cost`, or its default.
+    fn throttle_cost(&self) -> u32 {
+        self.budget_throttle_cost
+            .unwrap_or(bucket::DEFAULT_THROTTLE_COST)
+    }
+
+    /// `--budget-tokens`, the two costs, `--budget-refill`: a budget that
+    /// could never pay for one retry of either kind is a mistake, not a
+    /// way to turn retries off.
     pub fn resolve(&self, provenance: &Provenance) -> Result<Budget, clap::Error> {
-        if self.budget_tokens < self.budget_cost {
-            return Err(usage(format!(
-                "{} is below {}: the budget could never pay for a retry",
-                provenance.name(id::BUDGET_TOKENS, &self.budget_tokens),
-                provenance.name(id::BUDGET_COST, &self.budget_cost),
-            )));
+        for (id, cost) in [
+            (id::BUDGET_COST, self.budget_cost),
+            (id::BUDGET_THROTTLE_COST, self.throttle_cost()),
+        ] {
+            if self.budget_tokens < cost {
+                let kind = match id == id::BUDGET_COST {
+                    true => "a transient failure's",
+                    false => "a throttled failure's",
+                };
+                // The throttle cost has no clap default: unset is its default.
+                let cost = match provenance.present(id) {
+                    true => provenance.name(id, &cost),
+                    false => format!("`{} {cost}` (the default)", long(id)),
+                };
+                return Err(usage(format!(
+                    "{} is below {cost}: the budget could never pay for {kind} retry",
+                    provenance.name(id::BUDGET_TOKENS, &self.budget_tokens),
+                )));
+            }
         }
         Ok(Budget {
             params: Params {
                 tokens: self.budget_tokens,
                 cost: self.budget_cost,
+                throttle_cost: self.throttle_cost(),
                 refill: self.budget_refill,
             },
             size_given: provenance.given(id::BUDGET_TOKENS) || provenance.given(id::BUDGET_REFILL),

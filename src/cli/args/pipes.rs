@@ -1,8 +1,7 @@
-//! What passes through an attempt and around it: the hook run after a
-//! failed one, its stdin, its stdout held back, its output's lines read.
-//! (`--on-retry` opens the group and `--delay-from-output` closes it, under
-//! their own help headings: clap lists options in the order they are
-//! defined, and the completions and the man page keep that order.)
+//! What passes through an attempt: its stdin, its stdout held back, its
+//! output's lines read. (`--delay-from-output` closes the group, under its
+//! own help heading: clap lists options in the order they are defined,
+//! and the completions and the man page keep that order.)
 
 use clap::{Args, ValueHint};
 use regex::bytes::Regex;
@@ -16,13 +15,6 @@ use crate::size::Size;
 #[derive(Debug, Args)]
 #[group(skip)]
 pub struct PipesArgs {
-    /// Shell command run with `sh -c` (Windows: `cmd /d /s /c`) after a failed attempt, before the
-    /// sleep (cleanup); it sees RETRY_ATTEMPT and RETRY_EXIT_CODE, its output
-    /// goes to stderr, and its failure is logged, not fatal
-    #[arg(long, env = "RETRY_ON_RETRY", value_name = "SHELL COMMAND",
-          value_parser = clap::builder::NonEmptyStringValueParser::new(), value_hint = ValueHint::CommandString, hide_short_help = true)]
-    pub on_retry: Option<String>,
-
     /// What each attempt reads: `replay` the same stdin every time, `null` nothing
     ///
     /// What each attempt reads as stdin: `inherit` retry's own (a later
@@ -73,6 +65,19 @@ pub struct PipesArgs {
           value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines")]
     pub stop_if_output: Option<Regex>,
 
+    /// A line matching REGEX: the server asked to slow down (throttled)
+    ///
+    /// A line of the attempt's stdout or stderr, as for --retry-if-output,
+    /// that shows the server asked to slow down (HTTP 429, "rate limit"):
+    /// the failure is throttled, not transient. Its sleep is drawn on
+    /// --throttle-base and its retry costs --budget-throttle-cost. It never
+    /// stops a run: it makes a failure retryable whose exit code is not
+    /// (but a --fatal-on code), and it leaves a success a success
+    #[arg(long, env = "RETRY_THROTTLE_IF_OUTPUT", value_name = "REGEX",
+          value_parser = parse_regex, value_hint = ValueHint::Other, help_heading = "Pipelines",
+          hide_short_help = true)]
+    pub throttle_if_output: Option<Regex>,
+
     /// Sleep at least the wait a server asks for (Retry-After), read from the output
     ///
     /// Read the server's wait from the output: a line matching REGEX (lines
@@ -90,26 +95,22 @@ pub struct PipesArgs {
 }
 
 impl PipesArgs {
-    /// The pipes of each attempt, with the preset's output rules that are
-    /// no flag (`slow_down`, `transient`); and `--on-retry`. The parsers
-    /// checked every value.
-    pub fn resolve(
-        self,
-        slow_down: Option<Regex>,
-        transient: Option<Regex>,
-    ) -> (Settings, Option<String>) {
-        let settings = Settings {
+    /// The pipes of each attempt, with the preset's output rule that is no
+    /// flag (`transient`), and whether `--on-exit` wants the output's tail.
+    /// The parsers checked every value.
+    pub fn resolve(self, transient: Option<Regex>, tail: bool) -> Settings {
+        Settings {
             stdin: self.stdin.into(),
             stdin_limit: self.stdin_limit,
             stdout_once: self.stdout_once,
             matchers: Matchers {
                 retry_if: self.retry_if_output,
                 stop_if: self.stop_if_output,
+                throttle_if: self.throttle_if_output,
                 delay_from: self.delay_from_output,
-                slow_down,
                 transient,
             },
-        };
-        (settings, self.on_retry)
+            tail,
+        }
     }
 }

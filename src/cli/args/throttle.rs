@@ -30,7 +30,7 @@ pub struct ThrottleArgs {
     /// service accepted (not failed and retried), and rejects each attempt,
     /// first ones included, with probability max(0, (requests - K ×
     /// accepts) / (requests + 1)). A rejected attempt is not run: it counts
-    /// as a failure and is retried after the same backoff. A run whose every
+    /// as a throttled failure and is retried on --throttle-base. A run whose every
     /// attempt was rejected exits 75 (--breaker-exit-code). State that
     /// cannot be used safely or trusted, or a store that fails, is skipped
     /// with one warning, and the attempts run

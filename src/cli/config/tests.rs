@@ -482,3 +482,66 @@ fn of_two_mistakes_the_first_rule_speaks() {
         "{error}"
     );
 }
+
+/// The throttle base's and the throttle cost's defaults are no clap
+/// defaults either: the help says them, and they are what a run gets.
+#[test]
+fn the_throttle_defaults_are_the_ones_the_help_says() {
+    let command = Cli::command();
+    let help = |id: &str| {
+        let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
+        arg.get_long_help().or(arg.get_help()).unwrap().to_string()
+    };
+    let base = fmt(crate::strategy::DEFAULT_THROTTLE_BASE);
+    assert!(help(id::THROTTLE_BASE).ends_with(&format!("[default: {base}]")));
+    let cost = crate::state::budget::bucket::DEFAULT_THROTTLE_COST;
+    assert!(help(id::BUDGET_THROTTLE_COST).ends_with(&format!("[default: {cost}]")));
+    let options = config(&["--budget", "ci", "true"]).unwrap();
+    assert_eq!(options.budget.unwrap().params.throttle_cost, cost);
+}
+
+/// `--throttle-base`: at least 1 ms, and at most the cap as `--base` is
+/// (the same message); left at its default, it is the cap when that is
+/// shorter, so that a `--cap` under the default still stands.
+#[test]
+fn the_throttle_base_is_checked_against_the_cap_as_the_base_is() {
+    let base = |args: &[&str]| config(args).map(|o| o.retries.throttle_base);
+    let default = crate::strategy::DEFAULT_THROTTLE_BASE;
+    assert_eq!(base(&["true"]), Ok(default));
+    assert_eq!(
+        base(&["--throttle-base", "2s", "true"]),
+        Ok(Duration::from_secs(2))
+    );
+    assert_eq!(
+        base(&["--cap", "1s", "--base", "1ms", "true"]),
+        Ok(Duration::from_secs(1).min(default))
+    );
+    for (args, says) in [
+        (
+            &["--throttle-base", "0s", "true"][..],
+            "`--throttle-base 0s` is below 1ms: a throttled failure's sleep needs a base"
+                .to_owned(),
+        ),
+        (
+            &["--throttle-base", "999us", "true"],
+            "`--throttle-base 999us` is below 1ms".to_owned(),
+        ),
+        (
+            &["--throttle-base", "1m", "true"],
+            "`--cap 20s` (the default) is below `--throttle-base 1m`: the cap must be at least \
+             the throttle base; set --cap to 1m or more"
+                .to_owned(),
+        ),
+        (
+            &["--cap", "2s", "--throttle-base", "3s", "true"],
+            "`--cap 2s` is below `--throttle-base 3s`: the cap must be at least the throttle base"
+                .to_owned(),
+        ),
+    ] {
+        let error = config(args).unwrap_err();
+        assert!(error.contains(&says), "{args:?}: {error}");
+    }
+    // Exactly the cap, and exactly 1 ms, stand.
+    assert!(config(&["--cap", "3s", "--throttle-base", "3s", "true"]).is_ok());
+    assert!(config(&["--throttle-base", "1ms", "true"]).is_ok());
+}

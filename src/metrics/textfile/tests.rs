@@ -9,6 +9,7 @@ fn ending(outcome: Outcome) -> Ending {
         end: start + Duration::from_millis(4_500),
         duration: Duration::from_millis(4_500),
         attempts: 3,
+        throttled: 0,
         slept: Duration::from_millis(3_750),
         exit_code: if outcome == Outcome::Succeeded { 0 } else { 7 },
         outcome,
@@ -69,9 +70,10 @@ retry_runs_total{retry_job=\"nightly\",outcome=\"skipped\"} 0
 # HELP retry_attempts_total Attempts the job's runs started.
 # TYPE retry_attempts_total counter
 retry_attempts_total{retry_job=\"nightly\"} 0
-# HELP retry_retries_total Attempts the job's runs started after their first.
+# HELP retry_retries_total Attempts the job's runs started after their first, by the class of the failure before.
 # TYPE retry_retries_total counter
-retry_retries_total{retry_job=\"nightly\"} 0
+retry_retries_total{retry_job=\"nightly\",class=\"transient\"} 0
+retry_retries_total{retry_job=\"nightly\",class=\"throttled\"} 0
 # HELP retry_sleep_seconds_total Time the job's runs slept between attempts.
 # TYPE retry_sleep_seconds_total counter
 retry_sleep_seconds_total{retry_job=\"nightly\"} 0.000
@@ -256,13 +258,24 @@ fn counters_add_up_across_runs() {
     let path = dir.path().join("retry_nightly.prom");
     let mut skipped = ending(Outcome::Skipped);
     (skipped.attempts, skipped.slept) = (0, Duration::ZERO);
-    for run in [Outcome::Succeeded, Outcome::Exhausted, Outcome::Exhausted] {
-        assert_eq!(file.write(&ending(run)), None);
+    for (run, throttled) in [
+        (Outcome::Succeeded, 0),
+        (Outcome::Exhausted, 1),
+        (Outcome::Exhausted, 2),
+    ] {
+        let ending = Ending {
+            throttled,
+            ..ending(run)
+        };
+        assert_eq!(file.write(&ending), None);
     }
     assert_eq!(file.write(&skipped), None);
     let counters = counters_of(&path);
     assert_eq!(counters.runs, [1, 2, 0, 0, 0, 0, 0, 1]);
-    assert_eq!((counters.attempts, counters.retries), (9, 6));
+    // 6 retries: 3 after transient failures, 3 after throttled ones.
+    assert_eq!((counters.attempts, counters.retries), (9, [3, 3]));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("retry_retries_total{retry_job=\"nightly\",class=\"throttled\"} 3\n"));
     assert_eq!(counters.sleep_ms, 3 * 3_750);
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("retry_sleep_seconds_total{retry_job=\"nightly\"} 11.250\n"));
@@ -447,4 +460,33 @@ fn a_write_that_fails_is_one_warning() {
         )),
         "{warning}"
     );
+}
+
+/// A file written before the retries had classes: its one series was
+/// every retry, all of them transient then; the next run adds to it.
+#[test]
+fn an_older_files_retries_were_transient_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = Textfile::new(dir.path().to_owned(), &job());
+    let path = dir.path().join("retry_nightly.prom");
+    assert_eq!(file.write(&ending(Outcome::Succeeded)), None);
+    let new = std::fs::read_to_string(&path).unwrap();
+    let classes = "retry_retries_total{retry_job=\"nightly\",class=\"transient\"} 2\n\
+                   retry_retries_total{retry_job=\"nightly\",class=\"throttled\"} 0\n";
+    assert!(new.contains(classes), "{new}");
+    let old = new.replace(classes, "retry_retries_total{retry_job=\"nightly\"} 40\n");
+    assert_eq!(history(&old, &job()).unwrap().counters.retries, [40, 0]);
+    std::fs::write(&path, old).unwrap();
+    let throttled = Ending {
+        throttled: 2,
+        ..ending(Outcome::Succeeded)
+    };
+    assert_eq!(file.write(&throttled), None);
+    assert_eq!(counters_of(&path).retries, [40, 2]);
+    // A label this file does not know is no series of its.
+    let stranger = new.replace(
+        classes,
+        "retry_retries_total{retry_job=\"nightly\",x=\"y\"} 40\n",
+    );
+    assert_eq!(history(&stranger, &job()).unwrap().counters.retries, [0, 0]);
 }

@@ -1,4 +1,5 @@
-//! What `--retry-if-output`, `--stop-if-output` and `--delay-from-output` see: an output stream
+//! What the output conditions (`--retry-if-output`, `--stop-if-output`,
+//! `--throttle-if-output`, `--delay-from-output`) see: an output stream
 //! cut into lines, each matched whole without its line ending, so `^` and
 //! `$` anchor at the line's ends and a match may span any number of reads.
 //!
@@ -27,10 +28,10 @@ pub const MAX_LINE: usize = 1 << 20;
 pub struct Matchers {
     pub retry_if: Option<Regex>,
     pub stop_if: Option<Regex>,
+    /// `--throttle-if-output`, or a preset's: the server asked to slow down.
+    pub throttle_if: Option<Regex>,
     /// `--delay-from-output`: one capture group, the server's hint.
     pub delay_from: Option<Regex>,
-    /// A preset's `slow-down-if-output`: the server asked to slow down.
-    pub slow_down: Option<Regex>,
     /// A preset's `transient-if-output`: the program retried a transient
     /// failure itself (`OutputSeen::transient`).
     pub transient: Option<Regex>,
@@ -40,8 +41,8 @@ impl Matchers {
     pub fn any(&self) -> bool {
         self.retry_if.is_some()
             || self.stop_if.is_some()
+            || self.throttle_if.is_some()
             || self.delay_from.is_some()
-            || self.slow_down.is_some()
             || self.transient.is_some()
     }
 }
@@ -54,11 +55,10 @@ pub const QUOTED: usize = 120;
 pub struct Patterns {
     retry_if: Option<Pattern>,
     stop_if: Option<Pattern>,
+    throttle_if: Option<Pattern>,
     /// Matched on whole lines only: a hint is a short header, and the
     /// capture of a line cut at the limit could be cut too.
     delay_from: Option<Regex>,
-    /// Whole lines only too: a short status line.
-    slow_down: Option<Regex>,
     /// Whole lines only too: a warning line of the program's own.
     transient: Option<Regex>,
     /// Whether any is set (`Matchers::any`, the one rule).
@@ -111,8 +111,8 @@ impl Patterns {
         Patterns {
             retry_if: matchers.retry_if.as_ref().map(Pattern::new),
             stop_if: matchers.stop_if.as_ref().map(Pattern::new),
+            throttle_if: matchers.throttle_if.as_ref().map(Pattern::new),
             delay_from: matchers.delay_from.clone(),
-            slow_down: matchers.slow_down.clone(),
             transient: matchers.transient.clone(),
             any: matchers.any(),
         }
@@ -133,9 +133,7 @@ impl Patterns {
             }
             seen.stop_if = true;
         }
-        if let (Some(regex), Line::Whole(line)) = (&self.slow_down, line) {
-            seen.slow_down |= regex.is_match(line);
-        }
+        seen.throttle |= self.throttle_if.as_ref().is_some_and(|p| p.matches(line));
         if let (Some(regex), Line::Whole(line)) = (&self.transient, line) {
             seen.transient |= regex.is_match(line);
         }
@@ -289,11 +287,11 @@ mod tests {
     }
 
     #[test]
-    fn the_first_line_that_stops_is_kept_quoted_and_a_slow_down_is_seen() {
+    fn the_first_line_that_stops_is_kept_quoted_and_a_throttle_is_seen() {
         let regex = |p: &str| regex::bytes::Regex::new(p).unwrap();
         let patterns = Patterns::new(&Matchers {
             stop_if: Some(regex("^stop")),
-            slow_down: Some(regex("^slow$")),
+            throttle_if: Some(regex("^slow$")),
             ..Matchers::default()
         });
         let mut seen = OutputSeen::default();
@@ -306,7 +304,7 @@ mod tests {
         ] {
             lines.feed(chunk, &mut |line| patterns.check(line, &mut seen));
         }
-        assert!(seen.stop_if && seen.slow_down);
+        assert!(seen.stop_if && seen.throttle);
         // Escaped: no terminal sequence or forged line in a log line.
         assert_eq!(seen.stop_line.as_deref(), Some("stop \\x1b[2J\\tnow"));
         // A long line is cut.
@@ -315,8 +313,8 @@ mod tests {
         let quoted = seen.stop_line.unwrap();
         assert_eq!(quoted.chars().count(), QUOTED);
         assert!(quoted.ends_with("x…"), "{quoted}");
-        // No match, no copy; a slow-down line only on a whole line; but
-        // the attempt printed something.
+        // No match, no copy; `$` never matches the start of a long line
+        // (as for --retry-if-output); but the attempt printed something.
         let mut seen = OutputSeen::default();
         patterns.check(Line::Whole(b"fine"), &mut seen);
         patterns.check(Line::Start(b"slow", 3), &mut seen);
@@ -325,6 +323,14 @@ mod tests {
             ..OutputSeen::default()
         };
         assert_eq!(seen, printed);
+        // The start of a long line is matched as --retry-if-output's is.
+        let unanchored = Patterns::new(&Matchers {
+            throttle_if: Some(regex("^slow")),
+            ..Matchers::default()
+        });
+        let mut seen = OutputSeen::default();
+        unanchored.check(Line::Start(b"slow down", 4), &mut seen);
+        assert!(seen.throttle);
     }
 
     fn matcher(pattern: &str) -> Patterns {

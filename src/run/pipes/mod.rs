@@ -1,7 +1,9 @@
 //! Everything that may stand between the command and retry's own stdio:
-//! `--stdin null|replay`, `--stdout-once` and the output conditions
-//! (`--retry-if-output`, `--stop-if-output`). Without those flags nothing
-//! here exists and the command inherits retry's stdio: no pipe, no thread.
+//! `--stdin null|replay`, `--stdout-once`, the output conditions
+//! (`--retry-if-output`, `--stop-if-output`, `--throttle-if-output`,
+//! `--delay-from-output`) and the output's tail kept for `--on-exit-stdin
+//! tail`. Without those flags nothing here exists and the command inherits
+//! retry's stdio: no pipe, no thread.
 //!
 //! What cannot be carried faithfully (stdin that cannot be kept whole,
 //! stdout that cannot be held back or written) is never passed off as if
@@ -12,6 +14,7 @@ mod lines;
 mod output;
 mod replay;
 mod spool;
+mod tail;
 mod watch;
 
 use std::io::{self, PipeReader, PipeWriter, Write};
@@ -49,16 +52,17 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// background process to be handed to a `cat`.
 const HAND_OFF_WAIT: Duration = Duration::from_secs(1);
 
-/// What `--retry-if-output`, `--stop-if-output` and `--delay-from-output`
-/// found in an attempt's output.
+/// What `--retry-if-output`, `--stop-if-output`, `--throttle-if-output`
+/// and `--delay-from-output` found in an attempt's output.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OutputSeen {
     pub retry_if: bool,
     pub stop_if: bool,
     /// The first line `--stop-if-output` matched, quoted (`lines::quoted`).
     pub stop_line: Option<Box<str>>,
-    /// A preset's `slow-down-if-output` matched: the server asked to slow down.
-    pub slow_down: bool,
+    /// `--throttle-if-output` (or a preset's) matched: the server asked to
+    /// slow down.
+    pub throttle: bool,
     /// The attempt printed a line (or part of one), on either stream.
     pub printed: bool,
     /// A preset's `transient-if-output` matched: the program met a
@@ -90,6 +94,8 @@ pub struct Settings {
     pub stdin_limit: Size,
     pub stdout_once: bool,
     pub matchers: Matchers,
+    /// Keep the last attempt's output tail (`--on-exit-stdin tail`).
+    pub tail: bool,
 }
 
 pub struct Pipes {
@@ -102,6 +108,8 @@ pub struct Pipes {
     /// The last held stdout, written and given back (`recycle`): the next
     /// attempt holds its output in the same room.
     spare: Option<Spool>,
+    /// The last attempt's output tail, for `--on-exit-stdin tail`.
+    tail: Option<tail::Shared>,
 }
 
 /// The output streams of the attempt in progress.
@@ -123,8 +131,10 @@ struct Stream {
 impl Pipes {
     /// `None` when the command can simply inherit retry's stdio.
     pub fn new(settings: &Settings) -> Option<Self> {
-        let needed =
-            settings.stdin != StdinMode::Inherit || settings.stdout_once || settings.matchers.any();
+        let needed = settings.stdin != StdinMode::Inherit
+            || settings.stdout_once
+            || settings.matchers.any()
+            || settings.tail;
         let failure = Arc::new(Failure::default());
         needed.then(|| Pipes {
             stdin: settings.stdin,
@@ -135,7 +145,18 @@ impl Pipes {
                 .then(|| Replay::start(MEMORY_LIMIT, settings.stdin_limit, Arc::clone(&failure))),
             running: None,
             spare: None,
+            tail: settings
+                .tail
+                .then(|| tail::Tail::shared(crate::run::hooks::TAIL_BYTES)),
             failure,
+        })
+    }
+
+    /// The last attempt's output, its last bytes (`--on-exit-stdin tail`);
+    /// empty without one.
+    pub fn tail(&self) -> Vec<u8> {
+        self.tail.as_ref().map_or_else(Vec::new, |tail| {
+            tail.lock().unwrap_or_else(|e| e.into_inner()).to_vec()
         })
     }
 
@@ -169,10 +190,11 @@ impl Pipes {
             StdinMode::Null => Io::Null,
             StdinMode::Replay => Io::Pipe,
         };
-        if self.stdout_once || self.patterns.any() {
+        let tail = self.tail.is_some();
+        if self.stdout_once || self.patterns.any() || tail {
             command.stdout = Io::Pipe;
         }
-        if self.patterns.any() {
+        if self.patterns.any() || tail {
             command.stderr = Io::Pipe;
         }
     }
@@ -188,6 +210,9 @@ impl Pipes {
     pub fn attach(&mut self, child: &mut Child) {
         if let (Some(replay), Some(stdin)) = (&self.replay, child.stdin.take()) {
             replay.feed(stdin);
+        }
+        if let Some(tail) = &self.tail {
+            tail.lock().unwrap_or_else(|e| e.into_inner()).clear();
         }
         let (done, ended) = mpsc::channel();
         let sink: Arc<dyn Sink> = Arc::new(OwnStdio::new());
@@ -223,6 +248,7 @@ impl Pipes {
         );
         let (over, over_writer) = io::pipe().map_or((None, None), |(r, w)| (Some(r), Some(w)));
         pump.over = over;
+        pump.tail.clone_from(&self.tail);
         let peek = Arc::new(Mutex::new(pipe.try_clone().ok()));
         pump.peek = Arc::clone(&peek);
         let spawned = std::thread::Builder::new().spawn(move || {
@@ -282,7 +308,7 @@ impl Pipes {
             let mut state = stream.collected.lock().unwrap_or_else(|e| e.into_inner());
             seen.retry_if |= state.seen.retry_if;
             seen.stop_if |= state.seen.stop_if;
-            seen.slow_down |= state.seen.slow_down;
+            seen.throttle |= state.seen.throttle;
             seen.transient |= state.seen.transient;
             seen.printed |= state.seen.printed;
             if seen.stop_line.is_none() {

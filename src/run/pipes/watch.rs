@@ -58,6 +58,8 @@ pub struct Pump {
     /// Another copy of the read end (the end of the attempt looks at it),
     /// dropped with ours so that closing the pipe on the command works.
     pub peek: Peek,
+    /// Where each read is kept too, for `--on-exit-stdin tail`.
+    pub tail: Option<super::tail::Shared>,
 }
 
 /// A shared copy of a pipe's read end, to see whether it is still held open.
@@ -88,6 +90,7 @@ impl Pump {
             sink,
             over: None,
             peek: Peek::default(),
+            tail: None,
         }
     }
 
@@ -138,6 +141,9 @@ impl Pump {
 
     /// Holds back or writes one read; false when the pipe must be closed.
     fn pass_on(&self, chunk: &[u8]) -> bool {
+        if let Some(tail) = &self.tail {
+            tail.lock().unwrap_or_else(|e| e.into_inner()).push(chunk);
+        }
         // The lock is not held while writing: a slow reader downstream must
         // not keep the end of the attempt from settling this stream.
         let target = {

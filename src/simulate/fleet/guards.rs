@@ -273,6 +273,7 @@ mod tests {
     const TWO_RETRIES: BudgetParams = BudgetParams {
         tokens: 10,
         cost: 5,
+        throttle_cost: 5,
         refill: 0.0,
     };
 
@@ -338,6 +339,7 @@ mod tests {
         let budget = BudgetParams {
             tokens: 500,
             cost: 14,
+            throttle_cost: 14,
             refill: 5.0,
         };
         let costs = Costs {
@@ -363,6 +365,7 @@ mod tests {
         let run = BudgetParams {
             tokens: 500,
             cost: 5,
+            throttle_cost: 5,
             refill: 5.0,
         };
         // 50 hosts every 10 s: 5 first attempts a second of 20.

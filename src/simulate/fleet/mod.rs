@@ -566,6 +566,7 @@ mod tests {
         let params = crate::state::budget::Params {
             tokens: 100,
             cost: 5,
+            throttle_cost: 5,
             refill: 0.0,
         };
         let retries = |throttled| {

@@ -136,6 +136,7 @@ mod tests {
         let budget = crate::state::budget::Params {
             tokens: 20,
             cost: 5,
+            throttle_cost: 5,
             refill: 1.0,
         };
         for protection in [

@@ -204,6 +204,7 @@ mod tests {
                 BudgetParams {
                     tokens: 500,
                     cost: 5,
+                    throttle_cost: 5,
                     refill: 5.0,
                 },
                 &[1, 3],

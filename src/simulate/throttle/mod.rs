@@ -162,6 +162,7 @@ pub(crate) mod fixtures {
             budget: BudgetParams {
                 tokens: 500,
                 cost: 5,
+                throttle_cost: 5,
                 refill: 5.0,
             },
             breaker: BreakerParams {

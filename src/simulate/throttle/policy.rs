@@ -164,6 +164,7 @@ mod tests {
             budget: BudgetParams {
                 tokens: 500,
                 cost: 5,
+                throttle_cost: 5,
                 refill: 5.0,
             },
             breaker: BreakerParams {

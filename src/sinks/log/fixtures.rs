@@ -9,7 +9,7 @@ use crate::sinks::log::{Context, LogFormat, written};
 
 // What the tests build their events from.
 pub use crate::events::Hinted;
-pub use crate::events::{Event, GiveUp, Phase};
+pub use crate::events::{Class, Event, Evidence, GiveUp, Phase};
 pub use crate::policy::Attempts;
 pub use crate::sinks::name::CommandName;
 pub use crate::status::Status;
@@ -74,6 +74,7 @@ pub fn retrying_after(ms: u64) -> Event {
         attempt: 2,
         limit: Attempts::Limit(5),
         status: Status::exited(22),
+        class: Class::Transient,
         sleep: Sleep {
             duration: Duration::from_micros(ms * 1000 - 300),
             ceiling: Duration::from_millis(ms.next_power_of_two().max(2000)),
@@ -88,6 +89,7 @@ pub fn retrying() -> Event {
     retrying_after(692)
 }
 
+/// `retrying()` with a server's hint of `asked_ms`: a throttled failure.
 pub fn hinted(asked_ms: u64) -> Event {
     let Event::Retrying {
         attempt,
@@ -106,6 +108,7 @@ pub fn hinted(asked_ms: u64) -> Event {
         attempt,
         limit,
         status,
+        class: Class::Throttled(Evidence::Hint),
         sleep: Sleep {
             duration: drawn.max(asked),
             ..sleep
@@ -145,5 +148,32 @@ pub fn gave_up_rejected(status: Option<Status>, ran_out: crate::events::RanOut) 
             code: 75,
         },
         took: None,
+    }
+}
+
+/// `retrying()`, throttled: the preset's throttle line, `HTTP 429`.
+pub fn throttled() -> Event {
+    let Event::Retrying {
+        attempt,
+        limit,
+        status,
+        sleep,
+        jitter,
+        hint,
+        took,
+        ..
+    } = retrying()
+    else {
+        unreachable!()
+    };
+    Event::Retrying {
+        attempt,
+        limit,
+        status,
+        class: Class::Throttled(Evidence::Line("HTTP 429".into())),
+        sleep,
+        jitter,
+        hint,
+        took,
     }
 }

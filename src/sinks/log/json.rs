@@ -150,7 +150,9 @@ fn write_head(out: &mut String, context: &Context, with_argv: bool, kind: &str) 
 }
 
 /// A failed attempt that is retried (`Event::Retrying`, else nothing):
-/// two lines, `attempt_failed` and `sleep`, so that each event has one shape.
+/// two lines, `attempt_failed` and `sleep`, so that each event has one
+/// shape. Both end with the failure's `class` (`transient`, `throttled`);
+/// a throttled one's `attempt_failed` adds what showed it, `throttled_by`.
 fn attempt_failed_and_sleep(
     event: &Event,
     out: &mut String,
@@ -160,6 +162,7 @@ fn attempt_failed_and_sleep(
         attempt,
         limit,
         status,
+        class,
         sleep,
         jitter,
         hint,
@@ -169,14 +172,23 @@ fn attempt_failed_and_sleep(
         return;
     };
     head(out, "attempt_failed");
-    let _ = writeln!(
+    let _ = write!(
         out,
-        r#","attempt":{attempt},"max_attempts":{},"duration_ms":{},"exit_code":{}{}}}"#,
+        r#","attempt":{attempt},"max_attempts":{},"duration_ms":{},"exit_code":{}{},"class":"{}""#,
         limit_json(limit),
         millis(*took),
         status.code,
-        cause_json(status, "")
+        cause_json(status, ""),
+        class.name()
     );
+    if let crate::events::Class::Throttled(evidence) = class {
+        let _ = write!(
+            out,
+            r#","throttled_by":"{}""#,
+            escape::json(evidence.words())
+        );
+    }
+    out.push_str("}\n");
     head(out, "sleep");
     let _ = write!(
         out,
@@ -194,6 +206,7 @@ fn attempt_failed_and_sleep(
         let (asked, drawn) = (millis(h.asked), millis(h.drawn));
         let _ = write!(out, r#","hint_ms":{asked},"drawn_ms":{drawn}"#);
     }
+    let _ = write!(out, r#","class":"{}""#, class.name());
 }
 
 /// `gave_up`'s fields: the attempt, the reason, the command's status,
@@ -356,6 +369,7 @@ mod tests {
             attempt: 1,
             limit: Attempts::Limit(3),
             status: Status::exited(0).output_matched(true),
+            class: Class::Transient,
             sleep,
             jitter,
             hint: None,
@@ -366,7 +380,7 @@ mod tests {
             "retry: curl: attempt 1/3 failed with exit code 0 and output matching --retry-if-output (counted as exit code 1); sleep: 692 ms (full jitter, up to 2000 ms)\n"
         );
         assert!(json_of(&event).starts_with(&format!(
-            "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":1,\"max_attempts\":3,\"duration_ms\":5,\"exit_code\":1,\"output_matched\":true,\"exited_with\":0}}\n"
+            "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":1,\"max_attempts\":3,\"duration_ms\":5,\"exit_code\":1,\"output_matched\":true,\"exited_with\":0,\"class\":\"transient\"}}\n"
         )));
         let failing = Status::exited(3).output_matched(false);
         assert_eq!(failing.code, 3);
@@ -381,8 +395,19 @@ mod tests {
         assert_eq!(
             json_of(&retrying()),
             format!(
-                "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":2,\"max_attempts\":5,\"duration_ms\":310,\"exit_code\":22}}\n\
-                 {{\"event\":\"sleep\",{HEAD},\"attempt\":2,\"exit_code\":22,\"sleep_ms\":692,\"ceiling_ms\":2000,\"strategy\":\"full\",\"source\":\"strategy\"}}\n"
+                "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":2,\"max_attempts\":5,\"duration_ms\":310,\"exit_code\":22,\"class\":\"transient\"}}\n\
+                 {{\"event\":\"sleep\",{HEAD},\"attempt\":2,\"exit_code\":22,\"sleep_ms\":692,\"ceiling_ms\":2000,\"strategy\":\"full\",\"source\":\"strategy\",\"class\":\"transient\"}}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn a_throttled_retry_names_its_class_and_evidence() {
+        assert_eq!(
+            json_of(&throttled()),
+            format!(
+                "{{\"event\":\"attempt_failed\",{HEAD},\"attempt\":2,\"max_attempts\":5,\"duration_ms\":310,\"exit_code\":22,\"class\":\"throttled\",\"throttled_by\":\"HTTP 429\"}}\n\
+                 {{\"event\":\"sleep\",{HEAD},\"attempt\":2,\"exit_code\":22,\"sleep_ms\":692,\"ceiling_ms\":2000,\"strategy\":\"full\",\"source\":\"strategy\",\"class\":\"throttled\"}}\n"
             )
         );
     }
@@ -394,7 +419,7 @@ mod tests {
         assert_eq!(
             lines[0],
             format!(
-                "{{\"event\":\"attempt_failed\",{HEAD},\"argv\":[\"/usr/bin/curl\",\"-fsS\",\"https://example.com/health\"],\"attempt\":2,\"max_attempts\":5,\"duration_ms\":310,\"exit_code\":22}}"
+                "{{\"event\":\"attempt_failed\",{HEAD},\"argv\":[\"/usr/bin/curl\",\"-fsS\",\"https://example.com/health\"],\"attempt\":2,\"max_attempts\":5,\"duration_ms\":310,\"exit_code\":22,\"class\":\"transient\"}}"
             )
         );
         // Only the first: the `sleep` line after it does not repeat it.
@@ -434,19 +459,22 @@ mod tests {
     fn a_sleep_the_server_asked_for_says_so() {
         assert_eq!(
             text_of(&hinted(30_000)),
-            "retry: curl: attempt 2/5 failed with exit code 22; sleep: 30000 ms (server asked for 30 s)\n"
+            "retry: curl: attempt 2/5 throttled (server asked to wait), exit code 22; sleep: 30000 ms (server asked for 30 s)\n"
         );
         assert!(json_of(&hinted(30_000)).ends_with(
-            "\"sleep_ms\":30000,\"ceiling_ms\":2000,\"strategy\":\"full\",\"source\":\"hint\",\"hint_ms\":30000,\"drawn_ms\":692}\n"
+            "\"sleep_ms\":30000,\"ceiling_ms\":2000,\"strategy\":\"full\",\"source\":\"hint\",\"hint_ms\":30000,\"drawn_ms\":692,\"class\":\"throttled\"}\n"
         ));
         // A hint shorter than the draw: the draw, and what was asked.
         assert_eq!(
             text_of(&hinted(200)),
-            "retry: curl: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms), server asked for 200 ms\n"
+            "retry: curl: attempt 2/5 throttled (server asked to wait), exit code 22; sleep: 692 ms (full jitter, up to 2000 ms), server asked for 200 ms\n"
         );
+        assert!(json_of(&hinted(200)).ends_with(
+            "\"source\":\"strategy\",\"hint_ms\":200,\"drawn_ms\":692,\"class\":\"throttled\"}\n"
+        ));
         assert!(
             json_of(&hinted(200))
-                .ends_with("\"source\":\"strategy\",\"hint_ms\":200,\"drawn_ms\":692}\n")
+                .contains("\"class\":\"throttled\",\"throttled_by\":\"server asked to wait\"}")
         );
     }
 }

@@ -8,7 +8,7 @@
 use std::fmt::{self, Display, Write};
 
 use crate::duration::millis;
-use crate::events::{Event, GiveUp, Phase, RanOut};
+use crate::events::{Class, Event, GiveUp, Phase, RanOut};
 use crate::policy::Attempts;
 use crate::run::hint::Hinted;
 use crate::sinks::log::Context;
@@ -142,20 +142,31 @@ pub(crate) fn write_message(
             write!(out, "attempt 1/{limit} starting: {}", name.full)
         }
         Event::Starting { attempt, limit } => write!(out, "attempt {attempt}/{limit} starting"),
+        // A throttled failure says so, and why (`attempt 2/5 throttled
+        // (HTTP 429), exit code 22; sleep: …`); a transient one as ever.
         Event::Retrying {
             attempt,
             limit,
             status,
+            class,
             sleep,
             jitter,
             hint,
             ..
         } => {
-            write!(
-                out,
-                "attempt {attempt}/{limit} failed with {}; ",
-                status.describe()
-            )?;
+            match class {
+                Class::Transient => write!(
+                    out,
+                    "attempt {attempt}/{limit} failed with {}; ",
+                    status.describe()
+                )?,
+                Class::Throttled(evidence) => write!(
+                    out,
+                    "attempt {attempt}/{limit} throttled ({}), {}; ",
+                    evidence.words(),
+                    status.describe()
+                )?,
+            }
             match hint {
                 Some(hint) => hinted_sleep_text(sleep, jitter, hint, out),
                 None => sleep_text(sleep, jitter, out),
@@ -387,6 +398,7 @@ fn during_text(during: Phase, attempt: u32, limit: &Attempts, out: &mut impl Wri
             out,
             "during the --on-retry command after attempt {attempt}/{limit}"
         ),
+        Phase::StartHook => out.write_str("during the --on-start command, before attempt 1"),
         Phase::Sleep => write!(out, "during the sleep after attempt {attempt}/{limit}"),
         Phase::Output => write!(out, "while writing the output of attempt {attempt}/{limit}"),
     }
@@ -439,6 +451,25 @@ mod tests {
                 "::warning title=retry%3A curl -fsS example.com/health::attempt 3/5 not run: "
             ),
             "{github}"
+        );
+    }
+
+    #[test]
+    fn a_throttled_retry_says_so_and_why_in_text_and_github_alike() {
+        assert_eq!(
+            text_of(&throttled()),
+            "retry: curl: attempt 2/5 throttled (HTTP 429), exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+        );
+        let github = github_of(&throttled());
+        assert!(
+            github.contains("::attempt 2/5 throttled (HTTP 429), exit code 22; sleep: 692 ms"),
+            "{github}"
+        );
+        // A hint's: its words, and the sleep the server asked for.
+        assert_eq!(
+            text_of(&hinted(30_000)),
+            "retry: curl: attempt 2/5 throttled (server asked to wait), exit code 22; \
+             sleep: 30000 ms (server asked for 30 s)\n"
         );
     }
 

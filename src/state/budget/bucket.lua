@@ -2,7 +2,9 @@
 -- step, on the server's clock (TIME), so hosts' clocks do not matter.
 -- KEYS[1]: the budget's hash (retry:budget:NAME): milli (thousandths of a
 -- token), at (microseconds), tokens (size), refill (millionths of a token
--- a second). ARGV: op (take, give, look), tokens to take or give, and the
+-- a second). ARGV: op (take, give, look), tokens to take or give (the
+-- caller's price: a transient or a throttled retry's cost, or the last
+-- retry's given back: no kind of failure costs more here), and the
 -- caller's size and refill (millionths).
 -- Returns {granted, milli, tokens, refill, found}.
 if redis.replicate_commands then pcall(redis.replicate_commands) end

@@ -1,9 +1,12 @@
 //! The arithmetic of a shared retry budget, without files or clocks: the
 //! time is a parameter, so every rule is a plain test.
 //!
-//! The anchor is the AWS SDKs' retry quota ("standard" mode): a bucket of
-//! 500 tokens, a retry costs 5 (10 after a timeout, which is likelier an
-//! overload) and a success after retries refunds the last retry's cost.
+//! The anchor is the AWS SDKs' retry quota ("standard" mode) as their 2026
+//! defaults have it: a bucket of 500 tokens, a transient failure's retry
+//! costs 14 and a throttled one's 5 (a timeout is no longer special: it
+//! is a transient failure), and a success after retries refunds what the
+//! last retry cost. (Before 2026-11-10 every retry cost 5, 10 after a
+//! timeout.)
 //! The SDKs also add 1 for a first-try success; retry does not, so that
 //! such a run never touches the budget's store (the refill with time below
 //! gives back more than that +1 would). The SDKs refill only on success; a budget
@@ -12,13 +15,17 @@
 //! to refill it), so tokens also come back with time, as in Finagle's
 //! RetryBudget floor: 5 a second, one retry a second for the whole host.
 
-/// A budget's parameters (`--budget-tokens`, `--budget-cost`, `--budget-refill`).
+/// A budget's parameters (`--budget-tokens`, `--budget-cost`,
+/// `--budget-throttle-cost`, `--budget-refill`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
     /// The most tokens the bucket holds (and holds when new).
     pub tokens: u32,
-    /// What one retry costs; twice that after a timeout.
+    /// What the retry of a transient failure costs (a timeout's too).
     pub cost: u32,
+    /// What the retry of a throttled failure costs: the server asked to
+    /// slow down, and the longer sleep on `--throttle-base` already does.
+    pub throttle_cost: u32,
     /// Tokens added per second, up to `tokens`.
     pub refill: f64,
 }
@@ -33,7 +40,10 @@ pub struct Size {
 }
 
 pub const DEFAULT_TOKENS: u32 = 500;
-pub const DEFAULT_COST: u32 = 5;
+/// AWS's 2026 retry quota costs: 14 a transient retry, 5 a throttled one
+/// ("Updated default retry behavior for AWS SDKs and tools", 2026-11-10).
+pub const DEFAULT_COST: u32 = 14;
+pub const DEFAULT_THROTTLE_COST: u32 = 5;
 pub const DEFAULT_REFILL: f64 = 5.0;
 /// The refills (but 0) both stores keep as given: they record millionths
 /// of a token a second, a whole number (exact in Redis's Lua numbers up
@@ -68,12 +78,12 @@ impl Params {
         }
     }
 
-    /// What the next retry costs, in tokens.
-    pub fn retry_cost(&self, after_timeout: bool) -> u32 {
-        if after_timeout {
-            self.cost.saturating_mul(2)
-        } else {
-            self.cost
+    /// What the next retry costs, in tokens: a throttled failure's or a
+    /// transient one's (a timeout is one of those).
+    pub fn retry_cost(&self, throttled: bool) -> u32 {
+        match throttled {
+            true => self.throttle_cost,
+            false => self.cost,
         }
     }
 }
@@ -158,6 +168,7 @@ mod tests {
     const P: Params = Params {
         tokens: 20,
         cost: 5,
+        throttle_cost: 2,
         refill: 2.0,
     };
 
@@ -182,13 +193,34 @@ mod tests {
             paid += 1;
         }
         assert_eq!((paid, bucket.milli), (4, 0));
-        // A timeout's retry costs twice as much.
+        // A throttled retry costs its own price, here 2 of the 20.
         let full = Bucket::full(&P, ms(0));
         assert_eq!(
             full.withdraw(&P, ms(0), P.retry_cost(true)),
-            Some(at(10_000, 0))
+            Some(at(18_000, 0))
         );
-        assert_eq!(at(9_999, 0).withdraw(&P, ms(0), 10), None);
+        assert_eq!(at(1_999, 0).withdraw(&P, ms(0), P.retry_cost(true)), None);
+    }
+
+    #[test]
+    fn the_defaults_are_aws_2026_costs() {
+        let p = Params {
+            tokens: DEFAULT_TOKENS,
+            cost: DEFAULT_COST,
+            throttle_cost: DEFAULT_THROTTLE_COST,
+            refill: DEFAULT_REFILL,
+        };
+        assert_eq!((p.retry_cost(false), p.retry_cost(true)), (14, 5));
+        // 500 tokens pay for 35 transient retries at once, or 100 throttled.
+        let count = |throttled| {
+            let mut bucket = Bucket::full(&p, 0);
+            let mut paid = 0;
+            while let Some(next) = bucket.withdraw(&p, 0, p.retry_cost(throttled)) {
+                (bucket, paid) = (next, paid + 1);
+            }
+            paid
+        };
+        assert_eq!((count(false), count(true)), (35, 100));
     }
 
     #[test]

@@ -9,7 +9,8 @@ use super::{Bucket, Budget, Params, Settings, Store, bucket, default_dir};
 fn describe(name: &str, params: &Params, bucket: Option<Bucket>, place: &str) -> String {
     let milli = bucket.map_or(params.capacity(), |b| b.milli);
     let tokens = milli as f64 / bucket::MILLI as f64;
-    let retries = milli / (u64::from(params.cost) * bucket::MILLI);
+    let pays = |cost: u32| milli / (u64::from(cost).max(1) * bucket::MILLI);
+    let (retries, throttled) = (pays(params.cost), pays(params.throttle_cost));
     let missing = (params.capacity() - milli.min(params.capacity())) as f64 / bucket::MILLI as f64;
     let refill = if missing == 0.0 {
         "full".to_owned()
@@ -26,12 +27,10 @@ fn describe(name: &str, params: &Params, bucket: Option<Bucket>, place: &str) ->
         None => format!("{place} (not used yet)"),
     };
     format!(
-        "budget {name}: {tokens:.1} of {} tokens, {retries} retries at {} each ({} after a timeout); {refill}\n\
+        "budget {name}: {tokens:.1} of {} tokens, {retries} retries at {} each \
+         ({throttled} throttled ones at {}); {refill}\n\
          refill: {} tokens/s; state: {state}\n",
-        params.tokens,
-        params.cost,
-        params.retry_cost(true),
-        params.refill,
+        params.tokens, params.cost, params.throttle_cost, params.refill,
     )
 }
 
@@ -113,7 +112,7 @@ mod tests {
         let text = describe("ci", &p, Some(bucket), "/r/ci");
         assert_eq!(
             text,
-            "budget ci: 7.5 of 20 tokens, 1 retries at 5 each (10 after a timeout); full again in 7 s if idle\n\
+            "budget ci: 7.5 of 20 tokens, 1 retries at 5 each (3 throttled ones at 2); full again in 7 s if idle\n\
              refill: 2 tokens/s; state: /r/ci\n"
         );
         let text = describe("ci", &P, None, "/r/ci");

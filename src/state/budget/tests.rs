@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 pub(super) const P: Params = Params {
     tokens: 20,
     cost: 5,
+    throttle_cost: 2,
     refill: 0.0,
 };
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
@@ -231,6 +232,7 @@ pub(super) fn measured(store: Store, timeout: Duration) -> Settings {
         params: Params {
             tokens: u32::MAX,
             cost: 1,
+            throttle_cost: 1,
             refill: 0.0,
         },
         size_given: false,

@@ -185,7 +185,8 @@ fn counters_add_up_through_success_exhaustion_and_a_skipped_run() {
         "retry_runs_total{outcome=\"skipped\",retry_job=\"sync\"} 1\n",
         "retry_runs_total{outcome=\"fatal\",retry_job=\"sync\"} 0\n",
         "retry_attempts_total{retry_job=\"sync\"} 4\n",
-        "retry_retries_total{retry_job=\"sync\"} 2\n",
+        "retry_retries_total{class=\"transient\",retry_job=\"sync\"} 2\n",
+        "retry_retries_total{class=\"throttled\",retry_job=\"sync\"} 0\n",
         "retry_last_run_attempts{retry_job=\"sync\"} 0\n",
     ] {
         assert!(page.contains(line), "{line}\n{page}");
