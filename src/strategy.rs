@@ -58,7 +58,7 @@ impl Jitter {
 /// value of the default: `--throttle-base`'s help says it, held to this by
 /// a test (no clap default, so start-up parses nothing for it), and the
 /// docs send the reader to `retry --help`.
-pub const DEFAULT_THROTTLE_BASE: Duration = Duration::from_secs(5);
+pub const DEFAULT_THROTTLE_BASE: Duration = Duration::from_secs(10);
 
 /// The parameters of a backoff schedule, validated by `config`
 /// (`cap >= base`, `factor >= 1` and finite).

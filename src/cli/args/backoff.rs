@@ -38,7 +38,7 @@ pub struct BackoffArgs {
     /// --throttle-if-output or of the preset's throttle rule, or a server's
     /// wait read by --delay-from-output), drawn with the same --cap, --factor
     /// and --jitter as --base's. 1ms at least; left at its default, it is at
-    /// most --cap [default: 5s]
+    /// most --cap [default: 10s]
     // No clap default (said above, and held to `DEFAULT_THROTTLE_BASE` by a
     // test): a run that names no throttle base parses nothing for it, so
     // start-up does not pay for it.

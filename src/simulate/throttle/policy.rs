@@ -31,7 +31,7 @@ pub struct Chosen {
 }
 
 pub const CHOSEN: Chosen = Chosen {
-    base: Duration::from_secs(10),
+    base: crate::strategy::DEFAULT_THROTTLE_BASE,
     k: 4.0,
     window: Duration::from_secs(120),
 };

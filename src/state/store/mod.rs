@@ -410,6 +410,10 @@ mod tests {
             query in "(\\?|\\?password=|#|/0\\?a=b&password=)",
             in_query in proptest::bool::ANY,
         ) {
+            // `user:0/…` is a host and its port, then a path, whatever the
+            // generator meant: no password is in it.
+            let port = before.trim_start_matches(|c: char| c.is_ascii_digit());
+            proptest::prop_assume!(in_query || !port.starts_with(['/', '#']));
             let url = match in_query {
                 false => format!("{scheme}{user}:{before}{MARK}{after}"),
                 true => format!("{scheme}{user}{host}{query}{before}{MARK}{after}"),
