@@ -621,7 +621,7 @@ pub(super) fn create_private(dir: &Path) -> Result<(), String> {
 }
 
 /// The first line of what a finished child wrote to stderr.
-fn stderr_line(child: &mut Child) -> String {
+pub(super) fn stderr_line(child: &mut Child) -> String {
     let mut text = String::new();
     if let Some(mut err) = child.stderr.take() {
         let _ = err.read_to_string(&mut text);

@@ -30,7 +30,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::outage::{agree, create_private, spread};
+use super::outage::{agree, create_private, spread, stderr_line};
 use super::{Fleet, Rng, answer, read_request, write};
 
 // ---------------------------------------------------------------- the client
@@ -555,15 +555,11 @@ fn one_load(
                     .to_success
                     .push(ended.saturating_sub(at).as_secs_f64());
             }
-            let mut text = String::new();
-            if let Some(mut err) = child.stderr.take() {
-                let _ = err.read_to_string(&mut text);
-            }
-            let line = text.lines().next().unwrap_or("");
+            let line = stderr_line(&mut child);
             // The give-up line and the throttle's refusal are expected.
             let expected = line.contains("giving up") || status.code() == Some(75);
             if !expected && !line.is_empty() && tally.notes.len() < 3 {
-                tally.notes.push(line.to_owned());
+                tally.notes.push(line);
             }
         }
         std::thread::sleep(Duration::from_millis(1));
