@@ -207,11 +207,13 @@ fn a_small_throttle_run_counts_every_run_and_the_429s() {
         assert!(row[3] > 0.0 && row[3] < 20.0, "{live}");
         assert!((0.0..=1.0).contains(&row[4]), "{live}");
     }
-    // Without retries, 6 of each mark's 8 first attempts are refused.
+    // Without retries, 6 of each mark's 8 first attempts are refused (4
+    // at most were served even if a loaded machine spread them over two
+    // windows).
     let none: Vec<f64> = (live.lines().nth(1).unwrap().split(',').skip(3))
         .map(|v| v.parse().unwrap())
         .collect();
-    assert!(none[4] >= 0.7, "{live}");
+    assert!(none[4] >= 0.5, "{live}");
     // The hosts' runtime directories are gone; the results are written.
     let hosts = dir.path().join("hosts");
     assert!(!hosts.exists() || std::fs::read_dir(&hosts).unwrap().next().is_none());

@@ -130,7 +130,10 @@ impl Service {
                     throttled: true,
                     hint_ms: match hint {
                         true => {
-                            let left_s = ((window + 1) as f64 - since) * self.spec.window_ms / 1e3;
+                            // Windows left times a window's seconds: exactly
+                            // the windows left when a window is 1 s.
+                            let left_s =
+                                ((window + 1) as f64 - since) * (self.spec.window_ms / 1e3);
                             left_s.ceil() as f32 * 1e3
                         }
                         false => 0.0,
