@@ -38,10 +38,10 @@ complete -c retry -l breaker -d 'Stop calling a failing service: a circuit share
 complete -c retry -l breaker-after -d 'Runs in a row that gave up on transient failures (attempts or time ran out, the budget refused a retry) before the circuit opens [default: 3]' -r -f
 complete -c retry -l breaker-cooldown -d 'How long an open circuit stays open before one run may probe; after each failed probe longer (doubled, equal jitter, up to --breaker-cooldown-max) [default: 30s]' -r -f
 complete -c retry -l breaker-cooldown-max -d 'The longest cooldown failed probes grow it to (given, at least --breaker-cooldown, and at most 24h, as the cooldown; a longer cooldown is not grown): the last host resumes within about this and one period of its job after the service is back [default: 4m]' -r -f
-complete -c retry -l breaker-exit-code -d 'The exit status of a run the open circuit did not let start (1 to 255, but not retry\'s own 2 and 124 to 127): one no command of yours exits with, to tell a skipped run from a command\'s own 75 without reading the log [default: 75]' -r -f
-complete -c retry -l store -d 'Where --budget and --breaker keep their state: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without them, with one warning' -r -f
+complete -c retry -l breaker-exit-code -d 'The exit status of a run the open circuit did not let start, or whose every attempt --throttle rejected (1 to 255, but not retry\'s own 2 and 124 to 127): one no command of yours exits with, to tell a skipped run from a command\'s own 75 without reading the log [default: 75]' -r -f
+complete -c retry -l store -d 'Where --budget, --breaker and --throttle keep their state: `host` (this host\'s file), or a Redis server that a whole fleet shares: redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock (set the password through the variable, not the flag: a command line is visible to every user). A store that fails lets the run go on without them, with one warning' -r -f
 complete -c retry -l budget-store -d 'The old spelling of --store, still read (below --store and RETRY_STORE)' -r -f
-complete -c retry -l store-timeout -d 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without it (250ms if not given)' -r -f
+complete -c retry -l store-timeout -d 'The most one exchange with a Redis store (connecting, the script, its whole answer) may take before the run goes on without it, and the longest --throttle waits for its host file\'s lock (250ms if not given)' -r -f
 complete -c retry -l budget-timeout -d 'The old spelling of --store-timeout, still read (below --store-timeout and RETRY_STORE_TIMEOUT)' -r -f
 complete -c retry -l metrics-dir -d 'Write the job\'s series for node_exporter\'s textfile collector in this directory' -r -f -a "(__fish_complete_directories)"
 complete -c retry -l statsd -d 'Send counters and timings to this StatsD server over UDP' -r -f -a "(__fish_print_hostnames)"
@@ -76,6 +76,10 @@ pip\t''
 none\t''"
 complete -c retry -l budget-status -d 'Print the state of the shared retry budget NAME, and run nothing' -r -f
 complete -c retry -l breaker-status -d 'Print the state of the circuit breaker NAME, and run nothing' -r -f
+complete -c retry -l throttle -d 'Reject attempts locally while the service accepts too few: a throttle shared by every retry naming it' -r -f
+complete -c retry -l throttle-k -d 'K: how many attempts per accepted one the throttle lets through before it rejects any (a number above 0; larger rejects less; the SRE book\'s is 2) [default: 4]' -r -f
+complete -c retry -l throttle-window -d 'The sliding window over which the throttle counts attempts and accepts (1s to 24h) [default: 2m]' -r -f
+complete -c retry -l throttle-status -d 'Print the state of the adaptive throttle NAME, and run nothing' -r -f
 complete -c retry -l format -d 'Output of --plan and --simulate' -r -f -a "table\t'Aligned columns for people'
 csv\t'Comma-separated values with a header row'
 json\t'One JSON array of objects'"

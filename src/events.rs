@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::policy::Attempts;
 use crate::state::breaker::machine::Circuit;
+use crate::state::throttle;
 use crate::status::Status;
 use crate::strategy::{Jitter, Sleep};
 
@@ -78,6 +79,18 @@ pub enum Event {
         /// How long the attempt ran.
         took: Duration,
     },
+    /// `--throttle` rejected attempt `attempt` locally: it did not run,
+    /// and counts as a throttled failure: the next follows after `sleep`.
+    Rejected {
+        attempt: u32,
+        limit: Attempts,
+        /// The throttle's name.
+        throttle: std::sync::Arc<str>,
+        /// The probability it was rejected with.
+        probability: f64,
+        sleep: Sleep,
+        jitter: Jitter,
+    },
     /// Something retry set aside and goes on without (an unreadable
     /// server hint, a budget file it could not use): logged, not fatal.
     Warning { attempt: u32, message: String },
@@ -122,6 +135,9 @@ pub enum Event {
         circuit: Circuit,
         seen: SystemTime,
     },
+    /// After the run's end, the `--throttle` `name` as the run last saw
+    /// it: for the metrics (its gauges and file), no line.
+    ThrottleSeen { name: String, seen: throttle::Seen },
 }
 
 /// The class of a failed attempt that is retried (`run::class`): its
@@ -240,6 +256,31 @@ pub enum GiveUp {
     /// The `--breaker` circuit is open: the command was not started (exit
     /// `--breaker-exit-code`, 75); the line says when a probe may run.
     CircuitOpen(String, i32),
+    /// `--throttle` rejected the last attempt locally, and the run's
+    /// attempts, `--max-time` or the budget let no other follow.
+    Rejected {
+        /// The throttle's name.
+        throttle: std::sync::Arc<str>,
+        /// The probability the last attempt was rejected with.
+        probability: f64,
+        /// The last status of an attempt that ran; `None` when the
+        /// throttle rejected every attempt, and retry exits `code`
+        /// (`--breaker-exit-code`, 75) as for an open circuit.
+        status: Option<Status>,
+        ran_out: RanOut,
+        code: i32,
+    },
+}
+
+/// What let no attempt follow one the throttle rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RanOut {
+    /// It was the last allowed attempt.
+    Attempts,
+    /// The sleep before the next would have ended past `--max-time`.
+    MaxTime { sleep_ms: u128 },
+    /// The shared `--budget` could not pay for another.
+    Budget,
 }
 
 /// A preset's rule in words, for the line that says it stopped the run
@@ -291,11 +332,13 @@ pub enum Reason {
     StdoutClosed,
     /// The `--breaker` circuit is open: the command was not started.
     Breaker,
+    /// `--throttle` rejected the last attempt, and no other could follow.
+    Throttle,
 }
 
 impl Reason {
     #[cfg(test)]
-    pub const ALL: [Reason; 12] = [
+    pub const ALL: [Reason; 13] = [
         Reason::Attempts,
         Reason::Fatal,
         Reason::NotRetryable,
@@ -308,6 +351,7 @@ impl Reason {
         Reason::Io,
         Reason::StdoutClosed,
         Reason::Breaker,
+        Reason::Throttle,
     ];
 
     /// The reason's one name, in text and JSON alike.
@@ -325,6 +369,7 @@ impl Reason {
             Reason::Io => "io",
             Reason::StdoutClosed => "stdout_closed",
             Reason::Breaker => "breaker",
+            Reason::Throttle => "throttle",
         }
     }
 }
@@ -347,6 +392,7 @@ impl GiveUp {
             GiveUp::Failed(_) => Reason::Io,
             GiveUp::StdoutClosed => Reason::StdoutClosed,
             GiveUp::CircuitOpen(..) => Reason::Breaker,
+            GiveUp::Rejected { .. } => Reason::Throttle,
         }
     }
 
@@ -360,6 +406,7 @@ impl GiveUp {
             (GiveUp::MaxTimeInHook(_), _) => crate::status::TIMED_OUT,
             (GiveUp::StdoutClosed, _) => 128 + crate::platform::SIGPIPE,
             (GiveUp::CircuitOpen(_, code), _) => *code,
+            (GiveUp::Rejected { code, .. }, None) => *code,
             // Every other ending has the command's status.
             (_, status) => status.map_or(1, |s| s.code),
         }
@@ -377,7 +424,7 @@ impl GiveUp {
             | GiveUp::MaxTimeAhead { status: s, .. }
             | GiveUp::HintTooLong { status: s, .. }
             | GiveUp::Budget(s) => Some(*s),
-            GiveUp::Signal { status, .. } => *status,
+            GiveUp::Signal { status, .. } | GiveUp::Rejected { status, .. } => *status,
             GiveUp::Spawn { .. }
             | GiveUp::Failed(_)
             | GiveUp::StdoutClosed

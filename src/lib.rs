@@ -16,7 +16,8 @@
 //!   supervisor, pipes), told as events;
 //! - `trace/`: the library of OpenTelemetry's protocol, knowing nothing of
 //!   runs;
-//! - `state/`: what outlives a run (the budget, the breaker, their stores);
+//! - `state/`: what outlives a run (the budget, the breaker, the throttle,
+//!   their stores);
 //! - the rules all of these share, one file each: `events` (what happened,
 //!   stamped once, the vocabulary of `run/` and the outputs), `policy`
 //!   (which exit codes retry), `codes`, `status`;
@@ -132,6 +133,19 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             }
             let (code, circuit) = crate::state::breaker::print_status(settings);
             let warning = circuit.and_then(|c| metrics::breaker_status(sinks, &settings.name, &c));
+            if let Some(warning) = warning {
+                let _ = writeln!(std::io::stderr(), "retry: warning: {warning}");
+            }
+            code
+        }
+        Mode::ThrottleStatus(settings, sinks, provenance) => {
+            // As for the breaker's status.
+            if let Err(line) = sinks.check_dir(&provenance.option(cli::id::METRICS_DIR)) {
+                let _ = writeln!(std::io::stderr(), "{line}");
+                return 2;
+            }
+            let (code, seen) = crate::state::throttle::print_status(settings);
+            let warning = seen.and_then(|s| metrics::throttle_status(sinks, &settings.name, &s));
             if let Some(warning) = warning {
                 let _ = writeln!(std::io::stderr(), "retry: warning: {warning}");
             }

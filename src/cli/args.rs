@@ -21,6 +21,7 @@ pub mod process;
 pub mod programs;
 pub mod simulation;
 pub mod store;
+pub mod throttle;
 
 use clap::Args;
 
@@ -36,6 +37,7 @@ use crate::cli::args::pipes::PipesArgs;
 use crate::cli::args::process::ProcessArgs;
 use crate::cli::args::programs::ProgramsArgs;
 use crate::cli::args::store::StoreArgs;
+use crate::cli::args::throttle::ThrottleArgs;
 use crate::cli::provenance::Provenance;
 
 /// Every option but those of `SimulationArgs`: what a run reads, the budget's
@@ -68,6 +70,11 @@ pub struct RunArgs {
     #[command(flatten)]
     pub breaker: BreakerArgs,
 
+    /// `--throttle` and `--throttle-status`: parsed in full only (see
+    /// `args/throttle.rs`), so not flattened here; `parse_from` fills it.
+    #[arg(skip)]
+    pub throttle: ThrottleArgs,
+
     #[command(flatten)]
     pub store: StoreArgs,
 
@@ -91,7 +98,8 @@ pub(crate) const MODES: &str = "Modes (run no command)";
 pub(crate) const SIMULATION: &str = "Simulation (--simulate only)";
 pub(crate) const BUDGET: &str = "Shared retry budget (--budget)";
 pub(crate) const BREAKER: &str = "Circuit breaker (--breaker)";
-pub(crate) const STORE: &str = "Where --budget and --breaker keep their state";
+pub(crate) const THROTTLE: &str = "Adaptive throttle (--throttle)";
+pub(crate) const STORE: &str = "Where --budget, --breaker and --throttle keep their state";
 pub(crate) const METRICS: &str = "Metrics (Prometheus textfile, StatsD)";
 /// Failures as a program reports them: a preset, a server's requested wait.
 pub(crate) const PROGRAMS: &str = "Programs and servers (curl, apt, git…)";
@@ -103,6 +111,7 @@ pub struct Settings {
     pub policy: crate::policy::Policy,
     pub limits: crate::run::Limits,
     pub circuit: breaker::Circuit,
+    pub throttle: throttle::Throttle,
     pub store: store::Kept,
     pub budget: budget::Budget,
 }
@@ -118,8 +127,10 @@ impl RunArgs {
         let policy = self.codes.resolve(provenance)?;
         let limits = self.process.resolve(provenance)?;
         let circuit = self.breaker.resolve(provenance)?;
+        let throttle = self.throttle.resolve(provenance)?;
         let store = self.store.resolve(provenance)?;
         Ok(Settings {
+            throttle,
             retries: schedule.for_mode(provenance, simulate)?,
             budget: self.budget.resolve(provenance)?,
             policy,

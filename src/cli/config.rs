@@ -47,6 +47,12 @@ pub enum Mode {
         crate::metrics::Settings,
         Provenance,
     ),
+    /// `--throttle-status NAME`, and where its series go, as the breaker's.
+    ThrottleStatus(
+        crate::state::throttle::Settings,
+        crate::metrics::Settings,
+        Provenance,
+    ),
 }
 
 /// The mode asked for, with its options checked: the modes that only
@@ -54,13 +60,22 @@ pub enum Mode {
 pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     let (mut cli, simulation) = match parsed {
         Parsed::Lean(run) => (run, None),
-        Parsed::Full(Cli { run, simulation }) => (run, Some(simulation)),
+        Parsed::Full(Cli {
+            run, simulation, ..
+        }) => (run, Some(simulation)),
     };
     // The modes that only print come first, before the run's rules (as
     // ripgrep decides its special modes): an environment set up for jobs
     // (`RETRY_BASE=10s RETRY_CAP=1s`) must not break a shell profile's
     // `retry --completions bash`. Each checks its own options only.
-    let asked = match cli.modes.resolve()? {
+    // `--throttle-status` is the throttle's (parsed in full only); clap
+    // lets one mode at most be given.
+    let throttle_status = cli.throttle.throttle_status.take();
+    let asked = match throttle_status.map(|name| Asked::Print(Print::ThrottleStatus(name))) {
+        Some(asked) => asked,
+        None => cli.modes.resolve()?,
+    };
+    let asked = match asked {
         Asked::Print(print) => return printing(cli, print),
         asked => asked,
     };
@@ -122,6 +137,17 @@ fn printing(cli: RunArgs, print: Print) -> Result<Mode, clap::Error> {
             let circuit = circuit.named(name, cli.process.max_time, store);
             Mode::BreakerStatus(circuit, metrics, cli.provenance)
         }
+        Print::ThrottleStatus(name) => {
+            let throttle = cli.throttle.resolve(provenance)?;
+            let store = cli.store.resolve(provenance)?;
+            // The throttle's series are its own, of no job.
+            let metrics = crate::metrics::Settings {
+                job: None,
+                ..cli.metrics.resolve()
+            };
+            let throttle = throttle.named(name, store, crate::state::breaker::EXIT_OPEN);
+            Mode::ThrottleStatus(throttle, metrics, cli.provenance)
+        }
     })
 }
 
@@ -180,7 +206,8 @@ fn plan(
     // after it: the plan shows that schedule too.
     let throttles = cli.pipes.throttle_if_output.is_some()
         || cli.pipes.delay_from_output.is_some()
-        || cli.provenance.given(id::THROTTLE_BASE);
+        || cli.provenance.given(id::THROTTLE_BASE)
+        || cli.throttle.throttle.is_some();
     Mode::Plan(crate::plan::Options {
         preset: preset_line(chosen, &cli.provenance),
         backoff: resolved.retries.backoff,
@@ -207,6 +234,7 @@ fn run(
         policy,
         limits,
         circuit,
+        throttle: adaptive,
         store,
         budget,
     } = resolved;
@@ -224,6 +252,8 @@ fn run(
         crate::events::Evidence::Line(throttle.unwrap_or_else(|| users_throttle(regex)))
     });
     let budget = (cli.budget.budget).map(|name| budget.named(name, store.clone()));
+    let skipped = circuit.exit_code();
+    let adaptive = (cli.throttle.throttle).map(|name| adaptive.named(name, store.clone(), skipped));
     let breaker = (cli.breaker.breaker).map(|name| circuit.named(name, limits.max_time, store));
     let report = sinks::Settings {
         log: cli.logging.resolve(),
@@ -244,6 +274,7 @@ fn run(
         pipes,
         budget,
         breaker,
+        throttle: adaptive,
         labels,
         throttled_by,
         throttle_advice,

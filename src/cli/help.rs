@@ -36,7 +36,7 @@ pub const EXAMPLES: [(&str, &str); 6] = [
 /// The options no `RETRY_*` variable sets: the modes, which run no
 /// command, so no variable can turn a run into something else.
 #[cfg(test)]
-pub const NOT_FROM_ENVIRONMENT: [&str; 9] = [
+pub const NOT_FROM_ENVIRONMENT: [&str; 10] = [
     "plan",
     "simulate",
     "completions",
@@ -44,12 +44,13 @@ pub const NOT_FROM_ENVIRONMENT: [&str; 9] = [
     "presets",
     "budget-status",
     "breaker-status",
+    "throttle-status",
     "help",
     "version",
 ];
 
 pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --completions, --man, \
-    --presets, --budget-status, --breaker-status, --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
+    --presets, --budget-status, --breaker-status, --throttle-status, --help and --version can also be set with a variable RETRY_<OPTION> (RETRY_BASE=200ms, \
     RETRY_MAX_ATTEMPTS=unlimited); a flag on the command line wins. Switches take 1/0, \
     true/false, yes/no or on/off (RETRY_QUIET=1). An empty variable is as good as unset \
     (a CI template's RETRY_RETRY_IF_OUTPUT= from a variable nobody set changes nothing); an \
@@ -115,7 +116,7 @@ pub const COMMAND_SEES: &str = "COMMAND sees RETRY_ATTEMPT (1-based), RETRY_ATTE
     None of these configure a retry nested inside. None of them sees RETRY_STORE or its old \
     spelling RETRY_BUDGET_STORE (they may hold the fleet's password), RETRY_ON_START or \
     RETRY_ON_EXIT (a retry nested inside would ping the same monitor): a retry nested inside \
-    that is to share the fleet's budget or breaker is given the store again. When traces \
+    that is to share the fleet's budget, breaker or throttle is given the store again. When traces \
     are sent, COMMAND also sees TRACEPARENT naming its attempt's span (TRACESTATE passed \
     on), and the hooks the run's span; otherwise TRACEPARENT passes through untouched.";
 
@@ -141,8 +142,9 @@ pub const EXIT_STATUS: [(&str, &str); 10] = [
     ("2", "bad usage: nothing ran"),
     (
         "75",
-        "the --breaker circuit is open: COMMAND was not started (EX_TEMPFAIL: try again later; \
-         --breaker-exit-code sets another, to tell it from COMMAND's own 75)",
+        "the --breaker circuit is open, or --throttle rejected every attempt: COMMAND was not \
+         started (EX_TEMPFAIL: try again later; --breaker-exit-code sets another, to tell it \
+         from COMMAND's own 75)",
     ),
     (
         "124",

@@ -40,6 +40,10 @@ pub const BREAKER_COOLDOWN: &str = "breaker_cooldown";
 pub const BREAKER_COOLDOWN_MAX: &str = "breaker_cooldown_max";
 pub const BREAKER_EXIT_CODE: &str = "breaker_exit_code";
 pub const BREAKER_STATUS: &str = "breaker_status";
+pub const THROTTLE: &str = "throttle";
+pub const THROTTLE_K: &str = "throttle_k";
+pub const THROTTLE_WINDOW: &str = "throttle_window";
+pub const THROTTLE_STATUS: &str = "throttle_status";
 pub const STORE: &str = "store";
 pub const STORE_TIMEOUT: &str = "store_timeout";
 pub const METRICS_DIR: &str = "metrics_dir";
@@ -134,12 +138,17 @@ pub const BUDGET_ONLY: [&str; 4] = [
     BUDGET_REFILL,
 ];
 /// The breaker's parameters: meaningless without one.
-pub const BREAKER_ONLY: [&str; 4] = [
-    BREAKER_AFTER,
-    BREAKER_COOLDOWN,
-    BREAKER_COOLDOWN_MAX,
-    BREAKER_EXIT_CODE,
-];
+pub const BREAKER_ONLY: [&str; 3] = [BREAKER_AFTER, BREAKER_COOLDOWN, BREAKER_COOLDOWN_MAX];
+/// The throttle's rule (`--throttle-k`, `--throttle-window`): meaningless
+/// without one.
+pub const THROTTLE_RULE: [&str; 2] = [THROTTLE_K, THROTTLE_WINDOW];
+/// The options a line is parsed in full for (`args/throttle.rs`): not in
+/// a run's lean command.
+#[cfg(test)]
+pub const FULL_ONLY: [&str; 4] = [THROTTLE, THROTTLE_K, THROTTLE_WINDOW, THROTTLE_STATUS];
+/// The exit status of a skipped run (`--breaker-exit-code`): for a breaker
+/// or a throttle.
+pub const SKIPPED_USERS: [&str; 3] = [BREAKER, BREAKER_STATUS, THROTTLE];
 /// What `--on-exit` reads: meaningless without it.
 pub const ON_EXIT_ONLY: [&str; 1] = [ON_EXIT_STDIN];
 /// The once-hooks' bound: meaningless without one.
@@ -147,11 +156,18 @@ pub const ONCE_HOOKS_ONLY: [&str; 1] = [HOOK_TIMEOUT];
 /// The store's, with their old spellings: for a budget or a breaker.
 pub const STORE_ONLY: [&str; 4] = [STORE, BUDGET_STORE, STORE_TIMEOUT, BUDGET_TIMEOUT];
 /// What the store's options are for.
-pub const STORE_USERS: [&str; 4] = [BUDGET, BUDGET_STATUS, BREAKER, BREAKER_STATUS];
+pub const STORE_USERS: [&str; 6] = [
+    BUDGET,
+    BUDGET_STATUS,
+    BREAKER,
+    BREAKER_STATUS,
+    THROTTLE,
+    THROTTLE_STATUS,
+];
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 43] = [
+const OTHERS: [&str; 47] = [
     BASE,
     THROTTLE_BASE,
     CAP,
@@ -186,6 +202,10 @@ const OTHERS: [&str; 43] = [
     BREAKER_COOLDOWN_MAX,
     BREAKER_EXIT_CODE,
     BREAKER_STATUS,
+    THROTTLE,
+    THROTTLE_K,
+    THROTTLE_WINDOW,
+    THROTTLE_STATUS,
     STORE,
     STORE_TIMEOUT,
     METRICS_DIR,
@@ -213,13 +233,15 @@ mod tests {
                 "`{id}` is no option of retry: was its field renamed?"
             );
         }
-        // The lean command (a run's) has every id but the simulation's.
+        // The lean command (a run's) has every id but the simulation's
+        // and the throttle's.
         let lean = crate::cli::RunArgs::augment_args(clap::Command::new("retry"));
         for id in all() {
             let simulation = super::SIMULATE_ONLY.contains(&id) || id == super::FORMAT;
+            let full_only = simulation || super::FULL_ONLY.contains(&id);
             assert_eq!(
                 lean.get_arguments().any(|arg| arg.get_id() == id),
-                !simulation,
+                !full_only,
                 "{id}"
             );
         }

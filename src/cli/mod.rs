@@ -26,6 +26,7 @@ use clap::{Args, Parser};
 
 pub use crate::cli::args::RunArgs;
 pub use crate::cli::args::simulation::SimulationArgs;
+use crate::cli::args::throttle::{self as throttle_args, ThrottleArgs};
 use crate::cli::choices::ModelChoice;
 use crate::cli::provenance::Provenance;
 
@@ -48,6 +49,11 @@ use crate::cli::provenance::Provenance;
 pub struct Cli {
     #[command(flatten)]
     pub run: RunArgs,
+
+    /// `--throttle`'s options, in the full command only (`parse_from`),
+    /// moved into `run` once parsed.
+    #[command(flatten)]
+    pub throttle: ThrottleArgs,
 
     #[command(flatten)]
     pub simulation: SimulationArgs,
@@ -102,17 +108,19 @@ impl AfterParsing {
 /// and the modes read exactly as the whole `Cli` defines them.
 pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
-    let mut lean = empty_variables_unset(RunArgs::augment_args(clap::Command::new("retry")));
+    let environment = Environment::read();
+    let mut lean = environment.unset_empty(RunArgs::augment_args(clap::Command::new("retry")));
     let matches = lean.try_get_matches_from_mut(args);
     after.finish(lean);
     if let Ok(mut matches) = matches
         && !cfg!(retry_without = "lean_parse")
+        && !environment.throttle
         && !matches.get_flag(id::PLAN)
         && !matches.get_flag(id::SIMULATE)
     {
         return Ok(Parsed::Lean(run_args(&mut matches, false)?));
     }
-    let mut command = empty_variables_unset(Cli::command());
+    let mut command = environment.unset_empty(Cli::command());
     let matches = command.try_get_matches_from_mut(args);
     after.finish(command);
     let mut matches = match matches {
@@ -125,9 +133,14 @@ pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap
         }
         matches => matches?,
     };
-    let run = run_args(&mut matches, true)?;
+    let mut run = run_args(&mut matches, true)?;
+    run.throttle = ThrottleArgs::from_arg_matches_mut(&mut matches)?;
     let simulation = SimulationArgs::from_arg_matches_mut(&mut matches)?;
-    Ok(Parsed::Full(Cli { run, simulation }))
+    Ok(Parsed::Full(Cli {
+        run,
+        throttle: ThrottleArgs::default(),
+        simulation,
+    }))
 }
 
 /// An empty `RETRY_*` variable counts as unset, as POSIX tools take an
@@ -141,31 +154,71 @@ pub fn parse_from(args: &[OsString], after: AfterParsing) -> Result<Parsed, clap
 /// looked up once per argument: a lookup compares the name with every
 /// variable's, and the 43 of them were 12 % of the instructions of `retry
 /// -- true` in an environment of 40 variables (issue 45), more in a CI job's.
-pub(crate) fn empty_variables_unset(mut command: clap::Command) -> clap::Command {
-    let unset: Vec<OsString> = std::env::vars_os()
-        .filter(|(_, value)| value.is_empty())
-        .map(|(name, _)| name)
-        .collect();
-    if unset.is_empty() {
-        return command;
+pub(crate) fn empty_variables_unset(command: clap::Command) -> clap::Command {
+    Environment::read().unset_empty(command)
+}
+
+/// What the parse needs of the environment, read in one pass: the
+/// variables that are empty (`empty_variables_unset`), and whether one of
+/// `--throttle`'s is set, when the line is parsed in full (the lean
+/// command has no throttle, `args/throttle.rs`).
+struct Environment {
+    empty: Vec<OsString>,
+    throttle: bool,
+}
+
+impl Environment {
+    fn read() -> Self {
+        Self::scan(std::env::vars_os())
     }
-    // Windows' variable names are case-insensitive, as its lookups are.
-    let same = |a: &std::ffi::OsStr, b: &std::ffi::OsStr| match cfg!(windows) {
-        true => a.eq_ignore_ascii_case(b),
-        false => a == b,
-    };
-    let empty: Vec<clap::Id> = command
-        .get_arguments()
-        .filter(|arg| {
-            arg.get_env()
-                .is_some_and(|env| unset.iter().any(|name| same(name, env)))
-        })
-        .map(|arg| arg.get_id().clone())
-        .collect();
-    for id in empty {
-        command = command.mut_arg(id, |arg| arg.env(None));
+
+    fn scan(variables: impl IntoIterator<Item = (OsString, OsString)>) -> Self {
+        let mut environment = Environment {
+            empty: Vec::new(),
+            throttle: false,
+        };
+        let prefix = throttle_args::VARIABLE_PREFIX.as_bytes();
+        for (name, value) in variables {
+            if value.is_empty() {
+                environment.empty.push(name);
+                continue;
+            }
+            // Windows' variable names are case-insensitive. The first
+            // byte first: most variables are not retry's at all.
+            let name = name.as_encoded_bytes();
+            environment.throttle |= match cfg!(windows) {
+                true => name
+                    .get(..prefix.len())
+                    .is_some_and(|start| start.eq_ignore_ascii_case(prefix)),
+                false => name.first() == Some(&b'R') && name.starts_with(prefix),
+            };
+        }
+        environment
     }
-    command
+
+    /// `command` with the arguments of the empty variables unset.
+    fn unset_empty(&self, mut command: clap::Command) -> clap::Command {
+        if self.empty.is_empty() {
+            return command;
+        }
+        // Windows' variable names are case-insensitive, as its lookups are.
+        let same = |a: &std::ffi::OsStr, b: &std::ffi::OsStr| match cfg!(windows) {
+            true => a.eq_ignore_ascii_case(b),
+            false => a == b,
+        };
+        let empty: Vec<clap::Id> = command
+            .get_arguments()
+            .filter(|arg| {
+                arg.get_env()
+                    .is_some_and(|env| self.empty.iter().any(|name| same(name, env)))
+            })
+            .map(|arg| arg.get_id().clone())
+            .collect();
+        for id in empty {
+            command = command.mut_arg(id, |arg| arg.env(None));
+        }
+        command
+    }
 }
 
 /// `RunArgs` out of the matches, with where their values came from, once
@@ -190,73 +243,84 @@ fn refuse_stray(
     simulation: bool,
 ) -> Result<(), clap::Error> {
     let typed = |id: &&&str| provenance.typed(id);
-    let stray = if simulation && matches.get_flag(id::SIMULATE) {
-        let model = matches.get_one::<ModelChoice>(id::MODEL);
-        let (busy, outage, throttle) = (
-            model == Some(&ModelChoice::Busy),
-            model == Some(&ModelChoice::Outage),
-            model == Some(&ModelChoice::Throttle),
-        );
-        let only = |ids: &'static [&'static str], wanted: bool, mode| {
-            ids.iter()
-                .find(typed)
-                .filter(|_| !wanted)
-                .map(|id| (*id, mode))
-        };
-        let fleet = outage || throttle;
-        only(&id::BUSY_ONLY, busy, "--simulate --model busy")
-            .or_else(|| only(&id::OUTAGE_ONLY, outage, "--simulate --model outage"))
-            .or_else(|| only(&id::THROTTLE_ONLY, throttle, "--simulate --model throttle"))
-            .or_else(|| {
-                only(
-                    &id::FLEET_ONLY,
-                    fleet,
-                    "--simulate --model outage or throttle",
-                )
-            })
-            .or_else(|| only(&id::SWEEP_ONLY, !fleet, "--simulate --model occ or busy"))
-    } else if let Some(id) = id::SIMULATE_ONLY.iter().filter(|_| simulation).find(typed) {
-        Some((*id, "--simulate"))
-    } else if simulation && !matches.get_flag(id::PLAN) && provenance.typed(id::FORMAT) {
-        Some((id::FORMAT, "--plan or --simulate"))
-    } else if let Some(id) = id::BUDGET_ONLY
-        .iter()
-        .filter(|_| !provenance.present(id::BUDGET) && !provenance.present(id::BUDGET_STATUS))
-        .find(typed)
-    {
-        Some((*id, "--budget or --budget-status"))
-    } else if let Some(id) = id::BREAKER_ONLY
-        .iter()
-        .filter(|_| !provenance.present(id::BREAKER) && !provenance.present(id::BREAKER_STATUS))
-        .find(typed)
-    {
-        Some((*id, "--breaker or --breaker-status"))
-    } else if let Some(id) = id::ON_EXIT_ONLY
-        .iter()
-        .filter(|_| !provenance.present(id::ON_EXIT))
-        .find(typed)
-    {
-        Some((*id, "--on-exit"))
-    } else if let Some(id) = id::ONCE_HOOKS_ONLY
-        .iter()
-        .filter(|_| !provenance.present(id::ON_START) && !provenance.present(id::ON_EXIT))
-        .find(typed)
-    {
-        Some((*id, "--on-start or --on-exit"))
-    } else if provenance.typed(id::STATSD_TAGS) && !provenance.present(id::STATSD) {
-        Some((id::STATSD_TAGS, "--statsd"))
-    } else if provenance.typed(id::JOB)
-        && !provenance.present(id::METRICS_DIR)
-        && !provenance.present(id::STATSD)
-    {
-        Some((id::JOB, "--metrics-dir or --statsd"))
-    } else {
-        id::STORE_ONLY
+    let stray =
+        if simulation && matches.get_flag(id::SIMULATE) {
+            let model = matches.get_one::<ModelChoice>(id::MODEL);
+            let (busy, outage, throttle) = (
+                model == Some(&ModelChoice::Busy),
+                model == Some(&ModelChoice::Outage),
+                model == Some(&ModelChoice::Throttle),
+            );
+            let only = |ids: &'static [&'static str], wanted: bool, mode| {
+                ids.iter()
+                    .find(typed)
+                    .filter(|_| !wanted)
+                    .map(|id| (*id, mode))
+            };
+            let fleet = outage || throttle;
+            only(&id::BUSY_ONLY, busy, "--simulate --model busy")
+                .or_else(|| only(&id::OUTAGE_ONLY, outage, "--simulate --model outage"))
+                .or_else(|| only(&id::THROTTLE_ONLY, throttle, "--simulate --model throttle"))
+                .or_else(|| {
+                    only(
+                        &id::FLEET_ONLY,
+                        fleet,
+                        "--simulate --model outage or throttle",
+                    )
+                })
+                .or_else(|| only(&id::SWEEP_ONLY, !fleet, "--simulate --model occ or busy"))
+        } else if let Some(id) = id::SIMULATE_ONLY.iter().filter(|_| simulation).find(typed) {
+            Some((*id, "--simulate"))
+        } else if simulation && !matches.get_flag(id::PLAN) && provenance.typed(id::FORMAT) {
+            Some((id::FORMAT, "--plan or --simulate"))
+        } else if let Some(id) = id::BUDGET_ONLY
             .iter()
-            .filter(|_| !id::STORE_USERS.iter().any(|id| provenance.present(id)))
             .find(typed)
-            .map(|id| (*id, "--budget, --breaker and their --*-status"))
-    };
+            .filter(|_| !provenance.present(id::BUDGET) && !provenance.present(id::BUDGET_STATUS))
+        {
+            Some((*id, "--budget or --budget-status"))
+        } else if let Some(id) = id::BREAKER_ONLY
+            .iter()
+            .find(typed)
+            .filter(|_| !provenance.present(id::BREAKER) && !provenance.present(id::BREAKER_STATUS))
+        {
+            Some((*id, "--breaker or --breaker-status"))
+        } else if let Some(id) = id::THROTTLE_RULE.iter().find(typed).filter(|_| {
+            !provenance.present(id::THROTTLE) && !provenance.present(id::THROTTLE_STATUS)
+        }) {
+            Some((*id, "--throttle or --throttle-status"))
+        } else if provenance.typed(id::BREAKER_EXIT_CODE)
+            && !id::SKIPPED_USERS.iter().any(|id| provenance.present(id))
+        {
+            Some((id::BREAKER_EXIT_CODE, "--breaker or --throttle"))
+        } else if let Some(id) = id::ON_EXIT_ONLY
+            .iter()
+            .find(typed)
+            .filter(|_| !provenance.present(id::ON_EXIT))
+        {
+            Some((*id, "--on-exit"))
+        } else if let Some(id) = id::ONCE_HOOKS_ONLY
+            .iter()
+            .find(typed)
+            .filter(|_| !provenance.present(id::ON_START) && !provenance.present(id::ON_EXIT))
+        {
+            Some((*id, "--on-start or --on-exit"))
+        } else if provenance.typed(id::STATSD_TAGS) && !provenance.present(id::STATSD) {
+            Some((id::STATSD_TAGS, "--statsd"))
+        } else if provenance.typed(id::JOB)
+            && !provenance.present(id::METRICS_DIR)
+            && !provenance.present(id::STATSD)
+        {
+            Some((id::JOB, "--metrics-dir or --statsd"))
+        } else {
+            // What is typed first, the few lookups a plain run makes: each one
+            // a scan of the record.
+            id::STORE_ONLY
+                .iter()
+                .find(typed)
+                .filter(|_| !id::STORE_USERS.iter().any(|id| provenance.present(id)))
+                .map(|id| (*id, "--budget, --breaker, --throttle and their --*-status"))
+        };
     match stray {
         None => Ok(()),
         Some((id, mode)) => {
@@ -348,6 +412,51 @@ mod tests {
     fn definition_is_consistent() {
         Cli::command().debug_assert();
         RunArgs::augment_args(clap::Command::new("retry")).debug_assert();
+    }
+
+    /// A run without a throttle pays nothing for its options: the lean
+    /// command has none of them. Named on the line, or set by a
+    /// variable, they are parsed in full, and a run gets them.
+    #[test]
+    fn only_a_throttle_s_lines_parse_its_options() {
+        assert!(lean(&["-n", "2", "--breaker", "b", "true"]).is_some());
+        for line in [
+            &["--throttle", "api", "true"][..],
+            &["--throttle-status", "api"],
+            &[
+                "--throttle",
+                "api",
+                "--throttle-k",
+                "3",
+                "--throttle-window",
+                "10s",
+                "true",
+            ],
+        ] {
+            let Parsed::Full(cli) = parse(line).unwrap() else {
+                panic!("{line:?} was parsed lean");
+            };
+            assert_eq!(cli.run.throttle.throttle.is_some(), line[0] == "--throttle");
+            assert_eq!(
+                cli.run.throttle.throttle_status.is_some(),
+                line[0] != "--throttle"
+            );
+        }
+        let Parsed::Full(cli) = parse(&["--throttle", "api", "--throttle-k", "3", "true"]).unwrap()
+        else {
+            unreachable!()
+        };
+        assert_eq!(cli.run.throttle.throttle_k, Some(3.0));
+        assert!(cli.run.provenance.typed(id::THROTTLE_K));
+        // A variable alone: in full too (the lean command would not see it).
+        let prefix = args::throttle::VARIABLE_PREFIX.as_bytes();
+        let set = |name: &str, value: &str| Environment::scan([(name.into(), value.into())]);
+        assert!(set("RETRY_THROTTLE", "api").throttle);
+        assert!(set("RETRY_THROTTLE_WINDOW", "1m").throttle);
+        assert!(!set("RETRY_THROTTLE", "").throttle, "an empty one is unset");
+        assert!(!set("RETRY_BREAKER", "ci").throttle);
+        assert!(!set("RETRY_THROTTL", "x").throttle);
+        assert_eq!(prefix, b"RETRY_THROTTLE");
     }
 
     #[test]

@@ -136,6 +136,18 @@ pub(crate) fn parse_factor(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--throttle-k`: a finite number above 0 (0 or less would reject
+/// requests the service accepts; NaN or infinity means nothing).
+pub(crate) fn parse_throttle_k(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(k) if k.is_finite() && k > 0.0 => Ok(k),
+        Ok(_) => Err("K must be a finite number above 0, such as `2` or `1.5` \
+                      (larger rejects less)"
+            .into()),
+        Err(_) => Err("expected a number above 0, such as `2` or `1.5`".into()),
+    }
+}
+
 /// `--breaker-exit-code`: 1 to 255, but none of the statuses retry gives a
 /// meaning of its own, which a skipped run would pass for.
 pub(crate) fn parse_breaker_exit_code(text: &str) -> Result<u8, String> {
@@ -229,6 +241,27 @@ mod tests {
             assert!(
                 error.contains("from 0.000001 to 4294967295"),
                 "{bad}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_throttle_k_is_a_finite_number_above_zero() {
+        for (text, k) in [("2", 2.0), ("1.5", 1.5), (" 0.25 ", 0.25), ("1e3", 1000.0)] {
+            assert_eq!(parse_throttle_k(text), Ok(k), "{text}");
+        }
+        for bad in ["0", "-1", "-0", "NaN", "inf", "-inf", "1e999"] {
+            let said = parse_throttle_k(bad).unwrap_err();
+            assert!(
+                said.starts_with("K must be a finite number above 0"),
+                "{bad}: {said}"
+            );
+        }
+        for bad in ["two", "", "2x"] {
+            let said = parse_throttle_k(bad).unwrap_err();
+            assert!(
+                said.starts_with("expected a number above 0"),
+                "{bad}: {said}"
             );
         }
     }

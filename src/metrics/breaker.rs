@@ -11,9 +11,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::textfile::LOCK_WAIT;
-use crate::platform::lock::Lock;
-
 use crate::state::breaker::{Circuit, State};
 
 /// The series, in the order written, with their HELP.
@@ -75,29 +72,14 @@ pub fn render(name: &str, circuit: &Circuit) -> String {
 pub fn write(dir: &Path, name: &str, circuit: &Circuit, seen: SystemTime) -> Option<String> {
     use crate::platform::publish;
     let file = file_name(name);
-    let path = dir.join(&file);
-    let not_written = |why: String| {
-        Some(format!(
-            "cannot write --metrics-dir '{}': {why}; the circuit's series keep the run before",
-            path.display()
-        ))
-    };
-    let lock_name = format!(".{file}.lock");
-    let lock_file = match publish::lock_file(dir, &lock_name) {
-        Ok(file) => file,
-        Err(why) => return not_written(format!("its lock '{lock_name}': {why}")),
-    };
-    let _lock = match Lock::take(&lock_file, LOCK_WAIT) {
-        Ok(lock) => lock,
-        Err(error) => return not_written(crate::os_error::describe(&error)),
-    };
-    if publish::dated_after(&path, seen) {
-        return None;
-    }
-    let text = render(name, circuit);
-    publish::replace_dated(dir, &file, text.as_bytes(), seen)
-        .err()
-        .and_then(|error| not_written(crate::os_error::describe(&error)))
+    super::write_locked(dir, &file, "the circuit's", |path, _, _| {
+        if publish::dated_after(path, seen) {
+            return Ok(());
+        }
+        let text = render(name, circuit);
+        publish::replace_dated(dir, &file, text.as_bytes(), seen)
+            .map_err(|error| crate::os_error::describe(&error))
+    })
 }
 
 #[cfg(test)]

@@ -11,13 +11,15 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use crate::events::{Event, GiveUp, Stamped};
+use crate::events::{Event, GiveUp, RanOut, Stamped};
 use crate::state::breaker::Circuit;
+use crate::state::throttle::Seen;
 
 pub mod breaker;
 pub mod job;
 pub mod statsd;
 pub mod textfile;
+pub mod throttle;
 
 /// What the command line asked for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -117,7 +119,12 @@ impl Outcome {
             GiveUp::MaxTimeAhead { .. } | GiveUp::HintTooLong { .. } => Outcome::Deadline,
             GiveUp::Budget(_) => Outcome::Budget,
             GiveUp::Signal { .. } | GiveUp::StdoutClosed => Outcome::Interrupted,
-            GiveUp::CircuitOpen(..) => Outcome::Skipped,
+            GiveUp::CircuitOpen(..) | GiveUp::Rejected { status: None, .. } => Outcome::Skipped,
+            GiveUp::Rejected { ran_out, .. } => match ran_out {
+                RanOut::Attempts => Outcome::Exhausted,
+                RanOut::MaxTime { .. } => Outcome::Deadline,
+                RanOut::Budget => Outcome::Budget,
+            },
         }
     }
 }
@@ -130,7 +137,7 @@ pub struct Ending {
     /// When it ended: a success's time.
     pub end: SystemTime,
     pub duration: Duration,
-    /// Attempts started.
+    /// Attempts started (not those `--throttle` rejected).
     pub attempts: u32,
     /// Of the retries (`attempts - 1`), those after a throttled failure;
     /// the rest followed a transient one.
@@ -156,6 +163,13 @@ pub enum Fact {
         circuit: Circuit,
         seen: SystemTime,
     },
+    /// After the end, the `--throttle` `name` as the run last saw it, and
+    /// the attempts it rejected in the run: its series and its file.
+    Throttle {
+        name: String,
+        seen: Seen,
+        rejected: u64,
+    },
 }
 
 /// The run's facts, gathered from its events.
@@ -164,9 +178,15 @@ pub struct Facts {
     start: SystemTime,
     slept: Duration,
     /// Retrying events of throttled failures, and the attempt of the last
-    /// such (its retry never started if the run ended with it).
+    /// such (its retry never started if the run ended with it). An attempt
+    /// `--throttle` rejected is a throttled failure too, once an attempt
+    /// ran before it (the one after it is no retry otherwise).
     throttled: u32,
     last_throttled: Option<u32>,
+    /// Attempts `--throttle` rejected: none of them started.
+    rejected: u32,
+    /// Whether an attempt ran (a failure was retried) yet.
+    ran: bool,
 }
 
 impl Facts {
@@ -177,6 +197,8 @@ impl Facts {
             slept: Duration::ZERO,
             throttled: 0,
             last_throttled: None,
+            rejected: 0,
+            ran: false,
         }
     }
 
@@ -188,17 +210,40 @@ impl Facts {
         self.throttled.saturating_sub(u32::from(unstarted))
     }
 
+    /// `--throttle` rejected attempt `attempt`: the retry a throttled
+    /// failure before it announced did not start; after an attempt that
+    /// ran, it is a throttled failure itself.
+    fn rejected(&mut self, attempt: u32, last: bool) {
+        self.rejected += 1;
+        if self.last_throttled == Some(attempt.saturating_sub(1)) {
+            self.throttled = self.throttled.saturating_sub(1);
+            self.last_throttled = None;
+        }
+        if self.ran && !last {
+            self.throttled += 1;
+            self.last_throttled = Some(attempt);
+        }
+    }
+
     /// Takes in one event: what it means for the sinks, an attempt's end
     /// and then maybe the run's, which ends at the event's stamp.
     pub fn observe(&mut self, stamped: &Stamped) -> [Option<Fact>; 2] {
         let (event, stamp) = (&stamped.event, stamped.stamp);
-        let end = |attempts, exit_code, outcome, slept| {
+        if let Event::GaveUp {
+            attempt,
+            reason: GiveUp::Rejected { .. },
+            ..
+        } = event
+        {
+            self.rejected(*attempt, true);
+        }
+        let end = |attempt: u32, exit_code, outcome, slept| {
             Some(Fact::End(Ending {
                 start: self.start,
                 end: stamp.time,
                 duration: stamp.elapsed,
-                attempts,
-                throttled: self.throttled_retries(attempts),
+                attempts: attempt.saturating_sub(self.rejected),
+                throttled: self.throttled_retries(attempt),
                 slept,
                 exit_code,
                 outcome,
@@ -213,11 +258,17 @@ impl Facts {
                 ..
             } => {
                 self.slept += sleep.duration;
+                self.ran = true;
                 if class.is_throttled() {
                     self.throttled += 1;
                     self.last_throttled = Some(*attempt);
                 }
                 [Some(Fact::Attempt(*took)), None]
+            }
+            Event::Rejected { attempt, sleep, .. } => {
+                self.slept += sleep.duration;
+                self.rejected(*attempt, false);
+                [None, None]
             }
             Event::Succeeded {
                 attempt,
@@ -254,9 +305,66 @@ impl Facts {
                 }),
                 None,
             ],
+            Event::ThrottleSeen { name, seen } => [
+                Some(Fact::Throttle {
+                    name: name.clone(),
+                    seen: *seen,
+                    rejected: u64::from(self.rejected),
+                }),
+                None,
+            ],
             _ => [None, None],
         }
     }
+}
+
+/// `--throttle-status NAME` with `--metrics-dir` or `--statsd`: the
+/// throttle as read, to each (no attempt rejected); a warning if its file
+/// could not be written.
+pub fn throttle_status(settings: &Settings, name: &str, seen: &Seen) -> Option<String> {
+    if let Some(target) = &settings.statsd
+        && let Ok(job) = job::parse(name)
+    {
+        let mut statsd = statsd::Statsd::new(target, &job, settings.statsd_tags);
+        statsd.throttle(name, 0, seen);
+        statsd.finish();
+    }
+    let dir = settings.dir.as_ref()?;
+    throttle::write(dir, name, 0, seen)
+}
+
+/// A file of series of its own in `dir` (a circuit's, a throttle's:
+/// `file`), written by `write` under the kernel's lock on `.FILE.lock`
+/// beside it (waited for at most the textfile's `LOCK_WAIT`), which it is
+/// given with that lock file's name; a warning naming the file and
+/// `whose` series keep the run before if it cannot be, or if `write`
+/// says why not.
+fn write_locked(
+    dir: &std::path::Path,
+    file: &str,
+    whose: &str,
+    write: impl FnOnce(&std::path::Path, &std::fs::File, &str) -> Result<(), String>,
+) -> Option<String> {
+    use crate::platform::publish;
+    let path = dir.join(file);
+    let not_written = |why: String| {
+        Some(format!(
+            "cannot write --metrics-dir '{}': {why}; {whose} series keep the run before",
+            path.display()
+        ))
+    };
+    let lock_name = format!(".{file}.lock");
+    let lock_file = match publish::lock_file(dir, &lock_name) {
+        Ok(file) => file,
+        Err(why) => return not_written(format!("its lock '{lock_name}': {why}")),
+    };
+    let _lock = match crate::platform::lock::Lock::take(&lock_file, textfile::LOCK_WAIT) {
+        Ok(lock) => lock,
+        Err(error) => return not_written(crate::os_error::describe(&error)),
+    };
+    write(&path, &lock_file, &lock_name)
+        .err()
+        .and_then(not_written)
 }
 
 /// `--breaker-status NAME` with `--metrics-dir` or `--statsd`: the circuit
@@ -365,6 +473,124 @@ mod tests {
         assert_eq!((end.outcome, end.exit_code), (Outcome::Interrupted, killed));
     }
 
+    /// Rejected attempts did not start: not counted as attempts, but their
+    /// sleeps are the run's; the throttle's fact counts them.
+    #[test]
+    fn rejected_attempts_are_no_attempts_and_the_throttle_counts_them() {
+        use crate::events::RanOut;
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let mut facts = Facts::new(wall);
+        let at = |event| Stamped {
+            stamp: Stamp {
+                time: wall,
+                elapsed: Duration::ZERO,
+            },
+            event,
+        };
+        let rejected = Event::Rejected {
+            attempt: 2,
+            limit: Attempts::Limit(3),
+            throttle: "api".into(),
+            probability: 0.5,
+            sleep: Sleep {
+                duration: Duration::from_millis(700),
+                ceiling: Duration::from_secs(1),
+            },
+            jitter: Jitter::Full,
+        };
+        facts.observe(&at(retrying(1, 300)));
+        assert_eq!(facts.observe(&at(rejected)), [None, None]);
+        let gave_up = Event::GaveUp {
+            attempt: 3,
+            limit: Attempts::Limit(3),
+            reason: GiveUp::Rejected {
+                throttle: "api".into(),
+                probability: 0.5,
+                status: Some(Status::exited(7)),
+                ran_out: RanOut::Attempts,
+                code: 75,
+            },
+            took: None,
+        };
+        let [none, end] = facts.observe(&at(gave_up));
+        assert_eq!(none, None);
+        let Some(Fact::End(end)) = end else {
+            panic!("{end:?}")
+        };
+        assert_eq!(
+            (end.attempts, end.slept, end.exit_code, end.outcome),
+            (1, Duration::from_secs(1), 7, Outcome::Exhausted)
+        );
+        // Attempt 1's throttled retry and the rejected attempt's never
+        // started: no retry at all.
+        assert_eq!(end.throttled, 0);
+        let seen = Seen {
+            probability: 0.5,
+            requests: 3.0,
+            accepts: 0.0,
+            at: wall,
+        };
+        let name = "api".to_owned();
+        let [fact, _] = facts.observe(&at(Event::ThrottleSeen { name, seen }));
+        assert_eq!(
+            fact,
+            Some(Fact::Throttle {
+                name: "api".into(),
+                seen,
+                rejected: 2
+            })
+        );
+        // Rejected, then run: the attempt after the rejection is a retry
+        // after a throttled failure; one rejected before any ran is none.
+        let mut facts = Facts::new(wall);
+        facts.observe(&at(retrying(1, 300)));
+        facts.observe(&at(Event::Rejected {
+            attempt: 2,
+            limit: Attempts::Limit(3),
+            throttle: "api".into(),
+            probability: 0.5,
+            sleep: Sleep {
+                duration: Duration::from_millis(700),
+                ceiling: Duration::from_secs(1),
+            },
+            jitter: Jitter::Full,
+        }));
+        let succeeded = Event::Succeeded {
+            attempt: 3,
+            limit: Attempts::Limit(3),
+            status: Status::exited(0),
+            slept_ms: 1000,
+            took: Duration::from_millis(5),
+        };
+        let [_, Some(Fact::End(end))] = facts.observe(&at(succeeded)) else {
+            panic!()
+        };
+        assert_eq!((end.attempts, end.throttled), (2, 1));
+        let mut facts = Facts::new(wall);
+        facts.observe(&at(Event::Rejected {
+            attempt: 1,
+            limit: Attempts::Limit(3),
+            throttle: "api".into(),
+            probability: 0.5,
+            sleep: Sleep {
+                duration: Duration::from_millis(700),
+                ceiling: Duration::from_secs(1),
+            },
+            jitter: Jitter::Full,
+        }));
+        let first_ran = Event::Succeeded {
+            attempt: 2,
+            limit: Attempts::Limit(3),
+            status: Status::exited(0),
+            slept_ms: 700,
+            took: Duration::from_millis(5),
+        };
+        let [_, Some(Fact::End(end))] = facts.observe(&at(first_ran)) else {
+            panic!()
+        };
+        assert_eq!((end.attempts, end.throttled), (1, 0));
+    }
+
     #[test]
     fn a_throttled_retry_that_never_started_is_not_counted() {
         let wall = SystemTime::UNIX_EPOCH;
@@ -471,6 +697,26 @@ mod tests {
                 "interrupted",
             ),
             (GiveUp::StdoutClosed, "interrupted"),
+            (
+                GiveUp::Rejected {
+                    throttle: "api".into(),
+                    probability: 0.5,
+                    status: None,
+                    ran_out: crate::events::RanOut::Attempts,
+                    code: 75,
+                },
+                "skipped",
+            ),
+            (
+                GiveUp::Rejected {
+                    throttle: "api".into(),
+                    probability: 0.5,
+                    status: Some(s),
+                    ran_out: crate::events::RanOut::Budget,
+                    code: 75,
+                },
+                "budget",
+            ),
         ];
         for (reason, name) in &map {
             assert_eq!(Outcome::of(reason).name(), *name, "{reason:?}");

@@ -217,6 +217,41 @@ impl Statsd {
         self.text = text;
     }
 
+    /// The throttle `name` as the run last saw it: `rejected`, the
+    /// attempts it rejected in this run, as a counter
+    /// (`retry_throttle.<name>.rejected`), and the probability and the
+    /// window's counts as gauges (`.reject_probability`, `.requests`,
+    /// `.accepts`), or with tags `retry_throttle.rejected` and so on with
+    /// `|#throttle:<name>` (the textfile's series, `throttle.rs`).
+    pub fn throttle(&mut self, name: &str, rejected: u64, seen: &crate::state::throttle::Seen) {
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        for (i, (metric, value, kind)) in [
+            ("rejected", rejected.to_string(), "c"),
+            (
+                "reject_probability",
+                format!("{:.6}", seen.probability),
+                "g",
+            ),
+            ("requests", format!("{:.3}", seen.requests), "g"),
+            ("accepts", format!("{:.3}", seen.accepts), "g"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let end = if i == 3 { "" } else { "\n" };
+            let _ = match self.tags {
+                true => write!(
+                    text,
+                    "retry_throttle.{metric}:{value}|{kind}|#throttle:{name}{end}"
+                ),
+                false => write!(text, "retry_throttle.{name}.{metric}:{value}|{kind}{end}"),
+            };
+        }
+        self.send(&text);
+        self.text = text;
+    }
+
     /// The run is over: waits at most `END_WAIT` for a lookup still going
     /// and the datagrams behind it.
     pub fn finish(&mut self) {
@@ -416,6 +451,33 @@ mod tests {
                 "retry_breaker.next_probe:0.000|g|#breaker:db",
             ]
         );
+    }
+
+    #[test]
+    fn a_throttle_is_a_counter_and_gauges_named_apart_from_jobs() {
+        let listener = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let target = parse(&listener.local_addr().unwrap().to_string()).unwrap();
+        let job = crate::metrics::job::parse("nightly").unwrap();
+        let seen = crate::state::throttle::Seen {
+            probability: 0.5,
+            requests: 12.0,
+            accepts: 3.25,
+            at: std::time::SystemTime::now(),
+        };
+        Statsd::new(&target, &job, false).throttle("api", 4, &seen);
+        assert_eq!(
+            received(&listener, 1),
+            [
+                "retry_throttle.api.rejected:4|c",
+                "retry_throttle.api.reject_probability:0.500000|g",
+                "retry_throttle.api.requests:12.000|g",
+                "retry_throttle.api.accepts:3.250|g",
+            ]
+        );
+        Statsd::new(&target, &job, true).throttle("api", 0, &seen);
+        let tagged = received(&listener, 1);
+        assert_eq!(tagged[0], "retry_throttle.rejected:0|c|#throttle:api");
+        assert_eq!(tagged.len(), 4);
     }
 
     #[test]

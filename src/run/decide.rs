@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use crate::events::{Class, Evidence, GiveUp, Label};
+use crate::events::{Class, Evidence, GiveUp, Label, RanOut};
 use crate::policy::{Attempts, Policy, Verdict};
 use crate::run::class;
 use crate::run::hint::{self, Hint, Hinted};
@@ -182,6 +182,65 @@ pub fn decide(
         class,
         sleep,
         hint,
+    }
+}
+
+/// What follows an attempt `--throttle` rejected, which counts as a
+/// throttled failure: another attempt after the schedule's next sleep for
+/// that class (`draw(true)`, on `--throttle-base`), unless the run's
+/// attempts, `--max-time` (the sleep would end past it) or the `--budget`
+/// (`pay(true)`, a throttled retry's cost, asked last, as for a retry) let
+/// none follow. A run still gives up only by its own limits.
+pub fn after_rejection(
+    rules: &Rules,
+    number: u32,
+    time_left: Option<Duration>,
+    draw: impl FnOnce(bool) -> Sleep,
+    pay: impl FnOnce(bool) -> bool,
+) -> Result<Sleep, RanOut> {
+    if !rules.limit.allows_after(number) {
+        return Err(RanOut::Attempts);
+    }
+    let sleep = draw(true);
+    if !fits(sleep.duration, time_left) {
+        let sleep_ms = crate::duration::millis(sleep.duration);
+        return Err(RanOut::MaxTime { sleep_ms });
+    }
+    if !pay(true) {
+        return Err(RanOut::Budget);
+    }
+    Ok(sleep)
+}
+
+/// Whether the service accepted an attempt that ran, as `--throttle`
+/// counts accepts, from what the rules decided of it: `None` when it
+/// tells nothing of the service (the command could not start, a signal,
+/// retry's own failure; a give-up the attempt did not decide).
+///
+/// The one place that says what is accepted: a success, and a failure
+/// retrying cannot mend (the service answered). Every failure that is
+/// retried, or would have been but for the run's limits, is the service's
+/// refusal: throttled or transient, as `class.rs` classes it, both are
+/// what the SRE book does not count as accepted.
+pub fn accepted(decision: &Decision) -> Option<bool> {
+    match decision {
+        Decision::Succeed(_) => Some(true),
+        Decision::Retry { .. } => Some(false),
+        Decision::GiveUp(reason) => match reason {
+            GiveUp::Fatal(..) | GiveUp::NotRetryable(..) | GiveUp::OutputStop { .. } => Some(true),
+            GiveUp::Attempts(_)
+            | GiveUp::MaxTimeReached(_)
+            | GiveUp::MaxTimeAhead { .. }
+            | GiveUp::HintTooLong { .. }
+            | GiveUp::Budget(_) => Some(false),
+            GiveUp::MaxTimeInHook(_)
+            | GiveUp::Signal { .. }
+            | GiveUp::Spawn { .. }
+            | GiveUp::Failed(_)
+            | GiveUp::StdoutClosed
+            | GiveUp::CircuitOpen(..)
+            | GiveUp::Rejected { .. } => None,
+        },
     }
 }
 
@@ -559,6 +618,91 @@ mod tests {
             },
         );
         (decision, asked)
+    }
+
+    /// What follows a rejection, as rows: attempts, time and the budget,
+    /// each asked only if those before let another attempt follow.
+    #[test]
+    fn a_rejection_is_retried_unless_the_run_s_limits_say_no() {
+        let rows = [
+            // (attempt, time left, budget pays) -> (result, drawn, asked)
+            ((1, None, true), (Ok(sleep(100)), true, true)),
+            ((3, None, true), (Err(RanOut::Attempts), false, false)),
+            (
+                (1, Some(99), true),
+                (Err(RanOut::MaxTime { sleep_ms: 100 }), true, false),
+            ),
+            ((1, Some(100), true), (Ok(sleep(100)), true, true)),
+            ((2, None, false), (Err(RanOut::Budget), true, true)),
+        ];
+        for ((number, left, pays), (want, drawn, asked)) in rows {
+            let (mut did_draw, mut did_ask) = (false, false);
+            let got = after_rejection(
+                &rules(3),
+                number,
+                left.map(|ms| MS * ms),
+                |throttled| {
+                    // A rejection is a throttled failure: its class's sleep
+                    // and cost.
+                    assert!(throttled);
+                    did_draw = true;
+                    sleep(100)
+                },
+                |throttled| {
+                    assert!(throttled);
+                    did_ask = true;
+                    pays
+                },
+            );
+            assert_eq!(
+                (got, did_draw, did_ask),
+                (want, drawn, asked),
+                "{number} {left:?} {pays}"
+            );
+        }
+    }
+
+    /// What `--throttle` counts as accepted, for every decision.
+    #[test]
+    fn a_success_and_a_permanent_failure_are_accepted_a_retried_one_not() {
+        let s = Status::exited(1);
+        let retried = |class| Decision::Retry {
+            status: s,
+            class,
+            sleep: sleep(1),
+            hint: None,
+        };
+        let throttled = Class::Throttled(Evidence::Hint);
+        let rows = [
+            (Decision::Succeed(Status::exited(0)), Some(true)),
+            (retried(Class::Transient), Some(false)),
+            (retried(throttled), Some(false)),
+            (Decision::GiveUp(GiveUp::Fatal(s, None)), Some(true)),
+            (Decision::GiveUp(GiveUp::NotRetryable(s, None)), Some(true)),
+            (
+                Decision::GiveUp(GiveUp::OutputStop {
+                    status: s,
+                    line: None,
+                    label: None,
+                }),
+                Some(true),
+            ),
+            (Decision::GiveUp(GiveUp::Attempts(s)), Some(false)),
+            (Decision::GiveUp(GiveUp::MaxTimeReached(s)), Some(false)),
+            (Decision::GiveUp(GiveUp::Budget(s)), Some(false)),
+            (
+                Decision::GiveUp(GiveUp::HintTooLong {
+                    status: s,
+                    hint_ms: 2,
+                    limit_ms: 1,
+                }),
+                Some(false),
+            ),
+            (Decision::GiveUp(GiveUp::StdoutClosed), None),
+        ];
+        for (decision, want) in rows {
+            assert_eq!(accepted(&decision), want, "{decision:?}");
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::run::options::Options;
 use crate::run::outcome::{Attempt, AttemptInfo, Ended, Exit, SpawnError, Unsettled};
 use crate::run::pipes::OutputSeen;
 use crate::run::run;
-use crate::state::{breaker, budget};
+use crate::state::{breaker, budget, throttle};
 use crate::status::Status;
 
 pub const MS: Duration = Duration::from_millis(1);
@@ -56,6 +56,15 @@ pub struct FakeHost {
     pub told: Vec<breaker::Ended>,
     /// The circuit it last saw, for the event after the run.
     pub circuit: Option<(String, breaker::Circuit, SystemTime)>,
+    /// `--throttle`: whether it rejects each attempt asked in turn (none
+    /// once they run out), what it is told with each ask and its draw,
+    /// what it is told at the end, and what it says (a warning, once).
+    pub rejects: Vec<bool>,
+    pub throttle_asked: Vec<(Option<bool>, f64)>,
+    pub throttle_told: Vec<Option<bool>>,
+    pub throttle_says: Option<String>,
+    /// What it last saw, for the event after the run.
+    pub throttle_seen: Option<(String, throttle::Seen)>,
     /// The once-hooks run, as they were given.
     pub once: Vec<OnceRun>,
     /// How each once-hook ends, in turn (then exit code 0).
@@ -100,6 +109,11 @@ impl FakeHost {
             circuit_open: None,
             told: vec![],
             circuit: None,
+            rejects: vec![],
+            throttle_asked: vec![],
+            throttle_told: vec![],
+            throttle_says: None,
+            throttle_seen: None,
             once: vec![],
             once_ends: vec![],
         }
@@ -167,6 +181,26 @@ impl Host for FakeHost {
     fn circuit(&self) -> Option<(&str, breaker::Circuit, SystemTime)> {
         let (name, circuit, seen) = self.circuit.as_ref()?;
         Some((name, *circuit, *seen))
+    }
+    fn throttle(&mut self, told: Option<bool>, draw: f64) -> throttle::Asked {
+        self.throttle_asked.push((told, draw));
+        let rejected = match self.rejects.is_empty() {
+            true => false,
+            false => self.rejects.remove(0),
+        };
+        throttle::Asked {
+            rejected,
+            probability: if rejected { 0.75 } else { 0.0 },
+            warning: self.throttle_says.take(),
+        }
+    }
+    fn throttle_end(&mut self, told: Option<bool>) -> Option<String> {
+        self.throttle_told.push(told);
+        None
+    }
+    fn throttle_seen(&self) -> Option<(&str, throttle::Seen)> {
+        let (name, seen) = self.throttle_seen.as_ref()?;
+        Some((name, *seen))
     }
     fn deposit(&mut self, tokens: u32) -> Option<String> {
         self.tokens += tokens;

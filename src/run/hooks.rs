@@ -145,13 +145,16 @@ pub fn outcome(gave_up: Option<&GiveUp>) -> (Outcome, &'static str) {
         | GiveUp::MaxTimeInHook(_)
         | GiveUp::MaxTimeAhead { .. }
         | GiveUp::HintTooLong { .. }
-        | GiveUp::Budget(_) => Outcome::GaveUp,
+        | GiveUp::Budget(_)
+        | GiveUp::Rejected {
+            status: Some(_), ..
+        } => Outcome::GaveUp,
         GiveUp::Fatal(..)
         | GiveUp::NotRetryable(..)
         | GiveUp::OutputStop { .. }
         | GiveUp::Spawn { .. }
         | GiveUp::Failed(_) => Outcome::Stopped,
-        GiveUp::CircuitOpen(..) => Outcome::Skipped,
+        GiveUp::CircuitOpen(..) | GiveUp::Rejected { status: None, .. } => Outcome::Skipped,
         GiveUp::Signal { .. } | GiveUp::StdoutClosed => Outcome::Interrupted,
     };
     (outcome, reason.reason().name())

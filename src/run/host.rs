@@ -5,7 +5,7 @@ use std::time::{Instant, SystemTime};
 
 use crate::run::hooks::Once;
 use crate::run::outcome::{Attempt, AttemptInfo, Ended, SpawnError, Unsettled};
-use crate::state::{breaker, budget};
+use crate::state::{breaker, budget, throttle};
 
 /// The outside world as the runner sees it.
 pub trait Host {
@@ -59,6 +59,22 @@ pub trait Host {
     /// when (after `finish`, else as `admit` found it), asked once the run
     /// is over. Without one, none.
     fn circuit(&self) -> Option<(&str, breaker::Circuit, SystemTime)> {
+        None
+    }
+    /// `--throttle`: asked before every attempt whether it may run,
+    /// decided by `draw` (uniform in [0, 1)); `told`: whether the service
+    /// accepted the attempt before, if one ran since. Without one, it may.
+    fn throttle(&mut self, _told: Option<bool>, _draw: f64) -> throttle::Asked {
+        throttle::Asked::default()
+    }
+    /// `--throttle`: told at the run's end whether the service accepted
+    /// its last attempt, if one ran since it was asked; a warning to log.
+    fn throttle_end(&mut self, _told: Option<bool>) -> Option<String> {
+        None
+    }
+    /// `--throttle`: its name, and what the run last saw of it, asked once
+    /// the run is over. Without one, or once skipped, none.
+    fn throttle_seen(&self) -> Option<(&str, throttle::Seen)> {
         None
     }
 }

@@ -11,6 +11,11 @@
 //! run is given); its tests in `tests.rs`, on the scripted host of
 //! `fake.rs`.
 //!
+//! With `--throttle`, each attempt first asks the throttle (telling it
+//! how the attempt before fared); one it rejects does not run, and goes
+//! straight to the run's limits and the sleep, as a failure does
+//! (`decide::after_rejection`).
+//!
 //! ```text
 //!   ┌─> run attempt ──> decide: success? ──yes──> exit with its status
 //!   │        │ no
@@ -45,7 +50,7 @@ use crate::events::{Class, Event, GiveUp, Origin, Phase, Stamped};
 use crate::policy::Verdict;
 use crate::run::decide::{Decision, Facts, Rules, Stopped, decide};
 use crate::run::hint::{Hint, Hinted};
-use crate::state::breaker;
+use crate::state::{breaker, throttle};
 use crate::status::Status;
 use crate::strategy::{Schedule, Sleep};
 
@@ -76,6 +81,10 @@ pub fn run<R: Rng>(
                 seen,
             },
         );
+    }
+    if let Some((name, seen)) = host.throttle_seen() {
+        let name = name.to_owned();
+        tell.event(host.now(), Event::ThrottleSeen { name, seen });
     }
     if let Some(script) = &config.hooks.on_exit {
         at_exit(config, host, tell, script, exit, ending);
@@ -151,11 +160,16 @@ fn run_to_end<R: Rng>(
                     let said = host.finish(breaker::Ended::Succeeded);
                     tell.warn(host.now(), run.number, said);
                 }
-                return (exit, Ending::of(None, run.number));
+                run.tell_throttle(host, tell);
+                return (exit, Ending::of(None, run.started()));
             }
             Err(reason) => {
                 let (took, said) = (run.took.take(), run.budget_said.take());
-                return give_up(config, host, tell, reason, run.number, took, said);
+                let started = run.started();
+                let mut ended = give_up(config, host, tell, reason, run.number, took, said);
+                ended.1.attempts = started;
+                run.tell_throttle(host, tell);
+                return ended;
             }
         }
     }
@@ -261,6 +275,14 @@ struct Loop<'a, R, F> {
     rng: Option<R>,
     number: u32,
     previous_code: Option<i32>,
+    /// The status of the last attempt that ran and was retried, for a run
+    /// that `--throttle` ends.
+    previous_status: Option<Status>,
+    /// Whether the service accepted the last attempt that ran, until
+    /// `--throttle` is told (with the next ask, or at the end).
+    accepted: Option<bool>,
+    /// The attempts `--throttle` rejected: none of them started.
+    rejected: u32,
     /// The sleeps as the retry lines showed them, added up.
     slept_ms: u128,
     /// What the `--budget` was paid for the last retry (refunded on success).
@@ -301,6 +323,9 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             rng: None,
             number: 1,
             previous_code: None,
+            previous_status: None,
+            accepted: None,
+            rejected: 0,
             slept_ms: 0,
             last_paid: None,
             budget_said: None,
@@ -319,6 +344,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         host: &mut impl Host,
         tell: &mut Tell<impl FnMut(&Stamped)>,
     ) -> Result<Option<Exit>, GiveUp> {
+        if let Some(throttle) = &self.config.throttle
+            && self.rejected(host, tell, throttle)?
+        {
+            return Ok(None);
+        }
         tell.event(
             host.now(),
             Event::Starting {
@@ -329,6 +359,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         let facts = self.attempt(host, tell)?;
         self.warn_unreadable_hint(host.now(), tell, &facts);
         let (decision, paid) = self.judge(host, &facts);
+        self.accepted = decide::accepted(&decision);
         self.say_once_what_judged(host.now(), tell, &facts, &decision);
         match decision {
             Decision::Succeed(status) => self.succeed(host, tell, status).map(Some),
@@ -372,28 +403,92 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     /// far; with what the budget was paid, if it was.
     fn judge(&mut self, host: &mut impl Host, facts: &Facts) -> (Decision, Option<u32>) {
         let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
-        let draw = |throttled| {
-            let rng =
-                rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()));
-            schedule.next_sleep_for(rng, throttled)
-        };
+        let draw = |throttled| schedule.next_sleep_for(seeded(rng, new_rng), throttled);
         let budget = self.config.budget.as_ref().map(|b| b.params);
         let (mut paid, mut warning) = (None, None);
-        let pay = |throttled| {
-            let Some(params) = budget else {
-                return true;
-            };
-            let tokens = params.retry_cost(throttled);
-            let withdrawal = host.withdraw(tokens);
-            warning = withdrawal.warning;
-            paid = withdrawal.granted.then_some(tokens);
-            withdrawal.granted
-        };
+        let pay = |throttled| pay(host, budget, throttled, &mut paid, &mut warning);
         let decision = decide(&self.rules, facts, draw, pay);
         // Said after the attempt's line (retrying or giving up), which the
         // budget's answer follows.
         self.budget_said = warning;
         (decision, paid)
+    }
+
+    /// `--throttle`, before an attempt: asks whether it may run (the draw
+    /// from the run's RNG, so `--seed` repeats the decisions), telling it
+    /// whether the service accepted the attempt before. A rejected attempt
+    /// does not run: it counts as a throttled failure, and another follows
+    /// after the schedule's sleep (`true`), unless the run's attempts,
+    /// `--max-time` or the budget let none follow, which ends the run.
+    fn rejected(
+        &mut self,
+        host: &mut impl Host,
+        tell: &mut Tell<impl FnMut(&Stamped)>,
+        throttle: &throttle::Settings,
+    ) -> Result<bool, GiveUp> {
+        let draw = crate::strategy::unit(seeded(&mut self.rng, &mut self.new_rng));
+        let asked = host.throttle(self.accepted.take(), draw);
+        tell.warn(host.now(), self.number, asked.warning);
+        if !asked.rejected {
+            return Ok(false);
+        }
+        self.rejected += 1;
+        let time_left = self.time_left(host.now());
+        let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
+        let draw = |throttled| schedule.next_sleep_for(seeded(rng, new_rng), throttled);
+        let budget = self.config.budget.as_ref().map(|b| b.params);
+        let (mut paid, mut warning) = (None, None);
+        let pay = |throttled| pay(host, budget, throttled, &mut paid, &mut warning);
+        let after = decide::after_rejection(&self.rules, self.number, time_left, draw, pay);
+        let name: std::sync::Arc<str> = throttle.name.as_str().into();
+        let sleep = match after {
+            Ok(sleep) => sleep,
+            Err(ran_out) => {
+                self.budget_said = warning;
+                return Err(GiveUp::Rejected {
+                    throttle: name,
+                    probability: asked.probability,
+                    status: self.previous_status,
+                    ran_out,
+                    code: throttle.exit_code,
+                });
+            }
+        };
+        tell.event(
+            host.now(),
+            Event::Rejected {
+                attempt: self.number,
+                limit: self.config.retries.attempts,
+                throttle: name,
+                probability: asked.probability,
+                sleep,
+                jitter: self.config.retries.backoff.jitter,
+            },
+        );
+        tell.warn(host.now(), self.number, warning);
+        // A success refunds the last retry's cost, this one's too.
+        self.last_paid = paid;
+        if let Err(reason) = self.sleep(host, sleep) {
+            let said = paid.and_then(|tokens| host.deposit(tokens));
+            tell.warn(host.now(), self.number, said);
+            return Err(reason);
+        }
+        self.number = self.number.saturating_add(1);
+        Ok(true)
+    }
+
+    /// The attempts started so far: those `--throttle` rejected did not.
+    fn started(&self) -> u32 {
+        self.number.saturating_sub(self.rejected)
+    }
+
+    /// `--throttle`, at the run's end: whether the service accepted the
+    /// last attempt that ran, if it was not told yet.
+    fn tell_throttle(&mut self, host: &mut impl Host, tell: &mut Tell<impl FnMut(&Stamped)>) {
+        if self.config.throttle.is_some() {
+            let said = host.throttle_end(self.accepted.take());
+            tell.warn(host.now(), self.number, said);
+        }
     }
 
     /// The attempt succeeded: its output settled, the line, and what the
@@ -445,6 +540,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             crate::status::Cause::ZeroNotSuccess => 0,
             _ => status.code,
         });
+        self.previous_status = Some(status);
         self.number = self.number.saturating_add(1);
         Ok(())
     }
@@ -626,6 +722,11 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 return Err(GiveUp::MaxTimeAhead { status, sleep_ms });
             }
         }
+        self.sleep(host, sleep)
+    }
+
+    /// The sleep before the next attempt; a signal in it ends the run.
+    fn sleep(&mut self, host: &mut impl Host, sleep: Sleep) -> Result<(), GiveUp> {
         let asleep = host.now();
         // A sleep too long to represent ends never: only a signal ends it.
         let interrupted = match asleep.checked_add(sleep.duration) {
@@ -670,6 +771,32 @@ impl<E: FnMut(&Stamped)> Tell<'_, E> {
             self.event(now, Event::Warning { attempt, message });
         }
     }
+}
+
+/// The run's RNG, seeded when it is first needed: a run that succeeds at
+/// once, without `--throttle`, never pays for entropy.
+fn seeded<'r, R, F: FnOnce() -> R>(rng: &'r mut Option<R>, new_rng: &mut Option<F>) -> &'r mut R {
+    rng.get_or_insert_with(|| new_rng.take().map_or_else(|| unreachable!(), |f| f()))
+}
+
+/// Asks the `--budget` (if there is one: `budget`) to pay for a retry
+/// (`throttled`: a throttled failure's, at its cost): whether it may go
+/// ahead; what was paid and what the budget said, in `paid` and `warning`.
+fn pay(
+    host: &mut impl Host,
+    budget: Option<crate::state::budget::Params>,
+    throttled: bool,
+    paid: &mut Option<u32>,
+    warning: &mut Option<String>,
+) -> bool {
+    let Some(params) = budget else {
+        return true;
+    };
+    let tokens = params.retry_cost(throttled);
+    let withdrawal = host.withdraw(tokens);
+    *warning = withdrawal.warning;
+    *paid = withdrawal.granted.then_some(tokens);
+    withdrawal.granted
 }
 
 /// Settles held-back output; a failure to do so ends the run.

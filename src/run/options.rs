@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::policy::Policy;
 use crate::run::{decide, hooks, pipes};
-use crate::state::{breaker, budget};
+use crate::state::{breaker, budget, throttle};
 use crate::strategy::Retries;
 
 /// Everything a run of COMMAND needs, validated (`cli::config`): each
@@ -33,6 +33,8 @@ pub struct Options {
     pub budget: Option<budget::Settings>,
     /// `--breaker`: the shared circuit's name and parameters.
     pub breaker: Option<breaker::Settings>,
+    /// `--throttle`: the shared adaptive throttle's name and parameters.
+    pub throttle: Option<throttle::Settings>,
     /// The preset's words for the rules that stop a run (give-up lines).
     pub labels: decide::Labels,
     /// What a line `--throttle-if-output` (or the preset's) matched stands

@@ -93,8 +93,9 @@ impl Exit {
 }
 
 /// How `--breaker` counts a run that gave up for `reason`: a failure when
-/// the last attempt failed transiently and attempts, time or the budget
-/// ran out; neither for a fatal or not-retryable code, a command that
+/// the last attempt failed transiently (or, after one that did, was
+/// rejected by `--throttle`) and attempts, time or the budget ran out;
+/// neither for a run the throttle let no attempt of, or for a fatal or not-retryable code, a command that
 /// could not start, a signal from the caller or retry's own failure.
 pub fn breaker_outcome(reason: &GiveUp) -> breaker::Ended {
     use breaker::Ended;
@@ -104,7 +105,10 @@ pub fn breaker_outcome(reason: &GiveUp) -> breaker::Ended {
         | GiveUp::MaxTimeInHook(_)
         | GiveUp::MaxTimeAhead { .. }
         | GiveUp::HintTooLong { .. }
-        | GiveUp::Budget(_) => Ended::Failed,
+        | GiveUp::Budget(_)
+        | GiveUp::Rejected {
+            status: Some(_), ..
+        } => Ended::Failed,
         GiveUp::Fatal(..)
         | GiveUp::NotRetryable(..)
         | GiveUp::OutputStop { .. }
@@ -112,6 +116,7 @@ pub fn breaker_outcome(reason: &GiveUp) -> breaker::Ended {
         | GiveUp::Spawn { .. }
         | GiveUp::Failed(_)
         | GiveUp::StdoutClosed
-        | GiveUp::CircuitOpen(..) => Ended::Neither,
+        | GiveUp::CircuitOpen(..)
+        | GiveUp::Rejected { status: None, .. } => Ended::Neither,
     }
 }

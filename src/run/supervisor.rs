@@ -31,9 +31,9 @@ use crate::run::lineage::{self, Lineage};
 use crate::run::options::{Foreground, Options};
 use crate::run::outcome::{Attempt, AttemptInfo, Ended, SpawnError, Unsettled};
 use crate::run::pipes::{self, Pipes, Progress, ReleaseError, Spool};
-use crate::state::breaker;
 use crate::state::budget::{self, Withdrawal};
 use crate::state::store;
+use crate::state::{breaker, throttle};
 use crate::status::Status;
 use crate::trace::context as trace;
 
@@ -62,6 +62,8 @@ pub struct Supervisor<'a> {
     budget: Option<budget::Lazy>,
     /// `--breaker`: the shared circuit, asked at the start, told at the end.
     breaker: Option<breaker::Breaker>,
+    /// `--throttle`: the shared throttle, asked before every attempt.
+    throttle: Option<throttle::Throttle>,
     /// The attempts' command, built once: each attempt only sets its
     /// variables again, so it allocates nothing (issue 26). Taken while
     /// it runs.
@@ -116,6 +118,7 @@ impl<'a> Supervisor<'a> {
             held: None,
             budget: options.budget.clone().map(budget::Lazy::Unopened),
             breaker: options.breaker.clone().map(breaker::Breaker::new),
+            throttle: options.throttle.clone().map(throttle::Throttle::new),
             command: None,
             trace: None,
         }
@@ -433,6 +436,21 @@ impl Host for Supervisor<'_> {
         let breaker = self.breaker.as_ref()?;
         let (circuit, seen) = breaker.seen()?;
         Some((breaker.name(), circuit, seen))
+    }
+
+    fn throttle(&mut self, told: Option<bool>, draw: f64) -> throttle::Asked {
+        self.throttle
+            .as_mut()
+            .map_or_else(throttle::Asked::default, |t| t.ask(told, draw))
+    }
+
+    fn throttle_end(&mut self, told: Option<bool>) -> Option<String> {
+        self.throttle.as_mut().and_then(|t| t.tell(told))
+    }
+
+    fn throttle_seen(&self) -> Option<(&str, throttle::Seen)> {
+        let throttle = self.throttle.as_ref()?;
+        Some((throttle.name(), throttle.seen()?))
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Attempt, SpawnError> {

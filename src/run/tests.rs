@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 use super::*;
 use crate::run::fake::*;
 use crate::run::pipes::OutputSeen;
-use crate::state::breaker;
+use crate::state::{breaker, throttle};
 
 /// The options of a run of `cmd`, as `retry --seed 1 ARGS cmd` gives them.
 fn config(args: &[&str]) -> Options {
@@ -1177,4 +1177,236 @@ fn a_signal_during_on_start_ends_the_run_before_any_attempt() {
         [Some("interrupted"), Some("signal"), Some("130"), Some("0")]
     );
     assert!(end.after_signal);
+}
+
+/// `retry --throttle api -n 3 REST`, with `--base 1ms` unless REST sets it.
+fn throttled(rest: &[&str]) -> Options {
+    let base: &[&str] = match rest.contains(&"--base") {
+        true => &[],
+        false => &["--base", "1ms"],
+    };
+    let head = ["--throttle", "api", "-n", "3"];
+    let args: Vec<&str> = head.iter().chain(base).chain(rest).copied().collect();
+    config(&args)
+}
+
+#[test]
+fn the_throttle_is_asked_before_every_attempt_and_told_each_outcome() {
+    // A failure and a success: the failure's outcome goes with the second
+    // ask, the success's at the end.
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    let (code, _) = run_with(&throttled(&[]), &mut host);
+    assert_eq!(code, 0);
+    let told: Vec<Option<bool>> = host.throttle_asked.iter().map(|(t, _)| *t).collect();
+    assert_eq!(told, [None, Some(false)]);
+    assert_eq!(host.throttle_told, [Some(true)]);
+    // A first-try success: asked once, its accept told at the end.
+    let mut host = FakeHost::new(vec![exit(0)]);
+    run_with(&throttled(&[]), &mut host);
+    assert_eq!(
+        (host.throttle_asked.len(), host.throttle_told.as_slice()),
+        (1, &[Some(true)][..])
+    );
+    // A permanent failure is the service's answer: accepted.
+    let mut host = FakeHost::new(vec![exit(2)]);
+    run_with(&throttled(&["--fatal-on", "2"]), &mut host);
+    assert_eq!(host.throttle_told, [Some(true)]);
+    // Attempts that ran out on a transient failure: not accepted.
+    let mut host = FakeHost::new(vec![exit(1), exit(1), exit(1)]);
+    run_with(&throttled(&[]), &mut host);
+    assert_eq!(host.throttle_told, [Some(false)]);
+    // Without --throttle it is never asked nor told.
+    let mut host = FakeHost::new(vec![exit(1), exit(0)]);
+    run_with(&config(&["--base", "1ms"]), &mut host);
+    assert_eq!(
+        (host.throttle_asked.len(), host.throttle_told.len()),
+        (0, 0)
+    );
+}
+
+/// The draws come from the run's seeded RNG: the same with `--seed`.
+#[test]
+fn the_throttle_s_draws_are_the_run_s_seeded_ones() {
+    let draws = || {
+        let mut host = FakeHost::new(vec![exit(1), exit(1), exit(1)]);
+        run_with(&throttled(&[]), &mut host);
+        host.throttle_asked
+            .iter()
+            .map(|(_, d)| *d)
+            .collect::<Vec<f64>>()
+    };
+    let first = draws();
+    assert_eq!(first.len(), 3);
+    assert!(first.iter().all(|d| (0.0..1.0).contains(d)), "{first:?}");
+    assert!(first[0] != first[1], "{first:?}");
+    assert_eq!(first, draws());
+}
+
+#[test]
+fn a_rejected_attempt_does_not_run_and_is_retried_after_the_backoff() {
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.rejects = vec![true];
+    // A throttled failure's sleep: on --throttle-base, not --base.
+    let c = throttled(&[
+        "--jitter",
+        "none",
+        "--base",
+        "10ms",
+        "--throttle-base",
+        "30ms",
+    ]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!((code, host.seen.len()), (0, 1));
+    assert_eq!(host.seen[0].number, 2, "the attempt after the rejected one");
+    assert_eq!(host.sleeps, [MS * 30]);
+    let Event::Rejected {
+        attempt,
+        throttle,
+        probability,
+        sleep,
+        ..
+    } = &events[0]
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!((*attempt, &**throttle, *probability), (1, "api", 0.75));
+    assert_eq!(sleep.duration, MS * 30);
+    assert!(matches!(
+        events[1],
+        Event::Succeeded {
+            attempt: 2,
+            slept_ms: 30,
+            ..
+        }
+    ));
+    // The rejected attempt told nothing: none ran before the second ask.
+    let told: Vec<Option<bool>> = host.throttle_asked.iter().map(|(t, _)| *t).collect();
+    assert_eq!(told, [None, None]);
+}
+
+#[test]
+fn a_run_whose_every_attempt_was_rejected_exits_75_or_the_skipped_status() {
+    for (rest, exit_code) in [(&[][..], 75), (&["--breaker-exit-code", "99"][..], 99)] {
+        let mut host = FakeHost::new(vec![]);
+        host.rejects = vec![true; 3];
+        let (code, events) = run_with(&throttled(rest), &mut host);
+        assert_eq!(
+            (code, host.seen.len(), host.sleeps.len()),
+            (exit_code, 0, 2)
+        );
+        assert_eq!(
+            gave_up(&events),
+            &GiveUp::Rejected {
+                throttle: "api".into(),
+                probability: 0.75,
+                status: None,
+                ran_out: crate::events::RanOut::Attempts,
+                code: exit_code,
+            }
+        );
+        assert_eq!(host.throttle_told, [None]);
+    }
+}
+
+/// Attempts that ran, then a rejected last one: the command's last status,
+/// and for the breaker a failed run.
+#[test]
+fn a_run_that_ends_rejected_after_failures_exits_with_their_status() {
+    let mut host = FakeHost::new(vec![exit(4), exit(5)]);
+    host.rejects = vec![false, false, true];
+    let (code, events) = run_with(&throttled(&["--breaker", "ci"]), &mut host);
+    assert_eq!((code, host.seen.len()), (5, 2));
+    let reason = gave_up(&events);
+    assert!(matches!(
+        reason,
+        GiveUp::Rejected {
+            status: Some(s),
+            ran_out: crate::events::RanOut::Attempts,
+            ..
+        } if *s == Status::exited(5)
+    ));
+    assert_eq!(host.told, [breaker::Ended::Failed]);
+    // The last attempt that ran was told with the ask that rejected the next.
+    assert_eq!(host.throttle_asked[2].0, Some(false));
+    assert_eq!(host.throttle_told, [None]);
+}
+
+#[test]
+fn a_rejection_gives_up_on_max_time_and_the_budget_as_a_failure_does() {
+    use crate::events::RanOut;
+    // The sleep after it would end past --max-time.
+    let mut host = FakeHost::new(vec![]);
+    host.rejects = vec![true];
+    let c = throttled(&[
+        "--jitter",
+        "none",
+        "--throttle-base",
+        "2s",
+        "--max-time",
+        "1s",
+    ]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!(code, 75);
+    assert!(matches!(
+        gave_up(&events),
+        GiveUp::Rejected {
+            ran_out: RanOut::MaxTime { sleep_ms: 2000 },
+            ..
+        }
+    ));
+    // The budget pays a throttled retry's cost for the retry after a
+    // rejection, and refuses the next.
+    let mut host = FakeHost::new(vec![exit(3)]);
+    host.tokens = 5;
+    host.rejects = vec![true, true];
+    let args = [
+        "--budget",
+        "ci",
+        "--budget-tokens",
+        "5",
+        "--budget-cost",
+        "5",
+        "--budget-throttle-cost",
+        "4",
+    ];
+    let (code, events) = run_with(&throttled(&args), &mut host);
+    assert_eq!(
+        (code, host.seen.len(), host.budget.as_slice()),
+        (75, 0, &[-4][..])
+    );
+    assert!(matches!(
+        gave_up(&events),
+        GiveUp::Rejected {
+            ran_out: RanOut::Budget,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn the_throttle_s_warning_is_logged_and_what_it_saw_is_the_last_event() {
+    let seen = throttle::Seen {
+        probability: 0.5,
+        requests: 4.0,
+        accepts: 1.0,
+        at: SystemTime::UNIX_EPOCH + EPOCH,
+    };
+    let mut host = FakeHost::new(vec![exit(0)]);
+    host.throttle_says = Some("--throttle api: the store failed".into());
+    host.throttle_seen = Some(("api".into(), seen));
+    let (_, events) = run_with(&throttled(&[]), &mut host);
+    assert_eq!(
+        events[0],
+        Event::Warning {
+            attempt: 1,
+            message: "--throttle api: the store failed".into()
+        }
+    );
+    assert_eq!(
+        events.last(),
+        Some(&Event::ThrottleSeen {
+            name: "api".into(),
+            seen
+        })
+    );
 }

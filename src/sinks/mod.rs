@@ -81,7 +81,7 @@ pub struct Reporter {
     facts: Option<metrics::Facts>,
     textfile: Option<metrics::textfile::Textfile>,
     statsd: Option<metrics::statsd::Statsd>,
-    /// `--metrics-dir`, for the circuit's file.
+    /// `--metrics-dir`, for the circuit's and the throttle's files.
     metrics_dir: Option<PathBuf>,
     /// The run's spans, when an OTLP endpoint is set.
     spans: Option<spans::Spans>,
@@ -216,6 +216,22 @@ impl Reporter {
                 }
                 let dir = self.metrics_dir.as_ref()?;
                 let message = metrics::breaker::write(dir, name, circuit, *seen)?;
+                Some(Event::Warning {
+                    attempt: 1,
+                    message,
+                })
+            }
+            // As the circuit's: after the run's.
+            Fact::Throttle {
+                name,
+                seen,
+                rejected,
+            } => {
+                if let Some(statsd) = &mut self.statsd {
+                    statsd.throttle(name, *rejected, seen);
+                }
+                let dir = self.metrics_dir.as_ref()?;
+                let message = metrics::throttle::write(dir, name, *rejected, seen)?;
                 Some(Event::Warning {
                     attempt: 1,
                     message,

@@ -128,6 +128,26 @@ impl Spans {
                 ]);
                 self.spans.push(span);
             }
+            // Rejected by --throttle: a span of no length, its outcome
+            // the rejection, and the sleep after it.
+            Event::Rejected {
+                attempt,
+                throttle,
+                probability,
+                sleep,
+                jitter,
+                ..
+            } => {
+                let mut span = self.attempt_span(*attempt, None, now, None);
+                let sleep_ms = crate::duration::millis(sleep.duration);
+                self.slept_ms += sleep_ms;
+                span.attributes.extend(rejected(throttle, *probability));
+                span.attributes.extend([
+                    ("retry.sleep_ms", Value::Int(clamp(sleep_ms))),
+                    ("retry.jitter", Value::Str(jitter.name().into())),
+                ]);
+                self.spans.push(span);
+            }
             Event::Succeeded {
                 attempt,
                 status,
@@ -152,8 +172,18 @@ impl Spans {
             } => {
                 let name = reason.reason().name();
                 // The attempt the run ended in, unless its span is already
-                // done (a signal during the sleep after it).
-                if self.attempt.is_some_and(|(n, _)| n == *attempt) {
+                // done (a signal during the sleep after it); one the
+                // throttle rejected did not start, but has its span.
+                if let GiveUp::Rejected {
+                    throttle,
+                    probability,
+                    ..
+                } = reason
+                {
+                    let mut span = self.attempt_span(*attempt, None, now, None);
+                    span.attributes.extend(rejected(throttle, *probability));
+                    self.spans.push(span);
+                } else if self.attempt.is_some_and(|(n, _)| n == *attempt) {
                     let mut span = self.attempt_span(*attempt, *took, now, reason.status());
                     span.attributes
                         .push(("retry.outcome", Value::Str(name.into())));
@@ -247,6 +277,16 @@ impl Spans {
     }
 }
 
+/// A rejected attempt's attributes: its outcome, the throttle and the
+/// probability it was rejected with.
+fn rejected(throttle: &str, probability: f64) -> [(&'static str, Value); 3] {
+    [
+        ("retry.outcome", Value::Str("rejected".into())),
+        ("retry.throttle", Value::Str(throttle.into())),
+        ("retry.throttle.probability", Value::Double(probability)),
+    ]
+}
+
 /// An attempt's status as attributes (OpenTelemetry's `process.exit.code`
 /// and `error.type`, retry's own for the rest), and the span's error message.
 fn status_attributes(status: Status, attributes: &mut Vec<(&'static str, Value)>) -> String {
@@ -322,6 +362,62 @@ mod tests {
     }
 
     const LIMIT: Attempts = Attempts::Limit(3);
+
+    /// A rejected attempt has a span of no length, its outcome the
+    /// rejection; one that ends the run too.
+    #[test]
+    fn a_rejected_attempt_is_a_span_of_its_own() {
+        let mut trace = new_trace(None);
+        let rejected = Event::Rejected {
+            attempt: 1,
+            limit: LIMIT,
+            throttle: "api".into(),
+            probability: 0.25,
+            sleep: Sleep {
+                duration: Duration::from_millis(40),
+                ceiling: Duration::from_secs(1),
+            },
+            jitter: Jitter::Full,
+        };
+        assert_eq!(trace.gather(&rejected, at(10)), None);
+        let gave_up = Event::GaveUp {
+            attempt: 2,
+            limit: LIMIT,
+            reason: GiveUp::Rejected {
+                throttle: "api".into(),
+                probability: 0.5,
+                status: None,
+                ran_out: crate::events::RanOut::Attempts,
+                code: 75,
+            },
+            took: None,
+        };
+        let spans = trace.gather(&gave_up, at(60)).unwrap();
+        assert_eq!(spans.len(), 3, "{spans:?}");
+        let (first, second, run) = (&spans[0], &spans[1], &spans[2]);
+        assert_eq!(first.start, first.end);
+        for span in [first, second] {
+            assert_eq!(
+                attribute(span, "retry.outcome"),
+                Some(&Value::Str("rejected".into()))
+            );
+            assert_eq!(
+                attribute(span, "retry.throttle"),
+                Some(&Value::Str("api".into()))
+            );
+        }
+        assert_eq!(
+            attribute(first, "retry.throttle.probability"),
+            Some(&Value::Double(0.25))
+        );
+        assert_eq!(attribute(first, "retry.sleep_ms"), Some(&Value::Int(40)));
+        assert_eq!(
+            attribute(run, "retry.outcome"),
+            Some(&Value::Str("throttle".into()))
+        );
+        assert_eq!(attribute(run, "process.exit.code"), Some(&Value::Int(75)));
+        assert_eq!(attribute(run, "retry.slept_ms"), Some(&Value::Int(40)));
+    }
 
     #[test]
     fn a_signal_in_the_sleep_ends_the_run_after_its_attempt() {

@@ -198,7 +198,9 @@ fn outputs(event: &Event, name: &CommandName) -> Option<String> {
             let _ = text::write_message(event, name, &mut why);
             let why = one_line(&why);
             let error = exit_error::nick_fields(reason).unwrap_or_else(|| why.clone());
-            let skipped = reason.reason() == crate::events::Reason::Breaker;
+            // Not run at all: the open circuit, or the throttle every time.
+            let skipped = reason.reason() == crate::events::Reason::Breaker
+                || matches!(reason, GiveUp::Rejected { status: None, .. });
             (*attempt, reason.exit_code(), error, why, skipped)
         }
         _ => return None,

@@ -2,8 +2,8 @@
 //! owner-only file in the user's state directory) or a whole fleet shares
 //! (a Redis store). Not a part of running one attempt, so it lives beside
 //! `run/`: the runner asks it for a decision and goes on. `store/` is the
-//! one seam over the two stores (a private file, Redis) that `budget/`
-//! and `breaker/` both keep their state in.
+//! one seam over the two stores (a private file, Redis) that `budget/`,
+//! `breaker/` and `throttle/` keep their state in.
 
 pub mod breaker;
 pub mod budget;
@@ -13,8 +13,9 @@ pub mod throttle;
 /// The longest name of a budget or a circuit.
 const MAX_NAME: usize = 64;
 
-/// `--budget NAME`, `--breaker NAME`: a name that is a plain file name,
-/// nothing more (`what`: "budget" or "breaker", for the message).
+/// `--budget NAME`, `--breaker NAME`, `--throttle NAME`: a name that is a
+/// plain file name, nothing more (`what`: "budget", "breaker" or
+/// "throttle", for the message).
 pub fn parse_name(text: &str, what: &str) -> Result<String, String> {
     let ok = !text.is_empty()
         && text.len() <= MAX_NAME
@@ -32,7 +33,7 @@ pub fn parse_name(text: &str, what: &str) -> Result<String, String> {
     }
 }
 
-/// The end of `--budget-status` and `--breaker-status`: the report on
+/// The end of `--budget-status`, `--breaker-status` and `--throttle-status`: the report on
 /// stdout (1 if stdout is closed), or why it could not be read on stderr and
 /// 1, since a run with `--OPTION NAME` would go without it.
 pub fn print_status(report: Result<String, String>, option: &str, name: &str) -> u8 {

@@ -55,6 +55,8 @@ pub enum Value {
     Str(String),
     Int(i64),
     Bool(bool),
+    /// A finite number (a probability).
+    Double(f64),
 }
 
 /// One finished span.

@@ -76,6 +76,8 @@ impl Message {
             Value::Bool(b) => any.uint(2, u64::from(*b)),
             // int64 as a varint: two's complement, ten bytes when negative.
             Value::Int(n) => any.uint(3, *n as u64),
+            // double, as a fixed64 of its bits.
+            Value::Double(d) => any.fixed64(4, d.to_bits()),
         }
         let mut pair = Message::default();
         pair.bytes(1, key.as_bytes());
@@ -141,6 +143,9 @@ fn json(resource: &[(String, String)], ids: &Ids, spans: &[Span]) -> String {
                 Value::Str(text) => write!(out, r#""stringValue":"{}""#, escape::json(text)),
                 Value::Bool(b) => write!(out, r#""boolValue":{b}"#),
                 Value::Int(n) => write!(out, r#""intValue":"{n}""#),
+                // A finite number (JSON has no NaN): what it was given.
+                Value::Double(d) if d.is_finite() => write!(out, r#""doubleValue":{d}"#),
+                Value::Double(_) => write!(out, r#""doubleValue":0"#),
             };
             out.push_str("}}");
         }

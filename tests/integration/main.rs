@@ -23,6 +23,9 @@ mod contention;
 // git, pip), on loopback: Unix tools.
 #[cfg(unix)]
 mod claimed_programs;
+// The adaptive throttle on the host and (with the feature) in Redis.
+#[cfg(unix)]
+mod adaptive;
 // The circuit breaker on the host and (with the feature) in Redis.
 #[cfg(unix)]
 mod breaker;

@@ -68,10 +68,11 @@ pub struct BreakerArgs {
           allow_hyphen_values = true, help_heading = BREAKER, hide_short_help = true)]
     pub breaker_cooldown_max: Option<Duration>,
 
-    /// The exit status of a run the open circuit did not let start (1 to
-    /// 255, but not retry's own 2 and 124 to 127): one no command of yours
-    /// exits with, to tell a skipped run from a command's own 75 without
-    /// reading the log [default: 75]
+    /// The exit status of a run the open circuit did not let start, or
+    /// whose every attempt --throttle rejected (1 to 255, but not retry's
+    /// own 2 and 124 to 127): one no command of yours exits with, to tell a
+    /// skipped run from a command's own 75 without reading the log
+    /// [default: 75]
     // No clap default, as --breaker-after.
     #[arg(long, env = "RETRY_BREAKER_EXIT_CODE", value_name = "CODE",
           value_parser = parse_breaker_exit_code, value_hint = ValueHint::Other,
@@ -147,6 +148,12 @@ impl BreakerArgs {
 }
 
 impl Circuit {
+    /// The exit status of a skipped run (`--breaker-exit-code`), which a
+    /// run the throttle let no attempt of exits with too.
+    pub fn exit_code(&self) -> i32 {
+        self.exit_code
+    }
+
     /// The circuit called `name` (`--breaker` or `--breaker-status`), kept
     /// in `kept`; a probe holds it for the run's `--max-time` at most.
     pub fn named(self, name: String, max_time: Option<Duration>, kept: Kept) -> Settings {

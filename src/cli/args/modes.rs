@@ -26,16 +26,16 @@ pub struct ModesArgs {
     /// The experiment of the AWS "Exponential Backoff And Jitter" post: work
     /// and completion time per strategy. Without --base/--cap it uses the
     /// post's: 10ms (5ms for decorrelated), 2s.
-    #[arg(long, group = "mode", help_heading = MODES)]
+    #[arg(long, group = "mode", conflicts_with = "command", help_heading = MODES)]
     pub simulate: bool,
 
     /// Print a completion script for SHELL to stdout, and run nothing
-    #[arg(long, value_name = "SHELL", value_enum, group = "mode", help_heading = MODES,
+    #[arg(long, value_name = "SHELL", value_enum, group = "mode", conflicts_with = "command", help_heading = MODES,
           hide_short_help = true)]
     pub completions: Option<Shell>,
 
     /// Print the man page (roff) to stdout, and run nothing
-    #[arg(long, group = "mode", help_heading = MODES, hide_short_help = true)]
+    #[arg(long, group = "mode", conflicts_with = "command", help_heading = MODES, hide_short_help = true)]
     pub man: bool,
 
     /// Print the presets as a table, or preset NAME as flags, and run nothing
@@ -46,12 +46,12 @@ pub struct ModesArgs {
     /// documentation it rests on; with --verbose, every preset so.
     // The names are the table's first column: one line in -h.
     #[arg(long, value_name = "NAME", num_args = 0..=1, value_parser = PresetName,
-          hide_possible_values = true, value_hint = ValueHint::Other, group = "mode",
+          hide_possible_values = true, value_hint = ValueHint::Other, group = "mode", conflicts_with = "command",
           help_heading = MODES)]
     pub presets: Option<Option<String>>,
 
     /// Print the state of the shared retry budget NAME, and run nothing
-    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::budget::parse_name,
+    #[arg(long, value_name = "NAME", group = "mode", conflicts_with = "command", value_parser = crate::state::budget::parse_name,
           value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
     pub budget_status: Option<String>,
 
@@ -61,7 +61,7 @@ pub struct ModesArgs {
     /// and when the next probe may run; with --store, the fleet's circuit.
     /// With --metrics-dir or --statsd, the circuit's series too (as every
     /// run with --breaker writes them), for a check run every minute.
-    #[arg(long, value_name = "NAME", group = "mode", value_parser = crate::state::breaker::parse_name,
+    #[arg(long, value_name = "NAME", group = "mode", conflicts_with = "command", value_parser = crate::state::breaker::parse_name,
           value_hint = ValueHint::Other, help_heading = MODES, hide_short_help = true)]
     pub breaker_status: Option<String>,
 }
@@ -83,6 +83,7 @@ pub enum Print {
     Presets(Option<String>),
     BudgetStatus(String),
     BreakerStatus(String),
+    ThrottleStatus(String),
 }
 
 impl ModesArgs {

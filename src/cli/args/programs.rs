@@ -47,8 +47,7 @@ pub struct ProgramsArgs {
 
     /// The command to run and its arguments (`--` before it if it starts with `-`)
     #[arg(value_name = "COMMAND", trailing_var_arg = true,
-          required_unless_present_any = ["plan", "simulate", "completions", "man", "presets", "budget_status", "breaker_status"],
-          conflicts_with_all = ["simulate", "completions", "man", "presets", "budget_status", "breaker_status"],
+          required_unless_present = "mode",
           value_hint = ValueHint::CommandWithArguments,
           value_parser = clap::value_parser!(OsString))]
     pub command: Vec<OsString>,

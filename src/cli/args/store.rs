@@ -1,4 +1,4 @@
-//! Where `--budget` and `--breaker` keep their state: `--store` and
+//! Where `--budget`, `--breaker` and `--throttle` keep their state: `--store` and
 //! `--store-timeout`, each also read under its old spelling.
 
 use std::time::Duration;
@@ -15,8 +15,8 @@ use crate::state::store::{DEFAULT_TIMEOUT, Store};
 #[derive(Debug, Args)]
 #[group(skip)]
 pub struct StoreArgs {
-    /// Where --budget and --breaker keep their state: `host` (this host's
-    /// file), or a Redis server that a whole fleet shares:
+    /// Where --budget, --breaker and --throttle keep their state: `host`
+    /// (this host's file), or a Redis server that a whole fleet shares:
     /// redis://[user:password@]host[:port][/db] or unix:///path/to/redis.sock
     /// (set the password through the variable, not the flag: a command line
     /// is visible to every user). A store that fails lets the run go on
@@ -33,8 +33,8 @@ pub struct StoreArgs {
     pub budget_store: Option<Store>,
 
     /// The most one exchange with a Redis store (connecting, the script, its
-    /// whole answer) may take before the run goes on without it (250ms if not
-    /// given)
+    /// whole answer) may take before the run goes on without it, and the
+    /// longest --throttle waits for its host file's lock (250ms if not given)
     // No clap default: a run without a Redis store parses nothing for it.
     #[arg(long, env = "RETRY_STORE_TIMEOUT", value_name = "DURATION",
           value_parser = parse_duration, value_hint = ValueHint::Other,
@@ -57,7 +57,7 @@ pub struct Kept {
 }
 
 impl StoreArgs {
-    /// The store the budget, the breaker and their status use; a timeout of
+    /// The store the budget, the breaker, the throttle and their status use; a timeout of
     /// zero is refused.
     pub fn resolve(&self, provenance: &Provenance) -> Result<Kept, clap::Error> {
         let (timeout, timeout_id) = spelled(

@@ -58,6 +58,86 @@ fn the_breakers_defaults_are_the_ones_its_help_says() {
     assert_eq!(options.breaker.unwrap().exit_code, 250);
 }
 
+/// The throttle's defaults, as the breaker's: said by its help, and what
+/// a run gets; `--breaker-exit-code` is its skipped status too.
+#[test]
+fn the_throttles_defaults_are_the_ones_its_help_says() {
+    use crate::state::throttle::{DEFAULT_K, DEFAULT_WINDOW};
+    let options = config(&["--throttle", "api", "true"]).unwrap();
+    let throttle = options.throttle.unwrap();
+    assert_eq!(
+        (
+            throttle.params.k,
+            throttle.params.window_ms,
+            throttle.exit_code
+        ),
+        (DEFAULT_K, 120_000, 75)
+    );
+    assert_eq!(DEFAULT_WINDOW, Duration::from_secs(120));
+    let command = Cli::command();
+    let help = |id: &str| {
+        let arg = command.get_arguments().find(|a| a.get_id() == id).unwrap();
+        arg.get_long_help().or(arg.get_help()).unwrap().to_string()
+    };
+    assert!(help(id::THROTTLE_K).ends_with(&format!("[default: {DEFAULT_K}]")));
+    assert!(help(id::THROTTLE_WINDOW).ends_with(&format!("[default: {}]", fmt(DEFAULT_WINDOW))));
+    let args = [
+        "--throttle",
+        "api",
+        "--throttle-k",
+        "1.5",
+        "--throttle-window",
+        "30s",
+    ];
+    let options = config(&[&args[..], &["--breaker-exit-code", "99", "true"]].concat()).unwrap();
+    let throttle = options.throttle.unwrap();
+    assert_eq!(
+        (
+            throttle.params.k,
+            throttle.params.window_ms,
+            throttle.exit_code
+        ),
+        (1.5, 30_000, 99)
+    );
+    assert!(options.breaker.is_none());
+}
+
+/// Bad input: one line naming the option and its value; nothing runs.
+#[test]
+fn a_throttle_s_bad_values_are_refused_naming_the_option() {
+    for (args, said) in [
+        (&["--throttle-k", "0"][..], "'0' for '--throttle-k <K>'"),
+        (&["--throttle-k", "-2"], "'-2' for '--throttle-k <K>'"),
+        (&["--throttle-k", "NaN"], "'NaN' for '--throttle-k <K>'"),
+        (&["--throttle-k", "inf"], "'inf' for '--throttle-k <K>'"),
+        (
+            &["--throttle-window", "999ms"],
+            "--throttle-window 999ms` is under 1s",
+        ),
+        (
+            &["--throttle-window", "25h"],
+            "--throttle-window 1day 1h` is over 24h",
+        ),
+    ] {
+        let line = [&["--throttle", "api"][..], args, &["true"]].concat();
+        let err = config(&line).unwrap_err();
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+    let err = config(&["--throttle", "a/b", "true"]).unwrap_err();
+    assert!(err.contains("a throttle name is 1 to 64 letters"), "{err}");
+    // Its parameters, and the skipped status, need a throttle (or a breaker).
+    let err = config(&["--throttle-k", "3", "true"]).unwrap_err();
+    assert!(
+        err.contains("`--throttle-k` is only for --throttle or --throttle-status"),
+        "{err}"
+    );
+    let err = config(&["--breaker-exit-code", "99", "true"]).unwrap_err();
+    assert!(
+        err.contains("`--breaker-exit-code` is only for --breaker or --throttle"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_breaker_cooldown_max_below_the_cooldown_is_refused() {
     let err = config(&["--breaker", "ci", "--breaker-cooldown-max", "10s", "true"]).unwrap_err();

@@ -119,6 +119,38 @@ pub fn hinted(asked_ms: u64) -> Event {
     }
 }
 
+/// Attempt 3/5 rejected by `--throttle api`, with a sleep after it.
+pub fn rejected() -> Event {
+    Event::Rejected {
+        attempt: 3,
+        limit: Attempts::Limit(5),
+        throttle: "api".into(),
+        probability: 0.8321,
+        sleep: Sleep {
+            duration: Duration::from_millis(692),
+            ceiling: Duration::from_millis(4000),
+        },
+        jitter: Jitter::Full,
+    }
+}
+
+/// The run gave up at attempt 5/5, rejected by `--throttle api` (`status`:
+/// the last attempt that ran, if one did).
+pub fn gave_up_rejected(status: Option<Status>, ran_out: crate::events::RanOut) -> Event {
+    Event::GaveUp {
+        attempt: 5,
+        limit: Attempts::Limit(5),
+        reason: crate::events::GiveUp::Rejected {
+            throttle: "api".into(),
+            probability: 0.97,
+            status,
+            ran_out,
+            code: 75,
+        },
+        took: None,
+    }
+}
+
 /// `retrying()`, throttled: the preset's throttle line, `HTTP 429`.
 pub fn throttled() -> Event {
     let Event::Retrying {

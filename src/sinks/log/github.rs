@@ -19,12 +19,15 @@ use std::fmt::{self, Write};
 pub fn write_line(event: &Event, context: &Context, out: &mut String) {
     let level = match event {
         Event::Starting { .. } => return text::write_line(event, context, out),
-        Event::Retrying { .. } | Event::HookFailed { .. } | Event::Warning { .. } => "warning",
+        Event::Retrying { .. }
+        | Event::Rejected { .. }
+        | Event::HookFailed { .. }
+        | Event::Warning { .. } => "warning",
         Event::Succeeded { .. } => "notice",
         Event::GaveUp { .. } => "error",
         Event::Preset(_) | Event::NoPreset(_) => "notice",
         // The metrics' alone: never shown (`Log::shows`).
-        Event::CircuitSeen { .. } => return,
+        Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } => return,
     };
     // Writing to a String cannot fail.
     let _ = write!(out, "::{level} title=");

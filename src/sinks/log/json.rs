@@ -5,7 +5,7 @@ use std::fmt::{self, Display, Write as _};
 
 use crate::duration::millis;
 use crate::escape;
-use crate::events::{Event, GiveUp};
+use crate::events::{Event, GiveUp, RanOut};
 use crate::sinks::log::Context;
 use crate::status::{Cause, Status, signal_name};
 
@@ -25,7 +25,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
     };
     match event {
         // The metrics' alone: never shown (`Log::shows`).
-        Event::CircuitSeen { .. } => return,
+        Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } => return,
         Event::NoPreset(why) => {
             head(out, "no_preset");
             let _ = write!(out, r#","why":"{}""#, escape::json(why));
@@ -49,6 +49,28 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
             );
         }
         Event::Retrying { .. } => attempt_failed_and_sleep(event, out, &mut head),
+        // One line: the attempt did not run, so it has no status, and
+        // the sleep after it is its own.
+        Event::Rejected {
+            attempt,
+            limit,
+            throttle,
+            probability,
+            sleep,
+            jitter,
+        } => {
+            head(out, "attempt_rejected");
+            let _ = write!(
+                out,
+                r#","attempt":{attempt},"max_attempts":{},"throttle":"{}","probability":{},"sleep_ms":{},"ceiling_ms":{},"strategy":"{}""#,
+                limit_json(limit),
+                escape::json(throttle),
+                Fraction(*probability),
+                millis(sleep.duration),
+                millis(sleep.ceiling),
+                jitter.name(),
+            );
+        }
         Event::Warning { attempt, message } => {
             head(out, "warning");
             let _ = write!(
@@ -244,7 +266,35 @@ fn gave_up(
         } => {
             let _ = write!(out, r#","hint_ms":{hint_ms},"limit_ms":{limit_ms}"#);
         }
+        GiveUp::Rejected {
+            throttle,
+            probability,
+            ran_out,
+            ..
+        } => {
+            let ran_out = match ran_out {
+                RanOut::Attempts => "attempts",
+                RanOut::MaxTime { .. } => "max_time",
+                RanOut::Budget => "budget",
+            };
+            let _ = write!(
+                out,
+                r#","throttle":"{}","probability":{},"ran_out":"{ran_out}""#,
+                escape::json(throttle),
+                Fraction(*probability),
+            );
+        }
         _ => {}
+    }
+}
+
+/// A probability as JSON: a number in [0, 1], to the millionth.
+struct Fraction(f64);
+
+impl Display for Fraction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.0.clamp(0.0, 1.0);
+        write!(f, "{}", (p * 1e6).round() / 1e6)
     }
 }
 
@@ -282,6 +332,33 @@ mod tests {
     use super::*;
     use crate::sinks::log::fixtures::*;
     use crate::sinks::log::{LogFormat, written};
+
+    #[test]
+    fn a_rejected_attempt_is_one_line_and_a_run_the_throttle_ended_says_so() {
+        use crate::events::RanOut;
+        assert_eq!(
+            json_of(&rejected()),
+            format!(
+                "{{\"event\":\"attempt_rejected\",{HEAD},\"attempt\":3,\"max_attempts\":5,\
+                 \"throttle\":\"api\",\"probability\":0.8321,\"sleep_ms\":692,\"ceiling_ms\":4000,\
+                 \"strategy\":\"full\"}}\n"
+            )
+        );
+        let none_ran = json_of(&gave_up_rejected(None, RanOut::Attempts));
+        assert!(
+            none_ran.ends_with(
+                r#""exit_code":75,"reason":"throttle","throttle":"api","probability":0.97,"ran_out":"attempts"}
+"#
+            ),
+            "{none_ran}"
+        );
+        let ran = json_of(&gave_up_rejected(Some(Status::exited(22)), RanOut::Budget));
+        assert!(
+            ran.contains(r#""exit_code":22,"reason":"throttle","command_exit_code":22,"#)
+                && ran.contains(r#""ran_out":"budget""#),
+            "{ran}"
+        );
+    }
 
     #[test]
     fn a_retry_for_its_output_says_so() {

@@ -290,9 +290,10 @@ impl Log {
     fn shows(&self, event: &Event) -> bool {
         match event {
             Event::Starting { .. } => self.verbosity == Verbosity::Verbose,
-            Event::Retrying { .. } | Event::HookFailed { .. } | Event::Warning { .. } => {
-                self.verbosity >= Verbosity::Normal
-            }
+            Event::Retrying { .. }
+            | Event::Rejected { .. }
+            | Event::HookFailed { .. }
+            | Event::Warning { .. } => self.verbosity >= Verbosity::Normal,
             // A first-try success is silent: retry is invisible when nothing failed.
             Event::Succeeded { attempt, .. } => {
                 self.verbosity == Verbosity::Verbose
@@ -310,7 +311,7 @@ impl Log {
             }
             Event::NoPreset(_) => self.verbosity == Verbosity::Verbose,
             // The metrics' alone.
-            Event::CircuitSeen { .. } => false,
+            Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } => false,
         }
     }
 }
@@ -543,6 +544,13 @@ mod tests {
                     .into(),
                 75,
             ),
+            Reason::Throttle => GiveUp::Rejected {
+                throttle: "api".into(),
+                probability: 0.9,
+                status: None,
+                ran_out: crate::events::RanOut::Attempts,
+                code: 75,
+            },
         };
         Event::GaveUp {
             attempt: 2,

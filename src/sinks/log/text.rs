@@ -8,7 +8,7 @@
 use std::fmt::{self, Display, Write};
 
 use crate::duration::millis;
-use crate::events::{Class, Event, GiveUp, Phase};
+use crate::events::{Class, Event, GiveUp, Phase, RanOut};
 use crate::policy::Attempts;
 use crate::run::hint::Hinted;
 use crate::sinks::log::Context;
@@ -172,6 +172,21 @@ pub(crate) fn write_message(
                 None => sleep_text(sleep, jitter, out),
             }
         }
+        Event::Rejected {
+            attempt,
+            limit,
+            throttle,
+            probability,
+            sleep,
+            jitter,
+        } => {
+            write!(
+                out,
+                "attempt {attempt}/{limit} not run: --throttle {throttle} rejected it ({}); ",
+                Probability(*probability)
+            )?;
+            sleep_text(sleep, jitter, out)
+        }
         Event::Warning { message, .. } => write!(out, "warning: {message}"),
         Event::Succeeded {
             attempt: 1, limit, ..
@@ -189,7 +204,7 @@ pub(crate) fn write_message(
         ),
         Event::NoPreset(why) => write!(out, "no preset judges failures: {why}"),
         // The metrics' alone: never shown (`Log::shows`).
-        Event::CircuitSeen { .. } => Ok(()),
+        Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } => Ok(()),
         Event::Preset(line) => {
             write!(
                 out,
@@ -322,6 +337,45 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
             out,
             "stdout was closed before the output of attempt {attempt}/{limit} was written"
         ),
+        GiveUp::Rejected {
+            throttle,
+            probability,
+            status,
+            ran_out,
+            ..
+        } => {
+            write!(
+                out,
+                "giving up after attempt {attempt}/{limit}: --throttle {throttle} rejected it ({}) and ",
+                Probability(*probability)
+            )?;
+            match ran_out {
+                RanOut::Attempts => out.write_str("no attempts are left")?,
+                RanOut::MaxTime { sleep_ms } => write!(
+                    out,
+                    "a sleep of {} would end past --max-time",
+                    MsText(*sleep_ms)
+                )?,
+                RanOut::Budget => out.write_str("the shared --budget cannot pay for another")?,
+            }
+            match status {
+                Some(status) => write!(
+                    out,
+                    "; the last attempt that ran failed with {}",
+                    status.describe()
+                ),
+                None => out.write_str("; it rejected every attempt: the command never ran"),
+            }
+        }
+    }
+}
+
+/// A rejection's probability in words: `rejection probability 83.2%`.
+struct Probability(f64);
+
+impl Display for Probability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rejection probability {:.1}%", self.0 * 100.0)
     }
 }
 
@@ -360,6 +414,43 @@ mod tests {
         assert_eq!(
             text_of(&retrying()),
             "retry: curl: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+        );
+    }
+
+    #[test]
+    fn a_rejected_attempt_and_a_run_the_throttle_ended_say_why_in_one_line() {
+        use crate::events::RanOut;
+        assert_eq!(
+            text_of(&rejected()),
+            "retry: curl: attempt 3/5 not run: --throttle api rejected it (rejection probability \
+             83.2%); sleep: 692 ms (full jitter, up to 4000 ms)\n"
+        );
+        assert_eq!(
+            text_of(&gave_up_rejected(None, RanOut::Attempts)),
+            "retry: curl: giving up after attempt 5/5: --throttle api rejected it (rejection \
+             probability 97.0%) and no attempts are left; it rejected every attempt: the command \
+             never ran (reason: throttle)\n"
+        );
+        let ran = gave_up_rejected(Some(Status::exited(22)), RanOut::MaxTime { sleep_ms: 1500 });
+        assert!(
+            text_of(&ran).ends_with(
+                ") and a sleep of 1500 ms would end past --max-time; the last attempt that ran \
+                 failed with exit code 22 (reason: throttle)\n"
+            ),
+            "{}",
+            text_of(&ran)
+        );
+        let budget = text_of(&gave_up_rejected(None, RanOut::Budget));
+        assert!(
+            budget.contains(") and the shared --budget cannot pay for another; "),
+            "{budget}"
+        );
+        let github = github_of(&rejected());
+        assert!(
+            github.starts_with(
+                "::warning title=retry%3A curl -fsS example.com/health::attempt 3/5 not run: "
+            ),
+            "{github}"
         );
     }
 

@@ -21,7 +21,6 @@ use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
 use super::machine::{Circuit, State};
-use crate::platform::private;
 use crate::state::store::file::{self, LOCK_WAIT, Lock, seal, unseal};
 
 const MAGIC: &str = "retry-breaker 3";
@@ -33,10 +32,8 @@ const RECORD_LEN_2: usize = RECORD_LEN - 21;
 const MAGIC_1: &str = "retry-breaker 1";
 const RECORD_LEN_1: usize = RECORD_LEN_2 - 11;
 
-/// The directory of circuits under the host's store directory.
-fn dir(store: &Path) -> PathBuf {
-    store.join(".breakers")
-}
+/// The folder of circuits in the host's store directory.
+const KIND: &str = ".breakers";
 
 pub fn encode(c: &Circuit) -> String {
     let (state, until, lease) = match c.state {
@@ -113,7 +110,7 @@ impl ProbeLock {
     /// The lock of the circuit `name` under `store`; nothing opened yet.
     pub fn new(store: &Path, name: &str) -> Self {
         ProbeLock {
-            dir: dir(store).join(".probes"),
+            dir: store.join(KIND).join(".probes"),
             name: name.to_owned(),
             file: None,
             held: false,
@@ -184,12 +181,7 @@ impl HostCircuit {
     /// must be this user's own too), created if `create`; else opened for
     /// reading, `None` if it was never used.
     pub fn open(store: &Path, name: &str, create: bool) -> Result<Option<Self>, String> {
-        if create {
-            private::private_dir(store)?;
-        } else if !private::check_dir(store)? {
-            return Ok(None);
-        }
-        let opened = file::open(&dir(store), name, create)?;
+        let opened = file::open_kind(store, KIND, name, create)?;
         Ok(opened.map(|(path, file)| HostCircuit { path, file }))
     }
 

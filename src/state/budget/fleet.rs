@@ -130,7 +130,8 @@ pub fn failed(name: &str, remote: &Remote, e: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::store::{self, Store};
+    use crate::state::store::Store;
+    use crate::state::store::server::bench;
     use std::time::{Duration, Instant};
 
     /// `bash bench/fleet-budget.sh` runs this in release against the
@@ -140,27 +141,23 @@ mod tests {
     #[test]
     #[ignore = "a measurement, for bench/fleet-budget.sh"]
     fn cost_of_one_decision_over_loopback() {
-        let url = std::env::var("RETRY_BENCH_STORE").expect("RETRY_BENCH_STORE names a store");
-        let Ok(Store::Redis(remote)) = store::parse(&url) else {
-            panic!("{url} is not a Redis store");
-        };
-        let settings =
-            super::super::tests::measured(Store::Redis(remote.clone()), Duration::from_secs(1));
+        let remote = bench::remote();
+        let settings = super::super::tests::measured(
+            Store::Redis(Box::new(remote.clone())),
+            Duration::from_secs(1),
+        );
         let mut fleet = Fleet::new(&settings, &remote);
         let n = 20_000;
-        let mut took: Vec<Duration> = (0..n)
+        let took: Vec<Duration> = (0..n)
             .map(|_| {
                 let started = Instant::now();
                 assert!(fleet.withdraw(1).unwrap().granted);
                 started.elapsed()
             })
             .collect();
-        took.sort();
-        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let (median, p99) = bench::median_and_p99(took);
         println!(
-            "fleet budget: {:.0} us median, {:.0} us p99 per retry decision over loopback ({n} in a row)",
-            us(took[n / 2]),
-            us(took[n * 99 / 100])
+            "fleet budget: {median:.0} us median, {p99:.0} us p99 per retry decision over loopback ({n} in a row)",
         );
     }
 }

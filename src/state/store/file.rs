@@ -55,6 +55,26 @@ pub fn open(dir: &Path, name: &str, create: bool) -> Result<Option<(PathBuf, Fil
     Ok(private::open_private(&path, create)?.map(|file| (path, file)))
 }
 
+/// Opens the state `name` of one kind (the breaker's, the throttle's),
+/// kept in the folder `kind` (`.breakers`, `.throttles`) of the store's
+/// directory `store`, as `open` does, that directory checked (or created,
+/// if `create`) as this user's own first: `None` without it when not
+/// creating. A kind's folder starts with `.`, which no budget's name may,
+/// so no budget's file can take its place.
+pub fn open_kind(
+    store: &Path,
+    kind: &str,
+    name: &str,
+    create: bool,
+) -> Result<Option<(PathBuf, File)>, String> {
+    if create {
+        private::private_dir(store)?;
+    } else if !private::check_dir(store)? {
+        return Ok(None);
+    }
+    open(&store.join(kind), name, create)
+}
+
 /// Reads the file from its start into `buf`, the lock held: how many bytes
 /// it had (a file longer than a record fills `buf`, one byte more than a
 /// record, and is not one).

@@ -211,3 +211,30 @@ fn scrub(error: &redis::RedisError, remote: &Remote) -> String {
     };
     message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// What the benches' measurements share (`bench/fleet-budget.sh`,
+/// `bench/throttle.sh` run them as ignored tests in release).
+#[cfg(test)]
+pub mod bench {
+    use std::time::Duration;
+
+    use super::Remote;
+    use crate::state::store::{self, Store};
+
+    /// The redis-server the bench started, `RETRY_BENCH_STORE`.
+    pub fn remote() -> Remote {
+        let url = std::env::var("RETRY_BENCH_STORE").expect("RETRY_BENCH_STORE names a store");
+        match store::parse(&url) {
+            Ok(Store::Redis(remote)) => *remote,
+            _ => panic!("{url} is not a Redis store"),
+        }
+    }
+
+    /// The median and the 99th percentile of `took`, in microseconds.
+    pub fn median_and_p99(mut took: Vec<Duration>) -> (f64, f64) {
+        took.sort();
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let n = took.len();
+        (us(took[n / 2]), us(took[n * 99 / 100]))
+    }
+}
