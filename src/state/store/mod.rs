@@ -230,6 +230,18 @@ impl fmt::Display for Store {
     }
 }
 
+/// The median and the 99th percentile of `took`, in microseconds: what
+/// the benches' timings of a store share (`bench/fleet-budget.sh`,
+/// `bench/throttle.sh` run them as ignored tests in release), a host
+/// file's as a server's.
+#[cfg(test)]
+pub fn median_and_p99(mut took: Vec<std::time::Duration>) -> (f64, f64) {
+    took.sort();
+    let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+    let n = took.len();
+    (us(took[n / 2]), us(took[n * 99 / 100]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

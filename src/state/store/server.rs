@@ -216,8 +216,6 @@ fn scrub(error: &redis::RedisError, remote: &Remote) -> String {
 /// `bench/throttle.sh` run them as ignored tests in release).
 #[cfg(test)]
 pub mod bench {
-    use std::time::Duration;
-
     use super::Remote;
     use crate::state::store::{self, Store};
 
@@ -230,11 +228,5 @@ pub mod bench {
         }
     }
 
-    /// The median and the 99th percentile of `took`, in microseconds.
-    pub fn median_and_p99(mut took: Vec<Duration>) -> (f64, f64) {
-        took.sort();
-        let us = |d: Duration| d.as_secs_f64() * 1e6;
-        let n = took.len();
-        (us(took[n / 2]), us(took[n * 99 / 100]))
-    }
+    pub use crate::state::store::median_and_p99;
 }

@@ -233,6 +233,6 @@ fn cost_of_one_host_decision() {
             took
         })
         .collect();
-    let (median, p99) = crate::state::store::server::bench::median_and_p99(took);
+    let (median, p99) = crate::state::store::median_and_p99(took);
     println!("host throttle: {median:.1} us median, {p99:.1} us p99 per decision ({n} in a row)");
 }
