@@ -10,6 +10,7 @@
 //!                                              DIR/agreement.md and DIR/contention.svg
 //! contention client PORT NET_MEAN_MS NET_SD_MS one request (what retry runs)
 //! contention outage --retry PATH --tmp DIR [...]  the outage experiment (outage.rs)
+//! contention throttle --retry PATH --tmp DIR [...]  the throttle experiment (throttle.rs)
 //! ```
 //!
 //! Only std, plus what the `retry` crate already depends on (nix for the
@@ -30,6 +31,7 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 mod outage;
+mod throttle;
 
 fn main() -> ExitCode {
     // A program with std's own entry point, where env::args is filled
@@ -40,8 +42,12 @@ fn main() -> ExitCode {
         Some("client") => return client(&args[1..]),
         Some("run") => Settings::parse(&args[1..]).and_then(|s| run(&s)),
         Some("outage") => outage::Settings::parse(&args[1..]).and_then(|s| outage::run(&s)),
+        Some("throttle-client") => return throttle::client(&args[1..]),
+        Some("throttle") => {
+            throttle::Settings::parse(&args[1..]).and_then(|s| throttle::run(&s))
+        }
         _ => Err(
-            "usage: contention run --retry PATH [options] | contention outage --retry PATH --tmp DIR [options] | contention client PORT MEAN_MS SD_MS"
+            "usage: contention run --retry PATH [options] | contention outage|throttle --retry PATH --tmp DIR [options] | contention client PORT MEAN_MS SD_MS"
                 .into(),
         ),
     };

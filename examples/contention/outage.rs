@@ -610,7 +610,7 @@ fn one_rep(
 }
 
 /// A host's runtime directory: owner-only, as a real one is.
-fn create_private(dir: &Path) -> Result<(), String> {
+pub(super) fn create_private(dir: &Path) -> Result<(), String> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -621,7 +621,7 @@ fn create_private(dir: &Path) -> Result<(), String> {
 }
 
 /// The first line of what a finished child wrote to stderr.
-fn stderr_line(child: &mut Child) -> String {
+pub(super) fn stderr_line(child: &mut Child) -> String {
     let mut text = String::new();
     if let Some(mut err) = child.stderr.take() {
         let _ = err.read_to_string(&mut text);
@@ -762,7 +762,7 @@ fn parse(csv: &str) -> Values {
 }
 
 /// Mean and sd of the finite values.
-fn spread(values: &[f64]) -> (f64, f64) {
+pub(super) fn spread(values: &[f64]) -> (f64, f64) {
     let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
     if finite.is_empty() {
         return (f64::NAN, f64::NAN);
@@ -775,7 +775,7 @@ fn spread(values: &[f64]) -> (f64, f64) {
 /// `|m_live − m_sim| ≤ 2 √(sd_live²/n_live + sd_sim²/n_sim)`, with a
 /// floor of one unit of the metric's resolution (a count of 1, 10 ms of
 /// lag: the live clock's) so that two spreads of 0 may agree.
-fn agree(live: (f64, f64, usize), sim: (f64, f64, usize), floor: f64) -> bool {
+pub(super) fn agree(live: (f64, f64, usize), sim: (f64, f64, usize), floor: f64) -> bool {
     let var = |(_, sd, n): (f64, f64, usize)| sd * sd / n.max(1) as f64;
     let se = (var(live) + var(sim)).sqrt();
     (live.0 - sim.0).abs() <= (2.0 * se).max(floor)

@@ -66,6 +66,7 @@ pub const HOSTS: &str = "hosts";
 pub const EVERY: &str = "every";
 pub const OUTAGE: &str = "outage";
 pub const CAPACITY: &str = "capacity";
+pub const CAPACITY_WINDOW: &str = "capacity_window";
 pub const SPAN: &str = "span";
 pub const BREAKER_AFTERS: &str = "breaker_afters";
 pub const BREAKER_COOLDOWNS: &str = "breaker_cooldowns";
@@ -79,7 +80,7 @@ pub const THROTTLE_KS: &str = "throttle_ks";
 pub const THROTTLE_WINDOWS: &str = "throttle_windows";
 
 /// Options that only `--simulate` reads.
-pub const SIMULATE_ONLY: [&str; 24] = [
+pub const SIMULATE_ONLY: [&str; 25] = [
     CLIENTS,
     REPS,
     NET_DELAY,
@@ -93,6 +94,7 @@ pub const SIMULATE_ONLY: [&str; 24] = [
     EVERY,
     OUTAGE,
     CAPACITY,
+    CAPACITY_WINDOW,
     SPAN,
     BREAKER_AFTERS,
     BREAKER_COOLDOWNS,
@@ -116,7 +118,8 @@ pub const OUTAGE_ONLY: [&str; 5] = [
     BREAKER_COOLDOWN_MAXES,
 ];
 /// Options that only `--simulate --model throttle` reads.
-pub const THROTTLE_ONLY: [&str; 7] = [
+pub const THROTTLE_ONLY: [&str; 8] = [
+    CAPACITY_WINDOW,
     LOADS,
     ARRIVALS,
     HINTS,

@@ -244,7 +244,7 @@ impl<'a> Supervisor<'a> {
             pipes.attach(&mut child);
         }
         let stop = Escalation::default();
-        let judged = (self.own_group, true);
+        let judged = (self.own_group, true, true);
         Ok(self.supervise(child.pid, deadline, &tree, stop, judged))
     }
 
@@ -281,14 +281,15 @@ impl<'a> Supervisor<'a> {
 
     /// Waits for the child to end, stopping it at `deadline`, on a signal,
     /// or (`by_pipes`) when the pipes report a failure (then its result
-    /// cannot be trusted); `group`: it leads a process group of its own.
+    /// cannot be trusted); `group`: it leads a process group of its own;
+    /// `job_control`: its stop by job control stops retry too.
     fn supervise(
         &self,
         pid: i32,
         deadline: Option<Instant>,
         tree: &ProcessTree,
         mut stop: Escalation,
-        (group, by_pipes): (bool, bool),
+        (group, by_pipes, job_control): (bool, bool, bool),
     ) -> Ended {
         let failure = || match by_pipes {
             true => self.failure(),
@@ -302,8 +303,11 @@ impl<'a> Supervisor<'a> {
                 // so the shell shows the job as stopped; `fg` or `bg` then
                 // continues retry, which continues the command.
                 // (In retry's own group the terminal stops both already.)
+                // A once-hook reads no terminal: one that stops itself
+                // (SIGTSTP) stays stopped until its timeout ends it, and
+                // never stops retry, which no shell may be there to resume.
                 Waited::Stopped => {
-                    if group {
+                    if group && job_control {
                         platform::stop_self();
                         platform::send(pid, SIGCONT, group);
                     }
@@ -581,7 +585,7 @@ impl Host for Supervisor<'_> {
         };
         // Its own group, and never stopped for the attempts' pipes (a
         // failure of theirs may be what ended the run).
-        let ended = self.supervise(child.pid, deadline, &tree, stop, (true, false));
+        let ended = self.supervise(child.pid, deadline, &tree, stop, (true, false, false));
         let ours = |env: &[u8]| self.lineage.marks(env);
         tree.stop_leftovers(child.pid, self.kill_after, &self.signals, &ours);
         if let Ended::Exited(status) = ended

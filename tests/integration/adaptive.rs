@@ -487,6 +487,42 @@ fn a_store_that_never_answers_fails_open_within_the_store_timeout() {
     }
 }
 
+/// A server that lies, answering the script with what it cannot answer (a
+/// rejection at a probability of 0, negative or huge numbers, a flag of
+/// 7): a failed store, one warning, and every attempt runs; never the
+/// exit status 75 of a run the throttle rejected whole.
+#[cfg(feature = "redis")]
+#[test]
+fn a_store_that_lies_fails_open() {
+    let lies: [&[u8]; 3] = [
+        b"*7\r\n:0\r\n:0\r\n:0\r\n:0\r\n:0\r\n:1\r\n:1\r\n",
+        b"*7\r\n:0\r\n:-5\r\n:-5\r\n:-9\r\n:-9\r\n:1\r\n:1\r\n",
+        b"*7\r\n:0\r\n:4611686018427387904\r\n:0\r\n:0\r\n:0\r\n:7\r\n:1\r\n",
+    ];
+    for lie in lies {
+        let dir = scratch();
+        let port = crate::fleet::fake_store(lie, None);
+        let url = format!("redis://127.0.0.1:{port}");
+        let log = dir.path().join("log");
+        let script = format!("echo >> '{}'; exit 1", log.display());
+        let output = retry(&["--throttle", "api", "-n", "2", "--base", "0ms"])
+            .args(&["--throttle-base", "1ms", "--cap", "2ms", "--store", &url])
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .args(&["--", "sh", "-c", &script])
+            .output();
+        let said = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{said}");
+        let ran = std::fs::read_to_string(&log).map_or(0, |t| t.lines().count());
+        assert_eq!(ran, 2, "{said}");
+        let warnings: Vec<&str> = said.lines().filter(|l| l.contains("warning")).collect();
+        assert_eq!(warnings.len(), 1, "{said}");
+        assert!(
+            warnings[0].contains("which it cannot; running without the throttle"),
+            "{said}"
+        );
+    }
+}
+
 /// One exchange per attempt in Redis: the outcome travels with the next
 /// ask, and only an accept is told at the end.
 #[cfg(feature = "redis")]

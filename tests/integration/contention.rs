@@ -1,4 +1,5 @@
-//! The live experiments (`bench/contention/`, `bench/outage-live/`, `examples/contention/`)
+//! The live experiments (`bench/contention/`, `bench/outage-live/`,
+//! `bench/throttle-live/`, `examples/contention/`)
 //! at the size of a smoke test: a server, a few real `retry` processes, the
 //! simulation beside them, and nothing left running.
 
@@ -153,5 +154,73 @@ fn a_small_outage_run_counts_every_run_and_sees_the_recovery() {
     let agreement = std::fs::read_to_string(dir.path().join("out/agreement.md")).unwrap();
     assert!(agreement.contains("of 24"), "{agreement}");
     let svg = std::fs::read_to_string(dir.path().join("out/outage.svg")).unwrap();
+    assert!(svg.trim_end().ends_with("</svg>"));
+}
+
+#[test]
+fn a_small_throttle_run_counts_every_run_and_the_429s() {
+    // Twice the capacity of 2 requests a 500 ms window: 8 hosts at each
+    // of two marks a second apart, host state only (no --store, so no
+    // fleet row).
+    let dir = scratch();
+    let out = std::process::Command::new(driver())
+        .args([
+            "throttle",
+            "--retry",
+            BIN,
+            "--capacity",
+            "2",
+            "--window",
+            "500",
+        ])
+        .args(["--every", "1", "--span", "2", "--loads", "2", "--reps", "1"])
+        .args(["--sim-reps", "2", "--limit", "60"])
+        .arg("--tmp")
+        .arg(dir.path().join("hosts"))
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let live = std::fs::read_to_string(dir.path().join("out/live.csv")).unwrap();
+    let names: Vec<&str> = (live.lines().skip(1))
+        .filter_map(|l| l.split(',').nth(2))
+        .collect();
+    assert_eq!(
+        names,
+        ["none", "backoff", "throttle-base", "host-throttle"],
+        "{live}"
+    );
+    for line in live.lines().skip(1) {
+        // runs, goodput, refused a second, time to success, share given up
+        let row: Vec<f64> = line
+            .split(',')
+            .skip(3)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(row[0], 16.0, "{live}");
+        // At most the capacity (4 a second) is served, and some is.
+        assert!(row[1] > 0.0 && row[1] <= 4.0, "{live}");
+        // Each mark's 8 first attempts meet a window of 2: 429s.
+        assert!(row[2] >= 1.0, "{live}");
+        assert!(row[3] > 0.0 && row[3] < 20.0, "{live}");
+        assert!((0.0..=1.0).contains(&row[4]), "{live}");
+    }
+    // Without retries, 6 of each mark's 8 first attempts are refused (4
+    // at most were served even if a loaded machine spread them over two
+    // windows).
+    let none: Vec<f64> = (live.lines().nth(1).unwrap().split(',').skip(3))
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!(none[4] >= 0.5, "{live}");
+    // The hosts' runtime directories are gone; the results are written.
+    let hosts = dir.path().join("hosts");
+    assert!(!hosts.exists() || std::fs::read_dir(&hosts).unwrap().next().is_none());
+    let sim = std::fs::read_to_string(dir.path().join("out/sim.csv")).unwrap();
+    assert_eq!(sim.lines().count(), 1 + 2 * 4, "{sim}");
+    let agreement = std::fs::read_to_string(dir.path().join("out/agreement.md")).unwrap();
+    assert!(agreement.contains("of 16."), "{agreement}");
+    let svg = std::fs::read_to_string(dir.path().join("out/throttle.svg")).unwrap();
     assert!(svg.trim_end().ends_with("</svg>"));
 }

@@ -659,7 +659,7 @@ fn commands_and_hooks_never_see_the_store() {
 /// A "store" on a free port of 127.0.0.1 that answers every connection
 /// with `reply`, at once or one byte every `pace`, and keeps it open, for
 /// 5 s at most.
-fn fake_store(reply: &[u8], pace: Option<Duration>) -> u16 {
+pub fn fake_store(reply: &[u8], pace: Option<Duration>) -> u16 {
     let reply = reply.to_vec();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();

@@ -235,6 +235,65 @@ fn a_hooks_trouble_never_changes_the_status_nor_holds_the_run() {
     );
 }
 
+/// A hook that stops itself by job control (`kill -TSTP $$`, what a
+/// program that wants the terminal does from the background) is a hook
+/// that hangs: stopped at its bound, a warning. retry once stopped itself
+/// with it, as it does for an attempt a shell may `fg`, and no one resumed it.
+#[test]
+fn a_hook_that_stops_itself_is_stopped_at_its_bound() {
+    let dir = scratch();
+    let pid_file = dir.path().join("hook");
+    let hook = format!("echo $$ > '{}'; kill -TSTP $$; exit 0", pid_file.display());
+    for which in ["--on-start", "--on-exit"] {
+        let _ = std::fs::remove_file(&pid_file);
+        let mut command = retry(&["-n", "1", "--hook-timeout", "300ms"])
+            .args(&[
+                "--kill-after",
+                "200ms",
+                which,
+                &hook,
+                "--",
+                "sh",
+                "-c",
+                "exit 3",
+            ])
+            .into_command();
+        command.stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if started.elapsed() > Duration::from_secs(10) {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        if status.is_none() {
+            // Stopped with its hook: end both before failing.
+            if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+                crate::harness::kill_pid(pid.trim().parse().unwrap());
+            }
+            crate::harness::kill_pid(child.id() as i32);
+            let _ = child.wait();
+        }
+        let status =
+            status.unwrap_or_else(|| panic!("{which}: retry was still running after 10 s"));
+        assert_eq!(status.code(), Some(3), "{which}");
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert!(
+            stderr.contains(&format!(
+                "{which} command did not end within --hook-timeout 300ms"
+            )),
+            "{which}: {stderr}"
+        );
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        assert_all_gone(&pid, "its hook");
+    }
+}
+
 #[test]
 fn a_hook_that_writes_without_end_is_stopped_at_its_bound() {
     // Its stdout is retry's stderr, passed on without a buffer of retry's:

@@ -114,6 +114,14 @@ pub struct SimulationArgs {
           help_heading = SIMULATION, hide_short_help = true)]
     pub capacity: u32,
 
+    /// --model throttle: the service's limiter window: it admits --capacity
+    /// requests in each (shorter than a second only to scale time down, as
+    /// bench/throttle-live does)
+    #[arg(long, env = "RETRY_CAPACITY_WINDOW", value_name = "DURATION", default_value = "1s",
+          value_parser = parse_capacity_window, value_hint = ValueHint::Other,
+          allow_hyphen_values = true, help_heading = SIMULATION, hide_short_help = true)]
+    pub capacity_window: Duration,
+
     /// --model outage and throttle: how long the hosts start runs (those
     /// running then finish; 20m with --model throttle unless given)
     #[arg(long, env = "RETRY_SPAN", value_name = "DURATION", default_value = "1h",
@@ -399,6 +407,16 @@ pub fn parse_windows(text: &str) -> Result<Cooldowns, String> {
     .map(Cooldowns)
 }
 
+/// `--capacity-window`: from 1 ms to a minute (a limiter's window; a
+/// longer one is no longer a rate).
+pub fn parse_capacity_window(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        d if d < Duration::from_millis(1) => Err("a limiter window is at least 1ms".into()),
+        d if d > Duration::from_secs(60) => Err("a limiter window is at most 1m".into()),
+        d => Ok(d),
+    }
+}
+
 /// `--max-work`: a count of requests, or `unlimited`.
 pub fn parse_max_work(text: &str) -> Result<u64, String> {
     let text = text.trim();
@@ -574,7 +592,8 @@ impl SimulationArgs {
         let span = model_default(provenance, id::SPAN, self.span, THROTTLE_SPAN);
         // The largest fleet, its runs in a row, and their requests at most.
         let load = self.loads.0.iter().copied().fold(0.0, f64::max);
-        let hosts = load * f64::from(capacity) * self.every.as_secs_f64();
+        let per_second = f64::from(capacity) / self.capacity_window.as_secs_f64();
+        let hosts = load * per_second * self.every.as_secs_f64();
         let requests = hosts * span.as_secs_f64() / self.every.as_secs_f64() * f64::from(attempts);
         if hosts > MAX_HOSTS as f64 || requests > MAX_FLEET_RUNS {
             return Err(usage(format!(
@@ -589,6 +608,7 @@ impl SimulationArgs {
         Ok(throttle::Options {
             scenario: throttle::Scenario {
                 capacity,
+                window: self.capacity_window,
                 error_rate: self.error_rate.0,
                 every: self.every,
                 span,
@@ -744,6 +764,20 @@ mod tests {
             [Duration::from_millis(1), Duration::from_secs(10)]
         );
         assert_eq!(parse_windows("1s").unwrap().0, [Duration::from_secs(1)]);
+        assert_eq!(
+            parse_capacity_window("250ms").unwrap(),
+            Duration::from_millis(250)
+        );
+        assert!(
+            parse_capacity_window("999us")
+                .unwrap_err()
+                .contains("at least 1ms")
+        );
+        assert!(
+            parse_capacity_window("2m")
+                .unwrap_err()
+                .contains("at most 1m")
+        );
         for (bad, says) in [
             (parse_loads("0").unwrap_err(), "`0`: expected a multiple"),
             (

@@ -419,6 +419,7 @@ mod tests {
             service: Service {
                 outage_ms: 0.0,
                 capacity: 20,
+                window_ms: 1000.0,
                 overload,
                 error_rate: 0.0,
                 span_ms: 300_000.0,

@@ -1,7 +1,8 @@
 //! The service the fleet's runs send to: down from 0 until the outage ends
 //! (every request fails at once, as a refused connection does), then
-//! admitting at most `capacity` requests in each second counted from the
-//! recovery. The rest of each second's are refused at once: as a 503 (a
+//! admitting at most `capacity` requests in each window (a second unless
+//! the throttle model's `--capacity-window` says otherwise) counted from
+//! the recovery. The rest of each window's are refused at once: as a 503 (a
 //! transient failure: the outage model) or as a 429 (a throttle: the
 //! throttle model), with or without a Retry-After hint. Of the requests it
 //! admits, a share fails transiently (a 500), as a backend does whatever
@@ -19,9 +20,12 @@ pub const FIRST_MINUTE: usize = 60;
 pub struct Spec {
     /// Down from 0 for this long (ms).
     pub outage_ms: f64,
-    /// Requests admitted in each second after it.
+    /// Requests admitted in each window after it.
     pub capacity: u32,
-    /// How it refuses the rest of a second's.
+    /// The limiter's window (ms): 1000 but in the throttle model's live
+    /// bench, whose time is scaled down (bench/throttle-live/).
+    pub window_ms: f64,
+    /// How it refuses the rest of a window's.
     pub overload: Overload,
     /// The share of admitted requests that fail transiently, in [0, 1).
     pub error_rate: f64,
@@ -70,7 +74,7 @@ pub struct Answers {
 
 pub struct Service {
     spec: Spec,
-    /// The one-second window counted from the recovery, and its requests
+    /// The window counted from the recovery, and its requests
     /// so far (admitted or not).
     window: u64,
     in_window: u32,
@@ -102,15 +106,16 @@ impl Service {
             self.during_outage += 1;
             return Some(Failure::TRANSIENT);
         }
-        // Whole seconds since the recovery (saturating cast: never negative).
-        let since = (at_ms - self.spec.outage_ms) / 1e3;
+        // Whole windows since the recovery (saturating cast: never negative).
+        let since = (at_ms - self.spec.outage_ms) / self.spec.window_ms;
         let window = since as u64;
         if window != self.window {
             self.window = window;
             self.in_window = 0;
         }
         self.in_window = self.in_window.saturating_add(1);
-        if let Some(count) = self.first_minute.get_mut(window as usize) {
+        let second = ((at_ms - self.spec.outage_ms) / 1e3) as usize;
+        if let Some(count) = self.first_minute.get_mut(second) {
             *count += 1;
         }
         let counted = at_ms < self.spec.span_ms;
@@ -124,7 +129,13 @@ impl Service {
                 Overload::Throttle { hint } => Failure {
                     throttled: true,
                     hint_ms: match hint {
-                        true => ((window + 1) as f64 - since).ceil() as f32 * 1e3,
+                        true => {
+                            // Windows left times a window's seconds: exactly
+                            // the windows left when a window is 1 s.
+                            let left_s =
+                                ((window + 1) as f64 - since) * (self.spec.window_ms / 1e3);
+                            left_s.ceil() as f32 * 1e3
+                        }
                         false => 0.0,
                     },
                 },
@@ -153,6 +164,7 @@ mod tests {
         Spec {
             outage_ms,
             capacity,
+            window_ms: 1000.0,
             overload,
             error_rate: 0.0,
             span_ms: f64::INFINITY,
@@ -251,6 +263,27 @@ mod tests {
             service.answer(9_999.5, &mut rng).map(|f| f.throttled),
             Some(true)
         );
+    }
+
+    #[test]
+    fn a_shorter_window_admits_its_capacity_in_each_of_its_own() {
+        let mut rng = crate::strategy::rng(Some(1));
+        let mut service = Service::new(Spec {
+            window_ms: 250.0,
+            ..spec(0.0, 2, Overload::Throttle { hint: true })
+        });
+        let served: Vec<bool> = [0.0, 10.0, 200.0, 250.0, 251.0, 499.0, 500.0]
+            .into_iter()
+            .map(|at| service.answer(at, &mut rng).is_none())
+            .collect();
+        assert_eq!(served, [true, true, false, true, true, false, true]);
+        assert!(service.answer(700.0, &mut rng).is_none());
+        // Retry-After stays in whole seconds: 1 s for the 40 ms left.
+        let refused = service.answer(710.0, &mut rng);
+        assert_eq!(service.answer(720.0, &mut rng), refused);
+        assert_eq!(refused.map(|f| f.hint_ms), Some(1000.0));
+        // The first minute's load is still counted by the second.
+        assert_eq!(service.peak_first_minute(), 10);
     }
 
     #[test]

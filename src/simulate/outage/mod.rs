@@ -55,6 +55,7 @@ impl Scenario {
             service: fleet::Service {
                 outage_ms: self.outage.as_secs_f64() * 1e3,
                 capacity: self.capacity,
+                window_ms: 1000.0,
                 overload: Overload::Unavailable,
                 error_rate: 0.0,
                 span_ms: self.span.as_secs_f64() * 1e3,

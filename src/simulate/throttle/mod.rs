@@ -51,8 +51,11 @@ impl Shape {
 /// What every case shares: the service, the period, the runs' options.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Scenario {
-    /// Requests a second the service admits.
+    /// Requests the service admits in each window.
     pub capacity: u32,
+    /// The limiter's window: a second, or less in the live bench's
+    /// scaled time (`--capacity-window`).
+    pub window: Duration,
     /// The share of admitted requests that fail transiently.
     pub error_rate: f64,
     /// A cron host's period, or a client's pause between jobs.
@@ -62,6 +65,13 @@ pub struct Scenario {
     pub net: Net,
     pub backoff: Backoff,
     pub attempts: Attempts,
+}
+
+impl Scenario {
+    /// The capacity a second: `capacity` a window.
+    pub fn per_second(&self) -> f64 {
+        f64::from(self.capacity) / self.window.as_secs_f64()
+    }
 }
 
 /// One case of the table: a shape, a load, a hint.
@@ -75,10 +85,10 @@ pub struct Case {
 }
 
 impl Case {
-    /// Hosts (or clients) that offer the load: `load × capacity × every`
-    /// first attempts a period, one at least.
+    /// Hosts (or clients) that offer the load: `load × capacity × every /
+    /// window` first attempts a period, one at least.
     pub fn hosts(&self, scenario: &Scenario) -> u32 {
-        let hosts = self.load * f64::from(scenario.capacity) * scenario.every.as_secs_f64();
+        let hosts = self.load * scenario.per_second() * scenario.every.as_secs_f64();
         hosts.round().clamp(1.0, f64::from(u32::MAX)) as u32
     }
 
@@ -93,6 +103,7 @@ impl Case {
             service: fleet::Service {
                 outage_ms: 0.0,
                 capacity: scenario.capacity,
+                window_ms: scenario.window.as_secs_f64() * 1e3,
                 overload: Overload::Throttle { hint: self.hint },
                 error_rate: scenario.error_rate,
                 span_ms,
@@ -144,6 +155,7 @@ pub(crate) mod fixtures {
         Options {
             scenario: Scenario {
                 capacity: 5,
+                window: Duration::from_secs(1),
                 error_rate: 0.01,
                 every: Duration::from_secs(10),
                 span: Duration::from_secs(120),
@@ -197,6 +209,15 @@ mod tests {
             hint: true,
         };
         assert_eq!(tiny.hosts(&options.scenario), 1);
+        // 5 in each 250 ms: 20 a second, and four times the hosts.
+        let mut quick = fixtures::options(&[Shape::Cron], &[0.5, 2.0, 10.0]);
+        quick.scenario.window = Duration::from_millis(250);
+        let hosts: Vec<u32> = (quick.cases().iter())
+            .map(|case| case.hosts(&quick.scenario))
+            .collect();
+        assert_eq!(hosts, [100, 400, 2000]);
+        let quick_fleet = quick.cases()[0].fleet(&quick.scenario);
+        assert_eq!(quick_fleet.service.window_ms, 250.0);
         let fleet = tiny.fleet(&options.scenario);
         assert_eq!(fleet.arrivals, Arrivals::Loop);
         assert_eq!(fleet.service.overload, Overload::Throttle { hint: true });

@@ -43,7 +43,8 @@ pub fn table(options: &Options, seed: u64, threads: usize) -> Vec<Line> {
         let scenario = case.fleet(&options.scenario);
         let context = Context {
             first_per_s: f64::from(scenario.hosts) / scenario.every.as_secs_f64(),
-            capacity: options.scenario.capacity,
+            // A second's capacity, which a fleet budget is sized for.
+            capacity: options.scenario.per_second().round() as u32,
             budget: options.budget,
             breaker: options.breaker,
         };

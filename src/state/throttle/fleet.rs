@@ -96,32 +96,58 @@ impl Fleet {
             self.params.window_ms.max(1).to_string(),
             MAX_COUNT.to_string(),
         ])?;
-        let [
-            allowed,
-            decided,
-            probability,
-            requests,
-            accepts,
-            trusted,
-            found,
-        ] = reply[..]
-        else {
-            return Err(format!("the script answered {reply:?}"));
-        };
-        // What the script answers is held to what it can mean: a server
-        // that lies cannot make a probability over 1 or a count below 0.
-        let fraction = |n: i64| n.clamp(0, 1_000_000) as f64 / 1e6;
-        let count = |n: i64| n.max(0) as f64 / 1e3;
-        Ok(Reply {
-            allowed: allowed != 0,
-            decided: fraction(decided),
-            probability: fraction(probability),
-            requests: count(requests),
-            accepts: count(accepts),
-            untrusted: trusted == 0,
-            found: found == 1,
-        })
+        believe(&reply, draw)
     }
+}
+
+/// The script's answer to a request decided with `draw`, if it is one the
+/// script could give: flags of 0 or 1, probabilities of 0 to 1 million
+/// millionths, counts of 0 or more, and a rejection only when `draw` fell
+/// below the probability it names. Anything else is a store that lies (a
+/// proxy, another program on the port, a hand-written script): a store
+/// failure, so the run goes on without the throttle rather than have
+/// every attempt rejected on its word.
+fn believe(reply: &[i64], draw: f64) -> Result<Reply, String> {
+    let lie = || format!("the script answered {reply:?}, which it cannot");
+    let &[
+        allowed,
+        decided,
+        probability,
+        requests,
+        accepts,
+        trusted,
+        found,
+    ] = reply
+    else {
+        return Err(format!("the script answered {reply:?}"));
+    };
+    let flag = |n: i64| (0..=1).contains(&n);
+    let fraction = |n: i64| (0..=1_000_000).contains(&n).then(|| n as f64 / 1e6);
+    let count = |n: i64| (n >= 0).then(|| n as f64 / 1e3);
+    if ![allowed, trusted, found].into_iter().all(flag) {
+        return Err(lie());
+    }
+    let (Some(decided), Some(probability), Some(requests), Some(accepts)) = (
+        fraction(decided),
+        fraction(probability),
+        count(requests),
+        count(accepts),
+    ) else {
+        return Err(lie());
+    };
+    // The script rounds the probability to the millionth it answers.
+    if allowed == 0 && draw >= decided + 1e-6 {
+        return Err(lie());
+    }
+    Ok(Reply {
+        allowed: allowed != 0,
+        decided,
+        probability,
+        requests,
+        accepts,
+        untrusted: trusted == 0,
+        found: found == 1,
+    })
 }
 
 impl Fleet {
@@ -135,6 +161,48 @@ impl Fleet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ANSWER: [i64; 7] = [1, 250_000, 250_000, 4_000, 1_000, 1, 1];
+
+    #[test]
+    fn an_answer_the_script_could_give_is_believed() {
+        let reply = believe(&ANSWER, 0.5).unwrap();
+        assert!(reply.allowed && !reply.untrusted && reply.found);
+        assert_eq!(
+            (reply.decided, reply.requests, reply.accepts),
+            (0.25, 4.0, 1.0)
+        );
+        // Rejected: the draw fell below the probability, rounded or not.
+        let rejected = [0, 250_000, 250_000, 4_000, 1_000, 1, 1];
+        assert!(!believe(&rejected, 0.2).unwrap().allowed);
+        assert!(!believe(&rejected, 0.250_000_4).unwrap().allowed);
+        let certain = [0, 1_000_000, 1_000_000, 9_000, 0, 1, 1];
+        assert!(!believe(&certain, 0.999_999).unwrap().allowed);
+    }
+
+    /// A server that lies (numbers out of range, a rejection its own
+    /// probability does not allow) is a failed store: the run goes on.
+    #[test]
+    fn an_answer_the_script_cannot_give_is_a_failure() {
+        let lies: [(&[i64], f64); 9] = [
+            (&[0, 0, 0, 0, 0, 1, 1], 0.5),
+            (&[0, 250_000, 250_000, 4_000, 1_000, 1, 1], 0.3),
+            (&[0, -5, -5, -9, -9, 1, 1], 0.0),
+            (&[0, 1 << 62, 1 << 62, 1 << 62, 1 << 62, 1, 1], 0.5),
+            (&[2, 0, 0, 0, 0, 1, 1], 0.5),
+            (&[1, 0, 0, -1, 0, 1, 1], 0.5),
+            (&[1, 0, 0, 0, 0, 7, 1], 0.5),
+            (&[1, 0, 0, 0, 0, 1, -1], 0.5),
+            (&[0], 0.5),
+        ];
+        for (reply, draw) in lies {
+            let error = believe(reply, draw).unwrap_err();
+            assert!(
+                error.starts_with("the script answered ["),
+                "{reply:?}: {error}"
+            );
+        }
+    }
     use crate::state::store::Store;
     use crate::state::store::server::bench;
     use std::time::{Duration, Instant};
