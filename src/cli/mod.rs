@@ -312,30 +312,7 @@ fn refuse_stray(
     let typed = |id: &&&str| provenance.typed(id);
     let stray =
         if simulation && matches.get_flag(id::SIMULATE) {
-            let model = matches.get_one::<ModelChoice>(id::MODEL);
-            let (busy, outage, throttle) = (
-                model == Some(&ModelChoice::Busy),
-                model == Some(&ModelChoice::Outage),
-                model == Some(&ModelChoice::Throttle),
-            );
-            let only = |ids: &'static [&'static str], wanted: bool, mode| {
-                ids.iter()
-                    .find(typed)
-                    .filter(|_| !wanted)
-                    .map(|id| (*id, mode))
-            };
-            let fleet = outage || throttle;
-            only(&id::BUSY_ONLY, busy, "--simulate --model busy")
-                .or_else(|| only(&id::OUTAGE_ONLY, outage, "--simulate --model outage"))
-                .or_else(|| only(&id::THROTTLE_ONLY, throttle, "--simulate --model throttle"))
-                .or_else(|| {
-                    only(
-                        &id::FLEET_ONLY,
-                        fleet,
-                        "--simulate --model outage or throttle",
-                    )
-                })
-                .or_else(|| only(&id::SWEEP_ONLY, !fleet, "--simulate --model occ or busy"))
+            stray_in_simulation(matches, provenance)
         } else if let Some(id) = id::SIMULATE_ONLY.iter().filter(|_| simulation).find(typed) {
             Some((*id, "--simulate"))
         } else if simulation && !matches.get_flag(id::PLAN) && provenance.typed(id::FORMAT) {
@@ -395,6 +372,39 @@ fn refuse_stray(
             Err(refuse::usage(format!("`{flag}` is only for {mode}")))
         }
     }
+}
+
+/// A `--simulate` option of another model than the one asked for, and
+/// the model it is for.
+fn stray_in_simulation(
+    matches: &clap::ArgMatches,
+    provenance: &Provenance,
+) -> Option<(&'static str, &'static str)> {
+    let typed = |id: &&&str| provenance.typed(id);
+    let model = matches.get_one::<ModelChoice>(id::MODEL);
+    let (busy, outage, throttle) = (
+        model == Some(&ModelChoice::Busy),
+        model == Some(&ModelChoice::Outage),
+        model == Some(&ModelChoice::Throttle),
+    );
+    let only = |ids: &'static [&'static str], wanted: bool, mode| {
+        ids.iter()
+            .find(typed)
+            .filter(|_| !wanted)
+            .map(|id| (*id, mode))
+    };
+    let fleet = outage || throttle;
+    only(&id::BUSY_ONLY, busy, "--simulate --model busy")
+        .or_else(|| only(&id::OUTAGE_ONLY, outage, "--simulate --model outage"))
+        .or_else(|| only(&id::THROTTLE_ONLY, throttle, "--simulate --model throttle"))
+        .or_else(|| {
+            only(
+                &id::FLEET_ONLY,
+                fleet,
+                "--simulate --model outage or throttle",
+            )
+        })
+        .or_else(|| only(&id::SWEEP_ONLY, !fleet, "--simulate --model occ or busy"))
 }
 
 /// Every long option, `--base` and so on, with its `RETRY_*` variable if any.

@@ -111,6 +111,19 @@ pub(crate) fn apply_preset(
             _ => {}
         }
     }
+    say_what_is_hidden(run, preset, &mut words);
+    // A `--stop-if-output` of the user's wins over the preset's evidence.
+    let users_stop = run.provenance.given(rule_id(Rule::StopIfOutput));
+    if let Some(pattern) = preset.transient.filter(|_| !users_stop) {
+        let regex = parse_regex(pattern).map_err(|e| error("transient-if-output", pattern, e))?;
+        words.transient = Some(regex);
+    }
+    Ok(words)
+}
+
+/// What the command's own flags hide from `preset` (curl's `-s`), and,
+/// for its throttle line, how to show the server's wait: each said once.
+fn say_what_is_hidden(run: &RunArgs, preset: &Preset<'_>, words: &mut Words) {
     let seen = match (run.programs.shell, run.programs.command.split_first()) {
         (false, Some((program, args))) => crate::preset::quiet::seen(program, args),
         _ => Default::default(),
@@ -130,13 +143,6 @@ pub(crate) fn apply_preset(
             preset.name
         ));
     }
-    // A `--stop-if-output` of the user's wins over the preset's evidence.
-    let users_stop = run.provenance.given(rule_id(Rule::StopIfOutput));
-    if let Some(pattern) = preset.transient.filter(|_| !users_stop) {
-        let regex = parse_regex(pattern).map_err(|e| error("transient-if-output", pattern, e))?;
-        words.transient = Some(regex);
-    }
-    Ok(words)
 }
 
 /// The codes' verdicts `preset` gives when named: its code rules where the
