@@ -110,7 +110,7 @@ means = [[r["mean"] for r in json.load(open(f"{work}/runs-{n}.json"))["results"]
          for n in range(1, rounds + 1)]
 base = statistics.median(m[0] for m in means)
 print(f"| store | a run of {attempts} attempts (median of {rounds} rounds' means of {runs}) "
-      "| vs no throttle | added per attempt | target |")
+      "| vs no throttle (in the same round) | added per attempt | target |")
 print("|---|---:|---:|---:|---|")
 print(f"| none (the baseline) | {base*1e3:.1f} ms | 1.00× | | |")
 verdicts = []
