@@ -15,6 +15,8 @@
 #   bash bench/throttle-live/run.sh                      # ≈ 9 minutes on 2 cores
 #   REPS=1 SPAN=10 bash bench/throttle-live/run.sh        # a quick look
 #   CELLS='clients/2/retry-after/all' bash bench/throttle-live/run.sh   # other cells
+#   GATE=attempt CELLS='cron/2/none/fleet-throttle' OUT=/tmp/t bash bench/throttle-live/run.sh
+#       # the gate on the first attempt only, as before (the throttles ask early)
 #
 # Time runs at 1/30 of the throttle table's (docs/simulation.md): a job
 # every 2 s for every minute, backoff 33 ms to 667 ms, the throttle base
@@ -48,6 +50,7 @@ EVERY=${EVERY:-2}
 SPAN=${SPAN:-20}
 CELLS=${CELLS:-}
 BATCH=${BATCH:-160}
+GATE=${GATE:-auto}
 REPS=${REPS:-4}
 SIM_REPS=${SIM_REPS:-40}
 LIMIT=${LIMIT:-600}
@@ -60,7 +63,7 @@ target=target/release
 live_redis throttle-live
 live_driver "$target/examples/contention" throttle --retry "$target/retry" --tmp "$tmp/hosts" \
     --store "unix://$tmp/redis.sock" --capacity "$CAPACITY" --window "$WINDOW" \
-    --every "$EVERY" --span "$SPAN" ${CELLS:+--cells "$CELLS"} --batch "$BATCH" \
+    --every "$EVERY" --span "$SPAN" ${CELLS:+--cells "$CELLS"} --batch "$BATCH" --gate "$GATE" \
     --reps "$REPS" --sim-reps "$SIM_REPS" --limit "$LIMIT" --out "$OUT"
 live_machine "$OUT/agreement.md"
 echo "wrote $OUT/{live.csv,sim.csv,agreement.md,throttle.svg}"

@@ -116,7 +116,7 @@ pub fn run(
         plan.open_gates(now);
         while let Some((due, c, h, gate)) = plan.next(now)? {
             tallies[c].runs += 1;
-            let mut command = match cells[c].decides_first() {
+            let mut command = match settings.gate_retry && cells[c].decides_first() {
                 true => {
                     let mut gated = Command::new(&me);
                     gated.arg("gate").arg(&settings.retry);
