@@ -14,7 +14,7 @@
 //! ```text
 //! contention throttle --retry PATH --tmp DIR [--store unix:///…/redis.sock]
 //!     [--capacity 2] [--window 500] [--every 2] [--span 20] [--cells MATRIX]
-//!     [--batch 160] [--gate auto|attempt] [--reps 4] [--sim-reps 40] [--limit 600] [--out DIR]
+//!     [--batch 160] [--gate attempt|retry] [--reps 4] [--sim-reps 40] [--limit 600] [--out DIR]
 //! contention throttle-client PORT    one request: prints `HTTP 429` when throttled
 //! ```
 //!
@@ -229,9 +229,9 @@ pub struct Settings {
     cells: Vec<Cell>,
     /// The most hosts a batch starts at once.
     batch: usize,
-    /// What the gate holds: `auto` (retry where it decides before its
-    /// first attempt, else the first attempt), or `attempt` everywhere
-    /// (as the bench did before: its throttles ask too early).
+    /// What the gate holds where retry decides before its first attempt:
+    /// the first attempt (`attempt`, retry deciding a little early), or
+    /// retry itself (`retry`: started at the mark, all at once).
     gate_retry: bool,
     reps: u32,
     sim_reps: u32,
@@ -252,7 +252,7 @@ impl Settings {
             span: Duration::from_secs(20),
             cells: cells(DEFAULT_CELLS).unwrap(),
             batch: 160,
-            gate_retry: true,
+            gate_retry: false,
             reps: 4,
             sim_reps: 40,
             limit: Duration::from_secs(600),
@@ -292,7 +292,7 @@ impl Settings {
                 "--batch" => s.batch = count()? as usize,
                 "--gate" => {
                     s.gate_retry = match value.as_str() {
-                        "auto" => true,
+                        "retry" => true,
                         "attempt" => false,
                         _ => return Err(bad()),
                     }

@@ -1,17 +1,15 @@
 //! One batch of a repetition: every cell's fleet at once, each against a
 //! server of its own. A run's process is started a little before it is
-//! due and waits at a gate (stdin's end) that the driver closes when the
-//! run is due: the driver starts processes one at a time, and 100 of them
-//! take a few hundred ms on 2 cores, which would spread a cron mark's
-//! burst over the limiter's windows. Where retry decides before its first
-//! attempt (the throttle's ask, the breaker's admission), the gate holds
-//! `retry` itself (`contention gate`, which then becomes retry): a
-//! decision made before the run is due counts a request early, and lets a
-//! rejected attempt's retries be asked for, rejected and counted again
-//! before the service has seen the run at all. Elsewhere it holds the
-//! first attempt (the client waits for it), so that retry's own start-up,
-//! which 100 processes at once make long on 2 cores, is not counted in a
-//! run's time.
+//! due and its first attempt waits at a gate (stdin's end) that the driver
+//! closes when the run is due: the driver starts processes one at a time,
+//! and 100 of them take a few hundred ms on 2 cores, which would spread a
+//! cron mark's burst over the limiter's windows. Retry itself has started:
+//! where it decides before its first attempt (the throttle's ask, the
+//! breaker's admission) it decides early, so those runs are started last,
+//! closest to their time. With `--gate retry` the gate holds retry itself
+//! (`contention gate`, which then becomes retry) for those rows: no early
+//! decision, but 100 processes starting at the mark on 2 cores
+//! (bench/RESULTS.md, "Throttles, live", compares the two).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -37,6 +35,10 @@ impl Servers {
         Ok(())
     }
 }
+
+/// How long before its time a client's run is started: its runs come one
+/// at a time, not in a burst, so a start-up's worth.
+const CLIENT_LEAD: Duration = Duration::from_millis(30);
 
 /// A run started and not yet ended: its cell, its host, when it was due
 /// (from the batch's start).
@@ -84,11 +86,14 @@ pub fn run(
                 Shape::Cron => {
                     let mut due = first;
                     while due < end {
-                        plan.add(due, lead, c, h);
+                        plan.add(due, lead, (c, cell.decides_first()), h);
                         due += settings.every;
                     }
                 }
-                Shape::Clients => plan.add(first + settings.every.mul_f64(rng.unit()), lead, c, h),
+                Shape::Clients => {
+                    let phase = settings.every.mul_f64(rng.unit());
+                    plan.add(first + phase, CLIENT_LEAD, (c, cell.decides_first()), h);
+                }
             }
         }
     }
@@ -160,7 +165,7 @@ pub fn run(
             // A client's next run, a period after this one ended.
             let next = ended + settings.every;
             if cells[c].shape == Shape::Clients && next < end {
-                plan.add(next, lead, c, host);
+                plan.add(next, CLIENT_LEAD, (c, cells[c].decides_first()), host);
             }
             let line = stderr_line(&mut child);
             // The give-up line and a refusal (75: the open circuit, the
@@ -181,15 +186,18 @@ pub fn run(
 /// those started: one a due time, closed when it comes.
 #[derive(Default)]
 struct Plan {
-    /// (when to start it, when it is due, cell, host), soonest first.
-    starts: std::collections::BinaryHeap<std::cmp::Reverse<(Duration, Duration, usize, usize)>>,
+    /// (when to start it, whether retry decides before its first attempt,
+    /// when it is due, cell, host), soonest first; of runs started at the
+    /// same time, those whose retry decides first come last, as close to
+    /// the time they are due as the starts allow.
+    starts: std::collections::BinaryHeap<std::cmp::Reverse<(Duration, bool, Duration, usize, usize)>>,
     gates: std::collections::BTreeMap<Duration, (std::io::PipeReader, std::io::PipeWriter)>,
 }
 
 impl Plan {
-    fn add(&mut self, due: Duration, lead: Duration, cell: usize, host: usize) {
+    fn add(&mut self, due: Duration, lead: Duration, cell: (usize, bool), host: usize) {
         let at = due.saturating_sub(lead);
-        self.starts.push(std::cmp::Reverse((at, due, cell, host)));
+        self.starts.push(std::cmp::Reverse((at, cell.1, due, cell.0, host)));
     }
 
     fn is_empty(&self) -> bool {
@@ -198,7 +206,7 @@ impl Plan {
 
     /// A run to start now, with the read end of its gate.
     fn next(&mut self, now: Duration) -> Result<Option<(Duration, usize, usize, Stdio)>, String> {
-        let Some(&std::cmp::Reverse((at, due, cell, host))) = self.starts.peek() else {
+        let Some(&std::cmp::Reverse((at, _, due, cell, host))) = self.starts.peek() else {
             return Ok(None);
         };
         if at > now {
