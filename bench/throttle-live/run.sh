@@ -15,8 +15,8 @@
 #   bash bench/throttle-live/run.sh                      # ≈ 9 minutes on 2 cores
 #   REPS=1 SPAN=10 bash bench/throttle-live/run.sh        # a quick look
 #   CELLS='clients/2/retry-after/all' bash bench/throttle-live/run.sh   # other cells
-#   GATE=attempt CELLS='cron/2/none/fleet-throttle' OUT=/tmp/t bash bench/throttle-live/run.sh
-#       # the gate on the first attempt only, as before (the throttles ask early)
+#   GATE=retry CELLS='cron/2/none/fleet-throttle' OUT=/tmp/t bash bench/throttle-live/run.sh
+#       # the gate on retry itself where it decides before its first attempt
 #
 # Time runs at 1/30 of the throttle table's (docs/simulation.md): a job
 # every 2 s for every minute, backoff 33 ms to 667 ms, the throttle base
@@ -50,7 +50,7 @@ EVERY=${EVERY:-2}
 SPAN=${SPAN:-20}
 CELLS=${CELLS:-}
 BATCH=${BATCH:-160}
-GATE=${GATE:-auto}
+GATE=${GATE:-attempt}
 REPS=${REPS:-4}
 SIM_REPS=${SIM_REPS:-40}
 LIMIT=${LIMIT:-600}
