@@ -1,16 +1,18 @@
 //! One batch of a repetition: every cell's fleet at once, each against a
-//! server of its own. A run's process is started a little before it is
-//! due and its first attempt waits at a gate (stdin's end) that the driver
+//! server of its own. A run's process is started just ahead of its time
+//! and its first attempt waits at a gate (stdin's end) that the driver
 //! closes when the run is due: the driver starts processes one at a time,
 //! and 100 of them take a few hundred ms on 2 cores, which would spread a
 //! cron mark's burst over the limiter's windows. Retry itself has started:
 //! where it decides before its first attempt (the throttle's ask, the
-//! breaker's admission) it decides early, so those runs are started last,
-//! closest to their time. With `--gate retry` the gate holds retry itself
-//! (`contention gate`, which then becomes retry) for those rows: no early
-//! decision, but 100 processes starting at the mark on 2 cores
+//! breaker's admission) it decides early, so those runs are started last
+//! and just in time (`Plan`). With `--gate retry` the gate holds retry
+//! itself (`contention gate`, which then becomes retry) for those rows: no
+//! early decision, but their processes all start at the mark on 2 cores
 //! (bench/RESULTS.md, "Throttles, live", compares the two).
 
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -35,10 +37,6 @@ impl Servers {
         Ok(())
     }
 }
-
-/// How long before its time a client's run is started: its runs come one
-/// at a time, not in a burst, so a start-up's worth.
-const CLIENT_LEAD: Duration = Duration::from_millis(30);
 
 /// A run started and not yet ended: its cell, its host, when it was due
 /// (from the batch's start).
@@ -72,13 +70,13 @@ pub fn run(
             settings.flags(cell, &name)
         })
         .collect();
-    let total: usize = hosts.iter().sum();
-    let lead = (Duration::from_millis(100) + Duration::from_millis(4) * total as u32)
-        .min(settings.every / 2);
+    // The first mark's runs start from the batch's start on; each later
+    // one's just ahead of its time.
+    let lead = settings.every / 2;
     // Every time is from the batch's start; the first mark, the
     // limiter's windows and the span count from `lead`.
     let (first, end) = (lead, lead + settings.span);
-    let mut plan = Plan::default();
+    let mut plan = Plan::new(lead);
     let mut rng = Rng::seeded(settings.seed ^ (u64::from(rep) << 32) ^ (batch as u64) << 16);
     for (c, cell) in cells.iter().enumerate() {
         for h in 0..hosts[c] {
@@ -86,13 +84,13 @@ pub fn run(
                 Shape::Cron => {
                     let mut due = first;
                     while due < end {
-                        plan.add(due, lead, (c, cell.decides_first()), h);
+                        plan.add(due, cell.decides_first(), c, h);
                         due += settings.every;
                     }
                 }
                 Shape::Clients => {
                     let phase = settings.every.mul_f64(rng.unit());
-                    plan.add(first + phase, CLIENT_LEAD, (c, cell.decides_first()), h);
+                    plan.add(first + phase, cell.decides_first(), c, h);
                 }
             }
         }
@@ -119,7 +117,8 @@ pub fn run(
             return Err(format!("rep {rep} batch {batch} ran over {deadline:?}"));
         }
         plan.open_gates(now);
-        while let Some((due, c, h, gate)) = plan.next(now)? {
+        while let Some((due, c, h, gate)) = plan.next(start.elapsed())? {
+            let spawning = Instant::now();
             tallies[c].runs += 1;
             let mut command = match settings.gate_retry && cells[c].decides_first() {
                 true => {
@@ -141,6 +140,7 @@ pub fn run(
                 .stderr(Stdio::piped())
                 .spawn()
                 .map_err(|e| format!("cannot start {}: {e}", settings.retry.display()))?;
+            plan.started(spawning.elapsed());
             fleet.0.push(child);
             running.push(Running {
                 cell: c,
@@ -165,7 +165,7 @@ pub fn run(
             // A client's next run, a period after this one ended.
             let next = ended + settings.every;
             if cells[c].shape == Shape::Clients && next < end {
-                plan.add(next, CLIENT_LEAD, (c, cells[c].decides_first()), host);
+                plan.add(next, cells[c].decides_first(), c, host);
             }
             let line = stderr_line(&mut child);
             // The give-up line and a refusal (75: the open circuit, the
@@ -182,37 +182,82 @@ pub fn run(
     Ok(answers.zip(tallies).collect())
 }
 
-/// The runs to start, each `lead` before it is due, and the gates of
-/// those started: one a due time, closed when it comes.
-#[derive(Default)]
+/// The runs to start, ahead of their time, and the gates of those started:
+/// one a due time, closed when it comes. A run whose retry decides nothing
+/// before its first attempt is started as early as allowed; one that does
+/// is started last, when the deciding runs due with it that are still to
+/// start would take until `SLACK` before their time at the rate starts
+/// have been going, so that its decision is as early as the starts make
+/// it and no earlier.
 struct Plan {
-    /// (when to start it, whether retry decides before its first attempt,
-    /// when it is due, cell, host), soonest first; of runs started at the
-    /// same time, those whose retry decides first come last, as close to
-    /// the time they are due as the starts allow.
-    starts: std::collections::BinaryHeap<std::cmp::Reverse<(Duration, bool, Duration, usize, usize)>>,
-    gates: std::collections::BTreeMap<Duration, (std::io::PipeReader, std::io::PipeWriter)>,
+    /// (when it is due, whether retry decides before its first attempt,
+    /// cell, host), soonest first, the deciding ones of a time last.
+    starts: BinaryHeap<Reverse<(Duration, bool, usize, usize)>>,
+    /// Runs still to start by due time and kind.
+    left: BTreeMap<(Duration, bool), usize>,
+    /// How long a start takes (a running mean), and the most ahead a run
+    /// is started.
+    per_start: Duration,
+    most: Duration,
+    gates: BTreeMap<Duration, (std::io::PipeReader, std::io::PipeWriter)>,
 }
 
+/// How long before its time the last deciding run of a mark is started:
+/// enough for retry to start and its first attempt to reach the gate on a
+/// busy machine.
+const SLACK: Duration = Duration::from_millis(150);
+
 impl Plan {
-    fn add(&mut self, due: Duration, lead: Duration, cell: (usize, bool), host: usize) {
-        let at = due.saturating_sub(lead);
-        self.starts.push(std::cmp::Reverse((at, cell.1, due, cell.0, host)));
+    fn new(most: Duration) -> Self {
+        Plan {
+            starts: BinaryHeap::new(),
+            left: BTreeMap::new(),
+            per_start: Duration::from_millis(3),
+            most,
+            gates: BTreeMap::new(),
+        }
+    }
+
+    fn add(&mut self, due: Duration, decides: bool, cell: usize, host: usize) {
+        self.starts.push(Reverse((due, decides, cell, host)));
+        *self.left.entry((due, decides)).or_default() += 1;
     }
 
     fn is_empty(&self) -> bool {
         self.starts.is_empty() && self.gates.is_empty()
     }
 
+    /// How far ahead of `due` a run of its kind is started now: as far as
+    /// allowed if its retry decides nothing before the first attempt,
+    /// else just in time for it and the deciding runs still to start.
+    fn lead(&self, due: Duration, decides: bool) -> Duration {
+        let left = self.left.get(&(due, true)).copied().unwrap_or(0);
+        match decides {
+            true => (SLACK + self.per_start * left as u32).min(self.most),
+            false => self.most,
+        }
+    }
+
+    /// A start took `took`: the running mean follows it.
+    fn started(&mut self, took: Duration) {
+        self.per_start = (self.per_start * 4 + took) / 5;
+    }
+
     /// A run to start now, with the read end of its gate.
     fn next(&mut self, now: Duration) -> Result<Option<(Duration, usize, usize, Stdio)>, String> {
-        let Some(&std::cmp::Reverse((at, _, due, cell, host))) = self.starts.peek() else {
+        let Some(&Reverse((due, decides, cell, host))) = self.starts.peek() else {
             return Ok(None);
         };
-        if at > now {
+        if now + self.lead(due, decides) < due {
             return Ok(None);
         }
         self.starts.pop();
+        if let Some(n) = self.left.get_mut(&(due, decides)) {
+            *n -= 1;
+            if *n == 0 {
+                self.left.remove(&(due, decides));
+            }
+        }
         let gate = match self.gates.entry(due) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::btree_map::Entry::Vacant(e) => {
