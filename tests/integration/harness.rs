@@ -20,6 +20,8 @@ pub mod c_library;
 pub mod claimed;
 #[cfg(unix)]
 pub mod loopback;
+#[cfg(unix)]
+pub mod stored;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
 
