@@ -635,22 +635,8 @@ fn bad_values_are_one_line_exit_2_and_nothing_runs() {
 /// the file), and leaves neither the server nor its directory behind.
 #[test]
 fn the_cost_bench_runs_and_leaves_nothing_behind() {
-    let missing: Vec<&str> = ["hyperfine", "redis-server", "redis-cli", "python3"]
-        .into_iter()
-        .filter(|tool| {
-            std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!("command -v {tool}"))
-                .output()
-                .map_or(true, |out| !out.status.success())
-        })
-        .collect();
-    if !missing.is_empty() {
-        assert!(
-            std::env::var_os("RETRY_TESTS_NEED_BENCH").is_none(),
-            "missing for bench/throttle.sh: {missing:?}"
-        );
-        eprintln!("missing for bench/throttle.sh: {missing:?}: skipped");
+    let tools = ["hyperfine", "redis-server", "redis-cli", "python3"];
+    if !crate::harness::tools_for("bench/throttle.sh", &tools, "RETRY_TESTS_NEED_BENCH") {
         return;
     }
     let dir = scratch();
