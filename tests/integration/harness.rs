@@ -21,6 +21,8 @@ pub mod claimed;
 #[cfg(unix)]
 pub mod loopback;
 #[cfg(unix)]
+pub mod pings;
+#[cfg(unix)]
 pub mod stored;
 
 /// Whether every program in `tools` is on the PATH, for a test that runs
