@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
-use std::process::Child;
+use std::process::{Child, Command, ExitStatus};
 
 use super::{mean_sd, write};
 
@@ -230,13 +230,32 @@ pub fn create_private(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot create {}: {e}", dir.display()))
 }
 
-/// The first line of what a finished child wrote to stderr.
-pub fn stderr_line(child: &mut Child) -> String {
+/// The first line a finished `retry` wrote to stderr, kept in `notes`
+/// (three at most) unless expected: the give-up line, or a refusal (75:
+/// the open circuit, the throttle's rejection of every attempt). A store
+/// that failed open would show here.
+pub fn note_unexpected(child: &mut Child, status: ExitStatus, notes: &mut Vec<String>) {
     let mut text = String::new();
     if let Some(mut err) = child.stderr.take() {
         let _ = err.read_to_string(&mut text);
     }
-    text.lines().next().unwrap_or("").to_owned()
+    let line = text.lines().next().unwrap_or("");
+    let expected = line.contains("giving up") || status.code() == Some(75);
+    if !expected && !line.is_empty() && notes.len() < 3 {
+        notes.push(line.to_owned());
+    }
+}
+
+/// What `retry --simulate` printed, or why it failed.
+pub fn simulated(command: &mut Command) -> Result<String, String> {
+    let done = command.output().map_err(|e| e.to_string())?;
+    if !done.status.success() {
+        return Err(format!(
+            "the simulation failed: {}",
+            String::from_utf8_lossy(&done.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&done.stdout).into_owned())
 }
 
 #[cfg(test)]

@@ -158,13 +158,18 @@ fn client(args: &[String]) -> ExitCode {
 }
 
 fn request(port: u16) -> std::io::Result<bool> {
+    Ok(get(port)?.starts_with("HTTP/1.0 200"))
+}
+
+/// One `GET /` to 127.0.0.1:`port`: the whole answer.
+fn get(port: u16) -> std::io::Result<String> {
     let address = (std::net::Ipv4Addr::LOCALHOST, port).into();
     let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2))?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     stream.write_all(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response)?;
-    Ok(response.starts_with(b"HTTP/1.0 200"))
+    Ok(String::from_utf8_lossy(&response).into_owned())
 }
 
 // ---------------------------------------------------------------- the server

@@ -32,7 +32,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::compare::{self, Values, create_private, parse, stderr_line};
+use super::compare::{self, Values, create_private, parse};
 use super::{Fleet, Rng, answer, read_request, write};
 
 // ---------------------------------------------------------------- the service
@@ -477,7 +477,10 @@ pub fn run(settings: &Settings) -> Result<(), String> {
     write(&settings.out.join("live.csv"), &live)?;
     let sim = simulate(settings, &rows)?;
     write(&settings.out.join("sim.csv"), &sim)?;
-    let (live, sim) = (parse(&live, 1, METRICS.len()), parse(&sim, 1, METRICS.len()));
+    let (live, sim) = (
+        parse(&live, 1, METRICS.len()),
+        parse(&sim, 1, METRICS.len()),
+    );
     let text = agreement(
         settings,
         &names,
@@ -596,12 +599,7 @@ fn one_rep(
                 Some(75) => tally.skipped += 1,
                 _ => tally.failed += 1,
             }
-            // The give-up line and the open circuit's are expected.
-            let line = stderr_line(&mut child);
-            let expected = line.contains("giving up") || status.code() == Some(75);
-            if !expected && !line.is_empty() && tally.notes.len() < 3 {
-                tally.notes.push(line);
-            }
+            compare::note_unexpected(&mut child, status, &mut tally.notes);
         }
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -643,39 +641,32 @@ fn simulate(settings: &Settings, rows: &[Row]) -> Result<String, String> {
     let mut out = format!("rep,policy,{}\n", METRICS.join(","));
     let caps: Vec<String> = settings.caps.iter().copied().map(flag).collect();
     for seed in 1..=settings.sim_reps {
-        let done = Command::new(&settings.retry)
-            .args([
-                "--simulate",
-                "--model",
-                "outage",
-                "--format",
-                "csv",
-                "--reps",
-                "1",
-            ])
-            .args(["--seed", &seed.to_string()])
-            .args(settings.scenario())
-            .args([
-                "--breaker-afters",
-                BREAKER[1],
-                "--breaker-cooldowns",
-                BREAKER[3],
-                "--breaker-cooldown-maxes",
-                &caps.join(","),
-            ])
-            .args(["--net-delay", &format!("{}ms", NET_MS.0)])
-            .args(["--net-sd", &format!("{}ms", NET_MS.1)])
-            .args(&RUN[..8])
-            .args(HOST_BUDGET)
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !done.status.success() {
-            return Err(format!(
-                "the simulation failed: {}",
-                String::from_utf8_lossy(&done.stderr)
-            ));
-        }
-        let csv = String::from_utf8_lossy(&done.stdout);
+        let csv = compare::simulated(
+            Command::new(&settings.retry)
+                .args([
+                    "--simulate",
+                    "--model",
+                    "outage",
+                    "--format",
+                    "csv",
+                    "--reps",
+                    "1",
+                ])
+                .args(["--seed", &seed.to_string()])
+                .args(settings.scenario())
+                .args([
+                    "--breaker-afters",
+                    BREAKER[1],
+                    "--breaker-cooldowns",
+                    BREAKER[3],
+                    "--breaker-cooldown-maxes",
+                    &caps.join(","),
+                ])
+                .args(["--net-delay", &format!("{}ms", NET_MS.0)])
+                .args(["--net-sd", &format!("{}ms", NET_MS.1)])
+                .args(&RUN[..8])
+                .args(HOST_BUDGET),
+        )?;
         out += &sim_rows(&csv, rows, seed)?;
     }
     Ok(out)
@@ -777,7 +768,14 @@ fn agreement(
         policies.len() * COMPARED.len(),
         0.05 * (policies.len() * COMPARED.len()) as f64,
     );
-    out += &compare::table("policy", policies, &|p| p.to_owned(), &METRIC_SET, live, sim);
+    out += &compare::table(
+        "policy",
+        policies,
+        &|p| p.to_owned(),
+        &METRIC_SET,
+        live,
+        sim,
+    );
     for note in notes {
         out += &format!("Note: {note}.\n");
     }
@@ -793,7 +791,10 @@ fn chart(path: &Path, policies: &[String], live: &Values, sim: &Values) -> Resul
         title: "Outage, live (red: mean ± 2 sd) against simulated (blue: mean ± 2 sd)",
         labels: policies.to_vec(),
         columns,
-        size: (1100.max(150 * policies.len() as u32), 50 + 950 * 2 / columns as u32),
+        size: (
+            1100.max(150 * policies.len() as u32),
+            50 + 950 * 2 / columns as u32,
+        ),
         least_top: 1.0,
         y_digits: None,
     };

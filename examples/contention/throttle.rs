@@ -532,8 +532,9 @@ fn agreement(
     took: Duration,
     notes: &[String],
 ) -> String {
-    let loads: std::collections::BTreeSet<String> =
-        (settings.cells().iter()).map(|c| c.load.to_string()).collect();
+    let loads: std::collections::BTreeSet<String> = (settings.cells().iter())
+        .map(|c| c.load.to_string())
+        .collect();
     let hosts: Vec<String> = (loads.iter())
         .map(|l| format!("{} at {l}×", settings.hosts(l.parse().unwrap())))
         .collect();
@@ -566,7 +567,8 @@ fn agreement(
         service::NET.0,
         service::NET.1,
         RUN.join(" ").replace("HTTP 429", "'HTTP 429'"),
-        HINT.join(" ").replace("Retry-After: (\\d+)", "'Retry-After: (\\d+)'"),
+        HINT.join(" ")
+            .replace("Retry-After: (\\d+)", "'Retry-After: (\\d+)'"),
         HOST_BUDGET.0,
         HOST_BUDGET.1,
         OLD_COSTS.0,
@@ -614,7 +616,12 @@ mod tests {
         assert_eq!(c[1].key(), "cron,0.5,none,backoff");
         assert_eq!(c[2].key(), "cron,2,none,none");
         assert_eq!(c[4].key(), "clients,10,retry-after,none");
-        for bad in ["cron/2/none", "cron/2/none/budget", "loop/2/none/all", "cron/0/none/all"] {
+        for bad in [
+            "cron/2/none",
+            "cron/2/none/budget",
+            "loop/2/none/all",
+            "cron/0/none/all",
+        ] {
             assert!(cells(bad).is_none(), "{bad}");
         }
         assert!(args(&["--cells", "cron/2/maybe/all"]).is_err());
@@ -690,7 +697,10 @@ mod tests {
             },
             "x",
         );
-        assert!(hinted.contains(&"--delay-from-output".to_owned()), "{hinted:?}");
+        assert!(
+            hinted.contains(&"--delay-from-output".to_owned()),
+            "{hinted:?}"
+        );
         // The gate holds retry itself where it decides before an attempt.
         let first: Vec<&str> = (ROWS.iter().copied())
             .filter(|r| cell(r, 2.0).decides_first())

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::super::compare::{create_private, stderr_line};
+use super::super::compare::{create_private, note_unexpected};
 use super::super::{Fleet, Rng};
 use super::service::{self, Answers, Limiter, Shared};
 use super::{Cell, RUN, Settings, Shape, Tally};
@@ -30,7 +30,10 @@ pub struct Servers(Vec<(u16, Shared)>);
 impl Servers {
     fn at_least(&mut self, n: usize, settings: &Settings) -> Result<(), String> {
         while self.0.len() < n {
-            let seed = settings.seed.wrapping_mul(100).wrapping_add(self.0.len() as u64);
+            let seed = settings
+                .seed
+                .wrapping_mul(100)
+                .wrapping_add(self.0.len() as u64);
             let server = service::serve(settings.capacity, settings.window, seed);
             self.0.push(server.map_err(|e| e.to_string())?);
         }
@@ -160,20 +163,16 @@ pub fn run(
             let tally = &mut tallies[c];
             if status.success() {
                 tally.succeeded += 1;
-                tally.to_success.push(ended.saturating_sub(due).as_secs_f64());
+                tally
+                    .to_success
+                    .push(ended.saturating_sub(due).as_secs_f64());
             }
             // A client's next run, a period after this one ended.
             let next = ended + settings.every;
             if cells[c].shape == Shape::Clients && next < end {
                 plan.add(next, cells[c].decides_first(), c, host);
             }
-            let line = stderr_line(&mut child);
-            // The give-up line and a refusal (75: the open circuit, the
-            // throttle's rejection of every attempt) are expected.
-            let expected = line.contains("giving up") || status.code() == Some(75);
-            if !expected && !line.is_empty() && tally.notes.len() < 3 {
-                tally.notes.push(line);
-            }
+            note_unexpected(&mut child, status, &mut tally.notes);
         }
         std::thread::sleep(Duration::from_millis(1));
     }

@@ -5,12 +5,12 @@
 //! among the admitted), and the one request `retry` runs against it.
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Shutdown, TcpListener};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::super::{Rng, read_request};
+use super::super::{Rng, get, read_request};
 
 // ---------------------------------------------------------------- the client
 
@@ -52,13 +52,7 @@ pub const NET: (f64, f64) = (10.0, 2.0);
 
 /// The answer's status and its `Retry-After` header, if any.
 fn status(port: u16) -> std::io::Result<(u16, Option<u64>)> {
-    let address = (std::net::Ipv4Addr::LOCALHOST, port).into();
-    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2))?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    stream.write_all(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response)?;
-    let text = String::from_utf8_lossy(&response);
+    let text = get(port)?;
     let status = (text.split(' ').nth(1))
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
@@ -214,7 +208,15 @@ mod tests {
         use Answer::*;
         assert_eq!(
             said,
-            [Served, Served, Throttled(1), Served, Served, Throttled(1), Served]
+            [
+                Served,
+                Served,
+                Throttled(1),
+                Served,
+                Served,
+                Throttled(1),
+                Served
+            ]
         );
         // An admitted request fails on a draw under the error rate; a
         // throttled one is throttled whatever the draw.

@@ -6,7 +6,10 @@ use std::collections::{BTreeSet, HashSet};
 use std::process::Command;
 use std::time::Duration;
 
-use super::{ATTEMPTS, BREAKER, Cell, HOST_BUDGET, METRICS, RUN, Settings, THROTTLE, THROTTLE_BASE};
+use super::super::compare::simulated;
+use super::{
+    ATTEMPTS, BREAKER, Cell, HOST_BUDGET, METRICS, RUN, Settings, THROTTLE, THROTTLE_BASE,
+};
 
 /// sim.csv: a line a seed and cell.
 pub fn simulate(settings: &Settings, cells: &[Cell]) -> Result<String, String> {
@@ -21,30 +24,36 @@ pub fn simulate(settings: &Settings, cells: &[Cell]) -> Result<String, String> {
     let ms = |d: Duration| format!("{}ms", d.as_millis());
     let keys: HashSet<String> = cells.iter().map(Cell::key).collect();
     for seed in 1..=settings.sim_reps {
-        let done = Command::new(&settings.retry)
-            .args(["--simulate", "--model", "throttle", "--format", "csv"])
-            .args(["--reps", "1", "--seed", &seed.to_string()])
-            .args(["--arrivals", &shapes, "--hints", &hints, "--loads", &loads])
-            .args(["--capacity", &settings.capacity.to_string()])
-            .args(["--capacity-window", &ms(settings.window)])
-            .args(["--every", &ms(settings.every), "--span", &ms(settings.span)])
-            .args(["--net-delay", "10ms", "--net-sd", "2ms", "--error-rate", "1%"])
-            .args(["-n", ATTEMPTS])
-            .args(&RUN[1..7])
-            .args(["--throttle-bases", THROTTLE_BASE])
-            .args(["--throttle-ks", THROTTLE[1], "--throttle-windows", THROTTLE[3]])
-            .args(["--budget-tokens", &HOST_BUDGET.0.to_string()])
-            .args(["--budget-refill", &HOST_BUDGET.1.to_string()])
-            .args(BREAKER)
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !done.status.success() {
-            return Err(format!(
-                "the simulation failed: {}",
-                String::from_utf8_lossy(&done.stderr)
-            ));
-        }
-        out += &rows(&String::from_utf8_lossy(&done.stdout), &keys, seed)?;
+        let csv = simulated(
+            Command::new(&settings.retry)
+                .args(["--simulate", "--model", "throttle", "--format", "csv"])
+                .args(["--reps", "1", "--seed", &seed.to_string()])
+                .args(["--arrivals", &shapes, "--hints", &hints, "--loads", &loads])
+                .args(["--capacity", &settings.capacity.to_string()])
+                .args(["--capacity-window", &ms(settings.window)])
+                .args(["--every", &ms(settings.every), "--span", &ms(settings.span)])
+                .args([
+                    "--net-delay",
+                    "10ms",
+                    "--net-sd",
+                    "2ms",
+                    "--error-rate",
+                    "1%",
+                ])
+                .args(["-n", ATTEMPTS])
+                .args(&RUN[1..7])
+                .args(["--throttle-bases", THROTTLE_BASE])
+                .args([
+                    "--throttle-ks",
+                    THROTTLE[1],
+                    "--throttle-windows",
+                    THROTTLE[3],
+                ])
+                .args(["--budget-tokens", &HOST_BUDGET.0.to_string()])
+                .args(["--budget-refill", &HOST_BUDGET.1.to_string()])
+                .args(BREAKER),
+        )?;
+        out += &rows(&csv, &keys, seed)?;
     }
     Ok(out)
 }
