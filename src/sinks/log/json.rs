@@ -40,6 +40,28 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 escape::json(&line.why)
             );
         }
+        Event::Splay { delay, max, stable } => {
+            head(out, "splay");
+            let _ = write!(
+                out,
+                r#","sleep_ms":{},"splay_ms":{},"stable":{stable}"#,
+                millis(*delay),
+                millis(*max),
+            );
+        }
+        Event::Reset {
+            attempt,
+            limit,
+            ran,
+        } => {
+            head(out, "backoff_reset");
+            let _ = write!(
+                out,
+                r#","attempt":{attempt},"max_attempts":{},"duration_ms":{}"#,
+                limit_json(limit),
+                millis(*ran),
+            );
+        }
         Event::Starting { attempt, limit } => {
             head(out, "attempt_started");
             let _ = write!(
@@ -387,6 +409,34 @@ mod tests {
         assert_eq!(
             failing.describe().to_string(),
             "exit code 3 and output matching --retry-if-output"
+        );
+    }
+
+    #[test]
+    fn a_splay_and_a_reset_are_events_of_their_own() {
+        use crate::policy::Attempts;
+        use std::time::Duration;
+        let splay = Event::Splay {
+            delay: Duration::from_millis(12_345),
+            max: Duration::from_secs(30),
+            stable: true,
+        };
+        assert_eq!(
+            json_of(&splay),
+            format!(
+                "{{\"event\":\"splay\",{HEAD},\"sleep_ms\":12345,\"splay_ms\":30000,\"stable\":true}}\n"
+            )
+        );
+        let reset = Event::Reset {
+            attempt: 7,
+            limit: Attempts::Unlimited,
+            ran: Duration::from_secs(600),
+        };
+        assert_eq!(
+            json_of(&reset),
+            format!(
+                "{{\"event\":\"backoff_reset\",{HEAD},\"attempt\":7,\"max_attempts\":null,\"duration_ms\":600000}}\n"
+            )
         );
     }
 

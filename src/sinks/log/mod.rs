@@ -290,7 +290,12 @@ impl Log {
     fn shows(&self, event: &Event) -> bool {
         match event {
             Event::Starting { .. } => self.verbosity == Verbosity::Verbose,
+            // JSON records the splay drawn; a reader asks with -v.
+            Event::Splay { .. } => {
+                self.format == LogFormat::Json || self.verbosity == Verbosity::Verbose
+            }
             Event::Retrying { .. }
+            | Event::Reset { .. }
             | Event::Rejected { .. }
             | Event::HookFailed { .. }
             | Event::Warning { .. } => self.verbosity >= Verbosity::Normal,
