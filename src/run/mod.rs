@@ -199,9 +199,7 @@ fn splay(
     let Some(splay) = config.limits.splay else {
         return Ok(Duration::ZERO);
     };
-    let command = &config.command;
-    let job = std::iter::once(command.program.as_os_str()).chain(command.args.iter().map(|a| a.as_os_str()));
-    let delay = splay.delay(config.limits.seed, job);
+    let delay = splay.delay(config.limits.seed, config.command.words());
     let (max, stable) = (splay.max, splay.stable);
     let asleep = host.now();
     tell.event(asleep, Event::Splay { delay, max, stable });

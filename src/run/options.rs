@@ -81,6 +81,14 @@ pub struct Command {
     pub foreground: Foreground,
 }
 
+impl Command {
+    /// The program and its arguments, as given: the job `--splay-stable`
+    /// places on a host.
+    pub fn words(&self) -> impl Iterator<Item = &std::ffi::OsStr> {
+        std::iter::once(self.program.as_os_str()).chain(self.args.iter().map(OsString::as_os_str))
+    }
+}
+
 /// `--foreground`: whether the command shares retry's process group.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Foreground {
