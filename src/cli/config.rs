@@ -215,7 +215,10 @@ fn plan(
             true => command.is_some(),
             false => seed.is_some(),
         };
-        let job = (plan_command.as_ref()).map(|c| c.words()).into_iter().flatten();
+        let job = (plan_command.as_ref())
+            .map(|c| c.words())
+            .into_iter()
+            .flatten();
         crate::plan::Splay {
             max: splay.max,
             stable: splay.stable,

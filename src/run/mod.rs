@@ -132,7 +132,15 @@ fn run_to_end<R: Rng>(
             let ending = (Exit::of(&reason), Ending::of(Some(&reason), 0));
             let limit = config.retries.attempts;
             let (attempt, took) = (0, None);
-            tell.event(host.now(), Event::GaveUp { attempt, limit, reason, took });
+            tell.event(
+                host.now(),
+                Event::GaveUp {
+                    attempt,
+                    limit,
+                    reason,
+                    took,
+                },
+            );
             return ending;
         }
     };
@@ -458,7 +466,10 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         let facts = match self.resetting {
             true => {
                 self.schedule = first_schedule(self.config);
-                reset = Facts { number: 0, ..facts.clone() };
+                reset = Facts {
+                    number: 0,
+                    ..facts.clone()
+                };
                 &reset
             }
             false => facts,
@@ -756,7 +767,14 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         );
         if self.resetting {
             let (attempt, limit) = (self.number, config.retries.attempts);
-            tell.event(host.now(), Event::Reset { attempt, limit, ran: took });
+            tell.event(
+                host.now(),
+                Event::Reset {
+                    attempt,
+                    limit,
+                    ran: took,
+                },
+            );
         }
         tell.warn(host.now(), self.number, self.budget_said.take());
         if let Some(script) = &config.hooks.on_retry {

@@ -32,7 +32,11 @@ impl Splay {
     /// The delay before the first attempt: the stable slot of `job` on
     /// this host, or a draw from `seed`'s splay stream (the OS's entropy
     /// without one).
-    pub fn delay<'a>(&self, seed: Option<u64>, job: impl IntoIterator<Item = &'a OsStr>) -> Duration {
+    pub fn delay<'a>(
+        &self,
+        seed: Option<u64>,
+        job: impl IntoIterator<Item = &'a OsStr>,
+    ) -> Duration {
         let share = match self.stable {
             // A host the OS names not (never seen) still gets the job's slot.
             true => unit_of(slot(&crate::platform::host_name().unwrap_or_default(), job)),
@@ -47,14 +51,17 @@ impl Splay {
         };
         scale(self.max, share)
     }
-
 }
 
 /// `max × share`, rounded down to the millisecond (a log line shows it
 /// whole), and below `max` for any share in [0, 1).
 fn scale(max: Duration, share: f64) -> Duration {
     let ms = (max.as_secs_f64() * 1e3 * share).floor();
-    let ms = if ms.is_finite() && ms > 0.0 { ms as u64 } else { 0 };
+    let ms = if ms.is_finite() && ms > 0.0 {
+        ms as u64
+    } else {
+        0
+    };
     Duration::from_millis(ms).min(max.saturating_sub(Duration::from_nanos(1)))
 }
 
@@ -135,7 +142,10 @@ mod tests {
         let mut slots = [0u32; 10];
         for h in 1..=1000 {
             let name = format!("host-{h:04}");
-            let delay = scale(S * 10, unit_of(slot(OsStr::new(&name), [OsStr::new("job")])));
+            let delay = scale(
+                S * 10,
+                unit_of(slot(OsStr::new(&name), [OsStr::new("job")])),
+            );
             assert!(delay < S * 10, "{delay:?}");
             slots[delay.as_secs() as usize] += 1;
         }

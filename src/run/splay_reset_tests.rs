@@ -83,9 +83,16 @@ fn a_reset_draws_decorrelated_jitter_from_the_base_again() {
     host.durations = [vec![1; 10], vec![2000], vec![1; 2]].concat();
     let (code, _) = run_with(&c, &mut host);
     assert_eq!(code, 0);
-    assert_eq!(numbers(&host), [(1..=11).collect::<Vec<_>>(), vec![1, 2]].concat());
+    assert_eq!(
+        numbers(&host),
+        [(1..=11).collect::<Vec<_>>(), vec![1, 2]].concat()
+    );
     let after_reset = host.sleeps[10];
-    assert!((MS * 10..=MS * 30).contains(&after_reset), "{:?}", host.sleeps);
+    assert!(
+        (MS * 10..=MS * 30).contains(&after_reset),
+        "{:?}",
+        host.sleeps
+    );
     // Ten growing draws before it reached well past that.
     assert!(host.sleeps[9] > MS * 30, "{:?}", host.sleeps);
 }
@@ -94,10 +101,22 @@ fn a_reset_draws_decorrelated_jitter_from_the_base_again() {
 fn max_time_still_bounds_a_run_of_resets() {
     let mut host = FakeHost::new((0..50).map(|_| exit(1)).collect());
     host.attempt_ms = 200;
-    let c = config(&["--base", "1ms", "-n", "2", "--reset-after", "100ms", "--max-time", "1s"]);
+    let c = config(&[
+        "--base",
+        "1ms",
+        "-n",
+        "2",
+        "--reset-after",
+        "100ms",
+        "--max-time",
+        "1s",
+    ]);
     let (code, events) = run_with(&c, &mut host);
     // Five attempts of 200 ms, the fifth stopped at the limit.
-    assert!(matches!(gave_up(&events), GiveUp::MaxTimeReached(_)), "{events:?}");
+    assert!(
+        matches!(gave_up(&events), GiveUp::MaxTimeReached(_)),
+        "{events:?}"
+    );
     assert_eq!((code, host.elapsed), (124, S));
     // Every attempt ran long: each was attempt 1 of its streak.
     assert_eq!(numbers(&host), [1; 5]);
@@ -119,7 +138,14 @@ fn the_splay_comes_first_and_counts_in_max_time() {
     assert_eq!(host.elapsed, S * 11 + MS * 500);
     assert_eq!(code, 124);
     let max = S * 10;
-    assert_eq!(events[0], Event::Splay { delay, max, stable: false });
+    assert_eq!(
+        events[0],
+        Event::Splay {
+            delay,
+            max,
+            stable: false
+        }
+    );
     assert_eq!(numbers(&host), [1]);
 }
 
@@ -130,7 +156,10 @@ fn a_splay_leaves_the_seeded_schedule_as_it_was() {
     let mut plain = FakeHost::new(script());
     run_with(&config(&args), &mut plain);
     let mut splayed = FakeHost::new(script());
-    run_with(&config(&[&args[..], &["--splay", "5s"]].concat()), &mut splayed);
+    run_with(
+        &config(&[&args[..], &["--splay", "5s"]].concat()),
+        &mut splayed,
+    );
     assert_eq!(splayed.sleeps[0], drawn(S * 5, false));
     assert_eq!(splayed.sleeps[1..], plain.sleeps[..]);
 }
@@ -139,7 +168,16 @@ fn a_splay_leaves_the_seeded_schedule_as_it_was() {
 fn a_signal_in_the_splay_ends_the_run_before_anything_runs() {
     let mut host = FakeHost::new(vec![exit(0)]);
     host.signal_in_sleep = Some(15);
-    let c = config(&["--splay", "1h", "--on-start", "a", "--on-exit", "b", "--breaker", "c"]);
+    let c = config(&[
+        "--splay",
+        "1h",
+        "--on-start",
+        "a",
+        "--on-exit",
+        "b",
+        "--breaker",
+        "c",
+    ]);
     let (exit, events) = run_exit(&c, &mut host);
     assert_eq!(exit, Exit::Signal(15));
     assert!(host.seen.is_empty() && host.asked == 0 && host.told.is_empty());
@@ -150,7 +188,11 @@ fn a_signal_in_the_splay_ends_the_run_before_anything_runs() {
     assert!(host.once[0].after_signal);
     assert!(matches!(
         gave_up(&events),
-        GiveUp::Signal { signal: 15, status: None, during: Phase::Splay }
+        GiveUp::Signal {
+            signal: 15,
+            status: None,
+            during: Phase::Splay
+        }
     ));
 }
 
@@ -161,6 +203,13 @@ fn a_stable_splay_is_the_hosts_slot_not_the_seeds_draw() {
     assert_eq!(code, 0);
     let delay = drawn(S * 300, true);
     assert_eq!(host.sleeps, [delay]);
-    assert_eq!(delay, splay::Splay { max: S * 300, stable: true }.delay(Some(2), [OsStr::new("cmd")]));
+    assert_eq!(
+        delay,
+        splay::Splay {
+            max: S * 300,
+            stable: true
+        }
+        .delay(Some(2), [OsStr::new("cmd")])
+    );
     assert!(matches!(events[0], Event::Splay { stable: true, .. }));
 }

@@ -62,6 +62,9 @@ mod processes;
 mod quiet_flags;
 #[cfg(unix)]
 mod readme;
+// --splay cut short by a real SIGTERM, --reset-after with `sh`.
+#[cfg(unix)]
+mod splay;
 // FIFOs and device nodes in place of state files.
 #[cfg(unix)]
 mod state_files;

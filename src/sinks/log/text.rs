@@ -590,7 +590,10 @@ mod tests {
             took: None,
         };
         let line = text_of(&interrupted);
-        assert!(line.contains(" during --splay's sleep, before attempt 1; "), "{line}");
+        assert!(
+            line.contains(" during --splay's sleep, before attempt 1; "),
+            "{line}"
+        );
         assert!(line.ends_with("(reason: signal)\n"), "{line}");
     }
 
