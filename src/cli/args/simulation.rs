@@ -539,6 +539,7 @@ impl SimulationArgs {
             },
             backoff,
             attempts: run.backoff.max_attempts,
+            splay: run.process.splay,
         };
         let reps = model_default(provenance, id::REPS, self.reps, FLEET_REPS);
         Ok(Options {
