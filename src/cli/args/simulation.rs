@@ -453,6 +453,15 @@ impl SimulationArgs {
         budget: crate::state::budget::Params,
         breaker: crate::state::breaker::machine::Params,
     ) -> Result<Simulation, clap::Error> {
+        // A splay simulated nowhere is refused, not ignored.
+        if let Some(splay) = run.process.splay
+            && self.model != ModelChoice::Outage
+        {
+            return Err(usage(format!(
+                "{} is simulated by --model outage alone",
+                run.provenance.name(id::SPLAY, &fmt(splay))
+            )));
+        }
         match self.model {
             ModelChoice::Outage => self.outage(run, backoff, budget).map(Simulation::Outage),
             ModelChoice::Throttle => {
