@@ -163,22 +163,8 @@ fn dist_builds_std_only_as_told_and_says_which_std_it_links() {
 
 #[test]
 fn the_startup_benchmark_writes_every_figure_of_the_issue() {
-    let missing: Vec<&str> = ["hyperfine", "/usr/bin/time", "/usr/bin/retry"]
-        .into_iter()
-        .filter(|tool| {
-            Command::new("sh")
-                .arg("-c")
-                .arg(format!("command -v {tool}"))
-                .output()
-                .map_or(true, |out| !out.status.success())
-        })
-        .collect();
-    if !missing.is_empty() {
-        assert!(
-            std::env::var_os("RETRY_TESTS_NEED_BENCH").is_none(),
-            "missing for bench/startup.sh: {missing:?}"
-        );
-        eprintln!("missing for bench/startup.sh: {missing:?}: skipped");
+    let tools = ["hyperfine", "/usr/bin/time", "/usr/bin/retry"];
+    if !crate::harness::tools_for("bench/startup.sh", &tools, "RETRY_TESTS_NEED_BENCH") {
         return;
     }
     let dir = scratch();
@@ -227,6 +213,7 @@ fn the_startup_benchmark_writes_every_figure_of_the_issue() {
 /// versions of scripts/action.sh side by side (issue 50), each taking
 /// the cached copy. The two old versions come from git: a clone without
 /// them (a shallow one) skips.
+#[cfg(feature = "preview")] // the Action checks the run with --plan
 #[test]
 fn the_action_benchmark_runs_each_version_of_the_cached_start() {
     let old = ["5d6fc30", "3db010f"].iter().all(|commit| {
@@ -236,15 +223,7 @@ fn the_action_benchmark_runs_each_version_of_the_cached_start() {
             .status()
             .is_ok_and(|s| s.success())
     });
-    let hyperfine = Command::new("sh")
-        .args(["-c", "command -v hyperfine"])
-        .output();
-    if !hyperfine.is_ok_and(|o| o.status.success()) {
-        assert!(
-            std::env::var_os("RETRY_TESTS_NEED_BENCH").is_none(),
-            "no hyperfine"
-        );
-        eprintln!("bench/action.sh needs hyperfine: skipped");
+    if !crate::harness::tools_for("bench/action.sh", &["hyperfine"], "RETRY_TESTS_NEED_BENCH") {
         return;
     }
     if !old {
