@@ -58,7 +58,8 @@ pub struct ProcessArgs {
     /// spread over DURATION (systemd's RandomizedDelaySec=). Counted in
     /// --max-time, which must be longer; a signal ends it and the run.
     #[arg(long, env = "RETRY_SPLAY", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          hide_short_help = true)]
     pub splay: Option<Duration>,
 
     /// Make --splay's delay this host's own, the same every run
@@ -75,7 +76,8 @@ pub struct ProcessArgs {
     /// in a row. --max-time still bounds the whole run, and --on-exit's
     /// RETRY_ATTEMPTS, the metrics and the budget count every attempt.
     #[arg(long, env = "RETRY_RESET_AFTER", value_name = "DURATION",
-          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true)]
+          value_parser = parse_duration, value_hint = ValueHint::Other, allow_hyphen_values = true,
+          hide_short_help = true)]
     pub reset_after: Option<Duration>,
 }
 
