@@ -81,5 +81,11 @@ results=bench/RESULTS.md
     echo "Real \`retry\` processes against the loopback rate-limited server, beside \`--simulate --model throttle\` with the same parameters; the chart is [throttle-live/throttle.svg](throttle-live/throttle.svg), the rows [throttle-live/live.csv](throttle-live/live.csv) and [throttle-live/sim.csv](throttle-live/sim.csv)."
     echo
     cat "$OUT/agreement.md"
+    # The reasons are written by hand, for the figures of the run they
+    # explain: kept here, so a rerun of the bench does not drop them.
+    echo
+    echo "**Where the figures differ, and why** (bench/throttle-live/why.md, written by hand for the run above: revise it with the figures when the bench is rerun):"
+    echo
+    cat bench/throttle-live/why.md
 } | replace_section "$results" "## $section: "
 echo "throttle-live: results in $results" >&2
