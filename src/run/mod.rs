@@ -459,9 +459,12 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         // `--reset-after`: an attempt that ran that long ends the streak of
         // failures: its own failure is judged as the one before a first
         // attempt (no count of attempts holds it back), and its sleep is
-        // the first sleep again. Said only if it is retried.
-        self.resetting = (self.config.limits.reset_after)
-            .is_some_and(|after| self.took.is_some_and(|took| took >= after));
+        // the first sleep again. Said only if it is retried. Not one
+        // `--timeout` stopped: it ran that long because it hung, and a
+        // hang is one more failure in a row (-n must still end the run).
+        self.resetting = facts.stopped != Stopped::ByTimeout
+            && (self.config.limits.reset_after)
+                .is_some_and(|after| self.took.is_some_and(|took| took >= after));
         let reset;
         let facts = match self.resetting {
             true => {

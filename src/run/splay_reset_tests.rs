@@ -123,6 +123,30 @@ fn max_time_still_bounds_a_run_of_resets() {
 }
 
 #[test]
+fn an_attempt_stopped_by_timeout_does_not_reset_the_count() {
+    // A hung command stopped at --timeout ran that long only because it
+    // hung: it is one more failure in a row, so -n still ends the run
+    // (else `-n 3 --timeout 10m --reset-after 5m` would retry a hang
+    // forever).
+    let mut host = FakeHost::new((0..10).map(|_| exit(1)).collect());
+    host.attempt_ms = 1_000;
+    let c = config(&[
+        "--base",
+        "1ms",
+        "-n",
+        "3",
+        "--timeout",
+        "300ms",
+        "--reset-after",
+        "200ms",
+    ]);
+    let (code, events) = run_with(&c, &mut host);
+    assert_eq!((code, numbers(&host)), (124, vec![1, 2, 3]));
+    assert!(!events.iter().any(|e| matches!(e, Event::Reset { .. })));
+    assert!(matches!(gave_up(&events), GiveUp::Attempts(_)), "{events:?}");
+}
+
+#[test]
 fn the_splay_comes_first_and_counts_in_max_time() {
     let delay = drawn(S * 10, false);
     assert!(delay < S * 10);
