@@ -10,7 +10,7 @@ use crate::cli::refuse::usage;
 use crate::duration::parse as parse_duration;
 use crate::run::Limits;
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct ProcessArgs {
     /// Limit for one attempt, which then counts as exit code 124
