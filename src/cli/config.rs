@@ -210,8 +210,18 @@ fn plan(
     simulation: crate::cli::SimulationArgs,
     command: Option<run::Command>,
 ) -> Mode {
-    let command =
-        (command.as_ref()).map(|c| crate::sinks::name::CommandName::new(&c.program, &c.args).full);
+    use crate::sinks::name::{CommandName, Ran};
+    let named = |c: &run::Command| CommandName::new(&c.program, &c.args);
+    let runs = command
+        .as_ref()
+        .filter(|c| !c.alternates.is_empty())
+        .map(|c| {
+            let alternates: Vec<_> = (c.alternates.iter())
+                .map(|a| CommandName::new(&a.program, &a.args))
+                .collect();
+            Ran::new(&named(c), &alternates, c.repeat)
+        });
+    let command = command.as_ref().map(|c| named(c).full);
     // A run that can class a failure throttled sleeps on --throttle-base
     // after it: the plan shows that schedule too.
     let throttles = cli.pipes.throttle_if_output.is_some()
@@ -227,6 +237,7 @@ fn plan(
         format: simulation.format.into(),
         max_time: resolved.limits.max_time,
         command,
+        runs,
     })
 }
 

@@ -58,6 +58,12 @@ impl Ran {
         }
         Self { names, repeat }
     }
+
+    /// What attempt `attempt` ran, named.
+    pub fn of(&self, attempt: u32) -> &str {
+        let entry = crate::run::alternates::entry(attempt, self.names.len() - 1, self.repeat);
+        self.names.get(entry).map_or("", String::as_str)
+    }
 }
 
 /// `CommandName::subject`, written where it goes (no String per line).
@@ -75,9 +81,7 @@ impl std::fmt::Display for Subject<'_> {
 impl CommandName {
     /// What attempt `attempt` ran, named, when the run has alternates.
     pub fn ran(&self, attempt: u32) -> Option<&str> {
-        let ran = self.ran.as_ref()?;
-        let entry = crate::run::alternates::entry(attempt, ran.names.len() - 1, ran.repeat);
-        ran.names.get(entry).map(String::as_str)
+        Some(self.ran.as_ref()?.of(attempt))
     }
 
     /// The short name as the subject of a text line: quoted when it has
