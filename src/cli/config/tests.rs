@@ -546,6 +546,8 @@ fn the_throttle_base_is_checked_against_the_cap_as_the_base_is() {
     assert!(config(&["--throttle-base", "1ms", "true"]).is_ok());
 }
 
+// The alternates' programs must be found: sh, git and curl, on Unix.
+#[cfg(unix)]
 #[test]
 fn each_alternate_is_judged_by_the_preset_its_own_program_chose() {
     let stop = |matchers: &run::pipes::Matchers| matchers.stop_if.as_ref().map(|r| r.to_string());
@@ -588,6 +590,7 @@ fn each_alternate_is_judged_by_the_preset_its_own_program_chose() {
     assert!(plain.command.judge(1).is_none());
 }
 
+#[cfg(unix)]
 #[test]
 fn an_alternate_that_cannot_run_is_refused_before_anything_runs() {
     let error = config(&["--alternate", "no-such-program-53 -q x", "true"]).unwrap_err();
