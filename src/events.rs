@@ -138,6 +138,9 @@ pub enum Event {
     /// After the run's end, the `--throttle` `name` as the run last saw
     /// it: for the metrics (its gauges and file), no line.
     ThrottleSeen { name: String, seen: throttle::Seen },
+    /// An attempt that started ran as process `pid`: said once it has
+    /// ended, before the line about it, for its span (`process.pid`), no line.
+    Ran { attempt: u32, pid: u32 },
 }
 
 impl Event {
@@ -150,7 +153,8 @@ impl Event {
             | Event::Rejected { attempt, .. }
             | Event::Succeeded { attempt, .. }
             | Event::HookFailed { attempt, .. }
-            | Event::GaveUp { attempt, .. } => Some(*attempt),
+            | Event::GaveUp { attempt, .. }
+            | Event::Ran { attempt, .. } => Some(*attempt),
             Event::Warning { .. }
             | Event::Preset(_)
             | Event::NoPreset(_)

@@ -72,6 +72,8 @@ pub struct Supervisor<'a> {
     /// `TRACEPARENT` names its span. Without one the command's
     /// environment is left as it is (`TRACEPARENT` passes through).
     trace: Option<crate::trace::Ids>,
+    /// The last attempt's process id, once it has started (for its span).
+    started: Option<u32>,
 }
 
 /// retry's variables that no attempt or hook inherits: the store's (it
@@ -125,6 +127,7 @@ impl<'a> Supervisor<'a> {
                 .map(|_| None)
                 .collect(),
             trace: None,
+            started: None,
         }
     }
 
@@ -247,6 +250,9 @@ impl<'a> Supervisor<'a> {
             Ok(child) => child,
             Err(ended) => return Ok(ended),
         };
+        if with_pipes {
+            self.started = u32::try_from(child.pid).ok();
+        }
         if let Some(pipes) = self.pipes.as_mut().filter(|_| with_pipes) {
             pipes.attach(&mut child);
         }
@@ -465,6 +471,7 @@ impl Host for Supervisor<'_> {
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Attempt, SpawnError> {
+        self.started = None;
         let entry = self.entries.entry(info.number);
         let mut command = self.attempt(entry, info);
         if let Some(pipes) = &mut self.pipes {
@@ -488,6 +495,10 @@ impl Host for Supervisor<'_> {
             (other, None) => other,
         };
         Ok(Attempt { ended, seen })
+    }
+
+    fn started(&self) -> Option<u32> {
+        self.started
     }
 
     fn drop_output(&mut self) -> u64 {

@@ -118,8 +118,18 @@ impl Reporter {
     ) -> Self {
         let (program, args) = (command.program.as_os_str(), command.args.as_slice());
         let mut name = CommandName::new(program, args);
-        let spans = tracing
-            .map(|(tracing, ids)| spans::Spans::new(tracing, ids, &name.short, origin.time()));
+        let spans = tracing.map(|(tracing, ids)| {
+            let with_args = tracing.command_args;
+            let processes = (
+                spans::Process::command(program, args, with_args),
+                spans::Process::own(&tracing.argv, with_args),
+            );
+            let alternates = (command.alternates.iter())
+                .map(|a| spans::Process::command(&a.program, &a.args, with_args))
+                .collect();
+            spans::Spans::new(tracing, ids, &name.short, processes, origin.time())
+                .with_alternates(alternates, command.repeat)
+        });
         // The Action's title names the command in the lines and the summary.
         if let Some(title) = log::action::title() {
             name = name.titled(&title);
