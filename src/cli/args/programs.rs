@@ -53,7 +53,7 @@ pub struct ProgramsArgs {
     /// log lines name it. RETRY_ALTERNATE holds one
     #[arg(long, env = "RETRY_ALTERNATE", value_name = "CMD",
           action = clap::ArgAction::Append, value_parser = parse_alternate,
-          value_hint = ValueHint::CommandString)]
+          value_hint = ValueHint::CommandString, hide_short_help = true)]
     pub alternate: Vec<AlternateLine>,
 
     /// What follows the last --alternate: `all` (COMMAND and each again) or `last`
