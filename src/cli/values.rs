@@ -171,29 +171,25 @@ pub(crate) fn parse_breaker_exit_code(text: &str) -> Result<u8, String> {
     }
 }
 
-/// `--alternate`: a command line as typed, and its words as a POSIX shell
-/// splits a simple command (quotes and backslashes; nothing expanded).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AlternateLine {
-    /// As typed: the shell's line with `--shell`.
-    pub line: String,
-    /// Its words, for a run without `--shell`.
-    pub words: Vec<String>,
-}
-
-/// An alternate's line split into words, as `sh` would split it before
-/// expanding anything: `'…'`, `"…"` and `\` quote; `$VAR`, `~` and `*`
-/// stay as written. Refused when a quote is left open or no word is left.
-pub(crate) fn parse_alternate(text: &str) -> Result<AlternateLine, String> {
-    let words = shlex::split(text)
+/// An alternate's line, checked: split into words as `sh` would split it
+/// before expanding anything (`'…'`, `"…"` and `\\` quote; `$VAR`, `~` and
+/// `*` stay as written), refused when a quote is left open or no word is
+/// left. Kept as typed (a `String`, as clap's other values: a type of its
+/// own would cost the binary clap's code for it); `alternate_words`
+/// splits it again.
+pub(crate) fn parse_alternate(text: &str) -> Result<String, String> {
+    let words = alternate_words(text)
         .ok_or("a quote is left open (an alternate is split into words as sh splits a command)")?;
     if words.is_empty() {
         return Err("an empty alternate would run nothing; leave the option out".into());
     }
-    Ok(AlternateLine {
-        line: text.to_owned(),
-        words,
-    })
+    Ok(text.to_owned())
+}
+
+/// An alternate's words, as `sh` splits a simple command; `None` when a
+/// quote is left open.
+pub(crate) fn alternate_words(line: &str) -> Option<Vec<String>> {
+    shlex::split(line)
 }
 
 #[cfg(test)]
@@ -242,8 +238,8 @@ mod tests {
         ];
         for (line, words) in cases {
             let parsed = parse_alternate(line).unwrap_or_else(|e| panic!("{line}: {e}"));
-            assert_eq!(parsed.words, words, "{line}");
-            assert_eq!(parsed.line, line);
+            assert_eq!(parsed, line);
+            assert_eq!(alternate_words(line).unwrap(), words, "{line}");
         }
         for open in ["curl 'https://b/x", "echo \"a", "echo a\\"] {
             let error = parse_alternate(open).unwrap_err();

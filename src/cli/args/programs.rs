@@ -10,7 +10,7 @@ use crate::cli::choices::{ForegroundChoice, RepeatChoice};
 use crate::cli::id;
 use crate::cli::provenance::Provenance;
 use crate::cli::refuse::usage;
-use crate::cli::values::{AlternateLine, PresetName, parse_alternate, parse_switch};
+use crate::cli::values::{PresetName, alternate_words, parse_alternate, parse_switch};
 use crate::run::Command;
 use crate::run::alternates::Alternate;
 
@@ -54,7 +54,7 @@ pub struct ProgramsArgs {
     #[arg(long, env = "RETRY_ALTERNATE", value_name = "CMD",
           action = clap::ArgAction::Append, value_parser = parse_alternate,
           value_hint = ValueHint::CommandString, hide_short_help = true)]
-    pub alternate: Vec<AlternateLine>,
+    pub alternate: Vec<String>,
 
     /// What follows the last --alternate: `all` (COMMAND and each again) or `last`
     #[arg(long, env = "RETRY_ALTERNATE_REPEAT", value_enum, default_value_t = RepeatChoice::All,
@@ -120,14 +120,15 @@ impl ProgramsArgs {
             return Ok(());
         }
         for alternate in &self.alternate {
-            let Some(program) = alternate.words.first() else {
+            let words = alternate_words(alternate).unwrap_or_default();
+            let Some(program) = words.first() else {
                 continue;
             };
             let program = OsStr::new(program);
             if crate::platform::spawn::program_file(program, None).is_none_or(|file| !runs(&file)) {
                 return Err(usage(format!(
                     "{}: cannot run `{}`: command not found (checked before the first attempt)",
-                    provenance.name(id::ALTERNATE, &crate::escape::control(&alternate.line)),
+                    provenance.name(id::ALTERNATE, &crate::escape::control(alternate)),
                     crate::escape::control(&program.to_string_lossy()),
                 )));
             }
@@ -137,11 +138,13 @@ impl ProgramsArgs {
 
     /// An alternate's program and arguments: its words, or with `-s` its
     /// line for the shell, as COMMAND's.
-    fn alternate_words(&self, alternate: &AlternateLine) -> (OsString, Vec<OsString>) {
+    fn alternate_words(&self, alternate: &str) -> (OsString, Vec<OsString>) {
         if self.shell {
-            return crate::platform::shell(alternate.line.clone().into());
+            return crate::platform::shell(alternate.into());
         }
-        let mut words = alternate.words.iter().map(OsString::from);
+        // Checked by its parser: it splits.
+        let words = alternate_words(alternate).unwrap_or_default();
+        let mut words = words.into_iter().map(OsString::from);
         (words.next().unwrap_or_default(), words.collect())
     }
 }
