@@ -156,7 +156,7 @@ impl<'a> Supervisor<'a> {
     fn attempt(&mut self, entry: usize, info: AttemptInfo) -> Spawn {
         let kept = self.spawns.get_mut(entry).and_then(Option::take);
         let mut command = kept.unwrap_or_else(|| {
-            let (program, args) = self.entries.words(entry);
+            let (program, args) = self.entries.entry_words(entry);
             let mut command = Spawn::new(program);
             command
                 .args(args)

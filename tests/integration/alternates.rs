@@ -125,6 +125,37 @@ fn an_alternate_that_cannot_run_or_is_empty_is_refused_and_nothing_runs() {
     assert_eq!(ran(dir.path()), "", "an attempt ran");
 }
 
+#[test]
+fn after_a_reset_the_new_streak_starts_with_the_command_again() {
+    // mirror-b runs past --reset-after: the next attempt is attempt 1 of a
+    // new streak, which runs COMMAND (its second call succeeds). COMMAND's
+    // own attempt is far below the bound, even on a loaded machine.
+    let dir = scratch();
+    let path = mirrors(dir.path());
+    let (ran, count) = (dir.path().join("ran"), dir.path().join("count"));
+    let (ran, count) = (ran.to_string_lossy(), count.to_string_lossy());
+    install(
+        dir.path(),
+        "slow",
+        &["append", &ran, "s", "sleep", "800", "exit", "1"],
+    );
+    install(
+        dir.path(),
+        "twice",
+        &["append", &ran, "t", "count", &count, "2"],
+    );
+    let run = retry(&["--base", "1ms", "-n", "3", "--reset-after", "500ms"])
+        .args(&["--alternate", "slow", "--", "twice"])
+        .env("PATH", path)
+        .run();
+    // A first attempt's success is silent: `ran` says what ran.
+    run.code(0).stderr_has("attempt 2/3 (slow) ran ");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ran")).unwrap(),
+        "tst"
+    );
+}
+
 #[cfg(unix)]
 mod presets {
     //! Each attempt judged by the preset of the program it ran: the real
