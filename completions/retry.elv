@@ -69,6 +69,8 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --statsd 'Send counters and timings to this StatsD server over UDP'
             cand --job 'The job''s name in the metrics [default: the program''s name and a hash of the command line, e.g. curl-3f9a2c1b]'
             cand --preset 'Judge failures as one program reports them (retry --presets shows the rules)'
+            cand --alternate 'Run CMD in COMMAND''s place on a later attempt (repeatable: a mirror''s command)'
+            cand --alternate-repeat 'What follows the last --alternate: `all` (COMMAND and each again) or `last`'
             cand --foreground 'Whether the command stays in retry''s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry''s group when stdin is a terminal (Windows: a console process group; there is no job control)'
             cand --completions 'Print a completion script for SHELL to stdout, and run nothing'
             cand --presets 'Print the presets as a table, or preset NAME as flags, and run nothing'

@@ -58,6 +58,9 @@ docker\t''
 npm\t''
 pip\t''
 none\t''"
+complete -c retry -l alternate -d 'Run CMD in COMMAND\'s place on a later attempt (repeatable: a mirror\'s command)' -r -f -a "(__fish_complete_command)"
+complete -c retry -l alternate-repeat -d 'What follows the last --alternate: `all` (COMMAND and each again) or `last`' -r -f -a "all\t'COMMAND again after the last alternate, then each alternate again (mirrors in turn)'
+last\t'The last alternate on every later attempt (nick-fields/retry\'s new_command_on_retry)'"
 complete -c retry -l foreground -d 'Whether the command stays in retry\'s process group (so it can read the terminal, and job control stops and continues both) or gets a process group of its own (so timeouts and signals reach all its descendants); `auto` keeps it in retry\'s group when stdin is a terminal (Windows: a console process group; there is no job control)' -r -f -a "auto\t'retry\'s group when stdin is a terminal, else a group of its own'
 always\t'Always share retry\'s process group (interactive commands)'
 never\t'Always give the command a process group of its own'"

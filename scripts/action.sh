@@ -925,23 +925,37 @@ install
 retry="$dir/$binary"
 
 # ---- run ----
-# new_command_on_retry, or the job's RETRY_* to give back: the attempts
-# run a bash of the Action's own, which gives the job's variables back,
-# then runs the command (from the second attempt, new_command_on_retry
-# instead, as RETRY_ATTEMPT says) in the shell asked for. retry's lines
-# and summary name the user's command, not that bash.
-if [ -n "$new_command$job_env" ]; then
+# The job's RETRY_* to give back: the attempts run a bash of the Action's
+# own, which gives the job's variables back, then runs the command in the
+# shell asked for; retry's lines and summary name the user's command, not
+# that bash. new_command_on_retry is retry's --alternate, run the same
+# way from the second attempt on, as nick-fields runs it (stay on it:
+# --alternate-repeat last), named by the user's words too.
+alternate=()
+if [ -n "$job_env" ]; then
     export RETRY_GITHUB_TITLE="$command"
     # shellcheck disable=SC2016 # expanded by that bash, not this one
-    pick='eval "${RETRY_ACTION_JOB_ENV-}"; unset RETRY_ACTION_JOB_ENV; c=$1
-[ -n "$2" ] && [ "${RETRY_ATTEMPT:-1}" -gt 1 ] && c=$2; exec "$0" $3 "$c"'
-    lookup wrapper bash || die "no bash on this runner's PATH to run new_command_on_retry"
+    pick='eval "${RETRY_ACTION_JOB_ENV-}"; unset RETRY_ACTION_JOB_ENV; exec "$0" $2 "$1"'
+    lookup wrapper bash || die "no bash on this runner's PATH to give the job's RETRY_* variables back"
     native wrapper "$wrapper"
-    argv=("$wrapper" -c "$pick" "$found" "$command" "$new_command" "$flag")
+    argv=("$wrapper" -c "$pick" "$found" "$command" "$flag")
+    alternate=("$wrapper" -c "$pick" "$found" "$new_command" "$flag")
 elif [ "$shell" = cmd ]; then
     argv=("$exe" /d /s /c "$command")
+    alternate=("$exe" /d /s /c "$new_command")
 else
     argv=("$exe" "$flag" "$command")
+    alternate=("$exe" "$flag" "$new_command")
+fi
+if [ -n "$new_command" ]; then
+    export RETRY_GITHUB_TITLE="$command" RETRY_GITHUB_ALTERNATE_TITLE="$new_command"
+    # One line of words, each quoted as sh reads it back: retry splits it so.
+    line=''
+    for word in "${alternate[@]}"; do
+        quote "$word"
+        line="$line $quoted"
+    done
+    flags+=(--alternate "${line# }" --alternate-repeat last)
 fi
 # One variable may hold 128 KiB on Linux (MAX_ARG_STRLEN): the job's
 # RETRY_* beyond that are not given back, rather than retry not starting.

@@ -159,6 +159,29 @@ pub enum Event {
     Ran { attempt: u32, pid: u32 },
 }
 
+impl Event {
+    /// The attempt the event is about, if any: its lines name what that
+    /// attempt ran, with `--alternate`.
+    pub fn attempt(&self) -> Option<u32> {
+        match self {
+            Event::Starting { attempt, .. }
+            | Event::Retrying { attempt, .. }
+            | Event::Rejected { attempt, .. }
+            | Event::Succeeded { attempt, .. }
+            | Event::HookFailed { attempt, .. }
+            | Event::GaveUp { attempt, .. }
+            | Event::Ran { attempt, .. }
+            | Event::Reset { attempt, .. } => Some(*attempt),
+            Event::Warning { .. }
+            | Event::Splay { .. }
+            | Event::Preset(_)
+            | Event::NoPreset(_)
+            | Event::CircuitSeen { .. }
+            | Event::ThrottleSeen { .. } => None,
+        }
+    }
+}
+
 /// The class of a failed attempt that is retried (`run::class`): its
 /// sleep is drawn on `--base` or `--throttle-base`, and the `--budget`
 /// charges `--budget-cost` or `--budget-throttle-cost` for it.

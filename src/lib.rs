@@ -193,11 +193,7 @@ fn run_command(
     // The run begins: the one reading of the wall clock, from which every
     // event's stamp follows the host's clock.
     let origin = events::Origin::new(std::time::SystemTime::now(), host.now());
-    let command = (
-        options.command.program.as_os_str(),
-        options.command.args.as_slice(),
-    );
-    let mut reporter = sinks::Reporter::new(report, to, id, origin, tracing, command);
+    let mut reporter = sinks::Reporter::new(report, to, id, origin, tracing, &options.command);
     reporter.begin(report, said, host.now());
     let seed = options.limits.seed;
     let exit = run::run(

@@ -43,7 +43,7 @@ use crate::cli::provenance::Provenance;
 /// Every option but those of `SimulationArgs`: what a run reads, the budget's
 /// and the modes' switches. Parsed alone when neither --plan nor --simulate
 /// is asked for (see `parse_from`).
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct RunArgs {
     #[command(flatten)]

@@ -3,6 +3,7 @@
 //! `ValueEnum`, each value's help, and the map to the type the program
 //! uses, so clap stays in `cli/`.
 
+use crate::run::alternates::Repeat;
 use crate::run::hooks::ExitStdin;
 use crate::run::options::Foreground;
 use crate::run::pipes::StdinMode;
@@ -44,6 +45,24 @@ impl From<ExitStdinChoice> for ExitStdin {
         match choice {
             ExitStdinChoice::Null => ExitStdin::Null,
             ExitStdinChoice::Tail => ExitStdin::Tail,
+        }
+    }
+}
+
+/// `--alternate-repeat WHICH`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RepeatChoice {
+    /// COMMAND again after the last alternate, then each alternate again (mirrors in turn)
+    All,
+    /// The last alternate on every later attempt (nick-fields/retry's new_command_on_retry)
+    Last,
+}
+
+impl From<RepeatChoice> for Repeat {
+    fn from(choice: RepeatChoice) -> Self {
+        match choice {
+            RepeatChoice::All => Repeat::All,
+            RepeatChoice::Last => Repeat::Last,
         }
     }
 }

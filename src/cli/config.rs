@@ -83,11 +83,18 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
     // A preset named, or looked up by the program it wraps: only a run or
     // a plan of a command reads the data and the user's file.
     let command = cli.programs.resolve(simulate);
+    if !simulate {
+        cli.programs.check_alternates(&cli.provenance)?;
+    }
     let name = cli.programs.preset.take();
     let catalog = crate::preset::catalog(name.as_deref(), command.is_some());
     let words_of = (command.as_ref()).map(|c| (c.program.as_os_str(), c.args.as_slice()));
     let chosen = crate::preset::resolve(&catalog, name.as_deref(), words_of, &PLATFORM_FILES)
         .map_err(usage)?;
+    // Without a preset named, each alternate's own program chooses its
+    // preset, applied to the flags as typed: not on top of COMMAND's.
+    let alternates = command.as_ref().is_some_and(|c| !c.alternates.is_empty());
+    let typed = (name.is_none() && alternates).then(|| cli.clone());
     let words = match &chosen.preset {
         Some(preset) => apply_preset(&mut cli, preset, judging(&chosen)).map_err(usage)?,
         None => Words::default(),
@@ -110,7 +117,10 @@ pub fn from_cli(parsed: Parsed) -> Result<Mode, clap::Error> {
                 },
             )
         }
-        _ => run(cli, resolved, words, chosen, command),
+        _ => {
+            let judged = typed.map(|typed| (typed, &catalog));
+            run(cli, resolved, (words, judged), chosen, command)
+        }
     }
 }
 
@@ -200,9 +210,19 @@ fn plan(
     simulation: crate::cli::SimulationArgs,
     command: Option<run::Command>,
 ) -> Mode {
+    use crate::sinks::name::{CommandName, Ran};
+    let named = |c: &run::Command| CommandName::new(&c.program, &c.args);
+    let runs = command
+        .as_ref()
+        .filter(|c| !c.alternates.is_empty())
+        .map(|c| {
+            let alternates: Vec<_> = (c.alternates.iter())
+                .map(|a| CommandName::new(&a.program, &a.args))
+                .collect();
+            Ran::new(&named(c), &alternates, c.repeat)
+        });
     let plan_command = command;
-    let command = (plan_command.as_ref())
-        .map(|c| crate::sinks::name::CommandName::new(&c.program, &c.args).full);
+    let command = plan_command.as_ref().map(|c| named(c).full);
     // A run that can class a failure throttled sleeps on --throttle-base
     // after it: the plan shows that schedule too.
     let throttles = cli.pipes.throttle_if_output.is_some()
@@ -235,6 +255,7 @@ fn plan(
         format: simulation.format.into(),
         max_time: resolved.limits.max_time,
         command,
+        runs,
     })
 }
 
@@ -243,7 +264,7 @@ fn plan(
 fn run(
     cli: RunArgs,
     resolved: args::Settings,
-    words: Words,
+    (words, alternates): (Words, Option<(RunArgs, &crate::preset::Catalog)>),
     chosen: crate::preset::Resolved<'_>,
     command: Option<run::Command>,
 ) -> Result<Mode, clap::Error> {
@@ -281,7 +302,11 @@ fn run(
         no_preset: chosen.no_preset,
     };
     // clap guarantees at least one word when a command is run.
-    let command = command.unwrap_or_default();
+    let mut command = command.unwrap_or_default();
+    if let Some((typed, catalog)) = alternates {
+        let judged = chosen.preset.is_some();
+        judge_alternates(&mut command, &typed, catalog, hooks.wants_tail(), judged)?;
+    }
     let options = run::Options {
         retries,
         policy,
@@ -305,6 +330,53 @@ fn run(
         Box::new(report),
         cli.provenance,
     ))
+}
+
+/// Each `--alternate` judged by the preset its own program chose, or by
+/// none, on the flags as typed (`typed`): COMMAND's preset's rules are not
+/// the alternate's, and the user's own flags are everyone's. One no preset
+/// chose is judged as COMMAND is when no preset judges COMMAND either
+/// (`command_judged`).
+fn judge_alternates(
+    command: &mut run::Command,
+    typed: &RunArgs,
+    catalog: &crate::preset::Catalog,
+    tail: bool,
+    command_judged: bool,
+) -> Result<(), clap::Error> {
+    for alternate in &mut command.alternates {
+        let words = (alternate.program.as_os_str(), alternate.args.as_slice());
+        let chosen = crate::preset::resolve(catalog, None, Some(words), &PLATFORM_FILES);
+        let chosen = chosen.map_err(usage)?;
+        if chosen.preset.is_none() && !command_judged {
+            continue;
+        }
+        let mut cli = typed.clone();
+        cli.programs.command = std::iter::once(&alternate.program)
+            .chain(&alternate.args)
+            .cloned()
+            .collect();
+        let words = match &chosen.preset {
+            Some(preset) => apply_preset(&mut cli, preset, Judging::Chosen).map_err(usage)?,
+            None => Words::default(),
+        };
+        let policy = cli.codes.resolve(&cli.provenance)?;
+        let pipes = cli.pipes.resolve(words.transient, tail);
+        let throttled_by = pipes.matchers.throttle_if.as_ref().map(|regex| {
+            let line = words.throttle.clone();
+            crate::events::Evidence::Line(line.unwrap_or_else(|| users_throttle(regex)))
+        });
+        alternate.judge = Some(Box::new(run::alternates::Judge {
+            policy,
+            matchers: pipes.matchers,
+            labels: words.labels,
+            throttled_by,
+            throttle_advice: words.advice,
+            hidden_advice: words.hidden,
+            named_codes: words.named_codes,
+        }));
+    }
+    Ok(())
 }
 
 /// The user's `--throttle-if-output` as a throttled retry's line names

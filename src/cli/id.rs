@@ -29,6 +29,8 @@ pub const ON_EXIT: &str = "on_exit";
 pub const ON_EXIT_STDIN: &str = "on_exit_stdin";
 pub const HOOK_TIMEOUT: &str = "hook_timeout";
 pub const PRESET: &str = "preset";
+pub const ALTERNATE: &str = "alternate";
+pub const ALTERNATE_REPEAT: &str = "alternate_repeat";
 pub const BUDGET: &str = "budget";
 pub const BUDGET_TOKENS: &str = "budget_tokens";
 pub const BUDGET_COST: &str = "budget_cost";
@@ -155,6 +157,8 @@ pub const FULL_ONLY: [&str; 4] = [THROTTLE, THROTTLE_K, THROTTLE_WINDOW, THROTTL
 /// The exit status of a skipped run (`--breaker-exit-code`): for a breaker
 /// or a throttle.
 pub const SKIPPED_USERS: [&str; 3] = [BREAKER, BREAKER_STATUS, THROTTLE];
+/// What follows the last `--alternate`: meaningless without one.
+pub const ALTERNATE_ONLY: [&str; 1] = [ALTERNATE_REPEAT];
 /// What `--on-exit` reads: meaningless without it.
 pub const ON_EXIT_ONLY: [&str; 1] = [ON_EXIT_STDIN];
 /// The once-hooks' bound: meaningless without one.
@@ -173,7 +177,7 @@ pub const STORE_USERS: [&str; 6] = [
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 50] = [
+const OTHERS: [&str; 52] = [
     BASE,
     THROTTLE_BASE,
     CAP,
@@ -197,6 +201,8 @@ const OTHERS: [&str; 50] = [
     ON_EXIT_STDIN,
     HOOK_TIMEOUT,
     PRESET,
+    ALTERNATE,
+    ALTERNATE_REPEAT,
     BUDGET,
     BUDGET_TOKENS,
     BUDGET_COST,

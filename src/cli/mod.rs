@@ -337,6 +337,12 @@ fn refuse_stray(
             && !id::SKIPPED_USERS.iter().any(|id| provenance.present(id))
         {
             Some((id::BREAKER_EXIT_CODE, "--breaker or --throttle"))
+        } else if let Some(id) = id::ALTERNATE_ONLY
+            .iter()
+            .find(typed)
+            .filter(|_| !provenance.present(id::ALTERNATE))
+        {
+            Some((*id, "--alternate"))
         } else if let Some(id) = id::ON_EXIT_ONLY
             .iter()
             .find(typed)

@@ -171,6 +171,27 @@ pub(crate) fn parse_breaker_exit_code(text: &str) -> Result<u8, String> {
     }
 }
 
+/// An alternate's line, checked: split into words as `sh` would split it
+/// before expanding anything (`'…'`, `"…"` and `\\` quote; `$VAR`, `~` and
+/// `*` stay as written), refused when a quote is left open or no word is
+/// left. Kept as typed (a `String`, as clap's other values: a type of its
+/// own would cost the binary clap's code for it); `alternate_words`
+/// splits it again.
+pub(crate) fn parse_alternate(text: &str) -> Result<String, String> {
+    let words = alternate_words(text)
+        .ok_or("a quote is left open (an alternate is split into words as sh splits a command)")?;
+    if words.is_empty() {
+        return Err("an empty alternate would run nothing; leave the option out".into());
+    }
+    Ok(text.to_owned())
+}
+
+/// An alternate's words, as `sh` splits a simple command; `None` when a
+/// quote is left open.
+pub(crate) fn alternate_words(line: &str) -> Option<Vec<String>> {
+    shlex::split(line)
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -193,6 +214,41 @@ mod tests {
             assert_eq!(parse_switch(no), Ok(false), "{no}");
         }
         assert!(parse_switch("2").is_err() && parse_switch("enabled").is_err());
+    }
+
+    #[test]
+    fn an_alternate_is_split_as_sh_splits_a_simple_command() {
+        // (line, words)
+        let cases: [(&str, &[&str]); 9] = [
+            (
+                "curl -fsS https://b/x.tgz -o x.tgz",
+                &["curl", "-fsS", "https://b/x.tgz", "-o", "x.tgz"],
+            ),
+            ("  wget   -q  URL ", &["wget", "-q", "URL"]),
+            (
+                "printf '%s\\n' 'two words'",
+                &["printf", "%s\\n", "two words"],
+            ),
+            (r#"echo "a \"b\" c" d"#, &["echo", r#"a "b" c"#, "d"]),
+            (r"echo a\ b", &["echo", "a b"]),
+            ("echo $HOME ~ *", &["echo", "$HOME", "~", "*"]),
+            ("echo 'it''s'", &["echo", "its"]),
+            ("curl https://host/#frag", &["curl", "https://host/#frag"]),
+            ("echo '' x", &["echo", "", "x"]),
+        ];
+        for (line, words) in cases {
+            let parsed = parse_alternate(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!(parsed, line);
+            assert_eq!(alternate_words(line).unwrap(), words, "{line}");
+        }
+        for open in ["curl 'https://b/x", "echo \"a", "echo a\\"] {
+            let error = parse_alternate(open).unwrap_err();
+            assert!(error.contains("a quote is left open"), "{open}: {error}");
+        }
+        for empty in ["", "   ", "\t\n", "# only a comment"] {
+            let error = parse_alternate(empty).unwrap_err();
+            assert!(error.contains("an empty alternate"), "{empty:?}: {error}");
+        }
     }
 
     #[test]

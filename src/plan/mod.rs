@@ -27,6 +27,7 @@ use std::io::{self, BufWriter, Write};
 
 use crate::duration::{millis, millis_of_nanos};
 use crate::policy::Attempts;
+use crate::sinks::name::Ran;
 use crate::strategy::{Backoff, Schedule};
 use crate::table::{Cell, Column, Format, Writer};
 use std::time::Duration;
@@ -56,6 +57,9 @@ pub struct Options {
     /// The preset that would judge that command, named or chosen by its
     /// program: a plan shows the run the command would get.
     pub preset: Option<crate::events::PresetLine>,
+    /// With `--alternate`: what each attempt runs, a `runs` column after
+    /// `attempt`.
+    pub runs: Option<Ran>,
     /// `--splay`, said before the rows.
     pub splay: Option<Splay>,
 }
@@ -105,6 +109,7 @@ pub fn print(options: &Options) -> u8 {
         max_time,
         ref command,
         ref preset,
+        ref runs,
         splay,
     } = *options;
     // On stderr, so the rows on stdout stay one table, CSV or JSON.
@@ -116,9 +121,16 @@ pub fn print(options: &Options) -> u8 {
             ),
             None => String::new(),
         };
+        // The rows name what each failed attempt ran; the last has no row.
+        let last = match (runs, attempts) {
+            (Some(runs), Attempts::Limit(n)) => {
+                format!("; attempt {n}, the last, runs {}", runs.of(n))
+            }
+            _ => String::new(),
+        };
         let _ = writeln!(
             io::stderr(),
-            "retry: the plan for {command} (it is not run){judged}"
+            "retry: the plan for {command} (it is not run){judged}{last}"
         );
     }
     if let Some(splay) = splay {
@@ -138,7 +150,7 @@ pub fn print(options: &Options) -> u8 {
         format,
         max_time,
     };
-    let written = plan.write(&mut out);
+    let written = plan.write_with(&mut out, runs.as_ref());
     let cuts = written.as_ref().map(Vec::clone).unwrap_or_default();
     let written = written.and_then(|_| out.flush());
     // A table says it below the rows; CSV and JSON rows just stop.
@@ -248,6 +260,16 @@ impl Plan {
     /// Writes every schedule's rows, then (in a table) each one's totals
     /// or where `--max-time` ends its rows; the cuts, by class.
     pub fn write(&self, out: &mut impl Write) -> io::Result<Vec<(Option<&'static str>, Cut)>> {
+        self.write_with(out, None)
+    }
+
+    /// `write`, with a `runs` column after `attempt` when `runs` says
+    /// what each attempt runs (`--alternate`).
+    fn write_with(
+        &self,
+        out: &mut impl Write,
+        runs: Option<&Ran>,
+    ) -> io::Result<Vec<(Option<&'static str>, Cut)>> {
         let Plan {
             backoff,
             attempts,
@@ -267,6 +289,15 @@ impl Plan {
             Column::number("sleep_ms", cap_ms),
             Column::number("cumulative_ms", millis_of_nanos(most_ns)),
         ];
+        if let Some(runs) = runs {
+            let width = runs.names.iter().map(|n| n.chars().count()).max();
+            let column = Column {
+                name: "runs",
+                text: true,
+                width: width.unwrap_or(0).max("runs".len()),
+            };
+            columns.insert(1, column);
+        }
         let classes = schedules.len() > 1;
         if classes {
             let class = Column {
@@ -279,7 +310,8 @@ impl Plan {
         let mut rows = Writer::start(&mut *out, format, columns)?;
         let mut cuts = Vec::new();
         for &(class, backoff) in &schedules {
-            let cut = rows_of(&mut rows, class, backoff, retries, self.seed, max_time)?;
+            let schedule = (backoff, retries, self.seed, max_time);
+            let cut = rows_of(&mut rows, class, runs, schedule)?;
             cuts.push((class, cut));
         }
         rows.finish()?;
@@ -332,10 +364,8 @@ impl Plan {
 fn rows_of<W: Write>(
     rows: &mut Writer<W>,
     class: Option<&str>,
-    backoff: Backoff,
-    retries: u32,
-    seed: Option<u64>,
-    max_time: Option<Duration>,
+    runs: Option<&Ran>,
+    (backoff, retries, seed, max_time): (Backoff, u32, Option<u64>, Option<Duration>),
 ) -> io::Result<Option<Cut>> {
     let mut rng = crate::strategy::rng(seed);
     let mut schedule = Schedule::new(backoff);
@@ -360,13 +390,20 @@ fn rows_of<W: Write>(
             Cell::Int(millis(sleep.duration)),
             Cell::Int(millis_of_nanos(cumulative_ns)),
         ];
-        match class {
-            Some(class) => {
-                let mut cells = vec![Cell::Text(class.to_owned())];
+        match (class, runs) {
+            (None, None) => rows.row(&numbers)?,
+            _ => {
+                let mut cells: Vec<Cell> = class
+                    .map(|c| Cell::Text(c.to_owned()))
+                    .into_iter()
+                    .collect();
                 cells.extend(numbers);
+                if let Some(runs) = runs {
+                    let at = usize::from(class.is_some()) + 1;
+                    cells.insert(at, Cell::Text(runs.of(attempt).to_owned()));
+                }
                 rows.row(&cells)?;
             }
-            None => rows.row(&numbers)?,
         }
     }
     Ok(None)

@@ -29,6 +29,7 @@
 //!   └── sleep <── a signal here gives up at once
 //! ```
 
+pub mod alternates;
 pub mod class;
 pub mod countdown;
 pub mod decide;
@@ -312,7 +313,9 @@ fn at_exit(
 /// The loop's state between attempts.
 struct Loop<'a, R, F> {
     config: &'a Options,
-    rules: Rules,
+    /// The rules each entry is judged by (`Command::entry`): COMMAND's
+    /// first, then each `--alternate`'s, if any has rules of its own.
+    rules: Vec<Rules>,
     run_deadline: Option<Instant>,
     schedule: Schedule,
     /// Seeded only when a first sleep is needed: a run that succeeds at
@@ -356,19 +359,47 @@ struct Loop<'a, R, F> {
     earlier: u32,
 }
 
+/// The rules of COMMAND, then of each `--alternate` judged by a preset
+/// of its own (the others' are COMMAND's), made once before the run.
+fn entries_rules(config: &Options) -> Vec<Rules> {
+    let rules =
+        |policy: &crate::policy::Policy, labels: &decide::Labels, throttle: &Option<_>| Rules {
+            policy: policy.clone(),
+            limit: config.retries.attempts,
+            cap: config.retries.backoff.cap,
+            labels: labels.clone(),
+            throttle: Clone::clone(throttle),
+        };
+    let command = &config.command;
+    let first = rules(&config.policy, &config.labels, &config.throttled_by);
+    let mut all = vec![first];
+    if command.alternates.iter().any(|a| a.judge.is_some()) {
+        for index in 1..=command.alternates.len() {
+            all.push(match command.judge(index) {
+                Some(judge) => rules(&judge.policy, &judge.labels, &judge.throttled_by),
+                None => rules(&config.policy, &config.labels, &config.throttled_by),
+            });
+        }
+    }
+    all
+}
+
 impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
+    /// The index in `rules` of the rules the attempt in progress is
+    /// judged by.
+    fn entry_rules(&self) -> usize {
+        match self.rules.len() {
+            1 => 0,
+            _ => self.config.command.entry(self.number),
+        }
+    }
+
     /// The loop of a run whose splay took `splayed` of its `--max-time`.
     fn new(config: &'a Options, now: Instant, splayed: Duration, new_rng: F) -> Self {
         let max_time = (config.limits.max_time).map(|limit| limit.saturating_sub(splayed));
         Self {
             config,
-            rules: Rules {
-                policy: config.policy.clone(),
-                limit: config.retries.attempts,
-                cap: config.retries.backoff.cap,
-                labels: config.labels.clone(),
-                throttle: config.throttled_by.clone(),
-            },
+            rules: entries_rules(config),
             run_deadline: after(now, max_time),
             schedule: first_schedule(config),
             new_rng: Some(new_rng),
@@ -456,6 +487,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     /// asking the `--budget` to pay for a retry only if the rules get that
     /// far; with what the budget was paid, if it was.
     fn judge(&mut self, host: &mut impl Host, facts: &Facts) -> (Decision, Option<u32>) {
+        let index = self.entry_rules();
         // `--reset-after`: an attempt that ran that long ends the streak of
         // failures: its own failure is judged as the one before a first
         // attempt (no count of attempts holds it back), and its sleep is
@@ -482,7 +514,8 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         let budget = self.config.budget.as_ref().map(|b| b.params);
         let (mut paid, mut warning) = (None, None);
         let pay = |throttled| pay(host, budget, throttled, &mut paid, &mut warning);
-        let decision = decide(&self.rules, facts, draw, pay);
+        let rules = &self.rules[index];
+        let decision = decide(rules, facts, draw, pay);
         // Said after the attempt's line (retrying or giving up), which the
         // budget's answer follows.
         self.budget_said = warning;
@@ -509,12 +542,14 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         }
         self.rejected += 1;
         let time_left = self.time_left(host.now());
+        let index = self.entry_rules();
         let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
         let draw = |throttled| schedule.next_sleep_for(seeded(rng, new_rng), throttled);
         let budget = self.config.budget.as_ref().map(|b| b.params);
         let (mut paid, mut warning) = (None, None);
         let pay = |throttled| pay(host, budget, throttled, &mut paid, &mut warning);
-        let after = decide::after_rejection(&self.rules, self.number, time_left, draw, pay);
+        let rules = &self.rules[index];
+        let after = decide::after_rejection(rules, self.number, time_left, draw, pay);
         let name: std::sync::Arc<str> = throttle.name.as_str().into();
         let sleep = match after {
             Ok(sleep) => sleep,
@@ -643,6 +678,10 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             return;
         }
         let config = self.config;
+        let judge = config.command.judge(config.command.entry(self.number));
+        let throttle_advice = judge.map_or(&config.throttle_advice, |j| &j.throttle_advice);
+        let hidden_advice = judge.map_or(&config.hidden_advice, |j| &j.hidden_advice);
+        let named_codes = judge.map_or(&config.named_codes, |j| &j.named_codes);
         let mut say = |said: &mut bool, message: String| {
             if !std::mem::replace(said, true) {
                 let attempt = self.number;
@@ -651,19 +690,19 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         };
         if facts.seen.throttle
             && facts.seen.hint.is_none()
-            && let Some(advice) = &config.throttle_advice
+            && let Some(advice) = throttle_advice
         {
             say(&mut self.advised, advice.clone());
         }
         // Only when the attempt printed nothing: flags retry cannot see
         // (a ~/.curlrc's show-error) may have shown the line after all.
         if !facts.seen.printed
-            && let Some(advice) = &config.hidden_advice
+            && let Some(advice) = hidden_advice
         {
             say(&mut self.hidden_said, advice.clone());
         }
         let code = facts.status.code;
-        if let (Decision::Retry { .. }, Some((named, preset))) = (decision, &config.named_codes)
+        if let (Decision::Retry { .. }, Some((named, preset))) = (decision, named_codes)
             && !facts.seen.retry_if
             && !facts.seen.transient
             && !facts.seen.throttle

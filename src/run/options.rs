@@ -1,10 +1,11 @@
 //! What a run of COMMAND is given, validated by `cli::config`: only what
 //! the loop and the supervisor use (the outputs' settings are apart).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::time::Duration;
 
 use crate::policy::Policy;
+use crate::run::alternates::{self, Alternate, Judge, Repeat};
 use crate::run::{decide, hooks, pipes};
 use crate::state::{breaker, budget, throttle};
 use crate::strategy::Retries;
@@ -53,7 +54,7 @@ pub struct Options {
     /// would give were it named: a code it would stop on is retried (a
     /// code is no evidence), and said once.
     pub named_codes: Option<(crate::policy::Policy, String)>,
-    /// COMMAND, `--shell`, `--foreground`.
+    /// COMMAND, `--shell`, `--foreground`, `--alternate`.
     pub command: Command,
 }
 
@@ -79,11 +80,32 @@ pub struct Command {
     pub program: OsString,
     pub args: Vec<OsString>,
     pub foreground: Foreground,
+    /// `--alternate`: what later attempts run in COMMAND's place.
+    pub alternates: Vec<Alternate>,
+    /// `--alternate-repeat`: what follows the last alternate.
+    pub repeat: Repeat,
 }
 
 impl Command {
+    /// Which entry attempt `number` runs: 0 is COMMAND, `i` its `i`-th
+    /// alternate.
+    pub fn entry(&self, number: u32) -> usize {
+        alternates::entry(number, self.alternates.len(), self.repeat)
+    }
+
+    /// The program and arguments of entry `index` (`entry`).
+    pub fn entry_words(&self, index: usize) -> (&OsStr, &[OsString]) {
+        alternates::words((&self.program, &self.args), &self.alternates, index)
+    }
+
+    /// The rules entry `index` is judged by, if not COMMAND's.
+    pub fn judge(&self, index: usize) -> Option<&Judge> {
+        let alternate = self.alternates.get(index.checked_sub(1)?)?;
+        alternate.judge.as_deref()
+    }
+
     /// The program and its arguments, as given: the job `--splay-stable`
-    /// places on a host.
+    /// places on a host (COMMAND's, whatever its alternates).
     pub fn words(&self) -> impl Iterator<Item = &std::ffi::OsStr> {
         std::iter::once(self.program.as_os_str()).chain(self.args.iter().map(OsString::as_os_str))
     }

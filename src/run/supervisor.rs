@@ -13,7 +13,7 @@
 //! then delivers Ctrl-C, Ctrl-\ and hangups to it directly, and other
 //! signals are forwarded.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, mpsc};
@@ -28,7 +28,7 @@ use crate::run::escalation::{Actions, Escalation};
 use crate::run::hooks::{self, Once};
 use crate::run::host::Host;
 use crate::run::lineage::{self, Lineage};
-use crate::run::options::{Foreground, Options};
+use crate::run::options::{Command, Foreground, Options};
 use crate::run::outcome::{Attempt, AttemptInfo, Ended, SpawnError, Unsettled};
 use crate::run::pipes::{self, Pipes, Progress, ReleaseError, Spool};
 use crate::state::budget::{self, Withdrawal};
@@ -38,8 +38,8 @@ use crate::status::Status;
 use crate::trace::context as trace;
 
 pub struct Supervisor<'a> {
-    program: &'a OsStr,
-    args: &'a [OsString],
+    /// COMMAND and its `--alternate`s: which one an attempt runs.
+    entries: &'a Command,
     own_group: bool,
     /// Whether the platform adopts orphaned descendants (Linux).
     subreaper: bool,
@@ -64,10 +64,10 @@ pub struct Supervisor<'a> {
     breaker: Option<breaker::Breaker>,
     /// `--throttle`: the shared throttle, asked before every attempt.
     throttle: Option<throttle::Throttle>,
-    /// The attempts' command, built once: each attempt only sets its
-    /// variables again, so it allocates nothing (issue 26). Taken while
-    /// it runs.
-    command: Option<Spawn>,
+    /// The attempts' commands, COMMAND's and each alternate's, each built
+    /// once: an attempt only sets its variables again, so it allocates
+    /// nothing (issue 26). Taken while it runs.
+    spawns: Vec<Option<Spawn>>,
     /// The run's trace, when an OTLP endpoint is set: each attempt's
     /// `TRACEPARENT` names its span. Without one the command's
     /// environment is left as it is (`TRACEPARENT` passes through).
@@ -97,7 +97,10 @@ impl<'a> Supervisor<'a> {
             Foreground::Never => true,
             Foreground::Auto => !platform::stdin_is_terminal(),
         };
-        let mut pipes = Pipes::new(&options.pipes);
+        let alternates: Vec<_> = (options.command.alternates.iter())
+            .map(|alternate| alternate.judge.as_ref().map(|judge| &judge.matchers))
+            .collect();
+        let mut pipes = Pipes::new(&options.pipes, &alternates);
         if let Some(pipes) = &mut pipes {
             let waker = signals.waker();
             pipes.set_waker(std::sync::Arc::new(move || waker.wake()));
@@ -106,8 +109,7 @@ impl<'a> Supervisor<'a> {
         // JSON or --quiet asked for no such line (`options.countdown`).
         let countdown = options.countdown && countdown::enabled();
         Self {
-            program: &options.command.program,
-            args: &options.command.args,
+            entries: &options.command,
             own_group,
             subreaper: platform::reaper::become_subreaper(),
             lineage: Lineage::new(std::env::var_os(lineage::VARIABLE).as_deref(), id),
@@ -121,7 +123,9 @@ impl<'a> Supervisor<'a> {
             budget: options.budget.clone().map(budget::Lazy::Unopened),
             breaker: options.breaker.clone().map(breaker::Breaker::new),
             throttle: options.throttle.clone().map(throttle::Throttle::new),
-            command: None,
+            spawns: (0..=options.command.alternates.len())
+                .map(|_| None)
+                .collect(),
             trace: None,
             started: None,
         }
@@ -147,12 +151,15 @@ impl<'a> Supervisor<'a> {
         }
     }
 
-    /// The attempts' command, with `info`'s variables.
-    fn attempt(&mut self, info: AttemptInfo) -> Spawn {
-        let mut command = self.command.take().unwrap_or_else(|| {
-            let mut command = Spawn::new(self.program);
+    /// The command of entry `entry` (`Command::entry`), with `info`'s
+    /// variables.
+    fn attempt(&mut self, entry: usize, info: AttemptInfo) -> Spawn {
+        let kept = self.spawns.get_mut(entry).and_then(Option::take);
+        let mut command = kept.unwrap_or_else(|| {
+            let (program, args) = self.entries.entry_words(entry);
+            let mut command = Spawn::new(program);
             command
-                .args(self.args)
+                .args(args)
                 .env(lineage::VARIABLE, self.lineage.value());
             withhold(&mut command, self.withheld);
             self.drop_foreign_trace_state(&mut command);
@@ -465,8 +472,10 @@ impl Host for Supervisor<'_> {
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Attempt, SpawnError> {
         self.started = None;
-        let mut command = self.attempt(info);
-        if let Some(pipes) = &self.pipes {
+        let entry = self.entries.entry(info.number);
+        let mut command = self.attempt(entry, info);
+        if let Some(pipes) = &mut self.pipes {
+            pipes.choose(entry);
             pipes.prepare(&mut command);
         }
         // Input that could not be kept whole fails every later attempt too.
@@ -474,7 +483,9 @@ impl Host for Supervisor<'_> {
             Some(message) => Ok(Ended::Failed(message)),
             None => self.run_to_end(&mut command, deadline, true),
         };
-        self.command = Some(command);
+        if let Some(slot) = self.spawns.get_mut(entry) {
+            *slot = Some(command);
+        }
         let (seen, held) = self.pipes.as_mut().map(Pipes::finish).unwrap_or_default();
         self.held = held;
         let ended = match (ended?, self.failure()) {

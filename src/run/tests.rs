@@ -1423,3 +1423,65 @@ fn the_throttle_s_warning_is_logged_and_what_it_saw_is_the_last_event() {
         })
     );
 }
+
+/// `config`'s options with one `--alternate`, judged by `judge` (`None`:
+/// as COMMAND is).
+fn with_alternate(mut options: Options, judge: Option<alternates::Judge>) -> Options {
+    options.command.alternates = vec![alternates::Alternate {
+        program: "alt".into(),
+        args: vec![],
+        judge: judge.map(Box::new),
+    }];
+    options
+}
+
+/// The rules a run of `args` judges by, as an alternate's.
+fn judge_of(args: &[&str]) -> alternates::Judge {
+    let options = config(args);
+    alternates::Judge {
+        policy: options.policy,
+        matchers: pipes::Matchers::default(),
+        labels: options.labels,
+        throttled_by: options.throttled_by,
+        throttle_advice: options.throttle_advice,
+        hidden_advice: options.hidden_advice,
+        named_codes: options.named_codes,
+    }
+}
+
+#[test]
+fn each_attempt_is_judged_by_the_rules_of_what_it_ran() {
+    // COMMAND stops on 22; the alternate, judged by rules of its own,
+    // retries it. Attempts 1 and 3 run COMMAND, 2 the alternate.
+    let args = ["--base", "1ms", "-n", "5", "--fatal-on", "22"];
+    let options = with_alternate(config(&args), Some(judge_of(&["--base", "1ms"])));
+    let mut host = FakeHost::new(vec![exit(7), exit(22), exit(22)]);
+    let (code, events) = run_with(&options, &mut host);
+    assert_eq!((code, host.seen.len()), (22, 3));
+    assert!(matches!(gave_up(&events), GiveUp::Fatal(s, _) if s.code == 22));
+    // An alternate without rules of its own is judged as COMMAND is.
+    let options = with_alternate(config(&args), None);
+    let mut host = FakeHost::new(vec![exit(7), exit(22)]);
+    let (code, _) = run_with(&options, &mut host);
+    assert_eq!((code, host.seen.len()), (22, 2));
+    // Staying on the alternate: its rules judge every later attempt.
+    let mut options = with_alternate(config(&args), Some(judge_of(&["--base", "1ms"])));
+    options.command.repeat = alternates::Repeat::Last;
+    let mut host = FakeHost::new(vec![exit(7), exit(22), exit(22), exit(0)]);
+    let (code, _) = run_with(&options, &mut host);
+    assert_eq!((code, host.seen.len()), (0, 4));
+}
+
+#[test]
+fn an_alternates_own_advice_is_said_at_its_own_failure() {
+    // What the alternate's flags hide is its preset's word, not COMMAND's.
+    let mut judge = judge_of(&["--base", "1ms"]);
+    judge.hidden_advice = Some("wget with -q hides the error line".to_owned());
+    let options = with_alternate(config(&["--base", "1ms", "-n", "3"]), Some(judge));
+    let mut host = FakeHost::new(vec![exit(4), exit(4), exit(4)]);
+    let (_, events) = run_with(&options, &mut host);
+    assert_eq!(warnings_with(&events, "hides"), [2]);
+    // The attempts' numbers go on as ever: $RETRY_ATTEMPT counts them all.
+    let numbers: Vec<u32> = host.seen.iter().map(|info| info.number).collect();
+    assert_eq!(numbers, [1, 2, 3]);
+}

@@ -23,7 +23,6 @@ pub mod name;
 mod spans;
 mod summary;
 
-use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -63,11 +62,29 @@ impl Settings {
 /// retry's variables that are this run's outputs' alone, which no attempt
 /// or hook inherits (a retry inside the command would take them too): the
 /// step outputs' switch and the Action's wishes.
-pub const WITHHELD: [&str; 3] = [
+pub const WITHHELD: [&str; 4] = [
     summary::OUTPUT_SWITCH,
     log::action::VARIABLES[0],
     log::action::VARIABLES[1],
+    log::action::VARIABLES[2],
 ];
+
+/// How the lines name what each attempt ran, COMMAND or an alternate
+/// (`name`, COMMAND's, as the lines name it); the Action's alternate by
+/// the user's words (`action::alternate_title`).
+fn ran(name: &CommandName, command: &crate::run::Command) -> name::Ran {
+    let title = log::action::alternate_title();
+    let alternates: Vec<CommandName> = (command.alternates.iter())
+        .map(|alternate| {
+            let named = CommandName::new(&alternate.program, &alternate.args);
+            match &title {
+                Some(title) => named.titled(title),
+                None => named,
+            }
+        })
+        .collect();
+    name::Ran::new(name, &alternates, command.repeat)
+}
 
 /// The outputs of one run.
 pub struct Reporter {
@@ -97,8 +114,9 @@ impl Reporter {
         run: String,
         origin: Origin,
         tracing: Option<(trace::Settings, trace::Ids)>,
-        (program, args): (&OsStr, &[OsString]),
+        command: &crate::run::Command,
     ) -> Self {
+        let (program, args) = (command.program.as_os_str(), command.args.as_slice());
         let mut name = CommandName::new(program, args);
         let spans = tracing.map(|(tracing, ids)| {
             let with_args = tracing.command_args;
@@ -106,11 +124,18 @@ impl Reporter {
                 spans::Process::command(program, args, with_args),
                 spans::Process::own(&tracing.argv, with_args),
             );
+            let alternates = (command.alternates.iter())
+                .map(|a| spans::Process::command(&a.program, &a.args, with_args))
+                .collect();
             spans::Spans::new(tracing, ids, &name.short, processes, origin.time())
+                .with_alternates(alternates, command.repeat)
         });
         // The Action's title names the command in the lines and the summary.
         if let Some(title) = log::action::title() {
             name = name.titled(&title);
+        }
+        if !command.alternates.is_empty() {
+            name.ran = Some(ran(&name, command));
         }
         let metrics = &settings.metrics;
         let job = metrics.any().then(|| {
@@ -309,14 +334,17 @@ mod tests {
             no_preset: None,
         };
         let origin = Origin::new(SystemTime::UNIX_EPOCH, Instant::now());
-        let command = (OsStr::new("true"), &[][..]);
+        let command = crate::run::Command {
+            program: "true".into(),
+            ..Default::default()
+        };
         Reporter::new(
             &settings,
             Destination::Stderr,
             "r".into(),
             origin,
             None,
-            command,
+            &command,
         )
     }
 
@@ -361,8 +389,11 @@ mod tests {
         let (at, took) = (Instant::now(), Duration::from_millis(2500));
         let origin = Origin::new(start, at);
         let to = Destination::File(log::open(&log_path).unwrap());
-        let command = (OsStr::new("true"), &[][..]);
-        let mut reporter = Reporter::new(&settings, to, "r".into(), origin, None, command);
+        let command = crate::run::Command {
+            program: "true".into(),
+            ..Default::default()
+        };
+        let mut reporter = Reporter::new(&settings, to, "r".into(), origin, None, &command);
         // Whatever the environment says, no GitHub file is written here.
         (reporter.summary, reporter.outputs) = (None, None);
         reporter.emit(&Stamped {

@@ -8,6 +8,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 use crate::escape::{self, cut};
+use crate::run::alternates::Repeat;
 
 /// A `sh -c` script longer than this is cut (with `…`) in every line.
 const SCRIPT_CHARS: usize = 24;
@@ -30,6 +31,39 @@ pub struct CommandName {
     /// A GitHub annotation's title, made at its first line and reused: an
     /// attempt allocates nothing (tests/allocations.rs).
     pub title: std::sync::OnceLock<String>,
+    /// With `--alternate`: how each attempt's lines name what it ran.
+    pub ran: Option<Ran>,
+}
+
+/// With `--alternate`: each entry's name in an attempt's lines (COMMAND's
+/// first), and the rotation that says which entry an attempt ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ran {
+    pub names: Vec<String>,
+    pub repeat: Repeat,
+}
+
+impl Ran {
+    /// The names of COMMAND (`command`) and its alternates: each one's
+    /// short name; where two share one (two mirrors, both `curl`), each
+    /// alternate is named by its place too (`alternate 1: curl`).
+    pub fn new(command: &CommandName, alternates: &[CommandName], repeat: Repeat) -> Self {
+        let mut names = vec![command.short.clone()];
+        names.extend(alternates.iter().map(|name| name.short.clone()));
+        let shared = (1..names.len()).any(|i| names[..i].contains(&names[i]));
+        if shared {
+            for (i, name) in names.iter_mut().enumerate().skip(1) {
+                *name = format!("alternate {i}: {name}");
+            }
+        }
+        Self { names, repeat }
+    }
+
+    /// What attempt `attempt` ran, named.
+    pub fn of(&self, attempt: u32) -> &str {
+        let entry = crate::run::alternates::entry(attempt, self.names.len() - 1, self.repeat);
+        self.names.get(entry).map_or("", String::as_str)
+    }
 }
 
 /// `CommandName::subject`, written where it goes (no String per line).
@@ -45,6 +79,11 @@ impl std::fmt::Display for Subject<'_> {
 }
 
 impl CommandName {
+    /// What attempt `attempt` ran, named, when the run has alternates.
+    pub fn ran(&self, attempt: u32) -> Option<&str> {
+        Some(self.ran.as_ref()?.of(attempt))
+    }
+
     /// The short name as the subject of a text line: quoted when it has
     /// several words, so it reads as one.
     pub fn subject(&self) -> Subject<'_> {
@@ -63,6 +102,7 @@ impl CommandName {
             // The annotations' title is made from the user's words too.
             script: Some(words),
             title: std::sync::OnceLock::new(),
+            ran: self.ran,
         }
     }
 
@@ -94,6 +134,7 @@ impl CommandName {
             argv,
             script,
             title: std::sync::OnceLock::new(),
+            ran: None,
         }
     }
 }

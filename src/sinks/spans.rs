@@ -97,6 +97,9 @@ pub struct Spans {
     name: String,
     /// The command, as each attempt's span names its process.
     command: Process,
+    /// With `--alternate`: each alternate's process, and which attempt
+    /// runs which (`run::alternates::entry`).
+    alternates: (Vec<Process>, crate::run::alternates::Repeat),
     /// retry, as the run's span names its process.
     own: Process,
     /// The running attempt's process id, once it has ended (`Event::Ran`).
@@ -137,6 +140,7 @@ impl Spans {
             ids,
             name: name.to_owned(),
             command,
+            alternates: Default::default(),
             own,
             pid: None,
             start,
@@ -146,6 +150,17 @@ impl Spans {
             spans: Vec::new(),
             ended: None,
         }
+    }
+
+    /// Each attempt's span names the process of what it ran: COMMAND's,
+    /// or one of `alternates`, in the run's rotation (`repeat`).
+    pub fn with_alternates(
+        mut self,
+        alternates: Vec<Process>,
+        repeat: crate::run::alternates::Repeat,
+    ) -> Self {
+        self.alternates = (alternates, repeat);
+        self
     }
 
     /// Takes in one event, at the time of its stamp; at the run's end,
@@ -330,7 +345,12 @@ impl Spans {
                 .take()
                 .filter(|(n, _)| *n == number)
                 .map(|(_, pid)| pid);
-            self.command.attributes(pid, &mut attributes);
+            let (alternates, repeat) = &self.alternates;
+            let entry = crate::run::alternates::entry(number, alternates.len(), *repeat);
+            let process = entry.checked_sub(1).and_then(|i| alternates.get(i));
+            process
+                .unwrap_or(&self.command)
+                .attributes(pid, &mut attributes);
         }
         let mut error = None;
         if let Some(status) = status {
@@ -532,6 +552,48 @@ mod tests {
         );
         assert_eq!(attribute(run, "process.exit.code"), Some(&Value::Int(75)));
         assert_eq!(attribute(run, "retry.slept_ms"), Some(&Value::Int(40)));
+    }
+
+    /// With `--alternate`, each attempt's span names the process of what
+    /// that attempt ran.
+    #[test]
+    fn an_alternates_attempt_names_its_own_process() {
+        let wget = Process::command(OsStr::new("/usr/bin/wget"), &[], false);
+        let mut trace = new_trace(None).with_alternates(vec![wget], Default::default());
+        let retrying = Event::Retrying {
+            attempt: 1,
+            limit: LIMIT,
+            status: Status::exited(7),
+            class: Class::Transient,
+            sleep: Sleep {
+                duration: Duration::from_millis(10),
+                ceiling: Duration::from_secs(1),
+            },
+            jitter: Jitter::Full,
+            hint: None,
+            took: Duration::from_millis(5),
+        };
+        let success = Event::Succeeded {
+            attempt: 2,
+            limit: LIMIT,
+            status: Status::exited(0),
+            slept_ms: 10,
+            took: Duration::from_millis(5),
+        };
+        let starting = |attempt| Event::Starting {
+            attempt,
+            limit: LIMIT,
+        };
+        let ran = |attempt| Event::Ran { attempt, pid: 7 };
+        for event in [starting(1), ran(1), retrying, starting(2), ran(2)] {
+            assert_eq!(trace.gather(&event, at(0)), None);
+        }
+        let spans = trace.gather(&success, at(20)).unwrap();
+        let names: Vec<_> = (spans.iter())
+            .map(|span| attribute(span, "process.executable.name"))
+            .collect();
+        let name = |n: &str| Some(Value::Str(n.into()));
+        assert_eq!(names[..2], [name("curl").as_ref(), name("wget").as_ref()]);
     }
 
     /// OpenTelemetry's conventions for command-line programs: the run is

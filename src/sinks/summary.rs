@@ -324,11 +324,14 @@ fn markdown(name: &CommandName, rows: &[Row], left_out: u64, end: &Event) -> Str
         if let Some(ms) = row.sleep_ms {
             let _ = write!(status, "; slept {ms} ms");
         }
+        // With `--alternate`, what the attempt ran.
+        let ran = name.ran(row.attempt).map(|ran| format!(" ({})", cell(ran)));
         let _ = writeln!(
             out,
-            "| attempt {}/{} | {} |",
+            "| attempt {}/{}{} | {} |",
             row.attempt,
             row.limit,
+            ran.unwrap_or_default(),
             cell(&status)
         );
     }

@@ -6,6 +6,8 @@
 // `setsid` binary, GNU date's %N.
 #[cfg(target_os = "linux")]
 mod chaos;
+// --alternate: the helper's programs on every platform; curl and wget on Unix.
+mod alternates;
 // The GitHub Action's script, run with bash, curl and tar.
 #[cfg(unix)]
 mod action;

@@ -313,6 +313,7 @@ fn quoted_messages_are_what_retry_prints() {
         retry(&["--base", "2m30s", "true"]),
         retry(&["--retries", "3", "true"]),
         retry(&["--retry-if-output", "", "true"]),
+        retry(&["--alternate", "wgett -q URL", "true"]),
     ];
     // The documents wrap long spans: compare with whitespace collapsed.
     let all: String = DOCUMENTS.iter().map(|(_, text)| *text).collect();

@@ -33,8 +33,16 @@ fn a_signal_ends_the_splay_at_once_and_no_attempt_runs() {
         &command,
     ])
     .spawn();
-    // The splay's line is written before its sleep.
-    let said = wait_for_file(&log);
+    // The splay's line is written before its sleep, after -v's line on
+    // the preset: the file may hold that one alone for a moment.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let said = loop {
+        let said = wait_for_file(&log);
+        if said.contains("splay: ") || Instant::now() > deadline {
+            break said;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
     assert!(said.contains("splay: "), "{said}");
     let sent = Instant::now();
     send(&child, Signal::SIGTERM);

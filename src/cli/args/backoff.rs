@@ -18,7 +18,7 @@ use crate::strategy::{Backoff, DEFAULT_THROTTLE_BASE, Jitter, Retries};
 /// drawn on nothing.
 const MIN_THROTTLE_BASE: Duration = Duration::from_millis(1);
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct BackoffArgs {
     /// Backoff strategy of the sleeps between attempts

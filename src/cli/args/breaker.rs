@@ -16,7 +16,7 @@ use crate::state::breaker::{
     Settings,
 };
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct BreakerArgs {
     /// Stop calling a failing service: a circuit shared by every retry naming it

@@ -10,7 +10,7 @@ use crate::cli::refuse::usage;
 use crate::cli::values::parse_refill;
 use crate::state::budget::{Params, Settings, bucket};
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct BudgetArgs {
     /// Draw retries from a budget shared by every retry on this host that names it

@@ -9,7 +9,7 @@ use crate::cli::values::parse_retry_on;
 use crate::codes::CodeSet;
 use crate::policy::Policy;
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct CodesArgs {
     /// Exit codes that are retried (`none`: only on --retry-if-output);

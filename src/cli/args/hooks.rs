@@ -16,7 +16,7 @@ use crate::duration::parse as parse_duration;
 use crate::run::Command;
 use crate::run::hooks::{DEFAULT_TIMEOUT, Settings};
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct HooksArgs {
     /// Shell command run with `sh -c` (Windows: `cmd /d /s /c`) after a failed attempt, before the

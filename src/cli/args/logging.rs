@@ -6,7 +6,7 @@ use crate::cli::choices::LogFormatChoice;
 use crate::cli::values::parse_switch;
 use crate::sinks::log::{Settings, Verbosity};
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct LoggingArgs {
     /// How retry's own log lines are written

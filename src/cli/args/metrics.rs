@@ -6,7 +6,7 @@ use crate::cli::args::METRICS;
 use crate::cli::values::parse_switch;
 use crate::metrics::Settings;
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct MetricsArgs {
     /// Write the job's series for node_exporter's textfile collector in this directory

@@ -8,7 +8,7 @@ use crate::cli::generate::Shell;
 use crate::cli::refuse::usage;
 use crate::cli::values::PresetName;
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct ModesArgs {
     /// Print the sleeps a run with these options would take, and run nothing

@@ -12,7 +12,7 @@ use crate::cli::values::{parse_hint_regex, parse_regex, parse_switch};
 use crate::run::pipes::{Matchers, Settings};
 use crate::size::Size;
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct PipesArgs {
     /// What each attempt reads: `replay` the same stdin every time, `null` nothing

@@ -14,7 +14,7 @@ use crate::duration::parse as parse_duration;
 use crate::run::Limits;
 use crate::run::splay::Splay;
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct ProcessArgs {
     /// Limit for one attempt, which then counts as exit code 124

@@ -6,11 +6,15 @@ use std::ffi::{OsStr, OsString};
 use clap::{Args, ValueHint};
 
 use crate::cli::args::PROGRAMS;
-use crate::cli::choices::ForegroundChoice;
-use crate::cli::values::{PresetName, parse_switch};
+use crate::cli::choices::{ForegroundChoice, RepeatChoice};
+use crate::cli::id;
+use crate::cli::provenance::Provenance;
+use crate::cli::refuse::usage;
+use crate::cli::values::{PresetName, alternate_words, parse_alternate, parse_switch};
 use crate::run::Command;
+use crate::run::alternates::Alternate;
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct ProgramsArgs {
     /// Judge failures as one program reports them (retry --presets shows the rules)
@@ -35,6 +39,27 @@ pub struct ProgramsArgs {
     /// Windows: `cmd /d /s /c`)
     #[arg(short, long, env = "RETRY_SHELL", value_parser = parse_switch)]
     pub shell: bool,
+
+    /// Run CMD in COMMAND's place on a later attempt (repeatable: a mirror's command)
+    ///
+    /// Run CMD in COMMAND's place on a later attempt, as a mirror's
+    /// command: attempt 2 runs the first --alternate, attempt 3 the
+    /// second, and after the last COMMAND again (--alternate-repeat).
+    /// Without --shell, CMD is split into words as sh splits a simple
+    /// command (quotes and backslashes), and nothing in it is expanded: no
+    /// variables, no ~, no globbing; with --shell it is the shell's line.
+    /// A program that cannot be found is refused before the first attempt.
+    /// Each attempt is judged by the preset its own program chose, and its
+    /// log lines name it. RETRY_ALTERNATE holds one
+    #[arg(long, env = "RETRY_ALTERNATE", value_name = "CMD",
+          action = clap::ArgAction::Append, value_parser = parse_alternate,
+          value_hint = ValueHint::CommandString, hide_short_help = true)]
+    pub alternate: Vec<String>,
+
+    /// What follows the last --alternate: `all` (COMMAND and each again) or `last`
+    #[arg(long, env = "RETRY_ALTERNATE_REPEAT", value_enum, default_value_t = RepeatChoice::All,
+          value_name = "WHICH", hide_short_help = true)]
+    pub alternate_repeat: RepeatChoice,
 
     /// Whether the command stays in retry's process group (so it can read the
     /// terminal, and job control stops and continues both) or gets a process
@@ -68,10 +93,64 @@ impl ProgramsArgs {
         } else {
             (words.next().unwrap_or_default(), words.collect())
         };
+        let alternates = (self.alternate.iter())
+            .map(|alternate| {
+                let (program, args) = self.alternate_words(alternate);
+                Alternate {
+                    program,
+                    args,
+                    judge: None,
+                }
+            })
+            .collect();
         Some(Command {
             program,
             args,
             foreground: self.foreground.into(),
+            alternates,
+            repeat: self.alternate_repeat.into(),
         })
     }
+
+    /// Each `--alternate` whose program cannot be found, refused before
+    /// anything runs: a typo in a mirror's command would otherwise show
+    /// only at the attempt that runs it. With `-s` the shell finds it.
+    pub fn check_alternates(&self, provenance: &Provenance) -> Result<(), clap::Error> {
+        if self.shell {
+            return Ok(());
+        }
+        for alternate in &self.alternate {
+            let words = alternate_words(alternate).unwrap_or_default();
+            let Some(program) = words.first() else {
+                continue;
+            };
+            let program = OsStr::new(program);
+            if crate::platform::spawn::program_file(program, None).is_none_or(|file| !runs(&file)) {
+                return Err(usage(format!(
+                    "{}: cannot run `{}`: command not found (checked before the first attempt)",
+                    provenance.name(id::ALTERNATE, &crate::escape::control(alternate)),
+                    crate::escape::control(&program.to_string_lossy()),
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// An alternate's program and arguments: its words, or with `-s` its
+    /// line for the shell, as COMMAND's.
+    fn alternate_words(&self, alternate: &str) -> (OsString, Vec<OsString>) {
+        if self.shell {
+            return crate::platform::shell(alternate.into());
+        }
+        // Checked by its parser: it splits.
+        let words = alternate_words(alternate).unwrap_or_default();
+        let mut words = words.into_iter().map(OsString::from);
+        (words.next().unwrap_or_default(), words.collect())
+    }
+}
+
+/// Whether the file a start would run exists (a path is taken as given,
+/// and Windows adds `.exe` to one without an extension).
+fn runs(file: &std::path::Path) -> bool {
+    file.exists() || (file.extension().is_none() && file.with_extension("exe").exists())
 }

@@ -12,7 +12,7 @@ use crate::cli::refuse::usage;
 use crate::duration::parse as parse_duration;
 use crate::state::store::{DEFAULT_TIMEOUT, Store};
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[group(skip)]
 pub struct StoreArgs {
     /// Where --budget, --breaker and --throttle keep their state: `host`

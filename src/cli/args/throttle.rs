@@ -19,7 +19,7 @@ use crate::cli::values::parse_throttle_k;
 use crate::duration::parse as parse_duration;
 use crate::state::throttle::{DEFAULT_K, DEFAULT_WINDOW, MAX_WINDOW, MIN_WINDOW, Params, Settings};
 
-#[derive(Debug, Default, Args)]
+#[derive(Clone, Debug, Default, Args)]
 #[group(skip)]
 pub struct ThrottleArgs {
     /// Reject attempts locally while the service accepts too few: a throttle shared by every retry naming it

@@ -592,3 +592,69 @@ fn the_throttle_base_is_checked_against_the_cap_as_the_base_is() {
     assert!(config(&["--cap", "3s", "--throttle-base", "3s", "true"]).is_ok());
     assert!(config(&["--throttle-base", "1ms", "true"]).is_ok());
 }
+
+// The alternates' programs must be found: sh, git and curl, on Unix.
+#[cfg(unix)]
+#[test]
+fn each_alternate_is_judged_by_the_preset_its_own_program_chose() {
+    let stop = |matchers: &run::pipes::Matchers| matchers.stop_if.as_ref().map(|r| r.to_string());
+    // curl's preset judges COMMAND; `sh -c` has none: curl's stop lines
+    // and server hints do not judge it.
+    let options = config(&["--alternate", "sh -c 'exit 1'", "curl", "-fsS", "x"]).unwrap();
+    assert!(options.pipes.matchers.stop_if.is_some());
+    let judge = options.command.judge(1).expect("rules of its own");
+    assert!(judge.matchers.stop_if.is_none() && judge.matchers.delay_from.is_none());
+    assert!(judge.policy.fatal.is_empty() && judge.labels.stop_if.is_none());
+    // git's preset for a git alternate; curl's for COMMAND.
+    let options = config(&["--alternate", "git fetch", "curl", "-fsS", "x"]).unwrap();
+    let judge = options.command.judge(1).unwrap();
+    assert!(judge.policy.retry.contains(141) && !options.policy.retry.contains(141));
+    assert_ne!(stop(&judge.matchers), stop(&options.pipes.matchers));
+    // What the alternate's own flags hide is said of it, not of COMMAND.
+    let options = config(&["--alternate", "curl -s x", "curl", "-fsS", "x"]).unwrap();
+    let judge = options.command.judge(1).unwrap();
+    assert!(options.hidden_advice.is_none() && judge.hidden_advice.is_some());
+    // The user's own flags judge every attempt.
+    let line = [
+        "--stop-if-output",
+        "nope",
+        "--alternate",
+        "git fetch",
+        "curl",
+        "x",
+    ];
+    let options = config(&line).unwrap();
+    let judge = options.command.judge(1).unwrap();
+    assert_eq!(stop(&judge.matchers).as_deref(), Some("nope"));
+    assert_eq!(stop(&options.pipes.matchers).as_deref(), Some("nope"));
+    // A preset named judges every attempt as it judges COMMAND.
+    let named = config(&["--preset", "curl", "--alternate", "sh -c true", "curl", "x"]).unwrap();
+    assert!(named.command.judge(1).is_none());
+    let none = config(&["--preset", "none", "--alternate", "git fetch", "curl", "x"]).unwrap();
+    assert!(none.command.judge(1).is_none());
+    // No preset for either: the alternate is judged as COMMAND is.
+    let plain = config(&["--alternate", "true", "sh", "-c", "exit 1"]).unwrap();
+    assert!(plain.command.judge(1).is_none());
+}
+
+#[cfg(unix)]
+#[test]
+fn an_alternate_that_cannot_run_is_refused_before_anything_runs() {
+    let error = config(&["--alternate", "no-such-program-53 -q x", "true"]).unwrap_err();
+    assert!(
+        error.contains("`--alternate no-such-program-53 -q x`: cannot run `no-such-program-53`: command not found"),
+        "{error}"
+    );
+    // With -s the shell finds the program, as it finds COMMAND's.
+    let shell = config(&["-s", "--alternate", "no-such-program-53", "true"]).unwrap();
+    assert_eq!(shell.command.alternates.len(), 1);
+    // Split as sh splits it; with -s, the shell's line.
+    let split = config(&["--alternate", "sh -c 'exit 3'", "true"]).unwrap();
+    assert_eq!(split.command.alternates[0].args, ["-c", "exit 3"]);
+    assert!(
+        shell.command.alternates[0]
+            .args
+            .iter()
+            .any(|a| a == "no-such-program-53")
+    );
+}

@@ -101,7 +101,11 @@ pub struct Settings {
 pub struct Pipes {
     stdin: StdinMode,
     stdout_once: bool,
+    /// The patterns of the attempt in progress (`choose`).
     patterns: Arc<Patterns>,
+    /// Each entry's patterns (COMMAND's first), when an `--alternate` is
+    /// judged by rules of its own; else empty.
+    by_entry: Vec<Arc<Patterns>>,
     replay: Option<Replay>,
     running: Option<Running>,
     failure: Arc<Failure>,
@@ -129,17 +133,31 @@ struct Stream {
 }
 
 impl Pipes {
-    /// `None` when the command can simply inherit retry's stdio.
-    pub fn new(settings: &Settings) -> Option<Self> {
+    /// `None` when the command can simply inherit retry's stdio;
+    /// `alternates`: each `--alternate`'s own output rules, if it has any
+    /// (`None`: COMMAND's).
+    pub fn new(settings: &Settings, alternates: &[Option<&Matchers>]) -> Option<Self> {
         let needed = settings.stdin != StdinMode::Inherit
             || settings.stdout_once
             || settings.matchers.any()
+            || alternates.iter().flatten().any(|matchers| matchers.any())
             || settings.tail;
         let failure = Arc::new(Failure::default());
+        let patterns = Arc::new(Patterns::new(&settings.matchers));
+        let by_entry = match alternates.iter().any(Option::is_some) {
+            true => std::iter::once(Arc::clone(&patterns))
+                .chain(alternates.iter().map(|own| match own {
+                    Some(matchers) => Arc::new(Patterns::new(matchers)),
+                    None => Arc::clone(&patterns),
+                }))
+                .collect(),
+            false => Vec::new(),
+        };
         needed.then(|| Pipes {
             stdin: settings.stdin,
             stdout_once: settings.stdout_once,
-            patterns: Arc::new(Patterns::new(&settings.matchers)),
+            patterns,
+            by_entry,
             // Recording starts now, so the first attempt streams rather than waits.
             replay: (settings.stdin == StdinMode::Replay)
                 .then(|| Replay::start(MEMORY_LIMIT, settings.stdin_limit, Arc::clone(&failure))),
@@ -158,6 +176,14 @@ impl Pipes {
         self.tail.as_ref().map_or_else(Vec::new, |tail| {
             tail.lock().unwrap_or_else(|e| e.into_inner()).to_vec()
         })
+    }
+
+    /// The output rules of the attempt about to start: those of entry
+    /// `entry` (0 COMMAND, `i` its `i`-th `--alternate`).
+    pub fn choose(&mut self, entry: usize) {
+        if let Some(patterns) = self.by_entry.get(entry) {
+            self.patterns = Arc::clone(patterns);
+        }
     }
 
     /// Whether a hook must keep off retry's stdin (the recorder reads it).

@@ -12,12 +12,18 @@
 //!   green has no red annotation).
 //! - `RETRY_GITHUB_TITLE`: the command as the user wrote it, named in
 //!   every line and the step summary in place of the Action's own wrapper
-//!   (`new_command_on_retry`).
+//!   (its job's `RETRY_*` given back by a wrapper).
+//! - `RETRY_GITHUB_ALTERNATE_TITLE`: `new_command_on_retry` as the user
+//!   wrote it, naming the attempts that run it (`--alternate`).
 
 use std::ffi::OsStr;
 
 /// Read by retry, never passed on.
-pub const VARIABLES: [&str; 2] = ["RETRY_GITHUB_ACTION", "RETRY_GITHUB_TITLE"];
+pub const VARIABLES: [&str; 3] = [
+    "RETRY_GITHUB_ACTION",
+    "RETRY_GITHUB_TITLE",
+    "RETRY_GITHUB_ALTERNATE_TITLE",
+];
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Wishes {
@@ -47,6 +53,13 @@ impl Wishes {
 /// The command's name as the Action gives it, if it does.
 pub fn title() -> Option<String> {
     std::env::var(VARIABLES[1])
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+}
+
+/// The alternate's name as the Action gives it (`new_command_on_retry`).
+pub fn alternate_title() -> Option<String> {
+    std::env::var(VARIABLES[2])
         .ok()
         .filter(|t| !t.trim().is_empty())
 }

@@ -20,8 +20,15 @@ use crate::status::{Cause, Status, signal_name};
 /// buffer the caller keeps: no String of their own (issue 26).
 pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
     let mut first = context.first;
+    // With `--alternate`, what the attempt ran (`ran`), after `command`.
+    let ran = event
+        .attempt()
+        .and_then(|attempt| context.name.ran(attempt));
     let mut head = |out: &mut String, kind: &str| {
         write_head(out, context, std::mem::take(&mut first), kind);
+        if let Some(ran) = ran {
+            let _ = write!(out, r#","ran":"{}""#, escape::json(ran));
+        }
     };
     match event {
         // The metrics' alone: never shown (`Log::shows`).

@@ -341,6 +341,71 @@ mod tests {
     use crate::events::Reason;
     use crate::sinks::log::fixtures::*;
 
+    /// curl with a wget alternate, rotating or staying on wget.
+    fn with_wget(repeat: crate::run::alternates::Repeat) -> CommandName {
+        let wget = CommandName::new(OsStr::new("wget"), &[OsString::from("-nv")]);
+        let mut name = curl();
+        name.ran = Some(crate::sinks::name::Ran::new(&curl(), &[wget], repeat));
+        name
+    }
+
+    #[test]
+    fn with_alternates_each_attempts_line_names_what_it_ran_in_every_format() {
+        use crate::run::alternates::Repeat;
+        let name = with_wget(Repeat::All);
+        let line = |format, event: &Event| written(format, event, &at(&name, false));
+        // Attempt 2 ran the alternate, attempt 3 curl again.
+        let retried = retrying();
+        assert_eq!(
+            line(LogFormat::Text, &retried),
+            "retry: curl: attempt 2/5 (wget) failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+        );
+        let json = line(LogFormat::Json, &retried);
+        assert!(
+            json.contains(r#""command":"curl","ran":"wget","attempt":2"#),
+            "{json}"
+        );
+        let github = line(LogFormat::Github, &retried);
+        assert!(github.contains("::attempt 2/5 (wget) failed"), "{github}");
+        let gave_up = Event::GaveUp {
+            attempt: 3,
+            limit: Attempts::Limit(3),
+            reason: GiveUp::Attempts(Status::exited(7)),
+            took: None,
+        };
+        assert!(
+            line(LogFormat::Text, &gave_up)
+                .contains("giving up after 3 attempts: the last (curl) failed with exit code 7"),
+            "{}",
+            line(LogFormat::Text, &gave_up)
+        );
+        // Staying on the last alternate: attempt 3 ran wget.
+        let stay = with_wget(Repeat::Last);
+        let text = written(LogFormat::Text, &gave_up, &at(&stay, false));
+        assert!(text.contains("the last (wget) failed"), "{text}");
+        // Without alternates, the lines are as they always were.
+        assert_eq!(
+            text_of(&retried),
+            "retry: curl: attempt 2/5 failed with exit code 22; sleep: 692 ms (full jitter, up to 2000 ms)\n"
+        );
+        assert!(!json_of(&retried).contains("\"ran\""));
+    }
+
+    #[test]
+    fn alternates_that_share_a_name_are_named_by_their_place() {
+        use crate::run::alternates::Repeat;
+        let mirror = |url: &str| CommandName::new(OsStr::new("curl"), &[OsString::from(url)]);
+        let ran = crate::sinks::name::Ran::new(
+            &mirror("https://a/x"),
+            &[mirror("https://b/x"), mirror("https://c/x")],
+            Repeat::All,
+        );
+        assert_eq!(
+            ran.names,
+            ["curl", "alternate 1: curl", "alternate 2: curl"]
+        );
+    }
+
     #[test]
     fn success_after_retries_is_a_summary() {
         let event = |slept_ms| Event::Succeeded {

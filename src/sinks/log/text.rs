@@ -155,6 +155,8 @@ pub(crate) fn write_message(
     name: &CommandName,
     out: &mut impl Write,
 ) -> fmt::Result {
+    let ran = event.attempt().and_then(|attempt| name.ran(attempt));
+    let of = |limit| Of { limit, ran };
     match event {
         // A whole number of milliseconds (as drawn), in seconds for a
         // reader: `splay: 12.345 s before the first attempt (up to 30 s)`.
@@ -173,7 +175,7 @@ pub(crate) fn write_message(
             limit,
             ran,
         } => {
-            write!(out, "attempt {attempt}/{limit} ran ")?;
+            write!(out, "attempt {attempt}/{limit} ran ", limit = of(limit))?;
             let ms = millis(*ran);
             match human(ms) {
                 Some(human) => write!(out, "{human}")?,
@@ -186,9 +188,16 @@ pub(crate) fn write_message(
         }
         // The first names the command in full: what `-v` adds.
         Event::Starting { attempt: 1, limit } => {
-            write!(out, "attempt 1/{limit} starting: {}", name.full)
+            write!(
+                out,
+                "attempt 1/{limit} starting: {}",
+                name.full,
+                limit = of(limit)
+            )
         }
-        Event::Starting { attempt, limit } => write!(out, "attempt {attempt}/{limit} starting"),
+        Event::Starting { attempt, limit } => {
+            write!(out, "attempt {attempt}/{limit} starting", limit = of(limit))
+        }
         // A throttled failure says so, and why (`attempt 2/5 throttled
         // (HTTP 429), exit code 22; sleep: …`); a transient one as ever.
         Event::Retrying {
@@ -205,13 +214,15 @@ pub(crate) fn write_message(
                 Class::Transient => write!(
                     out,
                     "attempt {attempt}/{limit} failed with {}; ",
-                    status.describe()
+                    status.describe(),
+                    limit = of(limit)
                 )?,
                 Class::Throttled(evidence) => write!(
                     out,
                     "attempt {attempt}/{limit} throttled ({}), {}; ",
                     evidence.words(),
-                    status.describe()
+                    status.describe(),
+                    limit = of(limit)
                 )?,
             }
             match hint {
@@ -230,14 +241,15 @@ pub(crate) fn write_message(
             write!(
                 out,
                 "attempt {attempt}/{limit} not run: --throttle {throttle} rejected it ({}); ",
-                Probability(*probability)
+                Probability(*probability),
+                limit = of(limit)
             )?;
             sleep_text(sleep, jitter, out)
         }
         Event::Warning { message, .. } => write!(out, "warning: {message}"),
         Event::Succeeded {
             attempt: 1, limit, ..
-        } => write!(out, "attempt 1/{limit} succeeded"),
+        } => write!(out, "attempt 1/{limit} succeeded", limit = of(limit)),
         // The summary of a run that needed retries.
         Event::Succeeded {
             attempt,
@@ -247,7 +259,8 @@ pub(crate) fn write_message(
         } => write!(
             out,
             "attempt {attempt}/{limit} succeeded; {attempt} attempts, {} spent sleeping",
-            MsText(*slept_ms)
+            MsText(*slept_ms),
+            limit = of(limit)
         ),
         Event::NoPreset(why) => write!(out, "no preset judges failures: {why}"),
         // The metrics' alone: never shown (`Log::shows`).
@@ -271,7 +284,8 @@ pub(crate) fn write_message(
         } => write!(
             out,
             "--on-retry command failed with {} after attempt {attempt}/{limit}; retrying anyway",
-            status.describe()
+            status.describe(),
+            limit = of(limit)
         ),
         Event::HookFailed {
             attempt,
@@ -282,7 +296,8 @@ pub(crate) fn write_message(
             out,
             "--on-retry command could not start ({error}; exit code {}) after attempt \
              {attempt}/{limit}; retrying anyway",
-            status.code
+            status.code,
+            limit = of(limit)
         ),
         // The reason's name ends the line, as JSON's `reason` gives it.
         Event::GaveUp {
@@ -291,26 +306,28 @@ pub(crate) fn write_message(
             reason,
             ..
         } => {
-            giving_up(*attempt, limit, reason, out)?;
+            giving_up(*attempt, of(limit), reason, out)?;
             write!(out, " (reason: {})", reason.reason().name())
         }
     }
 }
 
 /// Why the run gave up, in words.
-fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Write) -> fmt::Result {
+fn giving_up(attempt: u32, limit: Of<'_>, reason: &GiveUp, out: &mut impl Write) -> fmt::Result {
     match reason {
         GiveUp::Attempts(s) if attempt == 1 => {
             write!(
                 out,
-                "giving up after 1 attempt: it failed with {}",
+                "giving up after 1 attempt{}: it failed with {}",
+                limit.ran(),
                 s.describe()
             )
         }
         GiveUp::Attempts(s) => {
             write!(
                 out,
-                "giving up after {attempt} attempts: the last failed with {}",
+                "giving up after {attempt} attempts: the last{} failed with {}",
+                limit.ran(),
                 s.describe()
             )
         }
@@ -417,6 +434,36 @@ fn giving_up(attempt: u32, limit: &Attempts, reason: &GiveUp, out: &mut impl Wri
     }
 }
 
+/// An attempt's limit as its lines write it after its number: `5`, or
+/// with `--alternate` `5 (wget)`, what the attempt ran.
+#[derive(Clone, Copy)]
+struct Of<'a> {
+    limit: &'a Attempts,
+    ran: Option<&'a str>,
+}
+
+impl Of<'_> {
+    /// ` (wget)`, or nothing without alternates.
+    fn ran(self) -> impl Display {
+        struct Ran<'a>(Option<&'a str>);
+        impl Display for Ran<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self.0 {
+                    Some(ran) => write!(f, " ({ran})"),
+                    None => Ok(()),
+                }
+            }
+        }
+        Ran(self.ran)
+    }
+}
+
+impl Display for Of<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.limit, self.ran())
+    }
+}
+
 /// A rejection's probability in words: `rejection probability 83.2%`.
 struct Probability(f64);
 
@@ -438,7 +485,7 @@ fn output_stop(line: Option<&str>, label: Option<&str>, out: &mut impl Write) ->
 }
 
 /// Where in the run a signal came.
-fn during_text(during: Phase, attempt: u32, limit: &Attempts, out: &mut impl Write) -> fmt::Result {
+fn during_text(during: Phase, attempt: u32, limit: Of<'_>, out: &mut impl Write) -> fmt::Result {
     match during {
         Phase::Attempt => write!(out, "during attempt {attempt}/{limit}"),
         Phase::Hook => write!(

@@ -532,3 +532,45 @@ fn a_job_s_retry_variables_too_large_to_give_back_are_said_and_dropped() {
             .starts_with("total_attempts=1\nexit_code=0\n")
     );
 }
+
+/// new_command_on_retry is retry's `--alternate`, run from the second
+/// attempt on in the shell asked for, with the job's RETRY_* given back
+/// as to the command, whatever quotes and lines it holds.
+#[test]
+fn new_command_on_retry_runs_in_the_shell_with_the_job_s_variables_given_back() {
+    let release = Release::new();
+    let runner = Runner::new();
+    let again =
+        "printf '%s;' \"${RETRY_NOTE-unset}\" \\\n  'it''s' >> seen\nexit $((RETRY_ATTEMPT < 3))";
+    let ran = runner
+        .step(
+            &release.url(),
+            &[
+                (
+                    "command",
+                    "printf '%s,' \"${RETRY_NOTE-unset}\" >> seen; exit 1",
+                ),
+                ("new_command_on_retry", again),
+                ("retry_wait_seconds", "0"),
+                ("shell", "sh"),
+            ],
+        )
+        .env("RETRY_NOTE", "a 'quoted' note")
+        .output()
+        .unwrap();
+    assert_eq!(code(&ran), 0, "{}", stderr(&ran));
+    let note = "a 'quoted' note";
+    assert_eq!(
+        runner.read("seen"),
+        format!("{note},{note};its;{note};its;")
+    );
+    assert!(
+        runner
+            .outputs()
+            .starts_with("total_attempts=3\nexit_code=0\n")
+    );
+    // Its lines name the user's words, not the Action's wrapper.
+    let said = stderr(&ran);
+    assert!(said.contains("attempt 2/5 (printf '%s;'"), "{said}");
+    assert!(!said.contains("RETRY_ACTION_JOB_ENV"), "{said}");
+}
