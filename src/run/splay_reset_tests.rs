@@ -143,7 +143,10 @@ fn an_attempt_stopped_by_timeout_does_not_reset_the_count() {
     let (code, events) = run_with(&c, &mut host);
     assert_eq!((code, numbers(&host)), (124, vec![1, 2, 3]));
     assert!(!events.iter().any(|e| matches!(e, Event::Reset { .. })));
-    assert!(matches!(gave_up(&events), GiveUp::Attempts(_)), "{events:?}");
+    assert!(
+        matches!(gave_up(&events), GiveUp::Attempts(_)),
+        "{events:?}"
+    );
 }
 
 #[test]
