@@ -1,6 +1,7 @@
 //! Named platform conditions, so each list of platforms is written once
-//! (here) and every `#[cfg]` says what it needs rather than where; and the
-//! built-in presets' programs, listed once at build time.
+//! (here) and every `#[cfg]` says what it needs rather than where; the
+//! built-in presets' programs, listed once at build time; and the man page
+//! and completions, deflated for the binary to embed.
 
 use std::path::Path;
 
@@ -10,6 +11,7 @@ mod programs_line;
 
 fn main() {
     builtin_programs();
+    deflated_copies();
     // `--cfg retry_without="TRICK"` turns one start-up trick off, so that
     // `bash bench/tricks.sh` can measure what each still saves.
     println!(
@@ -61,4 +63,31 @@ fn builtin_programs() {
     let code =
         format!("/// Written by build.rs.\npub const BUILTIN_PROGRAMS: &[&str] = &{programs:?};\n");
     std::fs::write(out, code).expect("OUT_DIR is writable");
+}
+
+/// The committed man page and completions (`retry --man`, `retry
+/// --completions SHELL`), each deflated (raw DEFLATE, miniz_oxide's best
+/// level) as $OUT_DIR/NAME.deflate, which `cli::generate` embeds and
+/// inflates when asked: 146 KB of text in 40 KB, a sixth of what the
+/// binary grew by with issues 52 and 53. The files stay the source: a
+/// test holds what the binary prints to them, byte for byte.
+fn deflated_copies() {
+    const COPIES: [&str; 6] = [
+        "man/retry.1",
+        "completions/retry.bash",
+        "completions/_retry",
+        "completions/retry.fish",
+        "completions/retry.elv",
+        "completions/_retry.ps1",
+    ];
+    let out = Path::new(&std::env::var_os("OUT_DIR").expect("OUT_DIR")).to_owned();
+    for copy in COPIES {
+        println!("cargo::rerun-if-changed={copy}");
+        let text = std::fs::read(copy).unwrap_or_else(|_| panic!("{copy} is committed"));
+        let name = Path::new(copy).file_name().expect("a file name");
+        let mut file = name.to_owned();
+        file.push(".deflate");
+        let packed = miniz_oxide::deflate::compress_to_vec(&text, 10);
+        std::fs::write(out.join(file), packed).expect("OUT_DIR is writable");
+    }
 }
