@@ -138,6 +138,9 @@ pub enum Event {
     /// After the run's end, the `--throttle` `name` as the run last saw
     /// it: for the metrics (its gauges and file), no line.
     ThrottleSeen { name: String, seen: throttle::Seen },
+    /// An attempt that started ran as process `pid`: said once it has
+    /// ended, before the line about it, for its span (`process.pid`), no line.
+    Ran { attempt: u32, pid: u32 },
 }
 
 /// The class of a failed attempt that is retried (`run::class`): its

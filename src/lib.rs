@@ -84,7 +84,7 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
             let id = run::lineage::Lineage::unique_id();
             // Read before anything runs: a malformed endpoint is bad usage.
             let tracing = match trace::Settings::from_env() {
-                Ok(settings) => settings,
+                Ok(settings) => settings.map(|settings| settings.with_argv(&args)),
                 Err(line) => {
                     let _ = writeln!(std::io::stderr(), "{line}");
                     return 2;

@@ -62,7 +62,8 @@ pub const ENVIRONMENT: &str = "Every option except --plan, --simulate, --complet
     With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, retry \
     sends OpenTelemetry spans of the run and of each attempt over OTLP/HTTP when it ends \
     (an http:// endpoint; the OTEL_* headers, timeout, protocol and resource variables \
-    apply; an unreachable collector costs at most 2 s and a warning).";
+    apply; an unreachable collector costs at most 2 s and a warning); \
+    RETRY_TRACE_COMMAND_ARGS=1 adds the commands' words to them (process.command_args).";
 
 /// The man page's PRESETS section (above the presets themselves).
 #[cfg(test)]

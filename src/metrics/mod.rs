@@ -487,7 +487,8 @@ mod tests {
             },
             event,
         };
-        let rejected = Event::Rejected {
+        // Attempt 2 rejected, after a sleep of 700 ms.
+        let rejected = || Event::Rejected {
             attempt: 2,
             limit: Attempts::Limit(3),
             throttle: "api".into(),
@@ -499,7 +500,7 @@ mod tests {
             jitter: Jitter::Full,
         };
         facts.observe(&at(retrying(1, 300)));
-        assert_eq!(facts.observe(&at(rejected)), [None, None]);
+        assert_eq!(facts.observe(&at(rejected())), [None, None]);
         let gave_up = Event::GaveUp {
             attempt: 3,
             limit: Attempts::Limit(3),
@@ -544,17 +545,7 @@ mod tests {
         // after a throttled failure; one rejected before any ran is none.
         let mut facts = Facts::new(wall);
         facts.observe(&at(retrying(1, 300)));
-        facts.observe(&at(Event::Rejected {
-            attempt: 2,
-            limit: Attempts::Limit(3),
-            throttle: "api".into(),
-            probability: 0.5,
-            sleep: Sleep {
-                duration: Duration::from_millis(700),
-                ceiling: Duration::from_secs(1),
-            },
-            jitter: Jitter::Full,
-        }));
+        facts.observe(&at(rejected()));
         let succeeded = Event::Succeeded {
             attempt: 3,
             limit: Attempts::Limit(3),

@@ -176,6 +176,10 @@ mod tests {
         std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o777)).unwrap();
         let err = private_dir(&real).unwrap_err();
         assert!(err.contains("writable by other users (mode 777)"), "{err}");
+        // A shared directory as /tmp is: its sticky bit shown, not hidden.
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let err = private_dir(&real).unwrap_err();
+        assert!(err.contains("writable by other users (mode 1777)"), "{err}");
 
         let err = open_private(&real, false).unwrap_err();
         assert!(

@@ -16,6 +16,10 @@ pub trait Host {
         attempt: AttemptInfo,
         deadline: Option<Instant>,
     ) -> Result<Attempt, SpawnError>;
+    /// The process id of the attempt `run` last ran, if it started.
+    fn started(&self) -> Option<u32> {
+        None
+    }
     /// Sleeps until `until`; returns the signal that cut it short, if any.
     fn sleep_until(&mut self, until: Instant) -> Option<i32>;
     /// With `--stdout-once`: where the attempt that just ended sends its

@@ -617,6 +617,15 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             .run(info, deadline)
             .map_err(|SpawnError { code, message }| GiveUp::Spawn { code, message })?;
         self.took = Some(host.now().saturating_duration_since(started));
+        if let Some(pid) = host.started() {
+            tell.event(
+                host.now(),
+                Event::Ran {
+                    attempt: self.number,
+                    pid,
+                },
+            );
+        }
         let (status, stopped) = match ended {
             Ended::Exited(status) => (status, Stopped::No),
             Ended::NotStarted(errno) => (Status::not_started(errno), Stopped::No),

@@ -72,6 +72,8 @@ pub struct Supervisor<'a> {
     /// `TRACEPARENT` names its span. Without one the command's
     /// environment is left as it is (`TRACEPARENT` passes through).
     trace: Option<crate::trace::Ids>,
+    /// The last attempt's process id, once it has started (for its span).
+    started: Option<u32>,
 }
 
 /// retry's variables that no attempt or hook inherits: the store's (it
@@ -121,6 +123,7 @@ impl<'a> Supervisor<'a> {
             throttle: options.throttle.clone().map(throttle::Throttle::new),
             command: None,
             trace: None,
+            started: None,
         }
     }
 
@@ -240,6 +243,9 @@ impl<'a> Supervisor<'a> {
             Ok(child) => child,
             Err(ended) => return Ok(ended),
         };
+        if with_pipes {
+            self.started = u32::try_from(child.pid).ok();
+        }
         if let Some(pipes) = self.pipes.as_mut().filter(|_| with_pipes) {
             pipes.attach(&mut child);
         }
@@ -458,6 +464,7 @@ impl Host for Supervisor<'_> {
     }
 
     fn run(&mut self, info: AttemptInfo, deadline: Option<Instant>) -> Result<Attempt, SpawnError> {
+        self.started = None;
         let mut command = self.attempt(info);
         if let Some(pipes) = &self.pipes {
             pipes.prepare(&mut command);
@@ -477,6 +484,10 @@ impl Host for Supervisor<'_> {
             (other, None) => other,
         };
         Ok(Attempt { ended, seen })
+    }
+
+    fn started(&self) -> Option<u32> {
+        self.started
     }
 
     fn drop_output(&mut self) -> u64 {

@@ -100,8 +100,14 @@ impl Reporter {
         (program, args): (&OsStr, &[OsString]),
     ) -> Self {
         let mut name = CommandName::new(program, args);
-        let spans = tracing
-            .map(|(tracing, ids)| spans::Spans::new(tracing, ids, &name.short, origin.time()));
+        let spans = tracing.map(|(tracing, ids)| {
+            let with_args = tracing.command_args;
+            let processes = (
+                spans::Process::command(program, args, with_args),
+                spans::Process::own(&tracing.argv, with_args),
+            );
+            spans::Spans::new(tracing, ids, &name.short, processes, origin.time())
+        });
         // The Action's title names the command in the lines and the summary.
         if let Some(title) = log::action::title() {
             name = name.titled(&title);

@@ -6,12 +6,88 @@
 //! when it has one; each attempt's command gets a `TRACEPARENT` naming its
 //! attempt's span (the supervisor writes it from the same `Ids`), so an
 //! instrumented command nests under its attempt.
+//!
+//! The spans follow OpenTelemetry's conventions for command-line programs
+//! (semconv `cli/cli-spans`): the run is retry's own execution (kind
+//! INTERNAL), an attempt is retry calling a program (kind CLIENT); both
+//! carry `process.pid`, `process.executable.name` and `process.exit.code`,
+//! and `process.command_args` only when `RETRY_TRACE_COMMAND_ARGS` asks,
+//! since words may hold secrets (URLs' passwords are masked even then).
+//! Their names are documented departures the conventions allow: the
+//! command's short name for an attempt, `retry NAME` for the run.
 
+use std::ffi::{OsStr, OsString};
 use std::time::{Duration, SystemTime};
 
 use crate::events::{Event, GiveUp, Stamped};
 use crate::status::{Cause, Status, signal_name};
-use crate::trace::{self, Ids, Interrupts, Settings, Span, Value};
+use crate::trace::{self, Ids, Interrupts, Kind, Settings, Span, Value};
+
+/// A process as its spans name it (`process.*`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Process {
+    /// `process.executable.name`: the program's base name.
+    pub name: String,
+    /// `process.command_args`, when asked for: the words, URLs masked.
+    pub args: Option<Vec<String>>,
+}
+
+impl Process {
+    /// The command `program args`, its words kept if `with_args`.
+    pub fn command(program: &OsStr, args: &[OsString], with_args: bool) -> Self {
+        Self {
+            name: base_name(program),
+            args: with_args
+                .then(|| words(std::iter::once(program).chain(args.iter().map(|a| a.as_os_str())))),
+        }
+    }
+
+    /// retry itself, run as `argv`: the base name of the executable it
+    /// runs from, and `argv` if `with_args`.
+    pub fn own(argv: &[OsString], with_args: bool) -> Self {
+        let name = std::env::current_exe()
+            .map_or_else(|_| "retry".into(), |exe| base_name(exe.as_os_str()));
+        Self {
+            name,
+            args: with_args.then(|| words(argv.iter().map(OsString::as_os_str))),
+        }
+    }
+
+    fn attributes(&self, pid: Option<u32>, to: &mut Vec<(&'static str, Value)>) {
+        if let Some(pid) = pid {
+            to.push(("process.pid", Value::Int(i64::from(pid))));
+        }
+        to.push(("process.executable.name", Value::Str(self.name.clone())));
+        if let Some(args) = &self.args {
+            to.push(("process.command_args", Value::Strs(args.clone())));
+        }
+    }
+}
+
+/// A program's base name, as the conventions name an executable (without
+/// Windows' `.exe`, as `GetProcessImageFileNameW`'s base name is not,
+/// but as users call it).
+fn base_name(program: &OsStr) -> String {
+    let path = std::path::Path::new(program);
+    let name = match path.extension() {
+        Some(ext) if ext.eq_ignore_ascii_case("exe") => path.file_stem(),
+        _ => path.file_name(),
+    };
+    name.unwrap_or(program).to_string_lossy().into_owned()
+}
+
+/// Words as the spans carry them: lossily UTF-8, a URL's password masked.
+fn words<'a>(words: impl Iterator<Item = &'a OsStr>) -> Vec<String> {
+    words
+        .map(|word| {
+            let word = word.to_string_lossy();
+            match word.contains("://") {
+                true => crate::url::mask(&word).into_owned(),
+                false => word.into_owned(),
+            }
+        })
+        .collect()
+}
 
 /// The spans of a run being gathered.
 pub struct Spans {
@@ -19,6 +95,12 @@ pub struct Spans {
     ids: Ids,
     /// The command's short name (`CommandName::short`): the spans' names.
     name: String,
+    /// The command, as each attempt's span names its process.
+    command: Process,
+    /// retry, as the run's span names its process.
+    own: Process,
+    /// The running attempt's process id, once it has ended (`Event::Ran`).
+    pid: Option<(u32, u32)>,
     start: SystemTime,
     /// The running attempt and when it started.
     attempt: Option<(u32, SystemTime)>,
@@ -40,11 +122,20 @@ struct Ended {
 
 impl Spans {
     /// The spans of a run that began at `start` (its origin's time).
-    pub fn new(settings: Settings, ids: Ids, name: &str, start: SystemTime) -> Self {
+    pub fn new(
+        settings: Settings,
+        ids: Ids,
+        name: &str,
+        (command, own): (Process, Process),
+        start: SystemTime,
+    ) -> Self {
         Self {
             settings,
             ids,
             name: name.to_owned(),
+            command,
+            own,
+            pid: None,
             start,
             attempt: None,
             slept_ms: 0,
@@ -106,6 +197,7 @@ impl Spans {
         }
         match event {
             Event::Starting { attempt, .. } => self.attempt = Some((*attempt, now)),
+            Event::Ran { attempt, pid } => self.pid = Some((*attempt, *pid)),
             Event::Retrying {
                 attempt,
                 status,
@@ -219,12 +311,21 @@ impl Spans {
         now: SystemTime,
         status: Option<Status>,
     ) -> Span {
-        let start = match self.attempt.take() {
-            Some((n, start)) if n == number => start,
-            _ => now,
+        let (start, ran) = match self.attempt.take() {
+            Some((n, start)) if n == number => (start, true),
+            _ => (now, false),
         };
         let end = took.map_or(now, |took| start + took);
         let mut attributes = vec![("retry.attempt", Value::Int(i64::from(number)))];
+        // An attempt the throttle rejected ran no process.
+        if ran {
+            let pid = self
+                .pid
+                .take()
+                .filter(|(n, _)| *n == number)
+                .map(|(_, pid)| pid);
+            self.command.attributes(pid, &mut attributes);
+        }
         let mut error = None;
         if let Some(status) = status {
             error = Some(status_attributes(status, &mut attributes));
@@ -233,6 +334,7 @@ impl Spans {
             span_id: self.ids.attempt_span(number),
             parent: Some(self.ids.run_span),
             name: self.name.clone(),
+            kind: Kind::Client,
             start: nanos(start),
             end: nanos(end),
             attributes,
@@ -255,6 +357,8 @@ impl Spans {
             ("retry.outcome", Value::Str(outcome.into())),
             ("process.exit.code", Value::Int(i64::from(exit_code))),
         ];
+        self.own
+            .attributes(Some(std::process::id()), &mut attributes);
         if slept_ms > 0 {
             attributes.push(("retry.slept_ms", Value::Int(clamp(slept_ms))));
         }
@@ -269,6 +373,7 @@ impl Spans {
             span_id: self.ids.run_span,
             parent: self.ids.parent_span,
             name: format!("retry {}", self.name),
+            kind: Kind::Internal,
             start: nanos(self.start),
             end: nanos(now),
             attributes,
@@ -351,7 +456,9 @@ mod tests {
             settings.sampler,
             &mut rand_chacha::ChaCha8Rng::seed_from_u64(3),
         );
-        Spans::new(settings, ids, "curl", at(0))
+        let curl = Process::command(OsStr::new("/usr/bin/curl"), &[], false);
+        let own = Process::own(&[], false);
+        Spans::new(settings, ids, "curl", (curl, own), at(0))
     }
 
     fn attribute<'a>(span: &'a Span, key: &str) -> Option<&'a Value> {
@@ -397,6 +504,8 @@ mod tests {
         let (first, second, run) = (&spans[0], &spans[1], &spans[2]);
         assert_eq!(first.start, first.end);
         for span in [first, second] {
+            // No process ran.
+            assert_eq!(attribute(span, "process.executable.name"), None);
             assert_eq!(
                 attribute(span, "retry.outcome"),
                 Some(&Value::Str("rejected".into()))
@@ -417,6 +526,84 @@ mod tests {
         );
         assert_eq!(attribute(run, "process.exit.code"), Some(&Value::Int(75)));
         assert_eq!(attribute(run, "retry.slept_ms"), Some(&Value::Int(40)));
+    }
+
+    /// OpenTelemetry's conventions for command-line programs: the run is
+    /// retry's execution, an attempt a call of the command, each with
+    /// the process's id, executable name and exit code; the words only
+    /// when asked for, a URL's password masked even then.
+    #[test]
+    fn spans_carry_the_process_attributes_of_the_cli_conventions() {
+        let mut trace = new_trace(None);
+        let events = [
+            Event::Starting {
+                attempt: 1,
+                limit: LIMIT,
+            },
+            Event::Ran {
+                attempt: 1,
+                pid: 4242,
+            },
+        ];
+        for event in &events {
+            assert_eq!(trace.gather(event, at(0)), None);
+        }
+        let success = Event::Succeeded {
+            attempt: 1,
+            limit: LIMIT,
+            status: Status::exited(0),
+            slept_ms: 0,
+            took: Duration::from_millis(5),
+        };
+        let spans = trace.gather(&success, at(5)).unwrap();
+        let [attempt, run] = &spans[..] else {
+            panic!("{spans:?}")
+        };
+        assert_eq!((attempt.kind, run.kind), (Kind::Client, Kind::Internal));
+        assert_eq!(attribute(attempt, "process.pid"), Some(&Value::Int(4242)));
+        assert_eq!(
+            attribute(attempt, "process.executable.name"),
+            Some(&Value::Str("curl".into()))
+        );
+        assert_eq!(
+            attribute(attempt, "process.exit.code"),
+            Some(&Value::Int(0))
+        );
+        assert_eq!(
+            attribute(run, "process.pid"),
+            Some(&Value::Int(i64::from(std::process::id())))
+        );
+        assert!(matches!(
+            attribute(run, "process.executable.name"),
+            Some(Value::Str(name)) if !name.is_empty() && !name.contains('/')
+        ));
+        assert_eq!(attribute(run, "process.exit.code"), Some(&Value::Int(0)));
+        for span in [attempt, run] {
+            assert_eq!(attribute(span, "process.command_args"), None);
+            assert_eq!(attribute(span, "error.type"), None);
+        }
+
+        let args = ["-fsS".into(), "https://me:token@example.com/x".into()];
+        let asked = Process::command(OsStr::new("/usr/bin/curl"), &args, true);
+        assert_eq!(
+            asked.args,
+            Some(vec![
+                "/usr/bin/curl".into(),
+                "-fsS".into(),
+                "https://***@example.com/x".into()
+            ])
+        );
+        let argv = ["retry".into(), "--store".into(), "redis://:pw@h".into()];
+        assert_eq!(
+            Process::own(&argv, true).args,
+            Some(vec![
+                "retry".into(),
+                "--store".into(),
+                "redis://***@h".into()
+            ])
+        );
+        assert_eq!(base_name(OsStr::new("C:/tools/Curl.EXE")), "Curl");
+        assert_eq!(base_name(OsStr::new("wget")), "wget");
     }
 
     #[test]

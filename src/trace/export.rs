@@ -265,6 +265,8 @@ mod tests {
             resource: Vec::new(),
             sampler: Default::default(),
             warnings: Vec::new(),
+            command_args: false,
+            argv: Vec::new(),
         }
     }
 

@@ -57,6 +57,19 @@ pub enum Value {
     Bool(bool),
     /// A finite number (a probability).
     Double(f64),
+    /// A list of strings (`process.command_args`).
+    Strs(Vec<String>),
+}
+
+/// Whose work a span is (OTLP's `SpanKind`), as OpenTelemetry's
+/// conventions for command-line programs say: the run is retry's own
+/// execution, an attempt is retry calling another program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `SPAN_KIND_INTERNAL`: the run.
+    Internal = 1,
+    /// `SPAN_KIND_CLIENT`: an attempt.
+    Client = 3,
 }
 
 /// One finished span.
@@ -65,6 +78,7 @@ pub struct Span {
     pub span_id: [u8; 8],
     pub parent: Option<[u8; 8]>,
     pub name: String,
+    pub kind: Kind,
     /// Nanoseconds since the Unix epoch.
     pub start: u64,
     pub end: u64,

@@ -12,8 +12,6 @@ use crate::escape;
 use crate::trace::settings::Protocol;
 use crate::trace::{Ids, Span, Value};
 
-/// `SPAN_KIND_INTERNAL`: the run and its attempts are work of this process.
-const KIND_INTERNAL: u64 = 1;
 /// `STATUS_CODE_ERROR`.
 const STATUS_ERROR: u64 = 2;
 
@@ -78,6 +76,16 @@ impl Message {
             Value::Int(n) => any.uint(3, *n as u64),
             // double, as a fixed64 of its bits.
             Value::Double(d) => any.fixed64(4, d.to_bits()),
+            // An `ArrayValue` of string `AnyValue`s.
+            Value::Strs(texts) => {
+                let mut array = Message::default();
+                for text in texts {
+                    let mut item = Message::default();
+                    item.bytes(1, text.as_bytes());
+                    array.message(1, item);
+                }
+                any.message(5, array);
+            }
         }
         let mut pair = Message::default();
         pair.bytes(1, key.as_bytes());
@@ -104,7 +112,7 @@ fn protobuf(resource: &[(String, String)], ids: &Ids, spans: &[Span]) -> Vec<u8>
             s.bytes(4, parent);
         }
         s.bytes(5, span.name.as_bytes());
-        s.uint(6, KIND_INTERNAL);
+        s.uint(6, span.kind as u64);
         s.fixed64(7, span.start);
         s.fixed64(8, span.end);
         for (key, value) in &span.attributes {
@@ -146,6 +154,15 @@ fn json(resource: &[(String, String)], ids: &Ids, spans: &[Span]) -> String {
                 // A finite number (JSON has no NaN): what it was given.
                 Value::Double(d) if d.is_finite() => write!(out, r#""doubleValue":{d}"#),
                 Value::Double(_) => write!(out, r#""doubleValue":0"#),
+                Value::Strs(texts) => {
+                    out.push_str(r#""arrayValue":{"values":["#);
+                    for (n, text) in texts.iter().enumerate() {
+                        let comma = if n > 0 { "," } else { "" };
+                        let _ = write!(out, r#"{comma}{{"stringValue":"{}"}}"#, escape::json(text));
+                    }
+                    out.push_str("]}");
+                    Ok(())
+                }
             };
             out.push_str("}}");
         }
@@ -175,8 +192,9 @@ fn json(resource: &[(String, String)], ids: &Ids, spans: &[Span]) -> String {
         }
         let _ = write!(
             out,
-            r#""name":"{}","kind":{KIND_INTERNAL},"startTimeUnixNano":"{}","endTimeUnixNano":"{}","attributes":"#,
+            r#""name":"{}","kind":{},"startTimeUnixNano":"{}","endTimeUnixNano":"{}","attributes":"#,
             escape::json(&span.name),
+            span.kind as u8,
             span.start,
             span.end
         );
@@ -209,12 +227,17 @@ mod tests {
             span_id: [1, 2, 3, 4, 5, 6, 7, 8],
             parent: Some([9; 8]),
             name: "cu\"rl".into(),
+            kind: crate::trace::Kind::Client,
             start: 1_700_000_000_000_000_000,
             end: 1_700_000_000_250_000_000,
             attributes: vec![
                 ("retry.attempt", Value::Int(300)),
                 ("retry.timed_out", Value::Bool(true)),
                 ("error.type", Value::Str("timeout".into())),
+                (
+                    "process.command_args",
+                    Value::Strs(vec!["a".into(), "b\"".into()]),
+                ),
             ],
             error: Some("timed out".into()),
         };
@@ -258,6 +281,12 @@ mod tests {
             0x7a, 13, 0x12, 9, b't', b'i', b'm', b'e', b'd', b' ', b'o', b'u', b't', 0x18, 2
         ]));
         assert!(has(b"service.name") && has(b"retry.timed_out"));
+        // kind (field 6) CLIENT; an array (AnyValue field 5) of two
+        // AnyValues (ArrayValue field 1) holding strings (field 1).
+        assert!(has(&[0x30, 3]));
+        assert!(has(&[
+            0x2a, 11, 0x0a, 3, 0x0a, 1, b'a', 0x0a, 4, 0x0a, 2, b'b', b'"'
+        ]));
     }
 
     #[test]
@@ -265,13 +294,17 @@ mod tests {
         let (ids, spans) = sample();
         let body = String::from_utf8(encode(Protocol::Json, &[], &ids, &spans)).unwrap();
         assert!(body.starts_with(r#"{"resourceSpans":[{"resource":{"attributes":[]},"scopeSpans":[{"scope":{"name":"retry","#), "{body}");
-        assert!(body.contains(r#""spanId":"0102030405060708","parentSpanId":"0909090909090909","name":"cu\"rl","kind":1,"startTimeUnixNano":"1700000000000000000","endTimeUnixNano":"1700000000250000000""#), "{body}");
+        assert!(body.contains(r#""spanId":"0102030405060708","parentSpanId":"0909090909090909","name":"cu\"rl","kind":3,"startTimeUnixNano":"1700000000000000000","endTimeUnixNano":"1700000000250000000""#), "{body}");
         assert!(
             body.contains(r#"{"key":"retry.attempt","value":{"intValue":"300"}}"#),
             "{body}"
         );
         assert!(
             body.contains(r#"{"key":"retry.timed_out","value":{"boolValue":true}}"#),
+            "{body}"
+        );
+        assert!(
+            body.contains(r#"{"key":"process.command_args","value":{"arrayValue":{"values":[{"stringValue":"a"},{"stringValue":"b\""}]}}}"#),
             "{body}"
         );
         assert!(

@@ -23,6 +23,9 @@ const TRACES_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL";
 const SERVICE_NAME: &str = "OTEL_SERVICE_NAME";
 const RESOURCE_ATTRIBUTES: &str = "OTEL_RESOURCE_ATTRIBUTES";
 const DISABLED: &str = "OTEL_SDK_DISABLED";
+/// retry's own: the spans carry `process.command_args`, which the
+/// conventions leave off by default (the words may hold secrets).
+pub const COMMAND_ARGS: &str = "RETRY_TRACE_COMMAND_ARGS";
 
 /// The longest retry waits for the collector at the end of a run: the
 /// specification's default is 10 s, but retry's own exit waits on it, and
@@ -61,6 +64,11 @@ pub struct Settings {
     pub sampler: super::sampler::Sampler,
     /// Said once, before the first attempt: a variable set aside.
     pub warnings: Vec<String>,
+    /// `RETRY_TRACE_COMMAND_ARGS`: the spans carry the commands' words.
+    pub command_args: bool,
+    /// retry's own words, for the run's span when `command_args` asks
+    /// (`with_argv`); empty otherwise.
+    pub argv: Vec<std::ffi::OsString>,
 }
 
 impl Settings {
@@ -152,6 +160,15 @@ impl Settings {
             .unwrap_or_else(|| "unknown_service:retry".into());
         resource.insert(0, ("service.name".into(), service));
         let sampler = super::sampler::Sampler::from_lookup(&get, &mut warnings);
+        let command_args = match get(COMMAND_ARGS) {
+            None => false,
+            Some(value) => switch(&value).ok_or_else(|| {
+                format!(
+                    "retry: {COMMAND_ARGS} '{}' is neither 1 nor 0 (true or false, yes or no, on or off)",
+                    shown(&value)
+                )
+            })?,
+        };
         Ok(Some(Self {
             endpoint,
             protocol,
@@ -160,7 +177,28 @@ impl Settings {
             resource,
             sampler,
             warnings,
+            command_args,
+            argv: Vec::new(),
         }))
+    }
+
+    /// Keeps `argv`, the words retry was run with, if the spans are to
+    /// carry them.
+    pub fn with_argv(mut self, argv: &[std::ffi::OsString]) -> Self {
+        if self.command_args {
+            self.argv = argv.to_vec();
+        }
+        self
+    }
+}
+
+/// An on/off variable's value; `None` for anything else, which is refused
+/// rather than guessed: a typo must not send the words a user meant to keep.
+fn switch(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
     }
 }
 
@@ -282,6 +320,31 @@ mod tests {
             settings(&[(ENDPOINT, "http://c:4318"), (DISABLED, "false")])
                 .unwrap()
                 .is_some()
+        );
+    }
+
+    #[test]
+    fn command_args_are_off_unless_switched_on_and_a_typo_is_refused() {
+        let on = |value: &str| {
+            settings(&[(ENDPOINT, "http://c:4318"), (COMMAND_ARGS, value)])
+                .map(|s| s.unwrap().command_args)
+        };
+        assert!(
+            !settings(&[(ENDPOINT, "http://c:4318")])
+                .unwrap()
+                .unwrap()
+                .command_args
+        );
+        for value in ["1", "true", " YES ", "on"] {
+            assert_eq!(on(value), Ok(true), "{value}");
+        }
+        for value in ["", "0", "False", "no", "off"] {
+            assert_eq!(on(value), Ok(false), "{value}");
+        }
+        let refused = on("flase").unwrap_err();
+        assert!(
+            refused.starts_with("retry: RETRY_TRACE_COMMAND_ARGS 'flase' is neither 1 nor 0"),
+            "{refused}"
         );
     }
 

@@ -1,7 +1,7 @@
 //! `--throttle`: one adaptive throttle shared by every run that names it,
 //! on this host (a private `XDG_RUNTIME_DIR` per test) and in a real
-//! `redis-server` the test starts (`fleet::Server`, on a free port of
-//! 127.0.0.1), killed on drop. Each rule is checked in both stores: the
+//! `redis-server` the test starts (`fleet::Server`, on a unix socket in
+//! its own directory), killed on drop. Each rule is checked in both stores: the
 //! throttle's state is forged as each store keeps it (the host's record
 //! sealed as retry seals it), and the decisions come from `--seed`.
 //!
@@ -9,23 +9,20 @@
 //! `RETRY_TESTS_NEED_REDIS` is set (as `fleet.rs`).
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
 use std::process::Output;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
+use crate::harness::stored::{Place, Stored, sealed};
 use crate::harness::{Retry, retry, scratch};
 
-/// Where the throttle is kept.
-enum Place {
-    Host,
-    #[cfg(feature = "redis")]
-    Redis(crate::fleet::Server),
-}
-
 /// A throttle `api` for a test: its runtime directory and its store.
-struct Throttle {
-    dir: tempfile::TempDir,
-    place: Place,
+struct Throttle(Stored);
+
+impl std::ops::Deref for Throttle {
+    type Target = Stored;
+    fn deref(&self) -> &Stored {
+        &self.0
+    }
 }
 
 /// A day: no test spans the start of a new window but once in tens of
@@ -35,57 +32,17 @@ const WINDOW: [&str; 2] = ["--throttle-window", "24h"];
 
 impl Throttle {
     fn host() -> Throttle {
-        Throttle {
-            dir: scratch(),
-            place: Place::Host,
-        }
+        Throttle(Stored::host())
     }
 
-    /// In Redis on a free port of 127.0.0.1, if there is a redis-server.
+    /// In Redis, if there is a redis-server.
     #[cfg(feature = "redis")]
     fn redis() -> Option<Throttle> {
-        let dir = scratch();
-        let port = crate::fleet::free_port();
-        let server = crate::fleet::Server::start(dir.path(), Some(port), &[])?;
-        Some(Throttle {
-            dir,
-            place: Place::Redis(server),
-        })
-    }
-
-    #[cfg(not(feature = "redis"))]
-    fn redis() -> Option<Throttle> {
-        None
+        Stored::redis().map(Throttle)
     }
 
     fn each() -> Vec<Throttle> {
-        std::iter::once(Throttle::host())
-            .chain(Throttle::redis())
-            .collect()
-    }
-
-    fn name(&self) -> &'static str {
-        match self.place {
-            Place::Host => "host",
-            #[cfg(feature = "redis")]
-            Place::Redis(_) => "redis",
-        }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// `run` with this throttle's store.
-    fn with_store(&self, run: Retry) -> Retry {
-        let run = run
-            .env("XDG_RUNTIME_DIR", self.dir.path())
-            .env("RETRY_STORE_TIMEOUT", "5s");
-        match &self.place {
-            Place::Host => run,
-            #[cfg(feature = "redis")]
-            Place::Redis(server) => run.env("RETRY_STORE", server.url()),
-        }
+        Stored::each().into_iter().map(Throttle).collect()
     }
 
     /// retry with the throttle: `--throttle api --seed 1`, a day's
@@ -119,14 +76,7 @@ impl Throttle {
 
     /// The store's clock, in milliseconds since the epoch.
     fn now_ms(&self) -> u64 {
-        match &self.place {
-            Place::Host => SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap()
-                .as_millis() as u64,
-            #[cfg(feature = "redis")]
-            Place::Redis(server) => server.now_us() / 1000,
-        }
+        self.now_us() / 1000
     }
 
     /// The state as retry keeps it: the window starting at `start` (ms),
@@ -150,11 +100,8 @@ impl Throttle {
                     pad("0"),
                     pad("0")
                 );
-                let sum = body.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, b| {
-                    (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-                });
                 let path = dir.join("api");
-                std::fs::write(&path, format!("{body} {sum:016x}\n")).unwrap();
+                std::fs::write(&path, sealed(&body)).unwrap();
                 std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
             }
             #[cfg(feature = "redis")]
@@ -688,22 +635,8 @@ fn bad_values_are_one_line_exit_2_and_nothing_runs() {
 /// the file), and leaves neither the server nor its directory behind.
 #[test]
 fn the_cost_bench_runs_and_leaves_nothing_behind() {
-    let missing: Vec<&str> = ["hyperfine", "redis-server", "redis-cli", "python3"]
-        .into_iter()
-        .filter(|tool| {
-            std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!("command -v {tool}"))
-                .output()
-                .map_or(true, |out| !out.status.success())
-        })
-        .collect();
-    if !missing.is_empty() {
-        assert!(
-            std::env::var_os("RETRY_TESTS_NEED_BENCH").is_none(),
-            "missing for bench/throttle.sh: {missing:?}"
-        );
-        eprintln!("missing for bench/throttle.sh: {missing:?}: skipped");
+    let tools = ["hyperfine", "redis-server", "redis-cli", "python3"];
+    if !crate::harness::tools_for("bench/throttle.sh", &tools, "RETRY_TESTS_NEED_BENCH") {
         return;
     }
     let dir = scratch();

@@ -163,22 +163,8 @@ fn dist_builds_std_only_as_told_and_says_which_std_it_links() {
 
 #[test]
 fn the_startup_benchmark_writes_every_figure_of_the_issue() {
-    let missing: Vec<&str> = ["hyperfine", "/usr/bin/time", "/usr/bin/retry"]
-        .into_iter()
-        .filter(|tool| {
-            Command::new("sh")
-                .arg("-c")
-                .arg(format!("command -v {tool}"))
-                .output()
-                .map_or(true, |out| !out.status.success())
-        })
-        .collect();
-    if !missing.is_empty() {
-        assert!(
-            std::env::var_os("RETRY_TESTS_NEED_BENCH").is_none(),
-            "missing for bench/startup.sh: {missing:?}"
-        );
-        eprintln!("missing for bench/startup.sh: {missing:?}: skipped");
+    let tools = ["hyperfine", "/usr/bin/time", "/usr/bin/retry"];
+    if !crate::harness::tools_for("bench/startup.sh", &tools, "RETRY_TESTS_NEED_BENCH") {
         return;
     }
     let dir = scratch();
@@ -236,15 +222,7 @@ fn the_action_benchmark_runs_each_version_of_the_cached_start() {
             .status()
             .is_ok_and(|s| s.success())
     });
-    let hyperfine = Command::new("sh")
-        .args(["-c", "command -v hyperfine"])
-        .output();
-    if !hyperfine.is_ok_and(|o| o.status.success()) {
-        assert!(
-            std::env::var_os("RETRY_TESTS_NEED_BENCH").is_none(),
-            "no hyperfine"
-        );
-        eprintln!("bench/action.sh needs hyperfine: skipped");
+    if !crate::harness::tools_for("bench/action.sh", &["hyperfine"], "RETRY_TESTS_NEED_BENCH") {
         return;
     }
     if !old {

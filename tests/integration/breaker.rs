@@ -7,10 +7,10 @@
 //! Without `redis-server` the Redis half says so and passes, unless
 //! `RETRY_TESTS_NEED_REDIS` is set (as `fleet.rs`).
 
-use std::path::PathBuf;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::harness::stored::{Place, Stored, sealed};
 use crate::harness::{Retry, kill_pid, retry, scratch, wait_for_file};
 
 // The circuit's end against the clock, on the host and in Redis.
@@ -18,77 +18,35 @@ mod clock;
 // Where the circuit is kept, when it cannot be trusted or reached.
 mod store;
 
-/// Where the circuit is kept.
-enum Place {
-    Host,
-    #[cfg(feature = "redis")]
-    Redis(crate::fleet::Server),
-}
-
 /// A circuit `ci` for a test: its runtime directory and its store.
-struct Circuit {
-    dir: tempfile::TempDir,
-    place: Place,
+struct Circuit(Stored);
+
+impl std::ops::Deref for Circuit {
+    type Target = Stored;
+    fn deref(&self) -> &Stored {
+        &self.0
+    }
 }
 
 impl Circuit {
     fn host() -> Circuit {
-        Circuit {
-            dir: scratch(),
-            place: Place::Host,
-        }
+        Circuit(Stored::host())
     }
 
     /// In Redis, if there is a redis-server.
     #[cfg(feature = "redis")]
     fn redis() -> Option<Circuit> {
-        let dir = scratch();
-        let server = crate::fleet::Server::start(dir.path(), None, &[])?;
-        Some(Circuit {
-            dir,
-            place: Place::Redis(server),
-        })
-    }
-
-    /// A build without Redis has no such store.
-    #[cfg(not(feature = "redis"))]
-    fn redis() -> Option<Circuit> {
-        None
+        Stored::redis().map(Circuit)
     }
 
     /// Both stores (the host's only, in a build without Redis).
     fn each() -> Vec<Circuit> {
-        std::iter::once(Circuit::host())
-            .chain(Circuit::redis())
-            .collect()
-    }
-
-    /// `run` with this circuit's store.
-    fn with_store(&self, run: Retry) -> Retry {
-        match &self.place {
-            Place::Host => run,
-            #[cfg(feature = "redis")]
-            Place::Redis(server) => run.env("RETRY_STORE", server.url()),
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        match self.place {
-            Place::Host => "host",
-            #[cfg(feature = "redis")]
-            Place::Redis(_) => "redis",
-        }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
+        Stored::each().into_iter().map(Circuit).collect()
     }
 
     /// retry with the circuit: `--breaker ci`, its store, no sleeps.
     fn retry(&self, args: &[&str]) -> Retry {
-        let run = retry(&["--breaker", "ci", "--base", "0ms"])
-            .env("XDG_RUNTIME_DIR", self.dir.path())
-            .env("RETRY_STORE_TIMEOUT", "5s");
+        let run = retry(&["--breaker", "ci", "--base", "0ms"]);
         self.with_store(run).args(args)
     }
 
@@ -103,9 +61,7 @@ impl Circuit {
     }
 
     fn status(&self, args: &[&str]) -> String {
-        let run = retry(&["--breaker-status", "ci"])
-            .env("XDG_RUNTIME_DIR", self.dir.path())
-            .args(args);
+        let run = retry(&["--breaker-status", "ci"]).args(args);
         let output = self.with_store(run).output();
         assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
         text(&output.stdout)
@@ -113,14 +69,7 @@ impl Circuit {
 
     /// The circuit's clock now, in nanoseconds since the epoch.
     fn now_ns(&self) -> u64 {
-        match &self.place {
-            Place::Host => SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64,
-            #[cfg(feature = "redis")]
-            Place::Redis(server) => server.now_us() * 1000,
-        }
+        self.now_us() * 1000
     }
 
     /// The circuit as stored: its state (0 closed, 1 open, 2 probing), when
@@ -156,10 +105,7 @@ impl Circuit {
                 fields[6] = format!("{until:0>20}");
                 fields.pop();
                 let body = fields.join(" ");
-                let sum = body.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, b| {
-                    (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-                });
-                std::fs::write(&path, format!("{body} {sum:016x}\n")).unwrap();
+                std::fs::write(&path, sealed(&body)).unwrap();
             }
             #[cfg(feature = "redis")]
             Place::Redis(server) => {

@@ -20,6 +20,37 @@ pub mod c_library;
 pub mod claimed;
 #[cfg(unix)]
 pub mod loopback;
+#[cfg(unix)]
+pub mod pings;
+#[cfg(unix)]
+pub mod stored;
+
+/// Whether every program in `tools` is on the PATH, for a test that runs
+/// them for `what`: if not, the test says so and skips, unless the
+/// variable `need` is set (`.ci/run` installs them and sets it), where a
+/// missing one fails it.
+pub fn tools_for(what: &str, tools: &[&str], need: &str) -> bool {
+    let missing: Vec<&str> = tools
+        .iter()
+        .copied()
+        .filter(|tool| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .stdout(Stdio::null())
+                .status()
+                .map_or(true, |status| !status.success())
+        })
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os(need).is_none(),
+        "missing for {what}: {missing:?}"
+    );
+    eprintln!("missing for {what}: {missing:?}: skipped");
+    false
+}
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_retry");
 

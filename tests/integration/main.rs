@@ -35,6 +35,9 @@ mod fleet;
 // against a loopback stub.
 #[cfg(unix)]
 mod hooks;
+// The same hooks through cmd.exe (run under wine by .ci/windows).
+#[cfg(windows)]
+mod hooks_windows;
 // scripts/install.sh, a POSIX sh script (Windows has the release's .zip).
 #[cfg(unix)]
 mod install;

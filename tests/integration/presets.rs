@@ -30,6 +30,15 @@ fn curl() -> &'static str {
     installed("curl", "curl")
 }
 
+/// `retry --preset curl -- curl -fsS ARGS`, with sleeps of a millisecond
+/// (a throttled failure's too).
+#[cfg(unix)]
+fn curl_preset(args: &[&str]) -> crate::harness::Retry {
+    retry(&["--preset", "curl", "-b", "1ms", "--throttle-base", "1ms"])
+        .args(&["--", curl(), "-fsS"])
+        .args(args)
+}
+
 #[cfg(unix)]
 const OK: Answer = (200, "OK", "", "{\"ok\":true}\n");
 
@@ -38,29 +47,18 @@ const OK: Answer = (200, "OK", "", "{\"ok\":true}\n");
 fn a_404_stops_after_one_attempt_with_curls_22() {
     let http = HttpServer::start(vec![(404, "Not Found", "", "no\n")]);
     let url = http.url.clone();
-    retry(&[
-        "--preset",
-        "curl",
-        "-b",
-        "1ms",
-        "--throttle-base",
-        "1ms",
-        "--",
-        curl(),
-        "-fsS",
-        &url,
-    ])
-    .run()
-    .code(22)
-    .stdout_is("")
-    .stderr_has("curl: (22) The requested URL returned error: 404")
-    // The rule that stopped it, by its label, and what it matched.
-    .stderr_has(
-        "retry: curl: giving up after attempt 1/5 (exit code 22): \
+    curl_preset(&[&url])
+        .run()
+        .code(22)
+        .stdout_is("")
+        .stderr_has("curl: (22) The requested URL returned error: 404")
+        // The rule that stopped it, by its label, and what it matched.
+        .stderr_has(
+            "retry: curl: giving up after attempt 1/5 (exit code 22): \
              `curl: (22) The requested URL returned error: 404` is permanent \
              (curl preset: an HTTP 4xx but 408, 425, 429; HTTP 501, 505; a TLS protocol \
              mismatch) (reason: stop_if_output)\n",
-    );
+        );
     assert_eq!(http.served(), 1);
     // JSON keeps its fields and adds the rule and the line.
     let run = retry(&[
@@ -104,19 +102,7 @@ fn a_429_whose_retry_after_curl_hides_says_once_how_to_show_it() {
     let slow_down = (429, "Too Many Requests", "Retry-After: 0.05\r\n", "");
     let http = HttpServer::start(vec![slow_down, slow_down, (503, "Busy", "", ""), OK]);
     let url = http.url.clone();
-    let run = retry(&[
-        "--preset",
-        "curl",
-        "-b",
-        "1ms",
-        "--throttle-base",
-        "1ms",
-        "--",
-        curl(),
-        "-fsS",
-        &url,
-    ])
-    .run();
+    let run = curl_preset(&[&url]).run();
     run.code(0).stdout_is("{\"ok\":true}\n");
     assert_eq!(run.stderr.matches(SHOW_THE_WAIT).count(), 1, "{run:#?}");
     // Said with the first attempt, before its retry line.
@@ -130,19 +116,7 @@ fn a_429_whose_retry_after_curl_hides_says_once_how_to_show_it() {
     // With the headers shown, the wait is honoured and nothing is advised.
     let http = HttpServer::start(vec![slow_down, OK]);
     let url = http.url.clone();
-    let run = retry(&[
-        "--preset",
-        "curl",
-        "-b",
-        "1ms",
-        "--throttle-base",
-        "1ms",
-        "--",
-        curl(),
-        "-fsS",
-    ])
-    .args(&["-D", "/dev/stderr", &url])
-    .run();
+    let run = curl_preset(&["-D", "/dev/stderr", &url]).run();
     run.code(0)
         .stderr_has("sleep: 50 ms (server asked for 50 ms)");
     assert!(!run.stderr.contains("slow down"), "{run:#?}");
@@ -177,19 +151,7 @@ fn other_4xx_and_501_505_stop_but_408_425_429_and_other_5xx_are_retried() {
     ] {
         let http = HttpServer::start(vec![(code, "Status", "", ""), OK]);
         let url = http.url.clone();
-        let run = retry(&[
-            "--preset",
-            "curl",
-            "-b",
-            "1ms",
-            "--throttle-base",
-            "1ms",
-            "--",
-            curl(),
-            "-fsS",
-            &url,
-        ])
-        .run();
+        let run = curl_preset(&[&url]).run();
         match retried {
             true => run.code(0).stdout_is("{\"ok\":true}\n"),
             false => run.code(22),
@@ -208,18 +170,7 @@ fn retry_after_is_honoured_with_headers_on_stderr_and_the_body_alone_on_stdout()
         OK,
     ]);
     let url = http.url.clone();
-    let args = [
-        "--preset",
-        "curl",
-        "-b",
-        "1ms",
-        "--throttle-base",
-        "1ms",
-        "--",
-        curl(),
-        "-fsS",
-    ];
-    let run = retry(&args).args(&["-D", "/dev/stderr", &url]).run();
+    let run = curl_preset(&["-D", "/dev/stderr", &url]).run();
     run.code(0)
         .stdout_is("{\"ok\":true}\n")
         .stderr_has("sleep: 1000 ms (server asked for 1000 ms)");
@@ -272,22 +223,11 @@ fn a_flag_or_its_variable_wins_over_the_preset_rule_by_rule() {
     // once, while the preset's --retry-on still holds.
     let http = HttpServer::start(vec![(503, "Service Unavailable", "", ""), OK]);
     let url = http.url.clone();
-    retry(&[
-        "--preset",
-        "curl",
-        "-b",
-        "1ms",
-        "--throttle-base",
-        "1ms",
-        "--",
-        curl(),
-        "-fsS",
-        &url,
-    ])
-    .env("RETRY_FATAL_ON", "22")
-    .run()
-    .code(22)
-    .stderr_has("exit code 22 is fatal");
+    curl_preset(&[&url])
+        .env("RETRY_FATAL_ON", "22")
+        .run()
+        .code(22)
+        .stderr_has("exit code 22 is fatal");
     assert_eq!(http.served(), 1);
     // --stop-if-output replaces the preset's 4xx pattern: a 404 is retried.
     let http = HttpServer::start(vec![(404, "Not Found", "", ""), OK]);

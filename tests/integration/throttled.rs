@@ -31,40 +31,20 @@ fn numbers(text: &str, field: &str) -> Vec<u64> {
 
 #[test]
 fn a_presets_429_is_a_throttled_retry_in_the_text_line() {
-    let run = retry(&[
-        "--preset",
-        "curl",
-        "-n",
-        "2",
-        "--base",
-        "1ms",
-        "--throttle-base",
-        "2ms",
-    ])
-    .args(&["--jitter", "none", "--"])
-    .args(&["sh", "-c", &printing(CURL_429, 22)])
-    .run();
+    // Two attempts, sleeps of 1 ms for a transient failure and 2 ms for a
+    // throttled one, no jitter.
+    let twice = |line: &str| {
+        retry(&["--preset", "curl", "-n", "2", "--base", "1ms"])
+            .args(&["--throttle-base", "2ms", "--jitter", "none", "--"])
+            .args(&["sh", "-c", &printing(line, 22)])
+            .run()
+    };
+    let run = twice(CURL_429);
     run.code(22).stderr_has(
         ": attempt 1/2 throttled (HTTP 429), exit code 22; sleep: 2 ms (no jitter, up to 2 ms)\n",
     );
     // A 503 (no Retry-After seen) is a transient failure, as before.
-    let run = retry(&[
-        "--preset",
-        "curl",
-        "-n",
-        "2",
-        "--base",
-        "1ms",
-        "--throttle-base",
-        "2ms",
-    ])
-    .args(&["--jitter", "none", "--"])
-    .args(&[
-        "sh",
-        "-c",
-        &printing("curl: (22) The requested URL returned error: 503", 22),
-    ])
-    .run();
+    let run = twice("curl: (22) The requested URL returned error: 503");
     run.code(22).stderr_has(
         ": attempt 1/2 failed with exit code 22; sleep: 1 ms (no jitter, up to 1 ms)\n",
     );

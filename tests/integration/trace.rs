@@ -202,6 +202,124 @@ fn attempts_nest_under_the_run_which_nests_under_traceparent() {
     assert!(spans.iter().all(|s| s.get("trace_id") == PARENT_TRACE));
 }
 
+/// The names OpenTelemetry's semantic conventions give the attributes a
+/// CLI program's spans carry (`cli/cli-spans`), as the project's own
+/// package (pip's opentelemetry-semantic-conventions) spells them:
+/// process.pid, process.executable.name, process.exit.code,
+/// process.command_args, error.type. `None` without the package, unless
+/// `RETRY_TESTS_NEED_OTLP` says it must be there.
+fn conventions() -> Option<Vec<String>> {
+    let names = Command::new("python3")
+        .args([
+            "-c",
+            "from opentelemetry.semconv._incubating.attributes import process_attributes as p\n\
+             from opentelemetry.semconv.attributes import error_attributes as e\n\
+             print(p.PROCESS_PID, p.PROCESS_EXECUTABLE_NAME, p.PROCESS_EXIT_CODE, \
+             p.PROCESS_COMMAND_ARGS, e.ERROR_TYPE)",
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|out| out.status.success());
+    let Some(names) = names else {
+        assert!(
+            std::env::var_os("RETRY_TESTS_NEED_OTLP").is_none(),
+            "python3 with opentelemetry-semantic-conventions is not installed"
+        );
+        eprintln!("opentelemetry-semantic-conventions (pip) is not installed: skipped");
+        return None;
+    };
+    let names: Vec<String> = String::from_utf8_lossy(&names.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(names.len(), 5, "{names:?}");
+    Some(names)
+}
+
+/// The run is retry's own execution (kind INTERNAL), each attempt a call
+/// of the command (kind CLIENT): each with the process's id, executable
+/// name and exit code, error.type when that is not 0, and the words only
+/// with RETRY_TRACE_COMMAND_ARGS (a URL's password masked even then).
+#[test]
+fn spans_carry_the_cli_conventions_process_attributes() {
+    let Some(names) = conventions() else {
+        return;
+    };
+    let [pid, name, code, args, error] = &names[..] else {
+        unreachable!()
+    };
+    for with_args in [false, true] {
+        let Some(receiver) = Receiver::start() else {
+            return;
+        };
+        let dir = scratch();
+        let pids = dir.path().join("pids");
+        let script = format!(
+            "echo $$ >> {}; {}",
+            pids.display(),
+            fail_times(dir.path(), 1, 3)
+        );
+        let url = "https://me:token@127.0.0.1/x";
+        retry(&["-n", "3", "--base", "1ms", "--", "sh", "-c", &script, url])
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+            .env("RETRY_TRACE_COMMAND_ARGS", if with_args { "1" } else { "" })
+            .run()
+            .code(0);
+        let (_, spans) = receiver.received();
+        let (runs, attempts): (Vec<&Line>, Vec<&Line>) =
+            spans.iter().partition(|s| s.get("parent").is_empty());
+        let [run] = &runs[..] else {
+            panic!("{spans:?}")
+        };
+        assert_eq!(attempts.len(), 2, "{spans:?}");
+        let attr = |span: &Line, key: &str| span.get(&format!("attr.{key}")).to_owned();
+        assert_eq!(run.get("kind"), "1", "INTERNAL: {run:?}");
+        assert_eq!(attr(run, name), "retry");
+        assert_eq!(attr(run, code), "0");
+        assert!(attr(run, pid).parse::<u32>().is_ok(), "{run:?}");
+        let ran: Vec<String> = std::fs::read_to_string(&pids)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        for (n, attempt) in attempts.iter().enumerate() {
+            assert_eq!(attempt.get("kind"), "3", "CLIENT: {attempt:?}");
+            assert_eq!(attr(attempt, name), "sh");
+            assert_eq!(attr(attempt, pid), ran[n], "the pid the attempt had");
+            assert_eq!(attr(attempt, code), if n == 0 { "3" } else { "0" });
+            assert_eq!(attr(attempt, error), if n == 0 { "3" } else { "" });
+            let words = attr(attempt, args);
+            match with_args {
+                false => assert_eq!(words, ""),
+                true => assert_eq!(words, format!("sh|-c|{script}|https://***@127.0.0.1/x")),
+            }
+        }
+        let own = attr(run, args);
+        match with_args {
+            false => assert_eq!(own, ""),
+            true => assert!(
+                own.ends_with(&format!("|--|sh|-c|{script}|https://***@127.0.0.1/x"))
+                    && !own.contains("token"),
+                "{own}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn a_typo_in_retry_trace_command_args_is_refused_before_anything_runs() {
+    let dir = scratch();
+    let marker = dir.path().join("ran");
+    let out = retry(&["--", "touch", marker.to_str().unwrap()])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+        .env("RETRY_TRACE_COMMAND_ARGS", "flase")
+        .run();
+    out.code(2)
+        .stderr_has("RETRY_TRACE_COMMAND_ARGS 'flase' is neither 1 nor 0");
+    assert!(!marker.exists());
+}
+
 #[test]
 fn json_a_run_that_gives_up_and_a_malformed_traceparent() {
     let Some(receiver) = Receiver::start() else {

@@ -41,7 +41,10 @@ def from_json(body):
 
 
 def value(any_value):
+    """An attribute's value as a string; an array's values joined by `|`."""
     kind = any_value.WhichOneof("value")
+    if kind == "array_value":
+        return "|".join(value(v) for v in any_value.array_value.values)
     return str(getattr(any_value, kind)).lower() if kind == "bool_value" else str(getattr(any_value, kind))
 
 

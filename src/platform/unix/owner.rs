@@ -87,7 +87,8 @@ fn check(
     if meta.mode() & 0o022 != 0 {
         return Err(format!(
             "{shown} is writable by other users (mode {:o}); make it {fixed_mode:04o}",
-            meta.mode() & 0o777
+            // The sticky bit too: /tmp's 1777 is not 777.
+            meta.mode() & 0o7777
         ));
     }
     Ok(())

@@ -27,7 +27,7 @@ pub fn write_line(event: &Event, context: &Context, out: &mut String) {
         Event::GaveUp { .. } => "error",
         Event::Preset(_) | Event::NoPreset(_) => "notice",
         // The metrics' alone: never shown (`Log::shows`).
-        Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } => return,
+        Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } | Event::Ran { .. } => return,
     };
     // Writing to a String cannot fail.
     let _ = write!(out, "::{level} title=");

@@ -25,7 +25,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
     };
     match event {
         // The metrics' alone: never shown (`Log::shows`).
-        Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } => return,
+        Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } | Event::Ran { .. } => return,
         Event::NoPreset(why) => {
             head(out, "no_preset");
             let _ = write!(out, r#","why":"{}""#, escape::json(why));

@@ -311,7 +311,7 @@ impl Log {
             }
             Event::NoPreset(_) => self.verbosity == Verbosity::Verbose,
             // The metrics' alone.
-            Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } => false,
+            Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } | Event::Ran { .. } => false,
         }
     }
 }

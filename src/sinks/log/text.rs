@@ -204,7 +204,7 @@ pub(crate) fn write_message(
         ),
         Event::NoPreset(why) => write!(out, "no preset judges failures: {why}"),
         // The metrics' alone: never shown (`Log::shows`).
-        Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } => Ok(()),
+        Event::CircuitSeen { .. } | Event::ThrottleSeen { .. } | Event::Ran { .. } => Ok(()),
         Event::Preset(line) => {
             write!(
                 out,
