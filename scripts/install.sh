@@ -125,8 +125,15 @@ fi
 # look (`sudo -u nobody retry` finds no ~/.local/bin), and writes nothing
 # into a HOME that may be another user's (sudo -E, su without -).
 uid=$(id -u 2>/dev/null) || uid=
-if [ -z "${HOME:-}" ] && [ -z "$prefix" ] && [ "$uid" != 0 ]; then
-    die "HOME is not set: give --prefix DIR"
+if [ -z "$prefix" ] && [ "$uid" != 0 ]; then
+    # A relative HOME would install below the current directory (and one
+    # starting with - would read as an option to mkdir): no place to guess.
+    # Bad input, as a bad argument: exit 2.
+    case ${HOME:-} in
+    '') say "HOME is not set: give --prefix DIR" && exit 2 ;;
+    /*) ;;
+    *) say "HOME=$HOME is not an absolute path: give --prefix DIR" && exit 2 ;;
+    esac
 fi
 case $prefix in
 '' | /*) ;;
@@ -141,7 +148,11 @@ elif [ "$uid" = 0 ]; then
     data=/usr/local/share
 else
     bindir=$HOME/.local/bin
-    data=${XDG_DATA_HOME:-$HOME/.local/share}
+    # The XDG rule: a relative XDG_DATA_HOME is invalid, and ignored.
+    case ${XDG_DATA_HOME:-} in
+    /*) data=$XDG_DATA_HOME ;;
+    *) data=$HOME/.local/share ;;
+    esac
 fi
 mandir=$data/man/man1
 bashdir=$data/bash-completion/completions

@@ -633,6 +633,7 @@ fn bad_values_are_one_line_exit_2_and_nothing_runs() {
 /// test and without the release unit tests (`THROTTLE_QUICK`): it starts
 /// its redis-server on loopback, writes its section (keeping the rest of
 /// the file), and leaves neither the server nor its directory behind.
+#[cfg(feature = "redis")] // the bench measures a Redis store
 #[test]
 fn the_cost_bench_runs_and_leaves_nothing_behind() {
     let tools = ["hyperfine", "redis-server", "redis-cli", "python3"];

@@ -186,7 +186,7 @@ fn a_hooks_trouble_never_changes_the_status_nor_holds_the_run() {
         escaped.display()
     );
     // (the hook, whether it is a warning)
-    let hooks: [(&str, bool); 8] = [
+    let mut hooks: Vec<(&str, bool)> = vec![
         ("sleep 30", true),
         ("trap '' TERM; sleep 30", true),
         ("exit 1", true),
@@ -194,8 +194,14 @@ fn a_hooks_trouble_never_changes_the_status_nor_holds_the_run() {
         ("kill -9 $$", true),
         ("/nonexistent/retry-hook", true),
         (&leaves_child, false),
-        (&escapes, false),
     ];
+    // A process that left the group is stopped only by Linux's subreaper
+    // (docs/behaviour.md: on macOS and the BSDs it is left running, as the
+    // portable build shows here).
+    let subreaper = cfg!(all(target_os = "linux", not(feature = "portable")));
+    if subreaper {
+        hooks.push((&escapes, false));
+    }
     for (hook, warned) in hooks {
         for (command, status) in [("exit 0", 0), ("exit 3", 3)] {
             let out = retry(&[
@@ -222,7 +228,12 @@ fn a_hooks_trouble_never_changes_the_status_nor_holds_the_run() {
         }
     }
     // What the hooks left running was stopped with them.
-    for file in [child, escaped] {
+    let left = if subreaper {
+        vec![child, escaped]
+    } else {
+        vec![child]
+    };
+    for file in left {
         let pids = std::fs::read_to_string(&file).unwrap();
         assert_all_gone(&pids, "its hook");
     }
@@ -370,6 +381,7 @@ fn a_second_signal_stops_the_exit_hook_at_once() {
     );
 }
 
+#[cfg(feature = "redis")] // a store's URL is the secret
 #[test]
 fn a_hook_sees_what_an_attempt_sees_and_no_secret() {
     let dir = scratch();

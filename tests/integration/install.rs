@@ -378,7 +378,7 @@ struct Ran {
 }
 
 /// `sh scripts/install.sh ARGS` with only the given environment (and a
-/// TMPDIR of the test's own), bounded.
+/// TMPDIR of the test's own, its working directory too), bounded.
 fn install(args: &[&str], env: &[(&str, &str)], tmp: &Path) -> Ran {
     install_with("sh", args, env, tmp)
 }
@@ -420,6 +420,7 @@ fn install_as(uid: u32, shell: &str, args: &[&str], env: &[(&str, &str)], tmp: &
         .env("TMPDIR", tmp)
         .envs(env.iter().copied())
         .env("PATH", format!("{}:{path}", user.path().display()))
+        .current_dir(tmp)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -554,6 +555,50 @@ fn honours_xdg_data_home() {
         ran.stdout
     );
     assert!(!ran.stdout.contains("another retry"), "{}", ran.stdout);
+}
+
+/// A relative HOME (or one that reads as an option) is no place to
+/// install to: one line, exit 2, nothing written; a relative
+/// XDG_DATA_HOME is ignored, as the XDG rules say.
+#[test]
+fn a_relative_home_is_refused_and_a_relative_xdg_data_home_ignored() {
+    let release = Release::serve(None);
+    for home in ["rel", "-x"] {
+        // The script runs in `tmp` (its TMPDIR too): a relative HOME
+        // would be below it.
+        let tmp = scratch();
+        let ran = install(
+            &[],
+            &[
+                ("HOME", home),
+                ("PATH", &path_with(&[])),
+                ("RETRY_INSTALL_FROM", &release.url()),
+            ],
+            tmp.path(),
+        );
+        assert_eq!(ran.code, Some(2), "{home}: {}", ran.stderr);
+        assert!(
+            ran.stderr.contains(&format!(
+                "HOME={home} is not an absolute path: give --prefix DIR"
+            )),
+            "{}",
+            ran.stderr
+        );
+        assert_eq!(files_under(tmp.path()), Vec::<String>::new(), "{home}");
+    }
+    let (home, tmp) = (scratch(), scratch());
+    let ran = install(
+        &[],
+        &[
+            ("HOME", home.path().to_str().unwrap()),
+            ("XDG_DATA_HOME", "relative/share"),
+            ("PATH", &path_with(&[])),
+            ("RETRY_INSTALL_FROM", &release.url()),
+        ],
+        tmp.path(),
+    );
+    let bin = home.path().join(".local/bin");
+    assert_installed(&ran, &bin, &home.path().join(".local/share"));
 }
 
 #[test]

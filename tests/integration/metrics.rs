@@ -519,7 +519,7 @@ fn a_textfile_of_another_jobs_is_not_read_back() {
 #[cfg(unix)]
 #[test]
 fn a_metrics_dir_others_may_write_is_one_warning() {
-    for (mode, shown) in [(0o777, "777"), (0o1777, "777"), (0o775, "775")] {
+    for (mode, shown) in [(0o777, "777"), (0o1777, "1777"), (0o775, "775")] {
         let (dir, metrics) = forged(mode, |_| {});
         let out = run_failing(
             dir.path(),

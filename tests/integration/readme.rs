@@ -239,8 +239,10 @@ fn variables_the_readme_names_exist() {
         .into_iter()
         .filter_map(|(_, env)| env)
         .collect();
-    const OTHERS: [&str; 21] = [
+    const OTHERS: [&str; 22] = [
         "RETRY_ATTEMPT",
+        // The spans' command words, asked for (src/trace/settings.rs).
+        "RETRY_TRACE_COMMAND_ARGS",
         // What --on-exit is told (src/run/hooks.rs).
         "RETRY_OUTCOME",
         "RETRY_REASON",

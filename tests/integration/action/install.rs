@@ -191,6 +191,7 @@ fn a_job_s_mirror_wins_and_one_without_the_release_is_an_error() {
     nothing_ran("a mirror without the release", &runner, &ran);
 }
 
+#[cfg(feature = "redis")] // a store
 #[test]
 fn no_password_is_in_a_download_s_arguments_or_a_build_s_environment() {
     let release = Release::new();

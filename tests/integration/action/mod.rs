@@ -350,6 +350,7 @@ fn fake_cargo(runner: &Runner) -> PathBuf {
     cargo
 }
 
+#[cfg(feature = "redis")] // only the store tests use it
 /// The lines a command wrote with `env > FILE`, without the runner's own.
 fn environment(runner: &Runner, name: &str) -> String {
     let seen = runner.read(name);
@@ -405,6 +406,7 @@ fn repository_tagged(tag: Option<(&str, bool)>) -> (tempfile::TempDir, String) {
     (dir, commit)
 }
 
+#[cfg(feature = "redis")] // only the store tests use it
 /// A stand-in for TOOL, first on PATH, that records its arguments in
 /// `TOOL.args` and its environment in `TOOL.env`, then runs the real one
 /// (or, for cargo, `fake_cargo`'s build).
@@ -427,6 +429,7 @@ fn spy(runner: &Runner, dir: &Path, tool: &str, real: &Path) {
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+#[cfg(feature = "redis")] // only the store tests use it
 fn found(tool: &str) -> PathBuf {
     ["/usr/local/bin", "/usr/bin", "/bin"]
         .iter()
