@@ -10,6 +10,8 @@ complete -c retry -s t -l timeout -d 'Limit for one attempt, which then counts a
 complete -c retry -l kill-after -d 'Grace between SIGTERM and SIGKILL when an attempt is stopped' -r -f
 complete -c retry -s m -l max-time -d 'Limit for the whole run, its sleeps included' -r -f
 complete -c retry -l seed -d 'Fixed random seed, for reproducible schedules and tests only: clients sharing a seed sleep in lockstep, which defeats jitter' -r -f
+complete -c retry -l splay -d 'Sleep a random time below DURATION before the first attempt' -r -f
+complete -c retry -l reset-after -d 'An attempt that ran this long before failing starts the attempts anew' -r -f
 complete -c retry -l log-format -d 'How retry\'s own log lines are written' -r -f -a "auto\t'`github` when GITHUB_ACTIONS=true, else `text`'
 text\t'One readable line per event'
 json\t'One JSON object per line'
@@ -115,6 +117,7 @@ complete -c retry -s j -l jitter -d 'Backoff strategy of the sleeps between atte
 full\t'sleep = random_between(0, min(cap, base * factor^n))'
 equal\t't = min(cap, base * factor^n); sleep = t/2 + random_between(0, t/2)'
 decorrelated\t'sleep = min(cap, random_between(base, previous sleep * 3))'"
+complete -c retry -l splay-stable -d 'Make --splay\'s delay this host\'s own, the same every run'
 complete -c retry -s q -l quiet -d 'Log only when giving up'
 complete -c retry -s v -l verbose -d 'Also log each attempt\'s start and a first-try success'
 complete -c retry -l stdout-once -d 'Only an attempt that succeeds writes to stdout (failed ones: to stderr)'

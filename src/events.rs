@@ -63,6 +63,14 @@ pub struct Stamped {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
+    /// `--splay`: the run sleeps `delay` (below `max`) before its first
+    /// attempt; `stable`: this host's slot (`--splay-stable`). In text with
+    /// `-v`, in JSON always.
+    Splay {
+        delay: Duration,
+        max: Duration,
+        stable: bool,
+    },
     /// An attempt is about to start (shown with `--verbose`).
     Starting { attempt: u32, limit: Attempts },
     /// An attempt failed and the next one follows after `sleep`.
@@ -78,6 +86,14 @@ pub enum Event {
         hint: Option<Hinted>,
         /// How long the attempt ran.
         took: Duration,
+    },
+    /// `--reset-after`: attempt `attempt`, whose `Retrying` this follows,
+    /// ran `ran` before it failed, at least the reset's time: the backoff
+    /// starts again from its first sleep, and the next attempt is attempt 1.
+    Reset {
+        attempt: u32,
+        limit: Attempts,
+        ran: Duration,
     },
     /// `--throttle` rejected attempt `attempt` locally: it did not run,
     /// and counts as a throttled failure: the next follows after `sleep`.
@@ -166,6 +182,39 @@ impl Class {
 
     pub fn is_throttled(&self) -> bool {
         matches!(self, Class::Throttled(_))
+    }
+}
+
+/// The run's count of an attempt whose number restarts with each streak
+/// `--reset-after` begins: the outputs that total a run (the metrics, the
+/// spans, the step outputs) take in each event and add the streaks ended.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Streaks {
+    /// The attempts of the streaks ended.
+    earlier: u32,
+    /// The last attempt of the streak a `Reset` is ending, until the next
+    /// attempt is asked (a signal in the sleep before it ends none).
+    ending: Option<u32>,
+}
+
+impl Streaks {
+    /// Takes in one event, before it is counted.
+    pub fn observe(&mut self, event: &Event) {
+        match event {
+            Event::Reset { attempt, .. } => self.ending = Some(*attempt),
+            Event::Starting { .. }
+            | Event::Rejected { .. }
+            | Event::GaveUp {
+                reason: GiveUp::Rejected { .. },
+                ..
+            } => self.earlier += self.ending.take().unwrap_or(0),
+            _ => {}
+        }
+    }
+
+    /// Attempt `attempt` of the streak, counted from the run's first.
+    pub fn of(&self, attempt: u32) -> u32 {
+        self.earlier.saturating_add(attempt)
     }
 }
 
@@ -294,6 +343,8 @@ pub type Label = Option<std::sync::Arc<str>>;
 /// What retry was doing when a signal stopped it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
+    /// `--splay`, before `--on-start` and the first attempt.
+    Splay,
     Attempt,
     Hook,
     /// `--on-start`, before the first attempt.

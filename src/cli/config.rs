@@ -200,15 +200,33 @@ fn plan(
     simulation: crate::cli::SimulationArgs,
     command: Option<run::Command>,
 ) -> Mode {
-    let command =
-        (command.as_ref()).map(|c| crate::sinks::name::CommandName::new(&c.program, &c.args).full);
+    let plan_command = command;
+    let command = (plan_command.as_ref())
+        .map(|c| crate::sinks::name::CommandName::new(&c.program, &c.args).full);
     // A run that can class a failure throttled sleeps on --throttle-base
     // after it: the plan shows that schedule too.
     let throttles = cli.pipes.throttle_if_output.is_some()
         || cli.pipes.delay_from_output.is_some()
         || cli.provenance.given(id::THROTTLE_BASE)
         || cli.throttle.throttle.is_some();
+    let seed = resolved.limits.seed;
+    let splay = resolved.limits.splay.map(|splay| {
+        let fixed = match splay.stable {
+            true => command.is_some(),
+            false => seed.is_some(),
+        };
+        let job = (plan_command.as_ref())
+            .map(|c| c.words())
+            .into_iter()
+            .flatten();
+        crate::plan::Splay {
+            max: splay.max,
+            stable: splay.stable,
+            delay: fixed.then(|| splay.delay(seed, job)),
+        }
+    });
     Mode::Plan(crate::plan::Options {
+        splay,
         preset: preset_line(chosen, &cli.provenance),
         backoff: resolved.retries.backoff,
         throttle_base: throttles.then_some(resolved.retries.throttle_base),

@@ -13,6 +13,9 @@ pub const JITTER: &str = "jitter";
 pub const MAX_ATTEMPTS: &str = "max_attempts";
 pub const TIMEOUT: &str = "timeout";
 pub const MAX_TIME: &str = "max_time";
+pub const SPLAY: &str = "splay";
+pub const SPLAY_STABLE: &str = "splay_stable";
+pub const RESET_AFTER: &str = "reset_after";
 pub const RETRY_ON: &str = "retry_on";
 pub const FATAL_ON: &str = "fatal_on";
 pub const SUCCESS_ON: &str = "success_on";
@@ -170,7 +173,7 @@ pub const STORE_USERS: [&str; 6] = [
 
 /// Every id above but `SIMULATE_ONLY`'s, for the test.
 #[cfg(test)]
-const OTHERS: [&str; 47] = [
+const OTHERS: [&str; 50] = [
     BASE,
     THROTTLE_BASE,
     CAP,
@@ -178,6 +181,9 @@ const OTHERS: [&str; 47] = [
     MAX_ATTEMPTS,
     TIMEOUT,
     MAX_TIME,
+    SPLAY,
+    SPLAY_STABLE,
+    RESET_AFTER,
     RETRY_ON,
     FATAL_ON,
     SUCCESS_ON,

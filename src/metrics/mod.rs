@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use crate::events::{Event, GiveUp, RanOut, Stamped};
+use crate::events::{Event, GiveUp, RanOut, Stamped, Streaks};
 use crate::state::breaker::Circuit;
 use crate::state::throttle::Seen;
 
@@ -187,6 +187,9 @@ pub struct Facts {
     rejected: u32,
     /// Whether an attempt ran (a failure was retried) yet.
     ran: bool,
+    /// Attempt numbers restart with each streak `--reset-after` begins;
+    /// the run's count does not.
+    streaks: Streaks,
 }
 
 impl Facts {
@@ -199,6 +202,7 @@ impl Facts {
             last_throttled: None,
             rejected: 0,
             ran: false,
+            streaks: Streaks::default(),
         }
     }
 
@@ -229,13 +233,17 @@ impl Facts {
     /// and then maybe the run's, which ends at the event's stamp.
     pub fn observe(&mut self, stamped: &Stamped) -> [Option<Fact>; 2] {
         let (event, stamp) = (&stamped.event, stamped.stamp);
+        self.streaks.observe(event);
+        // The attempt's number in the whole run.
+        let streaks = self.streaks;
+        let run = |attempt: &u32| streaks.of(*attempt);
         if let Event::GaveUp {
             attempt,
             reason: GiveUp::Rejected { .. },
             ..
         } = event
         {
-            self.rejected(*attempt, true);
+            self.rejected(run(attempt), true);
         }
         let end = |attempt: u32, exit_code, outcome, slept| {
             Some(Fact::End(Ending {
@@ -257,17 +265,19 @@ impl Facts {
                 sleep,
                 ..
             } => {
+                let attempt = run(attempt);
                 self.slept += sleep.duration;
                 self.ran = true;
                 if class.is_throttled() {
                     self.throttled += 1;
-                    self.last_throttled = Some(*attempt);
+                    self.last_throttled = Some(attempt);
                 }
                 [Some(Fact::Attempt(*took)), None]
             }
             Event::Rejected { attempt, sleep, .. } => {
+                let attempt = run(attempt);
                 self.slept += sleep.duration;
-                self.rejected(*attempt, false);
+                self.rejected(attempt, false);
                 [None, None]
             }
             Event::Succeeded {
@@ -277,7 +287,7 @@ impl Facts {
                 ..
             } => [
                 Some(Fact::Attempt(*took)),
-                end(*attempt, status.code, Outcome::Succeeded, self.slept),
+                end(run(attempt), status.code, Outcome::Succeeded, self.slept),
             ],
             Event::GaveUp {
                 attempt,
@@ -287,7 +297,7 @@ impl Facts {
             } => [
                 took.map(Fact::Attempt),
                 end(
-                    *attempt,
+                    run(attempt),
                     reason.exit_code(),
                     Outcome::of(reason),
                     self.slept,
@@ -409,6 +419,60 @@ mod tests {
             hint: None,
             took: Duration::from_millis(30),
         }
+    }
+
+    #[test]
+    fn a_reset_streak_counts_in_the_runs_attempts() {
+        let wall = SystemTime::UNIX_EPOCH;
+        let at = |event| Stamped {
+            stamp: Stamp {
+                time: wall,
+                elapsed: Duration::ZERO,
+            },
+            event,
+        };
+        let limit = Attempts::Limit(5);
+        let reset = Event::Reset {
+            attempt: 2,
+            limit,
+            ran: Duration::from_secs(600),
+        };
+        let ending = |facts: &mut Facts, last: Event| match facts.observe(&at(last)) {
+            [_, Some(Fact::End(ending))] => (ending.attempts, ending.throttled),
+            other => panic!("{other:?}"),
+        };
+        // Attempts 1 and 2 (ran long), then attempts 1 and 2 of a new
+        // streak: four in all, the first of each streak throttled.
+        let mut facts = Facts::new(wall);
+        for event in [retrying(1, 10), retrying(2, 10), reset.clone()] {
+            facts.observe(&at(event));
+        }
+        facts.observe(&at(Event::Starting { attempt: 1, limit }));
+        facts.observe(&at(retrying(1, 10)));
+        let succeeded = Event::Succeeded {
+            attempt: 2,
+            limit,
+            status: Status::exited(0),
+            slept_ms: 30,
+            took: Duration::ZERO,
+        };
+        assert_eq!(ending(&mut facts, succeeded), (4, 2));
+        // A signal in the sleep after the reset: no new streak began.
+        let mut facts = Facts::new(wall);
+        for event in [retrying(1, 10), retrying(2, 10), reset] {
+            facts.observe(&at(event));
+        }
+        let signal = Event::GaveUp {
+            attempt: 2,
+            limit,
+            reason: GiveUp::Signal {
+                signal: 15,
+                status: None,
+                during: Phase::Sleep,
+            },
+            took: None,
+        };
+        assert_eq!(ending(&mut facts, signal), (2, 1));
     }
 
     #[test]

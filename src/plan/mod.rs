@@ -56,6 +56,41 @@ pub struct Options {
     /// The preset that would judge that command, named or chosen by its
     /// program: a plan shows the run the command would get.
     pub preset: Option<crate::events::PresetLine>,
+    /// `--splay`, said before the rows.
+    pub splay: Option<Splay>,
+}
+
+/// `--splay` as a plan says it: the delay, when every run has the same
+/// (`--seed`'s draw, or with `--splay-stable` this host's slot for the
+/// command named).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Splay {
+    pub max: Duration,
+    pub stable: bool,
+    pub delay: Option<Duration>,
+}
+
+impl Splay {
+    /// The line before the rows (on stderr, as the command's).
+    fn line(&self) -> String {
+        let max = humantime::format_duration(self.max);
+        let whose = match self.stable {
+            true => "this host's slot",
+            false => "--seed's draw",
+        };
+        match self.delay {
+            Some(delay) => format!(
+                "splay: {} before the first attempt ({whose}, below {max}; counted in --max-time)",
+                humantime::format_duration(delay)
+            ),
+            None if self.stable => format!(
+                "splay: this host's slot below {max} before the first attempt, for the command named after the options"
+            ),
+            None => format!(
+                "splay: a random time below {max} before the first attempt, drawn each run (counted in --max-time)"
+            ),
+        }
+    }
 }
 
 /// Prints the plan to stdout; 1 if stdout is closed or full (quietly: the
@@ -70,6 +105,7 @@ pub fn print(options: &Options) -> u8 {
         max_time,
         ref command,
         ref preset,
+        splay,
     } = *options;
     // On stderr, so the rows on stdout stay one table, CSV or JSON.
     if let Some(command) = command {
@@ -85,6 +121,14 @@ pub fn print(options: &Options) -> u8 {
             "retry: the plan for {command} (it is not run){judged}"
         );
     }
+    if let Some(splay) = splay {
+        let _ = writeln!(io::stderr(), "retry: {}", splay.line());
+    }
+    // A known splay takes its share of --max-time before the first sleep.
+    let max_time = match splay.and_then(|splay| splay.delay) {
+        Some(delay) => max_time.map(|limit| limit.saturating_sub(delay)),
+        None => max_time,
+    };
     let mut out = BufWriter::new(io::stdout().lock());
     let plan = Plan {
         backoff,

@@ -389,7 +389,7 @@ mod tests {
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o1777)).unwrap();
         assert_eq!(
             shared_dir(dir.path(), "d").as_deref(),
-            Some("d is writable by other users (mode 777); make it 0755")
+            Some("d is writable by other users (mode 1777); make it 0755")
         );
         let link = dir.path().join("link.prom");
         std::os::unix::fs::symlink(&path, &link).unwrap();

@@ -29,6 +29,8 @@ pub struct FakeHost {
     /// What an attempt stopped at its deadline printed.
     pub seen_before_timeout: OutputSeen,
     pub attempt_ms: u64,
+    /// How long each attempt takes in turn, in ms (then `attempt_ms`).
+    pub durations: Vec<u64>,
     pub seen: Vec<AttemptInfo>,
     pub sleeps: Vec<Duration>,
     pub signal_in_sleep: Option<i32>,
@@ -91,6 +93,7 @@ impl FakeHost {
             script,
             seen_before_timeout: OutputSeen::default(),
             attempt_ms: 1,
+            durations: vec![],
             seen: vec![],
             sleeps: vec![],
             signal_in_sleep: None,
@@ -130,7 +133,11 @@ impl Host for FakeHost {
         deadline: Option<Instant>,
     ) -> Result<Attempt, SpawnError> {
         self.seen.push(attempt);
-        let end = self.now() + MS * self.attempt_ms as u32;
+        let ms = match self.durations.is_empty() {
+            true => self.attempt_ms,
+            false => self.durations.remove(0),
+        };
+        let end = self.now() + MS * ms as u32;
         if let Some(deadline) = deadline.filter(|d| *d < end) {
             self.elapsed = deadline - self.start;
             return Ok(Attempt {

@@ -40,6 +40,7 @@ pub mod lineage;
 pub mod options;
 pub mod outcome;
 pub mod pipes;
+pub mod splay;
 pub mod supervisor;
 
 use std::time::{Duration, Instant};
@@ -123,6 +124,26 @@ fn run_to_end<R: Rng>(
     tell: &mut Tell<impl FnMut(&Stamped)>,
     new_rng: impl FnOnce() -> R,
 ) -> (Exit, Ending) {
+    // `--splay` first, so that a fleet's breaker asks and start pings are
+    // spread too; a signal in it ends the run before anything else.
+    let splayed = match splay(config, host, tell) {
+        Ok(splayed) => splayed,
+        Err(reason) => {
+            let ending = (Exit::of(&reason), Ending::of(Some(&reason), 0));
+            let limit = config.retries.attempts;
+            let (attempt, took) = (0, None);
+            tell.event(
+                host.now(),
+                Event::GaveUp {
+                    attempt,
+                    limit,
+                    reason,
+                    took,
+                },
+            );
+            return ending;
+        }
+    };
     if config.breaker.is_some() {
         let asked = host.admit();
         tell.warn(host.now(), 1, asked.warning);
@@ -150,8 +171,9 @@ fn run_to_end<R: Rng>(
     {
         return give_up(config, host, tell, reason, 0, None, None);
     }
-    // `--max-time` counts from here: `--on-start` has a bound of its own.
-    let mut run = Loop::new(config, host.now(), new_rng);
+    // `--max-time` counts from here, less the splay: `--on-start` has a
+    // bound of its own.
+    let mut run = Loop::new(config, host.now(), splayed, new_rng);
     loop {
         match run.step(host, tell) {
             Ok(None) => {}
@@ -172,6 +194,30 @@ fn run_to_end<R: Rng>(
                 return ended;
             }
         }
+    }
+}
+
+/// `--splay`: the delay drawn (or this host's slot), said, and slept;
+/// how long that was, or the signal that cut it short.
+fn splay(
+    config: &Options,
+    host: &mut impl Host,
+    tell: &mut Tell<impl FnMut(&Stamped)>,
+) -> Result<Duration, GiveUp> {
+    let Some(splay) = config.limits.splay else {
+        return Ok(Duration::ZERO);
+    };
+    let delay = splay.delay(config.limits.seed, config.command.words());
+    let (max, stable) = (splay.max, splay.stable);
+    let asleep = host.now();
+    tell.event(asleep, Event::Splay { delay, max, stable });
+    match host.sleep_until(asleep + delay) {
+        Some(signal) => Err(GiveUp::Signal {
+            signal,
+            status: None,
+            during: Phase::Splay,
+        }),
+        None => Ok(delay),
     }
 }
 
@@ -301,10 +347,19 @@ struct Loop<'a, R, F> {
     /// How long the attempt that just ended ran, until the loop moves past
     /// it (to its hook or sleep): the logs give it with the attempt's end.
     took: Option<Duration>,
+    /// `--reset-after`: the attempt that just ended ran long enough to
+    /// start the attempts anew, if it is retried.
+    resetting: bool,
+    /// The attempts started before the streak `number` counts in (each
+    /// `--reset-after` starts one): the run's count is theirs and the
+    /// streak's.
+    earlier: u32,
 }
 
 impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
-    fn new(config: &'a Options, now: Instant, new_rng: F) -> Self {
+    /// The loop of a run whose splay took `splayed` of its `--max-time`.
+    fn new(config: &'a Options, now: Instant, splayed: Duration, new_rng: F) -> Self {
+        let max_time = (config.limits.max_time).map(|limit| limit.saturating_sub(splayed));
         Self {
             config,
             rules: Rules {
@@ -314,11 +369,8 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 labels: config.labels.clone(),
                 throttle: config.throttled_by.clone(),
             },
-            run_deadline: after(now, config.limits.max_time),
-            schedule: Schedule::with_throttle_base(
-                config.retries.backoff,
-                config.retries.throttle_base,
-            ),
+            run_deadline: after(now, max_time),
+            schedule: first_schedule(config),
             new_rng: Some(new_rng),
             rng: None,
             number: 1,
@@ -334,6 +386,8 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             hidden_said: false,
             codes_said: false,
             took: None,
+            resetting: false,
+            earlier: 0,
         }
     }
 
@@ -402,6 +456,24 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     /// asking the `--budget` to pay for a retry only if the rules get that
     /// far; with what the budget was paid, if it was.
     fn judge(&mut self, host: &mut impl Host, facts: &Facts) -> (Decision, Option<u32>) {
+        // `--reset-after`: an attempt that ran that long ends the streak of
+        // failures: its own failure is judged as the one before a first
+        // attempt (no count of attempts holds it back), and its sleep is
+        // the first sleep again. Said only if it is retried.
+        self.resetting = (self.config.limits.reset_after)
+            .is_some_and(|after| self.took.is_some_and(|took| took >= after));
+        let reset;
+        let facts = match self.resetting {
+            true => {
+                self.schedule = first_schedule(self.config);
+                reset = Facts {
+                    number: 0,
+                    ..facts.clone()
+                };
+                &reset
+            }
+            false => facts,
+        };
         let (rng, new_rng, schedule) = (&mut self.rng, &mut self.new_rng, &mut self.schedule);
         let draw = |throttled| schedule.next_sleep_for(seeded(rng, new_rng), throttled);
         let budget = self.config.budget.as_ref().map(|b| b.params);
@@ -477,9 +549,10 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
         Ok(true)
     }
 
-    /// The attempts started so far: those `--throttle` rejected did not.
+    /// The attempts started so far in the whole run: those `--throttle`
+    /// rejected did not.
     fn started(&self) -> u32 {
-        self.number.saturating_sub(self.rejected)
+        (self.earlier).saturating_add(self.number.saturating_sub(self.rejected))
     }
 
     /// `--throttle`, at the run's end: whether the service accepted the
@@ -541,7 +614,14 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
             _ => status.code,
         });
         self.previous_status = Some(status);
-        self.number = self.number.saturating_add(1);
+        match std::mem::take(&mut self.resetting) {
+            // A new streak: attempt 1 again, the run's count carried.
+            true => {
+                self.earlier = self.started();
+                (self.number, self.rejected) = (1, 0);
+            }
+            false => self.number = self.number.saturating_add(1),
+        }
         Ok(())
     }
 
@@ -680,6 +760,7 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
     ) -> Result<(), GiveUp> {
         let config = self.config;
         settle(host, false, tell, self.number)?;
+        let took = self.took.take().unwrap_or_default();
         tell.event(
             host.now(),
             Event::Retrying {
@@ -690,9 +771,20 @@ impl<'a, R: Rng, F: FnOnce() -> R> Loop<'a, R, F> {
                 sleep,
                 jitter: config.retries.backoff.jitter,
                 hint,
-                took: self.took.take().unwrap_or_default(),
+                took,
             },
         );
+        if self.resetting {
+            let (attempt, limit) = (self.number, config.retries.attempts);
+            tell.event(
+                host.now(),
+                Event::Reset {
+                    attempt,
+                    limit,
+                    ran: took,
+                },
+            );
+        }
         tell.warn(host.now(), self.number, self.budget_said.take());
         if let Some(script) = &config.hooks.on_retry {
             let hook = host.run_hook(script, self.number, status.code, self.run_deadline);
@@ -782,6 +874,12 @@ impl<E: FnMut(&Stamped)> Tell<'_, E> {
     }
 }
 
+/// The schedule of a run's first sleep: its start, and where
+/// `--reset-after` takes it back to.
+fn first_schedule(config: &Options) -> Schedule {
+    Schedule::with_throttle_base(config.retries.backoff, config.retries.throttle_base)
+}
+
 /// The run's RNG, seeded when it is first needed: a run that succeeds at
 /// once, without `--throttle`, never pays for entropy.
 fn seeded<'r, R, F: FnOnce() -> R>(rng: &'r mut Option<R>, new_rng: &mut Option<F>) -> &'r mut R {
@@ -862,5 +960,7 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
 
 #[cfg(test)]
 mod fake;
+#[cfg(test)]
+mod splay_reset_tests;
 #[cfg(test)]
 mod tests;

@@ -17,7 +17,8 @@ pub struct Options {
     /// `--max-attempts`.
     pub retries: Retries,
     pub policy: Policy,
-    /// `--timeout`, `--kill-after`, `--max-time`, `--seed`.
+    /// `--timeout`, `--kill-after`, `--max-time`, `--seed`, `--splay`,
+    /// `--splay-stable`, `--reset-after`.
     pub limits: Limits,
     /// Whether a live countdown may be drawn on stderr during long sleeps
     /// (the log's lines, if any there, are text): a terminal's is.
@@ -56,13 +57,19 @@ pub struct Options {
     pub command: Command,
 }
 
-/// An attempt's and the run's limits, and the random seed.
+/// An attempt's and the run's limits, the random seed, the delay before
+/// the first attempt and when a failure starts the attempts anew.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     pub timeout: Option<Duration>,
     pub kill_after: Duration,
     pub max_time: Option<Duration>,
     pub seed: Option<u64>,
+    /// `--splay`, `--splay-stable`: below `max_time`.
+    pub splay: Option<crate::run::splay::Splay>,
+    /// `--reset-after`: an attempt that ran this long before failing
+    /// resets the backoff and the count of attempts; below `max_time`.
+    pub reset_after: Option<Duration>,
 }
 
 /// What to execute and how.
@@ -72,6 +79,14 @@ pub struct Command {
     pub program: OsString,
     pub args: Vec<OsString>,
     pub foreground: Foreground,
+}
+
+impl Command {
+    /// The program and its arguments, as given: the job `--splay-stable`
+    /// places on a host.
+    pub fn words(&self) -> impl Iterator<Item = &std::ffi::OsStr> {
+        std::iter::once(self.program.as_os_str()).chain(self.args.iter().map(OsString::as_os_str))
+    }
 }
 
 /// `--foreground`: whether the command shares retry's process group.

@@ -8,7 +8,7 @@ use crate::run::pipes::OutputSeen;
 use crate::state::{breaker, throttle};
 
 /// The options of a run of `cmd`, as `retry --seed 1 ARGS cmd` gives them.
-fn config(args: &[&str]) -> Options {
+pub(super) fn config(args: &[&str]) -> Options {
     let argv = ["retry", "--seed", "1"].iter().chain(args).chain(&["cmd"]);
     let argv: Vec<std::ffi::OsString> = argv.map(Into::into).collect();
     match crate::cli::config::from_cli(
@@ -948,7 +948,7 @@ fn a_timeouts_retry_costs_what_any_transient_one_does() {
 }
 
 /// A once-hook's variable, as the fake saw it given.
-fn var<'a>(hook: &'a OnceRun, name: &str) -> Option<&'a str> {
+pub(super) fn var<'a>(hook: &'a OnceRun, name: &str) -> Option<&'a str> {
     let (_, value) = hook.variables.iter().find(|(n, _)| *n == name)?;
     value.as_deref()
 }

@@ -19,7 +19,7 @@
 use std::ffi::{OsStr, OsString};
 use std::time::{Duration, SystemTime};
 
-use crate::events::{Event, GiveUp, Stamped};
+use crate::events::{Event, GiveUp, Stamped, Streaks};
 use crate::status::{Cause, Status, signal_name};
 use crate::trace::{self, Ids, Interrupts, Kind, Settings, Span, Value};
 
@@ -106,6 +106,9 @@ pub struct Spans {
     attempt: Option<(u32, SystemTime)>,
     /// The sleeps so far, as the retry lines gave them.
     slept_ms: u128,
+    /// Attempt numbers restart with each streak `--reset-after` begins;
+    /// the run's `retry.attempts` counts them all.
+    streaks: Streaks,
     spans: Vec<Span>,
     /// The run's spans once it has ended, until they are sent.
     ended: Option<Ended>,
@@ -139,6 +142,7 @@ impl Spans {
             start,
             attempt: None,
             slept_ms: 0,
+            streaks: Streaks::default(),
             spans: Vec::new(),
             ended: None,
         }
@@ -148,6 +152,7 @@ impl Spans {
     /// keeps the spans for `send`.
     pub fn observe(&mut self, stamped: &Stamped) {
         let event = &stamped.event;
+        self.streaks.observe(event);
         if let Some(spans) = self.gather(event, stamped.stamp.time) {
             let attempt = match event {
                 Event::Succeeded { attempt, .. } | Event::GaveUp { attempt, .. } => *attempt,
@@ -253,7 +258,8 @@ impl Spans {
                     ("retry.outcome", Value::Str("succeeded".into())),
                 ]);
                 self.spans.push(span);
-                self.end(*attempt, "succeeded", status.code, *slept_ms, None, now);
+                let attempts = self.streaks.of(*attempt);
+                self.end(attempts, "succeeded", status.code, *slept_ms, None, now);
                 return Some(std::mem::take(&mut self.spans));
             }
             Event::GaveUp {
@@ -289,7 +295,7 @@ impl Spans {
                     _ => None,
                 };
                 self.end(
-                    *attempt,
+                    self.streaks.of(*attempt),
                     name,
                     reason.exit_code(),
                     self.slept_ms,

@@ -18,12 +18,13 @@
 //! when neither variable is set.
 //! https://docs.github.com/actions/reference/workflow-commands-for-github-actions
 
+use std::cell::Cell;
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use crate::events::{Class, Event, GiveUp};
+use crate::events::{Class, Event, GiveUp, Streaks};
 use crate::policy::Attempts;
 use crate::sinks::exit_error;
 use crate::sinks::log::text;
@@ -60,11 +61,17 @@ pub struct StepSummary {
     rows: Vec<Row>,
     /// The attempts between the first and the last rows, not shown.
     left_out: u64,
+    /// Whether `--reset-after` started the attempts anew: a success at
+    /// attempt 1 then still followed failures.
+    reset: bool,
 }
 
 /// Where the step outputs go.
 pub struct StepOutputs {
     path: PathBuf,
+    /// Attempt numbers restart with each streak `--reset-after` begins;
+    /// `total_attempts` counts the whole run.
+    streaks: Cell<Streaks>,
 }
 
 /// A switch as every `RETRY_*` switch takes it: 0, false, no or off.
@@ -98,6 +105,7 @@ impl StepSummary {
             path: path?,
             rows: Vec::new(),
             left_out: 0,
+            reset: false,
         })
     }
 
@@ -128,7 +136,8 @@ impl StepSummary {
                 class: class.clone(),
                 sleep_ms: Some(crate::duration::millis(sleep.duration)),
             }),
-            Event::Succeeded { attempt, .. } if *attempt > 1 => {
+            Event::Reset { .. } => self.reset = true,
+            Event::Succeeded { attempt, .. } if *attempt > 1 || self.reset => {
                 append(
                     &self.path,
                     &markdown(name, &self.rows, self.left_out, event),
@@ -168,12 +177,16 @@ impl StepOutputs {
         let on = std::env::var_os(OUTPUT_SWITCH).is_some_and(|value| !is_off(&value));
         Some(Self {
             path: github_file("GITHUB_OUTPUT").filter(|_| on)?,
+            streaks: Cell::default(),
         })
     }
 
     /// At the end of the run, appends the three outputs.
     pub fn observe(&self, event: &Event, name: &CommandName) {
-        if let Some(outputs) = outputs(event, name) {
+        let mut streaks = self.streaks.get();
+        streaks.observe(event);
+        self.streaks.set(streaks);
+        if let Some(outputs) = outputs(event, name, streaks) {
             append(&self.path, &outputs, "step outputs");
         }
     }
@@ -181,12 +194,13 @@ impl StepOutputs {
 
 /// `total_attempts`, `exit_code`, `exit_error` (nick-fields/retry's words)
 /// and `reason` (retry's) as `GITHUB_OUTPUT` takes them (`name=value`
-/// lines), for the event that ends a run; both texts are empty after a
+/// lines), for the event that ends a run (its attempts counted over every
+/// streak `--reset-after` began); both texts are empty after a
 /// success, as nick-fields/retry leaves `exit_error` unset. A run the open
 /// `--breaker` circuit did not let start adds `skipped=true`, so a
 /// workflow tells it from a command's own exit code (75) without reading
 /// `exit_error`.
-fn outputs(event: &Event, name: &CommandName) -> Option<String> {
+fn outputs(event: &Event, name: &CommandName, streaks: Streaks) -> Option<String> {
     let (attempt, code, error, why, skipped) = match event {
         Event::Succeeded {
             attempt, status, ..
@@ -209,6 +223,7 @@ fn outputs(event: &Event, name: &CommandName) -> Option<String> {
         true => "skipped=true\n",
         false => "",
     };
+    let attempt = streaks.of(attempt);
     Some(format!(
         "total_attempts={attempt}\nexit_code={code}\nexit_error={error}\nreason={why}\n{skipped}"
     ))
@@ -378,6 +393,7 @@ mod tests {
             path: PathBuf::new(),
             rows: Vec::new(),
             left_out: 0,
+            reset: false,
         };
         summary.observe(&throttled(), &curl());
         let table = markdown(&curl(), &summary.rows, 0, &retrying_end());
@@ -567,7 +583,7 @@ mod tests {
     #[test]
     fn outputs_are_the_run_s_own_figures() {
         assert_eq!(
-            outputs(&retrying_end(), &curl()).unwrap(),
+            outputs(&retrying_end(), &curl(), Streaks::default()).unwrap(),
             "total_attempts=2\nexit_code=0\nexit_error=\nreason=\n"
         );
         let timed_out = Event::GaveUp {
@@ -576,7 +592,7 @@ mod tests {
             reason: GiveUp::Attempts(Status::timed_out(Duration::from_secs(1))),
             took: Some(Duration::from_secs(1)),
         };
-        let written = outputs(&timed_out, &curl()).unwrap();
+        let written = outputs(&timed_out, &curl(), Streaks::default()).unwrap();
         assert!(
             written.starts_with(
                 "total_attempts=3\nexit_code=124\n\
@@ -586,7 +602,7 @@ mod tests {
             "{written}"
         );
         assert_eq!(written.lines().count(), 4);
-        assert!(outputs(&retrying(), &curl()).is_none());
+        assert!(outputs(&retrying(), &curl(), Streaks::default()).is_none());
         // A run the open circuit skipped says so in an output of its own.
         let skipped = Event::GaveUp {
             attempt: 0,
@@ -594,7 +610,7 @@ mod tests {
             reason: GiveUp::CircuitOpen("--breaker ci: the circuit is open".into(), 75),
             took: None,
         };
-        let written = outputs(&skipped, &curl()).unwrap();
+        let written = outputs(&skipped, &curl(), Streaks::default()).unwrap();
         assert!(written.starts_with("total_attempts=0\nexit_code=75\nexit_error="));
         assert!(written.ends_with("\nskipped=true\n"), "{written}");
         assert_eq!(written.lines().count(), 5, "{written}");

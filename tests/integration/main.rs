@@ -65,9 +65,16 @@ mod processes;
 mod quiet_flags;
 #[cfg(unix)]
 mod readme;
+// --splay cut short by a real SIGTERM, --reset-after with `sh`.
+#[cfg(unix)]
+mod splay;
 // FIFOs and device nodes in place of state files.
 #[cfg(unix)]
 mod state_files;
+// docs/guide.md's systemd, Kubernetes and cron recipes: systemd-analyze,
+// kubernetes-validate, the crontab run as cron runs it, retry as PID 1.
+#[cfg(unix)]
+mod services;
 mod storm;
 #[cfg(feature = "preview")]
 mod throttle;

@@ -36,6 +36,23 @@ fn a_plan_and_a_run_with_one_seed_sleep_alike() {
 }
 
 #[test]
+fn a_plan_says_the_splay_and_keeps_its_rows() {
+    let args = ["--plan", "--seed", "7", "-n", "4", "--format", "csv"];
+    let plain = retry(&args).run();
+    let splayed = retry(&[&args[..], &["--splay", "30s"]].concat()).run();
+    // The splay's own stream: the rows are the seed's without it.
+    splayed.code(0).stdout_is(&plain.stdout);
+    splayed.stderr_is("retry: splay: 29s 763ms before the first attempt (--seed's draw, below 30s; counted in --max-time)\n");
+    // Unseeded, its bound; stable, for the command named, its slot.
+    retry(&["--plan", "--splay", "30s"])
+        .run()
+        .stderr_has("splay: a random time below 30s before the first attempt, drawn each run");
+    retry(&["--plan", "--splay", "30s", "--splay-stable", "--", "backup"])
+        .run()
+        .stderr_has("before the first attempt (this host's slot, below 30s;");
+}
+
+#[test]
 fn plan_formats_have_the_documented_shapes() {
     let args = ["--plan", "--jitter", "none", "--base", "100ms", "-n", "3"];
     let csv = retry(&[&args[..], &["--format", "csv"]].concat()).run();

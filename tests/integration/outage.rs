@@ -167,6 +167,22 @@ fn its_options_need_the_model_and_bad_values_are_one_line() {
             "--model outage runs one of",
         ),
         (
+            &["--simulate", "--model", "throttle", "--splay", "30s"],
+            "`--splay 30s` is simulated by --model outage alone",
+        ),
+        (
+            &[
+                "--simulate",
+                "--model",
+                "outage",
+                "--splay",
+                "1m",
+                "--max-time",
+                "1m",
+            ],
+            "`--splay 1m` is not below `--max-time 1m`",
+        ),
+        (
             &[
                 "--simulate",
                 "--model",

@@ -428,3 +428,32 @@ fn a_script_on_path_runs_by_its_bare_name() {
         .run()
         .code(9);
 }
+
+#[test]
+fn a_stable_splay_is_the_same_each_run_on_this_host() {
+    // Its JSON event says the delay, below 200 ms; the OS's host name
+    // (gethostname, GetComputerNameExW under wine) keeps it the same.
+    let delay = || {
+        let out = run(
+            &["--splay", "200ms", "--splay-stable", "--log-format", "json"],
+            &["exit", "0"],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        let line = log.lines().find(|l| l.starts_with(r#"{"event":"splay""#));
+        let line = line
+            .unwrap_or_else(|| panic!("no splay event: {log}"))
+            .to_owned();
+        assert!(line.contains(r#""splay_ms":200,"stable":true"#), "{line}");
+        let ms = line
+            .split(r#""sleep_ms":"#)
+            .nth(1)
+            .and_then(|rest| rest.split(',').next());
+        ms.and_then(|ms| ms.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    let first = delay();
+    assert!(first < 200);
+    assert_eq!(delay(), first);
+}

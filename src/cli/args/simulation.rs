@@ -453,6 +453,15 @@ impl SimulationArgs {
         budget: crate::state::budget::Params,
         breaker: crate::state::breaker::machine::Params,
     ) -> Result<Simulation, clap::Error> {
+        // A splay simulated nowhere is refused, not ignored.
+        if let Some(splay) = run.process.splay
+            && self.model != ModelChoice::Outage
+        {
+            return Err(usage(format!(
+                "{} is simulated by --model outage alone",
+                run.provenance.name(id::SPLAY, &fmt(splay))
+            )));
+        }
         match self.model {
             ModelChoice::Outage => self.outage(run, backoff, budget).map(Simulation::Outage),
             ModelChoice::Throttle => {
@@ -539,6 +548,7 @@ impl SimulationArgs {
             },
             backoff,
             attempts: run.backoff.max_attempts,
+            splay: run.process.splay,
         };
         let reps = model_default(provenance, id::REPS, self.reps, FLEET_REPS);
         Ok(Options {

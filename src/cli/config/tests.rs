@@ -216,6 +216,53 @@ fn zero_limits_are_refused() {
 }
 
 #[test]
+fn a_splay_and_a_reset_are_checked_against_max_time() {
+    let refused = |args: &[&str]| config(&[args, &["true"][..]].concat()).unwrap_err();
+    let err = refused(&["--splay", "10s", "--max-time", "10s"]);
+    assert!(
+        err.contains("`--splay 10s` is not below `--max-time 10s`: the splay would use up"),
+        "{err}"
+    );
+    let err = refused(&["--splay-stable"]);
+    assert!(err.contains("--splay-stable needs --splay"), "{err}");
+    let err = refused(&["--reset-after", "0s"]);
+    assert!(
+        err.contains("`--reset-after 0s` would start the attempts anew after every failure"),
+        "{err}"
+    );
+    let err = refused(&["--reset-after", "10m", "--max-time", "5m"]);
+    assert!(
+        err.contains(
+            "`--reset-after 10m` is not below `--max-time 5m`: no attempt could run that long"
+        ),
+        "{err}"
+    );
+    // The supervisor, with the default --cap of 20 s: a reset
+    // longer than the cap is what it is for.
+    let options = config(&["-n", "unlimited", "--reset-after", "10m", "true"]).unwrap();
+    assert_eq!(options.limits.reset_after, Some(Duration::from_secs(600)));
+    let options = config(&[
+        "--splay",
+        "5m",
+        "--splay-stable",
+        "--max-time",
+        "6m",
+        "true",
+    ])
+    .unwrap();
+    let splay = options.limits.splay.unwrap();
+    assert_eq!((splay.max, splay.stable), (Duration::from_secs(300), true));
+    // No splay is none at all.
+    assert!(
+        config(&["--splay", "0s", "true"])
+            .unwrap()
+            .limits
+            .splay
+            .is_none()
+    );
+}
+
+#[test]
 #[cfg(unix)] // Unix paths, programs or errno wording
 fn shell_mode_joins_words_into_one_script() {
     let c = config(&["-s", "echo", "a|", "wc"]).unwrap();

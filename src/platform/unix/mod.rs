@@ -422,6 +422,14 @@ pub fn die_by(signal: i32) -> ! {
     std::process::exit(128 + signal)
 }
 
+/// This host's name, as `gethostname(2)` gives it (`--splay-stable`'s
+/// slot); `None` when the OS gives none.
+pub fn host_name() -> Option<OsString> {
+    nix::unistd::gethostname()
+        .ok()
+        .filter(|name| !name.is_empty())
+}
+
 /// Whether stdin is a terminal: an interactive command may want to read it,
 /// so by default it stays in retry's process group (job control then stops
 /// and continues retry and the command together).

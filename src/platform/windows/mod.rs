@@ -209,6 +209,30 @@ pub fn each_variable(mut each: impl FnMut(&std::ffi::OsStr, &std::ffi::OsStr)) {
     }
 }
 
+/// This host's name, the twin of Unix's `gethostname(2)`: the DNS host
+/// name `GetComputerNameExW` gives (`--splay-stable`'s slot); `None` when
+/// it gives none.
+pub fn host_name() -> Option<OsString> {
+    use std::os::windows::ffi::OsStringExt;
+    use windows_sys::Win32::System::SystemInformation::{
+        ComputerNamePhysicalDnsHostname, GetComputerNameExW,
+    };
+    // A DNS host name is at most 63 characters; 256 leaves room for any.
+    let mut buffer = [0u16; 256];
+    let mut len = buffer.len() as u32;
+    // SAFETY: the buffer and its length in characters are the call's own;
+    // on success `len` is the characters written, without the NUL.
+    let ok = unsafe {
+        GetComputerNameExW(
+            ComputerNamePhysicalDnsHostname,
+            buffer.as_mut_ptr(),
+            &mut len,
+        )
+    };
+    let len = (len as usize).min(buffer.len());
+    (ok != 0 && len > 0).then(|| OsString::from_wide(&buffer[..len]))
+}
+
 pub fn stdin_is_terminal() -> bool {
     io::stdin().is_terminal()
 }

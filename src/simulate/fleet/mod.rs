@@ -40,6 +40,9 @@ pub enum Arrivals {
     Spread,
     /// Cron, every host at the same mark: 0, every, 2 × every...
     Aligned,
+    /// Cron at the same mark, each run first sleeping a time drawn anew
+    /// in [0, splay): `retry --splay` in every host's crontab.
+    Splayed(Duration),
     /// A loop: the first run at a phase uniform in [0, every), each next
     /// one `every` after the last one ended.
     Loop,
@@ -123,18 +126,28 @@ struct Event {
 timed_event!(Event);
 
 impl Event {
-    /// A run of `client` starts at `at_ms`.
-    fn start(client: u32, at_ms: f64) -> Self {
+    /// A run of `client` that cron starts at `mark_ms`, its first attempt
+    /// `splay_ms` later (`--splay`): the run's time counts from the mark.
+    fn splayed(client: u32, mark_ms: f64, splay_ms: f64) -> Self {
         Event {
-            at_ms,
+            at_ms: mark_ms + splay_ms,
             client,
             kind: Kind::Start,
             attempt: 0,
             slept_ms: 0.0,
             paid: 0,
-            started_ms: at_ms,
+            started_ms: mark_ms,
             lease: 0,
         }
+    }
+}
+
+/// A run's `--splay`, drawn anew (none but for `Arrivals::Splayed`, which
+/// alone draws: the other scenarios' draws are as they were).
+fn splay_ms(scenario: &Scenario, rng: &mut impl Rng) -> f64 {
+    match scenario.arrivals {
+        Arrivals::Splayed(splay) => rng.random::<f64>() * ms(splay),
+        _ => 0.0,
     }
 }
 
@@ -182,16 +195,20 @@ impl<'a, 'r, R: Rng> Repetition<'a, 'r, R> {
     fn new(scenario: &'a Scenario, guarding: &Guarding, rng: &'r mut R) -> Self {
         let (every_ms, span_ms) = (ms(scenario.every), ms(scenario.span));
         let spread = scenario.net.mean_ms + 4.0 * scenario.net.sd_ms;
-        let horizon_ms = every_ms.max(ms(scenario.backoff.cap)) + 2.0 * spread;
+        let longest_splay_ms = match scenario.arrivals {
+            Arrivals::Splayed(splay) => ms(splay),
+            _ => 0.0,
+        };
+        let horizon_ms = every_ms.max(ms(scenario.backoff.cap)) + longest_splay_ms + 2.0 * spread;
         let mut queue = Calendar::new(horizon_ms, scenario.hosts);
         // The phases first, so every row of a repetition has the same fleet.
         for client in 0..scenario.hosts {
             let at_ms = match scenario.arrivals {
-                Arrivals::Aligned => 0.0,
+                Arrivals::Aligned | Arrivals::Splayed(_) => 0.0,
                 Arrivals::Spread | Arrivals::Loop => rng.random::<f64>() * every_ms,
             };
             if at_ms < span_ms {
-                queue.push(Event::start(client, at_ms));
+                queue.push(Event::splayed(client, at_ms, splay_ms(scenario, rng)));
             }
         }
         Repetition {
@@ -220,7 +237,8 @@ impl<'a, 'r, R: Rng> Repetition<'a, 'r, R> {
     /// attempt sent, unless its protection skips the run.
     fn start(&mut self, event: Event) {
         if self.scenario.arrivals != Arrivals::Loop {
-            self.next_run(event.client, event.at_ms);
+            // From the mark, not from the splay's end.
+            self.next_run(event.client, event.started_ms);
         }
         self.out.runs += 1;
         let lease = match self.guards.admit(event.client, event.at_ms) {
@@ -246,7 +264,8 @@ impl<'a, 'r, R: Rng> Repetition<'a, 'r, R> {
     fn next_run(&mut self, client: u32, from_ms: f64) {
         let at_ms = from_ms + self.every_ms;
         if at_ms < self.span_ms {
-            self.queue.push(Event::start(client, at_ms));
+            let splay_ms = splay_ms(self.scenario, self.delays.rng);
+            self.queue.push(Event::splayed(client, at_ms, splay_ms));
         }
     }
 

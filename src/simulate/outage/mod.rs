@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! host h: runs at phase_h + k * every ──> request ──> service ──> answer ──> host
-//!   (phase_h uniform in [0, every))        (down until --outage, then --capacity a second)
+//!   (phase_h uniform in [0, every);        (down until --outage, then --capacity a second)
+//!    with --splay, phase_h = 0 and each run's first request a draw in [0, splay) later)
 //!   failed: sleep the backoff and send again, until -n attempts or the budget refuses
 //!   each arrow: |Normal(--net-delay, --net-sd)|
 //! ```
@@ -41,15 +42,19 @@ pub struct Scenario {
     pub net: Net,
     pub backoff: Backoff,
     pub attempts: Attempts,
+    /// `--splay`: every host's cron at the same mark, each run sleeping a
+    /// draw in [0, splay) first; `None`: hosts at phases of their own.
+    pub splay: Option<Duration>,
 }
 
 impl Scenario {
-    /// The fleet's scenario: hosts at phases of their own, a service that
-    /// refuses past its capacity as a 503 does, and no other failure.
+    /// The fleet's scenario: hosts at phases of their own (or with
+    /// `--splay` at one mark, splayed), a service that refuses past its
+    /// capacity as a 503 does, and no other failure.
     fn fleet(&self) -> fleet::Scenario {
         fleet::Scenario {
             hosts: self.hosts,
-            arrivals: Arrivals::Spread,
+            arrivals: self.splay.map_or(Arrivals::Spread, Arrivals::Splayed),
             every: self.every,
             span: self.span,
             service: fleet::Service {
@@ -88,6 +93,7 @@ pub(crate) mod fixtures {
             net: crate::simulate::model::fixtures::NET,
             backoff: crate::simulate::fleet::fixtures::BACKOFF,
             attempts: Attempts::Limit(5),
+            splay: None,
         }
     }
 }
@@ -201,6 +207,38 @@ mod tests {
             "{fleet:?} {hosts:?}"
         );
         assert_eq!(none.skipped, 0);
+    }
+
+    #[test]
+    fn a_splay_spreads_a_fleet_that_cron_starts_at_one_mark() {
+        // 1,000 hosts at :00 of every minute, a service with room for all:
+        // the busiest second of the first minute sees every host without a
+        // splay, a 30th of them with --splay 30s (about 33 a second; a
+        // Poisson peak of about 50), a 300th of them with --splay 5m.
+        let peak = |splay: Option<Duration>| {
+            let s = Scenario {
+                hosts: 1000,
+                every: Duration::from_secs(60),
+                outage: Duration::ZERO,
+                capacity: 100_000,
+                span: Duration::from_secs(120),
+                splay,
+                ..scenario()
+            };
+            let out = run(&s, Guarding::default(), 4);
+            // Every run starts and succeeds at once, splayed or not.
+            assert_eq!((out.runs, out.succeeded, out.requests), (2000, 2000, 2000));
+            out.peak_rps
+        };
+        assert_eq!(peak(Some(Duration::ZERO)), 1000);
+        let thirty = peak(Some(Duration::from_secs(30)));
+        assert!((34..=70).contains(&thirty), "{thirty}");
+        let five = peak(Some(Duration::from_secs(300)));
+        assert!((4..=15).contains(&five), "{five}");
+        // Hosts at phases of their own, the model's default: about 17 a
+        // second, a peak near 30.
+        let spread = peak(None);
+        assert!(five < spread && spread < thirty, "{spread}");
     }
 
     #[test]

@@ -48,6 +48,7 @@ pub fn at(name: &CommandName, first: bool) -> Context<'_> {
         pid: 12345,
         stamp: stamp(),
         first,
+        streaks: None,
     }
 }
 

@@ -18,8 +18,11 @@ use std::fmt::{self, Write};
 /// https://docs.github.com/actions/reference/workflow-commands-for-github-actions
 pub fn write_line(event: &Event, context: &Context, out: &mut String) {
     let level = match event {
-        Event::Starting { .. } => return text::write_line(event, context, out),
+        Event::Starting { .. } | Event::Splay { .. } => {
+            return text::write_line(event, context, out);
+        }
         Event::Retrying { .. }
+        | Event::Reset { .. }
         | Event::Rejected { .. }
         | Event::HookFailed { .. }
         | Event::Warning { .. } => "warning",

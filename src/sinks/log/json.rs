@@ -40,6 +40,28 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 escape::json(&line.why)
             );
         }
+        Event::Splay { delay, max, stable } => {
+            head(out, "splay");
+            let _ = write!(
+                out,
+                r#","sleep_ms":{},"splay_ms":{},"stable":{stable}"#,
+                millis(*delay),
+                millis(*max),
+            );
+        }
+        Event::Reset {
+            attempt,
+            limit,
+            ran,
+        } => {
+            head(out, "backoff_reset");
+            let _ = write!(
+                out,
+                r#","attempt":{attempt},"max_attempts":{},"duration_ms":{}"#,
+                limit_json(limit),
+                millis(*ran),
+            );
+        }
         Event::Starting { attempt, limit } => {
             head(out, "attempt_started");
             let _ = write!(
@@ -94,6 +116,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
                 millis(*took),
                 status.code,
             );
+            total_attempts(out, context, *attempt);
         }
         Event::HookFailed {
             attempt,
@@ -121,6 +144,7 @@ pub fn write_lines(event: &Event, context: &Context, out: &mut String) {
         } => {
             head(out, "gave_up");
             gave_up(out, *attempt, limit, reason, *took);
+            total_attempts(out, context, *attempt);
         }
     }
     out.push_str("}\n");
@@ -207,6 +231,14 @@ fn attempt_failed_and_sleep(
         let _ = write!(out, r#","hint_ms":{asked},"drawn_ms":{drawn}"#);
     }
     let _ = write!(out, r#","class":"{}""#, class.name());
+}
+
+/// The run's end after `--reset-after` began a new streak: `attempt` is
+/// the streak's, `total_attempts` the run's.
+fn total_attempts(out: &mut String, context: &Context, attempt: u32) {
+    if let Some(streaks) = context.streaks {
+        let _ = write!(out, r#","total_attempts":{}"#, streaks.of(attempt));
+    }
 }
 
 /// `gave_up`'s fields: the attempt, the reason, the command's status,
@@ -388,6 +420,61 @@ mod tests {
             failing.describe().to_string(),
             "exit code 3 and output matching --retry-if-output"
         );
+    }
+
+    #[test]
+    fn a_splay_and_a_reset_are_events_of_their_own() {
+        use crate::policy::Attempts;
+        use std::time::Duration;
+        let splay = Event::Splay {
+            delay: Duration::from_millis(12_345),
+            max: Duration::from_secs(30),
+            stable: true,
+        };
+        assert_eq!(
+            json_of(&splay),
+            format!(
+                "{{\"event\":\"splay\",{HEAD},\"sleep_ms\":12345,\"splay_ms\":30000,\"stable\":true}}\n"
+            )
+        );
+        let reset = Event::Reset {
+            attempt: 7,
+            limit: Attempts::Unlimited,
+            ran: Duration::from_secs(600),
+        };
+        assert_eq!(
+            json_of(&reset),
+            format!(
+                "{{\"event\":\"backoff_reset\",{HEAD},\"attempt\":7,\"max_attempts\":null,\"duration_ms\":600000}}\n"
+            )
+        );
+        // After it, the run's end adds the whole run's count: 7 + 2.
+        let mut streaks = crate::events::Streaks::default();
+        streaks.observe(&reset);
+        streaks.observe(&Event::Starting {
+            attempt: 1,
+            limit: Attempts::Unlimited,
+        });
+        let name = curl();
+        let context = Context {
+            streaks: Some(streaks),
+            ..at(&name, false)
+        };
+        let succeeded = Event::Succeeded {
+            attempt: 2,
+            limit: Attempts::Unlimited,
+            status: crate::status::Status::exited(0),
+            slept_ms: 5,
+            took: Duration::from_millis(3),
+        };
+        let mut line = String::new();
+        write_lines(&succeeded, &context, &mut line);
+        assert!(
+            line.ends_with("\"attempt\":2,\"max_attempts\":null,\"duration_ms\":3,\"exit_code\":0,\"slept_ms\":5,\"total_attempts\":9}\n"),
+            "{line}"
+        );
+        // Without a reset, no such field: the lines are as they were.
+        assert!(!json_of(&succeeded).contains("total_attempts"));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! verbosity shows, when (the event's stamp) and for which run a line is
 //! written, and where. `action.rs` is what the Action asks of the lines.
 
-use crate::events::{Event, GiveUp, Stamp, Stamped};
+use crate::events::{Event, GiveUp, Stamp, Stamped, Streaks};
 use crate::run::pipes;
 use crate::sinks::name::CommandName;
 use std::fmt::Write as _;
@@ -72,6 +72,9 @@ pub struct Log {
     wishes: action::Wishes,
     /// An attempt's `::group::` is open.
     grouped: bool,
+    /// The run's count of attempts over the streaks `--reset-after`
+    /// began, once one did (JSON's `total_attempts`).
+    streaks: Option<Streaks>,
 }
 
 /// The line buffer's first room, in bytes.
@@ -135,6 +138,9 @@ pub struct Context<'a> {
     pub stamp: Stamp,
     /// The run's first line: JSON adds the whole command line.
     pub first: bool,
+    /// Once `--reset-after` began a new streak, the run's count of
+    /// attempts: JSON's end adds `total_attempts`.
+    pub streaks: Option<Streaks>,
 }
 
 /// `event` as `format` writes it: one line, or two for JSON's retry.
@@ -187,6 +193,7 @@ impl Log {
             line: String::with_capacity(LINE_ROOM),
             wishes: action::Wishes::default(),
             grouped: false,
+            streaks: None,
         }
     }
 
@@ -254,6 +261,12 @@ impl Log {
     pub fn emit(&mut self, stamped: &Stamped) {
         let event = &stamped.event;
         self.fold(event);
+        if matches!(event, Event::Reset { .. }) && self.streaks.is_none() {
+            self.streaks = Some(Streaks::default());
+        }
+        if let Some(streaks) = &mut self.streaks {
+            streaks.observe(event);
+        }
         if !self.shows(event) {
             return;
         }
@@ -263,6 +276,7 @@ impl Log {
             pid: self.pid,
             stamp: stamped.stamp,
             first: !self.named,
+            streaks: self.streaks,
         };
         let mut line = std::mem::take(&mut self.line);
         line.clear();
@@ -290,7 +304,12 @@ impl Log {
     fn shows(&self, event: &Event) -> bool {
         match event {
             Event::Starting { .. } => self.verbosity == Verbosity::Verbose,
+            // JSON records the splay drawn; a reader asks with -v.
+            Event::Splay { .. } => {
+                self.format == LogFormat::Json || self.verbosity == Verbosity::Verbose
+            }
             Event::Retrying { .. }
+            | Event::Reset { .. }
             | Event::Rejected { .. }
             | Event::HookFailed { .. }
             | Event::Warning { .. } => self.verbosity >= Verbosity::Normal,

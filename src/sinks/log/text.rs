@@ -72,6 +72,25 @@ fn human(ms: u128) -> Option<Human> {
     })
 }
 
+/// A duration in seconds, to the millisecond, without trailing zeros:
+/// `12.345 s`, `30 s`, `0.5 s`.
+struct Seconds(std::time::Duration);
+
+impl Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = millis(self.0);
+        let (secs, rest) = (ms / 1000, ms % 1000);
+        let (mut rest, mut width) = (rest, 3);
+        while rest != 0 && rest % 10 == 0 {
+            (rest, width) = (rest / 10, width - 1);
+        }
+        match rest {
+            0 => write!(f, "{secs} s"),
+            _ => write!(f, "{secs}.{rest:0width$} s"),
+        }
+    }
+}
+
 /// A big unit and what is left in the small one (`human`).
 struct Human(u128, u128, (&'static str, &'static str));
 
@@ -137,6 +156,34 @@ pub(crate) fn write_message(
     out: &mut impl Write,
 ) -> fmt::Result {
     match event {
+        // A whole number of milliseconds (as drawn), in seconds for a
+        // reader: `splay: 12.345 s before the first attempt (up to 30 s)`.
+        Event::Splay { delay, max, stable } => {
+            write!(
+                out,
+                "splay: {} before the first attempt ({}up to {})",
+                Seconds(*delay),
+                if *stable { "this host's slot, " } else { "" },
+                Seconds(*max)
+            )
+        }
+        // `attempt 7/unlimited ran 3 h 12 min; backoff reset: …`.
+        Event::Reset {
+            attempt,
+            limit,
+            ran,
+        } => {
+            write!(out, "attempt {attempt}/{limit} ran ")?;
+            let ms = millis(*ran);
+            match human(ms) {
+                Some(human) => write!(out, "{human}")?,
+                None => write!(out, "{ms} ms")?,
+            }
+            write!(
+                out,
+                "; backoff reset (--reset-after): the next attempt is 1/{limit}"
+            )
+        }
         // The first names the command in full: what `-v` adds.
         Event::Starting { attempt: 1, limit } => {
             write!(out, "attempt 1/{limit} starting: {}", name.full)
@@ -399,6 +446,7 @@ fn during_text(during: Phase, attempt: u32, limit: &Attempts, out: &mut impl Wri
             "during the --on-retry command after attempt {attempt}/{limit}"
         ),
         Phase::StartHook => out.write_str("during the --on-start command, before attempt 1"),
+        Phase::Splay => out.write_str("during --splay's sleep, before attempt 1"),
         Phase::Sleep => write!(out, "during the sleep after attempt {attempt}/{limit}"),
         Phase::Output => write!(out, "while writing the output of attempt {attempt}/{limit}"),
     }
@@ -408,6 +456,7 @@ fn during_text(during: Phase, attempt: u32, limit: &Attempts, out: &mut impl Wri
 mod tests {
     use super::*;
     use crate::sinks::log::fixtures::*;
+    use std::time::Duration;
 
     #[test]
     fn text_retry_line_names_the_command_in_the_article_style() {
@@ -497,6 +546,55 @@ mod tests {
                 && json.contains(r#""start_error":"cannot run `/bin/sh`: Argument list too long""#),
             "{json}"
         );
+    }
+
+    #[test]
+    fn a_splay_and_a_reset_say_how_long_in_words() {
+        let splay = |ms, stable| Event::Splay {
+            delay: Duration::from_millis(ms),
+            max: Duration::from_secs(30),
+            stable,
+        };
+        assert_eq!(
+            text_of(&splay(12_340, false)),
+            "retry: curl: splay: 12.34 s before the first attempt (up to 30 s)\n"
+        );
+        assert_eq!(
+            text_of(&splay(7, true)),
+            "retry: curl: splay: 0.007 s before the first attempt (this host's slot, up to 30 s)\n"
+        );
+        let reset = |ran| Event::Reset {
+            attempt: 7,
+            limit: Attempts::Unlimited,
+            ran,
+        };
+        assert_eq!(
+            text_of(&reset(Duration::from_secs(3 * 3600 + 12 * 60 + 5))),
+            "retry: curl: attempt 7/unlimited ran 3 h 12 min; backoff reset (--reset-after): \
+             the next attempt is 1/unlimited\n"
+        );
+        assert_eq!(
+            text_of(&reset(Duration::from_millis(2500))),
+            "retry: curl: attempt 7/unlimited ran 2500 ms; backoff reset (--reset-after): \
+             the next attempt is 1/unlimited\n"
+        );
+        // Interrupted in it: before any attempt.
+        let interrupted = Event::GaveUp {
+            attempt: 0,
+            limit: Attempts::Limit(5),
+            reason: GiveUp::Signal {
+                signal: 15,
+                status: None,
+                during: Phase::Splay,
+            },
+            took: None,
+        };
+        let line = text_of(&interrupted);
+        assert!(
+            line.contains(" during --splay's sleep, before attempt 1; "),
+            "{line}"
+        );
+        assert!(line.ends_with("(reason: signal)\n"), "{line}");
     }
 
     #[test]
