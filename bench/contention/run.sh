@@ -24,20 +24,9 @@ OUT=${OUT:-bench/contention}
 cargo build --release --quiet --bin retry --example contention
 target=target/release
 
-set -m # the driver gets a process group of its own
-"$target/examples/contention" run --retry "$target/retry" --clients "$CLIENTS" \
-    --reps "$REPS" --limit "$LIMIT" --out "$OUT" &
-driver=$!
-trap 'kill -TERM -- "-$driver" 2>/dev/null || true' EXIT INT TERM
-wait "$driver"
-trap - EXIT INT TERM
-
-machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr), $(date -u +%F)"
-load="load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-{
-    echo "Machine: $machine; $load."
-    echo
-    cat "$OUT/agreement.md"
-} >"$OUT/agreement.md.new"
-mv "$OUT/agreement.md.new" "$OUT/agreement.md"
+# shellcheck source=bench/lib/live.sh
+. bench/lib/live.sh
+live_driver "$target/examples/contention" run --retry "$target/retry" --clients "$CLIENTS" \
+    --reps "$REPS" --limit "$LIMIT" --out "$OUT"
+live_machine "$OUT/agreement.md"
 echo "wrote $OUT/{live.csv,sim.csv,agreement.md,contention.svg}"

@@ -54,42 +54,15 @@ OUT=${OUT:-bench/outage-live}
 
 cargo build --release --quiet --bin retry --example contention
 target=target/release
-command -v redis-server >/dev/null || { echo "outage-live: redis-server is missing (apt-get install redis-server)" >&2; exit 1; }
-
-tmp=$(mktemp -d)
-redis= driver=
-cleanup() {
-    [ -n "$driver" ] && kill -TERM -- "-$driver" 2>/dev/null || true
-    [ -n "$redis" ] && kill "$redis" 2>/dev/null && wait "$redis" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-redis-server --port 0 --unixsocket "$tmp/redis.sock" --unixsocketperm 700 \
-    --save '' --appendonly no --dir "$tmp" --logfile "$tmp/redis.log" &
-redis=$!
-for _ in $(seq 100); do [ -S "$tmp/redis.sock" ] && break; sleep 0.05; done
-[ -S "$tmp/redis.sock" ] || { echo "outage-live: redis-server did not start" >&2; exit 1; }
-
-set -m # the driver gets a process group of its own
-"$target/examples/contention" outage --retry "$target/retry" --tmp "$tmp" \
+# shellcheck source=bench/lib/live.sh
+. bench/lib/live.sh
+live_redis outage-live
+live_driver "$target/examples/contention" outage --retry "$target/retry" --tmp "$tmp" \
     --store "unix://$tmp/redis.sock" --hosts "$HOSTS" --every "$EVERY" --outage "$OUTAGE" \
     --capacity "$CAPACITY" --span "$SPAN" --reps "$REPS" --sim-reps "$SIM_REPS" \
     --policies "$POLICIES" --caps "$CAPS" \
-    --limit "$LIMIT" --out "$OUT" &
-driver=$!
-wait "$driver"
-driver=
-
-machine="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr), $(date -u +%F)"
-load="load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-{
-    echo "Machine: $machine; $load."
-    echo
-    cat "$OUT/agreement.md"
-} >"$OUT/agreement.md.new"
-mv "$OUT/agreement.md.new" "$OUT/agreement.md"
+    --limit "$LIMIT" --out "$OUT"
+live_machine "$OUT/agreement.md"
 echo "wrote $OUT/{live.csv,sim.csv,agreement.md,outage.svg}"
 case $OUT in
 bench/outage-live) command="bash bench/outage-live/run.sh" ;;

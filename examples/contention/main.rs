@@ -11,6 +11,7 @@
 //! contention client PORT NET_MEAN_MS NET_SD_MS one request (what retry runs)
 //! contention outage --retry PATH --tmp DIR [...]  the outage experiment (outage.rs)
 //! contention throttle --retry PATH --tmp DIR [...]  the throttle experiment (throttle.rs)
+//! contention gate PROGRAM ARGS...             PROGRAM, once stdin has ended
 //! ```
 //!
 //! Only std, plus what the `retry` crate already depends on (nix for the
@@ -30,6 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+mod compare;
 mod outage;
 mod throttle;
 
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Some("run") => Settings::parse(&args[1..]).and_then(|s| run(&s)),
         Some("outage") => outage::Settings::parse(&args[1..]).and_then(|s| outage::run(&s)),
         Some("throttle-client") => return throttle::client(&args[1..]),
+        Some("gate") => return gate(&args[1..]),
         Some("throttle") => {
             throttle::Settings::parse(&args[1..]).and_then(|s| throttle::run(&s))
         }
@@ -56,6 +59,37 @@ fn main() -> ExitCode {
         Err(error) => {
             eprintln!("contention: {error}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// `contention gate PROGRAM ARGS...`: waits for stdin's end, then
+/// becomes PROGRAM. The throttle bench starts each `retry` this way a
+/// little before its run is due and closes the pipe when it is, so that
+/// retry's decisions (the throttle's ask, the breaker's, the budget's)
+/// are made when the run starts, not when its process did.
+fn gate(args: &[String]) -> ExitCode {
+    let Some((program, rest)) = args.split_first() else {
+        eprintln!("contention gate: expected PROGRAM [ARGS...]");
+        return ExitCode::from(2);
+    };
+    let mut sink = [0u8; 64];
+    while matches!(std::io::stdin().read(&mut sink), Ok(n) if n > 0) {}
+    let mut command = Command::new(program);
+    command.args(rest);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let error = command.exec();
+        eprintln!("contention gate: cannot run {program}: {error}");
+        ExitCode::from(127)
+    }
+    #[cfg(not(unix))]
+    match command.status() {
+        Ok(status) => ExitCode::from(status.code().unwrap_or(1) as u8),
+        Err(error) => {
+            eprintln!("contention gate: cannot run {program}: {error}");
+            ExitCode::from(127)
         }
     }
 }
@@ -124,13 +158,18 @@ fn client(args: &[String]) -> ExitCode {
 }
 
 fn request(port: u16) -> std::io::Result<bool> {
+    Ok(get(port)?.starts_with("HTTP/1.0 200"))
+}
+
+/// One `GET /` to 127.0.0.1:`port`: the whole answer.
+fn get(port: u16) -> std::io::Result<String> {
     let address = (std::net::Ipv4Addr::LOCALHOST, port).into();
     let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2))?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     stream.write_all(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response)?;
-    Ok(response.starts_with(b"HTTP/1.0 200"))
+    Ok(String::from_utf8_lossy(&response).into_owned())
 }
 
 // ---------------------------------------------------------------- the server

@@ -26,14 +26,14 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{Fleet, Rng, answer, mean_sd, read_request, write};
+use super::compare::{self, Values, create_private, parse};
+use super::{Fleet, Rng, answer, read_request, write};
 
 // ---------------------------------------------------------------- the service
 
@@ -477,7 +477,10 @@ pub fn run(settings: &Settings) -> Result<(), String> {
     write(&settings.out.join("live.csv"), &live)?;
     let sim = simulate(settings, &rows)?;
     write(&settings.out.join("sim.csv"), &sim)?;
-    let (live, sim) = (parse(&live), parse(&sim));
+    let (live, sim) = (
+        parse(&live, 1, METRICS.len()),
+        parse(&sim, 1, METRICS.len()),
+    );
     let text = agreement(
         settings,
         &names,
@@ -596,37 +599,12 @@ fn one_rep(
                 Some(75) => tally.skipped += 1,
                 _ => tally.failed += 1,
             }
-            // The give-up line and the open circuit's are expected.
-            let line = stderr_line(&mut child);
-            let expected = line.contains("giving up") || status.code() == Some(75);
-            if !expected && !line.is_empty() && tally.notes.len() < 3 {
-                tally.notes.push(line);
-            }
+            compare::note_unexpected(&mut child, status, &mut tally.notes);
         }
         std::thread::sleep(Duration::from_millis(1));
     }
     std::fs::remove_dir_all(&root).map_err(|e| e.to_string())?;
     Ok(tallies)
-}
-
-/// A host's runtime directory: owner-only, as a real one is.
-pub(super) fn create_private(dir: &Path) -> Result<(), String> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(dir)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))
-}
-
-/// The first line of what a finished child wrote to stderr.
-pub(super) fn stderr_line(child: &mut Child) -> String {
-    let mut text = String::new();
-    if let Some(mut err) = child.stderr.take() {
-        let _ = err.read_to_string(&mut text);
-    }
-    text.lines().next().unwrap_or("").to_owned()
 }
 
 /// A row of live.csv, in METRICS' order (lags NaN when no host recovered).
@@ -654,10 +632,7 @@ fn measure(settings: &Settings, arrivals: &[Duration], tally: &Tally) -> [f64; 9
 }
 
 fn format_row(row: &[f64; 9]) -> String {
-    row.iter()
-        .map(|v| format!("{}", (v * 100.0).round() / 100.0))
-        .collect::<Vec<_>>()
-        .join(",")
+    compare::format_row(row, 100.0)
 }
 
 /// `retry --simulate --model outage`, one repetition a seed, so its
@@ -666,39 +641,32 @@ fn simulate(settings: &Settings, rows: &[Row]) -> Result<String, String> {
     let mut out = format!("rep,policy,{}\n", METRICS.join(","));
     let caps: Vec<String> = settings.caps.iter().copied().map(flag).collect();
     for seed in 1..=settings.sim_reps {
-        let done = Command::new(&settings.retry)
-            .args([
-                "--simulate",
-                "--model",
-                "outage",
-                "--format",
-                "csv",
-                "--reps",
-                "1",
-            ])
-            .args(["--seed", &seed.to_string()])
-            .args(settings.scenario())
-            .args([
-                "--breaker-afters",
-                BREAKER[1],
-                "--breaker-cooldowns",
-                BREAKER[3],
-                "--breaker-cooldown-maxes",
-                &caps.join(","),
-            ])
-            .args(["--net-delay", &format!("{}ms", NET_MS.0)])
-            .args(["--net-sd", &format!("{}ms", NET_MS.1)])
-            .args(&RUN[..8])
-            .args(HOST_BUDGET)
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !done.status.success() {
-            return Err(format!(
-                "the simulation failed: {}",
-                String::from_utf8_lossy(&done.stderr)
-            ));
-        }
-        let csv = String::from_utf8_lossy(&done.stdout);
+        let csv = compare::simulated(
+            Command::new(&settings.retry)
+                .args([
+                    "--simulate",
+                    "--model",
+                    "outage",
+                    "--format",
+                    "csv",
+                    "--reps",
+                    "1",
+                ])
+                .args(["--seed", &seed.to_string()])
+                .args(settings.scenario())
+                .args([
+                    "--breaker-afters",
+                    BREAKER[1],
+                    "--breaker-cooldowns",
+                    BREAKER[3],
+                    "--breaker-cooldown-maxes",
+                    &caps.join(","),
+                ])
+                .args(["--net-delay", &format!("{}ms", NET_MS.0)])
+                .args(["--net-sd", &format!("{}ms", NET_MS.1)])
+                .args(&RUN[..8])
+                .args(HOST_BUDGET),
+        )?;
         out += &sim_rows(&csv, rows, seed)?;
     }
     Ok(out)
@@ -744,43 +712,6 @@ fn sim_rows(csv: &str, rows: &[Row], seed: u32) -> Result<String, String> {
     Ok(out)
 }
 
-/// policy → metric → its values over the repetitions.
-type Values = std::collections::BTreeMap<String, Vec<Vec<f64>>>;
-
-fn parse(csv: &str) -> Values {
-    let mut out = Values::new();
-    for line in csv.lines().skip(1) {
-        let cells: Vec<&str> = line.split(',').collect();
-        let metrics = out
-            .entry(cells[1].to_owned())
-            .or_insert_with(|| vec![Vec::new(); METRICS.len()]);
-        for (values, cell) in metrics.iter_mut().zip(&cells[2..]) {
-            values.push(cell.parse().unwrap_or(f64::NAN));
-        }
-    }
-    out
-}
-
-/// Mean and sd of the finite values.
-pub(super) fn spread(values: &[f64]) -> (f64, f64) {
-    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    if finite.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    mean_sd(finite.into_iter())
-}
-
-/// The rule: the two means agree when they differ by at most twice the
-/// standard error of their difference (Welch's, ≈ 95 %):
-/// `|m_live − m_sim| ≤ 2 √(sd_live²/n_live + sd_sim²/n_sim)`, with a
-/// floor of one unit of the metric's resolution (a count of 1, 10 ms of
-/// lag: the live clock's) so that two spreads of 0 may agree.
-pub(super) fn agree(live: (f64, f64, usize), sim: (f64, f64, usize), floor: f64) -> bool {
-    let var = |(_, sd, n): (f64, f64, usize)| sd * sd / n.max(1) as f64;
-    let se = (var(live) + var(sim)).sqrt();
-    (live.0 - sim.0).abs() <= (2.0 * se).max(floor)
-}
-
 /// The metrics compared, with their resolution.
 const COMPARED: [(&str, f64); 6] = [
     ("outage_requests", 1.0),
@@ -790,6 +721,10 @@ const COMPARED: [(&str, f64); 6] = [
     ("failed", 1.0),
     ("skipped", 1.0),
 ];
+const METRIC_SET: compare::Metrics = compare::Metrics {
+    columns: &METRICS,
+    compared: &COMPARED,
+};
 
 fn agreement(
     settings: &Settings,
@@ -833,127 +768,37 @@ fn agreement(
         policies.len() * COMPARED.len(),
         0.05 * (policies.len() * COMPARED.len()) as f64,
     );
-    out += "| policy |";
-    for (name, _) in COMPARED {
-        out += &format!(" {name} |");
-    }
-    out += "\n|---|";
-    out += &"---|".repeat(COMPARED.len());
-    out += "\n";
-    let (mut agreed, mut compared) = (0, 0);
-    for policy in policies {
-        let (Some(l), Some(s)) = (live.get(policy), sim.get(policy)) else {
-            continue;
-        };
-        out += &format!("| {policy} |");
-        for (name, floor) in COMPARED {
-            let i = METRICS.iter().position(|m| *m == name).unwrap();
-            let (lm, lsd) = spread(&l[i]);
-            let (sm, ssd) = spread(&s[i]);
-            let ok = agree((lm, lsd, l[i].len()), (sm, ssd, s[i].len()), floor);
-            compared += 1;
-            agreed += usize::from(ok);
-            let digits = if floor < 1.0 { 2 } else { 0 };
-            out += &format!(
-                " {lm:.digits$} ± {:.digits$} / {sm:.digits$} ± {:.digits$} {} |",
-                2.0 * lsd,
-                2.0 * ssd,
-                if ok { "✓" } else { "✗" }
-            );
-        }
-        out += "\n";
-    }
-    out += &format!("\nAgree: {agreed} of {compared}.\n");
+    out += &compare::table(
+        "policy",
+        policies,
+        &|p| p.to_owned(),
+        &METRIC_SET,
+        live,
+        sim,
+    );
     for note in notes {
         out += &format!("Note: {note}.\n");
     }
     out
 }
 
-/// Each compared metric in a panel: the policies along x, the live mean
-/// as a dot with its ± 2 sd bar, the simulated one beside it.
+/// Each compared metric in a panel: the policies along x, live against
+/// simulated. Two panels abreast while five rows' labels fit; one a line,
+/// wider, for more (a breaker a cap).
 fn chart(path: &Path, policies: &[String], live: &Values, sim: &Values) -> Result<(), String> {
-    use plotters::prelude::*;
-    const LIVE: RGBColor = RGBColor(214, 39, 40);
-    const SIM: RGBColor = RGBColor(31, 119, 180);
-    // Two panels abreast while five rows' labels fit; one a line, wider,
-    // for more (a breaker a cap).
     let columns = if policies.len() > 5 { 1 } else { 2 };
-    let width = 1100.max(150 * policies.len() as u32);
-    let height = 50 + 950 * 2 / columns;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let (title, rest) = root.split_vertically(50);
-        title
-            .titled(
-                "Outage, live (red: mean ± 2 sd) against simulated (blue: mean ± 2 sd)",
-                ("sans-serif", 20),
-            )
-            .map_err(|e| e.to_string())?;
-        let panels = rest.split_evenly((6 / columns as usize, columns as usize));
-        let n = policies.len() as f64;
-        for (area, (name, _)) in panels.iter().zip(COMPARED) {
-            let i = METRICS.iter().position(|m| *m == name).unwrap();
-            let both = [(live, -0.12, LIVE), (sim, 0.12, SIM)];
-            let top = both
-                .iter()
-                .flat_map(|(t, _, _)| t.values())
-                .map(|m| spread(&m[i]))
-                .map(|(m, sd)| m + 2.0 * sd)
-                .filter(|v| v.is_finite())
-                .fold(1.0, f64::max);
-            let mut chart = ChartBuilder::on(area)
-                .caption(name, ("sans-serif", 18))
-                .margin(12)
-                .x_label_area_size(30)
-                .y_label_area_size(60)
-                .build_cartesian_2d(-0.5..n - 0.5, 0.0..top * 1.1)
-                .map_err(|e| e.to_string())?;
-            let label = |x: &f64| {
-                let k = x.round();
-                match policies.get(k as usize) {
-                    Some(p) if (x - k).abs() < 1e-6 && k >= 0.0 => p.clone(),
-                    _ => String::new(),
-                }
-            };
-            chart
-                .configure_mesh()
-                .x_labels(policies.len() * 2 + 1)
-                .x_label_formatter(&label)
-                .disable_x_mesh()
-                .y_labels(6)
-                .y_label_formatter(&|v| format!("{v}"))
-                .light_line_style(TRANSPARENT)
-                .draw()
-                .map_err(|e| e.to_string())?;
-            for (table, shift, color) in both {
-                for (k, policy) in policies.iter().enumerate() {
-                    let Some(m) = table.get(policy) else {
-                        continue;
-                    };
-                    let (mean, sd) = spread(&m[i]);
-                    if !mean.is_finite() {
-                        continue;
-                    }
-                    let x = k as f64 + shift;
-                    let (low, high) = ((mean - 2.0 * sd).max(0.0), mean + 2.0 * sd);
-                    chart
-                        .draw_series([PathElement::new(
-                            [(x, low), (x, high)],
-                            color.stroke_width(2),
-                        )])
-                        .map_err(|e| e.to_string())?;
-                    chart
-                        .draw_series([Circle::new((x, mean), 5, color.filled())])
-                        .map_err(|e| e.to_string())?;
-                }
-            }
-        }
-        root.present().map_err(|e| e.to_string())?;
-    }
-    write(path, &svg)
+    let layout = compare::Layout {
+        title: "Outage, live (red: mean ± 2 sd) against simulated (blue: mean ± 2 sd)",
+        labels: policies.to_vec(),
+        columns,
+        size: (
+            1100.max(150 * policies.len() as u32),
+            50 + 950 * 2 / columns as u32,
+        ),
+        least_top: 1.0,
+        y_digits: None,
+    };
+    compare::chart(path, &layout, policies, &METRIC_SET, live, sim)
 }
 
 #[cfg(test)]
@@ -990,14 +835,6 @@ mod tests {
         // 62.0 s and later are past the first minute.
         assert_eq!(loads(&arrivals, 2 * S), (3, 3));
         assert_eq!(loads(&[], 2 * S), (0, 0));
-    }
-
-    #[test]
-    fn the_agreement_rule_takes_both_spreads_and_a_floor() {
-        assert!(agree((10.0, 2.0, 4), (11.0, 2.0, 40), 1.0));
-        assert!(!agree((10.0, 0.5, 4), (14.0, 0.5, 40), 1.0));
-        assert!(agree((0.0, 0.0, 4), (0.5, 0.0, 40), 1.0));
-        assert!(!agree((0.0, 0.0, 4), (2.0, 0.0, 40), 1.0));
     }
 
     #[test]

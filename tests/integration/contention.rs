@@ -159,22 +159,16 @@ fn a_small_outage_run_counts_every_run_and_sees_the_recovery() {
 
 #[test]
 fn a_small_throttle_run_counts_every_run_and_the_429s() {
-    // Twice the capacity of 2 requests a 500 ms window: 8 hosts at each
-    // of two marks a second apart, host state only (no --store, so no
-    // fleet row).
+    // Twice the capacity of 2 requests a 500 ms window: 8 cron hosts at
+    // each of two marks a second apart, and 8 clients whose 429s carry a
+    // Retry-After; host state only (no --store, so no fleet row).
     let dir = scratch();
+    let cells = "cron/2/none/none,backoff,throttle-base,host-throttle;clients/2/retry-after/none";
     let out = std::process::Command::new(driver())
-        .args([
-            "throttle",
-            "--retry",
-            BIN,
-            "--capacity",
-            "2",
-            "--window",
-            "500",
-        ])
-        .args(["--every", "1", "--span", "2", "--loads", "2", "--reps", "1"])
-        .args(["--sim-reps", "2", "--limit", "60"])
+        .args(["throttle", "--retry", BIN, "--capacity", "2"])
+        .args(["--window", "500", "--every", "1", "--span", "2"])
+        .args(["--cells", cells, "--reps", "1", "--sim-reps", "2"])
+        .args(["--limit", "60"])
         .arg("--tmp")
         .arg(dir.path().join("hosts"))
         .arg("--out")
@@ -184,43 +178,53 @@ fn a_small_throttle_run_counts_every_run_and_the_429s() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let live = std::fs::read_to_string(dir.path().join("out/live.csv")).unwrap();
-    let names: Vec<&str> = (live.lines().skip(1))
-        .filter_map(|l| l.split(',').nth(2))
+    let keys: Vec<String> = (live.lines().skip(1))
+        .map(|l| l.split(',').skip(1).take(4).collect::<Vec<_>>().join(","))
         .collect();
     assert_eq!(
-        names,
-        ["none", "backoff", "throttle-base", "host-throttle"],
+        keys,
+        [
+            "cron,2,none,none",
+            "cron,2,none,backoff",
+            "cron,2,none,throttle-base",
+            "cron,2,none,host-throttle",
+            "clients,2,retry-after,none"
+        ],
         "{live}"
     );
     for line in live.lines().skip(1) {
         // runs, goodput, refused a second, time to success, share given up
         let row: Vec<f64> = line
             .split(',')
-            .skip(3)
+            .skip(5)
             .map(|v| v.parse().unwrap())
             .collect();
-        assert_eq!(row[0], 16.0, "{live}");
+        if line.contains(",cron,") {
+            assert_eq!(row[0], 16.0, "{live}");
+        } else {
+            // Each client runs at least once in the 2 s, at most twice.
+            assert!((8.0..=16.0).contains(&row[0]), "{live}");
+        }
         // At most the capacity (4 a second) is served, and some is.
         assert!(row[1] > 0.0 && row[1] <= 4.0, "{live}");
-        // Each mark's 8 first attempts meet a window of 2: 429s.
-        assert!(row[2] >= 1.0, "{live}");
         assert!(row[3] > 0.0 && row[3] < 20.0, "{live}");
         assert!((0.0..=1.0).contains(&row[4]), "{live}");
     }
     // Without retries, 6 of each mark's 8 first attempts are refused (4
     // at most were served even if a loaded machine spread them over two
     // windows).
-    let none: Vec<f64> = (live.lines().nth(1).unwrap().split(',').skip(3))
+    let none: Vec<f64> = (live.lines().nth(1).unwrap().split(',').skip(5))
         .map(|v| v.parse().unwrap())
         .collect();
-    assert!(none[4] >= 0.5, "{live}");
+    assert!(none[2] >= 1.0 && none[4] >= 0.5, "{live}");
     // The hosts' runtime directories are gone; the results are written.
     let hosts = dir.path().join("hosts");
     assert!(!hosts.exists() || std::fs::read_dir(&hosts).unwrap().next().is_none());
     let sim = std::fs::read_to_string(dir.path().join("out/sim.csv")).unwrap();
-    assert_eq!(sim.lines().count(), 1 + 2 * 4, "{sim}");
+    assert_eq!(sim.lines().count(), 1 + 2 * 5, "{sim}");
+    assert!(sim.contains(",clients,2,retry-after,none,"), "{sim}");
     let agreement = std::fs::read_to_string(dir.path().join("out/agreement.md")).unwrap();
-    assert!(agreement.contains("of 16."), "{agreement}");
+    assert!(agreement.contains("of 20."), "{agreement}");
     let svg = std::fs::read_to_string(dir.path().join("out/throttle.svg")).unwrap();
     assert!(svg.trim_end().ends_with("</svg>"));
 }

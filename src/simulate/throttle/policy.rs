@@ -80,13 +80,20 @@ pub fn policies(context: &Context, sweeps: &Sweeps, chosen: &Chosen) -> Vec<Poli
         },
     }));
     // One bucket for both costs, sized for the old one, so that the rows
-    // differ only by what a retry costs.
-    let fleet = fleet_budget(
+    // differ only by what a retry costs; holding one 2026 transient retry
+    // at least, as retry requires of a budget that costs 14 (it refuses
+    // `--budget-tokens 5 --budget-cost 14`), so that every row is one
+    // retry runs.
+    let sized = fleet_budget(
         context.first_per_s,
         context.capacity,
         OLD_COSTS.transient,
         context.budget,
     );
+    let fleet = BudgetParams {
+        tokens: sized.tokens.max(COSTS_2026.transient),
+        ..sized
+    };
     let budgets = [
         ("host-budget-old", Scope::Host, context.budget, OLD_COSTS),
         ("host-budget-2026", Scope::Host, context.budget, COSTS_2026),
@@ -206,16 +213,18 @@ mod tests {
         assert_eq!(params[1], "-");
         assert_eq!(params[3], "throttle base 5s");
         // Twice the capacity: the fleet budget pays a retry a second, at
-        // either cost; the rows after the sweep on the chosen base.
-        assert_eq!(params[6], "throttle base 10s 5 tokens 5/s cost 5");
+        // either cost, and holds one 2026 transient retry (14), the least
+        // retry accepts of a budget that costs 14; the rows after the
+        // sweep on the chosen base.
+        assert_eq!(params[6], "throttle base 10s 14 tokens 5/s cost 5");
         assert_eq!(
             params[7],
-            "throttle base 10s 5 tokens 5/s cost 14 (5 throttled)"
+            "throttle base 10s 14 tokens 5/s cost 14 (5 throttled)"
         );
         assert_eq!(params[12], "throttle base 10s K 1.5 window 2m");
         assert_eq!(
             params[15],
-            "throttle base 10s 5 tokens 5/s cost 14 (5 throttled) K 4 window 2m"
+            "throttle base 10s 14 tokens 5/s cost 14 (5 throttled) K 4 window 2m"
         );
     }
 }
