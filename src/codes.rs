@@ -34,19 +34,26 @@ impl CodeSet {
         self.bits[usize::from(code / 64)] |= 1 << (code % 64);
     }
 
-    /// Adds `low..=high`: the part up to 255 as bits, the rest as a range
-    /// (`normalize` sorts and merges the ranges once the set is built).
+    /// Adds `low..=high`: the part up to 255 as bits, the rest as a range,
+    /// kept in order (`normalize` merges the ranges once the set is built).
+    /// An insertion where it belongs, not a sort at the end: a list has a
+    /// few ranges, and `sort_unstable`'s code for them was 7 KB of the
+    /// binary.
     fn insert_range(&mut self, low: u32, high: u32) {
         for code in low..=high.min(255) {
             self.insert(code as u8);
         }
         if high > 255 {
-            self.wide.push((low.max(256), high));
+            self.insert_wide((low.max(256), high));
         }
     }
 
+    fn insert_wide(&mut self, range: (u32, u32)) {
+        let at = self.wide.partition_point(|wide| *wide < range);
+        self.wide.insert(at, range);
+    }
+
     fn normalize(mut self) -> Self {
-        self.wide.sort_unstable();
         let mut merged: Vec<(u32, u32)> = Vec::with_capacity(self.wide.len());
         for (low, high) in self.wide {
             match merged.last_mut() {
@@ -105,8 +112,14 @@ impl CodeSet {
         for (b, o) in bits.iter_mut().zip(other.bits) {
             *b |= o;
         }
-        let wide = self.wide.iter().chain(&other.wide).copied().collect();
-        Self { bits, wide }.normalize()
+        let mut union = Self {
+            bits,
+            wide: self.wide.clone(),
+        };
+        for &range in &other.wide {
+            union.insert_wide(range);
+        }
+        union.normalize()
     }
 
     pub fn intersection(&self, other: &Self) -> Self {

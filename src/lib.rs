@@ -116,8 +116,8 @@ pub fn main(args: Vec<std::ffi::OsString>, after_parsing: AfterParsing) -> u8 {
         Mode::Outage(options) => simulate::outage::run(options),
         #[cfg(feature = "preview")]
         Mode::Throttle(options) => simulate::throttle::run(options),
-        Mode::Completions(shell) => print(generate::completions(*shell)),
-        Mode::Man => print(generate::man()),
+        Mode::Completions(shell) => print(&generate::completions(*shell)),
+        Mode::Man => print(&generate::man()),
         Mode::Presets { listing, warning } => {
             if let Some(warning) = warning {
                 let _ = writeln!(std::io::stderr(), "retry: warning: {warning}");

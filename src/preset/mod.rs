@@ -38,8 +38,9 @@ pub use resolve::{Resolved, catalog, resolve};
 /// `--preset none`: no preset, named or looked up.
 pub const NONE: &str = "none";
 
-/// The built-in presets.
-pub const BUILTIN: &str = include_str!("builtin.ini");
+/// The built-in presets: src/preset/builtin.ini without its comments and
+/// blank lines (build.rs), which no reading of the data looks at.
+pub const BUILTIN: &str = include_str!(concat!(env!("OUT_DIR"), "/builtin.ini"));
 
 // `BUILTIN_PROGRAMS`: the programs `BUILTIN` names, sorted (build.rs).
 include!(concat!(env!("OUT_DIR"), "/builtin_programs.rs"));

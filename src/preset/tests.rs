@@ -19,6 +19,19 @@ fn the_builtin_data_parses() {
     assert_eq!(builtin(), presets);
 }
 
+#[test]
+fn the_builtin_data_is_the_committed_file_without_its_comments() {
+    let committed = include_str!("builtin.ini");
+    assert!(BUILTIN.len() < committed.len() && !BUILTIN.contains("\n#"));
+    assert_eq!(parse(BUILTIN).unwrap(), parse(committed).unwrap());
+    let lines = |text: &'static str| -> Vec<&'static str> {
+        text.lines()
+            .filter(|line| !line.trim().is_empty() && !line.trim().starts_with('#'))
+            .collect()
+    };
+    assert_eq!(lines(BUILTIN), lines(committed));
+}
+
 /// A catalog whose user file holds `text`.
 fn user(text: &str) -> (tempfile::TempDir, Catalog) {
     let dir = tempfile::tempdir().unwrap();

@@ -64,12 +64,14 @@ impl ProcessTree {
         // Bounded: each round stops what it finds; their orphans come next.
         for _ in 0..32 {
             platform::reap_orphans();
-            let adopted = self.descendants(ours);
+            let (adopted, unread) = self.descendants(ours);
             if adopted.is_empty() {
-                if !self.own_group || !platform::group_exists(leader) {
+                let dying = self.own_group && platform::group_exists(leader);
+                if !dying && !unread {
                     return;
                 }
-                // Group members still dying: their orphans arrive shortly.
+                // Group members still dying: their orphans arrive shortly;
+                // or one is in the middle of an exec: read it again.
                 signals.wait(Some(Instant::now() + ROUND), true);
                 continue;
             }
@@ -92,12 +94,27 @@ impl ProcessTree {
         }
     }
 
-    /// The living adopted processes of this run, but for the spared ones.
-    fn descendants(&self, ours: &dyn Fn(&[u8]) -> bool) -> Vec<i32> {
-        platform::reaper::adopted(&self.spared)
+    /// The living adopted processes of this run, but for the spared ones;
+    /// and whether one had an empty environment. That is what a process
+    /// in the middle of an exec shows (its new memory holds no environment
+    /// yet): a `setsid sleep` the command left as it exited reads so for
+    /// an instant, and taken for a bystander it would be left running. One
+    /// that truly has none (`env -i`) costs the rounds' bound (0.64 s) and
+    /// is left as a bystander.
+    fn descendants(&self, ours: &dyn Fn(&[u8]) -> bool) -> (Vec<i32>, bool) {
+        let mut unread = false;
+        let adopted = platform::reaper::adopted(&self.spared)
             .into_iter()
-            .filter(|&pid| platform::reaper::environment(pid).is_some_and(|env| ours(&env)))
-            .collect()
+            .filter(|&pid| match platform::reaper::environment(pid) {
+                Some(env) if env.is_empty() => {
+                    unread = true;
+                    false
+                }
+                Some(env) => ours(&env),
+                None => false,
+            })
+            .collect();
+        (adopted, unread)
     }
 }
 
