@@ -103,6 +103,16 @@ fn an_alternate_that_cannot_run_or_is_empty_is_refused_and_nothing_runs() {
         "retry: `--alternate mirror-x -q`: cannot run `mirror-x`: command not found \
          (checked before the first attempt)\n",
     );
+    // Found, but no program: a file without execute permission, a directory.
+    #[cfg(unix)]
+    for path in ["/etc/passwd", "/"] {
+        let alternate = format!("{path} -q");
+        let refused = with_mirrors(dir.path(), &["--alternate", &alternate, "--", "mirror-a"]);
+        refused.code(2).stdout_is("").stderr_is(&format!(
+            "retry: `--alternate {path} -q`: cannot run `{path}`: permission denied: not an \
+             executable file (checked before the first attempt)\n",
+        ));
+    }
     let empty = with_mirrors(dir.path(), &["--alternate", " ", "--", "mirror-a"]);
     empty
         .code(2)

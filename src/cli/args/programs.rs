@@ -125,9 +125,21 @@ impl ProgramsArgs {
                 continue;
             };
             let program = OsStr::new(program);
-            if crate::platform::spawn::program_file(program, None).is_none_or(|file| !runs(&file)) {
+            let found =
+                crate::platform::spawn::program_file(program, None).is_some_and(|file| runs(&file));
+            // Found, but a directory or a file without execute permission
+            // (`/etc/passwd`) would fail its attempt with 126 all the same.
+            let why = match found {
+                false => Some("command not found"),
+                true => {
+                    let path = std::env::var_os("PATH");
+                    crate::platform::spawn::why_not_startable(program, path.as_deref())
+                        .map(|_| "permission denied: not an executable file")
+                }
+            };
+            if let Some(why) = why {
                 return Err(usage(format!(
-                    "{}: cannot run `{}`: command not found (checked before the first attempt)",
+                    "{}: cannot run `{}`: {why} (checked before the first attempt)",
                     provenance.name(id::ALTERNATE, &crate::escape::control(alternate)),
                     crate::escape::control(&program.to_string_lossy()),
                 )));
