@@ -78,6 +78,23 @@ impl std::fmt::Display for Subject<'_> {
     }
 }
 
+/// A word as the lines show it: a URL's user and password masked
+/// (`https://***@host/…`) before anything cuts it, so that no cut can
+/// leave a password whose `@` it dropped.
+fn masked(word: &str) -> String {
+    crate::url::masked(word, crate::url::hidden_in_url(word)).into_owned()
+}
+
+/// `text` with each of its words `masked`, its spacing kept.
+fn masked_text(text: &str) -> String {
+    text.split_inclusive(char::is_whitespace)
+        .map(|piece| {
+            let word = piece.trim_end_matches(char::is_whitespace);
+            masked(word) + &piece[word.len()..]
+        })
+        .collect()
+}
+
 impl CommandName {
     /// What attempt `attempt` ran, named, when the run has alternates.
     pub fn ran(&self, attempt: u32) -> Option<&str> {
@@ -94,10 +111,10 @@ impl CommandName {
     /// user's command rather than the wrapper that runs it), as a `sh -c`
     /// script is; JSON's `argv` stays the words run.
     pub fn titled(self, script: &str) -> Self {
-        let words: Vec<String> = script.split_whitespace().map(str::to_owned).collect();
+        let words: Vec<String> = script.split_whitespace().map(masked).collect();
         Self {
             short: escape::control(&cut(&words.join(" "), SCRIPT_CHARS)),
-            full: cut(&escape::control(script), FULL_CHARS),
+            full: cut(&escape::control(&masked_text(script)), FULL_CHARS),
             argv: self.argv,
             // The annotations' title is made from the user's words too.
             script: Some(words),
@@ -121,13 +138,13 @@ impl CommandName {
         };
         let script: Option<Vec<String>> = script.map(|script| {
             let script = script.to_string_lossy();
-            script.split_whitespace().map(str::to_owned).collect()
+            script.split_whitespace().map(masked).collect()
         });
         let short = match &script {
             Some(words) => cut(&words.join(" "), SCRIPT_CHARS),
             None => base.into_owned(),
         };
-        let quoted: Vec<String> = argv.iter().map(|word| shell_quote(word)).collect();
+        let quoted: Vec<String> = argv.iter().map(|word| shell_quote(&masked(word))).collect();
         Self {
             short: escape::control(&short),
             full: cut(&escape::control(&quoted.join(" ")), FULL_CHARS),
@@ -192,6 +209,25 @@ mod tests {
         );
         assert_eq!(name(&["./deploy.sh"]).short, "deploy.sh");
         assert_eq!(name(&["my tool"]).subject().to_string(), "`my tool`");
+    }
+
+    /// The attacker's case: a `sh -c` script's start, cut at 24
+    /// characters, kept the password once its `@` was cut away.
+    #[test]
+    fn a_urls_password_is_masked_before_any_cut() {
+        let script = name(&["sh", "-c", "echo https://u:secretpw@h/x"]);
+        assert_eq!(script.short, "echo https://***@h/x");
+        assert!(!script.full.contains("secretpw"), "{}", script.full);
+        let curl = name(&["curl", "-u", "x", "https://me:token@example.com/a"]);
+        assert_eq!(curl.full, "curl -u x 'https://***@example.com/a'");
+        let titled = curl.titled("curl  https://me:token@h/x\n  -o out");
+        assert_eq!(titled.full, "curl  https://***@h/x\\n  -o out");
+        assert!(!titled.short.contains("token"), "{}", titled.short);
+        // The words as given stay in JSON's argv: the user's own record.
+        assert_eq!(
+            name(&["curl", "https://me:token@h"]).argv[1],
+            "https://me:token@h"
+        );
     }
 
     #[test]
