@@ -13,7 +13,7 @@
 //! says so and passes.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::harness::pings::Stub;
 use crate::harness::{BIN, retry, scratch, tools_for, wait_bounded};
@@ -278,6 +278,7 @@ fn retry_as_pid_1_ends_on_sigterm() {
         ])
         .spawn()
         .unwrap();
+    use std::time::Instant;
     let until = Instant::now() + Duration::from_secs(10);
     while !started.exists() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(10));
