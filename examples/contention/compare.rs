@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus};
+use std::time::Duration;
 
 use super::{mean_sd, write};
 
@@ -246,6 +247,47 @@ pub fn note_unexpected(child: &mut Child, status: ExitStatus, notes: &mut Vec<St
     }
 }
 
+/// One option of a driver's command line and its value (`--flag value`).
+pub struct Opt<'a> {
+    pub flag: &'a str,
+    pub value: &'a str,
+}
+
+/// A driver's command line as its options, each with its value.
+pub fn options(args: &[String]) -> impl Iterator<Item = Result<Opt<'_>, String>> {
+    let mut args = args.iter();
+    std::iter::from_fn(move || {
+        let flag = args.next()?;
+        let value = args.next().ok_or(format!("`{flag}` needs a value"));
+        Some(value.map(|value| Opt { flag, value }))
+    })
+}
+
+impl Opt<'_> {
+    pub fn bad(&self) -> String {
+        format!("bad value `{}` for `{}`", self.value, self.flag)
+    }
+
+    pub fn unknown(&self) -> String {
+        format!("unknown option `{}`", self.flag)
+    }
+
+    /// Seconds, more than 0 and less than an hour: the drivers' times.
+    pub fn secs(&self) -> Result<Duration, String> {
+        (self.value.parse().ok())
+            .filter(|&s: &f64| s > 0.0 && s < 3600.0)
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| self.bad())
+    }
+
+    /// A count from 1 to 1,000: the drivers' hosts, repetitions, capacities.
+    pub fn count(&self) -> Result<u32, String> {
+        (self.value.parse().ok())
+            .filter(|&n| n > 0 && n <= 1000)
+            .ok_or_else(|| self.bad())
+    }
+}
+
 /// What `retry --simulate` printed, or why it failed.
 pub fn simulated(command: &mut Command) -> Result<String, String> {
     let done = command.output().map_err(|e| e.to_string())?;
@@ -294,5 +336,21 @@ mod tests {
         // The key only live has is left out.
         assert_eq!(lines[3..], ["", "Agree: 1 of 2."]);
         assert_eq!(format_row(&[1.23456, 2.0], 100.0), "1.23,2");
+    }
+
+    #[test]
+    fn options_come_with_their_values_in_range() {
+        let args: Vec<String> = ["--every", "2.5", "--reps", "0", "--span"]
+            .map(String::from)
+            .to_vec();
+        let opts: Vec<Result<Opt, String>> = options(&args).collect();
+        let every = opts[0].as_ref().unwrap();
+        assert_eq!(every.secs(), Ok(Duration::from_millis(2500)));
+        assert_eq!(every.count(), Err("bad value `2.5` for `--every`".into()));
+        let reps = opts[1].as_ref().unwrap();
+        assert_eq!(reps.count(), Err("bad value `0` for `--reps`".into()));
+        assert_eq!(reps.secs(), Err("bad value `0` for `--reps`".into()));
+        assert_eq!(opts[2].as_ref().err().unwrap(), "`--span` needs a value");
+        assert_eq!(reps.unknown(), "unknown option `--reps`");
     }
 }

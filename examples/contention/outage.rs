@@ -273,36 +273,20 @@ impl Settings {
             out: PathBuf::from("bench/outage-live"),
             seed: 1,
         };
-        let mut args = args.iter();
-        while let Some(flag) = args.next() {
-            let value = args.next().ok_or(format!("`{flag}` needs a value"))?;
-            let bad = || format!("bad value `{value}` for `{flag}`");
-            let secs = || -> Result<Duration, String> {
-                value
-                    .parse()
-                    .ok()
-                    .filter(|&s: &f64| s > 0.0 && s < 3600.0)
-                    .map(Duration::from_secs_f64)
-                    .ok_or_else(bad)
-            };
-            let count = || -> Result<u32, String> {
-                value
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0 && n <= 1000)
-                    .ok_or_else(bad)
-            };
-            match flag.as_str() {
+        for opt in compare::options(args) {
+            let opt = opt?;
+            let (value, bad) = (opt.value, || opt.bad());
+            match opt.flag {
                 "--retry" => s.retry = value.into(),
                 "--tmp" => s.tmp = value.into(),
-                "--store" => s.store = Some(value.clone()),
-                "--hosts" => s.hosts = count()?,
-                "--every" => s.every = secs()?,
-                "--outage" => s.outage = secs()?,
-                "--capacity" => s.capacity = count()?,
-                "--span" => s.span = secs()?,
-                "--reps" => s.reps = count()?,
-                "--sim-reps" => s.sim_reps = count()?,
+                "--store" => s.store = Some(value.to_owned()),
+                "--hosts" => s.hosts = opt.count()?,
+                "--every" => s.every = opt.secs()?,
+                "--outage" => s.outage = opt.secs()?,
+                "--capacity" => s.capacity = opt.count()?,
+                "--span" => s.span = opt.secs()?,
+                "--reps" => s.reps = opt.count()?,
+                "--sim-reps" => s.sim_reps = opt.count()?,
                 "--policies" => {
                     let named: Vec<&str> = value.split(',').collect();
                     if named.iter().any(|p| !POLICIES.contains(p)) {
@@ -319,10 +303,10 @@ impl Settings {
                         .collect::<Option<_>>()
                         .ok_or_else(bad)?;
                 }
-                "--limit" => s.limit = secs()?,
+                "--limit" => s.limit = opt.secs()?,
                 "--out" => s.out = value.into(),
                 "--seed" => s.seed = value.parse().map_err(|_| bad())?,
-                _ => return Err(format!("unknown option `{flag}`")),
+                _ => return Err(opt.unknown()),
             }
         }
         if s.retry.as_os_str().is_empty() || s.tmp.as_os_str().is_empty() {

@@ -259,50 +259,34 @@ impl Settings {
             out: PathBuf::from("bench/throttle-live"),
             seed: 1,
         };
-        let mut args = args.iter();
-        while let Some(flag) = args.next() {
-            let value = args.next().ok_or(format!("`{flag}` needs a value"))?;
-            let bad = || format!("bad value `{value}` for `{flag}`");
-            let secs = || -> Result<Duration, String> {
-                value
-                    .parse()
-                    .ok()
-                    .filter(|&s: &f64| s > 0.0 && s < 3600.0)
-                    .map(Duration::from_secs_f64)
-                    .ok_or_else(bad)
-            };
-            let count = || -> Result<u32, String> {
-                value
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0 && n <= 1000)
-                    .ok_or_else(bad)
-            };
-            match flag.as_str() {
+        for opt in compare::options(args) {
+            let opt = opt?;
+            let (value, bad) = (opt.value, || opt.bad());
+            match opt.flag {
                 "--retry" => s.retry = value.into(),
                 "--tmp" => s.tmp = value.into(),
-                "--store" => s.store = Some(value.clone()),
-                "--capacity" => s.capacity = count()?,
+                "--store" => s.store = Some(value.to_owned()),
+                "--capacity" => s.capacity = opt.count()?,
                 "--window" => {
-                    s.window = Duration::from_millis(u64::from(count()?));
+                    s.window = Duration::from_millis(u64::from(opt.count()?));
                 }
-                "--every" => s.every = secs()?,
-                "--span" => s.span = secs()?,
+                "--every" => s.every = opt.secs()?,
+                "--span" => s.span = opt.secs()?,
                 "--cells" => s.cells = cells(value).ok_or_else(bad)?,
-                "--batch" => s.batch = count()? as usize,
+                "--batch" => s.batch = opt.count()? as usize,
                 "--gate" => {
-                    s.gate_retry = match value.as_str() {
+                    s.gate_retry = match value {
                         "retry" => true,
                         "attempt" => false,
                         _ => return Err(bad()),
                     }
                 }
-                "--reps" => s.reps = count()?,
-                "--sim-reps" => s.sim_reps = count()?,
-                "--limit" => s.limit = secs()?,
+                "--reps" => s.reps = opt.count()?,
+                "--sim-reps" => s.sim_reps = opt.count()?,
+                "--limit" => s.limit = opt.secs()?,
                 "--out" => s.out = value.into(),
                 "--seed" => s.seed = value.parse().map_err(|_| bad())?,
-                _ => return Err(format!("unknown option `{flag}`")),
+                _ => return Err(opt.unknown()),
             }
         }
         if s.retry.as_os_str().is_empty() || s.tmp.as_os_str().is_empty() {
