@@ -15,44 +15,20 @@
 #   DURATION=5 bash bench/fleet-budget.sh   # a quick look
 #
 # Everything it starts (the jobs, in process groups of their own, and
-# redis-server) is killed and its directory removed on every exit path.
+# redis-server) is killed and its directory removed on every exit path
+# (bench/lib/live.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-command -v redis-server >/dev/null || { echo "bench: needs redis-server (apt-get install redis-server)" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "bench: needs python3" >&2; exit 1; }
 
 DURATION=${DURATION:-30}
 cargo build --release --quiet --bin retry
 RETRY="$PWD/target/release/retry"
-work=$(mktemp -d)
-redis_pid=
-cleanup() {
-    if [[ -n $redis_pid ]]; then
-        kill -9 "$redis_pid" 2>/dev/null || true
-        wait "$redis_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# Two free ports of 127.0.0.1: the store's, and the dead service's.
-read -r port dead < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-    --maxclients 1000 --daemonize no >"$work/redis.log" 2>&1 &
-redis_pid=$!
-up=
-for _ in $(seq 100); do
-    redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && { up=1; break; }
-    sleep 0.05
-done
-[[ -n $up ]] || { echo "bench: redis-server did not start:" >&2; cat "$work/redis.log" >&2; exit 1; }
-store="redis://127.0.0.1:$port"
+# shellcheck source=bench/lib/live.sh
+. bench/lib/live.sh
+live_redis_tcp bench --maxclients 1000
+work=$tmp
+# A free port of 127.0.0.1 beside the store's: the dead service's.
+dead=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 echo "## A fleet in an outage: 10 hosts x 20 jobs, ${DURATION} s, a dead loopback service"
 echo

@@ -26,11 +26,12 @@
 # each, THROTTLE_DECISIONS (1000);
 # THROTTLE_RESULTS, the file whose section "The adaptive throttle's cost" is
 # written (bench/RESULTS.md; replaced if present, the rest kept; `-`: stdout
-# only). redis-server and every file are removed on every exit path.
+# only). redis-server and every file are removed on every exit path
+# (bench/lib/live.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-for tool in hyperfine redis-server redis-cli python3; do
+for tool in hyperfine; do
     command -v "$tool" >/dev/null || { echo "throttle: needs $tool" >&2; exit 1; }
 done
 
@@ -47,30 +48,11 @@ else
     retry=$PWD/target/release/retry
 fi
 
-work=$(mktemp -d)
-redis_pid=
-cleanup() {
-    if [[ -n $redis_pid ]]; then
-        kill -9 "$redis_pid" 2>/dev/null || true
-        wait "$redis_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-    --daemonize no >"$work/redis.log" 2>&1 &
-redis_pid=$!
-echo "throttle: work dir $work, redis-server pid $redis_pid on 127.0.0.1:$port" >&2
-up=
-for _ in $(seq 100); do
-    redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && { up=1; break; }
-    sleep 0.05
-done
-[[ -n $up ]] || { echo "throttle: redis-server did not start:" >&2; cat "$work/redis.log" >&2; exit 1; }
-store="redis://127.0.0.1:$port"
+# shellcheck source=bench/lib/live.sh
+. bench/lib/live.sh
+live_redis_tcp throttle
+work=$tmp
+echo "throttle: work dir $work, redis-server pid $redis on 127.0.0.1:$port" >&2
 export XDG_RUNTIME_DIR=$work
 
 # Nothing rejected: each run makes its attempts, each asking once. With K

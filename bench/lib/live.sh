@@ -1,9 +1,14 @@
 # shellcheck shell=bash
-# Sourced by the live benches (bench/contention, bench/outage-live,
-# bench/throttle-live): what they share around their driver.
+# Sourced by the benches that start processes or a redis-server
+# (bench/contention, bench/outage-live, bench/throttle-live,
+# bench/throttle.sh, bench/fleet-budget.sh): what they share around them.
 #
 #   live_redis NAME          a redis-server on a unix socket only, in a
 #                            temporary directory: $tmp, $tmp/redis.sock
+#   live_redis_tcp NAME [ARGS...]
+#                            a redis-server on a free port of 127.0.0.1
+#                            (ARGS: more of its options), its files in a
+#                            temporary directory: $tmp, $port, $store
 #   live_driver ARGS...      the driver in a process group of its own,
 #                            waited for
 #   live_machine FILE        FILE anew, its first line the machine and
@@ -30,6 +35,25 @@ live_redis() {
     redis=$!
     for _ in $(seq 100); do [ -S "$tmp/redis.sock" ] && break; sleep 0.05; done
     [ -S "$tmp/redis.sock" ] || { echo "$name: redis-server did not start" >&2; exit 1; }
+}
+
+live_redis_tcp() {
+    local name=$1 up=
+    shift
+    for tool in redis-server redis-cli python3; do
+        command -v "$tool" >/dev/null || { echo "$name: needs $tool (apt-get install redis-server python3)" >&2; exit 1; }
+    done
+    tmp=$(mktemp -d)
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir "$tmp" --daemonize no "$@" >"$tmp/redis.log" 2>&1 &
+    redis=$!
+    for _ in $(seq 100); do
+        redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && { up=1; break; }
+        sleep 0.05
+    done
+    [ -n "$up" ] || { echo "$name: redis-server did not start:" >&2; cat "$tmp/redis.log" >&2; exit 1; }
+    store="redis://127.0.0.1:$port"
 }
 
 live_driver() {
