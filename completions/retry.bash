@@ -23,7 +23,7 @@ _retry_options() {
 
     case "${cmd}" in
         retry)
-            opts="-b -c -f -n -t -m -q -v -s -j -h -V --base --throttle-base --cap --factor --max-attempts --retry-on --fatal-on --success-on --timeout --kill-after --max-time --seed --splay --splay-stable --reset-after --log-format --log-file --quiet --verbose --on-retry --on-start --on-exit --on-exit-stdin --hook-timeout --stdin --stdin-limit --stdout-once --retry-if-output --stop-if-output --throttle-if-output --delay-from-output --budget --budget-tokens --budget-cost --budget-throttle-cost --budget-refill --breaker --breaker-after --breaker-cooldown --breaker-cooldown-max --breaker-exit-code --store --budget-store --store-timeout --budget-timeout --metrics-dir --statsd --statsd-tags --job --preset --shell --alternate --alternate-repeat --foreground --plan --simulate --completions --man --presets --budget-status --breaker-status --throttle --throttle-k --throttle-window --throttle-status --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --hosts --every --outage --capacity --capacity-window --span --breaker-afters --breaker-cooldowns --breaker-cooldown-maxes --loads --arrivals --hints --error-rate --throttle-bases --throttle-ks --throttle-windows --svg --jitter --help --version"
+            opts="-b -c -f -n -t -m -q -v -s -j -h -V --base --throttle-base --cap --factor --max-attempts --retry-on --fatal-on --success-on --timeout --kill-after --max-time --seed --splay --splay-stable --reset-after --log-format --log-file --quiet --verbose --on-retry --on-start --on-exit --on-exit-stdin --hook-timeout --stdin --stdin-limit --stdout-once --retry-if-output --stop-if-output --throttle-if-output --delay-from-output --budget --budget-tokens --budget-cost --budget-throttle-cost --budget-refill --breaker --breaker-after --breaker-cooldown --breaker-cooldown-max --breaker-exit-code --store --budget-store --store-timeout --budget-timeout --metrics-dir --statsd --statsd-tags --job --preset --shell --alternate --alternate-repeat --foreground --plan --simulate --completions --man --presets --budget-status --breaker-status --throttle --throttle-k --throttle-window --throttle-status --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --hosts --every --outage --capacity --capacity-window --spawn-time --span --breaker-afters --breaker-cooldowns --breaker-cooldown-maxes --loads --arrivals --hints --error-rate --throttle-bases --throttle-ks --throttle-windows --svg --jitter --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -524,6 +524,13 @@ _retry_options() {
                     fi
                     return 0
                     ;;
+                --spawn-time)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --span)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -637,7 +644,7 @@ _retry_options() {
 # Before COMMAND: retry's options and their values. At COMMAND: command
 # names. After it: COMMAND's own completion (bash-completion), else files.
 _retry() {
-    local i=1 word dashes=0 with_value=" --jitter -j --base -b --throttle-base --cap -c --factor -f --max-attempts -n --retry-on --fatal-on --success-on --timeout -t --kill-after --max-time -m --seed --splay --reset-after --log-format --log-file --on-retry --on-start --on-exit --on-exit-stdin --hook-timeout --stdin --stdin-limit --retry-if-output --stop-if-output --throttle-if-output --delay-from-output --budget --budget-tokens --budget-cost --budget-throttle-cost --budget-refill --breaker --breaker-after --breaker-cooldown --breaker-cooldown-max --breaker-exit-code --store --budget-store --store-timeout --budget-timeout --metrics-dir --statsd --job --preset --alternate --alternate-repeat --foreground --completions --presets --budget-status --breaker-status --throttle --throttle-k --throttle-window --throttle-status --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --hosts --every --outage --capacity --capacity-window --span --breaker-afters --breaker-cooldowns --breaker-cooldown-maxes --loads --arrivals --hints --error-rate --throttle-bases --throttle-ks --throttle-windows --svg "
+    local i=1 word dashes=0 with_value=" --jitter -j --base -b --throttle-base --cap -c --factor -f --max-attempts -n --retry-on --fatal-on --success-on --timeout -t --kill-after --max-time -m --seed --splay --reset-after --log-format --log-file --on-retry --on-start --on-exit --on-exit-stdin --hook-timeout --stdin --stdin-limit --retry-if-output --stop-if-output --throttle-if-output --delay-from-output --budget --budget-tokens --budget-cost --budget-throttle-cost --budget-refill --breaker --breaker-after --breaker-cooldown --breaker-cooldown-max --breaker-exit-code --store --budget-store --store-timeout --budget-timeout --metrics-dir --statsd --job --preset --alternate --alternate-repeat --foreground --completions --presets --budget-status --breaker-status --throttle --throttle-k --throttle-window --throttle-status --format --clients --reps --net-delay --net-sd --model --service-time --service-sd --max-work --hosts --every --outage --capacity --capacity-window --spawn-time --span --breaker-afters --breaker-cooldowns --breaker-cooldown-maxes --loads --arrivals --hints --error-rate --throttle-bases --throttle-ks --throttle-windows --svg "
     while (( i < COMP_CWORD )); do
         word=${COMP_WORDS[i]}
         if [[ $word == -- ]]; then

@@ -94,6 +94,7 @@ set edit:completion:arg-completer[retry] = {|@words|
             cand --outage '--model outage: how long the service is down, from the start (every request fails at once)'
             cand --capacity '--model outage and throttle: requests a second the service serves (after the outage; the rest of each second''s fail at once, as a 503, or with --model throttle a 429; 20 there unless given)'
             cand --capacity-window '--model throttle: the service''s limiter window: it admits --capacity requests in each (shorter than a second only to scale time down, as bench/throttle-live does)'
+            cand --spawn-time '--model throttle: the time each attempt takes to start and end besides the network, a process''s start-up (bench/throttle-live measures its own)'
             cand --span '--model outage and throttle: how long the hosts start runs (those running then finish; 20m with --model throttle unless given)'
             cand --breaker-afters '--model outage: the breaker''s `--breaker-after` values to compare (counted failures in a row that open a circuit)'
             cand --breaker-cooldowns '--model outage: the breaker''s `--breaker-cooldown` values to compare (the first cooldown of an open circuit)'

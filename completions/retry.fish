@@ -104,6 +104,7 @@ complete -c retry -l every -d '--model outage and throttle: how often each host 
 complete -c retry -l outage -d '--model outage: how long the service is down, from the start (every request fails at once)' -r -f
 complete -c retry -l capacity -d '--model outage and throttle: requests a second the service serves (after the outage; the rest of each second\'s fail at once, as a 503, or with --model throttle a 429; 20 there unless given)' -r -f
 complete -c retry -l capacity-window -d '--model throttle: the service\'s limiter window: it admits --capacity requests in each (shorter than a second only to scale time down, as bench/throttle-live does)' -r -f
+complete -c retry -l spawn-time -d '--model throttle: the time each attempt takes to start and end besides the network, a process\'s start-up (bench/throttle-live measures its own)' -r -f
 complete -c retry -l span -d '--model outage and throttle: how long the hosts start runs (those running then finish; 20m with --model throttle unless given)' -r -f
 complete -c retry -l breaker-afters -d '--model outage: the breaker\'s `--breaker-after` values to compare (counted failures in a row that open a circuit)' -r -f
 complete -c retry -l breaker-cooldowns -d '--model outage: the breaker\'s `--breaker-cooldown` values to compare (the first cooldown of an open circuit)' -r -f

@@ -72,6 +72,7 @@ pub const EVERY: &str = "every";
 pub const OUTAGE: &str = "outage";
 pub const CAPACITY: &str = "capacity";
 pub const CAPACITY_WINDOW: &str = "capacity_window";
+pub const SPAWN_TIME: &str = "spawn_time";
 pub const SPAN: &str = "span";
 pub const BREAKER_AFTERS: &str = "breaker_afters";
 pub const BREAKER_COOLDOWNS: &str = "breaker_cooldowns";
@@ -85,7 +86,7 @@ pub const THROTTLE_KS: &str = "throttle_ks";
 pub const THROTTLE_WINDOWS: &str = "throttle_windows";
 
 /// Options that only `--simulate` reads.
-pub const SIMULATE_ONLY: [&str; 25] = [
+pub const SIMULATE_ONLY: [&str; 26] = [
     CLIENTS,
     REPS,
     NET_DELAY,
@@ -100,6 +101,7 @@ pub const SIMULATE_ONLY: [&str; 25] = [
     OUTAGE,
     CAPACITY,
     CAPACITY_WINDOW,
+    SPAWN_TIME,
     SPAN,
     BREAKER_AFTERS,
     BREAKER_COOLDOWNS,
@@ -123,8 +125,9 @@ pub const OUTAGE_ONLY: [&str; 5] = [
     BREAKER_COOLDOWN_MAXES,
 ];
 /// Options that only `--simulate --model throttle` reads.
-pub const THROTTLE_ONLY: [&str; 8] = [
+pub const THROTTLE_ONLY: [&str; 9] = [
     CAPACITY_WINDOW,
+    SPAWN_TIME,
     LOADS,
     ARRIVALS,
     HINTS,

@@ -122,6 +122,14 @@ pub struct SimulationArgs {
           allow_hyphen_values = true, help_heading = SIMULATION, hide_short_help = true)]
     pub capacity_window: Duration,
 
+    /// --model throttle: the time each attempt takes to start and end
+    /// besides the network, a process's start-up (bench/throttle-live
+    /// measures its own)
+    #[arg(long, env = "RETRY_SPAWN_TIME", value_name = "DURATION", default_value = "0ms",
+          value_parser = parse_spawn_time, value_hint = ValueHint::Other,
+          allow_hyphen_values = true, help_heading = SIMULATION, hide_short_help = true)]
+    pub spawn_time: Duration,
+
     /// --model outage and throttle: how long the hosts start runs (those
     /// running then finish; 20m with --model throttle unless given)
     #[arg(long, env = "RETRY_SPAN", value_name = "DURATION", default_value = "1h",
@@ -407,6 +415,15 @@ pub fn parse_windows(text: &str) -> Result<Cooldowns, String> {
     .map(Cooldowns)
 }
 
+/// `--spawn-time`: at most 10 s (a process that takes longer to start
+/// is not starting).
+pub fn parse_spawn_time(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        d if d > Duration::from_secs(10) => Err("an attempt's start-up is at most 10s".into()),
+        d => Ok(d),
+    }
+}
+
 /// `--capacity-window`: from 1 ms to a minute (a limiter's window; a
 /// longer one is no longer a rate).
 pub fn parse_capacity_window(text: &str) -> Result<Duration, String> {
@@ -619,6 +636,7 @@ impl SimulationArgs {
             scenario: throttle::Scenario {
                 capacity,
                 window: self.capacity_window,
+                spawn: self.spawn_time,
                 error_rate: self.error_rate.0,
                 every: self.every,
                 span,
@@ -774,6 +792,10 @@ mod tests {
             [Duration::from_millis(1), Duration::from_secs(10)]
         );
         assert_eq!(parse_windows("1s").unwrap().0, [Duration::from_secs(1)]);
+        assert_eq!(parse_spawn_time("0ms"), Ok(Duration::ZERO));
+        assert_eq!(parse_spawn_time("10s"), Ok(Duration::from_secs(10)));
+        assert!(parse_spawn_time("11s").unwrap_err().contains("at most 10s"));
+        assert!(parse_spawn_time("-1ms").is_err());
         assert_eq!(
             parse_capacity_window("250ms").unwrap(),
             Duration::from_millis(250)

@@ -8,7 +8,8 @@
 //!   └─> attempt ──> [throttle: sent, or rejected here] ──> service ──> answer ──> host
 //!   failed: sleep the backoff (a throttled failure on the throttle base, at
 //!   least the server's hint) and try again, until -n attempts or the budget refuses
-//!   each arrow to or from the service: |Normal(--net-delay, --net-sd)|
+//!   each arrow to or from the service: |Normal(--net-delay, --net-sd)|;
+//!   an attempt's request leaves `spawn` after it is due (a process's start-up)
 //! ```
 //!
 //! A run's state travels in its events (attempt, previous sleep, what its
@@ -58,6 +59,10 @@ pub struct Scenario {
     pub span: Duration,
     pub service: Service,
     pub net: Net,
+    /// What starting an attempt takes before its request leaves: a
+    /// process's start-up (the throttle's decision comes before it, as
+    /// retry asks before it starts the attempt).
+    pub spawn: Duration,
     pub backoff: Backoff,
     pub attempts: Attempts,
 }
@@ -180,6 +185,7 @@ struct Repetition<'a, 'r, R> {
     throttled: Backoff,
     every_ms: f64,
     span_ms: f64,
+    spawn_ms: f64,
     queue: Calendar<Event>,
     guards: Guards,
     service: service::Service,
@@ -199,7 +205,10 @@ impl<'a, 'r, R: Rng> Repetition<'a, 'r, R> {
             Arrivals::Splayed(splay) => ms(splay),
             _ => 0.0,
         };
-        let horizon_ms = every_ms.max(ms(scenario.backoff.cap)) + longest_splay_ms + 2.0 * spread;
+        let horizon_ms = every_ms.max(ms(scenario.backoff.cap))
+            + longest_splay_ms
+            + ms(scenario.spawn)
+            + 2.0 * spread;
         let mut queue = Calendar::new(horizon_ms, scenario.hosts);
         // The phases first, so every row of a repetition has the same fleet.
         for client in 0..scenario.hosts {
@@ -220,6 +229,7 @@ impl<'a, 'r, R: Rng> Repetition<'a, 'r, R> {
             },
             every_ms,
             span_ms,
+            spawn_ms: ms(scenario.spawn),
             queue,
             guards: Guards::new(guarding, scenario.hosts),
             service: service::Service::new(scenario.service),
@@ -274,7 +284,7 @@ impl<'a, 'r, R: Rng> Repetition<'a, 'r, R> {
     fn leave(&mut self, attempt: Event, at_ms: f64) {
         let (at_ms, kind) = match self.guards.throttles() {
             true => (at_ms, Kind::Send),
-            false => (at_ms + self.delays.next(), Kind::Request),
+            false => (at_ms + self.spawn_ms + self.delays.next(), Kind::Request),
         };
         self.queue.push(Event {
             at_ms,
@@ -288,7 +298,7 @@ impl<'a, 'r, R: Rng> Repetition<'a, 'r, R> {
     fn send(&mut self, event: Event) {
         let draw = crate::strategy::unit(self.delays.rng);
         if self.guards.send(event.client, event.at_ms, draw) {
-            let at_ms = event.at_ms + self.delays.next();
+            let at_ms = event.at_ms + self.spawn_ms + self.delays.next();
             self.queue.push(Event {
                 at_ms,
                 kind: Kind::Request,
@@ -444,6 +454,7 @@ mod tests {
                 span_ms: 300_000.0,
             },
             net: crate::simulate::model::fixtures::NET,
+            spawn: Duration::ZERO,
             backoff: fixtures::BACKOFF,
             attempts: Attempts::Limit(5),
         }
@@ -482,6 +493,24 @@ mod tests {
             out.success_p95_s < 0.05 && out.success_mean_s > 0.01,
             "{out:?}"
         );
+    }
+
+    #[test]
+    fn each_attempt_starts_its_spawn_time_late() {
+        // Under the capacity one attempt a run: 40 ms more to success and
+        // the same service, with the throttle deciding before the start-up
+        // as without it.
+        let quick = scenario(Arrivals::Loop, 20, THROTTLE);
+        let slow = Scenario {
+            spawn: Duration::from_millis(40),
+            ..quick
+        };
+        for guarding in [Guarding::default(), throttle(Scope::Host)] {
+            let (a, b) = (run(&quick, &guarding, 3), run(&slow, &guarding, 3));
+            assert_eq!((a.failed, b.failed, a.rejected, b.rejected), (0, 0, 0, 0));
+            let added = b.success_mean_s - a.success_mean_s;
+            assert!((0.039..0.041).contains(&added), "{a:?} {b:?}");
+        }
     }
 
     #[test]

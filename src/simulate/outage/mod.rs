@@ -66,6 +66,7 @@ impl Scenario {
                 span_ms: self.span.as_secs_f64() * 1e3,
             },
             net: self.net,
+            spawn: Duration::ZERO,
             backoff: self.backoff,
             attempts: self.attempts,
         }

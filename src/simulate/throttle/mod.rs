@@ -56,6 +56,8 @@ pub struct Scenario {
     /// The limiter's window: a second, or less in the live bench's
     /// scaled time (`--capacity-window`).
     pub window: Duration,
+    /// Each attempt's start-up before its request (`--spawn-time`).
+    pub spawn: Duration,
     /// The share of admitted requests that fail transiently.
     pub error_rate: f64,
     /// A cron host's period, or a client's pause between jobs.
@@ -109,6 +111,7 @@ impl Case {
                 span_ms,
             },
             net: scenario.net,
+            spawn: scenario.spawn,
             backoff: scenario.backoff,
             attempts: scenario.attempts,
         }
@@ -156,6 +159,7 @@ pub(crate) mod fixtures {
             scenario: Scenario {
                 capacity: 5,
                 window: Duration::from_secs(1),
+                spawn: Duration::ZERO,
                 error_rate: 0.01,
                 every: Duration::from_secs(10),
                 span: Duration::from_secs(120),
