@@ -30,8 +30,10 @@
 mod batch;
 mod service;
 mod sim;
+mod spawn;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::compare::{self, Values, parse};
@@ -421,6 +423,8 @@ pub fn run(settings: &Settings) -> Result<(), String> {
         notes.push("no --store: the fleet rows were left out".to_owned());
     }
     let mut servers = batch::Servers::default();
+    let probe = spawn::Probe::new()?;
+    let mut spawn_samples = Vec::new();
     let (mut done, mut longest) = (0, Duration::ZERO);
     'reps: for rep in 0..settings.reps {
         // The simulation's time after the last repetition (about 0.05 s
@@ -434,8 +438,22 @@ pub fn run(settings: &Settings) -> Result<(), String> {
         let mut lines = String::new();
         for (b, cells) in batches.iter().enumerate() {
             let batch_started = Instant::now();
-            let tallies = match batch::run(settings, cells, &mut servers, rep, b) {
-                Ok(t) => t,
+            // The probe runs beside the batch, under its load.
+            let stop = AtomicBool::new(false);
+            let (tallies, samples) = std::thread::scope(|scope| {
+                let probing = scope.spawn(|| probe.sample(&settings.retry, &stop));
+                let tallies = batch::run(settings, cells, &mut servers, rep, b);
+                stop.store(true, Ordering::Relaxed);
+                let samples = probing
+                    .join()
+                    .unwrap_or_else(|_| Err("the probe panicked".into()));
+                (tallies, samples)
+            });
+            let tallies = match tallies.and_then(|t| samples.map(|s| (t, s))) {
+                Ok((t, s)) => {
+                    spawn_samples.extend(s);
+                    t
+                }
                 Err(e) => {
                     notes.push(e);
                     break 'reps;
@@ -461,13 +479,21 @@ pub fn run(settings: &Settings) -> Result<(), String> {
     }
     std::fs::create_dir_all(&settings.out).map_err(|e| e.to_string())?;
     write(&settings.out.join("live.csv"), &live)?;
-    let sim = sim::simulate(settings, &cells)?;
+    let spawn = spawn::summary(&mut spawn_samples);
+    let sim = sim::simulate(settings, &cells, spawn[0])?;
     write(&settings.out.join("sim.csv"), &sim)?;
     let key_cells = 4;
     let live = parse(&live, key_cells, METRICS.len());
     let sim = parse(&sim, key_cells, METRICS.len());
     let took = started.elapsed();
-    let text = agreement(settings, &keys, &live, &sim, done, took, &notes);
+    let run = Done {
+        reps: done,
+        took,
+        spawn,
+        probes: spawn_samples.len(),
+        notes: &notes,
+    };
+    let text = agreement(settings, &keys, &live, &sim, &run);
     write(&settings.out.join("agreement.md"), &text)?;
     print!("{text}");
     let layout = compare::Layout {
@@ -507,15 +533,30 @@ fn measure(settings: &Settings, answers: &service::Answers, tally: &Tally) -> [f
     ]
 }
 
+/// How the run went: repetitions done, time taken, the attempts'
+/// start-up (median, 10th and 90th percentiles) over the probes, notes.
+struct Done<'a> {
+    reps: u32,
+    took: Duration,
+    spawn: [Duration; 3],
+    probes: usize,
+    notes: &'a [String],
+}
+
 fn agreement(
     settings: &Settings,
     keys: &[String],
     live: &Values,
     sim: &Values,
-    reps: u32,
-    took: Duration,
-    notes: &[String],
+    run: &Done,
 ) -> String {
+    let Done {
+        reps,
+        took,
+        spawn: [spawn, p10, p90],
+        probes,
+        notes,
+    } = *run;
     let loads: std::collections::BTreeSet<String> = (settings.cells().iter())
         .map(|c| c.load.to_string())
         .collect();
@@ -523,8 +564,11 @@ fn agreement(
         .map(|l| format!("{} at {l}×", settings.hosts(l.parse().unwrap())))
         .collect();
     let mut out = format!(
-        "Live: {reps} repetitions of {} cells in {} batches, each batch's cells at once, each against a server of its own; \
-         simulated: {} (`retry --simulate --model throttle --reps 1`, seeds 1 to {}). {} s in all.\n\n\
+        "Live: {reps} repetitions of {} cells in {} batches, each batch's cells at once (each cell's marks a share of the period after the last's), \
+         each against a server of its own; \
+         simulated: {} (`retry --simulate --model throttle --reps 1`, seeds 1 to {}), with `--spawn-time {}`: \
+         the median start-up of an attempt (of {probes} probes beside the batches, 10th to 90th percentile {} to {}), \
+         which live is the start of a process, its connection and end, and retry reaping it. {} s in all.\n\n\
          Scenario: a service admitting {} requests in each {} ms window (429 past it, with `Retry-After: 1` in the retry-after cells; \
          1 % of the admitted fail with a 500); hosts or clients ({}), a cron host starting a run at each mark of every {} s, \
          a client {} s after its last run ended, for {} s; network |N({}, {})| ms per message. \
@@ -541,6 +585,9 @@ fn agreement(
         settings.batches().len(),
         settings.sim_reps,
         settings.sim_reps,
+        sim::micros(spawn),
+        sim::micros(p10),
+        sim::micros(p90),
         took.as_secs(),
         settings.capacity,
         settings.window.as_millis(),

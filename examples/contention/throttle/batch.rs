@@ -9,7 +9,9 @@
 //! and just in time (`Plan`). With `--gate retry` the gate holds retry
 //! itself (`contention gate`, which then becomes retry) for those rows: no
 //! early decision, but their processes all start at the mark on 2 cores
-//! (bench/RESULTS.md, "Throttles, live", compares the two).
+//! (bench/RESULTS.md, "Throttles, live", compares the two). Each cell's
+//! marks are a share of the period after the previous cell's, so that
+//! the cells' bursts of processes do not meet on 2 cores.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -76,24 +78,27 @@ pub fn run(
     // The first mark's runs start from the batch's start on; each later
     // one's just ahead of its time.
     let lead = settings.every / 2;
-    // Every time is from the batch's start; the first mark, the
-    // limiter's windows and the span count from `lead`.
-    let (first, end) = (lead, lead + settings.span);
+    // Every time is from the batch's start; a cell's first mark, its
+    // limiter's windows and its span count from its `begin`.
+    let begin: Vec<Duration> = (0..cells.len())
+        .map(|c| lead + settings.every.mul_f64(c as f64 / cells.len() as f64))
+        .collect();
+    let end = |c: usize| begin[c] + settings.span;
     let mut plan = Plan::new(lead);
     let mut rng = Rng::seeded(settings.seed ^ (u64::from(rep) << 32) ^ (batch as u64) << 16);
     for (c, cell) in cells.iter().enumerate() {
         for h in 0..hosts[c] {
             match cell.shape {
                 Shape::Cron => {
-                    let mut due = first;
-                    while due < end {
+                    let mut due = begin[c];
+                    while due < end(c) {
                         plan.add(due, cell.decides_first(), c, h);
                         due += settings.every;
                     }
                 }
                 Shape::Clients => {
                     let phase = settings.every.mul_f64(rng.unit());
-                    plan.add(first + phase, cell.decides_first(), c, h);
+                    plan.add(begin[c] + phase, cell.decides_first(), c, h);
                 }
             }
         }
@@ -101,11 +106,11 @@ pub fn run(
     let mut tallies: Vec<Tally> = cells.iter().map(|_| Tally::default()).collect();
     let mut fleet = Fleet(Vec::new());
     let mut running: Vec<Running> = Vec::new();
-    let deadline = end + Duration::from_secs(25);
+    let deadline = end(cells.len() - 1) + Duration::from_secs(25);
     let start = Instant::now();
-    for (_, service) in &servers.0[..cells.len()] {
+    for (c, (_, service)) in servers.0[..cells.len()].iter().enumerate() {
         let mut s = service.lock().unwrap();
-        s.start = start + first;
+        s.start = start + begin[c];
         s.span = settings.span;
         s.limiter = Limiter::new(settings.capacity, settings.window);
         s.hint = false;
@@ -169,7 +174,7 @@ pub fn run(
             }
             // A client's next run, a period after this one ended.
             let next = ended + settings.every;
-            if cells[c].shape == Shape::Clients && next < end {
+            if cells[c].shape == Shape::Clients && next < end(c) {
                 plan.add(next, cells[c].decides_first(), c, host);
             }
             note_unexpected(&mut child, status, &mut tally.notes);
@@ -189,11 +194,13 @@ pub fn run(
 /// have been going, so that its decision is as early as the starts make
 /// it and no earlier.
 struct Plan {
-    /// (when it is due, whether retry decides before its first attempt,
-    /// cell, host), soonest first, the deciding ones of a time last.
-    starts: BinaryHeap<Reverse<(Duration, bool, usize, usize)>>,
-    /// Runs still to start by due time and kind.
-    left: BTreeMap<(Duration, bool), usize>,
+    /// (when it is due, cell, host), soonest first: the runs whose retry
+    /// decides nothing before the first attempt, and those that do. Two
+    /// queues, so that a deciding run waiting for its time holds up no
+    /// other run.
+    starts: [BinaryHeap<Reverse<(Duration, usize, usize)>>; 2],
+    /// Deciding runs still to start, by due time.
+    left: BTreeMap<Duration, usize>,
     /// How long a start takes (a running mean), and the most ahead a run
     /// is started.
     per_start: Duration,
@@ -202,14 +209,17 @@ struct Plan {
 }
 
 /// How long before its time the last deciding run of a mark is started:
-/// enough for retry to start and its first attempt to reach the gate on a
-/// busy machine.
-const SLACK: Duration = Duration::from_millis(150);
+/// enough for retry to start and its first attempt to reach the gate on
+/// an idle 2-core machine (a few ms). Each run asks that much early: at
+/// 150 ms the throttles' and the fleet breaker's rows served less than
+/// simulated, at 10 ms some first attempts came late and they served
+/// more; 30 ms agreed best (bench/throttle-live/why.md).
+const SLACK: Duration = Duration::from_millis(30);
 
 impl Plan {
     fn new(most: Duration) -> Self {
         Plan {
-            starts: BinaryHeap::new(),
+            starts: [BinaryHeap::new(), BinaryHeap::new()],
             left: BTreeMap::new(),
             per_start: Duration::from_millis(3),
             most,
@@ -218,19 +228,21 @@ impl Plan {
     }
 
     fn add(&mut self, due: Duration, decides: bool, cell: usize, host: usize) {
-        self.starts.push(Reverse((due, decides, cell, host)));
-        *self.left.entry((due, decides)).or_default() += 1;
+        self.starts[usize::from(decides)].push(Reverse((due, cell, host)));
+        if decides {
+            *self.left.entry(due).or_default() += 1;
+        }
     }
 
     fn is_empty(&self) -> bool {
-        self.starts.is_empty() && self.gates.is_empty()
+        self.starts.iter().all(BinaryHeap::is_empty) && self.gates.is_empty()
     }
 
     /// How far ahead of `due` a run of its kind is started now: as far as
     /// allowed if its retry decides nothing before the first attempt,
     /// else just in time for it and the deciding runs still to start.
     fn lead(&self, due: Duration, decides: bool) -> Duration {
-        let left = self.left.get(&(due, true)).copied().unwrap_or(0);
+        let left = self.left.get(&due).copied().unwrap_or(0);
         match decides {
             true => (SLACK + self.per_start * left as u32).min(self.most),
             false => self.most,
@@ -242,19 +254,24 @@ impl Plan {
         self.per_start = (self.per_start * 4 + took) / 5;
     }
 
-    /// A run to start now, with the read end of its gate.
+    /// A run to start now, with the read end of its gate: of the runs
+    /// whose time to start has come, the soonest due (the deciding one
+    /// last of a time).
     fn next(&mut self, now: Duration) -> Result<Option<(Duration, usize, usize, Stdio)>, String> {
-        let Some(&Reverse((due, decides, cell, host))) = self.starts.peek() else {
+        let ready = |decides: bool| {
+            let &Reverse((due, ..)) = self.starts[usize::from(decides)].peek()?;
+            (now + self.lead(due, decides) >= due).then_some((due, decides))
+        };
+        let Some((due, decides)) = [ready(false), ready(true)].into_iter().flatten().min() else {
             return Ok(None);
         };
-        if now + self.lead(due, decides) < due {
+        let Some(Reverse((_, cell, host))) = self.starts[usize::from(decides)].pop() else {
             return Ok(None);
-        }
-        self.starts.pop();
-        if let Some(n) = self.left.get_mut(&(due, decides)) {
+        };
+        if decides && let Some(n) = self.left.get_mut(&due) {
             *n -= 1;
             if *n == 0 {
-                self.left.remove(&(due, decides));
+                self.left.remove(&due);
             }
         }
         let gate = match self.gates.entry(due) {
@@ -275,5 +292,28 @@ impl Plan {
             }
             entry.remove();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn a_deciding_run_waiting_for_its_time_holds_up_no_other() {
+        let mut plan = Plan::new(1000 * MS);
+        plan.add(1000 * MS, true, 0, 0);
+        plan.add(1100 * MS, false, 1, 0);
+        let started = |plan: &mut Plan, now| plan.next(now).unwrap().map(|(due, c, ..)| (due, c));
+        // The later run that decides nothing starts as early as allowed.
+        assert_eq!(started(&mut plan, 100 * MS), Some((1100 * MS, 1)));
+        // The deciding one starts SLACK and a start (3 ms) ahead of its time.
+        assert_eq!(started(&mut plan, 966 * MS), None);
+        assert_eq!(started(&mut plan, 967 * MS), Some((1000 * MS, 0)));
+        assert_eq!(started(&mut plan, 2000 * MS), None);
+        plan.open_gates(1100 * MS);
+        assert!(plan.is_empty());
     }
 }

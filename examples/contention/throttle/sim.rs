@@ -12,7 +12,7 @@ use super::{
 };
 
 /// sim.csv: a line a seed and cell.
-pub fn simulate(settings: &Settings, cells: &[Cell]) -> Result<String, String> {
+pub fn simulate(settings: &Settings, cells: &[Cell], spawn: Duration) -> Result<String, String> {
     let mut out = format!("rep,arrivals,load,hint,row,{}\n", METRICS.join(","));
     let list = |names: BTreeSet<String>| names.into_iter().collect::<Vec<_>>().join(",");
     let shapes = list(cells.iter().map(|c| c.shape.name().to_owned()).collect());
@@ -31,6 +31,7 @@ pub fn simulate(settings: &Settings, cells: &[Cell]) -> Result<String, String> {
                 .args(["--arrivals", &shapes, "--hints", &hints, "--loads", &loads])
                 .args(["--capacity", &settings.capacity.to_string()])
                 .args(["--capacity-window", &ms(settings.window)])
+                .args(["--spawn-time", &micros(spawn)])
                 .args(["--every", &ms(settings.every), "--span", &ms(settings.span)])
                 .args([
                     "--net-delay",
@@ -56,6 +57,11 @@ pub fn simulate(settings: &Settings, cells: &[Cell]) -> Result<String, String> {
         out += &rows(&csv, &keys, seed)?;
     }
     Ok(out)
+}
+
+/// A duration as retry reads it, to the microsecond.
+pub fn micros(d: Duration) -> String {
+    format!("{}us", d.as_micros())
 }
 
 /// One seed's simulated table as lines of sim.csv: the cells run only,
