@@ -7,6 +7,14 @@ use std::time::Duration;
 
 pub fn parse(text: &str) -> Result<Duration, String> {
     let trimmed = text.trim();
+    // An option taken as the value (`--spawn-time --span 1m`): the value
+    // is missing, not negative.
+    let short = trimmed.len() == 2 && trimmed.as_bytes()[1].is_ascii_alphabetic();
+    if trimmed.starts_with("--") || (trimmed.starts_with('-') && short) {
+        return Err(format!(
+            "a value is missing: `{trimmed}` is an option, not a duration"
+        ));
+    }
     if trimmed.starts_with('-') {
         return Err("a duration cannot be negative".into());
     }
@@ -106,6 +114,16 @@ mod tests {
             let err = parse(text).unwrap_err();
             assert!(err.contains("cannot be negative"), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn an_option_taken_as_the_value_is_named_as_such() {
+        for text in ["--span", "-n", "--", "---"] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains("a value is missing"), "{text}: {err}");
+            assert!(!err.contains("negative"), "{text}: {err}");
+        }
+        assert!(parse("-inf").unwrap_err().contains("negative"));
     }
 
     #[test]
