@@ -455,6 +455,23 @@ fn hints_never_suggest_invalid_values() {
     refused(&["--base", "-1"], &["'-1'", "cannot be negative"]);
     let out = retry(&["--base", "-1", "true"]).run();
     assert!(!out.stderr.contains("-1ms"), "{out:#?}");
+    // An option where the value was missing is named, not called negative.
+    for (args, option) in [
+        (&["--base", "-n", "3"][..], "'-n' for '--base"),
+        (
+            &[
+                "--simulate",
+                "--model",
+                "throttle",
+                "--spawn-time",
+                "--span",
+                "1m",
+            ],
+            "'--span' for '--spawn-time",
+        ),
+    ] {
+        refused(args, &[option, "a value is missing"]);
+    }
     refused(&["--retry-on", ",,"], &["empty item in the code list `,,`"]);
 }
 
