@@ -220,6 +220,42 @@ fn time_running_out_counts_and_a_success_resets_the_count() {
 }
 
 #[test]
+fn a_success_ends_the_row_of_failures_that_overlapping_runs_counted() {
+    for c in Circuit::each() {
+        let after = ["--breaker-after", "2", "--breaker-cooldown", "1m"];
+        // A run that finds the circuit clean, then waits for a file (it
+        // asked before its attempt started, which says so).
+        let (started, release) = (c.path("started"), c.path("release"));
+        let script = format!(
+            "echo > '{}'; i=0; while [ ! -e '{}' ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done",
+            started.display(),
+            release.display()
+        );
+        let slow = (c.retry(&after)).args(&["--", "sh", "-c", &script]).spawn();
+        wait_for_file(&started);
+        // Another run gives up meanwhile: one failure counted.
+        let give_up = [&after[..], &GIVE_UP[..]].concat();
+        assert_eq!(c.run(&give_up, "log", "exit 1").status.code(), Some(1));
+        assert!(c.status(&after).contains("closed; 1 failed run in a row"));
+        // The first run succeeds: the row is over, and the next failure
+        // is the first again, not the second that would open it.
+        std::fs::write(&release, "").unwrap();
+        assert_eq!(slow.wait_with_output().unwrap().status.code(), Some(0));
+        assert!(
+            c.status(&after).contains("closed; 0 failed runs"),
+            "{}",
+            c.name()
+        );
+        assert_eq!(c.run(&give_up, "log", "exit 1").status.code(), Some(1));
+        assert!(
+            c.status(&after).contains("closed; 1 failed run in a row"),
+            "{}",
+            c.name()
+        );
+    }
+}
+
+#[test]
 fn while_open_a_run_exits_75_with_one_line_saying_when() {
     for c in Circuit::each() {
         let args = [
