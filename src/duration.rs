@@ -10,7 +10,10 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     // An option taken as the value (`--spawn-time --span 1m`): the value
     // is missing, not negative.
     let short = trimmed.len() == 2 && trimmed.as_bytes()[1].is_ascii_alphabetic();
-    if trimmed.starts_with("--") || (trimmed.starts_with('-') && short) {
+    let long = (trimmed.strip_prefix("--")).is_some_and(|name| {
+        name.len() <= 40 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    });
+    if long || (trimmed.starts_with('-') && short) {
         return Err(format!(
             "a value is missing: `{trimmed}` is an option, not a duration"
         ));
@@ -124,6 +127,10 @@ mod tests {
             assert!(!err.contains("negative"), "{text}: {err}");
         }
         assert!(parse("-inf").unwrap_err().contains("negative"));
+        // Only what looks like an option is named: the text is quoted
+        // whole, and a message is one line.
+        let odd = parse("--k\n0ms2hs--k\n0ms").unwrap_err();
+        assert!(!odd.contains('\n') && odd.contains("negative"), "{odd}");
     }
 
     #[test]
