@@ -377,6 +377,29 @@ struct Measured {
 /// The children of one run; dropping it stops and reaps any still running.
 struct Fleet(Vec<Child>);
 
+impl Fleet {
+    /// The children that have ended, each taken out with its tag (`tags`
+    /// runs beside the children, one a child), its status and when it was
+    /// seen to end.
+    fn ended<T>(
+        &mut self,
+        tags: &mut Vec<T>,
+    ) -> Result<Vec<(T, std::process::ExitStatus, Child, Instant)>, String> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < self.0.len() {
+            match self.0[i].try_wait().map_err(|e| e.to_string())? {
+                Some(status) => {
+                    let seen = Instant::now();
+                    out.push((tags.swap_remove(i), status, self.0.swap_remove(i), seen));
+                }
+                None => i += 1,
+            }
+        }
+        Ok(out)
+    }
+}
+
 impl Drop for Fleet {
     fn drop(&mut self) {
         let running = |c: &mut Child| matches!(c.try_wait(), Ok(None));

@@ -565,15 +565,8 @@ fn one_rep(
             fleet.0.push(child);
             whose.push((p, h));
         }
-        let mut i = 0;
-        while i < fleet.0.len() {
-            let Some(status) = fleet.0[i].try_wait().map_err(|e| e.to_string())? else {
-                i += 1;
-                continue;
-            };
-            let ended = start.elapsed();
-            let mut child = fleet.0.swap_remove(i);
-            let (p, h) = whose.swap_remove(i);
+        for ((p, h), status, mut child, seen) in fleet.ended(&mut whose)? {
+            let ended = seen - start;
             let tally = &mut tallies[p];
             match status.code() {
                 Some(0) => {

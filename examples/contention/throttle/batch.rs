@@ -156,15 +156,10 @@ pub fn run(
                 due,
             });
         }
-        let mut i = 0;
-        while i < fleet.0.len() {
-            let Some(status) = fleet.0[i].try_wait().map_err(|e| e.to_string())? else {
-                i += 1;
-                continue;
-            };
-            let ended = start.elapsed();
-            let mut child = fleet.0.swap_remove(i);
-            let Running { cell: c, host, due } = running.swap_remove(i);
+        for (Running { cell: c, host, due }, status, mut child, seen) in
+            fleet.ended(&mut running)?
+        {
+            let ended = seen - start;
             let tally = &mut tallies[c];
             if status.success() {
                 tally.succeeded += 1;
