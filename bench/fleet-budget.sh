@@ -28,7 +28,7 @@ RETRY="$PWD/target/release/retry"
 live_redis_tcp bench --maxclients 1000
 work=$tmp
 # A free port of 127.0.0.1 beside the store's: the dead service's.
-dead=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+dead=$(live_free_port)
 
 echo "## A fleet in an outage: 10 hosts x 20 jobs, ${DURATION} s, a dead loopback service"
 echo

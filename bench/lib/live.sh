@@ -9,6 +9,7 @@
 #                            a redis-server on a free port of 127.0.0.1
 #                            (ARGS: more of its options), its files in a
 #                            temporary directory: $tmp, $port, $store
+#   live_free_port           prints a free port of 127.0.0.1
 #   live_driver ARGS...      the driver in a process group of its own,
 #                            waited for
 #   live_machine FILE        FILE anew, its first line the machine and
@@ -37,6 +38,10 @@ live_redis() {
     [ -S "$tmp/redis.sock" ] || { echo "$name: redis-server did not start" >&2; exit 1; }
 }
 
+live_free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 live_redis_tcp() {
     local name=$1 up=
     shift
@@ -44,7 +49,7 @@ live_redis_tcp() {
         command -v "$tool" >/dev/null || { echo "$name: needs $tool (apt-get install redis-server python3)" >&2; exit 1; }
     done
     tmp=$(mktemp -d)
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(live_free_port)
     redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
         --dir "$tmp" --daemonize no "$@" >"$tmp/redis.log" 2>&1 &
     redis=$!
