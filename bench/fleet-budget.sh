@@ -92,4 +92,4 @@ echo
 echo "## The cost of a fleet budget decision over loopback"
 echo
 RETRY_BENCH_STORE="$store" cargo test --release --quiet --lib cost_of_one_decision_over_loopback \
-    -- --ignored --nocapture 2>/dev/null | grep '^fleet budget:'
+    -- --ignored --nocapture 2>/dev/null | grep -o 'fleet budget:.*'
